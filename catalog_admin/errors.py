@@ -1,0 +1,61 @@
+"""
+The one error vocabulary of the console: stable codes with messages, shared by the UI and the API.
+
+Services and selectors raise :class:`ApplicationError` (or a subclass); the API's exception
+handler renders ``{"code", "message", "details"}`` with the code's HTTP status, and views show
+the same message.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+__all__ = ("ApplicationError", "ErrorCode", "NotFound")
+
+
+class ErrorCode(StrEnum):
+    """Stable error codes; never rename one, automation matches on them."""
+
+    NOT_FOUND = "not_found"
+    INVALID_PARAMETER = "invalid_parameter"
+    METASTORE_UNAVAILABLE = "metastore_unavailable"
+    UNSUPPORTED_SCHEMA_VERSION = "unsupported_schema_version"
+    WRITE_FORBIDDEN = "write_forbidden"
+    NOT_AUTHENTICATED = "not_authenticated"
+    PERMISSION_DENIED = "permission_denied"
+
+    @property
+    def http_status(self) -> int:
+        return _HTTP_STATUS.get(self, 400)
+
+
+_HTTP_STATUS = {
+    ErrorCode.NOT_FOUND: 404,
+    ErrorCode.INVALID_PARAMETER: 400,
+    ErrorCode.METASTORE_UNAVAILABLE: 503,
+    ErrorCode.UNSUPPORTED_SCHEMA_VERSION: 503,
+    ErrorCode.WRITE_FORBIDDEN: 403,
+    ErrorCode.NOT_AUTHENTICATED: 401,
+    ErrorCode.PERMISSION_DENIED: 403,
+}
+
+
+class ApplicationError(Exception):
+    """An expected failure with a code, a human message and machine-readable details."""
+
+    def __init__(self, code: ErrorCode, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details = details or {}
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"code": str(self.code), "message": self.message, "details": self.details}
+
+
+class NotFound(ApplicationError):
+    """A metastore, database, table or partition that does not exist."""
+
+    def __init__(self, kind: str, name: str, **details: Any) -> None:
+        super().__init__(ErrorCode.NOT_FOUND, f"{kind.capitalize()} '{name}' was not found.", {"kind": kind, "name": name, **details})

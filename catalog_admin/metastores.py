@@ -1,0 +1,136 @@
+"""
+The registry of governed metastores, read from the environment (12-factor).
+
+``METASTORES="prod=postgresql://…;legacy=mysql://…"`` registers several metastores; each
+becomes a Django database alias of the same name. ``METASTORE_URL`` registers a single one
+named ``metastore``. With neither, the embedded demo metastore (SQLite) is used.
+``DEFAULT_METASTORE`` picks the default; otherwise it is the first registered.
+
+Each metastore may also name a warehouse root for relative paths and local checks:
+``METASTORE_WAREHOUSE_<NAME>`` (upper-cased name).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
+
+import dj_database_url
+
+__all__ = (
+    "DEMO_METASTORE_NAME",
+    "MetastoreConfig",
+    "MetastoreConfigError",
+    "database_settings",
+    "parse_metastores",
+)
+
+DEMO_METASTORE_NAME = "demo"
+NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
+RESERVED_NAMES = frozenset({"default"})
+ENGINES = {
+    "postgresql": "catalog_admin.backends.postgresql",
+    "mysql": "django.db.backends.mysql",
+    "sqlite3": "django.db.backends.sqlite3",
+}
+
+
+class MetastoreConfigError(ValueError):
+    """The metastore configuration in the environment is invalid."""
+
+
+@dataclass(frozen=True)
+class MetastoreConfig:
+    """One registered metastore: its name (also its database alias) and connection URL."""
+
+    name: str
+    url: str
+    warehouse: str = ""
+
+    @property
+    def alias(self) -> str:
+        return self.name
+
+    @property
+    def vendor(self) -> str:
+        scheme = urlsplit(self.url).scheme.split("+")[0]
+        return {"postgres": "postgresql", "pgsql": "postgresql", "mariadb": "mysql"}.get(scheme, scheme)
+
+    @property
+    def display_url(self) -> str:
+        """The URL without its password, safe to show."""
+        parts = urlsplit(self.url)
+        if parts.password is None:
+            return self.url
+        netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+        return parts._replace(netloc=netloc).geturl()
+
+
+def parse_metastores(env: dict[str, str], base_dir: Path) -> tuple[list[MetastoreConfig], str]:
+    """Read the registered metastores and the default's name from an environment mapping."""
+    if env.get("METASTORES"):
+        pairs = _split_pairs(env["METASTORES"])
+    elif env.get("METASTORE_URL"):
+        pairs = [("metastore", env["METASTORE_URL"])]
+    else:
+        demo = base_dir / "var" / "demo" / "metastore.sqlite3"
+        pairs = [(DEMO_METASTORE_NAME, f"sqlite:///{demo}")]
+    configs = [
+        MetastoreConfig(name=name, url=url, warehouse=_warehouse(env, name, base_dir)) for name, url in pairs
+    ]
+    default = env.get("DEFAULT_METASTORE") or configs[0].name
+    if default not in {c.name for c in configs}:
+        raise MetastoreConfigError(f"DEFAULT_METASTORE names '{default}', which is not registered in METASTORES.")
+    return configs, default
+
+
+def database_settings(config: MetastoreConfig, base_dir: Path) -> dict:
+    """The Django ``DATABASES`` entry for one metastore."""
+    url = config.url
+    if url.startswith("sqlite:///") and not url.startswith("sqlite:////"):
+        url = f"sqlite:///{base_dir / url.removeprefix('sqlite:///')}"
+    try:
+        settings = dj_database_url.parse(url.split("?")[0], conn_max_age=60, conn_health_checks=True)
+    except Exception as exc:  # dj_database_url raises bare exceptions for unknown schemes
+        raise MetastoreConfigError(f"Metastore '{config.name}' has an unusable URL: {exc}") from exc
+    backend = settings["ENGINE"].rsplit(".", 1)[-1]
+    if backend not in ENGINES:
+        raise MetastoreConfigError(
+            f"Metastore '{config.name}' uses '{backend}'; supported are postgresql, mysql and sqlite."
+        )
+    settings["ENGINE"] = ENGINES[backend]
+    settings["OPTIONS"] = dict(parse_qsl(urlsplit(config.url).query))
+    if backend == "mysql":
+        settings["OPTIONS"].setdefault("charset", "utf8mb4")
+    if backend == "sqlite3":
+        settings["CONN_MAX_AGE"] = 0
+    settings["TEST"] = {"MIGRATE": False}
+    return settings
+
+
+def _split_pairs(value: str) -> list[tuple[str, str]]:
+    pairs: list[tuple[str, str]] = []
+    for item in filter(None, (part.strip() for part in value.split(";"))):
+        name, sep, url = item.partition("=")
+        name = name.strip()
+        if not sep or not url.strip():
+            raise MetastoreConfigError(f"METASTORES entry '{item}' is not of the form name=url.")
+        if not NAME_PATTERN.match(name) or name in RESERVED_NAMES:
+            raise MetastoreConfigError(
+                f"Metastore name '{name}' is invalid: use lower-case letters, digits and '_', not 'default'."
+            )
+        if name in {n for n, _ in pairs}:
+            raise MetastoreConfigError(f"Metastore '{name}' is registered twice in METASTORES.")
+        pairs.append((name, url.strip()))
+    if not pairs:
+        raise MetastoreConfigError("METASTORES is set but registers no metastore.")
+    return pairs
+
+
+def _warehouse(env: dict[str, str], name: str, base_dir: Path) -> str:
+    explicit = env.get(f"METASTORE_WAREHOUSE_{name.upper()}", "")
+    if explicit or name != DEMO_METASTORE_NAME:
+        return explicit
+    return str(base_dir / "var" / "demo" / "warehouse")
