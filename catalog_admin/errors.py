@@ -24,6 +24,10 @@ class ErrorCode(StrEnum):
     WRITE_FORBIDDEN = "write_forbidden"
     NOT_AUTHENTICATED = "not_authenticated"
     PERMISSION_DENIED = "permission_denied"
+    DDL_PARSE_ERROR = "ddl_parse_error"
+    HIVE_RULE_VIOLATION = "hive_rule_violation"
+    STALE_PREVIEW = "stale_preview"
+    EXECUTION_FAILED = "execution_failed"
 
     @property
     def http_status(self) -> int:
@@ -38,24 +42,38 @@ _HTTP_STATUS = {
     ErrorCode.WRITE_FORBIDDEN: 403,
     ErrorCode.NOT_AUTHENTICATED: 401,
     ErrorCode.PERMISSION_DENIED: 403,
+    ErrorCode.DDL_PARSE_ERROR: 400,
+    ErrorCode.HIVE_RULE_VIOLATION: 422,
+    ErrorCode.STALE_PREVIEW: 409,
+    ErrorCode.EXECUTION_FAILED: 500,
 }
 
 
 class ApplicationError(Exception):
     """An expected failure with a code, a human message and machine-readable details."""
 
-    def __init__(self, code: ErrorCode, message: str, details: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, code: ErrorCode, message: str, details: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.details = details or {}
 
     def as_dict(self) -> dict[str, Any]:
-        return {"code": str(self.code), "message": self.message, "details": self.details}
+        return {
+            "code": str(self.code),
+            "message": self.message,
+            "details": self.details,
+        }
 
 
 class NotFound(ApplicationError):
     """A metastore, database, table or partition that does not exist."""
 
     def __init__(self, kind: str, name: str, **details: Any) -> None:
-        super().__init__(ErrorCode.NOT_FOUND, f"{kind.capitalize()} '{name}' was not found.", {"kind": kind, "name": name, **details})
+        super().__init__(
+            ErrorCode.NOT_FOUND,
+            f"{kind.capitalize()} '{name}' was not found.",
+            {"kind": kind, "name": name, **details},
+        )

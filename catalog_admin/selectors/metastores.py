@@ -12,7 +12,11 @@ from django.db import DatabaseError, connections
 from catalog_admin.errors import ApplicationError, ErrorCode, NotFound
 from catalog_admin.metastores import MetastoreConfig
 from catalog_admin.models import SchemaVersionRow
-from catalog_admin.schema import MetastoreSchema, SchemaVersion, UnsupportedSchemaVersion
+from catalog_admin.schema import (
+    MetastoreSchema,
+    SchemaVersion,
+    UnsupportedSchemaVersion,
+)
 
 __all__ = (
     "Metastore",
@@ -99,7 +103,11 @@ def _schema(config: MetastoreConfig) -> MetastoreSchema:
 
 def _read_schema(config: MetastoreConfig) -> MetastoreSchema:
     try:
-        raw = SchemaVersionRow.objects.using(config.alias).values_list("schema_version", flat=True).first()
+        raw = (
+            SchemaVersionRow.objects.using(config.alias)
+            .values_list("schema_version", flat=True)
+            .first()
+        )
     except DatabaseError as exc:
         raise ApplicationError(
             ErrorCode.METASTORE_UNAVAILABLE,
@@ -119,7 +127,9 @@ def _read_schema(config: MetastoreConfig) -> MetastoreSchema:
     if version is None or not version.is_supported:
         error = UnsupportedSchemaVersion(raw, config.name)
         raise ApplicationError(
-            ErrorCode.UNSUPPORTED_SCHEMA_VERSION, str(error), {"metastore": config.name, "version": raw}
+            ErrorCode.UNSUPPORTED_SCHEMA_VERSION,
+            str(error),
+            {"metastore": config.name, "version": raw},
         )
     return MetastoreSchema(version=version, raw_version=raw)
 

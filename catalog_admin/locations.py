@@ -1,0 +1,117 @@
+"""
+Hive locations (URIs) and the filesystems behind them.
+
+Hive stores local paths as ``file:/abs/path``; other writers use ``file:///abs/path``. Only
+``file:`` locations can be checked here; other schemes (hdfs, s3a …) report "unknown" through
+the same interface until a real client is configured for them.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+from urllib.parse import unquote, urlsplit
+
+__all__ = (
+    "FileSystem",
+    "LocalFileSystem",
+    "TreeSize",
+    "UnreachableFileSystem",
+    "filesystem_for",
+    "is_under",
+    "normalize_location",
+)
+
+
+@dataclass(frozen=True)
+class TreeSize:
+    files: int
+    bytes: int
+
+
+class FileSystem(Protocol):
+    """What the console needs of a filesystem holding table data."""
+
+    scheme: str
+
+    def exists(self, location: str) -> bool | None:
+        """Whether the location exists; None when it cannot be checked."""
+
+    def tree_size(self, location: str) -> TreeSize | None:
+        """Files and bytes under the location; None when it cannot be checked."""
+
+    def rename(self, source: str, destination: str) -> None:
+        """Move a directory (creating the destination's parent), as Hive's ``Warehouse.renameDir``."""
+
+
+class LocalFileSystem:
+    """``file:`` locations on this machine's disk."""
+
+    scheme = "file"
+
+    def exists(self, location: str) -> bool | None:
+        return _local_path(location).exists()
+
+    def tree_size(self, location: str) -> TreeSize | None:
+        root = _local_path(location)
+        if not root.exists():
+            return None
+        files = size = 0
+        for dirpath, _dirs, names in os.walk(root):
+            for name in names:
+                files += 1
+                size += os.path.getsize(os.path.join(dirpath, name))
+        return TreeSize(files=files, bytes=size)
+
+    def rename(self, source: str, destination: str) -> None:
+        target = _local_path(destination)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.rename(_local_path(source), target)
+
+
+class UnreachableFileSystem:
+    """A scheme this console has no client for (hdfs, s3a …): nothing can be checked."""
+
+    def __init__(self, scheme: str) -> None:
+        self.scheme = scheme
+
+    def exists(self, location: str) -> bool | None:
+        return None
+
+    def tree_size(self, location: str) -> TreeSize | None:
+        return None
+
+    def rename(self, source: str, destination: str) -> None:
+        raise OSError(f"The console has no client for {self.scheme}: locations cannot be moved there.")
+
+
+def filesystem_for(location: str) -> FileSystem:
+    scheme = urlsplit(location).scheme or "file"
+    return LocalFileSystem() if scheme == "file" else UnreachableFileSystem(scheme)
+
+
+def normalize_location(location: str) -> str:
+    """One spelling per location: ``file:///x`` and ``/x`` become ``file:/x``; no trailing slash."""
+    location = location.strip()
+    if location.startswith("/"):
+        location = f"file:{location}"
+    if location.startswith("file://"):
+        rest = location.removeprefix("file://")
+        location = "file:" + (
+            "/" + rest.lstrip("/")
+            if not rest.startswith("localhost")
+            else rest[len("localhost") :]
+        )
+    return location.rstrip("/") if len(location) > len("file:/") else location
+
+
+def is_under(location: str, root: str) -> bool:
+    """Whether ``location`` is ``root`` itself or inside it."""
+    child, parent = normalize_location(location), normalize_location(root)
+    return child == parent or child.startswith(parent + "/")
+
+
+def _local_path(location: str) -> Path:
+    return Path(unquote(urlsplit(normalize_location(location)).path))

@@ -1,0 +1,80 @@
+"""Keyset pagination: opaque cursors over an ordered, unique sort key."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from django.conf import settings
+
+from catalog_admin.errors import ApplicationError, ErrorCode
+
+__all__ = ("Page", "decode_cursor", "encode_cursor", "page_size")
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    """One page of results and the cursor of the next page ('' on the last page)."""
+
+    items: list[T]
+    next_cursor: str = ""
+
+    @property
+    def has_next(self) -> bool:
+        return bool(self.next_cursor)
+
+
+def encode_cursor(values: list[Any]) -> str:
+    return (
+        base64.urlsafe_b64encode(json.dumps(values, separators=(",", ":")).encode())
+        .decode()
+        .rstrip("=")
+    )
+
+
+def decode_cursor(cursor: str, *, arity: int) -> list[Any] | None:
+    """The key values after which the page starts; None for the first page. Raises on a malformed cursor."""
+    if not cursor:
+        return None
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        values = json.loads(base64.urlsafe_b64decode(padded.encode()))
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        values = None
+    if (
+        not isinstance(values, list)
+        or len(values) != arity
+        or not all(_is_scalar(v) for v in values)
+    ):
+        raise ApplicationError(
+            ErrorCode.INVALID_PARAMETER,
+            "The cursor is malformed; start again from the first page.",
+            {"parameter": "cursor"},
+        )
+    return values
+
+
+def page_size(raw: str | int | None) -> int:
+    """A client-supplied page size, validated against the configured maximum."""
+    if raw in (None, ""):
+        return settings.CATALOG_PAGE_SIZE
+    try:
+        size = int(raw)
+    except (TypeError, ValueError):
+        size = 0
+    if not 1 <= size <= settings.CATALOG_MAX_PAGE_SIZE:
+        raise ApplicationError(
+            ErrorCode.INVALID_PARAMETER,
+            f"page_size must be an integer between 1 and {settings.CATALOG_MAX_PAGE_SIZE}, not '{raw}'.",
+            {"parameter": "page_size"},
+        )
+    return size
+
+
+def _is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, str | int | float | bool)

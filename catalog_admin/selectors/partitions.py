@@ -1,0 +1,210 @@
+"""The partitions browser: keyset pages of a table's partitions with their size, freshness and location flags."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, unquote
+
+from django.db.models import Exists, OuterRef
+
+from catalog_admin.errors import ApplicationError, ErrorCode, NotFound
+from catalog_admin.hive_params import stats_freshness
+from catalog_admin.locations import filesystem_for, is_under
+from catalog_admin.models import (
+    Partition,
+    PartitionColumnStatistics,
+    PartitionKey,
+    PartitionKeyValue,
+    PartitionParam,
+    Table,
+)
+from catalog_admin.selectors.metastores import Metastore
+from catalog_admin.selectors.pagination import Page, decode_cursor, encode_cursor
+
+__all__ = (
+    "PartitionFilter",
+    "PartitionRow",
+    "get_partition",
+    "list_partitions",
+    "partition_column_statistics",
+    "partition_values",
+)
+
+KEY_PARAM_PREFIX = "key."
+_PAGE_PARAMS = ("numFiles", "totalSize", "numRows", "COLUMN_STATS_ACCURATE")
+
+
+@dataclass(frozen=True)
+class PartitionFilter:
+    """Exact values for some partition keys (``?key.dt=2024-01-01``) and/or a substring of the name."""
+
+    values: tuple[tuple[str, str], ...] = ()
+    q: str = ""
+
+    @classmethod
+    def from_params(cls, params: Any, keys: list[PartitionKey]) -> PartitionFilter:
+        names = [k.name for k in keys]
+        values = []
+        for param in params:
+            if not param.startswith(KEY_PARAM_PREFIX):
+                continue
+            key = param.removeprefix(KEY_PARAM_PREFIX)
+            if key not in names:
+                raise ApplicationError(
+                    ErrorCode.INVALID_PARAMETER,
+                    f"The table has no partition key '{key}'; its keys are: {', '.join(names) or 'none'}.",
+                    {"parameter": param},
+                )
+            if params.get(param) != "":
+                values.append((key, params.get(param)))
+        return cls(values=tuple(values), q=params.get("q", "").strip())
+
+
+@dataclass(frozen=True)
+class PartitionRow:
+    """A partition as the browser lists it."""
+
+    id: int
+    name: str
+    values: tuple[str, ...]
+    location: str | None
+    create_time: int
+    num_files: int | None
+    total_size: int | None
+    num_rows: int | None
+    freshness: str
+    outside_table_root: bool
+    exists_on_disk: bool | None
+
+
+def list_partitions(
+    metastore: Metastore,
+    table: Table,
+    keys: list[PartitionKey],
+    filters: PartitionFilter,
+    *,
+    cursor: str = "",
+    size: int = 50,
+    check_disk: bool = True,
+) -> Page[PartitionRow]:
+    """One keyset page of ``table``'s partitions, ordered by partition name."""
+    alias = metastore.alias
+    qs = Partition.objects.using(alias).filter(table_id=table.id)
+    positions = {k.name: k.position for k in keys}
+    for key, value in filters.values:
+        qs = qs.filter(
+            Exists(
+                PartitionKeyValue.objects.using(alias).filter(
+                    partition_id=OuterRef("id"), position=positions[key], value=value
+                )
+            )
+        )
+    prefix = _leading_prefix(keys, dict(filters.values))
+    if prefix:
+        # Start the index scan at the first matching name; the name itself ends the match.
+        qs = qs.filter(name__gte=prefix)
+    if filters.q:
+        qs = qs.filter(name__contains=filters.q)
+    after = decode_cursor(cursor, arity=1)
+    if after is not None:
+        qs = qs.filter(name__gt=after[0])
+    rows = list(
+        qs.order_by("name").values("id", "name", "create_time", "sd__location")[
+            : size + 1
+        ]
+    )
+    next_cursor = encode_cursor([rows[size - 1]["name"]]) if len(rows) > size else ""
+    rows = rows[:size]
+    params = _page_params(metastore, [r["id"] for r in rows])
+    table_root = table.sd.location if table.sd_id and table.sd else None
+    return Page(
+        items=[_row(r, params.get(r["id"], {}), table_root, check_disk) for r in rows],
+        next_cursor=next_cursor,
+    )
+
+
+def get_partition(metastore: Metastore, table: Table, name: str) -> Partition:
+    partition = (
+        Partition.objects.on(metastore, "sd")
+        .filter(table_id=table.id, name=name)
+        .first()
+    )
+    if partition is None:
+        raise NotFound("partition", name, table=table.name, metastore=metastore.name)
+    return partition
+
+
+def partition_column_statistics(
+    metastore: Metastore, partition: Partition
+) -> list[PartitionColumnStatistics]:
+    return list(
+        PartitionColumnStatistics.objects.on(metastore)
+        .filter(partition_id=partition.id)
+        .order_by("column_name")
+    )
+
+
+def partition_values(name: str) -> tuple[str, ...]:
+    """Values from a partition name ``dt=2024-01-01/hour=3`` (Hive percent-escapes special characters)."""
+    return tuple(unquote(part.partition("=")[2]) for part in name.split("/"))
+
+
+def _leading_prefix(keys: list[PartitionKey], values: dict[str, str]) -> str:
+    """The partition-name prefix fixed by exact values of the leading keys (``dt=2024-01-01/``)."""
+    parts = []
+    for key in sorted(keys, key=lambda k: k.position):
+        if key.name not in values:
+            break
+        parts.append(f"{_escape(key.name)}={_escape(values[key.name])}")
+    return "/".join(parts)
+
+
+def _escape(value: str) -> str:
+    # Hive's FileUtils.escapePathName: percent-encode control and path-special characters.
+    return quote(value, safe=" !$&'()*+,-.;<>@[]^_`{|}~")
+
+
+def _page_params(
+    metastore: Metastore, ids: list[int]
+) -> dict[int, dict[str, str | None]]:
+    params: dict[int, dict[str, str | None]] = {}
+    rows = PartitionParam.objects.using(metastore.alias).filter(
+        partition_id__in=ids, key__in=_PAGE_PARAMS
+    )
+    for partition_id, key, value in rows.values_list("partition_id", "key", "value"):
+        params.setdefault(partition_id, {})[key] = value
+    return params
+
+
+def _row(
+    row: dict[str, Any],
+    params: dict[str, str | None],
+    table_root: str | None,
+    check_disk: bool,
+) -> PartitionRow:
+    location = row["sd__location"]
+    return PartitionRow(
+        id=row["id"],
+        name=row["name"],
+        values=partition_values(row["name"]),
+        location=location,
+        create_time=row["create_time"],
+        num_files=_int(params.get("numFiles")),
+        total_size=_int(params.get("totalSize")),
+        num_rows=_int(params.get("numRows")),
+        freshness=stats_freshness(params.get("COLUMN_STATS_ACCURATE")),
+        outside_table_root=bool(
+            location and table_root and not is_under(location, table_root)
+        ),
+        exists_on_disk=filesystem_for(location).exists(location)
+        if (location and check_disk)
+        else None,
+    )
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(value) if value not in (None, "") else None
+    except ValueError:
+        return None

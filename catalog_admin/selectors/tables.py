@@ -1,0 +1,370 @@
+"""Listing tables of a database (filters, sort, keyset pagination) and reading one table in full."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import Exists, OuterRef, Q, QuerySet
+
+from catalog_admin.errors import ApplicationError, ErrorCode, NotFound
+from catalog_admin.hive_params import BASIC_STAT_KEYS, parse_stats_accurate
+from catalog_admin.models import (
+    BucketingColumn,
+    Column,
+    CompactionQueueEntry,
+    CompletedCompaction,
+    Database,
+    HiveLock,
+    NextWriteId,
+    Partition,
+    PartitionKey,
+    SerDeParam,
+    SortColumn,
+    StorageDescriptorParam,
+    Table,
+    TableColumnStatistics,
+    TableParam,
+    TablePrivilege,
+    TableType,
+    Transaction,
+    TransactionComponent,
+)
+from catalog_admin.selectors.databases import get_database
+from catalog_admin.selectors.metastores import Metastore
+from catalog_admin.selectors.pagination import Page, decode_cursor, encode_cursor
+
+__all__ = (
+    "TABLE_SORTS",
+    "AcidState",
+    "TableDetail",
+    "TableFilter",
+    "TableRow",
+    "get_table",
+    "get_table_detail",
+    "list_tables",
+)
+
+# Sort name -> (model fields of the unique keyset key, descending?)
+TABLE_SORTS: dict[str, tuple[tuple[str, ...], bool]] = {
+    "name": (("name",), False),
+    "-name": (("name",), True),
+    "created": (("create_time", "id"), False),
+    "-created": (("create_time", "id"), True),
+}
+TABLE_TYPES = {choice.value for choice in TableType}
+
+
+@dataclass(frozen=True)
+class TableFilter:
+    """What the tables list was asked for; validated on construction."""
+
+    q: str = ""
+    type: str = ""
+    owner: str = ""
+    partitioned: bool | None = None
+    transactional: bool | None = None
+    sort: str = "name"
+
+    def __post_init__(self) -> None:
+        if self.type and self.type not in TABLE_TYPES:
+            raise _invalid(
+                "type",
+                f"type must be one of {', '.join(sorted(TABLE_TYPES))}, not '{self.type}'.",
+            )
+        if self.sort not in TABLE_SORTS:
+            raise _invalid(
+                "sort",
+                f"sort must be one of {', '.join(TABLE_SORTS)}, not '{self.sort}'.",
+            )
+
+    @classmethod
+    def from_params(cls, params: Any) -> TableFilter:
+        """Build from query parameters (a QueryDict or dict)."""
+        return cls(
+            q=params.get("q", "").strip(),
+            type=params.get("type", "").strip(),
+            owner=params.get("owner", "").strip(),
+            partitioned=_parse_bool(params, "partitioned"),
+            transactional=_parse_bool(params, "transactional"),
+            sort=params.get("sort", "").strip() or "name",
+        )
+
+
+@dataclass(frozen=True)
+class TableRow:
+    """A table as listed: identity, kind, owner, location and flags."""
+
+    id: int
+    name: str
+    type: str
+    owner: str | None
+    create_time: int
+    location: str | None
+    is_partitioned: bool
+    is_transactional: bool
+
+
+@dataclass(frozen=True)
+class AcidState:
+    """The ACID bookkeeping of a transactional table."""
+
+    next_write_id: int | None
+    open_transactions: list[Transaction]
+    locks: list[HiveLock]
+    compaction_queue: list[CompactionQueueEntry]
+    completed_compactions: list[CompletedCompaction]
+
+
+@dataclass(frozen=True)
+class TableDetail:
+    """Everything the table page shows, read in a fixed number of queries."""
+
+    database: Database
+    table: Table
+    columns: list[Column]
+    partition_keys: list[PartitionKey]
+    params: dict[str, str | None]
+    sd_params: dict[str, str | None]
+    serde_params: dict[str, str | None]
+    bucket_columns: list[str]
+    sort_columns: list[tuple[str, str]]
+    column_statistics: list[TableColumnStatistics]
+    privileges: list[TablePrivilege]
+    partition_count: int
+    acid: AcidState | None
+    basic_stats: dict[str, str | None] = field(default_factory=dict)
+
+    @property
+    def is_transactional(self) -> bool:
+        return (self.params.get("transactional") or "").lower() == "true"
+
+    @property
+    def stats_accurate(self) -> dict[str, Any]:
+        return parse_stats_accurate(self.params.get("COLUMN_STATS_ACCURATE"))
+
+
+def list_tables(
+    metastore: Metastore,
+    database: Database,
+    filters: TableFilter,
+    *,
+    cursor: str = "",
+    size: int = 50,
+) -> Page[TableRow]:
+    """One keyset page of the database's tables."""
+    keys, descending = TABLE_SORTS[filters.sort]
+    qs = _filtered_tables(metastore, database, filters)
+    after = decode_cursor(cursor, arity=len(keys))
+    if after is not None:
+        qs = qs.filter(_keyset_after(keys, after, descending))
+    order = [f"-{k}" if descending else k for k in keys]
+    rows = list(
+        qs.order_by(*order).values(
+            "id",
+            "name",
+            "type",
+            "owner",
+            "create_time",
+            "sd__location",
+            "is_partitioned",
+            "is_transactional",
+        )[: size + 1]
+    )
+    next_cursor = (
+        encode_cursor([rows[size - 1][k] for k in keys]) if len(rows) > size else ""
+    )
+    items = [
+        TableRow(
+            id=r["id"],
+            name=r["name"],
+            type=r["type"],
+            owner=r["owner"],
+            create_time=r["create_time"],
+            location=r["sd__location"],
+            is_partitioned=r["is_partitioned"],
+            is_transactional=r["is_transactional"],
+        )
+        for r in rows[:size]
+    ]
+    return Page(items=items, next_cursor=next_cursor)
+
+
+def get_table(
+    metastore: Metastore, db_name: str, table_name: str
+) -> tuple[Database, Table]:
+    database = get_database(metastore, db_name)
+    table = (
+        Table.objects.on(metastore, "sd", "sd__serde")
+        .filter(database_id=database.id, name=table_name.lower())
+        .first()
+    )
+    if table is None:
+        raise NotFound(
+            "table", f"{database.name}.{table_name}", metastore=metastore.name
+        )
+    return database, table
+
+
+def get_table_detail(
+    metastore: Metastore, db_name: str, table_name: str
+) -> TableDetail:
+    database, table = get_table(metastore, db_name, table_name)
+    alias = metastore.alias
+    sd = table.sd
+    params = _params(TableParam.objects.using(alias).filter(table_id=table.id))
+    partition_keys = list(
+        PartitionKey.objects.using(alias).filter(table_id=table.id).order_by("position")
+    )
+    detail = TableDetail(
+        database=database,
+        table=table,
+        columns=list(
+            Column.objects.using(alias).filter(cd_id=sd.cd_id).order_by("position")
+        )
+        if sd
+        else [],
+        partition_keys=partition_keys,
+        params=params,
+        sd_params=_params(
+            StorageDescriptorParam.objects.using(alias).filter(sd_id=table.sd_id)
+        ),
+        serde_params=_params(
+            SerDeParam.objects.using(alias).filter(serde_id=sd.serde_id)
+        )
+        if sd
+        else {},
+        bucket_columns=list(
+            BucketingColumn.objects.using(alias)
+            .filter(sd_id=table.sd_id)
+            .order_by("position")
+            .values_list("name", flat=True)
+        ),
+        sort_columns=[
+            (row.name, "ASC" if row.order == 1 else "DESC")
+            for row in SortColumn.objects.using(alias)
+            .filter(sd_id=table.sd_id)
+            .order_by("position")
+        ],
+        column_statistics=list(
+            TableColumnStatistics.objects.on(metastore)
+            .filter(table_id=table.id)
+            .order_by("column_name")
+        ),
+        privileges=list(
+            TablePrivilege.objects.on(metastore)
+            .filter(table_id=table.id)
+            .order_by("principal_name", "privilege")
+        ),
+        partition_count=Partition.objects.using(alias).filter(table_id=table.id).count()
+        if partition_keys
+        else 0,
+        acid=None,
+        basic_stats={k: params.get(k) for k in BASIC_STAT_KEYS},
+    )
+    if detail.is_transactional:
+        return _with_acid(metastore, detail)
+    return detail
+
+
+def _filtered_tables(
+    metastore: Metastore, database: Database, filters: TableFilter
+) -> QuerySet[Table]:
+    alias = metastore.alias
+    qs = (
+        Table.objects.using(alias)
+        .filter(database_id=database.id)
+        .annotate(
+            is_partitioned=Exists(
+                PartitionKey.objects.using(alias).filter(table_id=OuterRef("id"))
+            ),
+            is_transactional=Exists(
+                TableParam.objects.using(alias).filter(
+                    table_id=OuterRef("id"), key="transactional", value__iexact="true"
+                )
+            ),
+        )
+    )
+    if filters.q:
+        qs = qs.filter(name__icontains=filters.q.lower())
+    if filters.type:
+        qs = qs.filter(type=filters.type)
+    if filters.owner:
+        qs = qs.filter(owner=filters.owner)
+    if filters.partitioned is not None:
+        qs = qs.filter(is_partitioned=filters.partitioned)
+    if filters.transactional is not None:
+        qs = qs.filter(is_transactional=filters.transactional)
+    return qs
+
+
+def _keyset_after(keys: tuple[str, ...], values: list[Any], descending: bool) -> Q:
+    """Rows strictly after ``values`` in the (lexicographic) order of ``keys``."""
+    op = "lt" if descending else "gt"
+    condition = Q()
+    for i in range(len(keys)):
+        step = Q(**{f"{keys[j]}": values[j] for j in range(i)}) & Q(
+            **{f"{keys[i]}__{op}": values[i]}
+        )
+        condition |= step
+    return condition
+
+
+def _with_acid(metastore: Metastore, detail: TableDetail) -> TableDetail:
+    alias, db, name = metastore.alias, detail.database.name, detail.table.name
+    next_write_id = None
+    if metastore.schema.has_table(NextWriteId):
+        next_write_id = (
+            NextWriteId.objects.using(alias)
+            .filter(database=db, table=name)
+            .values_list("next", flat=True)
+            .first()
+        )
+    txn_ids = (
+        TransactionComponent.objects.using(alias)
+        .filter(database=db, table=name)
+        .values("txn_id")
+    )
+    acid = AcidState(
+        next_write_id=next_write_id,
+        open_transactions=list(
+            Transaction.objects.on(metastore).filter(id__in=txn_ids).order_by("id")
+        ),
+        locks=list(
+            HiveLock.objects.on(metastore)
+            .filter(database=db, table=name)
+            .order_by("ext_id", "int_id")
+        ),
+        compaction_queue=list(
+            CompactionQueueEntry.objects.on(metastore)
+            .filter(database=db, table=name)
+            .order_by("id")
+        ),
+        completed_compactions=list(
+            CompletedCompaction.objects.on(metastore)
+            .filter(database=db, table=name)
+            .order_by("-id")[:20]
+        ),
+    )
+    return TableDetail(**{**detail.__dict__, "acid": acid})
+
+
+def _params(qs: QuerySet) -> dict[str, str | None]:
+    return dict(qs.order_by("key").values_list("key", "value"))
+
+
+def _parse_bool(params: Any, name: str) -> bool | None:
+    raw = (params.get(name) or "").strip().lower()
+    if raw in ("", "any"):
+        return None
+    if raw in ("true", "1", "yes"):
+        return True
+    if raw in ("false", "0", "no"):
+        return False
+    raise _invalid(name, f"{name} must be true or false, not '{raw}'.")
+
+
+def _invalid(parameter: str, message: str) -> ApplicationError:
+    return ApplicationError(
+        ErrorCode.INVALID_PARAMETER, message, {"parameter": parameter}
+    )

@@ -1,0 +1,376 @@
+"""
+A parser for the ALTER TABLE statements the console supports, as a steward types them in Beeline.
+
+``parse_alter(text)`` returns an :class:`~operations.specs.AlterSpec`; on bad input it raises
+:class:`DdlParseError` pointing at the position and listing the supported statements.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from catalog_admin.errors import ApplicationError, ErrorCode
+from operations.specs import (
+    AddColumns,
+    AlterSpec,
+    ChangeColumn,
+    ColumnDef,
+    DropPartitions,
+    PartitionPredicate,
+    RenamePartition,
+    RenameTable,
+    ReplaceColumns,
+    RewritePartitionLocations,
+    SetLocation,
+    SetOwner,
+    SetSerdeProperties,
+    SetTableProperties,
+    TableRef,
+    UnsetTableProperties,
+)
+
+__all__ = ("SUPPORTED_STATEMENTS", "DdlParseError", "parse_alter")
+
+SUPPORTED_STATEMENTS = (
+    "ALTER TABLE [db.]t RENAME TO [db.]t2",
+    "ALTER TABLE t ADD COLUMNS (c type [COMMENT '…'], …) [CASCADE|RESTRICT]",
+    "ALTER TABLE t REPLACE COLUMNS (c type [COMMENT '…'], …) [CASCADE|RESTRICT]",
+    "ALTER TABLE t CHANGE [COLUMN] old new type [COMMENT '…'] [FIRST|AFTER c] [CASCADE|RESTRICT]",
+    "ALTER TABLE t SET TBLPROPERTIES ('k'='v', …)",
+    "ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] ('k', …)",
+    "ALTER TABLE t SET SERDEPROPERTIES ('k'='v', …)",
+    "ALTER TABLE t SET OWNER USER|ROLE|GROUP name",
+    "ALTER TABLE t [PARTITION (k='v', …)] SET LOCATION 'uri'",
+    "ALTER TABLE t PARTITION LOCATIONS REPLACE PREFIX 'old' WITH 'new'",
+    "ALTER TABLE t PARTITION (k='v', …) RENAME TO PARTITION (k='v2', …)",
+    "ALTER TABLE t DROP [IF EXISTS] PARTITION (k op 'v', …)[, PARTITION (…)] [PURGE]",
+)
+
+_TOKEN = re.compile(
+    r"""
+    (?P<ws>\s+|--[^\n]*)
+  | (?P<string>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")
+  | (?P<quoted>`(?:[^`]|``)*`)
+  | (?P<number>-?\d+(?:\.\d+)?)
+  | (?P<word>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<op><=|>=|<>|!=|[(),.=<>;:])
+    """,
+    re.VERBOSE,
+)
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}
+
+
+@dataclass(frozen=True)
+class Token:
+    kind: str  # string | quoted | number | word | op | end
+    text: str
+    value: str
+    position: int
+
+
+class DdlParseError(ApplicationError):
+    """The statement is not valid or not supported; names the position and what was expected."""
+
+    def __init__(self, statement: str, position: int, problem: str) -> None:
+        line = statement.count("\n", 0, position) + 1
+        column = position - (statement.rfind("\n", 0, position) + 1) + 1
+        message = f"Cannot parse the statement at line {line}, column {column}: {problem}"
+        super().__init__(
+            ErrorCode.DDL_PARSE_ERROR,
+            message,
+            {"position": position, "line": line, "column": column, "supported": list(SUPPORTED_STATEMENTS)},
+        )
+
+
+def parse_alter(statement: str, *, default_database: str = "default") -> AlterSpec:
+    """Parse one ALTER TABLE statement into its spec."""
+    return _Parser(statement, default_database).statement()
+
+
+class _Parser:
+    def __init__(self, text: str, default_database: str) -> None:
+        self.text = text
+        self.default_database = default_database
+        self.tokens = _tokenize(text)
+        self.i = 0
+
+    # Grammar ------------------------------------------------------------------------------------
+
+    def statement(self) -> AlterSpec:
+        if self.peek().kind == "end":
+            raise self.error("the statement is empty; expected ALTER TABLE …")
+        self.expect_words("ALTER", "TABLE")
+        target = self.table_ref()
+        spec = self.action(target)
+        self.accept_op(";")
+        if self.peek().kind != "end":
+            raise self.error(f"unexpected {self.describe(self.peek())} after the end of the statement")
+        return spec
+
+    def action(self, target: TableRef) -> AlterSpec:
+        word = self.peek_word()
+        if word == "RENAME":
+            self.expect_words("RENAME", "TO")
+            return RenameTable(target=target, new=self.table_ref())
+        if word in ("ADD", "REPLACE"):
+            self.advance()
+            self.expect_words("COLUMNS")
+            columns = self.column_list()
+            cls = AddColumns if word == "ADD" else ReplaceColumns
+            return cls(target=target, columns=columns, cascade=self.cascade())
+        if word == "CHANGE":
+            return self.change_column(target)
+        if word == "SET":
+            return self.set_clause(target)
+        if word == "UNSET":
+            self.expect_words("UNSET", "TBLPROPERTIES")
+            if_exists = self.accept_words("IF", "EXISTS")
+            keys = self.parenthesized(self.string)
+            return UnsetTableProperties(target=target, keys=tuple(keys), if_exists=if_exists)
+        if word == "PARTITION":
+            return self.partition_clause(target)
+        if word == "DROP":
+            return self.drop_partitions(target)
+        raise self.error(
+            f"expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION or DROP, "
+            f"found {self.describe(self.peek())}"
+        )
+
+    def change_column(self, target: TableRef) -> ChangeColumn:
+        self.expect_words("CHANGE")
+        self.accept_words("COLUMN")
+        old = self.identifier()
+        column = self.column_def()
+        first = self.accept_words("FIRST")
+        after = self.identifier() if not first and self.accept_words("AFTER") else None
+        return ChangeColumn(
+            target=target, old_name=old, column=column, first=first, after=after, cascade=self.cascade()
+        )
+
+    def set_clause(self, target: TableRef, partition: tuple[tuple[str, str], ...] = ()) -> AlterSpec:
+        self.expect_words("SET")
+        word = self.peek_word()
+        if word == "LOCATION":
+            self.advance()
+            return SetLocation(target=target, location=self.string(), partition=partition)
+        if partition:
+            raise self.error(f"expected LOCATION after PARTITION (…) SET, found {self.describe(self.peek())}")
+        if word == "TBLPROPERTIES":
+            self.advance()
+            return SetTableProperties(target=target, properties=self.properties())
+        if word == "SERDEPROPERTIES":
+            self.advance()
+            return SetSerdeProperties(target=target, properties=self.properties())
+        if word == "OWNER":
+            self.advance()
+            kind = self.peek_word()
+            if kind not in ("USER", "ROLE", "GROUP"):
+                raise self.error(f"expected USER, ROLE or GROUP after SET OWNER, found {self.describe(self.peek())}")
+            self.advance()
+            return SetOwner(target=target, principal_type=kind, principal=self.identifier())
+        raise self.error(
+            f"expected TBLPROPERTIES, SERDEPROPERTIES, OWNER or LOCATION after SET, found {self.describe(self.peek())}"
+        )
+
+    def partition_clause(self, target: TableRef) -> AlterSpec:
+        self.expect_words("PARTITION")
+        if self.accept_words("LOCATIONS"):
+            self.expect_words("REPLACE", "PREFIX")
+            old = self.string()
+            self.expect_words("WITH")
+            return RewritePartitionLocations(target=target, old_prefix=old, new_prefix=self.string())
+        spec = self.partition_spec()
+        if self.peek_word() == "RENAME":
+            self.expect_words("RENAME", "TO", "PARTITION")
+            return RenamePartition(target=target, partition=spec, new_partition=self.partition_spec())
+        if self.peek_word() == "SET":
+            return self.set_clause(target, spec)
+        raise self.error(f"expected RENAME TO PARTITION or SET LOCATION, found {self.describe(self.peek())}")
+
+    def drop_partitions(self, target: TableRef) -> DropPartitions:
+        self.expect_words("DROP")
+        if_exists = self.accept_words("IF", "EXISTS")
+        specs = []
+        while True:
+            self.expect_words("PARTITION")
+            specs.append(tuple(self.parenthesized(self.predicate)))
+            if not self.accept_op(","):
+                break
+        purge = self.accept_words("PURGE")
+        return DropPartitions(target=target, specs=tuple(specs), if_exists=if_exists, purge=purge)
+
+    # Pieces -------------------------------------------------------------------------------------
+
+    def table_ref(self) -> TableRef:
+        first = self.identifier()
+        if self.accept_op("."):
+            return TableRef(database=first.lower(), table=self.identifier().lower())
+        return TableRef(database=self.default_database, table=first.lower())
+
+    def column_list(self) -> tuple[ColumnDef, ...]:
+        return tuple(self.parenthesized(self.column_def))
+
+    def column_def(self) -> ColumnDef:
+        name = self.identifier()
+        column_type = self.column_type()
+        comment = self.string() if self.accept_words("COMMENT") else None
+        return ColumnDef(name=name.lower(), type=column_type, comment=comment)
+
+    def column_type(self) -> str:
+        """A Hive type, kept as written but normalized: ``decimal(10,2)``, ``map<string,array<int>>``."""
+        start = self.peek()
+        if start.kind != "word":
+            raise self.error(f"expected a column type, found {self.describe(start)}")
+        parts: list[str] = []
+        depth = 0
+        while True:
+            token = self.peek()
+            if token.kind == "end":
+                break
+            if depth == 0 and (token.text in (",", ")") or token.kind == "string"):
+                break
+            if depth == 0 and token.kind == "word" and token.value.upper() in ("COMMENT", "FIRST", "AFTER", "CASCADE", "RESTRICT"):
+                break
+            if token.text in ("<", "("):
+                depth += 1
+            elif token.text in (">", ")"):
+                depth -= 1
+            word = token.value.lower() if token.kind == "word" else token.value
+            if parts and token.kind == "word" and parts[-1][-1:].isalnum():
+                parts.append(" ")
+            parts.append(word if token.kind != "quoted" else token.value)
+            self.advance()
+        if depth != 0:
+            raise self.error(f"unbalanced brackets in column type starting at {self.describe(start)}")
+        return "".join(parts)
+
+    def properties(self) -> tuple[tuple[str, str], ...]:
+        def pair() -> tuple[str, str]:
+            key = self.string()
+            self.expect_op("=")
+            return key, self.string()
+
+        return tuple(self.parenthesized(pair))
+
+    def partition_spec(self) -> tuple[tuple[str, str], ...]:
+        def pair() -> tuple[str, str]:
+            key = self.identifier().lower()
+            self.expect_op("=")
+            return key, self.literal()
+
+        return tuple(self.parenthesized(pair))
+
+    def predicate(self) -> PartitionPredicate:
+        key = self.identifier().lower()
+        token = self.peek()
+        if token.text not in ("=", "<", ">", "<=", ">=", "<>", "!="):
+            raise self.error(f"expected a comparison (=, <, <=, >, >=, <>) after {key}, found {self.describe(token)}")
+        self.advance()
+        return PartitionPredicate(key=key, op="<>" if token.text == "!=" else token.text, value=self.literal())
+
+    def parenthesized(self, item):  # noqa: ANN001, ANN202 - a small combinator
+        self.expect_op("(")
+        items = [item()]
+        while self.accept_op(","):
+            items.append(item())
+        self.expect_op(")")
+        return items
+
+    def cascade(self) -> bool:
+        if self.accept_words("CASCADE"):
+            return True
+        self.accept_words("RESTRICT")
+        return False
+
+    def identifier(self) -> str:
+        token = self.peek()
+        if token.kind not in ("word", "quoted"):
+            raise self.error(f"expected a name, found {self.describe(token)}")
+        self.advance()
+        return token.value
+
+    def string(self) -> str:
+        token = self.peek()
+        if token.kind != "string":
+            raise self.error(f"expected a quoted string, found {self.describe(token)}")
+        self.advance()
+        return token.value
+
+    def literal(self) -> str:
+        token = self.peek()
+        if token.kind not in ("string", "number"):
+            raise self.error(f"expected a value (quoted string or number), found {self.describe(token)}")
+        self.advance()
+        return token.value
+
+    # Token helpers ------------------------------------------------------------------------------
+
+    def peek(self) -> Token:
+        return self.tokens[self.i]
+
+    def peek_word(self) -> str:
+        token = self.peek()
+        return token.value.upper() if token.kind == "word" else ""
+
+    def advance(self) -> Token:
+        token = self.tokens[self.i]
+        self.i = min(self.i + 1, len(self.tokens) - 1)
+        return token
+
+    def accept_words(self, *words: str) -> bool:
+        if all(
+            self.tokens[min(self.i + n, len(self.tokens) - 1)].kind == "word"
+            and self.tokens[min(self.i + n, len(self.tokens) - 1)].value.upper() == w
+            for n, w in enumerate(words)
+        ):
+            for _ in words:
+                self.advance()
+            return True
+        return False
+
+    def expect_words(self, *words: str) -> None:
+        for word in words:
+            if self.peek_word() != word:
+                raise self.error(f"expected {word}, found {self.describe(self.peek())}")
+            self.advance()
+
+    def accept_op(self, op: str) -> bool:
+        if self.peek().kind == "op" and self.peek().text == op:
+            self.advance()
+            return True
+        return False
+
+    def expect_op(self, op: str) -> None:
+        if not self.accept_op(op):
+            raise self.error(f"expected '{op}', found {self.describe(self.peek())}")
+
+    def describe(self, token: Token) -> str:
+        return "the end of the statement" if token.kind == "end" else f"'{token.text}'"
+
+    def error(self, problem: str) -> DdlParseError:
+        return DdlParseError(self.text, self.peek().position, problem)
+
+
+def _tokenize(text: str) -> list[Token]:
+    tokens: list[Token] = []
+    position = 0
+    while position < len(text):
+        match = _TOKEN.match(text, position)
+        if match is None:
+            raise DdlParseError(text, position, f"unexpected character {text[position]!r}")
+        kind = match.lastgroup or ""
+        raw = match.group()
+        if kind != "ws":
+            tokens.append(Token(kind=kind, text=raw, value=_token_value(kind, raw), position=position))
+        position = match.end()
+    tokens.append(Token(kind="end", text="", value="", position=len(text)))
+    return tokens
+
+
+def _token_value(kind: str, raw: str) -> str:
+    if kind == "string":
+        return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), raw[1:-1])
+    if kind == "quoted":
+        return raw[1:-1].replace("``", "`")
+    return raw

@@ -1,0 +1,67 @@
+"""Executions of previewed plans: the audit record, the before-image and the directory-move journal."""
+
+from __future__ import annotations
+
+from django.db import models
+
+__all__ = ("DirectoryMoveRecord", "Execution")
+
+
+class Execution(models.Model):
+    """One execution of a preview on a metastore: who, when, what, the counts and how to undo it."""
+
+    class State(models.TextChoices):
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed (nothing changed)"
+        RECONCILED = "reconciled", "Reconciled after a crash"
+
+    class Source(models.TextChoices):
+        CLI = "cli", "Operator (hive_ddl)"
+        UI = "ui", "Browser"
+        API = "api", "API"
+
+    metastore = models.CharField(max_length=64)
+    database_name = models.CharField(max_length=128)
+    table_name = models.CharField(max_length=256)
+    statement = models.TextField()
+    operation = models.JSONField()
+    preview = models.JSONField(help_text="The preview summary this execution ran.")
+    fingerprint = models.CharField(max_length=64)
+    actor = models.CharField(max_length=150)
+    source = models.CharField(max_length=8, choices=Source.choices)
+    reason = models.TextField(blank=True)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.RUNNING)
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    expected_counts = models.JSONField(default=dict)
+    actual_counts = models.JSONField(default=dict)
+    before_image = models.JSONField(default=dict, help_text="Enough to restore every changed row exactly.")
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ("-started_at",)
+        indexes = [models.Index(fields=["metastore", "database_name", "table_name"])]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.statement}"
+
+
+class DirectoryMoveRecord(models.Model):
+    """The journal of one directory move, written before the move and updated after each step."""
+
+    class State(models.TextChoices):
+        INTENDED = "intended", "About to move"
+        MOVED = "moved", "Moved, metastore not yet committed"
+        COMMITTED = "committed", "Moved and committed"
+        RESTORED = "restored", "Moved back"
+
+    execution = models.ForeignKey(Execution, on_delete=models.PROTECT, related_name="moves")
+    source = models.CharField(max_length=4000)
+    destination = models.CharField(max_length=4000)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.INTENDED)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.source} → {self.destination} ({self.state})"

@@ -1,0 +1,178 @@
+"""
+The value a preview returns: what an ALTER will do, computed by a pure read.
+
+A :class:`Preview` carries the exact set-based statements (:class:`Step`) and directory moves
+(:class:`DirectoryMove`) that execution will run, the counts it expects, the before/after
+snapshots for the diff, Hive's own behaviour for comparison, the risk and the fingerprint of
+what was read. Execution runs exactly these steps or nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from operations.rules import Finding
+from operations.specs import AlterSpec
+
+__all__ = (
+    "DirectoryMove",
+    "HiveComparison",
+    "NewId",
+    "Preview",
+    "RowChange",
+    "Step",
+    "TableSnapshot",
+)
+
+
+@dataclass(frozen=True)
+class NewId:
+    """A placeholder in a step's parameters: a fresh id from SEQUENCE_TABLE, allocated at execution."""
+
+    sequence: str
+    slot: str = "0"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One set-based statement and the number of rows it must change (-1: not checked, e.g. id bookkeeping)."""
+
+    description: str
+    metastore_table: str
+    action: str  # insert | update | delete
+    sql: str
+    params: tuple[Any, ...]
+    expected_rows: int
+
+
+@dataclass(frozen=True)
+class RowChange:
+    """Rows inserted, updated and deleted in one metastore table."""
+
+    table: str
+    inserted: int = 0
+    updated: int = 0
+    deleted: int = 0
+
+
+@dataclass(frozen=True)
+class DirectoryMove:
+    """A data directory that moves, with what is known about it before the move."""
+
+    source: str
+    destination: str
+    partitions_moving: int
+    partitions_staying: int
+    files: int | None
+    bytes: int | None
+    source_exists: bool | None
+    destination_free: bool | None
+    same_filesystem: bool
+
+
+@dataclass(frozen=True)
+class TableSnapshot:
+    """The table as a steward reads it, before or after the change (for the diff)."""
+
+    database: str
+    name: str
+    type: str
+    owner: str | None
+    location: str | None
+    input_format: str | None
+    output_format: str | None
+    serde_lib: str | None
+    columns: tuple[tuple[str, str, str | None], ...]
+    partition_keys: tuple[tuple[str, str], ...]
+    params: tuple[tuple[str, str | None], ...]
+    serde_params: tuple[tuple[str, str | None], ...]
+
+    def diff(self, other: TableSnapshot) -> list[tuple[str, Any, Any]]:
+        """``(field, before, after)`` for every field that differs."""
+        return [
+            (name, value, getattr(other, name))
+            for name, value in asdict(self).items()
+            if value != asdict(other)[name]
+        ]
+
+
+@dataclass(frozen=True)
+class HiveComparison:
+    """What Hive itself would do for the same statement on this schema version."""
+
+    version: str
+    partition_round_trips: int
+    statistics_deleted: int
+    estimated_seconds: float
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Preview:
+    """The full, read-only plan of one ALTER on one metastore."""
+
+    metastore: str
+    schema_version: str
+    spec: AlterSpec
+    statement: str
+    fingerprint: str
+    before: TableSnapshot
+    after: TableSnapshot
+    steps: tuple[Step, ...]
+    moves: tuple[DirectoryMove, ...]
+    blockers: tuple[Finding, ...]
+    warnings: tuple[Finding, ...]
+    hive: HiveComparison
+    estimated_seconds: float
+    risk: str
+    partitions_touched: int = 0
+    statistics_moved: int = 0
+    statistics_dropped: int = 0
+    inverse: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_executable(self) -> bool:
+        return not self.blockers
+
+    @property
+    def row_changes(self) -> tuple[RowChange, ...]:
+        """Expected counts per metastore table, summed over the steps."""
+        totals: dict[str, dict[str, int]] = {}
+        for step in self.steps:
+            if step.expected_rows < 0:
+                continue
+            counts = totals.setdefault(step.metastore_table, {"insert": 0, "update": 0, "delete": 0})
+            counts[step.action] += step.expected_rows
+        return tuple(
+            RowChange(table=t, inserted=c["insert"], updated=c["update"], deleted=c["delete"])
+            for t, c in sorted(totals.items())
+        )
+
+    @property
+    def diff(self) -> list[tuple[str, Any, Any]]:
+        return self.before.diff(self.after)
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary (steps without parameters) for the API and the audit trail."""
+        return {
+            "metastore": self.metastore,
+            "schema_version": self.schema_version,
+            "operation": self.spec.as_dict(),
+            "statement": self.statement,
+            "fingerprint": self.fingerprint,
+            "risk": self.risk,
+            "executable": self.is_executable,
+            "diff": [{"field": f, "before": b, "after": a} for f, b, a in self.diff],
+            "row_changes": [asdict(r) for r in self.row_changes],
+            "moves": [asdict(m) for m in self.moves],
+            "blockers": [asdict(f) for f in self.blockers],
+            "warnings": [asdict(f) for f in self.warnings],
+            "partitions_touched": self.partitions_touched,
+            "statistics_moved": self.statistics_moved,
+            "statistics_dropped": self.statistics_dropped,
+            "hive": asdict(self.hive),
+            "estimated_seconds": self.estimated_seconds,
+            "steps": [{"description": s.description, "table": s.metastore_table, "action": s.action,
+                       "expected_rows": s.expected_rows} for s in self.steps],
+        }  # fmt: skip

@@ -1,0 +1,198 @@
+"""
+Preview and execute ALTER operations on a metastore.
+
+``alter_preview`` is a pure read returning a :class:`~operations.preview.Preview`. ``alter_execute`` takes
+that preview, locks the table row, refuses it if the table changed since (fingerprint), moves directories
+under a journal, runs exactly the previewed statements in one metastore transaction, checks every count,
+and records the execution. Any failure rolls the metastore back and moves the directories back.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from django.db import DatabaseError, connections, transaction
+from django.utils import timezone
+
+from catalog_admin.db import allow_metastore_writes
+from catalog_admin.errors import ApplicationError, ErrorCode
+from catalog_admin.locations import filesystem_for
+from catalog_admin.selectors.metastores import Metastore, get_metastore
+from operations.ddl.parser import parse_alter
+from operations.models import DirectoryMoveRecord, Execution
+from operations.planners.common import snapshot
+from operations.planners.rename_table import plan_rename_table
+from operations.preview import DirectoryMove, Preview, Step
+from operations.specs import AlterSpec, RenameTable
+from operations.table_state import TableState, read_table_state
+
+__all__ = ("alter_execute", "alter_preview", "alter_preview_statement", "fault_point")
+
+logger = logging.getLogger(__name__)
+
+PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Any], Preview]] = {
+    RenameTable: plan_rename_table,
+}
+
+
+def fault_point(name: str) -> None:
+    """A named step of execution; tests replace this to inject failures."""
+
+
+def alter_preview(*, metastore: Metastore, spec: AlterSpec) -> Preview:
+    """What ``spec`` would do on ``metastore``: a read-only plan with counts, moves, rules and risk."""
+    planner = PLANNERS.get(type(spec))
+    if planner is None:
+        raise ApplicationError(
+            ErrorCode.INVALID_PARAMETER,
+            f"Previewing '{spec.kind}' is not available yet; supported: {', '.join(s.kind for s in PLANNERS)}.",
+            {"operation": spec.kind},
+        )
+    return planner(metastore, read_table_state(metastore, spec.target), spec)
+
+
+def alter_preview_statement(*, metastore: Metastore, statement: str, default_database: str = "default") -> Preview:
+    """Parse Hive DDL text and preview it."""
+    return alter_preview(metastore=metastore, spec=parse_alter(statement, default_database=default_database))
+
+
+def alter_execute(*, preview: Preview, actor: str, source: str, reason: str = "") -> Execution:
+    """Run exactly ``preview`` (or nothing) and return the execution record."""
+    if preview.blockers:
+        first = preview.blockers[0]
+        raise ApplicationError(
+            ErrorCode.HIVE_RULE_VIOLATION,
+            first.message,
+            {"rule": first.rule, "blockers": [b.__dict__ for b in preview.blockers]},
+        )
+    metastore = get_metastore(preview.metastore)
+    execution = _start_execution(preview, actor=actor, source=source, reason=reason)
+    started = time.monotonic()
+    try:
+        counts = _apply(metastore, preview, execution)
+    except Exception as exc:
+        _finish(execution, Execution.State.FAILED, started, error=_describe(exc))
+        if isinstance(exc, ApplicationError):
+            raise
+        raise ApplicationError(
+            ErrorCode.EXECUTION_FAILED,
+            f"Execution failed and was rolled back: {_describe(exc)}",
+            {"execution": execution.pk},
+        ) from exc
+    execution.moves.update(state=DirectoryMoveRecord.State.COMMITTED)
+    _finish(execution, Execution.State.SUCCEEDED, started, actual_counts=counts)
+    return execution
+
+
+def _start_execution(preview: Preview, *, actor: str, source: str, reason: str) -> Execution:
+    return Execution.objects.create(
+        metastore=preview.metastore,
+        database_name=preview.spec.target.database,
+        table_name=preview.spec.target.table,
+        statement=preview.statement,
+        operation=preview.spec.as_dict(),
+        preview=preview.as_dict(),
+        fingerprint=preview.fingerprint,
+        actor=actor,
+        source=source,
+        reason=reason,
+        expected_counts=_counts(preview.steps),
+        before_image=preview.inverse,
+    )
+
+
+def _apply(metastore: Metastore, preview: Preview, execution: Execution) -> dict[str, dict[str, int]]:
+    moved: list[DirectoryMoveRecord] = []
+    try:
+        with allow_metastore_writes(), transaction.atomic(using=metastore.alias):
+            state = read_table_state(metastore, preview.spec.target, for_update=True)
+            _check_fresh(preview, state)
+            fault_point("locked")
+            for move in preview.moves:
+                moved.append(_move_directory(execution, move))
+            fault_point("moved")
+            counts = _run_steps(metastore, preview.steps)
+            fault_point("before_commit")
+    except BaseException:
+        _restore_directories(moved)
+        raise
+    fault_point("committed")
+    return counts
+
+
+def _check_fresh(preview: Preview, state: TableState) -> None:
+    if state.fingerprint == preview.fingerprint:
+        return
+    changes = preview.before.diff(snapshot(state))
+    what = ", ".join(field for field, _b, _a in changes) or "partitions or statistics"
+    raise ApplicationError(
+        ErrorCode.STALE_PREVIEW,
+        f"{preview.spec.target} changed since the preview ({what}); preview it again before executing.",
+        {"changed": [{"field": f, "previewed": b, "now": a} for f, b, a in changes], "fingerprint": state.fingerprint},
+    )
+
+
+def _move_directory(execution: Execution, move: DirectoryMove) -> DirectoryMoveRecord:
+    record = DirectoryMoveRecord.objects.create(execution=execution, source=move.source, destination=move.destination)
+    filesystem_for(move.source).rename(move.source, move.destination)
+    record.state = DirectoryMoveRecord.State.MOVED
+    record.save(update_fields=["state", "updated_at"])
+    return record
+
+
+def _restore_directories(records: list[DirectoryMoveRecord]) -> None:
+    for record in reversed(records):
+        try:
+            filesystem_for(record.destination).rename(record.destination, record.source)
+        except OSError:
+            logger.exception("Could not move %s back to %s; run reconcile_executions", record.destination, record.source)
+            continue
+        record.state = DirectoryMoveRecord.State.RESTORED
+        record.save(update_fields=["state", "updated_at"])
+
+
+def _run_steps(metastore: Metastore, steps: tuple[Step, ...]) -> dict[str, dict[str, int]]:
+    counts: dict[str, dict[str, int]] = {}
+    with connections[metastore.alias].cursor() as cursor:
+        for number, step in enumerate(steps, start=1):
+            fault_point(f"step:{number}")
+            cursor.execute(step.sql, step.params)
+            changed = cursor.rowcount
+            if step.expected_rows >= 0 and changed != step.expected_rows:
+                raise ApplicationError(
+                    ErrorCode.STALE_PREVIEW,
+                    f"Step {number} ({step.description}) changed {changed} rows in {step.metastore_table}, "
+                    f"the preview expected {step.expected_rows}; nothing was applied.",
+                    {"step": number, "expected": step.expected_rows, "actual": changed},
+                )
+            table = counts.setdefault(step.metastore_table, {"insert": 0, "update": 0, "delete": 0})
+            table[step.action] += max(changed, 0)
+    return counts
+
+
+def _counts(steps: tuple[Step, ...]) -> dict[str, dict[str, int]]:
+    counts: dict[str, dict[str, int]] = {}
+    for step in steps:
+        table = counts.setdefault(step.metastore_table, {"insert": 0, "update": 0, "delete": 0})
+        table[step.action] += max(step.expected_rows, 0)
+    return counts
+
+
+def _finish(execution: Execution, state: str, started: float, **fields: Any) -> None:
+    execution.state = state
+    execution.finished_at = timezone.now()
+    execution.duration_ms = int((time.monotonic() - started) * 1000)
+    for name, value in fields.items():
+        setattr(execution, name, value)
+    execution.save()
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, ApplicationError):
+        return exc.message
+    if isinstance(exc, DatabaseError):
+        return f"database error: {str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}"
+    return f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,245 @@
+"""
+Structured ALTER operations: the one shape both Hive DDL text and API payloads are turned into.
+
+Every spec is a frozen dataclass naming its target table and what to change; ``to_ddl()``
+renders the normalized Hive statement shown in previews.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar
+
+from operations.ddl.render import quote_ident, quote_string, render_partition_spec, render_properties
+
+__all__ = (
+    "AddColumns",
+    "AlterSpec",
+    "ChangeColumn",
+    "ColumnDef",
+    "DropPartitions",
+    "PartitionPredicate",
+    "RenamePartition",
+    "RenameTable",
+    "ReplaceColumns",
+    "RewritePartitionLocations",
+    "SetLocation",
+    "SetOwner",
+    "SetSerdeProperties",
+    "SetTableProperties",
+    "TableRef",
+    "SPEC_KINDS",
+    "UnsetTableProperties",
+)
+
+
+@dataclass(frozen=True)
+class TableRef:
+    """``[db.]table``; the database defaults to ``default`` as in Hive."""
+
+    database: str
+    table: str
+
+    def __str__(self) -> str:
+        return f"{quote_ident(self.database)}.{quote_ident(self.table)}"
+
+
+@dataclass(frozen=True)
+class ColumnDef:
+    name: str
+    type: str
+    comment: str | None = None
+
+    def to_ddl(self) -> str:
+        comment = f" COMMENT {quote_string(self.comment)}" if self.comment is not None else ""
+        return f"{quote_ident(self.name)} {self.type}{comment}"
+
+
+@dataclass(frozen=True)
+class PartitionPredicate:
+    """``key op value`` in a DROP PARTITION spec; ``=`` for exact specs."""
+
+    key: str
+    op: str
+    value: str
+
+
+@dataclass(frozen=True)
+class AlterSpec:
+    """Base of all operations: the table it alters."""
+
+    kind: ClassVar[str] = ""
+    target: TableRef
+
+    def to_ddl(self) -> str:
+        return f"ALTER TABLE {self.target} {self._clause()}"
+
+    def _clause(self) -> str:
+        raise NotImplementedError
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, **asdict(self)}
+
+
+@dataclass(frozen=True)
+class RenameTable(AlterSpec):
+    kind: ClassVar[str] = "rename_table"
+    new: TableRef
+
+    def _clause(self) -> str:
+        return f"RENAME TO {self.new}"
+
+
+@dataclass(frozen=True)
+class AddColumns(AlterSpec):
+    kind: ClassVar[str] = "add_columns"
+    columns: tuple[ColumnDef, ...]
+    cascade: bool = False
+
+    def _clause(self) -> str:
+        return f"ADD COLUMNS ({', '.join(c.to_ddl() for c in self.columns)}){_cascade(self.cascade)}"
+
+
+@dataclass(frozen=True)
+class ReplaceColumns(AlterSpec):
+    kind: ClassVar[str] = "replace_columns"
+    columns: tuple[ColumnDef, ...]
+    cascade: bool = False
+
+    def _clause(self) -> str:
+        return f"REPLACE COLUMNS ({', '.join(c.to_ddl() for c in self.columns)}){_cascade(self.cascade)}"
+
+
+@dataclass(frozen=True)
+class ChangeColumn(AlterSpec):
+    kind: ClassVar[str] = "change_column"
+    old_name: str
+    column: ColumnDef
+    first: bool = False
+    after: str | None = None
+    cascade: bool = False
+
+    def _clause(self) -> str:
+        position = " FIRST" if self.first else (f" AFTER {quote_ident(self.after)}" if self.after else "")
+        return f"CHANGE COLUMN {quote_ident(self.old_name)} {self.column.to_ddl()}{position}{_cascade(self.cascade)}"
+
+
+@dataclass(frozen=True)
+class SetTableProperties(AlterSpec):
+    kind: ClassVar[str] = "set_tblproperties"
+    properties: tuple[tuple[str, str], ...]
+
+    def _clause(self) -> str:
+        return f"SET TBLPROPERTIES {render_properties(self.properties)}"
+
+
+@dataclass(frozen=True)
+class UnsetTableProperties(AlterSpec):
+    kind: ClassVar[str] = "unset_tblproperties"
+    keys: tuple[str, ...]
+    if_exists: bool = False
+
+    def _clause(self) -> str:
+        exists = " IF EXISTS" if self.if_exists else ""
+        return f"UNSET TBLPROPERTIES{exists} ({', '.join(quote_string(k) for k in self.keys)})"
+
+
+@dataclass(frozen=True)
+class SetSerdeProperties(AlterSpec):
+    kind: ClassVar[str] = "set_serdeproperties"
+    properties: tuple[tuple[str, str], ...]
+
+    def _clause(self) -> str:
+        return f"SET SERDEPROPERTIES {render_properties(self.properties)}"
+
+
+@dataclass(frozen=True)
+class SetOwner(AlterSpec):
+    kind: ClassVar[str] = "set_owner"
+    principal_type: str  # USER | ROLE | GROUP
+    principal: str
+
+    def _clause(self) -> str:
+        return f"SET OWNER {self.principal_type} {quote_ident(self.principal)}"
+
+
+@dataclass(frozen=True)
+class SetLocation(AlterSpec):
+    """``SET LOCATION`` of the table, or of one partition when ``partition`` is given."""
+
+    kind: ClassVar[str] = "set_location"
+    location: str
+    partition: tuple[tuple[str, str], ...] = ()
+
+    def _clause(self) -> str:
+        spec = f"PARTITION {render_partition_spec(self.partition)} " if self.partition else ""
+        return f"{spec}SET LOCATION {quote_string(self.location)}"
+
+
+@dataclass(frozen=True)
+class RewritePartitionLocations(AlterSpec):
+    """Console extension: replace a location prefix on every partition (metadata only)."""
+
+    kind: ClassVar[str] = "rewrite_partition_locations"
+    old_prefix: str
+    new_prefix: str
+
+    def _clause(self) -> str:
+        return (
+            f"PARTITION LOCATIONS REPLACE PREFIX {quote_string(self.old_prefix)} "
+            f"WITH {quote_string(self.new_prefix)}"
+        )
+
+
+@dataclass(frozen=True)
+class RenamePartition(AlterSpec):
+    kind: ClassVar[str] = "rename_partition"
+    partition: tuple[tuple[str, str], ...]
+    new_partition: tuple[tuple[str, str], ...]
+
+    def _clause(self) -> str:
+        return (
+            f"PARTITION {render_partition_spec(self.partition)} "
+            f"RENAME TO PARTITION {render_partition_spec(self.new_partition)}"
+        )
+
+
+@dataclass(frozen=True)
+class DropPartitions(AlterSpec):
+    """``DROP [IF EXISTS] PARTITION (k op v, …)[, PARTITION (…)]``; data of managed tables goes to trash."""
+
+    kind: ClassVar[str] = "drop_partitions"
+    specs: tuple[tuple[PartitionPredicate, ...], ...]
+    if_exists: bool = False
+    purge: bool = False
+
+    def _clause(self) -> str:
+        parts = ", ".join(
+            "PARTITION (" + ", ".join(f"{quote_ident(p.key)}{p.op}{quote_string(p.value)}" for p in spec) + ")"
+            for spec in self.specs
+        )
+        exists = " IF EXISTS" if self.if_exists else ""
+        return f"DROP{exists} {parts}{' PURGE' if self.purge else ''}"
+
+
+def _cascade(cascade: bool) -> str:
+    return " CASCADE" if cascade else ""
+
+
+SPEC_KINDS: dict[str, type[AlterSpec]] = {
+    cls.kind: cls
+    for cls in (
+        RenameTable,
+        AddColumns,
+        ReplaceColumns,
+        ChangeColumn,
+        SetTableProperties,
+        UnsetTableProperties,
+        SetSerdeProperties,
+        SetOwner,
+        SetLocation,
+        RewritePartitionLocations,
+        RenamePartition,
+        DropPartitions,
+    )
+}

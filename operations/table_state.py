@@ -1,0 +1,192 @@
+"""
+The state of one table that a plan depends on, read in a fixed number of set-based queries.
+
+:func:`read_table_state` is the only read a preview makes of the table; its :attr:`TableState.fingerprint`
+is what execution compares to refuse a stale preview.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from django.db import connections
+from django.db.models import Count, Max
+
+from catalog_admin.errors import NotFound
+from catalog_admin.models import (
+    Column,
+    Database,
+    Partition,
+    PartitionColumnStatistics,
+    PartitionKey,
+    SerDeParam,
+    Table,
+    TableColumnStatistics,
+    TableParam,
+)
+from catalog_admin.selectors.metastores import Metastore
+from operations.specs import TableRef
+
+__all__ = ("ColumnInfo", "PartitionSummary", "TableState", "read_table_state", "table_exists")
+
+
+@dataclass(frozen=True)
+class ColumnInfo:
+    name: str
+    type: str
+    comment: str | None
+
+
+@dataclass(frozen=True)
+class PartitionSummary:
+    """Aggregates over a table's partitions, all from set-based queries."""
+
+    count: int = 0
+    max_id: int = 0
+    under_root: int = 0
+    column_descriptors: tuple[int, ...] = ()
+    column_statistics: int = 0
+
+
+@dataclass(frozen=True)
+class TableState:
+    """What a plan reads of a table: its rows, columns, keys, parameters and partition aggregates."""
+
+    ref: TableRef
+    database_id: int
+    database_location: str
+    database_managed_location: str | None
+    table_id: int
+    table_type: str
+    owner: str | None
+    owner_type: str | None
+    sd_id: int | None
+    cd_id: int | None
+    serde_id: int | None
+    serde_lib: str | None
+    location: str | None
+    input_format: str | None
+    output_format: str | None
+    columns: tuple[ColumnInfo, ...]
+    partition_keys: tuple[ColumnInfo, ...]
+    params: dict[str, str | None]
+    serde_params: dict[str, str | None]
+    table_column_statistics: tuple[str, ...]
+    partitions: PartitionSummary = field(default_factory=PartitionSummary)
+
+    @property
+    def is_view(self) -> bool:
+        return self.table_type in ("VIRTUAL_VIEW", "MATERIALIZED_VIEW")
+
+    @property
+    def is_external(self) -> bool:
+        return (self.params.get("EXTERNAL") or "").upper() == "TRUE" or self.table_type == "EXTERNAL_TABLE"
+
+    @property
+    def is_transactional(self) -> bool:
+        return (self.params.get("transactional") or "").lower() == "true"
+
+    @property
+    def is_partitioned(self) -> bool:
+        return bool(self.partition_keys)
+
+    @property
+    def fingerprint(self) -> str:
+        """A digest of everything above: any change by Hive or anyone else alters it."""
+        payload = json.dumps(_jsonable(self), sort_keys=True, default=str)
+        return hashlib.sha256(payload.encode()).hexdigest()[:32]
+
+
+def table_exists(metastore: Metastore, ref: TableRef) -> bool:
+    return (
+        Table.objects.using(metastore.alias)
+        .filter(database__name=ref.database, name=ref.table)
+        .exists()
+    )
+
+
+def read_table_state(metastore: Metastore, ref: TableRef, *, for_update: bool = False) -> TableState:
+    """Read ``ref``'s state; with ``for_update`` its TBLS row is locked first (inside a transaction)."""
+    alias = metastore.alias
+    database = Database.objects.on(metastore).filter(name=ref.database).first()
+    if database is None:
+        raise NotFound("database", ref.database, metastore=metastore.name)
+    tables = Table.objects.on(metastore, "sd", "sd__serde").filter(database_id=database.id, name=ref.table)
+    if for_update and connections[alias].features.has_select_for_update:
+        tables = tables.select_for_update(of=("self",) if connections[alias].features.has_select_for_update_of else ())
+    table = tables.first()
+    if table is None:
+        raise NotFound("table", f"{ref.database}.{ref.table}", metastore=metastore.name)
+    sd = table.sd
+    return TableState(
+        ref=ref,
+        database_id=database.id,
+        database_location=database.location_uri,
+        database_managed_location=(
+            database.managed_location_uri if metastore.schema.has(Database, "managed_location_uri") else None
+        ),
+        table_id=table.id,
+        table_type=table.type or "",
+        owner=table.owner,
+        owner_type=table.owner_type if metastore.schema.has(Table, "owner_type") else None,
+        sd_id=table.sd_id,
+        cd_id=sd.cd_id if sd else None,
+        serde_id=sd.serde_id if sd else None,
+        serde_lib=sd.serde.slib if sd and sd.serde_id and sd.serde else None,
+        location=sd.location if sd else None,
+        input_format=sd.input_format if sd else None,
+        output_format=sd.output_format if sd else None,
+        columns=_columns(alias, sd.cd_id if sd else None),
+        partition_keys=tuple(
+            ColumnInfo(k.name, k.type, k.comment)
+            for k in PartitionKey.objects.using(alias).filter(table_id=table.id).order_by("position")
+        ),
+        params=dict(TableParam.objects.using(alias).filter(table_id=table.id).order_by("key").values_list("key", "value")),
+        serde_params=dict(
+            SerDeParam.objects.using(alias).filter(serde_id=sd.serde_id).order_by("key").values_list("key", "value")
+        )
+        if sd and sd.serde_id
+        else {},
+        table_column_statistics=tuple(
+            TableColumnStatistics.objects.using(alias)
+            .filter(table_id=table.id)
+            .order_by("column_name")
+            .values_list("column_name", flat=True)
+        ),
+        partitions=_partition_summary(alias, table.id, sd.location if sd else None),
+    )
+
+
+def _columns(alias: str, cd_id: int | None) -> tuple[ColumnInfo, ...]:
+    if cd_id is None:
+        return ()
+    rows = Column.objects.using(alias).filter(cd_id=cd_id).order_by("position").values_list("name", "type", "comment")
+    return tuple(ColumnInfo(*row) for row in rows)
+
+
+def _partition_summary(alias: str, table_id: int, root: str | None) -> PartitionSummary:
+    partitions = Partition.objects.using(alias).filter(table_id=table_id)
+    totals = partitions.aggregate(count=Count("id"), max_id=Max("id"))
+    if not totals["count"]:
+        return PartitionSummary()
+    under_root = 0
+    if root:
+        under_root = partitions.filter(sd__location__startswith=root.rstrip("/") + "/").count()
+    descriptors = sorted(partitions.order_by().values_list("sd__cd_id", flat=True).distinct()[:50])
+    stats = PartitionColumnStatistics.objects.using(alias).filter(partition__table_id=table_id).count()
+    return PartitionSummary(
+        count=totals["count"],
+        max_id=totals["max_id"] or 0,
+        under_root=under_root,
+        column_descriptors=tuple(d for d in descriptors if d is not None),
+        column_statistics=stats,
+    )
+
+
+def _jsonable(state: TableState) -> dict[str, Any]:
+    data = asdict(state)
+    data["ref"] = str(state.ref)
+    return data
