@@ -4,4 +4,7 @@ from django.http import HttpRequest
 
 def metastores(request: HttpRequest) -> dict:
     """The registered metastores for the navigation bar."""
-    return {"registered_metastores": settings.METASTORE_CONFIGS, "default_metastore": settings.DEFAULT_METASTORE}
+    return {
+        "registered_metastores": settings.METASTORE_CONFIGS,
+        "default_metastore": settings.DEFAULT_METASTORE,
+    }

@@ -18,7 +18,12 @@ from typing import Any
 from django.conf import settings
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-__all__ = ("MetastoreWriteForbidden", "allow_metastore_writes", "install_write_guard", "is_read_only_sql")
+__all__ = (
+    "MetastoreWriteForbidden",
+    "allow_metastore_writes",
+    "install_write_guard",
+    "is_read_only_sql",
+)
 
 _writes_allowed: ContextVar[bool] = ContextVar("metastore_writes_allowed", default=False)
 

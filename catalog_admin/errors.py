@@ -52,9 +52,7 @@ _HTTP_STATUS = {
 class ApplicationError(Exception):
     """An expected failure with a code, a human message and machine-readable details."""
 
-    def __init__(
-        self, code: ErrorCode, message: str, details: dict[str, Any] | None = None
-    ) -> None:
+    def __init__(self, code: ErrorCode, message: str, details: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message

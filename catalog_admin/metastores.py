@@ -56,7 +56,11 @@ class MetastoreConfig:
     @property
     def vendor(self) -> str:
         scheme = urlsplit(self.url).scheme.split("+")[0]
-        return {"postgres": "postgresql", "pgsql": "postgresql", "mariadb": "mysql"}.get(scheme, scheme)
+        return {
+            "postgres": "postgresql",
+            "pgsql": "postgresql",
+            "mariadb": "mysql",
+        }.get(scheme, scheme)
 
     @property
     def display_url(self) -> str:
@@ -77,9 +81,7 @@ def parse_metastores(env: dict[str, str], base_dir: Path) -> tuple[list[Metastor
     else:
         demo = base_dir / "var" / "demo" / "metastore.sqlite3"
         pairs = [(DEMO_METASTORE_NAME, f"sqlite:///{demo}")]
-    configs = [
-        MetastoreConfig(name=name, url=url, warehouse=_warehouse(env, name, base_dir)) for name, url in pairs
-    ]
+    configs = [MetastoreConfig(name=name, url=url, warehouse=_warehouse(env, name, base_dir)) for name, url in pairs]
     default = env.get("DEFAULT_METASTORE") or configs[0].name
     if default not in {c.name for c in configs}:
         raise MetastoreConfigError(f"DEFAULT_METASTORE names '{default}', which is not registered in METASTORES.")

@@ -39,4 +39,9 @@ class MetastoreErrorMiddleware:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if request.path.startswith("/api/") or not isinstance(exception, ApplicationError):
             return None
-        return render(request, "error.html", {"error": exception}, status=exception.code.http_status)
+        return render(
+            request,
+            "error.html",
+            {"error": exception},
+            status=exception.code.http_status,
+        )

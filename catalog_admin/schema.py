@@ -118,9 +118,7 @@ class MetastoreSchema:
 
     def missing_fields(self, model: type[models.Model]) -> tuple[str, ...]:
         """Names of concrete fields of ``model`` whose columns this schema lacks."""
-        return tuple(
-            f.name for f in model._meta.concrete_fields if not field_available(f, self.version)
-        )
+        return tuple(f.name for f in model._meta.concrete_fields if not field_available(f, self.version))
 
     @property
     def has_catalogs(self) -> bool:

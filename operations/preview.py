@@ -91,9 +91,7 @@ class TableSnapshot:
     def diff(self, other: TableSnapshot) -> list[tuple[str, Any, Any]]:
         """``(field, before, after)`` for every field that differs."""
         return [
-            (name, value, getattr(other, name))
-            for name, value in asdict(self).items()
-            if value != asdict(other)[name]
+            (name, value, getattr(other, name)) for name, value in asdict(self).items() if value != asdict(other)[name]
         ]
 
 

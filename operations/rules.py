@@ -96,9 +96,7 @@ def types_compatible(old: str, new: str, version: SchemaVersion) -> bool:
     return False
 
 
-def incompatible_columns(
-    old: list[tuple[str, str]], new: list[tuple[str, str]], version: SchemaVersion
-) -> list[str]:
+def incompatible_columns(old: list[tuple[str, str]], new: list[tuple[str, str]], version: SchemaVersion) -> list[str]:
     """Rule 5.2: names of new columns whose type is incompatible with the old column at the same position."""
     return [new[i][0] for i in range(min(len(old), len(new))) if not types_compatible(old[i][1], new[i][1], version)]
 

@@ -186,8 +186,7 @@ class RewritePartitionLocations(AlterSpec):
 
     def _clause(self) -> str:
         return (
-            f"PARTITION LOCATIONS REPLACE PREFIX {quote_string(self.old_prefix)} "
-            f"WITH {quote_string(self.new_prefix)}"
+            f"PARTITION LOCATIONS REPLACE PREFIX {quote_string(self.old_prefix)} WITH {quote_string(self.new_prefix)}"
         )
 
 

@@ -101,11 +101,7 @@ class TableState:
 
 
 def table_exists(metastore: Metastore, ref: TableRef) -> bool:
-    return (
-        Table.objects.using(metastore.alias)
-        .filter(database__name=ref.database, name=ref.table)
-        .exists()
-    )
+    return Table.objects.using(metastore.alias).filter(database__name=ref.database, name=ref.table).exists()
 
 
 def read_table_state(metastore: Metastore, ref: TableRef, *, for_update: bool = False) -> TableState:
@@ -144,7 +140,9 @@ def read_table_state(metastore: Metastore, ref: TableRef, *, for_update: bool = 
             ColumnInfo(k.name, k.type, k.comment)
             for k in PartitionKey.objects.using(alias).filter(table_id=table.id).order_by("position")
         ),
-        params=dict(TableParam.objects.using(alias).filter(table_id=table.id).order_by("key").values_list("key", "value")),
+        params=dict(
+            TableParam.objects.using(alias).filter(table_id=table.id).order_by("key").values_list("key", "value")
+        ),
         serde_params=dict(
             SerDeParam.objects.using(alias).filter(serde_id=sd.serde_id).order_by("key").values_list("key", "value")
         )

@@ -14,5 +14,8 @@ def delete_roles(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("catalog_admin", "0001_hive_models"), ("auth", "0012_alter_user_first_name_max_length")]
+    dependencies = [
+        ("catalog_admin", "0001_hive_models"),
+        ("auth", "0012_alter_user_first_name_max_length"),
+    ]
     operations = [migrations.RunPython(create_roles, delete_roles)]

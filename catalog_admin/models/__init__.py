@@ -1,11 +1,24 @@
 """Unmanaged Django models over the Hive metastore schema (read through selectors, written only by services)."""
 
 from catalog_admin.models.base import HiveModel
-from catalog_admin.models.catalog import Catalog, Database, DatabaseParam, SchemaVersionRow, Sequence
+from catalog_admin.models.catalog import (
+    Catalog,
+    Database,
+    DatabaseParam,
+    SchemaVersionRow,
+    Sequence,
+)
 from catalog_admin.models.notifications import NotificationEvent, NotificationSequence
 from catalog_admin.models.partitions import Partition, PartitionKeyValue, PartitionParam
-from catalog_admin.models.privileges import DatabasePrivilege, PartitionPrivilege, TablePrivilege
-from catalog_admin.models.statistics import PartitionColumnStatistics, TableColumnStatistics
+from catalog_admin.models.privileges import (
+    DatabasePrivilege,
+    PartitionPrivilege,
+    TablePrivilege,
+)
+from catalog_admin.models.statistics import (
+    PartitionColumnStatistics,
+    TableColumnStatistics,
+)
 from catalog_admin.models.storage import (
     BucketingColumn,
     Column,
@@ -54,9 +67,9 @@ __all__ = (
     "PartitionParam",
     "PartitionPrivilege",
     "SchemaVersionRow",
+    "Sequence",
     "SerDe",
     "SerDeParam",
-    "Sequence",
     "SkewedColumnName",
     "SkewedColumnValueLocation",
     "SkewedStringList",

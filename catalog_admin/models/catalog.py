@@ -17,7 +17,10 @@ class Catalog(HiveModel):
     name = models.CharField(max_length=256, null=True, unique=True, db_column="NAME")
     description = models.CharField(max_length=4000, null=True, db_column="DESC")
     location_uri = models.CharField(max_length=4000, db_column="LOCATION_URI")
-    create_time = versioned(models.BigIntegerField(null=True, db_column="CREATE_TIME"), since="4.0.0-alpha-1")
+    create_time = versioned(
+        models.BigIntegerField(null=True, db_column="CREATE_TIME"),
+        since="4.0.0-alpha-1",
+    )
 
     class Meta(HiveModel.Meta):
         db_table = "CTLGS"
@@ -32,17 +35,29 @@ class Database(HiveModel):
     name = models.CharField(max_length=128, null=True, db_column="NAME")
     owner_name = models.CharField(max_length=128, null=True, db_column="OWNER_NAME")
     owner_type = models.CharField(max_length=10, null=True, db_column="OWNER_TYPE")
-    catalog_name = versioned(models.CharField(max_length=256, null=True, db_column="CTLG_NAME"), since="3.0.0")
-    create_time = versioned(models.BigIntegerField(null=True, db_column="CREATE_TIME"), since="4.0.0-alpha-1")
-    managed_location_uri = versioned(
-        models.CharField(max_length=4000, null=True, db_column="DB_MANAGED_LOCATION_URI"), since="4.0.0-alpha-1"
+    catalog_name = versioned(
+        models.CharField(max_length=256, null=True, db_column="CTLG_NAME"),
+        since="3.0.0",
     )
-    type = versioned(models.CharField(max_length=32, default="NATIVE", db_column="TYPE"), since="4.0.0-alpha-1")
+    create_time = versioned(
+        models.BigIntegerField(null=True, db_column="CREATE_TIME"),
+        since="4.0.0-alpha-1",
+    )
+    managed_location_uri = versioned(
+        models.CharField(max_length=4000, null=True, db_column="DB_MANAGED_LOCATION_URI"),
+        since="4.0.0-alpha-1",
+    )
+    type = versioned(
+        models.CharField(max_length=32, default="NATIVE", db_column="TYPE"),
+        since="4.0.0-alpha-1",
+    )
     dataconnector_name = versioned(
-        models.CharField(max_length=128, null=True, db_column="DATACONNECTOR_NAME"), since="4.0.0-alpha-1"
+        models.CharField(max_length=128, null=True, db_column="DATACONNECTOR_NAME"),
+        since="4.0.0-alpha-1",
     )
     remote_dbname = versioned(
-        models.CharField(max_length=128, null=True, db_column="REMOTE_DBNAME"), since="4.0.0-alpha-1"
+        models.CharField(max_length=128, null=True, db_column="REMOTE_DBNAME"),
+        since="4.0.0-alpha-1",
     )
 
     class Meta(HiveModel.Meta):

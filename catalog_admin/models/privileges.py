@@ -17,7 +17,10 @@ class PrivilegeFields(HiveModel):
     grantor_type = models.CharField(max_length=128, null=True, db_column="GRANTOR_TYPE")
     principal_name = models.CharField(max_length=128, null=True, db_column="PRINCIPAL_NAME")
     principal_type = models.CharField(max_length=128, null=True, db_column="PRINCIPAL_TYPE")
-    authorizer = versioned(models.CharField(max_length=128, null=True, db_column="AUTHORIZER"), since="3.0.0")
+    authorizer = versioned(
+        models.CharField(max_length=128, null=True, db_column="AUTHORIZER"),
+        since="3.0.0",
+    )
 
     class Meta(HiveModel.Meta):
         abstract = True

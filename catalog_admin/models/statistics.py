@@ -12,9 +12,16 @@ class ColumnStatisticsFields(HiveModel):
     """The statistics columns shared by TAB_COL_STATS and PART_COL_STATS."""
 
     id = models.BigIntegerField(primary_key=True, db_column="CS_ID")
-    catalog_name = versioned(models.CharField(max_length=256, null=True, db_column="CAT_NAME"), since="3.0.0", until="4.0.0")
+    catalog_name = versioned(
+        models.CharField(max_length=256, null=True, db_column="CAT_NAME"),
+        since="3.0.0",
+        until="4.0.0",
+    )
     db_name = versioned(models.CharField(max_length=128, null=True, db_column="DB_NAME"), until="4.0.0")
-    table_name = versioned(models.CharField(max_length=256, null=True, db_column="TABLE_NAME"), until="4.0.0")
+    table_name = versioned(
+        models.CharField(max_length=256, null=True, db_column="TABLE_NAME"),
+        until="4.0.0",
+    )
     column_name = models.CharField(max_length=767, null=True, db_column="COLUMN_NAME")
     column_type = models.CharField(max_length=128, null=True, db_column="COLUMN_TYPE")
     long_low_value = models.BigIntegerField(null=True, db_column="LONG_LOW_VALUE")
@@ -31,7 +38,10 @@ class ColumnStatisticsFields(HiveModel):
     num_trues = models.BigIntegerField(null=True, db_column="NUM_TRUES")
     num_falses = models.BigIntegerField(null=True, db_column="NUM_FALSES")
     last_analyzed = models.BigIntegerField(db_column="LAST_ANALYZED")
-    engine = versioned(models.CharField(max_length=128, default="hive", db_column="ENGINE"), since="4.0.0-alpha-1")
+    engine = versioned(
+        models.CharField(max_length=128, default="hive", db_column="ENGINE"),
+        since="4.0.0-alpha-1",
+    )
     histogram = versioned(models.BinaryField(null=True, db_column="HISTOGRAM"), since="4.0.0-alpha-1")
 
     class Meta(HiveModel.Meta):
@@ -59,7 +69,10 @@ class TableColumnStatistics(ColumnStatisticsFields):
 class PartitionColumnStatistics(ColumnStatisticsFields):
     """PART_COL_STATS: statistics of one column of one partition."""
 
-    partition_name = versioned(models.CharField(max_length=767, null=True, db_column="PARTITION_NAME"), until="4.0.0")
+    partition_name = versioned(
+        models.CharField(max_length=767, null=True, db_column="PARTITION_NAME"),
+        until="4.0.0",
+    )
     partition = hive_fk("Partition", "PART_ID", related_name="column_statistics", null=False)
 
     class Meta(HiveModel.Meta):

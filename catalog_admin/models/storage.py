@@ -51,12 +51,17 @@ class SerDe(HiveModel):
     id = models.BigIntegerField(primary_key=True, db_column="SERDE_ID")
     name = models.CharField(max_length=128, null=True, db_column="NAME")
     slib = models.CharField(max_length=4000, null=True, db_column="SLIB")
-    description = versioned(models.CharField(max_length=4000, null=True, db_column="DESCRIPTION"), since="3.0.0")
+    description = versioned(
+        models.CharField(max_length=4000, null=True, db_column="DESCRIPTION"),
+        since="3.0.0",
+    )
     serializer_class = versioned(
-        models.CharField(max_length=4000, null=True, db_column="SERIALIZER_CLASS"), since="3.0.0"
+        models.CharField(max_length=4000, null=True, db_column="SERIALIZER_CLASS"),
+        since="3.0.0",
     )
     deserializer_class = versioned(
-        models.CharField(max_length=4000, null=True, db_column="DESERIALIZER_CLASS"), since="3.0.0"
+        models.CharField(max_length=4000, null=True, db_column="DESERIALIZER_CLASS"),
+        since="3.0.0",
     )
     serde_type = versioned(models.IntegerField(null=True, db_column="SERDE_TYPE"), since="3.0.0")
 

@@ -25,7 +25,10 @@ class Table(HiveModel):
     database = hive_fk("Database", "DB_ID", related_name="tables")
     last_access_time = models.BigIntegerField(db_column="LAST_ACCESS_TIME")
     owner = models.CharField(max_length=767, null=True, db_column="OWNER")
-    owner_type = versioned(models.CharField(max_length=10, null=True, db_column="OWNER_TYPE"), since="3.0.0")
+    owner_type = versioned(
+        models.CharField(max_length=10, null=True, db_column="OWNER_TYPE"),
+        since="3.0.0",
+    )
     retention = models.BigIntegerField(db_column="RETENTION")
     sd = hive_fk("StorageDescriptor", "SD_ID")
     name = models.CharField(max_length=256, null=True, db_column="TBL_NAME")

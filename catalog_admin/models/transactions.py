@@ -101,33 +101,60 @@ def _compaction_fields(prefix: str) -> dict[str, models.Field]:
         "worker_id": models.CharField(max_length=128, null=True, db_column=col("WORKER_ID")),
         "start": models.BigIntegerField(null=True, db_column=col("START")),
         "run_as": models.CharField(max_length=128, null=True, db_column=col("RUN_AS")),
-        "highest_txn_id": versioned(models.BigIntegerField(null=True, db_column=col("HIGHEST_TXN_ID")), until="3.0.0"),
+        "highest_txn_id": versioned(
+            models.BigIntegerField(null=True, db_column=col("HIGHEST_TXN_ID")),
+            until="3.0.0",
+        ),
         "highest_write_id": versioned(
-            models.BigIntegerField(null=True, db_column=col("HIGHEST_WRITE_ID")), since="3.0.0"
+            models.BigIntegerField(null=True, db_column=col("HIGHEST_WRITE_ID")),
+            since="3.0.0",
         ),
         "meta_info": models.BinaryField(null=True, db_column=col("META_INFO")),
         "hadoop_job_id": models.CharField(max_length=32, null=True, db_column=col("HADOOP_JOB_ID")),
-        "enqueue_time": versioned(models.BigIntegerField(null=True, db_column=col("ENQUEUE_TIME")), since="4.0.0-alpha-1"),
-        "error_message": versioned(models.TextField(null=True, db_column=col("ERROR_MESSAGE")), since="4.0.0-alpha-1"),
-        "next_txn_id": versioned(models.BigIntegerField(null=True, db_column=col("NEXT_TXN_ID")), since="4.0.0-alpha-1"),
-        "txn_id": versioned(models.BigIntegerField(null=True, db_column=col("TXN_ID")), since="4.0.0-alpha-1"),
-        "commit_time": versioned(models.BigIntegerField(null=True, db_column=col("COMMIT_TIME")), since="4.0.0-alpha-1"),
+        "enqueue_time": versioned(
+            models.BigIntegerField(null=True, db_column=col("ENQUEUE_TIME")),
+            since="4.0.0-alpha-1",
+        ),
+        "error_message": versioned(
+            models.TextField(null=True, db_column=col("ERROR_MESSAGE")),
+            since="4.0.0-alpha-1",
+        ),
+        "next_txn_id": versioned(
+            models.BigIntegerField(null=True, db_column=col("NEXT_TXN_ID")),
+            since="4.0.0-alpha-1",
+        ),
+        "txn_id": versioned(
+            models.BigIntegerField(null=True, db_column=col("TXN_ID")),
+            since="4.0.0-alpha-1",
+        ),
+        "commit_time": versioned(
+            models.BigIntegerField(null=True, db_column=col("COMMIT_TIME")),
+            since="4.0.0-alpha-1",
+        ),
         "initiator_id": versioned(
-            models.CharField(max_length=128, null=True, db_column=col("INITIATOR_ID")), since="4.0.0-alpha-1"
+            models.CharField(max_length=128, null=True, db_column=col("INITIATOR_ID")),
+            since="4.0.0-alpha-1",
         ),
         "initiator_version": versioned(
-            models.CharField(max_length=128, null=True, db_column=col("INITIATOR_VERSION")), since="4.0.0-alpha-1"
+            models.CharField(max_length=128, null=True, db_column=col("INITIATOR_VERSION")),
+            since="4.0.0-alpha-1",
         ),
         "worker_version": versioned(
-            models.CharField(max_length=128, null=True, db_column=col("WORKER_VERSION")), since="4.0.0-alpha-1"
+            models.CharField(max_length=128, null=True, db_column=col("WORKER_VERSION")),
+            since="4.0.0-alpha-1",
         ),
         "pool_name": versioned(
-            models.CharField(max_length=128, null=True, db_column=col("POOL_NAME")), since="4.0.0-alpha-1"
+            models.CharField(max_length=128, null=True, db_column=col("POOL_NAME")),
+            since="4.0.0-alpha-1",
         ),
         "number_of_buckets": versioned(
-            models.IntegerField(null=True, db_column=col("NUMBER_OF_BUCKETS")), since="4.0.0-alpha-1"
+            models.IntegerField(null=True, db_column=col("NUMBER_OF_BUCKETS")),
+            since="4.0.0-alpha-1",
         ),
-        "order_by": versioned(models.CharField(max_length=4000, null=True, db_column=col("ORDER_BY")), since="4.0.0-alpha-1"),
+        "order_by": versioned(
+            models.CharField(max_length=4000, null=True, db_column=col("ORDER_BY")),
+            since="4.0.0-alpha-1",
+        ),
     }
 
 
@@ -135,8 +162,14 @@ class CompactionQueueEntry(HiveModel):
     """COMPACTION_QUEUE: compactions initiated or running (``CQ_STATE`` i=initiated, w=working, r=ready for cleaning)."""
 
     locals().update(_compaction_fields("CQ"))
-    cleaner_start = versioned(models.BigIntegerField(null=True, db_column="CQ_CLEANER_START"), since="4.0.0-alpha-1")
-    retry_retention = versioned(models.BigIntegerField(default=0, db_column="CQ_RETRY_RETENTION"), since="4.0.0-alpha-1")
+    cleaner_start = versioned(
+        models.BigIntegerField(null=True, db_column="CQ_CLEANER_START"),
+        since="4.0.0-alpha-1",
+    )
+    retry_retention = versioned(
+        models.BigIntegerField(default=0, db_column="CQ_RETRY_RETENTION"),
+        since="4.0.0-alpha-1",
+    )
 
     class Meta(HiveModel.Meta):
         db_table = "COMPACTION_QUEUE"

@@ -34,9 +34,7 @@ def list_databases(metastore: Metastore) -> list[DatabaseSummary]:
             total=Count("id"),
             views=Count(
                 "id",
-                filter=Q(
-                    type__in=[TableType.VIRTUAL_VIEW, TableType.MATERIALIZED_VIEW]
-                ),
+                filter=Q(type__in=[TableType.VIRTUAL_VIEW, TableType.MATERIALIZED_VIEW]),
             ),
             external=Count("id", filter=Q(type=TableType.EXTERNAL)),
         )
@@ -62,9 +60,5 @@ def get_database(metastore: Metastore, name: str) -> Database:
 
 
 def database_params(metastore: Metastore, database: Database) -> dict[str, str | None]:
-    rows = (
-        DatabaseParam.objects.using(metastore.alias)
-        .filter(database_id=database.id)
-        .order_by("key")
-    )
+    rows = DatabaseParam.objects.using(metastore.alias).filter(database_id=database.id).order_by("key")
     return {row.key: row.value for row in rows}

@@ -103,11 +103,7 @@ def _schema(config: MetastoreConfig) -> MetastoreSchema:
 
 def _read_schema(config: MetastoreConfig) -> MetastoreSchema:
     try:
-        raw = (
-            SchemaVersionRow.objects.using(config.alias)
-            .values_list("schema_version", flat=True)
-            .first()
-        )
+        raw = SchemaVersionRow.objects.using(config.alias).values_list("schema_version", flat=True).first()
     except DatabaseError as exc:
         raise ApplicationError(
             ErrorCode.METASTORE_UNAVAILABLE,

@@ -30,11 +30,7 @@ class Page(Generic[T]):
 
 
 def encode_cursor(values: list[Any]) -> str:
-    return (
-        base64.urlsafe_b64encode(json.dumps(values, separators=(",", ":")).encode())
-        .decode()
-        .rstrip("=")
-    )
+    return base64.urlsafe_b64encode(json.dumps(values, separators=(",", ":")).encode()).decode().rstrip("=")
 
 
 def decode_cursor(cursor: str, *, arity: int) -> list[Any] | None:
@@ -46,11 +42,7 @@ def decode_cursor(cursor: str, *, arity: int) -> list[Any] | None:
         values = json.loads(base64.urlsafe_b64decode(padded.encode()))
     except (binascii.Error, ValueError, UnicodeDecodeError):
         values = None
-    if (
-        not isinstance(values, list)
-        or len(values) != arity
-        or not all(_is_scalar(v) for v in values)
-    ):
+    if not isinstance(values, list) or len(values) != arity or not all(_is_scalar(v) for v in values):
         raise ApplicationError(
             ErrorCode.INVALID_PARAMETER,
             "The cursor is malformed; start again from the first page.",

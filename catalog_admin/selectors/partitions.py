@@ -109,11 +109,7 @@ def list_partitions(
     after = decode_cursor(cursor, arity=1)
     if after is not None:
         qs = qs.filter(name__gt=after[0])
-    rows = list(
-        qs.order_by("name").values("id", "name", "create_time", "sd__location")[
-            : size + 1
-        ]
-    )
+    rows = list(qs.order_by("name").values("id", "name", "create_time", "sd__location")[: size + 1])
     next_cursor = encode_cursor([rows[size - 1]["name"]]) if len(rows) > size else ""
     rows = rows[:size]
     params = _page_params(metastore, [r["id"] for r in rows])
@@ -125,23 +121,15 @@ def list_partitions(
 
 
 def get_partition(metastore: Metastore, table: Table, name: str) -> Partition:
-    partition = (
-        Partition.objects.on(metastore, "sd")
-        .filter(table_id=table.id, name=name)
-        .first()
-    )
+    partition = Partition.objects.on(metastore, "sd").filter(table_id=table.id, name=name).first()
     if partition is None:
         raise NotFound("partition", name, table=table.name, metastore=metastore.name)
     return partition
 
 
-def partition_column_statistics(
-    metastore: Metastore, partition: Partition
-) -> list[PartitionColumnStatistics]:
+def partition_column_statistics(metastore: Metastore, partition: Partition) -> list[PartitionColumnStatistics]:
     return list(
-        PartitionColumnStatistics.objects.on(metastore)
-        .filter(partition_id=partition.id)
-        .order_by("column_name")
+        PartitionColumnStatistics.objects.on(metastore).filter(partition_id=partition.id).order_by("column_name")
     )
 
 
@@ -165,13 +153,9 @@ def _escape(value: str) -> str:
     return quote(value, safe=" !$&'()*+,-.;<>@[]^_`{|}~")
 
 
-def _page_params(
-    metastore: Metastore, ids: list[int]
-) -> dict[int, dict[str, str | None]]:
+def _page_params(metastore: Metastore, ids: list[int]) -> dict[int, dict[str, str | None]]:
     params: dict[int, dict[str, str | None]] = {}
-    rows = PartitionParam.objects.using(metastore.alias).filter(
-        partition_id__in=ids, key__in=_PAGE_PARAMS
-    )
+    rows = PartitionParam.objects.using(metastore.alias).filter(partition_id__in=ids, key__in=_PAGE_PARAMS)
     for partition_id, key, value in rows.values_list("partition_id", "key", "value"):
         params.setdefault(partition_id, {})[key] = value
     return params
@@ -194,12 +178,8 @@ def _row(
         total_size=_int(params.get("totalSize")),
         num_rows=_int(params.get("numRows")),
         freshness=stats_freshness(params.get("COLUMN_STATS_ACCURATE")),
-        outside_table_root=bool(
-            location and table_root and not is_under(location, table_root)
-        ),
-        exists_on_disk=filesystem_for(location).exists(location)
-        if (location and check_disk)
-        else None,
+        outside_table_root=bool(location and table_root and not is_under(location, table_root)),
+        exists_on_disk=filesystem_for(location).exists(location) if (location and check_disk) else None,
     )
 
 

@@ -29,9 +29,7 @@ class SearchResults:
     truncated: bool
 
 
-def search_catalog(
-    metastore: Metastore, query: str, *, limit: int = 50
-) -> SearchResults:
+def search_catalog(metastore: Metastore, query: str, *, limit: int = 50) -> SearchResults:
     """Databases and tables whose name contains ``query``; exact and prefix matches first."""
     needle = query.strip().lower()
     if len(needle) < MIN_QUERY_LENGTH:
@@ -53,10 +51,7 @@ def search_catalog(
         .order_by("name", "database__name")
         .values_list("database__name", "name", "type")[: limit + 1]
     )
-    tables = [
-        SearchHit(kind="table", database=db, name=name, type=kind or "")
-        for db, name, kind in rows[:limit]
-    ]
+    tables = [SearchHit(kind="table", database=db, name=name, type=kind or "") for db, name, kind in rows[:limit]]
     tables.sort(
         key=lambda hit: (
             hit.name != needle,
@@ -65,6 +60,4 @@ def search_catalog(
             hit.database,
         )
     )
-    return SearchResults(
-        query=needle, databases=databases, tables=tables, truncated=len(rows) > limit
-    )
+    return SearchResults(query=needle, databases=databases, tables=tables, truncated=len(rows) > limit)

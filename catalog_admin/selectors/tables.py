@@ -171,9 +171,7 @@ def list_tables(
             "is_transactional",
         )[: size + 1]
     )
-    next_cursor = (
-        encode_cursor([rows[size - 1][k] for k in keys]) if len(rows) > size else ""
-    )
+    next_cursor = encode_cursor([rows[size - 1][k] for k in keys]) if len(rows) > size else ""
     items = [
         TableRow(
             id=r["id"],
@@ -190,50 +188,30 @@ def list_tables(
     return Page(items=items, next_cursor=next_cursor)
 
 
-def get_table(
-    metastore: Metastore, db_name: str, table_name: str
-) -> tuple[Database, Table]:
+def get_table(metastore: Metastore, db_name: str, table_name: str) -> tuple[Database, Table]:
     database = get_database(metastore, db_name)
     table = (
-        Table.objects.on(metastore, "sd", "sd__serde")
-        .filter(database_id=database.id, name=table_name.lower())
-        .first()
+        Table.objects.on(metastore, "sd", "sd__serde").filter(database_id=database.id, name=table_name.lower()).first()
     )
     if table is None:
-        raise NotFound(
-            "table", f"{database.name}.{table_name}", metastore=metastore.name
-        )
+        raise NotFound("table", f"{database.name}.{table_name}", metastore=metastore.name)
     return database, table
 
 
-def get_table_detail(
-    metastore: Metastore, db_name: str, table_name: str
-) -> TableDetail:
+def get_table_detail(metastore: Metastore, db_name: str, table_name: str) -> TableDetail:
     database, table = get_table(metastore, db_name, table_name)
     alias = metastore.alias
     sd = table.sd
     params = _params(TableParam.objects.using(alias).filter(table_id=table.id))
-    partition_keys = list(
-        PartitionKey.objects.using(alias).filter(table_id=table.id).order_by("position")
-    )
+    partition_keys = list(PartitionKey.objects.using(alias).filter(table_id=table.id).order_by("position"))
     detail = TableDetail(
         database=database,
         table=table,
-        columns=list(
-            Column.objects.using(alias).filter(cd_id=sd.cd_id).order_by("position")
-        )
-        if sd
-        else [],
+        columns=list(Column.objects.using(alias).filter(cd_id=sd.cd_id).order_by("position")) if sd else [],
         partition_keys=partition_keys,
         params=params,
-        sd_params=_params(
-            StorageDescriptorParam.objects.using(alias).filter(sd_id=table.sd_id)
-        ),
-        serde_params=_params(
-            SerDeParam.objects.using(alias).filter(serde_id=sd.serde_id)
-        )
-        if sd
-        else {},
+        sd_params=_params(StorageDescriptorParam.objects.using(alias).filter(sd_id=table.sd_id)),
+        serde_params=_params(SerDeParam.objects.using(alias).filter(serde_id=sd.serde_id)) if sd else {},
         bucket_columns=list(
             BucketingColumn.objects.using(alias)
             .filter(sd_id=table.sd_id)
@@ -242,23 +220,15 @@ def get_table_detail(
         ),
         sort_columns=[
             (row.name, "ASC" if row.order == 1 else "DESC")
-            for row in SortColumn.objects.using(alias)
-            .filter(sd_id=table.sd_id)
-            .order_by("position")
+            for row in SortColumn.objects.using(alias).filter(sd_id=table.sd_id).order_by("position")
         ],
         column_statistics=list(
-            TableColumnStatistics.objects.on(metastore)
-            .filter(table_id=table.id)
-            .order_by("column_name")
+            TableColumnStatistics.objects.on(metastore).filter(table_id=table.id).order_by("column_name")
         ),
         privileges=list(
-            TablePrivilege.objects.on(metastore)
-            .filter(table_id=table.id)
-            .order_by("principal_name", "privilege")
+            TablePrivilege.objects.on(metastore).filter(table_id=table.id).order_by("principal_name", "privilege")
         ),
-        partition_count=Partition.objects.using(alias).filter(table_id=table.id).count()
-        if partition_keys
-        else 0,
+        partition_count=Partition.objects.using(alias).filter(table_id=table.id).count() if partition_keys else 0,
         acid=None,
         basic_stats={k: params.get(k) for k in BASIC_STAT_KEYS},
     )
@@ -267,17 +237,13 @@ def get_table_detail(
     return detail
 
 
-def _filtered_tables(
-    metastore: Metastore, database: Database, filters: TableFilter
-) -> QuerySet[Table]:
+def _filtered_tables(metastore: Metastore, database: Database, filters: TableFilter) -> QuerySet[Table]:
     alias = metastore.alias
     qs = (
         Table.objects.using(alias)
         .filter(database_id=database.id)
         .annotate(
-            is_partitioned=Exists(
-                PartitionKey.objects.using(alias).filter(table_id=OuterRef("id"))
-            ),
+            is_partitioned=Exists(PartitionKey.objects.using(alias).filter(table_id=OuterRef("id"))),
             is_transactional=Exists(
                 TableParam.objects.using(alias).filter(
                     table_id=OuterRef("id"), key="transactional", value__iexact="true"
@@ -303,9 +269,7 @@ def _keyset_after(keys: tuple[str, ...], values: list[Any], descending: bool) ->
     op = "lt" if descending else "gt"
     condition = Q()
     for i in range(len(keys)):
-        step = Q(**{f"{keys[j]}": values[j] for j in range(i)}) & Q(
-            **{f"{keys[i]}__{op}": values[i]}
-        )
+        step = Q(**{f"{keys[j]}": values[j] for j in range(i)}) & Q(**{f"{keys[i]}__{op}": values[i]})
         condition |= step
     return condition
 
@@ -315,35 +279,18 @@ def _with_acid(metastore: Metastore, detail: TableDetail) -> TableDetail:
     next_write_id = None
     if metastore.schema.has_table(NextWriteId):
         next_write_id = (
-            NextWriteId.objects.using(alias)
-            .filter(database=db, table=name)
-            .values_list("next", flat=True)
-            .first()
+            NextWriteId.objects.using(alias).filter(database=db, table=name).values_list("next", flat=True).first()
         )
-    txn_ids = (
-        TransactionComponent.objects.using(alias)
-        .filter(database=db, table=name)
-        .values("txn_id")
-    )
+    txn_ids = TransactionComponent.objects.using(alias).filter(database=db, table=name).values("txn_id")
     acid = AcidState(
         next_write_id=next_write_id,
-        open_transactions=list(
-            Transaction.objects.on(metastore).filter(id__in=txn_ids).order_by("id")
-        ),
-        locks=list(
-            HiveLock.objects.on(metastore)
-            .filter(database=db, table=name)
-            .order_by("ext_id", "int_id")
-        ),
+        open_transactions=list(Transaction.objects.on(metastore).filter(id__in=txn_ids).order_by("id")),
+        locks=list(HiveLock.objects.on(metastore).filter(database=db, table=name).order_by("ext_id", "int_id")),
         compaction_queue=list(
-            CompactionQueueEntry.objects.on(metastore)
-            .filter(database=db, table=name)
-            .order_by("id")
+            CompactionQueueEntry.objects.on(metastore).filter(database=db, table=name).order_by("id")
         ),
         completed_compactions=list(
-            CompletedCompaction.objects.on(metastore)
-            .filter(database=db, table=name)
-            .order_by("-id")[:20]
+            CompletedCompaction.objects.on(metastore).filter(database=db, table=name).order_by("-id")[:20]
         ),
     )
     return TableDetail(**{**detail.__dict__, "acid": acid})
@@ -365,6 +312,4 @@ def _parse_bool(params: Any, name: str) -> bool | None:
 
 
 def _invalid(parameter: str, message: str) -> ApplicationError:
-    return ApplicationError(
-        ErrorCode.INVALID_PARAMETER, message, {"parameter": parameter}
-    )
+    return ApplicationError(ErrorCode.INVALID_PARAMETER, message, {"parameter": parameter})

@@ -230,7 +230,11 @@ class _Parser:
                 break
             if depth == 0 and (token.text in (",", ")") or token.kind == "string"):
                 break
-            if depth == 0 and token.kind == "word" and token.value.upper() in ("COMMENT", "FIRST", "AFTER", "CASCADE", "RESTRICT"):
+            if (
+                depth == 0
+                and token.kind == "word"
+                and token.value.upper() in ("COMMENT", "FIRST", "AFTER", "CASCADE", "RESTRICT")
+            ):
                 break
             if token.text in ("<", "("):
                 depth += 1

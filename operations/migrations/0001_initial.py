@@ -5,50 +5,89 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='Execution',
+            name="Execution",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('metastore', models.CharField(max_length=64)),
-                ('database_name', models.CharField(max_length=128)),
-                ('table_name', models.CharField(max_length=256)),
-                ('statement', models.TextField()),
-                ('operation', models.JSONField()),
-                ('preview', models.JSONField(help_text='The preview summary this execution ran.')),
-                ('fingerprint', models.CharField(max_length=64)),
-                ('actor', models.CharField(max_length=150)),
-                ('source', models.CharField(choices=[('cli', 'Operator (hive_ddl)'), ('ui', 'Browser'), ('api', 'API')], max_length=8)),
-                ('reason', models.TextField(blank=True)),
-                ('state', models.CharField(choices=[('running', 'Running'), ('succeeded', 'Succeeded'), ('failed', 'Failed (nothing changed)'), ('reconciled', 'Reconciled after a crash')], default='running', max_length=16)),
-                ('started_at', models.DateTimeField(auto_now_add=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('duration_ms', models.PositiveIntegerField(blank=True, null=True)),
-                ('expected_counts', models.JSONField(default=dict)),
-                ('actual_counts', models.JSONField(default=dict)),
-                ('before_image', models.JSONField(default=dict, help_text='Enough to restore every changed row exactly.')),
-                ('error', models.TextField(blank=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("metastore", models.CharField(max_length=64)),
+                ("database_name", models.CharField(max_length=128)),
+                ("table_name", models.CharField(max_length=256)),
+                ("statement", models.TextField()),
+                ("operation", models.JSONField()),
+                ("preview", models.JSONField(help_text="The preview summary this execution ran.")),
+                ("fingerprint", models.CharField(max_length=64)),
+                ("actor", models.CharField(max_length=150)),
+                (
+                    "source",
+                    models.CharField(
+                        choices=[("cli", "Operator (hive_ddl)"), ("ui", "Browser"), ("api", "API")], max_length=8
+                    ),
+                ),
+                ("reason", models.TextField(blank=True)),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("running", "Running"),
+                            ("succeeded", "Succeeded"),
+                            ("failed", "Failed (nothing changed)"),
+                            ("reconciled", "Reconciled after a crash"),
+                        ],
+                        default="running",
+                        max_length=16,
+                    ),
+                ),
+                ("started_at", models.DateTimeField(auto_now_add=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("duration_ms", models.PositiveIntegerField(blank=True, null=True)),
+                ("expected_counts", models.JSONField(default=dict)),
+                ("actual_counts", models.JSONField(default=dict)),
+                (
+                    "before_image",
+                    models.JSONField(default=dict, help_text="Enough to restore every changed row exactly."),
+                ),
+                ("error", models.TextField(blank=True)),
             ],
             options={
-                'ordering': ('-started_at',),
-                'indexes': [models.Index(fields=['metastore', 'database_name', 'table_name'], name='operations__metasto_5ee948_idx')],
+                "ordering": ("-started_at",),
+                "indexes": [
+                    models.Index(
+                        fields=["metastore", "database_name", "table_name"], name="operations__metasto_5ee948_idx"
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='DirectoryMoveRecord',
+            name="DirectoryMoveRecord",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('source', models.CharField(max_length=4000)),
-                ('destination', models.CharField(max_length=4000)),
-                ('state', models.CharField(choices=[('intended', 'About to move'), ('moved', 'Moved, metastore not yet committed'), ('committed', 'Moved and committed'), ('restored', 'Moved back')], default='intended', max_length=16)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('execution', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='moves', to='operations.execution')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("source", models.CharField(max_length=4000)),
+                ("destination", models.CharField(max_length=4000)),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("intended", "About to move"),
+                            ("moved", "Moved, metastore not yet committed"),
+                            ("committed", "Moved and committed"),
+                            ("restored", "Moved back"),
+                        ],
+                        default="intended",
+                        max_length=16,
+                    ),
+                ),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "execution",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="moves", to="operations.execution"
+                    ),
+                ),
             ],
         ),
     ]

@@ -50,7 +50,9 @@ def snapshot(state: TableState, **changes: object) -> TableSnapshot:
 
 
 def hive_seconds(partitions: int, statistics: int) -> float:
-    return round(HIVE_SECONDS_BASE + HIVE_SECONDS_PER_PARTITION * partitions + HIVE_SECONDS_PER_STATISTIC * statistics, 2)
+    return round(
+        HIVE_SECONDS_BASE + HIVE_SECONDS_PER_PARTITION * partitions + HIVE_SECONDS_PER_STATISTIC * statistics, 2
+    )
 
 
 def console_seconds(steps: tuple[Step, ...]) -> float:
@@ -83,5 +85,7 @@ def acid_warnings(metastore: Metastore, state: TableState) -> list[Finding]:
         )
     locks = HiveLock.objects.using(alias).filter(database=db, table=name).count()
     if locks:
-        findings.append(Finding("locks_held", "acid", f"{locks} lock(s) are held or waited for on {db}.{name}.", "warning"))
+        findings.append(
+            Finding("locks_held", "acid", f"{locks} lock(s) are held or waited for on {db}.{name}.", "warning")
+        )
     return findings

@@ -70,7 +70,9 @@ def plan_rename_table(metastore: Metastore, state: TableState, spec: RenameTable
         hive=_hive_comparison(state, version, bool(moves)),
         estimated_seconds=console_seconds(steps),
         risk=risk_level(
-            moves=moves, partitions_touched=state.partitions.under_root if moves else 0, statistics_dropped=0,
+            moves=moves,
+            partitions_touched=state.partitions.under_root if moves else 0,
+            statistics_dropped=0,
             metadata_changes=1,
         ),  # fmt: skip
         partitions_touched=state.partitions.under_root if moves else 0,
@@ -85,10 +87,14 @@ def _rename_blockers(metastore: Metastore, state: TableState, spec: RenameTable)
     if spec.new == state.ref:
         blockers.append(Finding("no_change", "2.7", f"{state.ref} is already called {spec.new}"))
     elif table_exists(metastore, spec.new):
-        blockers.append(Finding("target_exists", "2.7", f"new table {spec.new.database}.{spec.new.table} already exists"))
+        blockers.append(
+            Finding("target_exists", "2.7", f"new table {spec.new.database}.{spec.new.table} already exists")
+        )
     if not Database.objects.using(metastore.alias).filter(name=spec.new.database).exists():
         blockers.append(Finding("unknown_database", "2.9", f"Database {spec.new.database} does not exist"))
-    if spec.new.database != state.ref.database and _is_replication_source(metastore, state.ref.database, spec.new.database):
+    if spec.new.database != state.ref.database and _is_replication_source(
+        metastore, state.ref.database, spec.new.database
+    ):
         blockers.append(
             Finding(
                 "rename_not_allowed",
@@ -342,7 +348,14 @@ def _acid_steps(metastore: Metastore, sql: MetastoreSql, state: TableState, spec
     """ACID bookkeeping keyed by names follows the table (as Hive 4's TxnHandler.onRename does)."""
     old = (state.ref.database, state.ref.table)
     steps = []
-    for model in (NextWriteId, TransactionWriteId, CompactionQueueEntry, CompletedCompaction, TransactionComponent, HiveLock):
+    for model in (
+        NextWriteId,
+        TransactionWriteId,
+        CompactionQueueEntry,
+        CompletedCompaction,
+        TransactionComponent,
+        HiveLock,
+    ):
         if not metastore.schema.has_table(model):
             continue
         rows = model.objects.using(metastore.alias).filter(database=old[0], table=old[1]).count()

@@ -148,7 +148,9 @@ def _restore_directories(records: list[DirectoryMoveRecord]) -> None:
         try:
             filesystem_for(record.destination).rename(record.destination, record.source)
         except OSError:
-            logger.exception("Could not move %s back to %s; run reconcile_executions", record.destination, record.source)
+            logger.exception(
+                "Could not move %s back to %s; run reconcile_executions", record.destination, record.source
+            )
             continue
         record.state = DirectoryMoveRecord.State.RESTORED
         record.save(update_fields=["state", "updated_at"])

@@ -50,4 +50,3 @@ class DatabaseWrapper(base.DatabaseWrapper):
                 " WHERE table_schema = current_schema() AND table_name = 'txns')"
             )
             self.fold_acid_names = bool(cursor.fetchone()[0])
-

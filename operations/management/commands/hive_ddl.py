@@ -51,9 +51,7 @@ class Command(BaseCommand):
                     "counts": execution.actual_counts,
                 }
                 if not options["json"]:
-                    self.stdout.write(
-                        self.style.SUCCESS(f"Executed as #{execution.pk} in {execution.duration_ms} ms.")
-                    )
+                    self.stdout.write(self.style.SUCCESS(f"Executed as #{execution.pk} in {execution.duration_ms} ms."))
         except ApplicationError as exc:
             raise CommandError(f"[{exc.code}] {exc.message}") from exc
         if options["json"]:
