@@ -23,8 +23,4 @@ def parse_stats_accurate(raw: str | None) -> dict[str, Any]:
 
 def stats_freshness(raw: str | None) -> str:
     """``fresh`` when Hive marks basic statistics accurate, ``stale`` otherwise."""
-    return (
-        "fresh"
-        if str(parse_stats_accurate(raw).get("BASIC_STATS", "")).lower() == "true"
-        else "stale"
-    )
+    return "fresh" if str(parse_stats_accurate(raw).get("BASIC_STATS", "")).lower() == "true" else "stale"

@@ -99,11 +99,7 @@ def normalize_location(location: str) -> str:
         location = f"file:{location}"
     if location.startswith("file://"):
         rest = location.removeprefix("file://")
-        location = "file:" + (
-            "/" + rest.lstrip("/")
-            if not rest.startswith("localhost")
-            else rest[len("localhost") :]
-        )
+        location = "file:" + ("/" + rest.lstrip("/") if not rest.startswith("localhost") else rest[len("localhost") :])
     return location.rstrip("/") if len(location) > len("file:/") else location
 
 

@@ -28,6 +28,7 @@ __all__ = (
     "get_partition",
     "list_partitions",
     "partition_column_statistics",
+    "partition_name",
     "partition_values",
 )
 
@@ -136,6 +137,11 @@ def partition_column_statistics(metastore: Metastore, partition: Partition) -> l
 def partition_values(name: str) -> tuple[str, ...]:
     """Values from a partition name ``dt=2024-01-01/hour=3`` (Hive percent-escapes special characters)."""
     return tuple(unquote(part.partition("=")[2]) for part in name.split("/"))
+
+
+def partition_name(spec: list[tuple[str, str]]) -> str:
+    """Hive's partition name for ``[(key, value), …]`` in key order: ``dt=2024-01-01/hour=3``."""
+    return "/".join(f"{_escape(key)}={_escape(value)}" for key, value in spec)
 
 
 def _leading_prefix(keys: list[PartitionKey], values: dict[str, str]) -> str:

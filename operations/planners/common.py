@@ -8,12 +8,18 @@ from django.conf import settings
 
 from catalog_admin.models import HiveLock, TransactionComponent
 from catalog_admin.selectors.metastores import Metastore
-from operations.preview import DirectoryMove, Step, TableSnapshot
+from operations.preview import DirectoryMove, HiveComparison, Preview, Step, TableSnapshot
 from operations.rules import Finding
+from operations.specs import AlterSpec
+from operations.sql import MetastoreSql
 from operations.table_state import TableState
 
 __all__ = (
     "acid_warnings",
+    "build_preview",
+    "metadata_only_hive",
+    "param_delete_steps",
+    "param_upsert_steps",
     "console_seconds",
     "hive_seconds",
     "risk_level",
@@ -62,14 +68,14 @@ def console_seconds(steps: tuple[Step, ...]) -> float:
 
 def risk_level(
     *, moves: tuple[DirectoryMove, ...], partitions_touched: int, statistics_dropped: int, drops: int = 0,
-    metadata_changes: int = 0,
+    columns_changed: bool = False,
 ) -> str:  # fmt: skip
     """high: data moved, statistics lost, partitions dropped or many partitions touched; medium: any partition or
-    column-level change; low: table-level metadata only."""
+    column change; low: table-level metadata only."""
     many = getattr(settings, "CATALOG_HIGH_RISK_PARTITIONS", 10_000)
     if moves or statistics_dropped or drops or partitions_touched > many:
         return "high"
-    if partitions_touched or metadata_changes:
+    if partitions_touched or columns_changed:
         return "medium"
     return "low"
 
@@ -89,3 +95,109 @@ def acid_warnings(metastore: Metastore, state: TableState) -> list[Finding]:
             Finding("locks_held", "acid", f"{locks} lock(s) are held or waited for on {db}.{name}.", "warning")
         )
     return findings
+
+
+def build_preview(
+    metastore: Metastore,
+    state: TableState,
+    spec: AlterSpec,
+    *,
+    steps: list[Step],
+    after: TableSnapshot,
+    blockers: list[Finding],
+    warnings: list[Finding] = (),  # type: ignore[assignment]
+    moves: tuple[DirectoryMove, ...] = (),
+    partitions_touched: int = 0,
+    statistics_moved: int = 0,
+    statistics_dropped: int = 0,
+    drops: int = 0,
+    columns_changed: bool = False,
+    hive: HiveComparison | None = None,
+    inverse: dict | None = None,
+) -> Preview:
+    """Assemble a :class:`Preview` from a planner's parts, with the risk and estimates derived from them."""
+    frozen_steps = tuple(steps)
+    return Preview(
+        metastore=metastore.name,
+        schema_version=str(metastore.schema.version),
+        spec=spec,
+        statement=spec.to_ddl(),
+        fingerprint=state.fingerprint,
+        before=snapshot(state),
+        after=after,
+        steps=frozen_steps,
+        moves=moves,
+        blockers=tuple(blockers),
+        warnings=tuple(warnings),
+        hive=hive or metadata_only_hive(metastore),
+        estimated_seconds=console_seconds(frozen_steps),
+        risk=risk_level(
+            moves=moves,
+            partitions_touched=partitions_touched,
+            statistics_dropped=statistics_dropped,
+            drops=drops,
+            columns_changed=columns_changed,
+        ),
+        partitions_touched=partitions_touched,
+        statistics_moved=statistics_moved,
+        statistics_dropped=statistics_dropped,
+        inverse=inverse or {},
+    )
+
+
+def metadata_only_hive(metastore: Metastore) -> HiveComparison:
+    """Hive's cost for a change that touches only table-level rows."""
+    return HiveComparison(str(metastore.schema.version), 0, 0, hive_seconds(0, 0))
+
+
+def param_upsert_steps(
+    sql: MetastoreSql, model: type, owner_field: str, owner_id: int, current: dict, values: tuple[tuple[str, str], ...]
+) -> list[Step]:
+    """One UPDATE or INSERT per key of a *_PARAMS table (a handful of keys: no set-based form needed)."""
+    table, key_col, value_col, owner_col = (
+        model._meta.db_table,
+        sql.col(model, "key"),
+        sql.col(model, "value"),
+        sql.col(model, owner_field),
+    )
+    steps = []
+    for key, value in values:
+        if key in current:
+            if current[key] == value:
+                continue
+            steps.append(
+                Step(
+                    f"Set {key} = {value}",
+                    table,
+                    "update",
+                    f"UPDATE {sql.table(model)} SET {value_col} = %s WHERE {owner_col} = %s AND {key_col} = %s",
+                    (value, owner_id, key),
+                    1,
+                )
+            )
+        else:
+            steps.append(
+                Step(
+                    f"Add {key} = {value}",
+                    table,
+                    "insert",
+                    f"INSERT INTO {sql.table(model)} ({owner_col}, {key_col}, {value_col}) VALUES (%s, %s, %s)",
+                    (owner_id, key, value),
+                    1,
+                )
+            )
+    return steps
+
+
+def param_delete_steps(sql: MetastoreSql, model: type, owner_field: str, owner_id: int, keys: list[str]) -> list[Step]:
+    return [
+        Step(
+            f"Remove {key}",
+            model._meta.db_table,
+            "delete",
+            f"DELETE FROM {sql.table(model)} WHERE {sql.col(model, owner_field)} = %s AND {sql.col(model, 'key')} = %s",
+            (owner_id, key),
+            1,
+        )
+        for key in keys
+    ]

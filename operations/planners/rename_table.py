@@ -73,7 +73,6 @@ def plan_rename_table(metastore: Metastore, state: TableState, spec: RenameTable
             moves=moves,
             partitions_touched=state.partitions.under_root if moves else 0,
             statistics_dropped=0,
-            metadata_changes=1,
         ),  # fmt: skip
         partitions_touched=state.partitions.under_root if moves else 0,
         statistics_moved=stats_moved,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
 from collections.abc import Callable
 from typing import Any
 
@@ -20,13 +21,35 @@ from django.utils import timezone
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.locations import filesystem_for
+from catalog_admin.models import ColumnDescriptor, Partition, StorageDescriptor
 from catalog_admin.selectors.metastores import Metastore, get_metastore
 from operations.ddl.parser import parse_alter
 from operations.models import DirectoryMoveRecord, Execution
 from operations.planners.common import snapshot
+from operations.planners.columns import plan_column_change
+from operations.planners.locations import plan_rewrite_partition_locations, plan_set_location
+from operations.planners.metadata import (
+    plan_set_owner,
+    plan_set_serde_properties,
+    plan_set_table_properties,
+    plan_unset_table_properties,
+)
 from operations.planners.rename_table import plan_rename_table
-from operations.preview import DirectoryMove, Preview, Step
-from operations.specs import AlterSpec, RenameTable
+from operations.ids import allocate_ids
+from operations.preview import DirectoryMove, NewId, Preview, Step
+from operations.specs import (
+    AddColumns,
+    AlterSpec,
+    ChangeColumn,
+    ReplaceColumns,
+    RenameTable,
+    RewritePartitionLocations,
+    SetLocation,
+    SetOwner,
+    SetSerdeProperties,
+    SetTableProperties,
+    UnsetTableProperties,
+)
 from operations.table_state import TableState, read_table_state
 
 __all__ = ("alter_execute", "alter_preview", "alter_preview_statement", "fault_point")
@@ -35,7 +58,19 @@ logger = logging.getLogger(__name__)
 
 PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Any], Preview]] = {
     RenameTable: plan_rename_table,
+    AddColumns: plan_column_change,
+    ReplaceColumns: plan_column_change,
+    ChangeColumn: plan_column_change,
+    SetTableProperties: plan_set_table_properties,
+    UnsetTableProperties: plan_unset_table_properties,
+    SetSerdeProperties: plan_set_serde_properties,
+    SetOwner: plan_set_owner,
+    SetLocation: plan_set_location,
+    RewritePartitionLocations: plan_rewrite_partition_locations,
 }
+
+
+_MODELS_BY_TABLE = {model._meta.db_table: model for model in (ColumnDescriptor, StorageDescriptor, Partition)}
 
 
 def fault_point(name: str) -> None:
@@ -114,13 +149,34 @@ def _apply(metastore: Metastore, preview: Preview, execution: Execution) -> dict
             for move in preview.moves:
                 moved.append(_move_directory(execution, move))
             fault_point("moved")
-            counts = _run_steps(metastore, preview.steps)
+            steps, allocated = _resolve_ids(metastore, preview.steps)
+            counts = _run_steps(metastore, steps)
             fault_point("before_commit")
     except BaseException:
         _restore_directories(moved)
         raise
     fault_point("committed")
+    if allocated:
+        execution.before_image = {**execution.before_image, "allocated_ids": allocated}
     return counts
+
+
+def _resolve_ids(metastore: Metastore, steps: tuple[Step, ...]) -> tuple[tuple[Step, ...], dict[str, int]]:
+    """Replace :class:`NewId` placeholders by ids reserved from SEQUENCE_TABLE (inside the transaction)."""
+    wanted = sorted(
+        {p for step in steps for p in step.params if isinstance(p, NewId)}, key=lambda n: (n.sequence, n.slot)
+    )
+    if not wanted:
+        return steps, {}
+    ids: dict[NewId, int] = {}
+    for sequence in sorted({n.sequence for n in wanted}):
+        slots = [n for n in wanted if n.sequence == sequence]
+        first = allocate_ids(metastore, _MODELS_BY_TABLE[sequence], len(slots))
+        ids.update({slot: first + i for i, slot in enumerate(slots)})
+    resolved = tuple(
+        replace(s, params=tuple(ids.get(p, p) if isinstance(p, NewId) else p for p in s.params)) for s in steps
+    )
+    return resolved, {f"{n.sequence}:{n.slot}": i for n, i in ids.items()}
 
 
 def _check_fresh(preview: Preview, state: TableState) -> None:

@@ -64,8 +64,8 @@ def format_preview(preview: Preview) -> str:
         f"Statement : {preview.statement}",
         f"Metastore : {preview.metastore} (Hive schema {preview.schema_version})",
         f"Risk      : {preview.risk}",
-        f"Partitions touched: {preview.partitions_touched}; statistics kept under the new name: "
-        f"{preview.statistics_moved}; statistics dropped: {preview.statistics_dropped}",
+        f"Partitions touched: {preview.partitions_touched}; statistics rows kept and re-labelled: "
+        f"{preview.statistics_moved}; statistics rows dropped: {preview.statistics_dropped}",
     ]
     if preview.diff:
         lines.append("Changes:")

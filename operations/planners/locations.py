@@ -1,0 +1,158 @@
+"""
+Location changes, metadata only: ``SET LOCATION`` of a table or a partition, and the console's bulk
+rewrite of partition locations by prefix. No data is moved (copying data is a Spark job); Hive does
+not move partitions when a table's location changes either (rule 10.5).
+"""
+
+from __future__ import annotations
+
+from catalog_admin.locations import filesystem_for
+from catalog_admin.models import Partition, StorageDescriptor
+from catalog_admin.selectors.metastores import Metastore
+from catalog_admin.selectors.partitions import partition_name
+from operations.planners.common import build_preview, snapshot
+from operations.preview import Preview, Step
+from operations.rules import Finding
+from operations.specs import RewritePartitionLocations, SetLocation
+from operations.sql import MetastoreSql
+from operations.table_state import TableState
+
+__all__ = ("plan_rewrite_partition_locations", "plan_set_location", "resolve_partition")
+
+
+def resolve_partition(
+    metastore: Metastore, state: TableState, spec: tuple[tuple[str, str], ...]
+) -> tuple[dict | None, list[Finding]]:
+    """The partition row ``{id, name, sd_id, location}`` named by a full spec, or the findings why not."""
+    keys = [k.name for k in state.partition_keys]
+    given = dict(spec)
+    if not keys:
+        return None, [Finding("not_partitioned", "ddl", f"Table {state.ref} is not partitioned")]
+    if sorted(given) != sorted(keys):
+        return None, [
+            Finding(
+                "partition_spec",
+                "ddl",
+                f"Partition spec {dict(spec)} does not name exactly the partition keys of {state.ref}: {', '.join(keys)}",
+            )
+        ]
+    name = partition_name([(k, given[k]) for k in keys])
+    row = (
+        Partition.objects.using(metastore.alias)
+        .filter(table_id=state.table_id, name=name)
+        .values("id", "name", "sd_id", "sd__location")
+        .first()
+    )
+    if row is None:
+        return None, [Finding("unknown_partition", "ddl", f"Partition not found: {state.ref} {name}")]
+    return {"id": row["id"], "name": row["name"], "sd_id": row["sd_id"], "location": row["sd__location"]}, []
+
+
+def plan_set_location(metastore: Metastore, state: TableState, spec: SetLocation) -> Preview:
+    sql = MetastoreSql(metastore.alias)
+    target_sd, old_location, blockers = state.sd_id, state.location, []
+    partition = None
+    if spec.partition:
+        partition, blockers = resolve_partition(metastore, state, spec.partition)
+        target_sd = partition["sd_id"] if partition else None
+        old_location = partition["location"] if partition else None
+    if state.is_view:
+        blockers.append(Finding("view_location", "ddl", f"{state.ref} is a view and has no location"))
+    steps = []
+    if target_sd is not None and not blockers:
+        steps.append(
+            Step(
+                f"Point {'partition ' + partition['name'] if partition else 'the table'} at {spec.location}",
+                "SDS",
+                "update",
+                f"UPDATE {sql.table(StorageDescriptor)} SET {sql.col(StorageDescriptor, 'location')} = %s "
+                f"WHERE {sql.col(StorageDescriptor, 'id')} = %s",
+                (spec.location, target_sd),
+                1,
+            )
+        )
+    return build_preview(
+        metastore,
+        state,
+        spec,
+        steps=steps,
+        after=snapshot(state) if partition else snapshot(state, location=spec.location),
+        blockers=blockers,
+        warnings=_location_warnings(state, spec, partition is not None),
+        partitions_touched=1 if partition else 0,
+        inverse={"sd_id": target_sd, "location": old_location},
+    )
+
+
+def plan_rewrite_partition_locations(
+    metastore: Metastore, state: TableState, spec: RewritePartitionLocations
+) -> Preview:
+    sql = MetastoreSql(metastore.alias)
+    partition_sds = Partition.objects.using(metastore.alias).filter(table_id=state.table_id)
+    matching = partition_sds.filter(sd__location__startswith=spec.old_prefix).count()
+    already_new = list(
+        partition_sds.filter(sd__location__startswith=spec.new_prefix).values_list("sd_id", flat=True)[:1001]
+    )
+    blockers = []
+    if not state.is_partitioned:
+        blockers.append(Finding("not_partitioned", "ddl", f"Table {state.ref} is not partitioned"))
+    if spec.old_prefix == spec.new_prefix or not spec.old_prefix:
+        blockers.append(Finding("no_change", "ddl", "The old and new prefixes must differ and not be empty"))
+    location = sql.col(StorageDescriptor, "location")
+    steps = [
+        Step(
+            f"Rewrite {matching} partition locations from {spec.old_prefix} to {spec.new_prefix}",
+            "SDS",
+            "update",
+            f"UPDATE {sql.table(StorageDescriptor)} SET {location} = {sql.replace_prefix(location)} "
+            f"WHERE {sql.col(StorageDescriptor, 'id')} IN (SELECT {sql.col(Partition, 'sd')} FROM "
+            f"{sql.table(Partition)} WHERE {sql.col(Partition, 'table')} = %s) AND {sql.has_prefix(location)}",
+            (spec.new_prefix, len(spec.old_prefix) + 1, state.table_id, len(spec.old_prefix), spec.old_prefix),
+            matching,
+        )
+    ] if matching and not blockers else []  # fmt: skip
+    warnings = (
+        []
+        if matching
+        else [Finding("nothing_matches", "ddl", f"No partition location starts with {spec.old_prefix}", "warning")]
+    )
+    if already_new:
+        warnings.append(
+            Finding(
+                "prefix_overlap",
+                "revert",
+                f"{len(already_new)} partition(s) already start with {spec.new_prefix}; a revert leaves them as they are.",
+                "warning",
+            )
+        )
+    return build_preview(
+        metastore,
+        state,
+        spec,
+        steps=steps,
+        after=snapshot(state),
+        blockers=blockers,
+        warnings=warnings,
+        partitions_touched=matching,
+        # One inverse rule for any number of rows; the ids listed are those a revert must not touch.
+        inverse={"rule": {"old_prefix": spec.new_prefix, "new_prefix": spec.old_prefix}, "keep_sd_ids": already_new},
+    )
+
+
+def _location_warnings(state: TableState, spec: SetLocation, is_partition: bool) -> list[Finding]:
+    warnings = [
+        Finding("metadata_only", "10.5", "Only the metadata changes: no data is moved to the new location.", "warning")
+    ]
+    if not is_partition and state.partitions.count:
+        warnings.append(
+            Finding(
+                "partitions_keep_locations",
+                "10.5",
+                f"The table's {state.partitions.count} partitions keep their locations.",
+                "warning",
+            )
+        )
+    exists = filesystem_for(spec.location).exists(spec.location)
+    if exists is False:
+        warnings.append(Finding("location_missing", "ddl", f"{spec.location} does not exist yet.", "warning"))
+    return warnings
