@@ -171,6 +171,13 @@ class Preview:
             "statistics_dropped": self.statistics_dropped,
             "hive": asdict(self.hive),
             "estimated_seconds": self.estimated_seconds,
-            "steps": [{"description": s.description, "table": s.metastore_table, "action": s.action,
-                       "expected_rows": s.expected_rows} for s in self.steps],
-        }  # fmt: skip
+            "steps": [
+                {
+                    "description": s.description,
+                    "table": s.metastore_table,
+                    "action": s.action,
+                    "expected_rows": s.expected_rows,
+                }
+                for s in self.steps
+            ],
+        }

@@ -29,12 +29,36 @@ V4 = SchemaVersion(4, 0, 0, "alpha", 1)
 # ColumnType.AllTypes: primitives, complex kinds and bookkeeping words.
 KNOWN_TYPES = frozenset(
     {
-        "void", "boolean", "tinyint", "smallint", "int", "integer", "bigint", "float", "double", "real",
-        "string", "varchar", "char", "date", "datetime", "timestamp", "timestamplocaltz", "decimal", "numeric",
-        "binary", "interval_year_month", "interval_day_time", "array", "map", "struct", "uniontype",
-        "unknown", "timestamp with local time zone",
+        "void",
+        "boolean",
+        "tinyint",
+        "smallint",
+        "int",
+        "integer",
+        "bigint",
+        "float",
+        "double",
+        "real",
+        "string",
+        "varchar",
+        "char",
+        "date",
+        "datetime",
+        "timestamp",
+        "timestamplocaltz",
+        "decimal",
+        "numeric",
+        "binary",
+        "interval_year_month",
+        "interval_day_time",
+        "array",
+        "map",
+        "struct",
+        "uniontype",
+        "unknown",
+        "timestamp with local time zone",
     }
-)  # fmt: skip
+)
 NUMERIC_ORDER = ("tinyint", "smallint", "int", "bigint", "decimal", "float", "double")
 STRING_FAMILY = frozenset({"string", "varchar", "char"})
 DATE_FAMILY = frozenset({"date", "datetime", "timestamp"})

@@ -69,8 +69,14 @@ def rewrite_spark_schema(
         metadata.update(type_metadata)
         if comment is not None:
             metadata["comment"] = comment
-        fields.append({"name": previous.get("name", name) if name.lower() == previous.get("name", "").lower() else name,
-                       "type": spark_type, "nullable": True, "metadata": metadata})  # fmt: skip
+        fields.append(
+            {
+                "name": previous.get("name", name) if name.lower() == previous.get("name", "").lower() else name,
+                "type": spark_type,
+                "nullable": True,
+                "metadata": metadata,
+            }
+        )
     fields += [by_name[p.lower()] for p in partition_columns if p.lower() in by_name]
     text = json.dumps({"type": "struct", "fields": fields}, separators=(",", ":"))
     if spark_schema_keys(params) == [SCHEMA_KEY]:

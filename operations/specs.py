@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 from operations.ddl.render import quote_ident, quote_string, render_partition_spec, render_properties
 
 __all__ = (
+    "SPEC_KINDS",
     "AddColumns",
     "AlterSpec",
     "ChangeColumn",
@@ -28,7 +29,6 @@ __all__ = (
     "SetSerdeProperties",
     "SetTableProperties",
     "TableRef",
-    "SPEC_KINDS",
     "UnsetTableProperties",
 )
 

@@ -100,7 +100,7 @@ def plan_column_change(
                 for k in new_params.keys() | state.params.keys()
                 if new_params.get(k) != state.params.get(k)
             },
-        },  # fmt: skip
+        },
     )
 
 
@@ -195,16 +195,33 @@ def _descriptor_steps(
     for position, column in enumerate(columns):
         params += [new_cd, column.comment, column.name, column.type, position]
     steps = [
-        Step("Create the new column descriptor", "CDS", "insert",
-             f"INSERT INTO {sql.table(ColumnDescriptor)} ({sql.col(ColumnDescriptor, 'id')}) VALUES (%s)", (new_cd,), 1),
-        Step(f"Write its {len(columns)} columns", "COLUMNS_V2", "insert",
-             f"INSERT INTO {sql.table(Column)} ({sql.col(Column, 'cd')}, {sql.col(Column, 'comment')}, "
-             f"{sql.col(Column, 'name')}, {sql.col(Column, 'type')}, {sql.col(Column, 'position')}) VALUES {values}",
-             tuple(params), len(columns)),
-        Step("Point the table at it", "SDS", "update",
-             f"UPDATE {sql.table(StorageDescriptor)} SET {sql.col(StorageDescriptor, 'cd')} = %s "
-             f"WHERE {sql.col(StorageDescriptor, 'id')} = %s", (new_cd, state.sd_id), 1),
-    ]  # fmt: skip
+        Step(
+            "Create the new column descriptor",
+            "CDS",
+            "insert",
+            f"INSERT INTO {sql.table(ColumnDescriptor)} ({sql.col(ColumnDescriptor, 'id')}) VALUES (%s)",
+            (new_cd,),
+            1,
+        ),
+        Step(
+            f"Write its {len(columns)} columns",
+            "COLUMNS_V2",
+            "insert",
+            f"INSERT INTO {sql.table(Column)} ({sql.col(Column, 'cd')}, {sql.col(Column, 'comment')}, "
+            f"{sql.col(Column, 'name')}, {sql.col(Column, 'type')}, {sql.col(Column, 'position')}) VALUES {values}",
+            tuple(params),
+            len(columns),
+        ),
+        Step(
+            "Point the table at it",
+            "SDS",
+            "update",
+            f"UPDATE {sql.table(StorageDescriptor)} SET {sql.col(StorageDescriptor, 'cd')} = %s "
+            f"WHERE {sql.col(StorageDescriptor, 'id')} = %s",
+            (new_cd, state.sd_id),
+            1,
+        ),
+    ]
     if cascade:
         steps.append(
             Step(
@@ -240,13 +257,23 @@ def _orphan_steps(metastore: Metastore, sql: MetastoreSql, state: TableState, ca
     column_rows = Column.objects.using(metastore.alias).filter(cd_id__in=orphans).count()
     placeholders = ", ".join(["%s"] * len(orphans))
     return [
-        Step(f"Remove the {column_rows} columns of unused descriptors", "COLUMNS_V2", "delete",
-             f"DELETE FROM {sql.table(Column)} WHERE {sql.col(Column, 'cd')} IN ({placeholders})",
-             tuple(orphans), column_rows),
-        Step(f"Remove {len(orphans)} unused column descriptor(s)", "CDS", "delete",
-             f"DELETE FROM {sql.table(ColumnDescriptor)} WHERE {sql.col(ColumnDescriptor, 'id')} IN ({placeholders})",
-             tuple(orphans), len(orphans)),
-    ]  # fmt: skip
+        Step(
+            f"Remove the {column_rows} columns of unused descriptors",
+            "COLUMNS_V2",
+            "delete",
+            f"DELETE FROM {sql.table(Column)} WHERE {sql.col(Column, 'cd')} IN ({placeholders})",
+            tuple(orphans),
+            column_rows,
+        ),
+        Step(
+            f"Remove {len(orphans)} unused column descriptor(s)",
+            "CDS",
+            "delete",
+            f"DELETE FROM {sql.table(ColumnDescriptor)} WHERE {sql.col(ColumnDescriptor, 'id')} IN ({placeholders})",
+            tuple(orphans),
+            len(orphans),
+        ),
+    ]
 
 
 def _users_moving(metastore: Metastore, state: TableState, old: set[int], cascade: bool) -> dict[int, int]:
@@ -287,13 +314,17 @@ def _partition_statistics_steps(
     metastore: Metastore, sql: MetastoreSql, state: TableState, plan: ColumnPlan
 ) -> tuple[list[Step], int, int]:
     touched = set(plan.stats_dropped) | set(plan.renamed)
-    counts = dict(
-        PartitionColumnStatistics.objects.using(metastore.alias)
-        .filter(partition__table_id=state.table_id, column_name__in=touched)
-        .values("column_name")
-        .annotate(n=Count("id"))
-        .values_list("column_name", "n")
-    ) if touched else {}  # fmt: skip
+    counts = (
+        dict(
+            PartitionColumnStatistics.objects.using(metastore.alias)
+            .filter(partition__table_id=state.table_id, column_name__in=touched)
+            .values("column_name")
+            .annotate(n=Count("id"))
+            .values_list("column_name", "n")
+        )
+        if touched
+        else {}
+    )
     where = (
         f"{sql.col(PartitionColumnStatistics, 'partition')} IN (SELECT {sql.col(Partition, 'id')} "
         f"FROM {sql.table(Partition)} WHERE {sql.col(Partition, 'table')} = %s)"
@@ -319,15 +350,29 @@ def _statistics_steps(
     steps, dropped, moved = [], 0, 0
     for name in sorted(plan.stats_dropped):
         if counts.get(name):
-            steps.append(Step(f"Drop the statistics of {name} for {whose} (its data changes meaning)", table, "delete",
-                              f"DELETE FROM {sql.table(model)} WHERE {where} AND {column} = %s",
-                              (*where_params, name), counts[name]))  # fmt: skip
+            steps.append(
+                Step(
+                    f"Drop the statistics of {name} for {whose} (its data changes meaning)",
+                    table,
+                    "delete",
+                    f"DELETE FROM {sql.table(model)} WHERE {where} AND {column} = %s",
+                    (*where_params, name),
+                    counts[name],
+                )
+            )
             dropped += counts[name]
     for old, new in sorted(plan.renamed.items()):
         if counts.get(old):
-            steps.append(Step(f"Keep the statistics of {old} for {whose} under its new name {new}", table, "update",
-                              f"UPDATE {sql.table(model)} SET {column} = %s WHERE {where} AND {column} = %s",
-                              (new, *where_params, old), counts[old]))  # fmt: skip
+            steps.append(
+                Step(
+                    f"Keep the statistics of {old} for {whose} under its new name {new}",
+                    table,
+                    "update",
+                    f"UPDATE {sql.table(model)} SET {column} = %s WHERE {where} AND {column} = %s",
+                    (new, *where_params, old),
+                    counts[old],
+                )
+            )
             moved += counts[old]
     return steps, dropped, moved
 
@@ -351,10 +396,17 @@ def _partition_flag_steps(metastore: Metastore, sql: MetastoreSql, state: TableS
         )
         if rows:
             params = (old, new) if new else (f",{old}", "", f"{old},", "", old, "")
-            steps.append(Step(f"Update partition statistics flags for {old}", "PARTITION_PARAMS", "update",
-                              f"UPDATE {sql.table(PartitionParam)} SET {value} = {expression} WHERE {where} "
-                              f"AND {value} <> {expression}",
-                              (*params, state.table_id, STATS_KEY, *params), rows))  # fmt: skip
+            steps.append(
+                Step(
+                    f"Update partition statistics flags for {old}",
+                    "PARTITION_PARAMS",
+                    "update",
+                    f"UPDATE {sql.table(PartitionParam)} SET {value} = {expression} WHERE {where} "
+                    f"AND {value} <> {expression}",
+                    (*params, state.table_id, STATS_KEY, *params),
+                    rows,
+                )
+            )
     return steps
 
 
@@ -409,17 +461,32 @@ def _warnings(state: TableState, spec: object, plan: ColumnPlan, cascade: bool) 
     warnings = []
     if state.is_partitioned and not cascade:
         warnings.append(
-            Finding("not_cascaded", "10.4", f"The table's {state.partitions.count} partitions keep their old columns "
-                    "(add CASCADE to change them too).", "warning")
-        )  # fmt: skip
+            Finding(
+                "not_cascaded",
+                "10.4",
+                f"The table's {state.partitions.count} partitions keep their old columns "
+                "(add CASCADE to change them too).",
+                "warning",
+            )
+        )
     if plan.renamed:
         warnings.append(
-            Finding("stats_kept", "11.5", "Statistics of renamed columns are kept under the new name (Hive drops them).",
-                    "warning")
-        )  # fmt: skip
+            Finding(
+                "stats_kept",
+                "11.5",
+                "Statistics of renamed columns are kept under the new name (Hive drops them).",
+                "warning",
+            )
+        )
     if state.params.get("spark.sql.sources.provider"):
-        warnings.append(Finding("spark_datasource", "spark", "This is a Spark data-source table; Spark's schema copy "
-                                "is rewritten to match.", "warning"))  # fmt: skip
+        warnings.append(
+            Finding(
+                "spark_datasource",
+                "spark",
+                "This is a Spark data-source table; Spark's schema copy is rewritten to match.",
+                "warning",
+            )
+        )
     return warnings
 
 

@@ -17,11 +17,11 @@ from operations.table_state import TableState
 __all__ = (
     "acid_warnings",
     "build_preview",
+    "console_seconds",
+    "hive_seconds",
     "metadata_only_hive",
     "param_delete_steps",
     "param_upsert_steps",
-    "console_seconds",
-    "hive_seconds",
     "risk_level",
     "snapshot",
 )
@@ -67,9 +67,13 @@ def console_seconds(steps: tuple[Step, ...]) -> float:
 
 
 def risk_level(
-    *, moves: tuple[DirectoryMove, ...], partitions_touched: int, statistics_dropped: int, drops: int = 0,
+    *,
+    moves: tuple[DirectoryMove, ...],
+    partitions_touched: int,
+    statistics_dropped: int,
+    drops: int = 0,
     columns_changed: bool = False,
-) -> str:  # fmt: skip
+) -> str:
     """high: data moved, statistics lost, partitions dropped or many partitions touched; medium: any partition or
     column change; low: table-level metadata only."""
     many = getattr(settings, "CATALOG_HIGH_RISK_PARTITIONS", 10_000)

@@ -33,7 +33,8 @@ def resolve_partition(
             Finding(
                 "partition_spec",
                 "ddl",
-                f"Partition spec {dict(spec)} does not name exactly the partition keys of {state.ref}: {', '.join(keys)}",
+                f"Partition spec {dict(spec)} does not name exactly the partition keys of {state.ref}: "
+                f"{', '.join(keys)}",
             )
         ]
     name = partition_name([(k, given[k]) for k in keys])
@@ -99,18 +100,22 @@ def plan_rewrite_partition_locations(
     if spec.old_prefix == spec.new_prefix or not spec.old_prefix:
         blockers.append(Finding("no_change", "ddl", "The old and new prefixes must differ and not be empty"))
     location = sql.col(StorageDescriptor, "location")
-    steps = [
-        Step(
-            f"Rewrite {matching} partition locations from {spec.old_prefix} to {spec.new_prefix}",
-            "SDS",
-            "update",
-            f"UPDATE {sql.table(StorageDescriptor)} SET {location} = {sql.replace_prefix(location)} "
-            f"WHERE {sql.col(StorageDescriptor, 'id')} IN (SELECT {sql.col(Partition, 'sd')} FROM "
-            f"{sql.table(Partition)} WHERE {sql.col(Partition, 'table')} = %s) AND {sql.has_prefix(location)}",
-            (spec.new_prefix, len(spec.old_prefix) + 1, state.table_id, len(spec.old_prefix), spec.old_prefix),
-            matching,
-        )
-    ] if matching and not blockers else []  # fmt: skip
+    steps = (
+        [
+            Step(
+                f"Rewrite {matching} partition locations from {spec.old_prefix} to {spec.new_prefix}",
+                "SDS",
+                "update",
+                f"UPDATE {sql.table(StorageDescriptor)} SET {location} = {sql.replace_prefix(location)} "
+                f"WHERE {sql.col(StorageDescriptor, 'id')} IN (SELECT {sql.col(Partition, 'sd')} FROM "
+                f"{sql.table(Partition)} WHERE {sql.col(Partition, 'table')} = %s) AND {sql.has_prefix(location)}",
+                (spec.new_prefix, len(spec.old_prefix) + 1, state.table_id, len(spec.old_prefix), spec.old_prefix),
+                matching,
+            )
+        ]
+        if matching and not blockers
+        else []
+    )
     warnings = (
         []
         if matching
@@ -121,7 +126,8 @@ def plan_rewrite_partition_locations(
             Finding(
                 "prefix_overlap",
                 "revert",
-                f"{len(already_new)} partition(s) already start with {spec.new_prefix}; a revert leaves them as they are.",
+                f"{len(already_new)} partition(s) already start with {spec.new_prefix}; "
+                "a revert leaves them as they are.",
                 "warning",
             )
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from catalog_admin.locations import filesystem_for
 from catalog_admin.models import (
     CompactionQueueEntry,
     CompletedCompaction,
@@ -28,7 +29,6 @@ from catalog_admin.models import (
     TransactionComponent,
     TransactionWriteId,
 )
-from catalog_admin.locations import filesystem_for
 from catalog_admin.schema import SchemaVersion
 from catalog_admin.selectors.metastores import Metastore
 from operations.planners.common import acid_warnings, console_seconds, hive_seconds, risk_level, snapshot
@@ -73,7 +73,7 @@ def plan_rename_table(metastore: Metastore, state: TableState, spec: RenameTable
             moves=moves,
             partitions_touched=state.partitions.under_root if moves else 0,
             statistics_dropped=0,
-        ),  # fmt: skip
+        ),
         partitions_touched=state.partitions.under_root if moves else 0,
         statistics_moved=stats_moved,
         statistics_dropped=0,
@@ -183,7 +183,8 @@ def _move_blockers(move: DirectoryMove, spec: RenameTable) -> list[Finding]:
             Finding(
                 "destination_exists",
                 "8.7",
-                f"New location for this table hive.{spec.new.database}.{spec.new.table} already exists : {move.destination}",
+                f"New location for this table hive.{spec.new.database}.{spec.new.table} already exists : "
+                f"{move.destination}",
             )
         )
     return blockers

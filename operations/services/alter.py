@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import replace
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from django.db import DatabaseError, connections, transaction
@@ -24,9 +24,10 @@ from catalog_admin.locations import filesystem_for
 from catalog_admin.models import ColumnDescriptor, Partition, StorageDescriptor
 from catalog_admin.selectors.metastores import Metastore, get_metastore
 from operations.ddl.parser import parse_alter
+from operations.ids import allocate_ids
 from operations.models import DirectoryMoveRecord, Execution
-from operations.planners.common import snapshot
 from operations.planners.columns import plan_column_change
+from operations.planners.common import snapshot
 from operations.planners.locations import plan_rewrite_partition_locations, plan_set_location
 from operations.planners.metadata import (
     plan_set_owner,
@@ -35,14 +36,13 @@ from operations.planners.metadata import (
     plan_unset_table_properties,
 )
 from operations.planners.rename_table import plan_rename_table
-from operations.ids import allocate_ids
 from operations.preview import DirectoryMove, NewId, Preview, Step
 from operations.specs import (
     AddColumns,
     AlterSpec,
     ChangeColumn,
-    ReplaceColumns,
     RenameTable,
+    ReplaceColumns,
     RewritePartitionLocations,
     SetLocation,
     SetOwner,
