@@ -36,7 +36,11 @@ class NewId:
 
 @dataclass(frozen=True)
 class Step:
-    """One set-based statement and the number of rows it must change (-1: not checked, e.g. id bookkeeping)."""
+    """One set-based statement and the number of rows it must change (-1: not checked, e.g. id bookkeeping).
+
+    ``capture_sql`` (same parameters) selects the rows a delete removes, so execution keeps them in the
+    before-image and a revert can put them back exactly.
+    """
 
     description: str
     metastore_table: str
@@ -44,6 +48,7 @@ class Step:
     sql: str
     params: tuple[Any, ...]
     expected_rows: int
+    capture_sql: str = ""
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from catalog_admin.models.notifications import NotificationEvent, NotificationSe
 from catalog_admin.models.partitions import Partition, PartitionKeyValue, PartitionParam
 from catalog_admin.models.privileges import (
     DatabasePrivilege,
+    PartitionColumnPrivilege,
     PartitionPrivilege,
     TablePrivilege,
 )
@@ -61,6 +62,7 @@ __all__ = (
     "NotificationEvent",
     "NotificationSequence",
     "Partition",
+    "PartitionColumnPrivilege",
     "PartitionColumnStatistics",
     "PartitionKey",
     "PartitionKeyValue",

@@ -5,7 +5,7 @@ from django.db import models
 from catalog_admin.models.base import HiveModel, hive_fk
 from catalog_admin.schema import versioned
 
-__all__ = ("DatabasePrivilege", "PartitionPrivilege", "TablePrivilege")
+__all__ = ("DatabasePrivilege", "PartitionColumnPrivilege", "PartitionPrivilege", "TablePrivilege")
 
 
 class PrivilegeFields(HiveModel):
@@ -59,3 +59,15 @@ class PartitionPrivilege(PrivilegeFields):
     class Meta(HiveModel.Meta):
         db_table = "PART_PRIVS"
         indexes = [models.Index(fields=["partition"], name="PART_PRIVS_N49")]
+
+
+class PartitionColumnPrivilege(PrivilegeFields):
+    """PART_COL_PRIVS: a privilege on one column of a partition."""
+
+    id = models.BigIntegerField(primary_key=True, db_column="PART_COLUMN_GRANT_ID")
+    column_name = models.CharField(max_length=767, null=True, db_column="COLUMN_NAME")
+    partition = hive_fk("Partition", "PART_ID", related_name="column_privileges")
+    privilege = models.CharField(max_length=128, null=True, db_column="PART_COL_PRIV")
+
+    class Meta(HiveModel.Meta):
+        db_table = "PART_COL_PRIVS"

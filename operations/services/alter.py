@@ -9,6 +9,7 @@ and records the execution. Any failure rolls the metastore back and moves the di
 
 from __future__ import annotations
 
+import base64
 import logging
 import time
 from collections.abc import Callable
@@ -35,12 +36,15 @@ from operations.planners.metadata import (
     plan_set_table_properties,
     plan_unset_table_properties,
 )
+from operations.planners.partitions import plan_drop_partitions, plan_rename_partition
 from operations.planners.rename_table import plan_rename_table
 from operations.preview import DirectoryMove, NewId, Preview, Step
 from operations.specs import (
     AddColumns,
     AlterSpec,
     ChangeColumn,
+    DropPartitions,
+    RenamePartition,
     RenameTable,
     ReplaceColumns,
     RewritePartitionLocations,
@@ -67,6 +71,8 @@ PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Any], Preview]]
     SetOwner: plan_set_owner,
     SetLocation: plan_set_location,
     RewritePartitionLocations: plan_rewrite_partition_locations,
+    RenamePartition: plan_rename_partition,
+    DropPartitions: plan_drop_partitions,
 }
 
 
@@ -150,14 +156,14 @@ def _apply(metastore: Metastore, preview: Preview, execution: Execution) -> dict
                 moved.append(_move_directory(execution, move))
             fault_point("moved")
             steps, allocated = _resolve_ids(metastore, preview.steps)
-            counts = _run_steps(metastore, steps)
+            counts, deleted_rows = _run_steps(metastore, steps)
             fault_point("before_commit")
     except BaseException:
         _restore_directories(moved)
         raise
     fault_point("committed")
-    if allocated:
-        execution.before_image = {**execution.before_image, "allocated_ids": allocated}
+    if allocated or deleted_rows:
+        execution.before_image = {**execution.before_image, "allocated_ids": allocated, "deleted_rows": deleted_rows}
     return counts
 
 
@@ -212,11 +218,17 @@ def _restore_directories(records: list[DirectoryMoveRecord]) -> None:
         record.save(update_fields=["state", "updated_at"])
 
 
-def _run_steps(metastore: Metastore, steps: tuple[Step, ...]) -> dict[str, dict[str, int]]:
+def _run_steps(
+    metastore: Metastore, steps: tuple[Step, ...]
+) -> tuple[dict[str, dict[str, int]], dict[str, list[dict[str, Any]]]]:
+    """Run each step, checking its count; returns the counts and the rows deletes removed (the before-image)."""
     counts: dict[str, dict[str, int]] = {}
+    deleted: dict[str, list[dict[str, Any]]] = {}
     with connections[metastore.alias].cursor() as cursor:
         for number, step in enumerate(steps, start=1):
             fault_point(f"step:{number}")
+            if step.capture_sql:
+                deleted.setdefault(step.metastore_table, []).extend(_fetch_rows(cursor, step.capture_sql, step.params))
             cursor.execute(step.sql, step.params)
             changed = cursor.rowcount
             if step.expected_rows >= 0 and changed != step.expected_rows:
@@ -228,7 +240,19 @@ def _run_steps(metastore: Metastore, steps: tuple[Step, ...]) -> dict[str, dict[
                 )
             table = counts.setdefault(step.metastore_table, {"insert": 0, "update": 0, "delete": 0})
             table[step.action] += max(changed, 0)
-    return counts
+    return counts, deleted
+
+
+def _fetch_rows(cursor: Any, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
+    cursor.execute(sql, params)
+    names = [column[0] for column in cursor.description]
+    return [{n: _jsonable(v) for n, v in zip(names, row, strict=True)} for row in cursor.fetchall()]
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, bytes | bytearray | memoryview):
+        return {"base64": base64.b64encode(bytes(value)).decode()}
+    return value
 
 
 def _counts(steps: tuple[Step, ...]) -> dict[str, dict[str, int]]:

@@ -1,0 +1,437 @@
+"""
+Partition changes: ``PARTITION (…) RENAME TO PARTITION (…)`` (rule 17) and ``DROP PARTITION`` by spec
+or by range of values.
+
+A renamed partition of a managed table moves to its new directory (rule 17.3–17.4) and keeps its
+statistics. Dropped partitions are deleted with every dependent row in FK order, by the ids the preview
+pinned; execution keeps the deleted rows in the before-image, and the data of managed tables goes to a
+recoverable trash directory, never deleted outright (not even with PURGE).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from urllib.parse import urlsplit
+
+from django.db.models import BigIntegerField, Exists, OuterRef, Q
+from django.db.models.functions import Cast
+
+from catalog_admin.locations import filesystem_for
+from catalog_admin.models import (
+    BucketingColumn,
+    Column,
+    ColumnDescriptor,
+    Partition,
+    PartitionColumnPrivilege,
+    PartitionColumnStatistics,
+    PartitionKeyValue,
+    PartitionParam,
+    PartitionPrivilege,
+    SerDe,
+    SerDeParam,
+    SkewedColumnName,
+    SkewedColumnValueLocation,
+    SkewedValue,
+    SortColumn,
+    StorageDescriptor,
+    StorageDescriptorParam,
+)
+from catalog_admin.schema import SchemaVersion
+from catalog_admin.selectors.metastores import Metastore
+from catalog_admin.selectors.partitions import partition_name
+from operations.planners.common import build_preview, hive_seconds, snapshot
+from operations.planners.locations import resolve_partition
+from operations.preview import DirectoryMove, HiveComparison, Preview, Step
+from operations.rules import Finding
+from operations.specs import DropPartitions, PartitionPredicate, RenamePartition
+from operations.sql import MetastoreSql
+from operations.table_state import TableState
+
+__all__ = ("TRASH_DIR", "plan_drop_partitions", "plan_rename_partition")
+
+TRASH_DIR = ".catalog-admin-trash"
+CHUNK = 5000
+INTEGRAL_TYPES = frozenset({"tinyint", "smallint", "int", "integer", "bigint"})
+V4 = SchemaVersion(4, 0, 0, "alpha", 1)
+
+
+# Rename ----------------------------------------------------------------------------------------
+
+
+def plan_rename_partition(metastore: Metastore, state: TableState, spec: RenamePartition) -> Preview:
+    partition, blockers = resolve_partition(metastore, state, spec.partition)
+    keys = [k.name for k in state.partition_keys]
+    new_values = dict(spec.new_partition)
+    if sorted(new_values) != sorted(keys):
+        blockers.append(
+            Finding("partition_spec", "17.2", f"The new partition must name exactly the keys {', '.join(keys)}")
+        )
+    if blockers or partition is None:
+        return build_preview(metastore, state, spec, steps=[], after=snapshot(state), blockers=blockers)
+    new_name = partition_name([(k, new_values[k]) for k in keys])
+    if Partition.objects.using(metastore.alias).filter(table_id=state.table_id, name=new_name).exists():
+        blockers.append(
+            Finding(
+                "partition_exists",
+                "17.2",
+                f"Partition already exists:{state.ref.database}.{state.ref.table}.[{', '.join(new_values[k] for k in keys)}]",
+            )
+        )
+    sql = MetastoreSql(metastore.alias)
+    destination = _renamed_partition_location(metastore, state, new_name)
+    move, move_blockers = _partition_move(partition["location"], destination)
+    blockers += move_blockers
+    steps = _rename_partition_steps(
+        metastore, sql, state, partition, new_name, [new_values[k] for k in keys], destination
+    )
+    return build_preview(
+        metastore,
+        state,
+        spec,
+        steps=steps,
+        after=snapshot(state),
+        blockers=blockers,
+        warnings=_rename_warnings(partition["location"], destination, move),
+        moves=(move,) if move else (),
+        partitions_touched=1,
+        statistics_moved=sum(s.expected_rows for s in steps if s.metastore_table == "PART_COL_STATS"),
+        hive=HiveComparison(str(metastore.schema.version), 1, 0, hive_seconds(1, 0)),
+        inverse={
+            "spec": RenamePartition(
+                target=spec.target, partition=spec.new_partition, new_partition=spec.partition
+            ).as_dict()
+        },
+    )
+
+
+def _renamed_partition_location(metastore: Metastore, state: TableState, new_name: str) -> str | None:
+    """Rule 17.3: external tables keep the partition's location; others move under the table root."""
+    external = state.is_external if metastore.schema.version >= V4 else state.table_type == "EXTERNAL_TABLE"
+    if external or not state.location:
+        return None
+    return f"{state.location.rstrip('/')}/{new_name}"
+
+
+def _partition_move(source: str | None, destination: str | None) -> tuple[DirectoryMove | None, list[Finding]]:
+    if not source or not destination or source == destination:
+        return None, []
+    source_fs = filesystem_for(source)
+    exists = source_fs.exists(source)
+    blockers = []
+    if _filesystem(source) != _filesystem(destination):
+        blockers.append(
+            Finding(
+                "cross_filesystem",
+                "17.4",
+                f"New table location {destination} is on a different file system than the old location {source}",
+            )
+        )
+    target_exists = filesystem_for(destination).exists(destination)
+    if exists and target_exists:
+        blockers.append(
+            Finding("destination_exists", "17.4", f"New location for this table already exists : {destination}")
+        )
+    if not exists:
+        return None, blockers
+    size = source_fs.tree_size(source)
+    move = DirectoryMove(
+        source=source,
+        destination=destination,
+        partitions_moving=1,
+        partitions_staying=0,
+        files=size.files if size else None,
+        bytes=size.bytes if size else None,
+        source_exists=exists,
+        destination_free=None if target_exists is None else not target_exists,
+        same_filesystem=_filesystem(source) == _filesystem(destination),
+    )
+    return move, blockers
+
+
+def _rename_partition_steps(
+    metastore: Metastore,
+    sql: MetastoreSql,
+    state: TableState,
+    partition: dict,
+    new_name: str,
+    new_values: list[str],
+    destination: str | None,
+) -> list[Step]:
+    part_id = partition["id"]
+    steps = [
+        Step("Rename the partition row", "PARTITIONS", "update",
+             f"UPDATE {sql.table(Partition)} SET {sql.col(Partition, 'name')} = %s WHERE {sql.col(Partition, 'id')} = %s",
+             (new_name, part_id), 1),
+    ]  # fmt: skip
+    for position, value in enumerate(new_values):
+        steps.append(
+            Step(f"Set key value {position} to {value}", "PARTITION_KEY_VALS", "update",
+                 f"UPDATE {sql.table(PartitionKeyValue)} SET {sql.col(PartitionKeyValue, 'value')} = %s "
+                 f"WHERE {sql.col(PartitionKeyValue, 'partition')} = %s AND {sql.col(PartitionKeyValue, 'position')} = %s",
+                 (value, part_id, position), 1)
+        )  # fmt: skip
+    if destination and destination != partition["location"]:
+        steps.append(
+            Step("Point the partition at its new directory", "SDS", "update",
+                 f"UPDATE {sql.table(StorageDescriptor)} SET {sql.col(StorageDescriptor, 'location')} = %s "
+                 f"WHERE {sql.col(StorageDescriptor, 'id')} = %s", (destination, partition["sd_id"]), 1)
+        )  # fmt: skip
+    stats = PartitionColumnStatistics.objects.using(metastore.alias).filter(partition_id=part_id).count()
+    if stats and metastore.schema.has(PartitionColumnStatistics, "partition_name"):
+        steps.append(
+            Step("Keep the partition's statistics under its new name", "PART_COL_STATS", "update",
+                 f"UPDATE {sql.table(PartitionColumnStatistics)} SET {sql.col(PartitionColumnStatistics, 'partition_name')} = %s "
+                 f"WHERE {sql.col(PartitionColumnStatistics, 'partition')} = %s", (new_name, part_id), stats)
+        )  # fmt: skip
+    return steps
+
+
+def _rename_warnings(source: str | None, destination: str | None, move: DirectoryMove | None) -> list[Finding]:
+    if destination and source != destination and move is None:
+        return [Finding("source_missing", "17.4", f"{source} does not exist: only the metadata changes.", "warning")]
+    return []
+
+
+# Drop ------------------------------------------------------------------------------------------
+
+
+def plan_drop_partitions(metastore: Metastore, state: TableState, spec: DropPartitions) -> Preview:
+    blockers = _predicate_blockers(state, spec)
+    matched = _matching_partitions(metastore, state, spec) if not blockers else []
+    if not matched and not blockers and not spec.if_exists:
+        blockers.append(
+            Finding(
+                "no_partition_matches",
+                "ddl",
+                f"No partition of {state.ref} matches {spec.to_ddl().split(' DROP ', 1)[1]}",
+            )
+        )
+    sql = MetastoreSql(metastore.alias)
+    part_ids = [p["id"] for p in matched]
+    sd_ids = [p["sd_id"] for p in matched if p["sd_id"]]
+    steps = _drop_steps(metastore, sql, part_ids, sd_ids) if matched and not blockers else []
+    moves = tuple(_trash_moves(state, matched)) if not state.is_external else ()
+    stats = sum(s.expected_rows for s in steps if s.metastore_table == "PART_COL_STATS")
+    return build_preview(
+        metastore,
+        state,
+        spec,
+        steps=steps,
+        after=snapshot(state),
+        blockers=blockers,
+        warnings=_drop_warnings(state, spec, matched, moves),
+        moves=moves,
+        partitions_touched=len(matched),
+        statistics_dropped=stats,
+        drops=len(matched),
+        hive=HiveComparison(str(metastore.schema.version), len(matched), stats, hive_seconds(len(matched), stats)),
+        inverse={
+            "dropped_partitions": [p["name"] for p in matched[:100]],
+            "count": len(matched),
+            "trash": [m.destination for m in moves[:100]],
+        },
+    )
+
+
+def _predicate_blockers(state: TableState, spec: DropPartitions) -> list[Finding]:
+    keys = {k.name for k in state.partition_keys}
+    if not keys:
+        return [Finding("not_partitioned", "ddl", f"Table {state.ref} is not partitioned")]
+    unknown = sorted({p.key for predicates in spec.specs for p in predicates} - keys)
+    if unknown:
+        return [
+            Finding(
+                "unknown_partition_key",
+                "ddl",
+                f"{', '.join(unknown)} is not a partition key of {state.ref}; keys: {', '.join(sorted(keys))}",
+            )
+        ]
+    return []
+
+
+def _matching_partitions(metastore: Metastore, state: TableState, spec: DropPartitions) -> list[dict]:
+    alias = metastore.alias
+    keys = {k.name: (i, k.type) for i, k in enumerate(state.partition_keys)}
+    condition = Q()
+    for predicates in spec.specs:
+        condition |= _all_of(alias, keys, predicates)
+    rows = (
+        Partition.objects.using(alias)
+        .filter(table_id=state.table_id)
+        .filter(condition)
+        .order_by("name")
+        .values("id", "name", "sd_id", "sd__location", "sd__serde_id", "sd__cd_id")
+    )
+    return list(rows)
+
+
+def _all_of(alias: str, keys: dict[str, tuple[int, str]], predicates: tuple[PartitionPredicate, ...]) -> Q:
+    condition = Q()
+    for predicate in predicates:
+        position, key_type = keys[predicate.key]
+        values = PartitionKeyValue.objects.using(alias).filter(partition_id=OuterRef("id"), position=position)
+        if key_type.lower() in INTEGRAL_TYPES and _is_integer(predicate.value):
+            values = values.annotate(number=Cast("value", BigIntegerField()))
+            values = (
+                values.filter(**{f"number{_LOOKUPS[predicate.op]}": int(predicate.value)})
+                if predicate.op != "<>"
+                else values.exclude(number=int(predicate.value))
+            )
+        else:
+            values = (
+                values.filter(**{f"value{_LOOKUPS[predicate.op]}": predicate.value})
+                if predicate.op != "<>"
+                else values.exclude(value=predicate.value)
+            )
+        condition &= Q(Exists(values))
+    return condition
+
+
+_LOOKUPS = {"=": "", "<": "__lt", "<=": "__lte", ">": "__gt", ">=": "__gte"}
+
+
+def _is_integer(value: str) -> bool:
+    return value.lstrip("-").isdigit()
+
+
+def _chunks(ids: list[int]) -> Iterator[list[int]]:
+    for start in range(0, len(ids), CHUNK):
+        yield ids[start : start + CHUNK]
+
+
+def _drop_steps(metastore: Metastore, sql: MetastoreSql, part_ids: list[int], sd_ids: list[int]) -> list[Step]:
+    alias = metastore.alias
+    steps: list[Step] = []
+    by_partition = [
+        PartitionColumnStatistics,
+        PartitionParam,
+        PartitionKeyValue,
+        PartitionPrivilege,
+        PartitionColumnPrivilege,
+    ]
+    by_sd = [
+        StorageDescriptorParam,
+        BucketingColumn,
+        SortColumn,
+        SkewedColumnName,
+        SkewedColumnValueLocation,
+        SkewedValue,
+    ]
+    for model in by_partition:
+        steps += _delete_by_ids(alias, sql, model, "partition", part_ids, "the dropped partitions'")
+    steps += _delete_by_ids(alias, sql, Partition, "id", part_ids, "")
+    for model in by_sd:
+        steps += _delete_by_ids(alias, sql, model, "sd", sd_ids, "their storage descriptors'")
+    serde_ids = _unshared(alias, StorageDescriptor, "serde_id", sd_ids)
+    cd_ids = _unshared(alias, StorageDescriptor, "cd_id", sd_ids)
+    steps += _delete_by_ids(alias, sql, StorageDescriptor, "id", sd_ids, "")
+    steps += _delete_by_ids(alias, sql, SerDeParam, "serde", serde_ids, "their SerDes'")
+    steps += _delete_by_ids(alias, sql, SerDe, "id", serde_ids, "")
+    steps += _delete_by_ids(alias, sql, Column, "cd", cd_ids, "unused descriptors'")
+    steps += _delete_by_ids(alias, sql, ColumnDescriptor, "id", cd_ids, "")
+    return steps
+
+
+def _unshared(alias: str, model: type, field: str, sd_ids: list[int]) -> list[int]:
+    """Ids (SerDes or descriptors) used only by the storage descriptors being deleted."""
+    if not sd_ids:
+        return []
+    used = set(
+        model.objects.using(alias).filter(id__in=sd_ids).exclude(**{f"{field}": None}).values_list(field, flat=True)
+    )
+    elsewhere = (
+        set(
+            model.objects.using(alias)
+            .filter(**{f"{field}__in": used})
+            .exclude(id__in=sd_ids)
+            .values_list(field, flat=True)
+        )
+        if used
+        else set()
+    )
+    return sorted(used - elsewhere)
+
+
+def _delete_by_ids(alias: str, sql: MetastoreSql, model: type, field: str, ids: list[int], whose: str) -> list[Step]:
+    if not ids:
+        return []
+    table = model._meta.db_table
+    column = sql.col(model, field) if field != "id" else sql.col(model, "id")
+    steps = []
+    for chunk in _chunks(ids):
+        lookup = f"{field}__in" if field != "id" else "pk__in"
+        count = model.objects.using(alias).filter(**{lookup: chunk}).count()
+        if not count:
+            continue
+        placeholders = ", ".join(["%s"] * len(chunk))
+        where = f"WHERE {column} IN ({placeholders})"
+        steps.append(
+            Step(
+                f"Delete {count} {table} rows ({whose or 'the'} rows)".replace("  ", " "),
+                table,
+                "delete",
+                f"DELETE FROM {sql.table(model)} {where}",
+                tuple(chunk),
+                count,
+                capture_sql=f"SELECT * FROM {sql.table(model)} {where}",
+            )
+        )
+    return steps
+
+
+def _trash_moves(state: TableState, matched: list[dict]) -> Iterator[DirectoryMove]:
+    """Managed data goes to ``<database location>/.catalog-admin-trash/<table>/<fingerprint>/<partition>``."""
+    root = f"{state.database_location.rstrip('/')}/{TRASH_DIR}/{state.ref.table}/{state.fingerprint[:12]}"
+    for partition in matched:
+        location = partition["sd__location"]
+        if not location:
+            continue
+        filesystem = filesystem_for(location)
+        if not filesystem.exists(location):
+            continue
+        size = filesystem.tree_size(location)
+        yield DirectoryMove(
+            source=location,
+            destination=f"{root}/{partition['name']}",
+            partitions_moving=1,
+            partitions_staying=0,
+            files=size.files if size else None,
+            bytes=size.bytes if size else None,
+            source_exists=True,
+            destination_free=True,
+            same_filesystem=_filesystem(location) == _filesystem(root),
+        )
+
+
+def _drop_warnings(
+    state: TableState, spec: DropPartitions, matched: list[dict], moves: tuple[DirectoryMove, ...]
+) -> list[Finding]:
+    warnings = []
+    if state.is_external:
+        warnings.append(
+            Finding(
+                "external_data_kept", "ddl", "The table is external: its data files stay where they are.", "warning"
+            )
+        )
+    elif spec.purge:
+        warnings.append(
+            Finding(
+                "purge_to_trash",
+                "ddl",
+                "PURGE is honoured as a move to the console's trash: data is never deleted outright.",
+                "warning",
+            )
+        )
+    missing = len(matched) - len(moves)
+    if not state.is_external and missing > 0:
+        warnings.append(
+            Finding(
+                "directories_missing", "ddl", f"{missing} dropped partition(s) have no directory on disk.", "warning"
+            )
+        )
+    return warnings
+
+
+def _filesystem(location: str) -> tuple[str, str]:
+    parts = urlsplit(location)
+    return (parts.scheme or "file", parts.netloc)
