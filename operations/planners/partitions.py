@@ -74,7 +74,8 @@ def plan_rename_partition(metastore: Metastore, state: TableState, spec: RenameP
             Finding(
                 "partition_exists",
                 "17.2",
-                f"Partition already exists:{state.ref.database}.{state.ref.table}.[{', '.join(new_values[k] for k in keys)}]",
+                f"Partition already exists:{state.ref.database}.{state.ref.table}."
+                f"[{', '.join(new_values[k] for k in keys)}]",
             )
         )
     sql = MetastoreSql(metastore.alias)
@@ -159,30 +160,55 @@ def _rename_partition_steps(
 ) -> list[Step]:
     part_id = partition["id"]
     steps = [
-        Step("Rename the partition row", "PARTITIONS", "update",
-             f"UPDATE {sql.table(Partition)} SET {sql.col(Partition, 'name')} = %s WHERE {sql.col(Partition, 'id')} = %s",
-             (new_name, part_id), 1),
-    ]  # fmt: skip
+        Step(
+            "Rename the partition row",
+            "PARTITIONS",
+            "update",
+            f"UPDATE {sql.table(Partition)} SET {sql.col(Partition, 'name')} = %s "
+            f"WHERE {sql.col(Partition, 'id')} = %s",
+            (new_name, part_id),
+            1,
+        ),
+    ]
     for position, value in enumerate(new_values):
         steps.append(
-            Step(f"Set key value {position} to {value}", "PARTITION_KEY_VALS", "update",
-                 f"UPDATE {sql.table(PartitionKeyValue)} SET {sql.col(PartitionKeyValue, 'value')} = %s "
-                 f"WHERE {sql.col(PartitionKeyValue, 'partition')} = %s AND {sql.col(PartitionKeyValue, 'position')} = %s",
-                 (value, part_id, position), 1)
-        )  # fmt: skip
+            Step(
+                f"Set key value {position} to {value}",
+                "PARTITION_KEY_VALS",
+                "update",
+                f"UPDATE {sql.table(PartitionKeyValue)} SET {sql.col(PartitionKeyValue, 'value')} = %s "
+                f"WHERE {sql.col(PartitionKeyValue, 'partition')} = %s "
+                f"AND {sql.col(PartitionKeyValue, 'position')} = %s",
+                (value, part_id, position),
+                1,
+            )
+        )
     if destination and destination != partition["location"]:
         steps.append(
-            Step("Point the partition at its new directory", "SDS", "update",
-                 f"UPDATE {sql.table(StorageDescriptor)} SET {sql.col(StorageDescriptor, 'location')} = %s "
-                 f"WHERE {sql.col(StorageDescriptor, 'id')} = %s", (destination, partition["sd_id"]), 1)
-        )  # fmt: skip
+            Step(
+                "Point the partition at its new directory",
+                "SDS",
+                "update",
+                f"UPDATE {sql.table(StorageDescriptor)} SET {sql.col(StorageDescriptor, 'location')} = %s "
+                f"WHERE {sql.col(StorageDescriptor, 'id')} = %s",
+                (destination, partition["sd_id"]),
+                1,
+            )
+        )
     stats = PartitionColumnStatistics.objects.using(metastore.alias).filter(partition_id=part_id).count()
     if stats and metastore.schema.has(PartitionColumnStatistics, "partition_name"):
         steps.append(
-            Step("Keep the partition's statistics under its new name", "PART_COL_STATS", "update",
-                 f"UPDATE {sql.table(PartitionColumnStatistics)} SET {sql.col(PartitionColumnStatistics, 'partition_name')} = %s "
-                 f"WHERE {sql.col(PartitionColumnStatistics, 'partition')} = %s", (new_name, part_id), stats)
-        )  # fmt: skip
+            Step(
+                "Keep the partition's statistics under its new name",
+                "PART_COL_STATS",
+                "update",
+                f"UPDATE {sql.table(PartitionColumnStatistics)} "
+                f"SET {sql.col(PartitionColumnStatistics, 'partition_name')} = %s "
+                f"WHERE {sql.col(PartitionColumnStatistics, 'partition')} = %s",
+                (new_name, part_id),
+                stats,
+            )
+        )
     return steps
 
 
