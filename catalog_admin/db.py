@@ -32,11 +32,30 @@ _READ_ONLY_START = re.compile(
     re.IGNORECASE,
 )
 _WRITE_ANYWHERE = re.compile(
-    r"\b(INSERT|UPDATE|DELETE|MERGE|TRUNCATE|DROP|ALTER|CREATE|GRANT|REVOKE)\b|\bFOR\s+(UPDATE|SHARE)\b",
+    r"\b(INSERT|UPDATE|DELETE|MERGE|TRUNCATE|DROP|ALTER|CREATE|GRANT|REVOKE|INTO)\b"  # INTO: SELECT … INTO
+    r"|\bFOR\s+(KEY\s+)?(UPDATE|SHARE)\b|\bLOCK\s+IN\s+SHARE\s+MODE\b"  # row locks
+    r"|\bREAD\s+WRITE\b|TRANSACTION_READ_ONLY\b",  # lifting a read-only transaction or session
     re.IGNORECASE,
 )
-_STRING_LITERALS = re.compile(r"'(?:[^']|'')*'")
-_QUOTED_IDENTIFIERS = re.compile(r'"[^"]*"|`[^`]*`')
+# String literals, quoted identifiers and comments, as each dialect reads them, matched leftmost-first in one
+# pass: a quote inside a comment, or a comment marker or backslash-escaped quote inside a string, then cannot
+# hide the code after it. A statement is read-only only if it reads as read-only under every dialect.
+_DIALECT_TOKENS = (
+    # PostgreSQL: E'' strings take backslash escapes, others double quotes; $tag$ quoting; -- and /* */.
+    # (A backtick outside a string is a syntax error there, so skipping `…` cannot hide anything PostgreSQL runs.)
+    re.compile(
+        r"(?<![\w$])[Ee]'(?:[^'\\]|''|\\.)*'|'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|`(?:[^`]|``)*`"
+        r"|--[^\n]*|/\*.*?\*/|(?<![\w$])\$((?:[A-Za-z_]\w*)?)\$.*?\$\1\$",
+        re.DOTALL,
+    ),
+    # MySQL / MariaDB: backslash escapes; `identifiers`; # comments; "-- " needs a space; /*! … */ is executed.
+    re.compile(
+        r"'(?:[^'\\]|''|\\.)*'|\"(?:[^\"\\]|\"\"|\\.)*\"|`(?:[^`]|``)*`|#[^\n]*|--(?=\s|$)[^\n]*|/\*(?!M?!).*?\*/",
+        re.DOTALL,
+    ),
+    # SQLite: standard strings; "…", `…` and […] identifiers; -- and /* */.
+    re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|`(?:[^`]|``)*`|\[[^\]]*\]|--[^\n]*|/\*.*?\*/", re.DOTALL),
+)
 
 
 class MetastoreWriteForbidden(Exception):
@@ -54,21 +73,23 @@ def allow_metastore_writes() -> Iterator[None]:
 
 
 def is_read_only_sql(sql: str) -> bool:
-    """Whether ``sql`` only reads: a read-only leading keyword and no write keyword outside quotes."""
-    if not _READ_ONLY_START.match(sql):
-        return False
-    bare = _QUOTED_IDENTIFIERS.sub('""', _STRING_LITERALS.sub("''", sql))
-    keyword = _READ_ONLY_START.match(bare).group(1).upper()  # type: ignore[union-attr]
-    if keyword in {"SAVEPOINT", "RELEASE", "ROLLBACK", "BEGIN", "COMMIT", "SET"}:
-        return not re.search(r"\bTRANSACTION\s+READ\s+WRITE\b", bare, re.IGNORECASE)
-    return not _WRITE_ANYWHERE.search(bare)
+    """Whether ``sql`` only reads: each statement starts with a read-only keyword, no write keyword outside quotes."""
+    return all(_reads_only(tokens.sub(" ", sql)) for tokens in _DIALECT_TOKENS)
+
+
+def _reads_only(bare: str) -> bool:
+    """``bare`` is SQL without literals and comments; psycopg2 runs every ``;``-separated statement in it."""
+    statements = [part for part in bare.split(";") if part.strip()]
+    return bool(statements) and all(
+        _READ_ONLY_START.match(part) and not _WRITE_ANYWHERE.search(part) for part in statements
+    )
 
 
 def _forbid_writes(execute: Callable, sql: str, params: Any, many: bool, context: dict) -> Any:
     if not _writes_allowed.get() and not is_read_only_sql(sql):
         alias = context["connection"].alias
         raise MetastoreWriteForbidden(
-            f"Refused to write to metastore '{alias}' outside the service layer: {sql.split()[0].upper()} …"
+            f"Refused to write to metastore '{alias}' outside the service layer: {(sql.split() or ['?'])[0].upper()} …"
         )
     return execute(sql, params, many, context)
 

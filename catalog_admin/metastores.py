@@ -100,7 +100,8 @@ def database_settings(config: MetastoreConfig, base_dir: Path) -> dict:
     backend = settings["ENGINE"].rsplit(".", 1)[-1]
     if backend not in ENGINES:
         raise MetastoreConfigError(
-            f"Metastore '{config.name}' uses '{backend}'; supported are postgresql, mysql and sqlite."
+            f"Metastore '{config.name}' uses '{urlsplit(config.url).scheme}';"
+            " supported are postgresql, mysql and sqlite."
         )
     settings["ENGINE"] = ENGINES[backend]
     settings["OPTIONS"] = dict(parse_qsl(urlsplit(config.url).query))

@@ -2,8 +2,31 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from catalog_admin.views import databases, metastores, partitions, search, tables
+
+# The browsing pages, under the "catalog" namespace (LOGIN_REDIRECT_URL is "catalog:metastores").
+catalog_patterns = [
+    path("", metastores.metastore_list, name="metastores"),
+    path("search/", search.search, name="search"),
+    path("m/<str:metastore>/", databases.database_list, name="databases"),
+    path("m/<str:metastore>/db/<str:database>/", tables.table_list, name="tables"),
+    path("m/<str:metastore>/db/<str:database>/t/<str:table>/", tables.table_detail, name="table"),
+    path(
+        "m/<str:metastore>/db/<str:database>/t/<str:table>/partitions/",
+        partitions.partition_list,
+        name="partitions",
+    ),
+    path(
+        "m/<str:metastore>/db/<str:database>/t/<str:table>/p/<path:partition>/",
+        partitions.partition_detail,
+        name="partition",
+    ),
+]
+
 urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    path("api/", include("catalog_admin.api.urls")),
+    path("", include((catalog_patterns, "catalog"))),
 ]

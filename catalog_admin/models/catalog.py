@@ -85,7 +85,7 @@ class SchemaVersionRow(HiveModel):
 
     id = models.BigIntegerField(primary_key=True, db_column="VER_ID")
     schema_version = models.CharField(max_length=127, db_column="SCHEMA_VERSION")
-    version_comment = models.CharField(max_length=255, db_column="VERSION_COMMENT")
+    version_comment = models.CharField(max_length=255, null=True, db_column="VERSION_COMMENT")  # NULL on MySQL
 
     class Meta(HiveModel.Meta):
         db_table = "VERSION"

@@ -36,7 +36,7 @@ class Column(HiveModel):
 
     pk = models.CompositePrimaryKey("cd_id", "name")
     cd = hive_fk("ColumnDescriptor", "CD_ID", related_name="columns", null=False)
-    comment = models.CharField(max_length=4000, null=True, db_column="COMMENT")
+    comment = models.CharField(max_length=256, null=True, db_column="COMMENT")  # 4000 but on MySQL before 4.0
     name = models.CharField(max_length=767, db_column="COLUMN_NAME")
     type = models.TextField(null=True, db_column="TYPE_NAME")
     position = models.IntegerField(db_column="INTEGER_IDX")

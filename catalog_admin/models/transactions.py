@@ -50,7 +50,7 @@ class TransactionComponent(HiveModel):
     pk = models.CompositePrimaryKey("txn_id", "database", "table", "partition")
     txn_id = models.BigIntegerField(db_column="TC_TXNID")
     database = models.CharField(max_length=128, db_column="TC_DATABASE")
-    table = models.CharField(max_length=256, db_column="TC_TABLE")
+    table = models.CharField(max_length=128, db_column="TC_TABLE")  # 256 since 4.0
     partition = models.CharField(max_length=767, db_column="TC_PARTITION")
     operation_type = models.CharField(max_length=1, db_column="TC_OPERATION_TYPE")
     write_id = versioned(models.BigIntegerField(null=True, db_column="TC_WRITEID"), since="3.0.0")
@@ -65,9 +65,9 @@ class HiveLock(HiveModel):
     pk = models.CompositePrimaryKey("ext_id", "int_id")
     ext_id = models.BigIntegerField(db_column="HL_LOCK_EXT_ID")
     int_id = models.BigIntegerField(db_column="HL_LOCK_INT_ID")
-    txn_id = models.BigIntegerField(db_column="HL_TXNID")
+    txn_id = models.BigIntegerField(null=True, db_column="HL_TXNID")  # NOT NULL since 3.0
     database = models.CharField(max_length=128, db_column="HL_DB")
-    table = models.CharField(max_length=256, null=True, db_column="HL_TABLE")
+    table = models.CharField(max_length=128, null=True, db_column="HL_TABLE")  # 256 since 4.0
     partition = models.CharField(max_length=767, null=True, db_column="HL_PARTITION")
     state = models.CharField(max_length=1, db_column="HL_LOCK_STATE")
     type = models.CharField(max_length=1, db_column="HL_LOCK_TYPE")
@@ -93,7 +93,7 @@ def _compaction_fields(prefix: str) -> dict[str, models.Field]:
     return {
         "id": models.BigIntegerField(primary_key=True, db_column=col("ID")),
         "database": models.CharField(max_length=128, db_column=col("DATABASE")),
-        "table": models.CharField(max_length=256, db_column=col("TABLE")),
+        "table": models.CharField(max_length=128, db_column=col("TABLE")),  # 256 since 4.0
         "partition": models.CharField(max_length=767, null=True, db_column=col("PARTITION")),
         "state": models.CharField(max_length=1, db_column=col("STATE")),
         "type": models.CharField(max_length=1, db_column=col("TYPE")),

@@ -33,8 +33,11 @@ def encode_cursor(values: list[Any]) -> str:
     return base64.urlsafe_b64encode(json.dumps(values, separators=(",", ":")).encode()).decode().rstrip("=")
 
 
-def decode_cursor(cursor: str, *, arity: int) -> list[Any] | None:
-    """The key values after which the page starts; None for the first page. Raises on a malformed cursor."""
+def decode_cursor(cursor: str, *, types: tuple[type, ...]) -> list[Any] | None:
+    """The key values (of ``types``, in order) after which the page starts; None for the first page.
+
+    Raises ApplicationError on a malformed cursor, including one whose values have the wrong types.
+    """
     if not cursor:
         return None
     try:
@@ -42,7 +45,11 @@ def decode_cursor(cursor: str, *, arity: int) -> list[Any] | None:
         values = json.loads(base64.urlsafe_b64decode(padded.encode()))
     except (binascii.Error, ValueError, UnicodeDecodeError):
         values = None
-    if not isinstance(values, list) or len(values) != arity or not all(_is_scalar(v) for v in values):
+    if (
+        not isinstance(values, list)
+        or len(values) != len(types)
+        or not all(_has_type(v, t) for v, t in zip(values, types, strict=False))
+    ):
         raise ApplicationError(
             ErrorCode.INVALID_PARAMETER,
             "The cursor is malformed; start again from the first page.",
@@ -68,5 +75,5 @@ def page_size(raw: str | int | None) -> int:
     return size
 
 
-def _is_scalar(value: Any) -> bool:
-    return value is None or isinstance(value, str | int | float | bool)
+def _has_type(value: Any, expected: type) -> bool:
+    return isinstance(value, expected) and not (expected is int and isinstance(value, bool))

@@ -107,7 +107,7 @@ def list_partitions(
         qs = qs.filter(name__gte=prefix)
     if filters.q:
         qs = qs.filter(name__contains=filters.q)
-    after = decode_cursor(cursor, arity=1)
+    after = decode_cursor(cursor, types=(str,))
     if after is not None:
         qs = qs.filter(name__gt=after[0])
     rows = list(qs.order_by("name").values("id", "name", "create_time", "sd__location")[: size + 1])

@@ -52,6 +52,7 @@ TABLE_SORTS: dict[str, tuple[tuple[str, ...], bool]] = {
     "created": (("create_time", "id"), False),
     "-created": (("create_time", "id"), True),
 }
+KEY_TYPES = {"name": str, "create_time": int, "id": int}
 TABLE_TYPES = {choice.value for choice in TableType}
 
 
@@ -155,7 +156,7 @@ def list_tables(
     """One keyset page of the database's tables."""
     keys, descending = TABLE_SORTS[filters.sort]
     qs = _filtered_tables(metastore, database, filters)
-    after = decode_cursor(cursor, arity=len(keys))
+    after = decode_cursor(cursor, types=tuple(KEY_TYPES[k] for k in keys))
     if after is not None:
         qs = qs.filter(_keyset_after(keys, after, descending))
     order = [f"-{k}" if descending else k for k in keys]

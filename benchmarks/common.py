@@ -1,0 +1,75 @@
+"""Shared set-up for the benchmarks: a PostgreSQL metastore with an official Hive schema, seeded at scale."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("CATALOG_ADMIN_SHARED") or REPO.parent / "shared")
+SCRIPTS = {
+    "2.3.0": "2.3.0/hive-schema-2.3.0.postgres.sql",
+    "3.1.0": "3.1.0/hive-schema-3.1.0.postgres.sql",
+    "4.0.0": "4.0.0-derived/hive-schema-4.0.0-derived.postgres.sql",
+}
+
+
+def recreate_metastore(database: str, version: str) -> None:
+    """Drop and create ``database`` on the local PostgreSQL and load Hive's official schema into it."""
+    script = SHARED / "fixtures" / "hive-schema" / SCRIPTS[version]
+    psql = ["psql", "-h", "127.0.0.1", "-U", "postgres", "-v", "ON_ERROR_STOP=1", "-q"]
+    subprocess.run(
+        [*psql, "-d", "postgres", "-c", f"DROP DATABASE IF EXISTS {database} WITH (FORCE)", "-c", f"CREATE DATABASE {database}"],
+        check=True,
+        capture_output=True,
+    )
+    subprocess.run([*psql, "-d", database, "-f", script.name], cwd=script.parent, check=True, capture_output=True)
+
+
+def setup_django(metastores: str) -> None:
+    os.environ["METASTORES"] = metastores
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "catalog_admin.settings")
+    os.environ.setdefault("CATALOG_ADMIN_VAR", str(REPO / "var" / "bench"))
+    os.environ.setdefault("DJANGO_ALLOWED_HOSTS", "testserver,localhost")
+    sys.path.insert(0, str(REPO))
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
+def timed(label: str, action: Callable[[], object]) -> tuple[float, object]:
+    started = time.perf_counter()
+    result = action()
+    seconds = time.perf_counter() - started
+    print(f"{label}: {seconds:.2f} s", flush=True)
+    return seconds, result
+
+
+def median_ms(action: Callable[[], object], runs: int = 7) -> float:
+    """Median wall time of ``action`` in milliseconds, after one warm-up run."""
+    action()
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        action()
+        samples.append((time.perf_counter() - started) * 1000)
+    return statistics.median(samples)
+
+
+def write_section(path: Path, title: str, body: str) -> None:
+    """Replace (or append) the ``## title`` section of a markdown file."""
+    text = path.read_text() if path.exists() else "# Benchmarks\n"
+    marker = f"## {title}\n"
+    if marker in text:
+        start = text.index(marker)
+        end = text.find("\n## ", start + len(marker))
+        text = text[:start] + text[end + 1 :] if end != -1 else text[:start]
+    path.write_text(text.rstrip() + "\n\n" + marker + body.rstrip() + "\n")

@@ -1,0 +1,100 @@
+"""``manage.py demo``: prepare the embedded demo (console DB, demo metastore, users) and serve the console."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import connections
+
+from catalog_admin.metastore_ddl import DEFAULT_SCHEMA_VERSION, create_metastore_schema
+from catalog_admin.metastores import DEMO_METASTORE_NAME, MetastoreConfig
+from catalog_admin.seeding import SeedOptions, seed_metastore
+from catalog_admin.selectors.metastores import clear_schema_cache, get_metastore
+
+__all__ = ("DEMO_USERS", "Command")
+
+DEFAULT_PASSWORD = "demo-password"
+# username -> (group, is_staff and is_superuser)
+DEMO_USERS = {
+    "steward": ("steward", False),
+    "approver": ("approver", False),
+    "viewer": ("viewer", False),
+    "admin": ("admin", True),
+}
+
+
+class Command(BaseCommand):
+    help = (
+        "Prepare the embedded demo idempotently (migrate the console database, create and seed the SQLite demo "
+        "metastore, create the demo users) and run the development server."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--addr", default="127.0.0.1:8000", help="address:port to serve on (default 127.0.0.1:8000)"
+        )
+        parser.add_argument("--no-serve", action="store_true", help="only prepare; do not start the server")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        config = _demo_config()
+        call_command("migrate", database="default", interactive=False, verbosity=0)
+        self.stdout.write("Console database migrated.")
+        self.prepare_metastore(config)
+        password = os.environ.get("DEMO_PASSWORD") or DEFAULT_PASSWORD
+        for username, (group, superuser) in DEMO_USERS.items():
+            _ensure_user(username, password, group, superuser=superuser)
+        self.write_instructions(options["addr"], password)
+        if not options["no_serve"]:
+            # DEBUG is off by default: let runserver serve the static files (CSS, htmx) anyway.
+            call_command("runserver", options["addr"], use_reloader=False, insecure_serving=True)
+
+    def prepare_metastore(self, config: MetastoreConfig) -> None:
+        """Create the demo metastore's schema when its database is new, then seed it (existing content is kept)."""
+        database = Path(settings.DATABASES[config.alias]["NAME"])
+        database.parent.mkdir(parents=True, exist_ok=True)
+        Path(config.warehouse).mkdir(parents=True, exist_ok=True)
+        if not connections[config.alias].introspection.table_names():
+            create_metastore_schema(config.alias, DEFAULT_SCHEMA_VERSION, config.warehouse)
+            clear_schema_cache()
+            self.stdout.write(f"Created demo metastore {database} (Hive {DEFAULT_SCHEMA_VERSION}).")
+        report = seed_metastore(get_metastore(config.name), SeedOptions(warehouse=config.warehouse))
+        rows = sum(report.counts.values())
+        if rows:
+            self.stdout.write(
+                f"Demo metastore seeded: {rows} rows, {report.files} data files under {config.warehouse}."
+            )
+        else:
+            self.stdout.write(f"Demo metastore {database} is already seeded.")
+
+    def write_instructions(self, addr: str, password: str) -> None:
+        host, _, port = addr.rpartition(":")
+        host = "127.0.0.1" if host in ("", "0.0.0.0") else host
+        self.stdout.write(self.style.SUCCESS(f"\nOpen http://{host}:{port}/ and sign in as one of:"))
+        for username, (group, _) in DEMO_USERS.items():
+            self.stdout.write(f"  {username:<9} role {group}")
+        self.stdout.write(f"Password (all users): {password}   (set DEMO_PASSWORD to choose another)\n")
+
+
+def _demo_config() -> MetastoreConfig:
+    config = next((c for c in settings.METASTORE_CONFIGS if c.name == DEMO_METASTORE_NAME), None)
+    if config is None or settings.DATABASES[config.alias]["ENGINE"] != "django.db.backends.sqlite3":
+        raise CommandError(
+            "The demo runs on the embedded default: unset METASTORES and METASTORE_URL to use the demo metastore."
+        )
+    return config
+
+
+def _ensure_user(username: str, password: str, group: str, *, superuser: bool) -> None:
+    user, _ = get_user_model().objects.get_or_create(username=username)
+    user.set_password(password)
+    user.is_staff = user.is_superuser = superuser
+    user.is_active = True
+    user.save()
+    user.groups.add(Group.objects.get_or_create(name=group)[0])

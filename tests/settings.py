@@ -1,0 +1,93 @@
+"""
+Settings for the test suite: the console's settings, with databases that do not depend on the environment.
+
+``default`` (the console's own state) is PostgreSQL; Django's test runner creates ``test_catalog_admin_test``.
+Seven metastores are registered, each a fixed test database that ``tests/fixtures/metastores.py``
+drops, recreates, loads and seeds once per session:
+
+* ``hive{23,31,40}_pg`` / ``hive{23,31,40}_my``: the official Hive schema scripts 2.3.0, 3.1.0 and
+  4.0.0 (``4.0.0-derived``) on PostgreSQL and on MariaDB;
+* ``hive_sqlite``: a 3.1.0 schema created by the project's own ``catalog_admin.metastore_ddl``.
+
+The aliases go through ``catalog_admin.metastores.database_settings``, as in production.
+Temporary files (warehouses, the SQLite metastore) live under ``$CATALOG_ADMIN_TEST_TMP``
+(default: ``<system temp>/catalog-admin-tests``).
+"""
+
+import importlib
+import os
+import tempfile
+from pathlib import Path
+
+from catalog_admin.metastores import MetastoreConfig, database_settings
+
+# Variables of catalog_admin.settings that would register a developer's own databases.
+_ENVIRONMENT_DATABASES = ("DATABASE_URL", "DEFAULT_METASTORE", "METASTORE_URL", "METASTORES")
+
+
+def _base_settings() -> dict[str, object]:
+    """The upper-case values of ``catalog_admin.settings``, evaluated without the environment's databases."""
+    saved = {name: os.environ.pop(name) for name in _ENVIRONMENT_DATABASES if name in os.environ}
+    try:
+        module = importlib.import_module("catalog_admin.settings")
+    finally:
+        os.environ.update(saved)
+    return {name: value for name, value in vars(module).items() if name.isupper()}
+
+
+_base = _base_settings()
+globals().update(_base)
+BASE_DIR: Path = _base["BASE_DIR"]  # type: ignore[assignment]
+
+SECRET_KEY = "catalog-admin-tests-only"  # not a secret: tests only
+DEBUG = False
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# Optional suffix for every test database and the temp folder, so that two sessions on one machine do not
+# drop each other's metastores (e.g. CATALOG_ADMIN_TEST_DB_SUFFIX=_ci1). Empty by default: fixed names.
+_SUFFIX = os.environ.get("CATALOG_ADMIN_TEST_DB_SUFFIX", "")
+if _SUFFIX and not _SUFFIX.replace("_", "").isalnum():
+    raise ValueError("CATALOG_ADMIN_TEST_DB_SUFFIX may hold only letters, digits and '_'.")
+TEST_TMP_DIR = Path(
+    os.environ.get("CATALOG_ADMIN_TEST_TMP") or Path(tempfile.gettempdir()) / f"catalog-admin-tests{_SUFFIX}"
+)
+
+_PG = "postgresql://postgres@127.0.0.1:5432"
+_MY = "mysql://root@127.0.0.1:3306"
+
+# alias -> (Hive schema version, official script under shared/fixtures/hive-schema; "" = the project's own DDL).
+HIVE_TEST_METASTORES = {
+    "hive23_pg": ("2.3.0", "2.3.0/hive-schema-2.3.0.postgres.sql"),
+    "hive31_pg": ("3.1.0", "3.1.0/hive-schema-3.1.0.postgres.sql"),
+    "hive40_pg": ("4.0.0", "4.0.0-derived/hive-schema-4.0.0-derived.postgres.sql"),
+    "hive23_my": ("2.3.0", "2.3.0/hive-schema-2.3.0.mysql.sql"),
+    "hive31_my": ("3.1.0", "3.1.0/hive-schema-3.1.0.mysql.sql"),
+    "hive40_my": ("4.0.0", "4.0.0-derived/hive-schema-4.0.0-derived.mysql.sql"),
+    "hive_sqlite": ("3.1.0", ""),
+}
+
+
+def _url(alias: str) -> str:
+    if alias.endswith("_pg"):
+        return f"{_PG}/ca_test_{alias}{_SUFFIX}"
+    if alias.endswith("_my"):
+        return f"{_MY}/ca_test_{alias}{_SUFFIX}"
+    return f"sqlite:///{TEST_TMP_DIR / alias / 'metastore.sqlite3'}"
+
+
+METASTORE_CONFIGS = [
+    MetastoreConfig(name=alias, url=_url(alias), warehouse=str(TEST_TMP_DIR / alias / "warehouse"))
+    for alias in HIVE_TEST_METASTORES
+]
+DEFAULT_METASTORE = "hive31_pg"
+
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": f"catalog_admin_test{_SUFFIX}",
+        "USER": "postgres",
+        "HOST": "127.0.0.1",
+        "PORT": "5432",
+    },
+    **{config.alias: database_settings(config, BASE_DIR) for config in METASTORE_CONFIGS},
+}
