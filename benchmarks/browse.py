@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import platform
 import re
-from pathlib import Path
 
 from common import REPO, median_ms, recreate_metastore, setup_django, timed, write_section
 
@@ -78,6 +77,7 @@ def _pages() -> list[tuple[str, str]]:
     day = middle.split("/")[0].split("=")[1]
     names = Table.objects.using("bench").filter(database__name=big_db).order_by("name").values_list("name", flat=True)
     some_table = names[names.count() // 2]
+    api_events = "/api/metastores/bench/databases/bench/tables/events/"
     return [
         ("metastores overview", "/"),
         ("databases with counts", "/m/bench/"),
@@ -93,7 +93,10 @@ def _pages() -> list[tuple[str, str]]:
         ("partition page", f"/m/bench/db/bench/t/events/p/{middle}/"),
         ("global search", "/search/?q=events&metastore=bench"),
         ("API: tables", f"/api/metastores/bench/databases/{big_db}/tables/"),
-        ("API: partitions (middle)", f"/api/metastores/bench/databases/bench/tables/events/partitions/?cursor={cursor}"),
+        (
+            "API: partitions (middle)",
+            f"/api/metastores/bench/databases/bench/tables/events/partitions/?cursor={cursor}",
+        ),
         ("API: table detail", "/api/metastores/bench/databases/bench/tables/events/"),
     ]
 
@@ -128,10 +131,11 @@ def measure_pages() -> list[tuple[str, str, float, int, list[str]]]:
         assert response.status_code == 200, f"{url} answered {response.status_code}"
         with CaptureQueriesContext(connections["bench"]) as queries:
             client.get(url)
-        scans = _sequential_scans(queries.captured_queries)
+        captured = list(queries.captured_queries)
+        scans = _sequential_scans(captured)
         ms = median_ms(lambda url=url: client.get(url))
-        rows.append((label, url, ms, len(queries.captured_queries), scans))
-        print(f"{ms:8.1f} ms  {len(queries.captured_queries):3d} queries  {label}  {' '.join(scans)}", flush=True)
+        rows.append((label, url, ms, len(captured), scans))
+        print(f"{ms:8.1f} ms  {len(captured):3d} queries  {label}  {' '.join(scans)}", flush=True)
     return rows
 
 
@@ -174,7 +178,9 @@ def report(args: argparse.Namespace, seed_seconds: float | None, rows: list) -> 
         "| page | median ms | queries | sequential scans of big tables |",
         "|---|---:|---:|---|",
     ]
-    lines += [f"| {label} | {ms:.1f} | {count} | {', '.join(scans) or 'none'} |" for label, _url, ms, count, scans in rows]
+    lines += [
+        f"| {label} | {ms:.1f} | {count} | {', '.join(scans) or 'none'} |" for label, _url, ms, count, scans in rows
+    ]
     write_section(REPO / "docs" / "benchmarks.md", "Browsing at scale", "\n".join(lines))
 
 

@@ -23,11 +23,8 @@ def recreate_metastore(database: str, version: str) -> None:
     """Drop and create ``database`` on the local PostgreSQL and load Hive's official schema into it."""
     script = SHARED / "fixtures" / "hive-schema" / SCRIPTS[version]
     psql = ["psql", "-h", "127.0.0.1", "-U", "postgres", "-v", "ON_ERROR_STOP=1", "-q"]
-    subprocess.run(
-        [*psql, "-d", "postgres", "-c", f"DROP DATABASE IF EXISTS {database} WITH (FORCE)", "-c", f"CREATE DATABASE {database}"],
-        check=True,
-        capture_output=True,
-    )
+    drop, create = f"DROP DATABASE IF EXISTS {database} WITH (FORCE)", f"CREATE DATABASE {database}"
+    subprocess.run([*psql, "-d", "postgres", "-c", drop, "-c", create], check=True, capture_output=True)
     subprocess.run([*psql, "-d", database, "-f", script.name], cwd=script.parent, check=True, capture_output=True)
 
 

@@ -28,6 +28,8 @@ class ErrorCode(StrEnum):
     HIVE_RULE_VIOLATION = "hive_rule_violation"
     STALE_PREVIEW = "stale_preview"
     EXECUTION_FAILED = "execution_failed"
+    INVALID_STATE = "invalid_state"
+    INTERNAL_ERROR = "internal_error"
 
     @property
     def http_status(self) -> int:
@@ -46,6 +48,8 @@ _HTTP_STATUS = {
     ErrorCode.HIVE_RULE_VIOLATION: 422,
     ErrorCode.STALE_PREVIEW: 409,
     ErrorCode.EXECUTION_FAILED: 500,
+    ErrorCode.INVALID_STATE: 409,
+    ErrorCode.INTERNAL_ERROR: 500,
 }
 
 

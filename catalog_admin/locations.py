@@ -45,6 +45,9 @@ class FileSystem(Protocol):
     def rename(self, source: str, destination: str) -> None:
         """Move a directory (creating the destination's parent), as Hive's ``Warehouse.renameDir``."""
 
+    def prune_empty_parents(self, location: str) -> None:
+        """Remove the location's parent directories as long as they are empty."""
+
 
 class LocalFileSystem:
     """``file:`` locations on this machine's disk."""
@@ -70,6 +73,12 @@ class LocalFileSystem:
         target.parent.mkdir(parents=True, exist_ok=True)
         os.rename(_local_path(source), target)
 
+    def prune_empty_parents(self, location: str) -> None:
+        parent = _local_path(location).parent
+        while parent != parent.parent and parent.is_dir() and not any(parent.iterdir()):
+            parent.rmdir()
+            parent = parent.parent
+
 
 class UnreachableFileSystem:
     """A scheme this console has no client for (hdfs, s3a …): nothing can be checked."""
@@ -85,6 +94,9 @@ class UnreachableFileSystem:
 
     def rename(self, source: str, destination: str) -> None:
         raise OSError(f"The console has no client for {self.scheme}: locations cannot be moved there.")
+
+    def prune_empty_parents(self, location: str) -> None:
+        return None
 
 
 def filesystem_for(location: str) -> FileSystem:

@@ -914,6 +914,11 @@ def _plan_compactions(ctx: Context, target: tuple[str, str], partition: str | No
 # --------------------------------------------------------------------------------------------
 
 
+def bench_partition(index: int) -> tuple[str, int]:
+    """The (dt, hour) values of the ``index``-th benchmark partition; partition names ascend with the index."""
+    return (BENCH_FIRST_DAY + timedelta(days=index // 24)).isoformat(), HOURS_BY_NAME[index % 24]
+
+
 @dataclass
 class ScaleTables:
     """``count`` unpartitioned tables ``t_<TBL_ID>`` over the scale databases, each with SD, SerDe, columns, params."""
@@ -950,8 +955,7 @@ def _empty_table_params(ctx: Context) -> dict[str, str]:
 
 def _plan_scale_tables(ctx: Context, count: int) -> None:
     specs = [DatabaseSpec(name, "Scale-test tables", "bench") for name in SCALE_DATABASES]
-    databases = [(_ensure_database(ctx, spec), spec.name) for spec in specs]
-    scale = ScaleTables(count, databases)
+    scale = ScaleTables(count, [(_ensure_database(ctx, spec), spec.name) for spec in specs])
     scale.reserve(ctx.plan)
     if ctx.connection.vendor == "postgresql":
         ctx.bulk.append(scale.bulk_insert)
@@ -961,14 +965,21 @@ def _plan_scale_tables(ctx: Context, count: int) -> None:
 
 @dataclass
 class BigTable:
-    """The partitions of the benchmark table: planned row by row, or inserted set-based on PostgreSQL."""
+    """
+    The partitions of the benchmark table: planned row by row, or inserted set-based on PostgreSQL.
+
+    Rows are generated in the order of each table's most expensive index (partition names
+    ascending; column statistics by column then partition before Hive 4, whose index is on
+    PART_ID), so that PostgreSQL appends to the index instead of searching it for every row.
+    """
 
     spec: TableSpec
     tbl_id: LocalId
     cd_id: LocalId
     root: Path
     count: int
-    stats_columns: tuple[tuple[str, str], ...]
+    stats_columns: tuple[tuple[str, str], ...]  # sorted by name
+    column_major: bool
     refs: dict[str, LocalId] = field(default_factory=dict)
 
     def reserve(self, plan: IdPlan) -> None:
@@ -980,27 +991,31 @@ class BigTable:
     def stats_count(self) -> int:
         return self.count * len(self.stats_columns)
 
+    def stats_offset(self, partition: int, column: int) -> int:
+        """Position of one statistics row in the generated order (its CS_ID offset)."""
+        if self.column_major:
+            return column * self.count + partition
+        return partition * len(self.stats_columns) + column
+
     def plan_rows(self, ctx: Context) -> None:
         fmt = FORMATS[self.spec.fmt]
         for i in range(self.count):
-            values = ((date(2000, 1, 1) + timedelta(days=i // 24)).isoformat(), i % 24)
+            day, hour = bench_partition(i)
             part, sd, serde = (self.refs[s] + i for s in PARTITION_SPACES)
             ctx.add(SerDe, id=serde, name=None, slib=fmt.serde_lib)
-            location = _uri(self.root / f"dt={values[0]}" / f"hour={values[1]}")
+            location = _uri(self.root / f"dt={day}" / f"hour={hour}")
             ctx.add(StorageDescriptor, **_sd_row(sd, fmt, location, serde, self.cd_id, -1))
-            _plan_partition_row(ctx, part, self.tbl_id, sd, values)
-            rows = 1000 + i % 5000
-            params = {"numFiles": "1", "numRows": str(rows), "totalSize": str(rows * 64)}
-            _add_params(ctx, PartitionParam, "partition", part, params | {"transient_lastDdlTime": str(ctx.now)})
-            self._plan_stats(ctx, part, f"dt={values[0]}/hour={values[1]}", i)
+            _plan_partition_row(ctx, part, self.tbl_id, sd, (day, hour))
+            _add_params(ctx, PartitionParam, "partition", part, _bench_partition_params(ctx, i))
+            self._plan_stats(ctx, part, f"dt={day}/hour={hour}", i)
 
     def _plan_stats(self, ctx: Context, part: LocalId, name: str, i: int) -> None:
-        first = self.refs["MPartitionColumnStatistics"] + i * len(self.stats_columns)
+        first = self.refs["MPartitionColumnStatistics"]
         for c, (column, type_name) in enumerate(self.stats_columns):
             numeric = type_name in ("int", "bigint")
             ctx.add(
                 PartitionColumnStatistics,
-                id=first + c,
+                id=first + self.stats_offset(i, c),
                 partition=part,
                 partition_name=name,
                 catalog_name=ctx.catalog,
@@ -1023,6 +1038,16 @@ class BigTable:
         return _bulk_big_table(ctx, self)
 
 
+def _bench_partition_params(ctx: Context, index: int) -> dict[str, str]:
+    rows = 1000 + index % 5000
+    return {
+        "numFiles": "1",
+        "numRows": str(rows),
+        "totalSize": str(rows * 64),
+        "transient_lastDdlTime": str(ctx.now),
+    }
+
+
 def _plan_big_table(ctx: Context, partitions: int, col_stats: int) -> None:
     """Table ``bench.events`` (or the next free ``events_<n>``) with ``partitions`` partitions and their stats."""
     db_id = _ensure_database(ctx, DatabaseSpec(BENCH_DATABASE, "Benchmark tables", "bench"))
@@ -1037,7 +1062,8 @@ def _plan_big_table(ctx: Context, partitions: int, col_stats: int) -> None:
     ctx.add(Table, **_table_row(ctx, spec, tbl_id, db_id, _plan_sd(ctx, spec, cd_id, _uri(root))))
     _plan_partition_keys(ctx, tbl_id)
     _add_params(ctx, TableParam, "table", tbl_id, _table_params(ctx, spec, (0, 0, 0), column_stats=False))
-    big = BigTable(spec, tbl_id, cd_id, root, partitions, columns[:col_stats])
+    stats_columns = tuple(sorted(columns[:col_stats]))
+    big = BigTable(spec, tbl_id, cd_id, root, partitions, stats_columns, column_major=ctx.version.major < 4)
     big.reserve(ctx.plan)
     if ctx.connection.vendor == "postgresql":
         ctx.bulk.append(big.bulk_insert)
@@ -1164,6 +1190,22 @@ def _default(field_: models.Field) -> Any:
 # --------------------------------------------------------------------------------------------
 
 
+def _skip_foreign_key_checks(ctx: Context) -> bool:
+    """
+    Skip PostgreSQL's per-row foreign-key triggers for the rest of the transaction, when permitted.
+
+    Hive's foreign keys cost one trigger query per inserted row (the larger part of a bulk
+    insert). The bulk rows reference only ids reserved and written in this run, so they are
+    consistent by construction. Needs superuser or ``GRANT SET ON PARAMETER session_replication_role``.
+    """
+    try:
+        with transaction.atomic(using=ctx.connection.alias):
+            ctx.cursor.execute("SET LOCAL session_replication_role = replica")
+    except DatabaseError:
+        return False
+    return True
+
+
 def _literal(value: Any) -> str:
     """An SQL literal for PostgreSQL (standard-conforming strings)."""
     if value is None:
@@ -1180,14 +1222,18 @@ def _sql_row(row: dict[str, Any], **exprs: str) -> dict[str, str]:
     return {key: _literal(value) for key, value in row.items()} | exprs
 
 
-def _values(rows: Iterable[Seq[Any]], alias: str) -> str:
-    """A ``(VALUES …) AS alias`` list whose first column is the row's index."""
-    items = ", ".join("(" + ", ".join(_literal(v) for v in (i, *row)) + ")" for i, row in enumerate(rows))
-    return f"(VALUES {items}) AS {alias}"
+def _pick(values: Iterable[Any], index: str) -> str:
+    """The ``index``-th (0-based SQL expression) of constant ``values``."""
+    return "(ARRAY[" + ", ".join(_literal(v) for v in values) + f"])[{index} + 1]"
 
 
-def _insert_select(ctx: Context, model: type[models.Model], exprs: dict[str, str], source: str) -> Counter[str]:
-    """One ``INSERT … SELECT``; ``exprs`` maps field names to SQL, unnamed fields get their default or NULL."""
+def _series(rows: int) -> str:
+    """``rows`` rows numbered ``x`` = 0 … rows - 1, produced in that order."""
+    return f"generate_series(0, {rows - 1}) AS x"
+
+
+def _insert_select(ctx: Context, model: type[models.Model], exprs: dict[str, str], rows: int) -> Counter[str]:
+    """One ``INSERT … SELECT`` over ``_series(rows)``; unnamed fields get their default or NULL."""
     chosen = [
         (f, exprs.get(f.name, _literal(_default(f))))
         for f in _available_fields(ctx, model)
@@ -1195,82 +1241,104 @@ def _insert_select(ctx: Context, model: type[models.Model], exprs: dict[str, str
     ]
     columns = ", ".join(ctx.quote(f.column) for f, _ in chosen)
     select = ", ".join(expr for _, expr in chosen)
-    ctx.cursor.execute(f"INSERT INTO {ctx.table(model)} ({columns}) SELECT {select} FROM {source}")
+    ctx.cursor.execute(f"INSERT INTO {ctx.table(model)} ({columns}) SELECT {select} FROM {_series(rows)}")
     return Counter({model._meta.db_table: ctx.cursor.rowcount})
 
 
+def _insert_params(
+    ctx: Context, model: type[models.Model], owner: tuple[str, int], params: dict[str, str], count: int
+) -> Counter[str]:
+    """``params`` for each of ``count`` owners (ids ``owner[1]`` + g), keys ascending within an owner."""
+    keys = sorted(params)
+    per = len(keys)
+    exprs = {owner[0]: f"{owner[1]} + x / {per}", "key": _pick(keys, f"x % {per}")}
+    exprs["value"] = _pick([params[k] for k in keys], f"x % {per}")
+    return _insert_select(ctx, model, exprs, count * per)
+
+
 def _bulk_scale_tables(ctx: Context, scale: ScaleTables) -> Counter[str]:
-    tbl, sd, serde, cd = (f"({ctx.plan.resolve(scale.refs[s])} + g)" for s in SCALE_SPACES)
-    pick = f"[(g % {len(scale.databases)}) + 1]"
-    db_ids = "(ARRAY[" + ", ".join(str(ctx.plan.resolve(db_id)) for db_id, _ in scale.databases) + "])" + pick
-    roots = ", ".join(_literal(_uri(ctx.db_root(name) / "t_")) for _, name in scale.databases)
-    series = f"generate_series(0, {scale.count - 1}) AS g"
+    n = scale.count
+    tbl, sd, serde, cd = (ctx.plan.resolve(scale.refs[s]) for s in SCALE_SPACES)
     fmt = FORMATS[SCALE_SPEC.fmt]
-    counts = _insert_select(ctx, SerDe, {"id": serde, "slib": _literal(fmt.serde_lib)}, series)
-    param_rows = f"{series} CROSS JOIN {_values(fmt.serde_params, 'p(i, k, v)')}"
-    counts += _insert_select(ctx, SerDeParam, {"serde": serde, "key": "p.k", "value": "p.v"}, param_rows)
-    counts += _insert_select(ctx, ColumnDescriptor, {"id": cd}, series)
-    columns = {"cd": cd, "name": "c.n", "type": "c.t", "position": "c.i"}
-    counts += _insert_select(ctx, Column, columns, f"{series} CROSS JOIN {_values(SCALE_COLUMNS, 'c(i, n, t)')}")
-    location = f"(ARRAY[{roots}]){pick} || {tbl}"
-    sd_row = _sql_row(_sd_row(0, fmt, "", 0, 0, -1), id=sd, location=location, serde=serde, cd=cd)
-    counts += _insert_select(ctx, StorageDescriptor, sd_row, series)
-    table_row = _sql_row(_table_row(ctx, SCALE_SPEC, 0, 0, 0), id=tbl, database=db_ids, sd=sd, name=f"'t_' || {tbl}")
-    counts += _insert_select(ctx, Table, table_row, series)
-    param_rows = f"{series} CROSS JOIN {_values(_empty_table_params(ctx).items(), 'p(i, k, v)')}"
-    return counts + _insert_select(ctx, TableParam, {"table": tbl, "key": "p.k", "value": "p.v"}, param_rows)
+    databases = [ctx.plan.resolve(db_id) for db_id, _ in scale.databases]
+    roots = [_uri(ctx.db_root(name) / "t_") for _, name in scale.databases]
+    counts = _insert_select(ctx, SerDe, {"id": f"{serde} + x", "slib": _literal(fmt.serde_lib)}, n)
+    counts += _insert_params(ctx, SerDeParam, ("serde", serde), dict(fmt.serde_params), n)
+    counts += _insert_select(ctx, ColumnDescriptor, {"id": f"{cd} + x"}, n)
+    width = len(SCALE_COLUMNS)
+    names, types = zip(*SCALE_COLUMNS, strict=True)
+    column = {"cd": f"{cd} + x / {width}", "position": f"x % {width}", "comment": "NULL"}
+    column |= {"name": _pick(names, f"x % {width}"), "type": _pick(types, f"x % {width}")}
+    counts += _insert_select(ctx, Column, column, n * width)
+    pick = f"x % {len(databases)}"
+    location = f"{_pick(roots, pick)} || ({tbl} + x)"
+    sd_row = _sql_row(_sd_row(0, fmt, "", 0, 0, -1), id=f"{sd} + x", location=location)
+    counts += _insert_select(ctx, StorageDescriptor, sd_row | {"serde": f"{serde} + x", "cd": f"{cd} + x"}, n)
+    table = _sql_row(_table_row(ctx, SCALE_SPEC, 0, 0, 0), id=f"{tbl} + x", sd=f"{sd} + x")
+    table |= {"database": _pick(databases, pick), "name": f"'t_' || ({tbl} + x)"}
+    counts += _insert_select(ctx, Table, table, n)
+    return counts + _insert_params(ctx, TableParam, ("table", tbl), _empty_table_params(ctx), n)
+
+
+def _bench_sql(g: str) -> tuple[str, str, str]:
+    """SQL for ``bench_partition(g)``: the dt value, the hour value and the partition name."""
+    day = f"to_char(DATE '{BENCH_FIRST_DAY.isoformat()}' + ({g}) / 24, 'YYYY-MM-DD')"
+    hour = _pick(HOURS_BY_NAME, f"({g}) % 24")
+    return day, hour, f"'dt=' || {day} || '/hour=' || {hour}"
 
 
 def _bulk_big_table(ctx: Context, big: BigTable) -> Counter[str]:
-    part, sd, serde = (f"({ctx.plan.resolve(big.refs[s])} + g)" for s in PARTITION_SPACES)
+    n = big.count
+    part, sd, serde = (ctx.plan.resolve(big.refs[s]) for s in PARTITION_SPACES)
     tbl, cd = ctx.plan.resolve(big.tbl_id), ctx.plan.resolve(big.cd_id)
-    series = f"generate_series(0, {big.count - 1}) AS g"
-    day = "to_char(DATE '2000-01-01' + (g / 24)::int, 'YYYY-MM-DD')"
-    name = f"'dt=' || {day} || '/hour=' || (g % 24)"
     fmt = FORMATS[big.spec.fmt]
-    counts = _insert_select(ctx, SerDe, {"id": serde, "slib": _literal(fmt.serde_lib)}, series)
+    day, hour, name = _bench_sql("x")
+    counts = _insert_select(ctx, SerDe, {"id": f"{serde} + x", "slib": _literal(fmt.serde_lib)}, n)
     location = f"{_literal(_uri(big.root) + '/')} || {name}"
-    sd_row = _sql_row(_sd_row(0, fmt, "", 0, cd, -1), id=sd, location=location, serde=serde)
-    counts += _insert_select(ctx, StorageDescriptor, sd_row, series)
+    sd_row = _sql_row(_sd_row(0, fmt, "", 0, cd, -1), id=f"{sd} + x", location=location, serde=f"{serde} + x")
+    counts += _insert_select(ctx, StorageDescriptor, sd_row, n)
     part_row = _sql_row({"create_time": ctx.now, "last_access_time": 0, "table": tbl, "write_id": 0})
-    counts += _insert_select(ctx, Partition, part_row | {"id": part, "name": name, "sd": sd}, series)
-    value = f"CASE k WHEN 0 THEN {day} ELSE (g % 24)::text END"
-    key_vals = {"partition": part, "value": value, "position": "k"}
-    counts += _insert_select(ctx, PartitionKeyValue, key_vals, f"{series} CROSS JOIN generate_series(0, 1) AS k")
-    counts += _bulk_partition_params(ctx, part, series)
+    counts += _insert_select(ctx, Partition, part_row | {"id": f"{part} + x", "name": name, "sd": f"{sd} + x"}, n)
+    day, hour, _ = _bench_sql("x / 2")
+    value = f"CASE x % 2 WHEN 0 THEN {day} ELSE ({hour})::text END"
+    key_vals = {"partition": f"{part} + x / 2", "value": value, "position": "x % 2"}
+    counts += _insert_select(ctx, PartitionKeyValue, key_vals, n * 2)
+    counts += _bulk_partition_params(ctx, part, n)
     if big.stats_columns:
-        counts += _bulk_partition_stats(ctx, big, part, name)
+        counts += _bulk_partition_stats(ctx, big, part)
     return counts
 
 
-def _bulk_partition_params(ctx: Context, part: str, series: str) -> Counter[str]:
-    rows = "(1000 + g % 5000)"
-    keys = _values([("numFiles",), ("numRows",), ("totalSize",), ("transient_lastDdlTime",)], "p(i, k)")
-    value = f"CASE p.i WHEN 0 THEN '1' WHEN 1 THEN {rows}::text WHEN 2 THEN ({rows} * 64)::text ELSE '{ctx.now}' END"
-    exprs = {"partition": part, "key": "p.k", "value": value}
-    return _insert_select(ctx, PartitionParam, exprs, f"{series} CROSS JOIN {keys}")
+def _bulk_partition_params(ctx: Context, part: int, count: int) -> Counter[str]:
+    """numFiles, numRows, totalSize and transient_lastDdlTime of each partition, as ``_bench_partition_params``."""
+    rows = "(1000 + (x / 4) % 5000)"
+    values = f"ARRAY['1', {rows}::text, ({rows} * 64)::text, '{ctx.now}']"
+    keys = sorted(_bench_partition_params(ctx, 0))
+    exprs = {"partition": f"{part} + x / 4", "key": _pick(keys, "x % 4"), "value": f"({values})[x % 4 + 1]"}
+    return _insert_select(ctx, PartitionParam, exprs, count * 4)
 
 
-def _bulk_partition_stats(ctx: Context, big: BigTable, part: str, name: str) -> Counter[str]:
+def _bulk_partition_stats(ctx: Context, big: BigTable, part: int) -> Counter[str]:
     width = len(big.stats_columns)
-    first = ctx.plan.resolve(big.refs["MPartitionColumnStatistics"])
-    source = f"generate_series(0, {big.count - 1}) AS g CROSS JOIN {_values(big.stats_columns, 'c(i, n, t)')}"
-    numeric, double, text = "c.t IN ('int', 'bigint')", "c.t = 'double'", "c.t = 'string'"
+    g, c = (f"x % {big.count}", f"x / {big.count}") if big.column_major else (f"x / {width}", f"x % {width}")
+    names, types = zip(*big.stats_columns, strict=True)
+    type_name = _pick(types, c)
+    numeric, double, text = f"{type_name} IN ('int', 'bigint')", f"{type_name} = 'double'", f"{type_name} = 'string'"
     exprs = _sql_row({"catalog_name": ctx.catalog, "db_name": big.spec.database, "table_name": big.spec.name})
     exprs |= {
-        "id": f"{first} + g * {width} + c.i",
-        "partition": part,
-        "partition_name": name,
-        "column_name": "c.n",
-        "column_type": "c.t",
-        "num_nulls": "g % 7",
-        "num_distincts": "100 + g % 900",
+        "id": f"{ctx.plan.resolve(big.refs['MPartitionColumnStatistics'])} + x",
+        "partition": f"{part} + {g}",
+        "partition_name": _bench_sql(g)[2],
+        "column_name": _pick(names, c),
+        "column_type": type_name,
+        "num_nulls": f"({g}) % 7",
+        "num_distincts": f"100 + ({g}) % 900",
         "last_analyzed": str(ctx.now),
-        "long_low_value": f"CASE WHEN {numeric} THEN g % 100 END",
-        "long_high_value": f"CASE WHEN {numeric} THEN 100000 + g END",
+        "long_low_value": f"CASE WHEN {numeric} THEN ({g}) % 100 END",
+        "long_high_value": f"CASE WHEN {numeric} THEN 100000 + {g} END",
         "double_low_value": f"CASE WHEN {double} THEN 0.0 END",
-        "double_high_value": f"CASE WHEN {double} THEN 1000.0 + g % 1000 END",
+        "double_high_value": f"CASE WHEN {double} THEN 1000.0 + ({g}) % 1000 END",
         "avg_col_len": f"CASE WHEN {text} THEN 12.5 END",
         "max_col_len": f"CASE WHEN {text} THEN 40 END",
     }
-    return _insert_select(ctx, PartitionColumnStatistics, exprs, source)
+    return _insert_select(ctx, PartitionColumnStatistics, exprs, big.stats_count)

@@ -38,8 +38,8 @@ class NewId:
 class Step:
     """One set-based statement and the number of rows it must change (-1: not checked, e.g. id bookkeeping).
 
-    ``capture_sql`` (same parameters) selects the rows a delete removes, so execution keeps them in the
-    before-image and a revert can put them back exactly.
+    Deletes are written ``DELETE FROM <table> WHERE …``: execution first selects the same rows into the
+    before-image, so a revert can put them back exactly.
     """
 
     description: str
@@ -48,7 +48,15 @@ class Step:
     sql: str
     params: tuple[Any, ...]
     expected_rows: int
-    capture_sql: str = ""
+    before_sql: str = ""  # for updates whose old values a revert cannot derive: selects those rows first
+    before_params: tuple[Any, ...] = ()
+
+    @property
+    def capture_sql(self) -> str:
+        """For a delete, the SELECT of the rows it removes (same parameters)."""
+        if self.action != "delete":
+            return ""
+        return "SELECT * FROM " + self.sql.removeprefix("DELETE FROM ")
 
 
 @dataclass(frozen=True)
@@ -74,6 +82,7 @@ class DirectoryMove:
     source_exists: bool | None
     destination_free: bool | None
     same_filesystem: bool
+    prune_source_parents: bool = False  # a revert removes the directories the forward move created
 
 
 @dataclass(frozen=True)

@@ -63,8 +63,9 @@ NUMERIC_ORDER = ("tinyint", "smallint", "int", "bigint", "decimal", "float", "do
 STRING_FAMILY = frozenset({"string", "varchar", "char"})
 DATE_FAMILY = frozenset({"date", "datetime", "timestamp"})
 COMPLEX = frozenset({"array", "map", "struct", "uniontype"})
-_NAME_CHARS_3 = re.compile(r"^[\w/]+$")
-_NAME_CHARS_4 = re.compile(r"""^[\w "%&'()*+,\-./:;<=>?\[\]|{}$^!~#@`]+$""")
+# Java's \w (ASCII only), matched against the whole name as Pattern.matches does.
+_NAME_CHARS_3 = re.compile(r"[\w/]+", re.ASCII)
+_NAME_CHARS_4 = re.compile(r"""[\w "%&'()*+,\-./:;<=>?\[\]|{}$^!~#@`]+""", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ class Finding:
 def check_table_name(name: str, version: SchemaVersion) -> list[Finding]:
     """Rule 2.3: the new table name must be a valid object name."""
     pattern = _NAME_CHARS_4 if version >= V4 else _NAME_CHARS_3
-    if name and pattern.match(name):
+    if pattern.fullmatch(name):
         return []
     return [Finding("invalid_name", "2.3", f"{name} is not a valid object name")]
 

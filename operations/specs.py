@@ -23,6 +23,7 @@ __all__ = (
     "RenamePartition",
     "RenameTable",
     "ReplaceColumns",
+    "RevertExecution",
     "RewritePartitionLocations",
     "SetLocation",
     "SetOwner",
@@ -30,6 +31,7 @@ __all__ = (
     "SetTableProperties",
     "TableRef",
     "UnsetTableProperties",
+    "spec_from_dict",
 )
 
 
@@ -242,3 +244,36 @@ SPEC_KINDS: dict[str, type[AlterSpec]] = {
         DropPartitions,
     )
 }
+
+
+@dataclass(frozen=True)
+class RevertExecution(AlterSpec):
+    """Restore what an earlier execution changed, from its before-image (not a Hive statement)."""
+
+    kind: ClassVar[str] = "revert"
+    execution_id: int
+    statement: str
+
+    def to_ddl(self) -> str:
+        return f"-- Revert execution #{self.execution_id}: {self.statement}"
+
+
+def spec_from_dict(data: dict[str, Any]) -> AlterSpec:
+    """Rebuild a spec from :meth:`AlterSpec.as_dict` output (or an API payload of the same shape)."""
+    fields = {k: v for k, v in data.items() if k != "kind"}
+    cls = SPEC_KINDS[data["kind"]]
+    for name in ("target", "new"):
+        if name in fields:
+            fields[name] = TableRef(**fields[name])
+    if "columns" in fields:
+        fields["columns"] = tuple(ColumnDef(**c) for c in fields["columns"])
+    if "column" in fields:
+        fields["column"] = ColumnDef(**fields["column"])
+    for name in ("properties", "partition", "new_partition"):
+        if name in fields:
+            fields[name] = tuple(tuple(pair) for pair in fields[name])
+    if "keys" in fields:
+        fields["keys"] = tuple(fields["keys"])
+    if "specs" in fields:
+        fields["specs"] = tuple(tuple(PartitionPredicate(**p) for p in spec) for spec in fields["specs"])
+    return cls(**fields)

@@ -23,7 +23,6 @@ from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 from rest_framework.views import APIView
 
-from catalog_admin.api.selectors import get_partition_detail, table_partition_keys
 from catalog_admin.api.serializers import (
     ColumnStatisticsPageSerializer,
     DatabaseDetailSerializer,
@@ -42,7 +41,12 @@ from catalog_admin.models import TableType
 from catalog_admin.selectors.databases import database_params, get_database, list_databases
 from catalog_admin.selectors.metastores import Metastore, get_metastore, metastore_configs, metastore_status
 from catalog_admin.selectors.pagination import Page, page_size
-from catalog_admin.selectors.partitions import PartitionFilter, list_partitions
+from catalog_admin.selectors.partitions import (
+    PartitionFilter,
+    get_partition_detail,
+    list_partitions,
+    table_partition_keys,
+)
 from catalog_admin.selectors.search import search_catalog
 from catalog_admin.selectors.tables import TABLE_SORTS, TableFilter, get_table, get_table_detail, list_tables
 

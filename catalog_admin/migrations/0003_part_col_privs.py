@@ -4,30 +4,29 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('catalog_admin', '0002_roles'),
+        ("catalog_admin", "0002_roles"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='PartitionColumnPrivilege',
+            name="PartitionColumnPrivilege",
             fields=[
-                ('create_time', models.BigIntegerField(db_column='CREATE_TIME')),
-                ('grant_option', models.SmallIntegerField(db_column='GRANT_OPTION')),
-                ('grantor', models.CharField(db_column='GRANTOR', max_length=128, null=True)),
-                ('grantor_type', models.CharField(db_column='GRANTOR_TYPE', max_length=128, null=True)),
-                ('principal_name', models.CharField(db_column='PRINCIPAL_NAME', max_length=128, null=True)),
-                ('principal_type', models.CharField(db_column='PRINCIPAL_TYPE', max_length=128, null=True)),
-                ('authorizer', models.CharField(db_column='AUTHORIZER', max_length=128, null=True)),
-                ('id', models.BigIntegerField(db_column='PART_COLUMN_GRANT_ID', primary_key=True, serialize=False)),
-                ('column_name', models.CharField(db_column='COLUMN_NAME', max_length=767, null=True)),
-                ('privilege', models.CharField(db_column='PART_COL_PRIV', max_length=128, null=True)),
+                ("create_time", models.BigIntegerField(db_column="CREATE_TIME")),
+                ("grant_option", models.SmallIntegerField(db_column="GRANT_OPTION")),
+                ("grantor", models.CharField(db_column="GRANTOR", max_length=128, null=True)),
+                ("grantor_type", models.CharField(db_column="GRANTOR_TYPE", max_length=128, null=True)),
+                ("principal_name", models.CharField(db_column="PRINCIPAL_NAME", max_length=128, null=True)),
+                ("principal_type", models.CharField(db_column="PRINCIPAL_TYPE", max_length=128, null=True)),
+                ("authorizer", models.CharField(db_column="AUTHORIZER", max_length=128, null=True)),
+                ("id", models.BigIntegerField(db_column="PART_COLUMN_GRANT_ID", primary_key=True, serialize=False)),
+                ("column_name", models.CharField(db_column="COLUMN_NAME", max_length=767, null=True)),
+                ("privilege", models.CharField(db_column="PART_COL_PRIV", max_length=128, null=True)),
             ],
             options={
-                'db_table': 'PART_COL_PRIVS',
-                'abstract': False,
-                'managed': False,
+                "db_table": "PART_COL_PRIVS",
+                "abstract": False,
+                "managed": False,
             },
         ),
     ]

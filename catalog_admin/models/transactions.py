@@ -159,7 +159,7 @@ def _compaction_fields(prefix: str) -> dict[str, models.Field]:
 
 
 class CompactionQueueEntry(HiveModel):
-    """COMPACTION_QUEUE: compactions initiated or running (``CQ_STATE`` i=initiated, w=working, r=ready for cleaning)."""
+    """COMPACTION_QUEUE: compactions waiting or running (``CQ_STATE`` i=initiated, w=working, r=ready for cleaning)."""
 
     locals().update(_compaction_fields("CQ"))
     cleaner_start = versioned(

@@ -9,7 +9,7 @@ from urllib.parse import quote, unquote
 from django.db.models import Exists, OuterRef
 
 from catalog_admin.errors import ApplicationError, ErrorCode, NotFound
-from catalog_admin.hive_params import stats_freshness
+from catalog_admin.hive_params import int_param, parse_stats_accurate, stats_freshness
 from catalog_admin.locations import filesystem_for, is_under
 from catalog_admin.models import (
     Partition,
@@ -23,13 +23,17 @@ from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.pagination import Page, decode_cursor, encode_cursor
 
 __all__ = (
+    "PartitionDetail",
     "PartitionFilter",
     "PartitionRow",
+    "count_partitions",
     "get_partition",
+    "get_partition_detail",
     "list_partitions",
     "partition_column_statistics",
     "partition_name",
     "partition_values",
+    "table_partition_keys",
 )
 
 KEY_PARAM_PREFIX = "key."
@@ -121,6 +125,11 @@ def list_partitions(
     )
 
 
+def count_partitions(metastore: Metastore, table: Table) -> int:
+    """The exact number of partitions (an index-only count on PARTITIONS_N49)."""
+    return Partition.objects.using(metastore.alias).filter(table_id=table.id).count()
+
+
 def get_partition(metastore: Metastore, table: Table, name: str) -> Partition:
     partition = Partition.objects.on(metastore, "sd").filter(table_id=table.id, name=name).first()
     if partition is None:
@@ -180,17 +189,83 @@ def _row(
         values=partition_values(row["name"]),
         location=location,
         create_time=row["create_time"],
-        num_files=_int(params.get("numFiles")),
-        total_size=_int(params.get("totalSize")),
-        num_rows=_int(params.get("numRows")),
+        num_files=int_param(params.get("numFiles")),
+        total_size=int_param(params.get("totalSize")),
+        num_rows=int_param(params.get("numRows")),
         freshness=stats_freshness(params.get("COLUMN_STATS_ACCURATE")),
         outside_table_root=bool(location and table_root and not is_under(location, table_root)),
         exists_on_disk=filesystem_for(location).exists(location) if (location and check_disk) else None,
     )
 
 
-def _int(value: str | None) -> int | None:
-    try:
-        return int(value) if value not in (None, "") else None
-    except ValueError:
-        return None
+@dataclass(frozen=True)
+class PartitionDetail:
+    """One partition with its parameters and column statistics, and the flags the partitions list shows."""
+
+    table: Table
+    keys: list[PartitionKey]
+    partition: Partition
+    params: dict[str, str | None]
+    column_statistics: list[PartitionColumnStatistics]
+
+    @property
+    def values(self) -> dict[str, str]:
+        """Partition key name -> value (unescaped), in key order."""
+        values = partition_values(self.partition.name or "")
+        return {key.name: value for key, value in zip(self.keys, values, strict=False)}
+
+    @property
+    def location(self) -> str | None:
+        return self.partition.sd.location if self.partition.sd else None
+
+    @property
+    def num_files(self) -> int | None:
+        return int_param(self.params.get("numFiles"))
+
+    @property
+    def total_size(self) -> int | None:
+        return int_param(self.params.get("totalSize"))
+
+    @property
+    def num_rows(self) -> int | None:
+        return int_param(self.params.get("numRows"))
+
+    @property
+    def freshness(self) -> str:
+        return stats_freshness(self.params.get("COLUMN_STATS_ACCURATE"))
+
+    @property
+    def stats_accurate(self) -> dict[str, Any]:
+        return parse_stats_accurate(self.params.get("COLUMN_STATS_ACCURATE"))
+
+    @property
+    def outside_table_root(self) -> bool:
+        root = self.table.sd.location if self.table.sd else None
+        return bool(self.location and root and not is_under(self.location, root))
+
+    @property
+    def exists_on_disk(self) -> bool | None:
+        return filesystem_for(self.location).exists(self.location) if self.location else None
+
+
+def table_partition_keys(metastore: Metastore, table: Table) -> list[PartitionKey]:
+    """The table's partition keys in key order (empty for an unpartitioned table)."""
+    return list(PartitionKey.objects.on(metastore).filter(table_id=table.id).order_by("position"))
+
+
+def get_partition_detail(metastore: Metastore, table: Table, name: str) -> PartitionDetail:
+    """The partition of ``table`` called ``name`` (the escaped ``dt=…/hour=…``); raises NotFound."""
+    partition = get_partition(metastore, table, name)
+    params = dict(
+        PartitionParam.objects.on(metastore)
+        .filter(partition_id=partition.id)
+        .order_by("key")
+        .values_list("key", "value")
+    )
+    return PartitionDetail(
+        table=table,
+        keys=table_partition_keys(metastore, table),
+        partition=partition,
+        params=params,
+        column_statistics=partition_column_statistics(metastore, partition),
+    )

@@ -10,9 +10,13 @@ def quote_ident(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
+# Characters written as backslash escapes, the ones the parser reads back (a tab or newline stays visible).
+_ESCAPED = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\t": "\\t", "\r": "\\r", "\0": "\\0"}
+
+
 def quote_string(value: str) -> str:
-    """A Hive string literal in single quotes with backslash escapes."""
-    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    """A Hive string literal in single quotes with backslash escapes (also for newline, tab, CR and NUL)."""
+    return "'" + "".join(_ESCAPED.get(char, char) for char in value) + "'"
 
 
 def render_properties(properties: tuple[tuple[str, str], ...]) -> str:

@@ -39,6 +39,10 @@ class Execution(models.Model):
     actual_counts = models.JSONField(default=dict)
     before_image = models.JSONField(default=dict, help_text="Enough to restore every changed row exactly.")
     error = models.TextField(blank=True)
+    reverts = models.OneToOneField(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="reverted_by",
+        help_text="The execution this one undid.",
+    )  # fmt: skip
 
     class Meta:
         ordering = ("-started_at",)

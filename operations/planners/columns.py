@@ -95,6 +95,9 @@ def plan_column_change(
             "table_cd": state.cd_id,
             "columns": [(c.name, c.type, c.comment) for c in state.columns],
             "partition_cds": list(state.partitions.column_descriptors) if cascade else [],
+            "partition_cd_map": _partition_cd_map(metastore, state) if cascade else {},
+            "renamed": plan.renamed,
+            "cascade": cascade,
             "table_params": {
                 k: state.params.get(k)
                 for k in new_params.keys() | state.params.keys()
@@ -102,6 +105,17 @@ def plan_column_change(
             },
         },
     )
+
+
+def _partition_cd_map(metastore: Metastore, state: TableState) -> dict[str, list[int]]:
+    """Which storage descriptors used which descriptor, kept only when partitions did not all share one."""
+    if len(state.partitions.column_descriptors) <= 1:
+        return {}
+    mapping: dict[str, list[int]] = {}
+    rows = Partition.objects.using(metastore.alias).filter(table_id=state.table_id).values_list("sd__cd_id", "sd_id")
+    for cd_id, sd_id in rows:
+        mapping.setdefault(str(cd_id), []).append(sd_id)
+    return mapping
 
 
 # The new column list ---------------------------------------------------------------------------
@@ -405,6 +419,9 @@ def _partition_flag_steps(metastore: Metastore, sql: MetastoreSql, state: TableS
                     f"AND {value} <> {expression}",
                     (*params, state.table_id, STATS_KEY, *params),
                     rows,
+                    # The old flags cannot be derived from the new ones: keep them for a revert.
+                    before_sql=f"SELECT * FROM {sql.table(PartitionParam)} WHERE {where} AND {value} <> {expression}",
+                    before_params=(state.table_id, STATS_KEY, *params),
                 )
             )
     return steps

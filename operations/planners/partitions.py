@@ -97,11 +97,7 @@ def plan_rename_partition(metastore: Metastore, state: TableState, spec: RenameP
         partitions_touched=1,
         statistics_moved=sum(s.expected_rows for s in steps if s.metastore_table == "PART_COL_STATS"),
         hive=HiveComparison(str(metastore.schema.version), 1, 0, hive_seconds(1, 0)),
-        inverse={
-            "spec": RenamePartition(
-                target=spec.target, partition=spec.new_partition, new_partition=spec.partition
-            ).as_dict()
-        },
+        inverse={"partition": {**partition, "values": [dict(spec.partition)[k] for k in keys]}},
     )
 
 
@@ -125,6 +121,17 @@ def _partition_move(source: str | None, destination: str | None) -> tuple[Direct
                 "cross_filesystem",
                 "17.4",
                 f"New table location {destination} is on a different file system than the old location {source}",
+            )
+        )
+    elif exists is None:
+        # Hive would move the directory; without a client for the filesystem the console could only repoint the
+        # partition at an empty directory.
+        blockers.append(
+            Finding(
+                "filesystem_unreachable",
+                "17.4",
+                f"The console cannot check or move {source} (no client for its filesystem); rename the partition "
+                "with Hive itself.",
             )
         )
     target_exists = filesystem_for(destination).exists(destination)
@@ -399,7 +406,6 @@ def _delete_by_ids(alias: str, sql: MetastoreSql, model: type, field: str, ids: 
                 f"DELETE FROM {sql.table(model)} {where}",
                 tuple(chunk),
                 count,
-                capture_sql=f"SELECT * FROM {sql.table(model)} {where}",
             )
         )
     return steps

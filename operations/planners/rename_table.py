@@ -178,6 +178,17 @@ def _move_blockers(move: DirectoryMove, spec: RenameTable) -> list[Finding]:
                 f"{move.source}. This operation is not supported",
             )
         )
+    if move.source_exists is None:
+        # Hive would move the data; without a client for the filesystem the console could only repoint the
+        # table at an empty directory.
+        blockers.append(
+            Finding(
+                "filesystem_unreachable",
+                "8.7",
+                f"The console cannot check or move {move.source} (no client for its filesystem); rename the table "
+                "with Hive itself.",
+            )
+        )
     if move.destination_free is False:
         blockers.append(
             Finding(
@@ -210,10 +221,6 @@ def _rename_warnings(state: TableState, move: DirectoryMove | None) -> list[Find
                 f"{move.partitions_staying} partition(s) are outside the table directory and keep their locations.",
                 "warning",
             )
-        )
-    if move is not None and move.source_exists is None:
-        warnings.append(
-            Finding("filesystem_unchecked", "8.7", f"{move.source} cannot be checked from this console.", "warning")
         )
     return warnings
 

@@ -142,6 +142,7 @@ def _start_execution(preview: Preview, *, actor: str, source: str, reason: str) 
         reason=reason,
         expected_counts=_counts(preview.steps),
         before_image=preview.inverse,
+        reverts_id=preview.inverse.get("reverts"),
     )
 
 
@@ -156,14 +157,18 @@ def _apply(metastore: Metastore, preview: Preview, execution: Execution) -> dict
                 moved.append(_move_directory(execution, move))
             fault_point("moved")
             steps, allocated = _resolve_ids(metastore, preview.steps)
-            counts, deleted_rows = _run_steps(metastore, steps)
+            counts, captured = _run_steps(metastore, steps)
             fault_point("before_commit")
     except BaseException:
         _restore_directories(moved)
         raise
     fault_point("committed")
-    if allocated or deleted_rows:
-        execution.before_image = {**execution.before_image, "allocated_ids": allocated, "deleted_rows": deleted_rows}
+    execution.before_image = {
+        **execution.before_image,
+        "allocated_ids": allocated,
+        "deleted_rows": captured["deleted"],
+        "updated_rows": captured["updated"],
+    }
     return counts
 
 
@@ -199,7 +204,10 @@ def _check_fresh(preview: Preview, state: TableState) -> None:
 
 def _move_directory(execution: Execution, move: DirectoryMove) -> DirectoryMoveRecord:
     record = DirectoryMoveRecord.objects.create(execution=execution, source=move.source, destination=move.destination)
-    filesystem_for(move.source).rename(move.source, move.destination)
+    filesystem = filesystem_for(move.source)
+    filesystem.rename(move.source, move.destination)
+    if move.prune_source_parents:
+        filesystem.prune_empty_parents(move.source)
     record.state = DirectoryMoveRecord.State.MOVED
     record.save(update_fields=["state", "updated_at"])
     return record
@@ -220,15 +228,21 @@ def _restore_directories(records: list[DirectoryMoveRecord]) -> None:
 
 def _run_steps(
     metastore: Metastore, steps: tuple[Step, ...]
-) -> tuple[dict[str, dict[str, int]], dict[str, list[dict[str, Any]]]]:
-    """Run each step, checking its count; returns the counts and the rows deletes removed (the before-image)."""
+) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, list[dict[str, Any]]]]]:
+    """Run each step, checking its count; returns the counts and the old rows (the before-image):
+    every row a delete removed, and the rows of updates marked for capture."""
     counts: dict[str, dict[str, int]] = {}
     deleted: dict[str, list[dict[str, Any]]] = {}
+    updated: dict[str, list[dict[str, Any]]] = {}
     with connections[metastore.alias].cursor() as cursor:
         for number, step in enumerate(steps, start=1):
             fault_point(f"step:{number}")
             if step.capture_sql:
                 deleted.setdefault(step.metastore_table, []).extend(_fetch_rows(cursor, step.capture_sql, step.params))
+            if step.before_sql:
+                updated.setdefault(step.metastore_table, []).extend(
+                    _fetch_rows(cursor, step.before_sql, step.before_params)
+                )
             cursor.execute(step.sql, step.params)
             changed = cursor.rowcount
             if step.expected_rows >= 0 and changed != step.expected_rows:
@@ -240,7 +254,7 @@ def _run_steps(
                 )
             table = counts.setdefault(step.metastore_table, {"insert": 0, "update": 0, "delete": 0})
             table[step.action] += max(changed, 0)
-    return counts, deleted
+    return counts, {"deleted": deleted, "updated": updated}
 
 
 def _fetch_rows(cursor: Any, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:

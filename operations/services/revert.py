@@ -1,0 +1,363 @@
+"""
+Revert plans: a preview that restores what an execution changed, built from its before-image.
+
+Renames and prefix rewrites are reverted by their inverse statement (a uniform change has a compact
+inverse rule). Everything else is restored row by row from what execution kept: deleted rows are
+inserted back, captured updates are written back, moved directories are moved back, and ids the
+execution allocated are removed. The revert preview is executed like any other (``alter_execute``):
+it is refused if the table changed since.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import replace
+from typing import Any
+
+from django.db import connections
+
+from catalog_admin.errors import ApplicationError, ErrorCode
+from catalog_admin.locations import filesystem_for
+from catalog_admin.models import (
+    Column,
+    ColumnDescriptor,
+    Partition,
+    PartitionColumnStatistics,
+    PartitionKeyValue,
+    SerDeParam,
+    StorageDescriptor,
+    Table,
+    TableColumnStatistics,
+    TableParam,
+)
+from catalog_admin.selectors.metastores import Metastore, get_metastore
+from operations.models import DirectoryMoveRecord, Execution
+from operations.planners.common import build_preview, param_delete_steps, param_upsert_steps, snapshot
+from operations.preview import DirectoryMove, Preview, Step
+from operations.services.alter import alter_preview
+from operations.specs import RevertExecution, SetOwner, TableRef, spec_from_dict
+from operations.sql import MetastoreSql
+from operations.table_state import TableState, read_table_state
+
+__all__ = ("revert_preview",)
+
+INVERSE_BY_SPEC = ("rename_table",)
+# Parents before children, so re-inserted rows satisfy Hive's foreign keys.
+INSERT_ORDER = (
+    "CDS", "COLUMNS_V2", "SERDES", "SERDE_PARAMS", "SDS", "SD_PARAMS", "BUCKETING_COLS", "SORT_COLS",
+    "SKEWED_COL_NAMES", "SKEWED_COL_VALUE_LOC_MAP", "SKEWED_VALUES", "PARTITIONS", "PARTITION_KEY_VALS",
+    "PARTITION_PARAMS", "PART_PRIVS", "PART_COL_PRIVS", "PART_COL_STATS", "TABLE_PARAMS", "TAB_COL_STATS",
+)  # fmt: skip
+CHUNK = 500
+
+
+def revert_preview(*, execution: Execution) -> Preview:
+    """The plan that undoes ``execution``; raises if it did not succeed or cannot be reverted."""
+    if execution.state not in (Execution.State.SUCCEEDED, Execution.State.RECONCILED):
+        raise ApplicationError(
+            ErrorCode.INVALID_PARAMETER,
+            f"Execution #{execution.pk} is {execution.state}: only a successful execution can be reverted.",
+            {"execution": execution.pk},
+        )
+    _check_revertible(execution)
+    metastore = get_metastore(execution.metastore)
+    preview = _revert_plan(metastore, execution)
+    return replace(preview, inverse={**preview.inverse, "reverts": execution.pk})
+
+
+def _revert_plan(metastore: Metastore, execution: Execution) -> Preview:
+    operation = execution.operation
+    image = execution.before_image
+    kind = operation["kind"]
+    if kind in INVERSE_BY_SPEC:
+        return alter_preview(metastore=metastore, spec=spec_from_dict(image["spec"]))
+    if kind == "rewrite_partition_locations":
+        rule = image["rule"]
+        spec = spec_from_dict({**operation, "old_prefix": rule["old_prefix"], "new_prefix": rule["new_prefix"]})
+        return alter_preview(metastore=metastore, spec=spec)
+    if kind == "set_owner" and image.get("owner_type"):
+        target = TableRef(**operation["target"])
+        spec = SetOwner(target=target, principal_type=image["owner_type"], principal=image["owner"])
+        return alter_preview(metastore=metastore, spec=spec)
+    return _restore_preview(metastore, execution)
+
+
+def _check_revertible(execution: Execution) -> None:
+    """Only the latest change of a table can be reverted, and only once."""
+    if hasattr(execution, "reverted_by"):
+        raise ApplicationError(
+            ErrorCode.INVALID_STATE,
+            f"Execution #{execution.pk} was already reverted by #{execution.reverted_by.pk}.",
+            {"execution": execution.pk},
+        )
+    names = {(execution.database_name, execution.table_name)}
+    if execution.operation.get("new"):
+        names.add((execution.operation["new"]["database"], execution.operation["new"]["table"]))
+    later = (
+        Execution.objects.filter(metastore=execution.metastore, pk__gt=execution.pk, reverted_by__isnull=True)
+        .filter(state__in=(Execution.State.SUCCEEDED, Execution.State.RECONCILED))
+        .exclude(reverts=execution)
+    )
+    blocking = [e for e in later if (e.database_name, e.table_name) in names]
+    if blocking:
+        raise ApplicationError(
+            ErrorCode.INVALID_STATE,
+            f"Execution #{blocking[-1].pk} changed the table after #{execution.pk}; revert it first.",
+            {"execution": execution.pk, "later": [e.pk for e in blocking]},
+        )
+
+
+def _restore_preview(metastore: Metastore, execution: Execution) -> Preview:
+    target = TableRef(**execution.operation["target"])
+    state = read_table_state(metastore, target)
+    image = execution.before_image
+    sql = MetastoreSql(metastore.alias)
+    kind = execution.operation["kind"]
+    steps: list[Step] = []
+    steps += _reinsert_steps(metastore, sql, image.get("deleted_rows", {}))
+    if kind in ("add_columns", "replace_columns", "change_column"):
+        steps += _column_restore_steps(metastore, sql, state, image)
+    steps += _rewrite_updated_rows(metastore, sql, image.get("updated_rows", {}))
+    if "table_params" in image:
+        reinserted = {row["PARAM_KEY"] for row in image.get("deleted_rows", {}).get("TABLE_PARAMS", [])}
+        wanted = {k: v for k, v in image["table_params"].items() if k not in reinserted}
+        steps += _params_restore_steps(sql, TableParam, "table", state.table_id, state.params, wanted)
+    if kind == "set_serdeproperties" and state.serde_id:
+        old = image.get("serde_params", {})
+        wanted = {k: old.get(k) for k in image.get("keys", [])}
+        steps += _params_restore_steps(sql, SerDeParam, "serde", state.serde_id, state.serde_params, wanted)
+    if kind == "set_owner":
+        steps.append(_owner_step(sql, state, image.get("owner")))
+    if kind == "set_location":
+        steps.append(_location_step(sql, image["sd_id"], image["location"]))
+    if kind == "rename_partition":
+        steps += _partition_name_steps(metastore, sql, image["partition"])
+    steps += _delete_allocated(metastore, sql, image.get("allocated_ids", {}))
+    moves = tuple(_moves_back(execution))
+    spec = RevertExecution(target=target, execution_id=execution.pk, statement=execution.statement)
+    return build_preview(
+        metastore,
+        state,
+        spec,
+        steps=steps,
+        after=snapshot(state),
+        blockers=[],
+        moves=moves,
+        partitions_touched=len(image.get("deleted_rows", {}).get("PARTITIONS", [])),
+        inverse={"reverts": execution.pk},
+    )
+
+
+def _reinsert_steps(metastore: Metastore, sql: MetastoreSql, deleted: dict[str, list[dict]]) -> list[Step]:
+    steps = []
+    for table in sorted(deleted, key=lambda t: INSERT_ORDER.index(t) if t in INSERT_ORDER else len(INSERT_ORDER)):
+        rows = deleted[table]
+        for start in range(0, len(rows), CHUNK):
+            chunk = rows[start : start + CHUNK]
+            columns = list(chunk[0])
+            quoted = ", ".join(connections[metastore.alias].ops.quote_name(c) for c in columns)
+            values = ", ".join(["(" + ", ".join(["%s"] * len(columns)) + ")"] * len(chunk))
+            params = tuple(_from_json(row[c]) for row in chunk for c in columns)
+            steps.append(
+                Step(
+                    f"Put back {len(chunk)} deleted {table} rows",
+                    table,
+                    "insert",
+                    f"INSERT INTO {connections[metastore.alias].ops.quote_name(table)} ({quoted}) VALUES {values}",
+                    params,
+                    len(chunk),
+                )
+            )
+    return steps
+
+
+def _rewrite_updated_rows(metastore: Metastore, sql: MetastoreSql, updated: dict[str, list[dict]]) -> list[Step]:
+    """Write back captured rows of key/value tables (PARTITION_PARAMS), one CASE update per chunk."""
+    steps = []
+    quote = connections[metastore.alias].ops.quote_name
+    for table, rows in updated.items():
+        owner = "PART_ID" if table == "PARTITION_PARAMS" else "TBL_ID"
+        for start in range(0, len(rows), CHUNK):
+            chunk = rows[start : start + CHUNK]
+            key = chunk[0]["PARAM_KEY"]
+            cases = " ".join(["WHEN %s THEN %s"] * len(chunk))
+            ids = ", ".join(["%s"] * len(chunk))
+            params = tuple(v for row in chunk for v in (row[owner], row["PARAM_VALUE"]))
+            steps.append(
+                Step(
+                    f"Write back {len(chunk)} {table} values of {key}",
+                    table,
+                    "update",
+                    f"UPDATE {quote(table)} SET {quote('PARAM_VALUE')} = CASE {quote(owner)} {cases} END "
+                    f"WHERE {quote('PARAM_KEY')} = %s AND {quote(owner)} IN ({ids})",
+                    (*params, key, *(row[owner] for row in chunk)),
+                    len(chunk),
+                )
+            )
+    return steps
+
+
+def _column_restore_steps(metastore: Metastore, sql: MetastoreSql, state: TableState, image: dict) -> list[Step]:
+    cd = sql.col(StorageDescriptor, "cd")
+    steps = [
+        Step("Point the table back at its old columns", "SDS", "update",
+             f"UPDATE {sql.table(StorageDescriptor)} SET {cd} = %s WHERE {sql.col(StorageDescriptor, 'id')} = %s",
+             (image["table_cd"], state.sd_id), 1),
+    ]  # fmt: skip
+    partition_sds = (
+        f"SELECT {sql.col(Partition, 'sd')} FROM {sql.table(Partition)} WHERE {sql.col(Partition, 'table')} = %s"
+    )
+    if image.get("cascade") and len(image.get("partition_cds", [])) == 1:
+        steps.append(
+            Step("Point every partition back at its old columns", "SDS", "update",
+                 f"UPDATE {sql.table(StorageDescriptor)} SET {cd} = %s WHERE {sql.col(StorageDescriptor, 'id')} "
+                 f"IN ({partition_sds})", (image["partition_cds"][0], state.table_id), state.partitions.count)
+        )  # fmt: skip
+    for old_cd, sd_ids in image.get("partition_cd_map", {}).items():
+        for start in range(0, len(sd_ids), CHUNK):
+            chunk = sd_ids[start : start + CHUNK]
+            steps.append(
+                Step(f"Point {len(chunk)} partitions back at descriptor {old_cd}", "SDS", "update",
+                     f"UPDATE {sql.table(StorageDescriptor)} SET {cd} = %s WHERE {sql.col(StorageDescriptor, 'id')} "
+                     f"IN ({', '.join(['%s'] * len(chunk))})", (int(old_cd), *chunk), len(chunk))
+            )  # fmt: skip
+    for old, new in image.get("renamed", {}).items():
+        steps += _rename_statistics_back(metastore, sql, state, old, new, image.get("cascade", False))
+    return steps
+
+
+def _rename_statistics_back(
+    metastore: Metastore, sql: MetastoreSql, state: TableState, old: str, new: str, cascade: bool
+) -> list[Step]:
+    steps = []
+    table_rows = TableColumnStatistics.objects.using(metastore.alias).filter(table_id=state.table_id, column_name=new)
+    if table_rows.exists():
+        column = sql.col(TableColumnStatistics, "column_name")
+        steps.append(
+            Step(f"Statistics of {new} back under {old}", "TAB_COL_STATS", "update",
+                 f"UPDATE {sql.table(TableColumnStatistics)} SET {column} = %s "
+                 f"WHERE {sql.col(TableColumnStatistics, 'table')} = %s AND {column} = %s",
+                 (old, state.table_id, new), table_rows.count())
+        )  # fmt: skip
+    part_rows = PartitionColumnStatistics.objects.using(metastore.alias).filter(
+        partition__table_id=state.table_id, column_name=new
+    )
+    if cascade and part_rows.exists():
+        column = sql.col(PartitionColumnStatistics, "column_name")
+        steps.append(
+            Step(f"Partition statistics of {new} back under {old}", "PART_COL_STATS", "update",
+                 f"UPDATE {sql.table(PartitionColumnStatistics)} SET {column} = %s "
+                 f"WHERE {sql.col(PartitionColumnStatistics, 'partition')} IN (SELECT {sql.col(Partition, 'id')} "
+                 f"FROM {sql.table(Partition)} WHERE {sql.col(Partition, 'table')} = %s) AND {column} = %s",
+                 (old, state.table_id, new), part_rows.count())
+        )  # fmt: skip
+    return steps
+
+
+def _params_restore_steps(
+    sql: MetastoreSql, model: type, owner: str, owner_id: int, current: dict, wanted: dict[str, str | None]
+) -> list[Step]:
+    restore = tuple((k, v) for k, v in sorted(wanted.items()) if v is not None)
+    remove = [k for k, v in sorted(wanted.items()) if v is None and k in current]
+    return param_upsert_steps(sql, model, owner, owner_id, current, restore) + param_delete_steps(
+        sql, model, owner, owner_id, remove
+    )
+
+
+def _partition_name_steps(metastore: Metastore, sql: MetastoreSql, old: dict[str, Any]) -> list[Step]:
+    """A renamed partition gets its name, key values, location and statistics' name back."""
+    part_id = old["id"]
+    steps = [
+        Step("Give the partition its old name", "PARTITIONS", "update",
+             f"UPDATE {sql.table(Partition)} SET {sql.col(Partition, 'name')} = %s WHERE {sql.col(Partition, 'id')} = %s",
+             (old["name"], part_id), 1),
+        _location_step(sql, old["sd_id"], old["location"]),
+    ]  # fmt: skip
+    for position, value in enumerate(old["values"]):
+        steps.append(
+            Step(f"Key value {position} back to {value}", "PARTITION_KEY_VALS", "update",
+                 f"UPDATE {sql.table(PartitionKeyValue)} SET {sql.col(PartitionKeyValue, 'value')} = %s "
+                 f"WHERE {sql.col(PartitionKeyValue, 'partition')} = %s "
+                 f"AND {sql.col(PartitionKeyValue, 'position')} = %s", (value, part_id, position), 1)
+        )  # fmt: skip
+    stats = PartitionColumnStatistics.objects.using(metastore.alias).filter(partition_id=part_id).count()
+    if stats and metastore.schema.has(PartitionColumnStatistics, "partition_name"):
+        steps.append(
+            Step("Statistics back under the old partition name", "PART_COL_STATS", "update",
+                 f"UPDATE {sql.table(PartitionColumnStatistics)} "
+                 f"SET {sql.col(PartitionColumnStatistics, 'partition_name')} = %s "
+                 f"WHERE {sql.col(PartitionColumnStatistics, 'partition')} = %s", (old["name"], part_id), stats)
+        )  # fmt: skip
+    return steps
+
+
+def _owner_step(sql: MetastoreSql, state: TableState, owner: str | None) -> Step:
+    return Step(
+        f"Give the table back to {owner}",
+        "TBLS",
+        "update",
+        f"UPDATE {sql.table(Table)} SET {sql.col(Table, 'owner')} = %s WHERE {sql.col(Table, 'id')} = %s",
+        (owner, state.table_id),
+        1,
+    )
+
+
+def _location_step(sql: MetastoreSql, sd_id: int, location: str | None) -> Step:
+    return Step(
+        f"Point back at {location}",
+        "SDS",
+        "update",
+        f"UPDATE {sql.table(StorageDescriptor)} SET {sql.col(StorageDescriptor, 'location')} = %s "
+        f"WHERE {sql.col(StorageDescriptor, 'id')} = %s",
+        (location, sd_id),
+        1,
+    )
+
+
+def _delete_allocated(metastore: Metastore, sql: MetastoreSql, allocated: dict[str, int]) -> list[Step]:
+    """Remove the column descriptor an execution created (after everything points back at the old one)."""
+    steps = []
+    for key, new_id in sorted(allocated.items()):
+        if not key.startswith("CDS:"):
+            continue
+        columns = Column.objects.using(metastore.alias).filter(cd_id=new_id).count()
+        steps += [
+            Step(f"Remove the columns of descriptor {new_id}", "COLUMNS_V2", "delete",
+                 f"DELETE FROM {sql.table(Column)} WHERE {sql.col(Column, 'cd')} = %s", (new_id,), columns),
+            Step(f"Remove descriptor {new_id}", "CDS", "delete",
+                 f"DELETE FROM {sql.table(ColumnDescriptor)} WHERE {sql.col(ColumnDescriptor, 'id')} = %s",
+                 (new_id,), 1),
+        ]  # fmt: skip
+    return steps
+
+
+def _moves_back(execution: Execution) -> list[DirectoryMove]:
+    """The directories the execution moved, moved back (those still where it put them)."""
+    moves = []
+    for record in execution.moves.filter(state=DirectoryMoveRecord.State.COMMITTED).order_by("-pk"):
+        filesystem = filesystem_for(record.destination)
+        if not filesystem.exists(record.destination):
+            continue
+        size = filesystem.tree_size(record.destination)
+        back_free = filesystem_for(record.source).exists(record.source)
+        moves.append(
+            DirectoryMove(
+                source=record.destination,
+                destination=record.source,
+                partitions_moving=0,
+                partitions_staying=0,
+                files=size.files if size else None,
+                bytes=size.bytes if size else None,
+                source_exists=True,
+                destination_free=None if back_free is None else not back_free,
+                same_filesystem=True,
+                prune_source_parents=True,
+            )
+        )
+    return moves
+
+
+def _from_json(value: Any) -> Any:
+    if isinstance(value, dict) and set(value) == {"base64"}:
+        return base64.b64decode(value["base64"])
+    return value

@@ -1,0 +1,124 @@
+"""Reverting an execution brings back the exact metastore rows and directories (compared row by row)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from catalog_admin.errors import ApplicationError
+from catalog_admin.models import Sequence, hive_models
+from catalog_admin.selectors.metastores import Metastore
+from operations.services.alter import alter_execute, alter_preview_statement
+from operations.services.revert import revert_preview
+
+pytestmark = pytest.mark.django_db
+
+STATEMENTS = {
+    "rename": "ALTER TABLE sales.orders RENAME TO sales.orders_renamed",
+    "rename_across_databases": "ALTER TABLE sales.orders RENAME TO ops.orders_moved",
+    "add_columns_cascade": "ALTER TABLE sales.orders ADD COLUMNS (channel string COMMENT 'web or shop') CASCADE",
+    "add_columns": "ALTER TABLE sales.orders ADD COLUMNS (channel string)",
+    "rename_column_cascade": "ALTER TABLE sales.orders CHANGE COLUMN amount amount_eur double CASCADE",
+    "widen_column_cascade": "ALTER TABLE sales.orders CHANGE COLUMN customer_id customer_id bigint CASCADE",
+    "replace_columns": "ALTER TABLE sales.customers REPLACE COLUMNS (id bigint, name string)",
+    "set_tblproperties": "ALTER TABLE sales.customers SET TBLPROPERTIES ('owner_team'='sales', 'numRows'='1')",
+    "unset_tblproperties": "ALTER TABLE sales.customers UNSET TBLPROPERTIES ('numRows')",
+    "set_serdeproperties": "ALTER TABLE sales.customers SET SERDEPROPERTIES ('field.delim'='|')",
+    "set_owner": "ALTER TABLE sales.customers SET OWNER ROLE analysts",
+    "set_location": "ALTER TABLE sales.customers SET LOCATION 'file:/tmp/elsewhere/customers'",
+    "rename_partition": "ALTER TABLE sales.orders PARTITION (dt='2024-01-01', hour=0) "
+    "RENAME TO PARTITION (dt='2024-02-01', hour=0)",
+    "drop_partitions": "ALTER TABLE sales.orders DROP PARTITION (dt='2024-01-02')",
+    "drop_partition_range": "ALTER TABLE sales.orders DROP PARTITION (dt>='2024-01-02', hour<6)",
+}
+
+
+@pytest.fixture
+def warehouse(metastore: Metastore) -> Iterator[Path]:
+    """The metastore's warehouse, restored exactly after the test (executions move real directories)."""
+    root = Path(metastore.config.warehouse)
+    backup = root.parent / f"{root.name}.backup"
+    shutil.rmtree(backup, ignore_errors=True)
+    shutil.copytree(root, backup, symlinks=True)
+    yield root
+    shutil.rmtree(root)
+    backup.rename(root)
+
+
+def dump_metastore(metastore: Metastore) -> dict[str, list[tuple]]:
+    """Every row of every Hive table the schema has (SEQUENCE_TABLE aside: ids handed out stay handed out)."""
+    rows = {}
+    for model in hive_models():
+        if model is Sequence or not metastore.schema.has_table(model):
+            continue
+        fields = [f.attname for f in model._meta.concrete_fields if metastore.schema.has(model, f.name)]
+        queryset = model.objects.using(metastore.alias).order_by(*fields).values_list(*fields)
+        rows[model._meta.db_table] = [tuple(_plain(v) for v in row) for row in queryset]
+    return rows
+
+
+def _plain(value: object) -> object:
+    return bytes(value) if isinstance(value, memoryview) else value
+
+
+def tree(root: Path) -> list[tuple[str, int]]:
+    return sorted((str(p.relative_to(root)), p.stat().st_size if p.is_file() else -1) for p in root.rglob("*"))
+
+
+@pytest.mark.parametrize("statement", STATEMENTS.values(), ids=STATEMENTS.keys())
+def test_revert_restores_every_row_and_directory(metastore: Metastore, warehouse: Path, statement: str) -> None:
+    # given
+    rows_before, files_before = dump_metastore(metastore), tree(warehouse)
+    execution = alter_execute(
+        preview=alter_preview_statement(metastore=metastore, statement=statement), actor="tester", source="cli"
+    )
+    assert dump_metastore(metastore) != rows_before, "the statement changed nothing"
+
+    # when
+    revert = alter_execute(preview=revert_preview(execution=execution), actor="tester", source="cli")
+
+    # then
+    assert revert.reverts_id == execution.pk
+    assert revert.actual_counts == revert.expected_counts
+    assert dump_metastore(metastore) == rows_before
+    assert tree(warehouse) == files_before
+
+
+def test_revert_twice_is_refused(metastore: Metastore, warehouse: Path) -> None:
+    # given
+    execution = alter_execute(
+        preview=alter_preview_statement(metastore=metastore, statement=STATEMENTS["set_owner"]),
+        actor="tester",
+        source="cli",
+    )
+    alter_execute(preview=revert_preview(execution=execution), actor="tester", source="cli")
+    execution.refresh_from_db()
+
+    # when / then
+    with pytest.raises(ApplicationError) as error:
+        revert_preview(execution=execution)
+    assert error.value.code == "invalid_state"
+    assert "already reverted" in error.value.message
+
+
+def test_only_the_latest_change_of_a_table_can_be_reverted(metastore: Metastore, warehouse: Path) -> None:
+    # given
+    first = alter_execute(
+        preview=alter_preview_statement(metastore=metastore, statement=STATEMENTS["set_owner"]),
+        actor="tester",
+        source="cli",
+    )
+    second = alter_execute(
+        preview=alter_preview_statement(metastore=metastore, statement=STATEMENTS["set_tblproperties"]),
+        actor="tester",
+        source="cli",
+    )
+
+    # when / then
+    with pytest.raises(ApplicationError) as error:
+        revert_preview(execution=first)
+    assert error.value.code == "invalid_state"
+    assert f"#{second.pk}" in error.value.message
