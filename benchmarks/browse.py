@@ -93,11 +93,8 @@ def _pages() -> list[tuple[str, str]]:
         ("partition page", f"/m/bench/db/bench/t/events/p/{middle}/"),
         ("global search", "/search/?q=events&metastore=bench"),
         ("API: tables", f"/api/metastores/bench/databases/{big_db}/tables/"),
-        (
-            "API: partitions (middle)",
-            f"/api/metastores/bench/databases/bench/tables/events/partitions/?cursor={cursor}",
-        ),
-        ("API: table detail", "/api/metastores/bench/databases/bench/tables/events/"),
+        ("API: partitions (middle)", f"{api_events}partitions/?cursor={cursor}"),
+        ("API: table detail", api_events),
     ]
 
 

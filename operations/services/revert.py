@@ -269,8 +269,8 @@ def _partition_name_steps(metastore: Metastore, sql: MetastoreSql, old: dict[str
     part_id = old["id"]
     steps = [
         Step("Give the partition its old name", "PARTITIONS", "update",
-             f"UPDATE {sql.table(Partition)} SET {sql.col(Partition, 'name')} = %s WHERE {sql.col(Partition, 'id')} = %s",
-             (old["name"], part_id), 1),
+             f"UPDATE {sql.table(Partition)} SET {sql.col(Partition, 'name')} = %s "
+             f"WHERE {sql.col(Partition, 'id')} = %s", (old["name"], part_id), 1),
         _location_step(sql, old["sd_id"], old["location"]),
     ]  # fmt: skip
     for position, value in enumerate(old["values"]):
