@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django.contrib.auth.views import redirect_to_login
-from django.http import HttpRequest, HttpResponse
+from django.db import InterfaceError, OperationalError
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
-from catalog_admin.errors import ApplicationError
+from catalog_admin.errors import ApplicationError, ErrorCode
 
-__all__ = ("LoginRequiredMiddleware", "MetastoreErrorMiddleware")
+__all__ = ("LoginRequiredMiddleware", "MetastoreErrorMiddleware", "api_not_found", "connection_lost")
 
 PUBLIC_PREFIXES = ("/accounts/login/", "/static/", "/api/", "/healthz")
 
@@ -37,11 +38,24 @@ class MetastoreErrorMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if request.path.startswith("/api/") or not isinstance(exception, ApplicationError):
+        if request.path.startswith("/api/"):
             return None
-        return render(
-            request,
-            "error.html",
-            {"error": exception},
-            status=exception.code.http_status,
-        )
+        if isinstance(exception, OperationalError | InterfaceError):
+            # A metastore that went away after its schema version was cached: still a 503, not a 500.
+            exception = connection_lost(exception)
+        if not isinstance(exception, ApplicationError):
+            return None
+        return render(request, "error.html", {"error": exception}, status=exception.code.http_status)
+
+
+def connection_lost(exception: Exception) -> ApplicationError:
+    first_line = (str(exception).strip().splitlines() or [type(exception).__name__])[0]
+    return ApplicationError(ErrorCode.METASTORE_UNAVAILABLE, f"A database connection failed: {first_line}")
+
+
+def api_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """``handler404``: JSON under /api/, the 404 page elsewhere."""
+    if request.path.startswith("/api/"):
+        error = ApplicationError(ErrorCode.NOT_FOUND, f"No API endpoint at {request.path}.", {"path": request.path})
+        return JsonResponse(error.as_dict(), status=404)
+    return render(request, "404.html", {"path": request.path}, status=404)

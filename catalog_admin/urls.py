@@ -30,3 +30,5 @@ urlpatterns = [
     path("api/", include("catalog_admin.api.urls")),
     path("", include((catalog_patterns, "catalog"))),
 ]
+
+handler404 = "catalog_admin.middleware.api_not_found"

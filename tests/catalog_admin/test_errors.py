@@ -1,0 +1,36 @@
+"""Errors outside the selectors: unknown API routes answer JSON, lost connections a 503 page."""
+
+import pytest
+from django.db import OperationalError
+from django.test import Client
+
+from catalog_admin.middleware import MetastoreErrorMiddleware
+
+
+@pytest.mark.django_db
+def test_unknown_api_route_answers_json_404(admin_client: Client) -> None:
+    response = admin_client.get("/api/no-such-endpoint/")
+
+    assert response.status_code == 404
+    assert response.json()["code"] == "not_found"
+    assert "/api/no-such-endpoint/" in response.json()["message"]
+
+
+@pytest.mark.django_db
+def test_unknown_page_answers_the_404_page(admin_client: Client) -> None:
+    response = admin_client.get("/no-such-page/")
+
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("text/html")
+
+
+@pytest.mark.django_db
+def test_a_lost_connection_on_a_page_is_a_503_naming_the_failure(rf, admin_user) -> None:
+    request = rf.get("/m/hive31_pg/")
+    request.user = admin_user
+    middleware = MetastoreErrorMiddleware(lambda r: None)
+
+    response = middleware.process_exception(request, OperationalError("server closed the connection unexpectedly"))
+
+    assert response.status_code == 503
+    assert b"server closed the connection unexpectedly" in response.content
