@@ -1,5 +1,18 @@
-"""The console's own records of changes made to metastores."""
+"""The console's own records: executions, change requests, approvals, jobs and the audit log."""
 
+from operations.models.audit import AuditRecord
+from operations.models.change_requests import Approval, ChangeRequest, Comment
 from operations.models.executions import DirectoryMoveRecord, Execution
+from operations.models.idempotency import IdempotencyKey
+from operations.models.jobs import Job
 
-__all__ = ("DirectoryMoveRecord", "Execution")
+__all__ = (
+    "Approval",
+    "AuditRecord",
+    "ChangeRequest",
+    "Comment",
+    "DirectoryMoveRecord",
+    "Execution",
+    "IdempotencyKey",
+    "Job",
+)

@@ -180,7 +180,8 @@ def _column_blockers(
         blockers.append(
             Finding("partition_key_clash", "6.2", f"Column name {', '.join(clashes)} is already a partition key")
         )
-    if isinstance(spec, ReplaceColumns) and state.is_transactional and plan.stats_dropped:
+    # Hive's REPLACE_CANNOT_DROP_COLUMNS: fewer columns than before (renames and type changes keep the count).
+    if isinstance(spec, ReplaceColumns) and state.is_transactional and len(plan.columns) < len(state.columns):
         blockers.append(
             Finding(
                 "acid_replace",

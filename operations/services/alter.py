@@ -39,6 +39,7 @@ from operations.planners.metadata import (
 from operations.planners.partitions import plan_drop_partitions, plan_rename_partition
 from operations.planners.rename_table import plan_rename_table
 from operations.preview import DirectoryMove, NewId, Preview, Step
+from operations.services.audit import record_audit
 from operations.specs import (
     AddColumns,
     AlterSpec,
@@ -100,8 +101,16 @@ def alter_preview_statement(*, metastore: Metastore, statement: str, default_dat
     return alter_preview(metastore=metastore, spec=parse_alter(statement, default_database=default_database))
 
 
-def alter_execute(*, preview: Preview, actor: str, source: str, reason: str = "") -> Execution:
-    """Run exactly ``preview`` (or nothing) and return the execution record."""
+Progress = Callable[[int, int, str], None]
+
+
+def alter_execute(
+    *, preview: Preview, actor: str, source: str, reason: str = "", progress: Progress | None = None
+) -> Execution:
+    """Run exactly ``preview`` (or nothing), audit it, and return the execution record.
+
+    ``progress(done, total, description)`` is called before each statement.
+    """
     if preview.blockers:
         first = preview.blockers[0]
         raise ApplicationError(
@@ -113,10 +122,12 @@ def alter_execute(*, preview: Preview, actor: str, source: str, reason: str = ""
     execution = _start_execution(preview, actor=actor, source=source, reason=reason)
     started = time.monotonic()
     try:
-        counts = _apply(metastore, preview, execution)
+        counts = _apply(metastore, preview, execution, progress)
     except Exception as exc:
         _finish(execution, Execution.State.FAILED, started, error=_describe(exc))
+        _audit(execution, preview)
         if isinstance(exc, ApplicationError):
+            exc.details.setdefault("execution", execution.pk)
             raise
         raise ApplicationError(
             ErrorCode.EXECUTION_FAILED,
@@ -125,7 +136,25 @@ def alter_execute(*, preview: Preview, actor: str, source: str, reason: str = ""
         ) from exc
     execution.moves.update(state=DirectoryMoveRecord.State.COMMITTED)
     _finish(execution, Execution.State.SUCCEEDED, started, actual_counts=counts)
+    _audit(execution, preview)
     return execution
+
+
+def _audit(execution: Execution, preview: Preview) -> None:
+    record_audit(
+        actor=execution.actor,
+        action="revert" if execution.reverts_id else "execute",
+        outcome=execution.state,
+        execution_id=execution.pk,
+        metastore=execution.metastore,
+        database_name=execution.database_name,
+        table_name=execution.table_name,
+        statement=execution.statement,
+        preview_summary=preview.as_dict(),
+        counts=execution.actual_counts,
+        details={"source": execution.source, "reason": execution.reason, "duration_ms": execution.duration_ms,
+                 "error": execution.error},
+    )  # fmt: skip
 
 
 def _start_execution(preview: Preview, *, actor: str, source: str, reason: str) -> Execution:
@@ -146,7 +175,9 @@ def _start_execution(preview: Preview, *, actor: str, source: str, reason: str) 
     )
 
 
-def _apply(metastore: Metastore, preview: Preview, execution: Execution) -> dict[str, dict[str, int]]:
+def _apply(
+    metastore: Metastore, preview: Preview, execution: Execution, progress: Progress | None
+) -> dict[str, dict[str, int]]:
     moved: list[DirectoryMoveRecord] = []
     try:
         with allow_metastore_writes(), transaction.atomic(using=metastore.alias):
@@ -157,7 +188,7 @@ def _apply(metastore: Metastore, preview: Preview, execution: Execution) -> dict
                 moved.append(_move_directory(execution, move))
             fault_point("moved")
             steps, allocated = _resolve_ids(metastore, preview.steps)
-            counts, captured = _run_steps(metastore, steps)
+            counts, captured = _run_steps(metastore, steps, progress)
             fault_point("before_commit")
     except BaseException:
         _restore_directories(moved)
@@ -227,7 +258,7 @@ def _restore_directories(records: list[DirectoryMoveRecord]) -> None:
 
 
 def _run_steps(
-    metastore: Metastore, steps: tuple[Step, ...]
+    metastore: Metastore, steps: tuple[Step, ...], progress: Progress | None = None
 ) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, list[dict[str, Any]]]]]:
     """Run each step, checking its count; returns the counts and the old rows (the before-image):
     every row a delete removed, and the rows of updates marked for capture."""
@@ -237,6 +268,8 @@ def _run_steps(
     with connections[metastore.alias].cursor() as cursor:
         for number, step in enumerate(steps, start=1):
             fault_point(f"step:{number}")
+            if progress is not None:
+                progress(number - 1, len(steps), step.description)
             if step.capture_sql:
                 deleted.setdefault(step.metastore_table, []).extend(_fetch_rows(cursor, step.capture_sql, step.params))
             if step.before_sql:

@@ -1,0 +1,85 @@
+"""The change-request lifecycle as data: states, their labels and colours, and the transitions between them."""
+
+from __future__ import annotations
+
+from django.db import models
+
+__all__ = ("TRANSITIONS", "ChangeRequestState", "Decision", "JobState")
+
+
+class ChangeRequestState(models.TextChoices):
+    DRAFT = "draft", "Draft"
+    SUBMITTED = "submitted", "Waiting for approval"
+    APPROVED = "approved", "Approved"
+    REJECTED = "rejected", "Rejected"
+    SCHEDULED = "scheduled", "Scheduled"
+    EXECUTING = "executing", "Executing"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+    REVERTED = "reverted", "Reverted"
+
+    @classmethod
+    def colour(cls, state: str) -> str:
+        return _COLOURS.get(state, "grey")
+
+
+_COLOURS = {
+    "draft": "grey",
+    "submitted": "blue",
+    "approved": "green",
+    "rejected": "red",
+    "scheduled": "purple",
+    "executing": "orange",
+    "succeeded": "green",
+    "failed": "red",
+    "cancelled": "grey",
+    "reverted": "purple",
+}
+
+OPEN_STATES = (
+    ChangeRequestState.DRAFT,
+    ChangeRequestState.SUBMITTED,
+    ChangeRequestState.APPROVED,
+    ChangeRequestState.SCHEDULED,
+)
+TERMINAL_STATES = (
+    ChangeRequestState.REJECTED,
+    ChangeRequestState.SUCCEEDED,
+    ChangeRequestState.FAILED,
+    ChangeRequestState.CANCELLED,
+    ChangeRequestState.REVERTED,
+)
+
+# action -> (states it may start from, state it moves to)
+TRANSITIONS: dict[str, tuple[tuple[str, ...], str]] = {
+    "submit": ((ChangeRequestState.DRAFT,), ChangeRequestState.SUBMITTED),
+    "approve": ((ChangeRequestState.SUBMITTED,), ChangeRequestState.APPROVED),
+    "reject": ((ChangeRequestState.SUBMITTED,), ChangeRequestState.REJECTED),
+    "schedule": ((ChangeRequestState.APPROVED,), ChangeRequestState.SCHEDULED),
+    "execute": ((ChangeRequestState.APPROVED, ChangeRequestState.SCHEDULED), ChangeRequestState.EXECUTING),
+    "succeed": ((ChangeRequestState.EXECUTING,), ChangeRequestState.SUCCEEDED),
+    "fail": ((ChangeRequestState.EXECUTING,), ChangeRequestState.FAILED),
+    "cancel": (
+        (
+            ChangeRequestState.DRAFT,
+            ChangeRequestState.SUBMITTED,
+            ChangeRequestState.APPROVED,
+            ChangeRequestState.SCHEDULED,
+        ),
+        ChangeRequestState.CANCELLED,
+    ),
+    "mark_reverted": ((ChangeRequestState.SUCCEEDED,), ChangeRequestState.REVERTED),
+}
+
+
+class Decision(models.TextChoices):
+    APPROVE = "approve", "Approved"
+    REJECT = "reject", "Rejected"
+
+
+class JobState(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"

@@ -1,0 +1,27 @@
+"""``manage.py run_jobs``: a worker that runs queued jobs and scheduled change requests."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from operations.services.jobs import run_pending_jobs
+
+
+class Command(BaseCommand):
+    help = "Run queued jobs and change requests whose scheduled window has come (--once, or loop)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--once", action="store_true", help="run what is pending, then exit")
+        parser.add_argument("--interval", type=float, default=5.0, help="seconds between polls")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        while True:
+            ran = run_pending_jobs()
+            if ran:
+                self.stdout.write(f"Ran {ran} job(s).")
+            if options["once"]:
+                return
+            time.sleep(options["interval"])

@@ -1,0 +1,94 @@
+"""
+Who may do what to a change request, and how many approvals a change needs.
+
+The approval policy comes from ``settings.CATALOG_APPROVAL_POLICY`` (rules matched against the preview,
+the highest count wins) and approvers can be limited to databases with ``settings.CATALOG_APPROVER_SCOPES``
+(a group name -> database name patterns). Every check returns an :class:`Allowed` with the reason,
+so the browser can show why a button is disabled and the API can refuse with the same words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+
+from catalog_admin.roles import Role
+
+__all__ = ("Allowed", "approval_requirement", "can_approve", "can_request", "has_role")
+
+DEFAULT_POLICY = {
+    "default": 1,
+    "rules": [
+        {"name": "high risk (data moved, statistics dropped, partitions dropped)", "risk": ["high"], "approvals": 2},
+        {"name": "more than 10,000 partitions touched", "partitions_over": 10_000, "approvals": 2},
+    ],
+}
+
+
+@dataclass(frozen=True)
+class Allowed:
+    """Whether an action is allowed, and if not, why."""
+
+    ok: bool
+    reason: str = ""
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+
+def has_role(user: AbstractBaseUser, *roles: Role) -> bool:
+    if not user.is_authenticated or not user.is_active:
+        return False
+    return user.is_superuser or user.groups.filter(name__in=[str(r) for r in roles]).exists()
+
+
+def can_request(user: AbstractBaseUser) -> Allowed:
+    if has_role(user, Role.STEWARD, Role.ADMIN):
+        return Allowed(True)
+    return Allowed(False, "Only stewards can request changes.")
+
+
+def can_approve(user: AbstractBaseUser, *, requester_id: int, database: str) -> Allowed:
+    """Approvers (and admins) may decide on other people's requests, within their database scope."""
+    if not has_role(user, Role.APPROVER, Role.ADMIN):
+        return Allowed(False, "Only approvers can approve or reject changes.")
+    if user.pk == requester_id:
+        return Allowed(False, "Nobody approves their own change (four-eyes rule).")
+    patterns = _scope_patterns(user)
+    if patterns is not None and not any(fnmatchcase(database, p) for p in patterns):
+        return Allowed(False, f"Your approval rights do not cover database '{database}'.")
+    return Allowed(True)
+
+
+def approval_requirement(preview: dict[str, Any]) -> tuple[int, list[str]]:
+    """How many approvals a preview needs, and the names of the rules that asked for them."""
+    policy = getattr(settings, "CATALOG_APPROVAL_POLICY", DEFAULT_POLICY)
+    needed, reasons = int(policy.get("default", 1)), []
+    for rule in policy.get("rules", []):
+        if _matches(rule, preview):
+            reasons.append(rule["name"])
+            needed = max(needed, int(rule["approvals"]))
+    return needed, reasons
+
+
+def _matches(rule: dict[str, Any], preview: dict[str, Any]) -> bool:
+    if "risk" in rule and preview.get("risk") not in rule["risk"]:
+        return False
+    if "partitions_over" in rule and preview.get("partitions_touched", 0) <= rule["partitions_over"]:
+        return False
+    if "operations" in rule and preview.get("operation", {}).get("kind") not in rule["operations"]:
+        return False
+    return not ("statistics_dropped" in rule and preview.get("statistics_dropped", 0) <= 0)
+
+
+def _scope_patterns(user: AbstractBaseUser) -> list[str] | None:
+    """The database patterns the user's scope groups allow, or None when the user is not scoped."""
+    scopes: dict[str, list[str]] = getattr(settings, "CATALOG_APPROVER_SCOPES", {})
+    groups = set(user.groups.filter(name__in=list(scopes)).values_list("name", flat=True))
+    if not groups:
+        return None
+    return [pattern for group in sorted(groups) for pattern in scopes[group]]

@@ -1,0 +1,124 @@
+"""
+Background jobs that execute approved change requests, with progress and a log.
+
+``enqueue_execution`` creates a queued job; after the transaction commits it runs on a worker thread of
+this process (``CATALOG_JOBS_MODE = "thread"``, the default for the console's own server), inline
+(``"eager"``, for tests), or is left to ``manage.py run_jobs`` workers (``"worker"``). Scheduled requests
+are picked up by ``run_jobs`` when their time comes.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from django.conf import settings
+from django.db import close_old_connections, transaction
+from django.utils import timezone
+
+from catalog_admin.errors import ApplicationError
+from operations.choices import ChangeRequestState, JobState
+from operations.models import ChangeRequest, Job
+
+__all__ = ("enqueue_execution", "run_job", "run_pending_jobs")
+
+logger = logging.getLogger(__name__)
+EXECUTE = "execute_change_request"
+
+
+def enqueue_execution(request: ChangeRequest, *, actor: str) -> Job:
+    job = Job.objects.create(kind=EXECUTE, change_request=request, message=f"Queued by {actor}")
+    mode = getattr(settings, "CATALOG_JOBS_MODE", "thread")
+    if mode == "eager":
+        transaction.on_commit(lambda: run_job(job.pk))
+    elif mode == "thread":
+        transaction.on_commit(lambda: threading.Thread(target=_run_in_thread, args=(job.pk,), daemon=True).start())
+    return job
+
+
+def run_job(job_id: int) -> Job:
+    """Run one queued job (claimed with a guarded update, so two workers never run it twice)."""
+    claimed = Job.objects.filter(pk=job_id, state=JobState.QUEUED).update(
+        state=JobState.RUNNING, started_at=timezone.now(), message="Starting"
+    )
+    job = Job.objects.get(pk=job_id)
+    if not claimed:
+        return job
+    try:
+        _execute_request(job)
+    except Exception as exc:  # the job records every failure; nothing escapes a worker
+        logger.exception("Job %s failed", job_id)
+        _log(job, f"Failed: {exc}")
+        Job.objects.filter(pk=job.pk).update(state=JobState.FAILED, error=str(exc), finished_at=timezone.now())
+    return Job.objects.get(pk=job_id)
+
+
+def run_pending_jobs() -> int:
+    """Start scheduled requests whose time has come, then run every queued job; returns how many ran."""
+    for request in ChangeRequest.objects.filter(state=ChangeRequestState.SCHEDULED, scheduled_for__lte=timezone.now()):
+        moved = ChangeRequest.objects.filter(pk=request.pk, state=ChangeRequestState.SCHEDULED).update(
+            state=ChangeRequestState.EXECUTING
+        )
+        if moved:
+            Job.objects.create(kind=EXECUTE, change_request=request, message="Queued by its schedule")
+    ran = 0
+    for job_id in Job.objects.filter(state=JobState.QUEUED).order_by("created_at").values_list("pk", flat=True):
+        run_job(job_id)
+        ran += 1
+    return ran
+
+
+def _execute_request(job: Job) -> None:
+    from operations.models import Execution
+    from operations.services.alter import alter_execute
+    from operations.services.change_requests import change_request_preview, finish_execution
+
+    request = job.change_request
+    _log(job, f"Previewing {request.statement}")
+    preview = change_request_preview(request)
+    if preview.fingerprint != request.fingerprint:
+        _fail(job, request, None, "The table changed since the approved preview; nothing was executed.")
+        return
+    try:
+        execution = alter_execute(
+            preview=preview,
+            actor=request.requester.get_username(),
+            source="ui",
+            reason=f"change request #{request.pk}",
+            progress=lambda done, total, what: _progress(job, done, total, what),
+        )
+    except ApplicationError as exc:
+        _fail(job, request, Execution.objects.filter(pk=exc.details.get("execution")).first(), exc.message)
+        return
+    finish_execution(request, execution)
+    _log(job, f"Done in {execution.duration_ms} ms")
+    Job.objects.filter(pk=job.pk).update(
+        state=JobState.SUCCEEDED, progress=100, finished_at=timezone.now(), message="Done"
+    )
+
+
+def _fail(job: Job, request: ChangeRequest, execution, error: str) -> None:  # noqa: ANN001
+    from operations.services.change_requests import finish_execution
+
+    finish_execution(request, execution, error)
+    _log(job, error)
+    Job.objects.filter(pk=job.pk).update(state=JobState.FAILED, error=error, finished_at=timezone.now(), message=error)
+
+
+def _progress(job: Job, done: int, total: int, what: str) -> None:
+    percent = int(100 * done / total) if total else 0
+    Job.objects.filter(pk=job.pk).update(progress=min(percent, 99), message=what[:500])
+    _log(job, what)
+
+
+def _log(job: Job, line: str) -> None:
+    job.refresh_from_db(fields=["log"])
+    job.log = [*job.log, {"at": timezone.now().isoformat(), "message": line}]
+    Job.objects.filter(pk=job.pk).update(log=job.log)
+
+
+def _run_in_thread(job_id: int) -> None:
+    try:
+        run_job(job_id)
+    finally:
+        close_old_connections()
