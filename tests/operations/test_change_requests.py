@@ -1,0 +1,218 @@
+"""The change-request lifecycle through the services: four eyes, policy, stale previews, execution, revert, audit."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.core import mail
+
+from catalog_admin.db import allow_metastore_writes
+from catalog_admin.errors import ApplicationError
+from catalog_admin.models import Table, TableParam
+from catalog_admin.selectors.metastores import Metastore
+from operations.ddl.parser import parse_alter
+from operations.models import AuditRecord, Job
+from operations.services.audit import verify_audit_chain
+from operations.services.change_requests import (
+    change_request_approve,
+    change_request_cancel,
+    change_request_create,
+    change_request_execute,
+    change_request_refresh,
+    change_request_reject,
+    change_request_revert,
+    change_request_submit,
+)
+
+pytestmark = pytest.mark.django_db
+
+RENAME = "ALTER TABLE sales.customers RENAME TO sales.clients"
+
+
+@pytest.fixture(autouse=True)
+def eager_jobs(settings) -> Iterator[None]:
+    """Jobs and notifications run when the service's transaction commits (here: at the end of the test step)."""
+    settings.CATALOG_JOBS_MODE = "eager"
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    yield
+
+
+@pytest.fixture
+def warehouse(metastore: Metastore) -> Iterator[Path]:
+    root = Path(metastore.config.warehouse)
+    backup = root.parent / f"{root.name}.backup-cr"
+    shutil.rmtree(backup, ignore_errors=True)
+    shutil.copytree(root, backup, symlinks=True)
+    yield root
+    shutil.rmtree(root)
+    backup.rename(root)
+
+
+def user(name: str, *roles: str) -> User:
+    account = User.objects.create_user(name, f"{name}@example.com", "pw")
+    account.groups.add(*(Group.objects.get(name=role) for role in roles))
+    return account
+
+
+@pytest.fixture
+def people() -> dict[str, User]:
+    return {
+        "steward": user("steward", "steward"),
+        "approver": user("approver", "approver"),
+        "approver2": user("approver2", "approver"),
+        "admin": user("admin", "admin", "steward", "approver"),
+        "viewer": user("viewer", "viewer"),
+    }
+
+
+def create(people: dict[str, User], metastore: Metastore, statement: str = RENAME, who: str = "steward"):
+    return change_request_create(
+        user=people[who], metastore=metastore.name, spec=parse_alter(statement), reason="tidy names"
+    )
+
+
+def test_steward_request_approved_by_another_runs_and_is_audited(
+    metastore: Metastore, people: dict[str, User], warehouse: Path, django_capture_on_commit_callbacks
+) -> None:
+    # given
+    request = change_request_submit(request=create(people, metastore), user=people["steward"])
+    assert request.required_approvals == 2  # a managed rename moves data: high risk
+
+    # when
+    with django_capture_on_commit_callbacks(execute=True):
+        change_request_approve(request=request, user=people["approver"], comment="ok")
+        request = change_request_approve(request=request, user=people["approver2"], comment="ok too")
+    with django_capture_on_commit_callbacks(execute=True):
+        request = change_request_execute(request=request, user=people["steward"])
+
+    # then
+    request.refresh_from_db()
+    assert request.state == "succeeded"
+    assert request.execution.actual_counts == request.execution.expected_counts
+    assert Table.objects.using(metastore.alias).filter(database__name="sales", name="clients").exists()
+    assert Job.objects.get(change_request=request).progress == 100
+    actions = list(AuditRecord.objects.filter(request_id_ref=request.pk).values_list("action", flat=True))
+    assert actions == ["create", "submit", "approve", "approve", "execute", "finish"]
+    assert verify_audit_chain() == []
+    assert any("#%d" % request.pk in message.subject for message in mail.outbox)
+
+
+def test_nobody_approves_their_own_request_not_even_an_admin(metastore: Metastore, people: dict[str, User]) -> None:
+    request = change_request_submit(request=create(people, metastore, who="admin"), user=people["admin"])
+
+    with pytest.raises(ApplicationError) as error:
+        change_request_approve(request=request, user=people["admin"])
+
+    assert error.value.code == "permission_denied"
+    assert "four-eyes" in error.value.message
+
+
+def test_viewers_and_stewards_cannot_approve(metastore: Metastore, people: dict[str, User]) -> None:
+    request = change_request_submit(request=create(people, metastore), user=people["steward"])
+    for name in ("viewer", "steward"):
+        with pytest.raises(ApplicationError) as error:
+            change_request_approve(request=request, user=people[name])
+        assert error.value.code == "permission_denied"
+
+
+def test_an_unapproved_request_cannot_be_executed(metastore: Metastore, people: dict[str, User]) -> None:
+    request = change_request_submit(request=create(people, metastore), user=people["steward"])
+    change_request_approve(request=request, user=people["approver"])  # 1 of 2
+
+    with pytest.raises(ApplicationError) as error:
+        change_request_execute(request=request, user=people["steward"])
+
+    assert error.value.code == "invalid_state"
+
+
+def test_a_second_approval_by_the_same_approver_is_refused(metastore: Metastore, people: dict[str, User]) -> None:
+    request = change_request_submit(request=create(people, metastore), user=people["steward"])
+    change_request_approve(request=request, user=people["approver"])
+
+    with pytest.raises(ApplicationError) as error:
+        change_request_approve(request=request, user=people["approver"])
+
+    assert error.value.code == "invalid_state"
+
+
+def test_a_table_changed_after_the_preview_blocks_approval_until_refreshed(
+    metastore: Metastore, people: dict[str, User]
+) -> None:
+    # given
+    request = change_request_submit(
+        request=create(people, metastore, "ALTER TABLE sales.customers SET TBLPROPERTIES ('team'='a')"),
+        user=people["steward"],
+    )
+    table = Table.objects.on(metastore).get(database__name="sales", name="customers")
+    with allow_metastore_writes():
+        TableParam.objects.using(metastore.alias).create(table=table, key="changed_by_hive", value="1")
+
+    # when / then
+    with pytest.raises(ApplicationError) as error:
+        change_request_approve(request=request, user=people["approver"])
+    assert error.value.code == "stale_preview"
+    request = change_request_refresh(request=request, user=people["steward"])
+    assert change_request_approve(request=request, user=people["approver"]).state == "approved"
+
+
+def test_rejection_needs_a_reason_and_ends_the_request(metastore: Metastore, people: dict[str, User]) -> None:
+    request = change_request_submit(request=create(people, metastore), user=people["steward"])
+    with pytest.raises(ApplicationError):
+        change_request_reject(request=request, user=people["approver"], comment=" ")
+
+    request = change_request_reject(request=request, user=people["approver"], comment="wrong table")
+
+    assert request.state == "rejected"
+    with pytest.raises(ApplicationError) as error:
+        change_request_approve(request=request, user=people["approver2"])
+    assert error.value.code == "invalid_state"
+
+
+def test_cancel_only_by_the_requester(metastore: Metastore, people: dict[str, User]) -> None:
+    request = create(people, metastore)
+    with pytest.raises(ApplicationError):
+        change_request_cancel(request=request, user=people["approver"])
+    assert change_request_cancel(request=request, user=people["steward"]).state == "cancelled"
+
+
+def test_blocked_statement_cannot_be_submitted(metastore: Metastore, people: dict[str, User]) -> None:
+    request = create(people, metastore, "ALTER TABLE sales.customers RENAME TO sales.orders")
+
+    with pytest.raises(ApplicationError) as error:
+        change_request_submit(request=request, user=people["steward"])
+
+    assert error.value.code == "hive_rule_violation"
+    assert "already exists" in error.value.message
+
+
+def test_revert_request_goes_through_approval_and_restores_the_table(
+    metastore: Metastore, people: dict[str, User], warehouse: Path, django_capture_on_commit_callbacks
+) -> None:
+    # given
+    request = change_request_submit(request=create(people, metastore), user=people["steward"])
+    for name in ("approver", "approver2"):
+        change_request_approve(request=request, user=people[name])
+    with django_capture_on_commit_callbacks(execute=True):
+        change_request_execute(request=request, user=people["steward"])
+    request.refresh_from_db()
+
+    # when
+    revert = change_request_submit(
+        request=change_request_revert(request=request, user=people["steward"]), user=people["steward"]
+    )
+    for name in ("approver", "approver2"):
+        revert = change_request_approve(request=revert, user=people[name])
+    with django_capture_on_commit_callbacks(execute=True):
+        change_request_execute(request=revert, user=people["steward"])
+
+    # then
+    revert.refresh_from_db()
+    request.refresh_from_db()
+    assert revert.state == "succeeded"
+    assert request.state == "reverted"
+    assert Table.objects.using(metastore.alias).filter(database__name="sales", name="customers").exists()
+    assert not Table.objects.using(metastore.alias).filter(database__name="sales", name="clients").exists()
