@@ -98,7 +98,7 @@ def test_steward_request_approved_by_another_runs_and_is_audited(
     actions = list(AuditRecord.objects.filter(request_id_ref=request.pk).values_list("action", flat=True))
     assert actions == ["create", "submit", "approve", "approve", "execute", "finish"]
     assert verify_audit_chain() == []
-    assert any("#%d" % request.pk in message.subject for message in mail.outbox)
+    assert any(f"#{request.pk}" in message.subject for message in mail.outbox)
 
 
 def test_nobody_approves_their_own_request_not_even_an_admin(metastore: Metastore, people: dict[str, User]) -> None:
