@@ -26,7 +26,8 @@ changed in them). --tables N always adds N new tables named t_<TBL_ID> over the 
 {", ".join(SCALE_DATABASES)}; --big-table-partitions P adds {BENCH_DATABASE}.events (or events_2,
 events_3 ... when it exists) with P partitions and --col-stats C column statistics per partition.
 Scale content has no data files on disk. On PostgreSQL it is written set-based (INSERT ... SELECT
-FROM generate_series), elsewhere in batches.
+FROM generate_series), skipping the per-row foreign-key triggers when the user may set
+session_replication_role (superuser); elsewhere in batches. Everything runs in one transaction.
 """
 
 
@@ -71,6 +72,8 @@ class Command(BaseCommand):
         self.stdout.write(f"  {'total rows':<28} {sum(report.counts.values()):>12,}")
         if report.skipped:
             self.stdout.write(f"Skipped existing demo tables: {', '.join(report.skipped)}")
+        for note in report.notes:
+            self.stdout.write(note)
         self.stdout.write(f"Wrote {report.files} data files under {warehouse}")
         self.stdout.write(self.style.SUCCESS(f"Done in {report.elapsed:.1f} s."))
 
