@@ -24,11 +24,13 @@ class ErrorCode(StrEnum):
     WRITE_FORBIDDEN = "write_forbidden"
     NOT_AUTHENTICATED = "not_authenticated"
     PERMISSION_DENIED = "permission_denied"
+    SELF_APPROVAL_FORBIDDEN = "self_approval_forbidden"
     DDL_PARSE_ERROR = "ddl_parse_error"
     HIVE_RULE_VIOLATION = "hive_rule_violation"
     STALE_PREVIEW = "stale_preview"
     EXECUTION_FAILED = "execution_failed"
     INVALID_STATE = "invalid_state"
+    IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"
     INTERNAL_ERROR = "internal_error"
 
     @property
@@ -44,11 +46,13 @@ _HTTP_STATUS = {
     ErrorCode.WRITE_FORBIDDEN: 403,
     ErrorCode.NOT_AUTHENTICATED: 401,
     ErrorCode.PERMISSION_DENIED: 403,
+    ErrorCode.SELF_APPROVAL_FORBIDDEN: 403,
     ErrorCode.DDL_PARSE_ERROR: 400,
     ErrorCode.HIVE_RULE_VIOLATION: 422,
     ErrorCode.STALE_PREVIEW: 409,
     ErrorCode.EXECUTION_FAILED: 500,
     ErrorCode.INVALID_STATE: 409,
+    ErrorCode.IDEMPOTENCY_KEY_REUSED: 422,
     ErrorCode.INTERNAL_ERROR: 500,
 }
 

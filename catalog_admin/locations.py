@@ -45,8 +45,8 @@ class FileSystem(Protocol):
     def rename(self, source: str, destination: str) -> None:
         """Move a directory (creating the destination's parent), as Hive's ``Warehouse.renameDir``."""
 
-    def prune_empty_parents(self, location: str) -> None:
-        """Remove the location's parent directories as long as they are empty."""
+    def prune_empty_parents(self, location: str, levels: int | None = None) -> None:
+        """Remove the location's parent directories as long as they are empty (at most ``levels`` of them)."""
 
 
 class LocalFileSystem:
@@ -73,11 +73,12 @@ class LocalFileSystem:
         target.parent.mkdir(parents=True, exist_ok=True)
         os.rename(_local_path(source), target)
 
-    def prune_empty_parents(self, location: str) -> None:
+    def prune_empty_parents(self, location: str, levels: int | None = None) -> None:
         parent = _local_path(location).parent
-        while parent != parent.parent and parent.is_dir() and not any(parent.iterdir()):
+        while levels != 0 and parent != parent.parent and parent.is_dir() and not any(parent.iterdir()):
             parent.rmdir()
             parent = parent.parent
+            levels = None if levels is None else levels - 1
 
 
 class UnreachableFileSystem:
@@ -95,7 +96,7 @@ class UnreachableFileSystem:
     def rename(self, source: str, destination: str) -> None:
         raise OSError(f"The console has no client for {self.scheme}: locations cannot be moved there.")
 
-    def prune_empty_parents(self, location: str) -> None:
+    def prune_empty_parents(self, location: str, levels: int | None = None) -> None:
         return None
 
 

@@ -6,6 +6,7 @@ The governed metastores come from ``METASTORES`` / ``METASTORE_URL`` (see ``cata
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -102,7 +103,7 @@ STATIC_ROOT = VAR_DIR / "static"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "catalog_admin.api.authentication.ExpiringTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -114,6 +115,8 @@ REST_FRAMEWORK = {
     ],
     "UNAUTHENTICATED_USER": None,
 }
+# API tokens expire after this many days (CATALOG_API_TOKEN_TTL_DAYS=0: never).
+CATALOG_API_TOKEN_TTL = timedelta(days=int(os.environ.get("CATALOG_API_TOKEN_TTL_DAYS", "90"))) or None
 SPECTACULAR_SETTINGS = {
     "TITLE": "catalog-admin API",
     "DESCRIPTION": "Browse and govern Apache Hive metastores.",
@@ -124,6 +127,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Three "state" enums: name each after its choices.
+    "ENUM_NAME_OVERRIDES": {
+        "ChangeRequestStateEnum": "operations.choices.ChangeRequestState",
+        "JobStateEnum": "operations.choices.JobState",
+        "ExecutionStateEnum": "operations.models.executions.Execution.State",
+    },
 }
 
 # Browsing: page sizes accepted from clients.

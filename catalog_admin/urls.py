@@ -28,6 +28,8 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("api/", include("catalog_admin.api.urls")),
+    path("api/", include("operations.api.urls")),
+    path("changes/", include("operations.urls", namespace="operations")),
     path("", include((catalog_patterns, "catalog"))),
 ]
 

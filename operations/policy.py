@@ -16,6 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 
+from catalog_admin.errors import ErrorCode
 from catalog_admin.roles import Role
 
 __all__ = ("Allowed", "approval_requirement", "can_approve", "can_request", "has_role")
@@ -31,10 +32,11 @@ DEFAULT_POLICY = {
 
 @dataclass(frozen=True)
 class Allowed:
-    """Whether an action is allowed, and if not, why."""
+    """Whether an action is allowed, and if not, why (and the error code a refusal is raised with)."""
 
     ok: bool
     reason: str = ""
+    code: ErrorCode = ErrorCode.PERMISSION_DENIED
 
     def __bool__(self) -> bool:
         return self.ok
@@ -57,7 +59,7 @@ def can_approve(user: AbstractBaseUser, *, requester_id: int, database: str) -> 
     if not has_role(user, Role.APPROVER, Role.ADMIN):
         return Allowed(False, "Only approvers can approve or reject changes.")
     if user.pk == requester_id:
-        return Allowed(False, "Nobody approves their own change (four-eyes rule).")
+        return Allowed(False, "Nobody approves their own change (four-eyes rule).", ErrorCode.SELF_APPROVAL_FORBIDDEN)
     patterns = _scope_patterns(user)
     if patterns is not None and not any(fnmatchcase(database, p) for p in patterns):
         return Allowed(False, f"Your approval rights do not cover database '{database}'.")

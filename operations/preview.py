@@ -83,6 +83,7 @@ class DirectoryMove:
     destination_free: bool | None
     same_filesystem: bool
     prune_source_parents: bool = False  # a revert removes the directories the forward move created
+    prune_source_levels: int = 0  # at most this many emptied parents go too (a dropped partition's dt=… folder)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,10 @@ drops, recreates, loads and seeds once per session:
   4.0.0 (``4.0.0-derived``) on PostgreSQL and on MariaDB;
 * ``hive_sqlite``: a 3.1.0 schema created by the project's own ``catalog_admin.metastore_ddl``.
 
+One more database, ``spark_pg`` (PostgreSQL, official 2.3.0 schema, loaded but not seeded), belongs to the PySpark
+witness (``tests/fixtures/spark.py``). It is in ``DATABASES`` but not among the seven: ``tests/fixtures/spark.py``
+registers its config (``SPARK_METASTORE_CONFIG``) in ``METASTORE_CONFIGS`` only while the Spark tests run.
+
 The aliases go through ``catalog_admin.metastores.database_settings``, as in production.
 Temporary files (warehouses, the SQLite metastore) live under ``$CATALOG_ADMIN_TEST_TMP``
 (default: ``<system temp>/catalog-admin-tests``).
@@ -81,6 +85,12 @@ METASTORE_CONFIGS = [
 ]
 DEFAULT_METASTORE = "hive31_pg"
 
+# The Spark witness's metastore: Spark's Hive 2.3 client writes it, so it gets the official 2.3.0 schema and no seed.
+SPARK_TEST_METASTORES = {"spark_pg": ("2.3.0", "2.3.0/hive-schema-2.3.0.postgres.sql")}
+SPARK_METASTORE_CONFIG = MetastoreConfig(
+    name="spark_pg", url=_url("spark_pg"), warehouse=str(TEST_TMP_DIR / "spark_pg" / "warehouse")
+)
+
 DATABASES = {
     "default": {
         "ENGINE": "django.db.backends.postgresql",
@@ -89,5 +99,5 @@ DATABASES = {
         "HOST": "127.0.0.1",
         "PORT": "5432",
     },
-    **{config.alias: database_settings(config, BASE_DIR) for config in METASTORE_CONFIGS},
+    **{config.alias: database_settings(config, BASE_DIR) for config in [*METASTORE_CONFIGS, SPARK_METASTORE_CONFIG]},
 }

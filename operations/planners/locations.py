@@ -61,14 +61,18 @@ def plan_set_location(metastore: Metastore, state: TableState, spec: SetLocation
         blockers.append(Finding("view_location", "ddl", f"{state.ref} is a view and has no location"))
     steps = []
     if target_sd is not None and not blockers:
+        location = sql.col(StorageDescriptor, "location")
+        # A partition's location is not in the table's fingerprint: the previewed old value in the condition makes
+        # a partition moved since the preview change no row, so execution refuses the stale preview.
+        unchanged = f" AND {location} = %s" if partition and old_location is not None else ""
         steps.append(
             Step(
                 f"Point {'partition ' + partition['name'] if partition else 'the table'} at {spec.location}",
                 "SDS",
                 "update",
-                f"UPDATE {sql.table(StorageDescriptor)} SET {sql.col(StorageDescriptor, 'location')} = %s "
-                f"WHERE {sql.col(StorageDescriptor, 'id')} = %s",
-                (spec.location, target_sd),
+                f"UPDATE {sql.table(StorageDescriptor)} SET {location} = %s "
+                f"WHERE {sql.col(StorageDescriptor, 'id')} = %s{unchanged}",
+                (spec.location, target_sd, *((old_location,) if unchanged else ())),
                 1,
             )
         )

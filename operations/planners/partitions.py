@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from django.db.models import BigIntegerField, Exists, OuterRef, Q
 from django.db.models.functions import Cast
 
-from catalog_admin.locations import filesystem_for
+from catalog_admin.locations import filesystem_for, is_under, normalize_location
 from catalog_admin.models import (
     BucketingColumn,
     Column,
@@ -171,9 +171,11 @@ def _rename_partition_steps(
             "Rename the partition row",
             "PARTITIONS",
             "update",
+            # The old name in the condition: a partition renamed since the preview (not in the table's
+            # fingerprint) changes no row, and execution refuses the stale preview.
             f"UPDATE {sql.table(Partition)} SET {sql.col(Partition, 'name')} = %s "
-            f"WHERE {sql.col(Partition, 'id')} = %s",
-            (new_name, part_id),
+            f"WHERE {sql.col(Partition, 'id')} = %s AND {sql.col(Partition, 'name')} = %s",
+            (new_name, part_id, partition["name"]),
             1,
         ),
     ]
@@ -432,7 +434,20 @@ def _trash_moves(state: TableState, matched: list[dict]) -> Iterator[DirectoryMo
             source_exists=True,
             destination_free=True,
             same_filesystem=_filesystem(location) == _filesystem(root),
+            prune_source_levels=_emptied_parent_levels(state, location),
         )
+
+
+def _emptied_parent_levels(state: TableState, location: str) -> int:
+    """
+    How many of a dropped partition's parent folders go with it once empty: Hive's ``deleteParentRecursive`` (one
+    per partition key but the last, so ``dt=…/`` of ``dt=…/hour=…``), but only inside the table root, never the root
+    itself. An emptied ``dt=…/`` left behind makes Hive's ``MSCK REPAIR TABLE`` fail ("missing partition columns").
+    """
+    if not state.location or not is_under(location, state.location):
+        return 0
+    depth = normalize_location(location).count("/") - normalize_location(state.location).count("/")
+    return max(0, min(len(state.partition_keys) - 1, depth - 1))
 
 
 def _drop_warnings(

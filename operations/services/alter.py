@@ -178,7 +178,7 @@ def _start_execution(preview: Preview, *, actor: str, source: str, reason: str) 
 def _apply(
     metastore: Metastore, preview: Preview, execution: Execution, progress: Progress | None
 ) -> dict[str, dict[str, int]]:
-    moved: list[DirectoryMoveRecord] = []
+    moved: list[tuple[DirectoryMoveRecord, int]] = []
     try:
         with allow_metastore_writes(), transaction.atomic(using=metastore.alias):
             state = read_table_state(metastore, preview.spec.target, for_update=True)
@@ -233,21 +233,39 @@ def _check_fresh(preview: Preview, state: TableState) -> None:
     )
 
 
-def _move_directory(execution: Execution, move: DirectoryMove) -> DirectoryMoveRecord:
+def _move_directory(execution: Execution, move: DirectoryMove) -> tuple[DirectoryMoveRecord, int]:
+    """Move one directory under the journal; returns its record and how many parent directories the move created."""
     record = DirectoryMoveRecord.objects.create(execution=execution, source=move.source, destination=move.destination)
     filesystem = filesystem_for(move.source)
+    created = _missing_parents(move.destination)
     filesystem.rename(move.source, move.destination)
     if move.prune_source_parents:
         filesystem.prune_empty_parents(move.source)
+    elif move.prune_source_levels:
+        filesystem.prune_empty_parents(move.source, levels=move.prune_source_levels)
     record.state = DirectoryMoveRecord.State.MOVED
     record.save(update_fields=["state", "updated_at"])
-    return record
+    return record, created
 
 
-def _restore_directories(records: list[DirectoryMoveRecord]) -> None:
-    for record in reversed(records):
+def _missing_parents(location: str) -> int:
+    """How many parent directories of ``location`` do not exist (moving a directory there creates them)."""
+    filesystem, count = filesystem_for(location), 0
+    parent = location.rstrip("/").rpartition("/")[0]
+    while parent.rstrip("/").count("/") > 1 and filesystem.exists(parent) is False:
+        count += 1
+        parent = parent.rpartition("/")[0]
+    return count
+
+
+def _restore_directories(moved: list[tuple[DirectoryMoveRecord, int]]) -> None:
+    """Move each directory back, remove the parents its move created, and journal it RESTORED."""
+    for record, created_parents in reversed(moved):
         try:
-            filesystem_for(record.destination).rename(record.destination, record.source)
+            filesystem = filesystem_for(record.destination)
+            filesystem.rename(record.destination, record.source)
+            if created_parents:
+                filesystem.prune_empty_parents(record.destination, levels=created_parents)
         except OSError:
             logger.exception(
                 "Could not move %s back to %s; run reconcile_executions", record.destination, record.source

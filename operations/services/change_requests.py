@@ -9,6 +9,7 @@ stale one (the table changed since the preview), naming what changed.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any
 
@@ -21,7 +22,7 @@ from catalog_admin.selectors.metastores import get_metastore
 from operations.choices import TRANSITIONS, ChangeRequestState, Decision
 from operations.models import Approval, ChangeRequest, Comment, Execution
 from operations.notifications import notify_transition
-from operations.policy import approval_requirement, can_approve, can_request
+from operations.policy import Allowed, approval_requirement, can_approve, can_request
 from operations.preview import Preview
 from operations.services.alter import alter_preview
 from operations.services.audit import record_audit
@@ -66,11 +67,29 @@ def change_request_create(
 
 
 def change_request_update(
-    *, request: ChangeRequest, user: AbstractBaseUser, spec: AlterSpec, reason: str
+    *, request: ChangeRequest, user: AbstractBaseUser, spec: AlterSpec | None, reason: str | None
 ) -> ChangeRequest:
-    """Edit a draft: a new statement and a new preview."""
+    """Edit a draft: a new statement (``None``: the same) and reason (``None``: the same), and a new preview.
+
+    A revert request's plan comes from the execution it reverts: it is previewed again, but never given another
+    operation (cancel it instead).
+    """
     _require_requester(request, user, "edit")
-    preview = alter_preview(metastore=get_metastore(request.metastore), spec=spec)
+    if request.revert_of_id:
+        if spec is not None and json.loads(json.dumps(spec.as_dict())) != request.operation:
+            raise ApplicationError(
+                ErrorCode.INVALID_STATE,
+                f"Request #{request.pk} reverts request #{request.revert_of_id}: its operation cannot be changed; "
+                "cancel it instead.",
+                {"request": request.pk, "state": request.state, "action": "edit"},
+            )
+        preview = change_request_preview(request)
+    else:
+        preview = alter_preview(
+            metastore=get_metastore(request.metastore),
+            spec=spec if spec is not None else spec_from_dict(request.operation),
+        )
+    reason = reason if reason is not None else request.reason
     with transaction.atomic():
         _guarded(request, ("draft",), None, reason=reason, **_preview_fields(preview))
         _audit(request, user, "edit", "draft", preview)
@@ -106,7 +125,7 @@ def change_request_refresh(*, request: ChangeRequest, user: AbstractBaseUser) ->
 
 def change_request_approve(*, request: ChangeRequest, user: AbstractBaseUser, comment: str = "") -> ChangeRequest:
     """Record an approval; the request is approved once the policy's number of approvals is reached."""
-    _require(can_approve(user, requester_id=request.requester_id, database=request.database_name))
+    _require(can_approve(user, requester_id=request.requester_id, database=request.database_name), request=request.pk)
     preview = _fresh_preview(request)
     with transaction.atomic():
         locked = ChangeRequest.objects.select_for_update().get(pk=request.pk)
@@ -134,7 +153,7 @@ def change_request_approve(*, request: ChangeRequest, user: AbstractBaseUser, co
 
 def change_request_reject(*, request: ChangeRequest, user: AbstractBaseUser, comment: str) -> ChangeRequest:
     """Reject a submitted request (a comment saying why is required)."""
-    _require(can_approve(user, requester_id=request.requester_id, database=request.database_name))
+    _require(can_approve(user, requester_id=request.requester_id, database=request.database_name), request=request.pk)
     if not comment.strip():
         raise ApplicationError(ErrorCode.INVALID_PARAMETER, "Say why you reject the change.", {"field": "comment"})
     with transaction.atomic():
@@ -297,9 +316,10 @@ def _past(action: str) -> str:
             "revert": "reverted", "scheduled": "scheduled"}.get(action, f"changed ({action})")  # fmt: skip
 
 
-def _require(allowed: Any) -> None:
+def _require(allowed: Allowed, **details: Any) -> None:
+    """Refuse with the check's own code: ``permission_denied``, or ``self_approval_forbidden`` (four eyes)."""
     if not allowed:
-        raise ApplicationError(ErrorCode.PERMISSION_DENIED, allowed.reason)
+        raise ApplicationError(allowed.code, allowed.reason, details)
 
 
 def _require_requester(request: ChangeRequest, user: AbstractBaseUser, verb: str) -> None:

@@ -107,7 +107,7 @@ def test_nobody_approves_their_own_request_not_even_an_admin(metastore: Metastor
     with pytest.raises(ApplicationError) as error:
         change_request_approve(request=request, user=people["admin"])
 
-    assert error.value.code == "permission_denied"
+    assert error.value.code == "self_approval_forbidden"
     assert "four-eyes" in error.value.message
 
 

@@ -1,0 +1,500 @@
+"""
+Serializers of the change-request API: the bodies it accepts (turned into service arguments) and what it returns.
+
+Input serializers only shape and type-check the body; the services decide everything else (permissions, states,
+Hive rules) and refuse with the shared error vocabulary. A Hive statement is parsed here (``ddl_parse_error``
+with its position), and a structured operation is checked by rendering it as Hive DDL and parsing that back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+from rest_framework.reverse import reverse
+
+from catalog_admin.errors import ApplicationError, ErrorCode
+from operations.choices import ChangeRequestState, Decision, JobState
+from operations.ddl.parser import DdlParseError, parse_alter
+from operations.models import Approval, AuditRecord, ChangeRequest, Execution, Job
+from operations.specs import SPEC_KINDS, AlterSpec, spec_from_dict
+
+__all__ = (
+    "ApprovalListSerializer",
+    "ApprovalSerializer",
+    "ApproveSerializer",
+    "AuditExportRowSerializer",
+    "AuditPageSerializer",
+    "AuditRecordSerializer",
+    "ChangeRequestCreateSerializer",
+    "ChangeRequestPageSerializer",
+    "ChangeRequestRowSerializer",
+    "ChangeRequestSerializer",
+    "ChangeRequestUpdateSerializer",
+    "CommentCreateSerializer",
+    "CommentListSerializer",
+    "CommentSerializer",
+    "ExecuteSerializer",
+    "JobSerializer",
+    "PreviewSerializer",
+    "RejectSerializer",
+    "RevertSerializer",
+    "spec_from_operation",
+)
+
+NAMESPACE = "operations_api"
+RISKS = ("low", "medium", "high")
+
+_TABLE_REF = {
+    "type": "object",
+    "required": ["database", "table"],
+    "properties": {"database": {"type": "string"}, "table": {"type": "string"}},
+}
+_OPERATION_EXAMPLE = {
+    "kind": "rename_table",
+    "target": {"database": "sales", "table": "orders"},
+    "new": {"database": "sales", "table": "orders_v2"},
+}
+
+
+def _operation_schema(kinds: list[str], description: str) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "description": description,
+        "required": ["kind", "target"],
+        "properties": {"kind": {"type": "string", "enum": kinds}, "target": _TABLE_REF},
+        "additionalProperties": True,
+        "example": _OPERATION_EXAMPLE,
+    }
+
+
+def _link(name: str, context: dict[str, Any], **kwargs: Any) -> str:
+    return reverse(f"{NAMESPACE}:{name}", kwargs=kwargs, request=context.get("request"))
+
+
+# Inputs ---------------------------------------------------------------------------------------------------------
+
+
+@extend_schema_field(
+    _operation_schema(
+        list(SPEC_KINDS),
+        "A structured ALTER: its kind, its target table and the kind's own fields, shaped like the `operation` of "
+        "a change request (e.g. rename_table: `new`; add_columns: `columns` [{name, type, comment}], `cascade`; "
+        "set_tblproperties: `properties` [[key, value], …]; drop_partitions: `specs` [[{key, op, value}, …], …]).",
+    )
+)
+class OperationInputField(serializers.JSONField):
+    """A structured operation as JSON (checked by :func:`spec_from_operation`)."""
+
+
+def spec_from_operation(operation: Any) -> AlterSpec:
+    """
+    The spec of a structured operation, checked by rendering it as Hive DDL and parsing that back.
+
+    The round trip gives the operation exactly the types a typed statement would have, and refuses what no
+    supported statement can express; every refusal is ``invalid_parameter`` naming ``operation``.
+    """
+    supported = list(SPEC_KINDS)
+    if not isinstance(operation, dict) or operation.get("kind") not in SPEC_KINDS:
+        kind = operation.get("kind") if isinstance(operation, dict) else None
+        raise ApplicationError(
+            ErrorCode.INVALID_PARAMETER,
+            f"operation must be an object whose kind is one of {', '.join(supported)}, not {kind!r}.",
+            {"parameter": "operation", "supported": supported},
+        )
+    try:
+        statement = spec_from_dict(operation).to_ddl()
+        return parse_alter(statement)
+    except DdlParseError as exc:
+        reason = exc.message
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        reason = f"{type(exc).__name__}: {exc}"
+    raise ApplicationError(
+        ErrorCode.INVALID_PARAMETER,
+        f"operation is not a valid {operation['kind']} operation ({reason}).",
+        {"parameter": "operation", "kind": operation["kind"], "reason": reason},
+    )
+
+
+class _SpecInputSerializer(serializers.Serializer):
+    statement = serializers.CharField(
+        required=False, help_text="One Hive ALTER TABLE statement, as typed in Beeline (or give `operation`)."
+    )
+    operation = OperationInputField(required=False)
+    reason = serializers.CharField(required=False, allow_blank=True, help_text="Why the change is needed.")
+
+    def spec(self, attrs: dict[str, Any], *, required: bool) -> AlterSpec | None:
+        """The statement's or the operation's spec; exactly one of them (or, when not ``required``, neither)."""
+        given = [name for name in ("statement", "operation") if attrs.get(name) not in (None, "")]
+        if len(given) > 1 or (required and not given):
+            raise ApplicationError(
+                ErrorCode.INVALID_PARAMETER,
+                "Give either statement (Hive DDL) or operation (structured), "
+                + ("not both." if given else "one of them."),
+                {"parameter": "statement" if not given else "operation"},
+            )
+        if not given:
+            return None
+        if given == ["statement"]:
+            return parse_alter(attrs["statement"])
+        return spec_from_operation(attrs["operation"])
+
+
+class ChangeRequestCreateSerializer(_SpecInputSerializer):
+    """A new draft: a statement or an operation, on a metastore (the default one when omitted)."""
+
+    metastore = serializers.CharField(
+        required=False, allow_blank=True, help_text="Registered metastore name; the default metastore when omitted."
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "spec": self.spec(attrs, required=True),
+            "metastore": attrs.get("metastore") or None,
+            "reason": attrs.get("reason", ""),
+        }
+
+
+class ChangeRequestUpdateSerializer(_SpecInputSerializer):
+    """Edit a draft: a new statement or operation, a new reason, or both (what is omitted stays)."""
+
+    metastore = serializers.CharField(
+        required=False, help_text="Must be the request's own metastore: a request stays on its metastore."
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        change: ChangeRequest = self.context["change"]
+        if attrs.get("metastore") not in (None, change.metastore):
+            raise ApplicationError(
+                ErrorCode.INVALID_PARAMETER,
+                "A request stays on its metastore; cancel it and start a new one instead.",
+                {"parameter": "metastore"},
+            )
+        return {"spec": self.spec(attrs, required=False), "reason": attrs.get("reason")}
+
+
+class ApproveSerializer(serializers.Serializer):
+    comment = serializers.CharField(required=False, allow_blank=True, default="", help_text="Optional remark.")
+
+
+class RejectSerializer(serializers.Serializer):
+    comment = serializers.CharField(
+        required=False, allow_blank=True, default="", help_text="Why the change is rejected (required)."
+    )
+
+
+class ExecuteSerializer(serializers.Serializer):
+    at = serializers.DateTimeField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="ISO 8601 time to run at (scheduled); omitted or null: execute now as a background job.",
+    )
+
+    def validate_at(self, value: Any) -> Any:
+        if value is not None and value <= timezone.now():
+            raise serializers.ValidationError("Pick a time in the future, or omit at to execute now.")
+        return value
+
+
+class RevertSerializer(serializers.Serializer):
+    reason = serializers.CharField(
+        required=False, allow_blank=True, default="", help_text="Why; 'Revert of #<id>' when omitted."
+    )
+
+
+class CommentCreateSerializer(serializers.Serializer):
+    body = serializers.CharField(allow_blank=True, trim_whitespace=False, help_text="The remark (not empty).")
+
+
+# Outputs --------------------------------------------------------------------------------------------------------
+
+
+class PreviewDiffSerializer(serializers.Serializer):
+    field = serializers.CharField()
+    before = serializers.JSONField(allow_null=True)
+    after = serializers.JSONField(allow_null=True)
+
+
+class PreviewRowChangeSerializer(serializers.Serializer):
+    table = serializers.CharField(help_text="Metastore table (TBLS, PARTITIONS …).")
+    inserted = serializers.IntegerField()
+    updated = serializers.IntegerField()
+    deleted = serializers.IntegerField()
+
+
+class PreviewMoveSerializer(serializers.Serializer):
+    source = serializers.CharField()
+    destination = serializers.CharField()
+    partitions_moving = serializers.IntegerField()
+    partitions_staying = serializers.IntegerField()
+    files = serializers.IntegerField(allow_null=True)
+    bytes = serializers.IntegerField(allow_null=True)
+    source_exists = serializers.BooleanField(allow_null=True)
+    destination_free = serializers.BooleanField(allow_null=True)
+    same_filesystem = serializers.BooleanField()
+
+
+class PreviewFindingSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    rule = serializers.CharField(help_text="The Hive rule's number.")
+    message = serializers.CharField()
+    severity = serializers.ChoiceField(choices=["blocker", "warning"])
+
+
+class PreviewHiveSerializer(serializers.Serializer):
+    version = serializers.CharField()
+    partition_round_trips = serializers.IntegerField()
+    statistics_deleted = serializers.IntegerField()
+    estimated_seconds = serializers.FloatField()
+    notes = serializers.ListField(child=serializers.CharField())
+
+
+class PreviewStepSerializer(serializers.Serializer):
+    description = serializers.CharField()
+    table = serializers.CharField()
+    action = serializers.ChoiceField(choices=["insert", "update", "delete"])
+    expected_rows = serializers.IntegerField(help_text="-1: not checked (id bookkeeping).")
+
+
+class PreviewSerializer(serializers.Serializer):
+    """What the change will do (documentation of the stored preview summary; rendered as stored)."""
+
+    metastore = serializers.CharField()
+    schema_version = serializers.CharField()
+    operation = serializers.DictField()
+    statement = serializers.CharField()
+    fingerprint = serializers.CharField(help_text="What the preview read; approval and execution need it unchanged.")
+    risk = serializers.ChoiceField(choices=RISKS)
+    executable = serializers.BooleanField(help_text="False when a Hive rule blocks the change (see blockers).")
+    diff = PreviewDiffSerializer(many=True, help_text="The table's fields before and after.")
+    row_changes = PreviewRowChangeSerializer(many=True, help_text="Expected rows per metastore table.")
+    moves = PreviewMoveSerializer(many=True, help_text="Data directories that move.")
+    blockers = PreviewFindingSerializer(many=True)
+    warnings = PreviewFindingSerializer(many=True)
+    partitions_touched = serializers.IntegerField()
+    statistics_moved = serializers.IntegerField()
+    statistics_dropped = serializers.IntegerField()
+    hive = PreviewHiveSerializer(help_text="What Hive itself would do.")
+    estimated_seconds = serializers.FloatField()
+    steps = PreviewStepSerializer(many=True)
+
+
+@extend_schema_field(PreviewSerializer)
+class PreviewField(serializers.JSONField):
+    """The stored preview summary, as it is."""
+
+
+@extend_schema_field(
+    _operation_schema(
+        [*SPEC_KINDS, "revert"],
+        "The structured operation. A revert request carries the inverse operation, or kind revert when it restores "
+        "the rows of its execution's before-image.",
+    )
+)
+class OperationField(serializers.JSONField):
+    """The request's structured operation, as stored."""
+
+
+class ExecutionSummarySerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    state = serializers.ChoiceField(choices=Execution.State.choices)
+    started_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+    duration_ms = serializers.IntegerField(allow_null=True)
+    expected_counts = serializers.DictField(help_text="Rows per metastore table: {insert, update, delete}.")
+    actual_counts = serializers.DictField()
+    error = serializers.CharField()
+
+
+class JobSummarySerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    state = serializers.ChoiceField(choices=JobState.choices)
+    progress = serializers.IntegerField(help_text="0 to 100.")
+    message = serializers.CharField()
+    url = serializers.SerializerMethodField()
+
+    def get_url(self, job: Job) -> str:
+        return _link("job-detail", self.context, pk=job.pk)
+
+
+class ChangeRequestRowSerializer(serializers.Serializer):
+    """A change request of the list (its preview is on its own URL)."""
+
+    id = serializers.IntegerField()
+    url = serializers.SerializerMethodField()
+    state = serializers.ChoiceField(choices=ChangeRequestState.choices)
+    state_label = serializers.CharField(source="get_state_display")
+    metastore = serializers.CharField()
+    database = serializers.CharField(source="database_name")
+    table = serializers.CharField(source="table_name")
+    statement = serializers.CharField(help_text="The normalized Hive statement the preview was made for.")
+    operation = OperationField()
+    reason = serializers.CharField()
+    risk = serializers.ChoiceField(choices=RISKS)
+    requester = serializers.CharField(source="requester.username")
+    required_approvals = serializers.IntegerField()
+    approvals_given = serializers.IntegerField(help_text="Approvals given on the current preview or before.")
+    revert_of = serializers.IntegerField(source="revert_of_id", allow_null=True, help_text="The request it reverts.")
+    scheduled_for = serializers.DateTimeField(allow_null=True)
+    error = serializers.CharField(help_text="Why the execution failed; empty otherwise.")
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+    submitted_at = serializers.DateTimeField(allow_null=True)
+    job = serializers.SerializerMethodField(help_text="The latest job executing the request; null before.")
+
+    def get_url(self, change: ChangeRequest) -> str:
+        return _link("change-request-detail", self.context, pk=change.pk)
+
+    @extend_schema_field(JobSummarySerializer(allow_null=True))
+    def get_job(self, change: ChangeRequest) -> dict[str, Any] | None:
+        job = next(iter(change.jobs.all()), None)  # newest first; prefetched on lists
+        return JobSummarySerializer(job, context=self.context).data if job else None
+
+
+class ChangeRequestSerializer(ChangeRequestRowSerializer):
+    """One change request with its preview, policy, execution and links to its approvals, comments and audit."""
+
+    preview = PreviewField(help_text="The preview the request was submitted (or drafted) with.")
+    fingerprint = serializers.CharField()
+    policy = serializers.DictField(help_text="Why this many approvals: {rules, approvals}.")
+    execution = ExecutionSummarySerializer(allow_null=True)
+    approvals_url = serializers.SerializerMethodField()
+    comments_url = serializers.SerializerMethodField()
+    audit_url = serializers.SerializerMethodField()
+
+    def get_approvals_url(self, change: ChangeRequest) -> str:
+        return _link("change-request-approvals", self.context, pk=change.pk)
+
+    def get_comments_url(self, change: ChangeRequest) -> str:
+        return _link("change-request-comments", self.context, pk=change.pk)
+
+    def get_audit_url(self, change: ChangeRequest) -> str:
+        return f"{_link('audit-list', self.context)}?request={change.pk}"
+
+
+class _PageSerializer(serializers.Serializer):
+    next = serializers.URLField(allow_null=True, help_text="Absolute URL of the next page; null on the last page.")
+    next_cursor = serializers.CharField(
+        allow_null=True, help_text="Opaque cursor of the next page (pass as ?cursor=); null on the last page."
+    )
+
+
+class ChangeRequestPageSerializer(_PageSerializer):
+    results = ChangeRequestRowSerializer(many=True)
+
+
+class ApprovalSerializer(serializers.Serializer):
+    """One approver's decision."""
+
+    id = serializers.IntegerField()
+    approver = serializers.CharField(source="approver.username")
+    decision = serializers.ChoiceField(choices=Decision.choices)
+    comment = serializers.CharField()
+    fingerprint = serializers.CharField(help_text="The preview the approver saw.")
+    current = serializers.SerializerMethodField(help_text="Given on the request's current preview.")
+    created_at = serializers.DateTimeField()
+
+    def get_current(self, approval: Approval) -> bool:
+        return approval.fingerprint == self.context["change"].fingerprint
+
+
+class ApprovalListSerializer(serializers.Serializer):
+    results = ApprovalSerializer(many=True)
+
+
+class CommentSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    author = serializers.CharField(source="author.username")
+    body = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+class CommentListSerializer(serializers.Serializer):
+    results = CommentSerializer(many=True)
+
+
+class JobLogLineSerializer(serializers.Serializer):
+    at = serializers.DateTimeField()
+    message = serializers.CharField()
+
+
+class JobSerializer(serializers.Serializer):
+    """A background job: its state, progress (0–100), current message and log."""
+
+    id = serializers.IntegerField()
+    url = serializers.SerializerMethodField()
+    kind = serializers.CharField()
+    state = serializers.ChoiceField(choices=JobState.choices)
+    done = serializers.BooleanField(source="is_done", help_text="succeeded or failed: stop polling.")
+    progress = serializers.IntegerField(help_text="0 to 100.")
+    message = serializers.CharField()
+    log = JobLogLineSerializer(many=True)
+    error = serializers.CharField()
+    change_request = serializers.IntegerField(source="change_request_id", allow_null=True)
+    change_request_url = serializers.SerializerMethodField()
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+    def get_url(self, job: Job) -> str:
+        return _link("job-detail", self.context, pk=job.pk)
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_change_request_url(self, job: Job) -> str | None:
+        if job.change_request_id is None:
+            return None
+        return _link("change-request-detail", self.context, pk=job.change_request_id)
+
+
+class AuditRecordSerializer(serializers.Serializer):
+    """One append-only audit record, chained to the one before by its hash."""
+
+    id = serializers.IntegerField()
+    url = serializers.SerializerMethodField()
+    created_at = serializers.DateTimeField()
+    actor = serializers.CharField()
+    action = serializers.CharField(help_text="create, edit, submit, approve, reject, execute, finish, …")
+    outcome = serializers.CharField()
+    request = serializers.IntegerField(source="request_id_ref", allow_null=True, help_text="Change request id.")
+    execution = serializers.IntegerField(source="execution_id_ref", allow_null=True, help_text="Execution id.")
+    metastore = serializers.CharField()
+    database = serializers.CharField(source="database_name")
+    table = serializers.CharField(source="table_name")
+    statement = serializers.CharField()
+    preview_summary = serializers.DictField()
+    counts = serializers.DictField()
+    details = serializers.DictField()
+    previous_hash = serializers.CharField()
+    hash = serializers.CharField()
+
+    def get_url(self, record: AuditRecord) -> str:
+        return _link("audit-detail", self.context, pk=record.pk)
+
+
+class AuditPageSerializer(_PageSerializer):
+    results = AuditRecordSerializer(many=True)
+
+
+class AuditExportRowSerializer(serializers.Serializer):
+    """One record of the export (``manage.py export_audit``'s columns: the fields the hash covers)."""
+
+    id = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    actor = serializers.CharField()
+    action = serializers.CharField()
+    request_id_ref = serializers.IntegerField(allow_null=True)
+    execution_id_ref = serializers.IntegerField(allow_null=True)
+    metastore = serializers.CharField()
+    database_name = serializers.CharField()
+    table_name = serializers.CharField()
+    statement = serializers.CharField()
+    outcome = serializers.CharField()
+    counts = serializers.DictField()
+    preview_summary = serializers.DictField()
+    details = serializers.DictField()
+    previous_hash = serializers.CharField()
+    hash = serializers.CharField()

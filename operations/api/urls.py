@@ -1,0 +1,31 @@
+"""Routes of the change-request API under ``/api/``: namespace ``operations_api``."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from operations.api import views
+
+__all__ = ("app_name", "urlpatterns")
+
+app_name = "operations_api"
+
+_REQUEST = "change-requests/<int:pk>/"
+
+urlpatterns = [
+    path("change-requests/", views.ChangeRequestListView.as_view(), name="change-request-list"),
+    path(_REQUEST, views.ChangeRequestDetailView.as_view(), name="change-request-detail"),
+    path(f"{_REQUEST}submit/", views.ChangeRequestSubmitView.as_view(), name="change-request-submit"),
+    path(f"{_REQUEST}refresh/", views.ChangeRequestRefreshView.as_view(), name="change-request-refresh"),
+    path(f"{_REQUEST}approve/", views.ChangeRequestApproveView.as_view(), name="change-request-approve"),
+    path(f"{_REQUEST}reject/", views.ChangeRequestRejectView.as_view(), name="change-request-reject"),
+    path(f"{_REQUEST}execute/", views.ChangeRequestExecuteView.as_view(), name="change-request-execute"),
+    path(f"{_REQUEST}cancel/", views.ChangeRequestCancelView.as_view(), name="change-request-cancel"),
+    path(f"{_REQUEST}revert/", views.ChangeRequestRevertView.as_view(), name="change-request-revert"),
+    path(f"{_REQUEST}approvals/", views.ChangeRequestApprovalsView.as_view(), name="change-request-approvals"),
+    path(f"{_REQUEST}comments/", views.ChangeRequestCommentsView.as_view(), name="change-request-comments"),
+    path("jobs/<int:pk>/", views.JobDetailView.as_view(), name="job-detail"),
+    path("audit/", views.AuditListView.as_view(), name="audit-list"),
+    path("audit/export/", views.AuditExportView.as_view(), name="audit-export"),
+    path("audit/<int:pk>/", views.AuditDetailView.as_view(), name="audit-detail"),
+]

@@ -1,0 +1,87 @@
+"""
+Template tags of the change-request pages: badges for states and risks, durations, readable values, the
+"Waiting for me" count of the navigation bar and the "Change history" panel of the table page.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import template
+from django.contrib.auth.models import AnonymousUser
+
+from operations.choices import ChangeRequestState
+from operations.selectors import inbox, table_history
+
+__all__ = ("badge_for_risk", "badge_for_state", "duration_ms", "readable", "seconds", "table_history_panel",
+           "waiting_count")  # fmt: skip
+
+register = template.Library()
+
+_COLOUR_BADGES = {"grey": "muted", "blue": "info", "green": "ok", "red": "danger", "purple": "acid", "orange": "warn"}
+_RISK_BADGES = {"low": "ok", "medium": "warn", "high": "danger"}
+
+
+@register.filter
+def badge_for_state(state: str) -> str:
+    """The badge class of a request state (its colour in ``operations.choices``)."""
+    return _COLOUR_BADGES.get(ChangeRequestState.colour(state), "muted")
+
+
+@register.filter
+def badge_for_risk(risk: str) -> str:
+    return _RISK_BADGES.get(risk, "muted")
+
+
+@register.filter
+def duration_ms(value: Any) -> str:
+    """Milliseconds as ``340 ms`` or ``2.5 s``."""
+    if value in (None, ""):
+        return "—"
+    ms = int(value)
+    return f"{ms} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
+
+
+@register.filter
+def seconds(value: Any) -> str:
+    """Estimated seconds as ``0.05 s``, ``12 s`` or ``3 min 20 s``."""
+    if value in (None, ""):
+        return "—"
+    value = float(value)
+    if value < 10:
+        return f"{value:g} s"
+    if value < 120:
+        return f"{value:.0f} s"
+    return f"{int(value // 60)} min {int(value % 60)} s"
+
+
+@register.filter
+def readable(value: Any) -> str:
+    """A preview or audit value for display: ``—`` for nothing, JSON for lists and dicts."""
+    if value is None or value == "":
+        return "—"
+    if isinstance(value, list | dict):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value)
+
+
+@register.simple_tag
+def waiting_count(user: Any) -> int:
+    """How many submitted requests wait for ``user``'s decision (0 for non-approvers)."""
+    if user is None or isinstance(user, AnonymousUser) or not user.is_authenticated:
+        return 0
+    return len(inbox(user))
+
+
+@register.inclusion_tag("operations/inc/table_history.html", takes_context=True)
+def table_history_panel(context: template.Context, metastore: str, database: str, table: str) -> dict[str, Any]:
+    """The "Change history" panel of a table page: its latest audit records and a way to request a change."""
+    return {
+        "records": table_history(metastore, database, table),
+        "metastore": metastore,
+        "database": database,
+        "table": table,
+        "request": context.get("request"),
+        "user": context.get("user"),
+    }

@@ -1,0 +1,29 @@
+"""The change-request and audit pages, under ``changes/`` with the ``operations`` namespace."""
+
+from django.urls import path
+
+from operations.views import audit, change_requests, lists
+
+app_name = "operations"
+
+urlpatterns = [
+    path("", lists.change_request_list, name="list"),
+    path("inbox/", lists.change_request_inbox, name="inbox"),
+    path("mine/", lists.change_request_mine, name="mine"),
+    path("new/", change_requests.change_request_new, name="new"),
+    path("preview/", change_requests.change_request_preview_partial, name="preview"),
+    path("audit/", audit.audit_log, name="audit"),
+    path("audit/export.<str:fmt>", audit.audit_export, name="audit_export"),
+    path("<int:pk>/", change_requests.change_request_detail, name="detail"),
+    path("<int:pk>/edit/", change_requests.change_request_edit, name="edit"),
+    path("<int:pk>/submit/", change_requests.change_request_submit_view, name="submit"),
+    path("<int:pk>/approve/", change_requests.change_request_approve_view, name="approve"),
+    path("<int:pk>/reject/", change_requests.change_request_reject_view, name="reject"),
+    path("<int:pk>/refresh/", change_requests.change_request_refresh_view, name="refresh"),
+    path("<int:pk>/cancel/", change_requests.change_request_cancel_view, name="cancel"),
+    path("<int:pk>/revert/", change_requests.change_request_revert_view, name="revert"),
+    path("<int:pk>/comment/", change_requests.change_request_comment_view, name="comment"),
+    path("<int:pk>/execute/", change_requests.change_request_execute_view, name="execute"),
+    path("<int:pk>/schedule/", change_requests.change_request_schedule_view, name="schedule"),
+    path("<int:pk>/job/", change_requests.change_request_job, name="job"),
+]

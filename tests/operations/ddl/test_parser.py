@@ -1,0 +1,321 @@
+"""
+The ALTER TABLE parser: every supported statement form normalizes to one exact DDL text (golden tests), the
+normalized text parses back to the same spec, and bad input fails with the position, line and column of the
+problem and the list of supported statements.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from catalog_admin.errors import ErrorCode
+from operations.ddl.parser import SUPPORTED_STATEMENTS, DdlParseError, parse_alter
+from operations.specs import (
+    AddColumns,
+    ChangeColumn,
+    ColumnDef,
+    DropPartitions,
+    PartitionPredicate,
+    RenamePartition,
+    RenameTable,
+    SetLocation,
+    SetSerdeProperties,
+    TableRef,
+)
+
+# (statement as typed, its normalized DDL)
+GOLDEN = [
+    pytest.param(
+        "ALTER TABLE sales.orders RENAME TO sales.orders_v2",
+        "ALTER TABLE `sales`.`orders` RENAME TO `sales`.`orders_v2`",
+        id="rename-qualified",
+    ),
+    pytest.param(
+        "alter table Orders rename to Marketing.Orders2;",
+        "ALTER TABLE `default`.`orders` RENAME TO `marketing`.`orders2`",
+        id="rename-lower-case-keywords-default-database-semicolon",
+    ),
+    pytest.param(
+        "ALTER TABLE `my db`.`t``x` RENAME TO `t 2`",
+        "ALTER TABLE `my db`.`t``x` RENAME TO `default`.`t 2`",
+        id="rename-quoted-identifiers",
+    ),
+    pytest.param(
+        "ALTER TABLE t ADD COLUMNS (a INT COMMENT 'it\\'s', b map<string , array<int>>) CASCADE",
+        "ALTER TABLE `default`.`t` ADD COLUMNS (`a` int COMMENT 'it\\'s', `b` map<string,array<int>>) CASCADE",
+        id="add-columns-cascade",
+    ),
+    pytest.param(
+        "ALTER TABLE t ADD COLUMNS (A decimal( 10 , 2 )) RESTRICT",
+        "ALTER TABLE `default`.`t` ADD COLUMNS (`a` decimal(10,2))",
+        id="add-columns-restrict",
+    ),
+    pytest.param(
+        "ALTER TABLE t ADD COLUMNS (u uniontype<int, string>, s array<struct<a:int,b:varchar(3)>>)",
+        "ALTER TABLE `default`.`t` ADD COLUMNS (`u` uniontype<int,string>, `s` array<struct<a:int,b:varchar(3)>>)",
+        id="add-columns-nested-types",
+    ),
+    pytest.param(
+        "ALTER TABLE t REPLACE COLUMNS (a struct<x:int,y:string>, `b c` varchar(10))",
+        "ALTER TABLE `default`.`t` REPLACE COLUMNS (`a` struct<x:int,y:string>, `b c` varchar(10))",
+        id="replace-columns",
+    ),
+    pytest.param(
+        "ALTER TABLE t REPLACE COLUMNS (a int) CASCADE",
+        "ALTER TABLE `default`.`t` REPLACE COLUMNS (`a` int) CASCADE",
+        id="replace-columns-cascade",
+    ),
+    pytest.param(
+        "ALTER TABLE t CHANGE c d bigint COMMENT 'x' AFTER a CASCADE",
+        "ALTER TABLE `default`.`t` CHANGE COLUMN `c` `d` bigint COMMENT 'x' AFTER `a` CASCADE",
+        id="change-after-cascade",
+    ),
+    pytest.param(
+        "ALTER TABLE t CHANGE COLUMN c c INT FIRST",
+        "ALTER TABLE `default`.`t` CHANGE COLUMN `c` `c` int FIRST",
+        id="change-first",
+    ),
+    pytest.param(
+        "ALTER TABLE t CHANGE c d timestamp with local time zone",
+        "ALTER TABLE `default`.`t` CHANGE COLUMN `c` `d` timestamp with local time zone",
+        id="change-multi-word-type",
+    ),
+    pytest.param(
+        "ALTER TABLE t SET TBLPROPERTIES ('a'='1', \"b\"='x\\'y')",
+        "ALTER TABLE `default`.`t` SET TBLPROPERTIES ('a'='1', 'b'='x\\'y')",
+        id="set-tblproperties",
+    ),
+    pytest.param(
+        "ALTER TABLE t UNSET TBLPROPERTIES ('a')",
+        "ALTER TABLE `default`.`t` UNSET TBLPROPERTIES ('a')",
+        id="unset-tblproperties",
+    ),
+    pytest.param(
+        "ALTER TABLE t UNSET TBLPROPERTIES IF EXISTS ('a', 'b')",
+        "ALTER TABLE `default`.`t` UNSET TBLPROPERTIES IF EXISTS ('a', 'b')",
+        id="unset-tblproperties-if-exists",
+    ),
+    pytest.param(
+        "ALTER TABLE t SET SERDEPROPERTIES ('field.delim'='\\t', 'path'='C:\\\\x')",
+        "ALTER TABLE `default`.`t` SET SERDEPROPERTIES ('field.delim'='\\t', 'path'='C:\\\\x')",
+        id="set-serdeproperties-escapes",
+    ),
+    pytest.param(
+        "ALTER TABLE t SET OWNER ROLE admins",
+        "ALTER TABLE `default`.`t` SET OWNER ROLE `admins`",
+        id="set-owner-role",
+    ),
+    pytest.param(
+        "-- who owns it\nALTER TABLE t SET OWNER user `bob`",
+        "ALTER TABLE `default`.`t` SET OWNER USER `bob`",
+        id="set-owner-user-after-comment",
+    ),
+    pytest.param(
+        "ALTER TABLE t SET OWNER GROUP etl",
+        "ALTER TABLE `default`.`t` SET OWNER GROUP `etl`",
+        id="set-owner-group",
+    ),
+    pytest.param(
+        "ALTER TABLE t SET LOCATION 'file:/x'",
+        "ALTER TABLE `default`.`t` SET LOCATION 'file:/x'",
+        id="set-location-table",
+    ),
+    pytest.param(
+        "ALTER TABLE t PARTITION (dt='2024-01-01', hour=3) SET LOCATION 'file:/y'",
+        "ALTER TABLE `default`.`t` PARTITION (`dt`='2024-01-01', `hour`='3') SET LOCATION 'file:/y'",
+        id="set-location-partition",
+    ),
+    pytest.param(
+        "ALTER TABLE t PARTITION LOCATIONS REPLACE PREFIX 'hdfs://a' WITH 'hdfs://b'",
+        "ALTER TABLE `default`.`t` PARTITION LOCATIONS REPLACE PREFIX 'hdfs://a' WITH 'hdfs://b'",
+        id="rewrite-prefix",
+    ),
+    pytest.param(
+        "ALTER TABLE t PARTITION (dt='2024-01-01', hour=3) RENAME TO PARTITION (dt='2024-01-05', hour=3)",
+        "ALTER TABLE `default`.`t` PARTITION (`dt`='2024-01-01', `hour`='3') "
+        "RENAME TO PARTITION (`dt`='2024-01-05', `hour`='3')",
+        id="rename-partition",
+    ),
+    pytest.param(
+        "ALTER TABLE t DROP PARTITION (dt='2024-01-01')",
+        "ALTER TABLE `default`.`t` DROP PARTITION (`dt`='2024-01-01')",
+        id="drop-partition",
+    ),
+    pytest.param(
+        "ALTER TABLE t DROP IF EXISTS PARTITION (dt<'2024-01-02', hour>=6), PARTITION (hour != 3) PURGE",
+        "ALTER TABLE `default`.`t` DROP IF EXISTS PARTITION (`dt`<'2024-01-02', `hour`>='6'), "
+        "PARTITION (`hour`<>'3') PURGE",
+        id="drop-partitions-ranges",
+    ),
+    pytest.param(
+        "ALTER TABLE t DROP PARTITION (hour <= -1, hour > 10, hour <> 5)",
+        "ALTER TABLE `default`.`t` DROP PARTITION (`hour`<='-1', `hour`>'10', `hour`<>'5')",
+        id="drop-partition-numbers",
+    ),
+]
+
+
+@pytest.mark.parametrize(("statement", "normalized"), GOLDEN)
+def test_statement_normalizes_to_golden_ddl(statement: str, normalized: str) -> None:
+    """Every supported form renders one exact normalized statement."""
+    # given / when
+    spec = parse_alter(statement)
+
+    # then
+    assert spec.to_ddl() == normalized
+
+
+@pytest.mark.parametrize(("statement", "normalized"), GOLDEN)
+def test_normalized_ddl_parses_back_to_the_same_spec(statement: str, normalized: str) -> None:
+    """The normalized statement means exactly what was typed."""
+    # given
+    spec = parse_alter(statement)
+
+    # when
+    again = parse_alter(normalized)
+
+    # then
+    assert again == spec
+
+
+def test_every_supported_statement_form_has_a_golden_case() -> None:
+    """Each statement of the supported list is covered above (the kinds of the golden specs)."""
+    # given
+    kinds = {type(parse_alter(case.values[0])).kind for case in GOLDEN}
+
+    # when / then
+    assert len(SUPPORTED_STATEMENTS) == 12
+    assert kinds == {
+        "rename_table",
+        "add_columns",
+        "replace_columns",
+        "change_column",
+        "set_tblproperties",
+        "unset_tblproperties",
+        "set_serdeproperties",
+        "set_owner",
+        "set_location",
+        "rewrite_partition_locations",
+        "rename_partition",
+        "drop_partitions",
+    }
+
+
+def test_parsed_specs_hold_the_values() -> None:
+    """Names are lower-cased, values unescaped, positions and options kept."""
+    # given / when / then
+    assert parse_alter("ALTER TABLE Sales.Orders RENAME TO Orders2", default_database="ops") == RenameTable(
+        target=TableRef("sales", "orders"), new=TableRef("ops", "orders2")
+    )
+    assert parse_alter("ALTER TABLE t ADD COLUMNS (Note STRING COMMENT 'a\\nb')") == AddColumns(
+        target=TableRef("default", "t"), columns=(ColumnDef("note", "string", "a\nb"),)
+    )
+    assert parse_alter("ALTER TABLE t CHANGE a B decimal(5,1) AFTER Z") == ChangeColumn(
+        target=TableRef("default", "t"), old_name="a", column=ColumnDef("b", "decimal(5,1)"), after="Z"
+    )
+    assert parse_alter("ALTER TABLE t SET SERDEPROPERTIES ('k'='\\t')") == SetSerdeProperties(
+        target=TableRef("default", "t"), properties=(("k", "\t"),)
+    )
+    assert parse_alter("ALTER TABLE t PARTITION (DT='d', Hour=3) SET LOCATION 'x'") == SetLocation(
+        target=TableRef("default", "t"), location="x", partition=(("dt", "d"), ("hour", "3"))
+    )
+    assert parse_alter("ALTER TABLE t PARTITION (dt='a') RENAME TO PARTITION (dt='b')") == RenamePartition(
+        target=TableRef("default", "t"), partition=(("dt", "a"),), new_partition=(("dt", "b"),)
+    )
+    assert parse_alter("ALTER TABLE t DROP PARTITION (hour != 3)") == DropPartitions(
+        target=TableRef("default", "t"), specs=((PartitionPredicate("hour", "<>", "3"),),)
+    )
+
+
+# (bad statement, line, column, what the message says)
+BAD = [
+    pytest.param("", 1, 1, "the statement is empty", id="empty"),
+    pytest.param("   \n  ", 2, 3, "the statement is empty", id="blank"),
+    pytest.param("SELECT 1", 1, 1, "expected ALTER, found 'SELECT'", id="not-alter"),
+    pytest.param("ALTER VIEW v AS SELECT 1", 1, 7, "expected TABLE, found 'VIEW'", id="alter-view"),
+    pytest.param("ALTER TABLE ;", 1, 13, "expected a name, found ';'", id="no-table"),
+    pytest.param(
+        "ALTER TABLE t",
+        1,
+        14,
+        "expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION or DROP, "
+        "found the end of the statement",
+        id="no-action",
+    ),
+    pytest.param("ALTER TABLE t RENAME t2", 1, 22, "expected TO, found 't2'", id="rename-without-to"),
+    pytest.param("ALTER TABLE t ADD COLUMNS (a int", 1, 33, "expected ')', found the end", id="unclosed-columns"),
+    pytest.param("ALTER TABLE t ADD COLUMNS ()", 1, 28, "expected a name, found ')'", id="no-columns"),
+    pytest.param("ALTER TABLE t ADD COLUMNS (a int,)", 1, 34, "expected a name, found ')'", id="trailing-comma"),
+    pytest.param("ALTER TABLE t ADD COLUMNS (a 'int')", 1, 30, "expected a column type, found ''int''", id="type"),
+    pytest.param("ALTER TABLE t ADD COLUMNS (a int>)", 1, 35, "unbalanced brackets in column type", id="brackets"),
+    pytest.param("ALTER TABLE t CHANGE a b", 1, 25, "expected a column type, found the end", id="change-no-type"),
+    pytest.param(
+        "ALTER TABLE t SET FOO",
+        1,
+        19,
+        "expected TBLPROPERTIES, SERDEPROPERTIES, OWNER or LOCATION after SET, found 'FOO'",
+        id="set-what",
+    ),
+    pytest.param(
+        "ALTER TABLE t\n  SET OWNER PERSON x",
+        2,
+        13,
+        "expected USER, ROLE or GROUP after SET OWNER, found 'PERSON'",
+        id="owner-kind-second-line",
+    ),
+    pytest.param("ALTER TABLE t SET TBLPROPERTIES ('a'=1)", 1, 38, "expected a quoted string, found '1'", id="value"),
+    pytest.param(
+        "ALTER TABLE t\nSET LOCATION 'file:/x'\n  extra", 3, 3, "unexpected 'extra' after the end", id="trailing"
+    ),
+    pytest.param("ALTER TABLE t SET LOCATION 'x' ;;", 1, 33, "unexpected ';' after the end", id="double-semicolon"),
+    pytest.param("ALTER TABLE t SET LOCATION 'open", 1, 28, 'unexpected character "\'"', id="unterminated"),
+    pytest.param("ALTER TABLE t DROP PARTITION (a ~ 1)", 1, 33, "unexpected character '~'", id="bad-character"),
+    pytest.param(
+        "ALTER TABLE t DROP PARTITION (a LIKE '1')",
+        1,
+        33,
+        "expected a comparison (=, <, <=, >, >=, <>) after a, found 'LIKE'",
+        id="bad-comparison",
+    ),
+    pytest.param(
+        "ALTER TABLE t DROP PARTITION (a < b)",
+        1,
+        35,
+        "expected a value (quoted string or number), found 'b'",
+        id="unquoted-value",
+    ),
+    pytest.param(
+        "ALTER TABLE t PARTITION (a='1') SET TBLPROPERTIES ('a'='b')",
+        1,
+        37,
+        "expected LOCATION after PARTITION (…) SET, found 'TBLPROPERTIES'",
+        id="partition-set-properties",
+    ),
+    pytest.param(
+        "ALTER TABLE t PARTITION (a='1') DROP",
+        1,
+        33,
+        "expected RENAME TO PARTITION or SET LOCATION, found 'DROP'",
+        id="partition-drop",
+    ),
+]
+
+
+@pytest.mark.parametrize(("statement", "line", "column", "problem"), BAD)
+def test_bad_input_names_the_position_and_the_supported_statements(
+    statement: str, line: int, column: int, problem: str
+) -> None:
+    """A parse error says where (position, line, column) and what was expected, and lists what is supported."""
+    # given / when
+    with pytest.raises(DdlParseError) as caught:
+        parse_alter(statement)
+
+    # then
+    error = caught.value
+    assert error.code == ErrorCode.DDL_PARSE_ERROR
+    assert error.message.startswith(f"Cannot parse the statement at line {line}, column {column}: ")
+    assert problem in error.message
+    assert (error.details["line"], error.details["column"]) == (line, column)
+    lines = statement[: error.details["position"]].split("\n")
+    assert (len(lines), len(lines[-1]) + 1) == (line, column)
+    assert error.details["supported"] == list(SUPPORTED_STATEMENTS)

@@ -1,0 +1,81 @@
+"""
+``manage.py reconcile_executions``: prints what it did (or, with ``--dry-run``, what it would do) for every
+execution a dying process left with directories moved.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from catalog_admin.selectors.metastores import Metastore
+from operations.models import Execution
+from operations.services.alter import alter_execute, alter_preview_statement
+from tests.fixtures.operations import ProcessDied, crash_at
+
+pytestmark = pytest.mark.parametrize("metastore_alias", ["hive31_pg", "hive40_my"], indirect=True)
+
+
+def reconcile(*args: str) -> str:
+    out = io.StringIO()
+    call_command("reconcile_executions", *args, stdout=out)
+    return out.getvalue()
+
+
+def crash(metastore: Metastore, monkeypatch: pytest.MonkeyPatch, statement: str, point: str) -> Execution:
+    plan = alter_preview_statement(metastore=metastore, statement=statement)
+    crash_at(monkeypatch, point)
+    with pytest.raises(ProcessDied):
+        alter_execute(preview=plan, actor="operator:test", source="cli")
+    monkeypatch.undo()
+    return Execution.objects.get(statement=plan.statement)
+
+
+def test_nothing_to_do_is_said_so(metastore: Metastore) -> None:
+    """Without stranded executions the command says there is nothing to reconcile."""
+    # given / when / then
+    assert reconcile() == "No execution needs reconciling.\n"
+
+
+def test_dry_run_then_run_print_each_verdict_and_move(
+    metastore: Metastore, warehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The dry run announces the move back and the commit; the real run does them and prints the new states."""
+    # given
+    rolled_back = crash(metastore, monkeypatch, "ALTER TABLE sales.customers RENAME TO ops.customers", "moved")
+    committed = crash(metastore, monkeypatch, "ALTER TABLE sales.orders RENAME TO sales.orders_v2", "committed")
+    source, moved_to = (warehouse / "sales.db" / "customers", warehouse / "ops.db" / "customers")
+    orders, orders_v2 = (warehouse / "sales.db" / "orders", warehouse / "sales.db" / "orders_v2")
+
+    # when
+    dry = reconcile("--dry-run")
+    done = reconcile()
+
+    # then
+    assert dry == (
+        f"#{rolled_back.pk} [{metastore.name}] {rolled_back.statement}\n"
+        "  never committed (sales.customers is still at the previewed state): directories would be moved back, "
+        "execution would be FAILED\n"
+        f"  file:{moved_to} -> file:{source}: would be moved back\n"
+        f"#{committed.pk} [{metastore.name}] {committed.statement}\n"
+        "  committed (sales.orders no longer exists under that name): journal would be marked COMMITTED, "
+        "execution would be RECONCILED\n"
+        f"  file:{orders} -> file:{orders_v2}: kept (committed)\n"
+    )
+    assert done == (
+        f"#{rolled_back.pk} [{metastore.name}] {rolled_back.statement}\n"
+        "  never committed (sales.customers is still at the previewed state): directories moved back, "
+        "execution FAILED\n"
+        f"  file:{moved_to} -> file:{source}: moved back\n"
+        "  state: failed\n"
+        f"#{committed.pk} [{metastore.name}] {committed.statement}\n"
+        "  committed (sales.orders no longer exists under that name): journal marked COMMITTED, "
+        "execution RECONCILED\n"
+        f"  file:{orders} -> file:{orders_v2}: kept (committed)\n"
+        "  state: reconciled\n"
+    )
+    assert (source.is_dir(), moved_to.exists(), orders_v2.is_dir()) == (True, False, True)
+    assert reconcile() == "No execution needs reconciling.\n"

@@ -1,0 +1,143 @@
+"""
+Location changes on every metastore, metadata only: ``SET LOCATION`` of a table or a partition, and the
+console's rewrite of partition locations by prefix. No directory moves (rule 10.5).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from catalog_admin.models import Partition, Table
+from catalog_admin.selectors.metastores import Metastore
+from operations.services.alter import alter_preview_statement
+from tests.fixtures.operations import execute, location_of, row_changes, warehouse_tree
+
+
+def table_row(metastore: Metastore, database: str, name: str) -> Table:
+    return Table.objects.on(metastore, "sd").get(database__name=database, name=name)
+
+
+def partition_locations(metastore: Metastore, table_id: int) -> dict[str, str]:
+    return dict(Partition.objects.using(metastore.alias).filter(table_id=table_id).values_list("name", "sd__location"))
+
+
+def test_set_location_of_a_table_repoints_the_table_only(metastore: Metastore, warehouse: Path) -> None:
+    """One SDS row; the partitions keep their locations and no file moves."""
+    # given
+    orders = table_row(metastore, "sales", "orders")
+    partitions = partition_locations(metastore, orders.id)
+    tree = warehouse_tree(warehouse)
+    target = location_of(warehouse / "relocated" / "orders")
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore, statement=f"ALTER TABLE sales.orders SET LOCATION '{target}'"
+    )
+    execution = execute(preview)
+
+    # then
+    assert row_changes(preview) == {"SDS": (0, 1, 0)}
+    assert (preview.risk, preview.moves, preview.partitions_touched) == ("low", (), 0)
+    assert [w.code for w in preview.warnings] == ["metadata_only", "partitions_keep_locations", "location_missing"]
+    assert preview.diff == [("location", orders.sd.location, target)]
+    assert execution.actual_counts == execution.expected_counts
+    assert table_row(metastore, "sales", "orders").sd.location == target
+    assert partition_locations(metastore, orders.id) == partitions
+    assert warehouse_tree(warehouse) == tree
+
+
+def test_set_location_of_a_partition_repoints_that_partition(metastore: Metastore, warehouse: Path) -> None:
+    """PARTITION (…) SET LOCATION changes that partition's SDS row and nothing else."""
+    # given
+    orders = table_row(metastore, "sales", "orders")
+    partitions = partition_locations(metastore, orders.id)
+    target = location_of(warehouse / "sales.db" / "orders" / "dt=2024-01-02" / "hour=6")  # exists: no warning
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore,
+        statement=f"ALTER TABLE sales.orders PARTITION (dt='2024-01-01', hour=6) SET LOCATION '{target}'",
+    )
+    execution = execute(preview)
+
+    # then
+    assert row_changes(preview) == {"SDS": (0, 1, 0)}
+    assert (preview.risk, preview.partitions_touched) == ("medium", 1)
+    assert [w.code for w in preview.warnings] == ["metadata_only"]
+    assert preview.inverse["location"] == partitions["dt=2024-01-01/hour=6"]
+    assert execution.actual_counts == execution.expected_counts
+    assert partition_locations(metastore, orders.id) == {**partitions, "dt=2024-01-01/hour=6": target}
+    assert table_row(metastore, "sales", "orders").sd.location == orders.sd.location
+
+
+def test_set_location_of_an_unknown_partition_or_a_view_is_blocked(metastore: Metastore) -> None:
+    """The partition must exist with every key named; a view has no location."""
+    # given / when
+    unknown = alter_preview_statement(
+        metastore=metastore,
+        statement="ALTER TABLE sales.orders PARTITION (dt='2030-01-01', hour=0) SET LOCATION 'file:/x'",
+    )
+    partial = alter_preview_statement(
+        metastore=metastore, statement="ALTER TABLE sales.orders PARTITION (dt='2024-01-01') SET LOCATION 'file:/x'"
+    )
+    view = alter_preview_statement(
+        metastore=metastore, statement="ALTER TABLE marketing.campaign_performance SET LOCATION 'file:/x'"
+    )
+
+    # then
+    assert [b.code for b in unknown.blockers] == ["unknown_partition"]
+    assert [b.code for b in partial.blockers] == ["partition_spec"]
+    assert [b.code for b in view.blockers] == ["view_location"]
+    assert unknown.steps == partial.steps == view.steps == ()
+
+
+def test_prefix_rewrite_repoints_the_matching_partitions(metastore: Metastore, warehouse: Path) -> None:
+    """The two partitions under archive/ get the new prefix in one statement; the others are untouched."""
+    # given
+    orders = table_row(metastore, "sales", "orders")
+    partitions = partition_locations(metastore, orders.id)
+    old_prefix = location_of(warehouse / "archive") + "/"
+    tree = warehouse_tree(warehouse)
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore,
+        statement=f"ALTER TABLE sales.orders PARTITION LOCATIONS REPLACE PREFIX '{old_prefix}' WITH 'hdfs://nn1/cold/'",
+    )
+    execution = execute(preview)
+
+    # then
+    assert row_changes(preview) == {"SDS": (0, 2, 0)}
+    assert (preview.risk, preview.partitions_touched, preview.warnings) == ("medium", 2, ())
+    assert execution.actual_counts == execution.expected_counts
+    assert partition_locations(metastore, orders.id) == {
+        name: location.replace(old_prefix, "hdfs://nn1/cold/", 1) if location.startswith(old_prefix) else location
+        for name, location in partitions.items()
+    }
+    assert partition_locations(metastore, orders.id)["dt=2024-01-01/hour=0"] == (
+        "hdfs://nn1/cold/sales/orders/dt=2024-01-01/hour=0"
+    )
+    assert warehouse_tree(warehouse) == tree
+
+
+def test_prefix_rewrite_that_matches_nothing_or_changes_nothing(metastore: Metastore) -> None:
+    """No match is a warning with no steps; equal prefixes and unpartitioned tables are blocked."""
+    # given / when
+    nothing = alter_preview_statement(
+        metastore=metastore,
+        statement="ALTER TABLE sales.orders PARTITION LOCATIONS REPLACE PREFIX 's3a://x/' WITH 's3a://y/'",
+    )
+    same = alter_preview_statement(
+        metastore=metastore,
+        statement="ALTER TABLE sales.orders PARTITION LOCATIONS REPLACE PREFIX 'file:' WITH 'file:'",
+    )
+    flat = alter_preview_statement(
+        metastore=metastore,
+        statement="ALTER TABLE sales.customers PARTITION LOCATIONS REPLACE PREFIX 'file:' WITH 'x:'",
+    )
+
+    # then
+    assert (nothing.steps, [w.code for w in nothing.warnings], nothing.blockers) == ((), ["nothing_matches"], ())
+    assert [b.code for b in same.blockers] == ["no_change"]
+    assert [b.code for b in flat.blockers] == ["not_partitioned"]
+    assert same.steps == flat.steps == ()

@@ -1,0 +1,183 @@
+"""
+``reconcile_executions``: settling executions a dying process left RUNNING with directories moved.
+
+The crash is simulated (``crash_at``): the process "dies" at a fault point and does not move anything back.
+Died at 'moved', the metastore transaction never committed: reconcile moves the directories back and fails the
+execution. Died at 'committed', the transaction did commit (here: released into the test's transaction, which
+reconcile reads through the same connection): reconcile records the commit and keeps the directories.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from catalog_admin.selectors.metastores import Metastore
+from operations.models import AuditRecord, DirectoryMoveRecord, Execution
+from operations.preview import Preview
+from operations.services.alter import alter_execute, alter_preview_statement
+from operations.services.reconcile import reconcile_executions
+from tests.fixtures.operations import ProcessDied, crash_at, execute, metastore_dump, path_of, warehouse_tree
+
+RENAME = "ALTER TABLE sales.orders RENAME TO marketing.orders_v2"
+RENAME_PARTITION = (
+    "ALTER TABLE sales.orders PARTITION (dt='2024-01-02', hour=3) RENAME TO PARTITION (dt='2024-02-01', hour=3)"
+)
+DROP = "ALTER TABLE sales.orders DROP PARTITION (hour >= 6)"
+some_metastores = pytest.mark.parametrize("metastore_alias", ["hive23_my", "hive31_pg", "hive_sqlite"], indirect=True)
+
+
+def crash(metastore: Metastore, monkeypatch: pytest.MonkeyPatch, statement: str, point: str) -> Preview:
+    """Execute ``statement`` in a process that dies at ``point``; the preview it ran."""
+    plan = alter_preview_statement(metastore=metastore, statement=statement)
+    crash_at(monkeypatch, point)
+    with pytest.raises(ProcessDied):
+        alter_execute(preview=plan, actor="operator:test", source="cli")
+    monkeypatch.undo()
+    return plan
+
+
+def states(execution: Execution) -> list[str]:
+    return list(execution.moves.order_by("pk").values_list("state", flat=True))
+
+
+@pytest.mark.parametrize("statement", [RENAME, DROP, RENAME_PARTITION])
+def test_an_execution_that_died_before_the_commit_is_rolled_back_on_disk(
+    metastore: Metastore, warehouse: Path, monkeypatch: pytest.MonkeyPatch, statement: str
+) -> None:
+    """Still at the previewed state: every directory moves back, records RESTORED, execution FAILED."""
+    # given
+    rows, tree = metastore_dump(metastore.alias), warehouse_tree(warehouse)
+    plan = crash(metastore, monkeypatch, statement, "moved")
+    assert warehouse_tree(warehouse) != tree
+
+    # when
+    [result] = reconcile_executions()
+
+    # then
+    execution = Execution.objects.get()
+    assert (result.execution_id, result.committed, result.state) == (execution.pk, False, Execution.State.FAILED)
+    assert result.reason == "sales.orders is still at the previewed state"
+    assert [(m.source, m.destination, m.action) for m in result.moves] == [
+        (move.source, move.destination, "moved back") for move in plan.moves
+    ]
+    assert states(execution) == [DirectoryMoveRecord.State.RESTORED] * len(plan.moves)
+    assert execution.state == Execution.State.FAILED
+    assert execution.error.startswith("The process died before the metastore transaction committed")
+    assert execution.finished_at is not None
+    assert warehouse_tree(warehouse) == tree
+    assert metastore_dump(metastore.alias) == rows
+    assert AuditRecord.objects.filter(action="reconcile", execution_id_ref=execution.pk, outcome="failed").exists()
+
+
+def test_an_execution_that_died_after_the_commit_is_recorded_as_committed(
+    metastore: Metastore, warehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The table is gone under its old name: the journal says COMMITTED, the execution RECONCILED, data stays."""
+    # given
+    plan = crash(metastore, monkeypatch, RENAME, "committed")
+    rows, tree = metastore_dump(metastore.alias), warehouse_tree(warehouse)
+
+    # when
+    [result] = reconcile_executions()
+
+    # then
+    execution = Execution.objects.get()
+    assert (result.committed, result.state) == (True, Execution.State.RECONCILED)
+    assert result.reason == "sales.orders no longer exists under that name"
+    assert [m.action for m in result.moves] == ["kept (committed)"]
+    assert states(execution) == [DirectoryMoveRecord.State.COMMITTED]
+    assert (execution.state, execution.error) == (Execution.State.RECONCILED, "")
+    assert path_of(plan.moves[0].destination).is_dir()
+    assert (warehouse_tree(warehouse), metastore_dump(metastore.alias)) == (tree, rows)
+
+
+@some_metastores
+def test_a_committed_partition_rename_is_recognized_by_its_new_location(
+    metastore: Metastore, warehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A partition renamed under the table root leaves the table's fingerprint as it was; the storage descriptor
+    pointing at the moved directory shows the commit happened, so nothing is moved back."""
+    # given
+    plan = crash(metastore, monkeypatch, RENAME_PARTITION, "committed")
+    assert (
+        Execution.objects.get().fingerprint
+        == alter_preview_statement(
+            metastore=metastore, statement="ALTER TABLE sales.orders SET OWNER USER x"
+        ).fingerprint
+    )
+
+    # when
+    [result] = reconcile_executions()
+
+    # then
+    assert (result.committed, result.reason) == (True, "the metastore already points at a moved directory")
+    assert path_of(plan.moves[0].destination).is_dir()
+    assert not path_of(plan.moves[0].source).exists()
+
+
+@some_metastores
+def test_a_dry_run_reports_and_changes_nothing(
+    metastore: Metastore, warehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--dry-run: the same verdicts, but the journal, the executions and the directories stay as they are."""
+    # given
+    crash(metastore, monkeypatch, RENAME, "moved")
+    crash(metastore, monkeypatch, "ALTER TABLE sales.customers RENAME TO ops.customers", "committed")
+    tree = warehouse_tree(warehouse)
+
+    # when
+    results = reconcile_executions(dry_run=True)
+
+    # then
+    assert [(r.committed, r.state, r.dry_run) for r in results] == [
+        (False, Execution.State.RUNNING, True),
+        (True, Execution.State.RUNNING, True),
+    ]
+    assert [m.action for r in results for m in r.moves] == ["moved back", "kept (committed)"]
+    assert list(Execution.objects.values_list("state", flat=True)) == [Execution.State.RUNNING] * 2
+    assert set(DirectoryMoveRecord.objects.values_list("state", flat=True)) == {DirectoryMoveRecord.State.MOVED}
+    assert warehouse_tree(warehouse) == tree
+
+
+@some_metastores
+def test_a_directory_found_at_both_ends_is_left_alone(
+    metastore: Metastore, warehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """If the source reappeared meanwhile, nothing is moved over it: the execution stays RUNNING for a person."""
+    # given
+    plan = crash(metastore, monkeypatch, RENAME, "moved")
+    path_of(plan.moves[0].source).mkdir()
+
+    # when
+    [result] = reconcile_executions()
+
+    # then
+    assert result.moves[0].action == "conflict: source exists, destination exists; left alone"
+    assert result.state == Execution.State.RUNNING
+    assert states(Execution.objects.get()) == [DirectoryMoveRecord.State.MOVED]
+    assert path_of(plan.moves[0].destination).is_dir()
+
+
+@some_metastores
+def test_only_running_executions_with_open_moves_are_reconciled(
+    metastore: Metastore, warehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Finished executions and RUNNING ones without a journalled move are not touched; filters narrow the set."""
+    # given
+    execute(alter_preview_statement(metastore=metastore, statement=RENAME))
+    crash(metastore, monkeypatch, "ALTER TABLE sales.customers SET OWNER USER bob", "before_commit")
+    crash(metastore, monkeypatch, "ALTER TABLE sales.customers RENAME TO ops.customers", "moved")
+    crashed = Execution.objects.filter(statement__contains="RENAME TO `ops`").get()
+
+    # when
+    elsewhere = reconcile_executions(metastore="no-such-metastore")
+    other = reconcile_executions(execution_id=crashed.pk + 1000)
+    results = reconcile_executions(metastore=metastore.name)
+
+    # then
+    assert (elsewhere, other) == ([], [])
+    assert [r.execution_id for r in results] == [crashed.pk]
+    assert Execution.objects.filter(state=Execution.State.RUNNING).count() == 1  # the one without moves
+    assert reconcile_executions() == []
