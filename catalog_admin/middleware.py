@@ -58,4 +58,4 @@ def api_not_found(request: HttpRequest, exception: Exception | None = None) -> H
     if request.path.startswith("/api/"):
         error = ApplicationError(ErrorCode.NOT_FOUND, f"No API endpoint at {request.path}.", {"path": request.path})
         return JsonResponse(error.as_dict(), status=404)
-    return render(request, "404.html", {"path": request.path}, status=404)
+    return render(request, "404.html", {"request_path": request.path}, status=404)
