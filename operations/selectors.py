@@ -9,6 +9,7 @@ the same words the services (and therefore the API) refuse with.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +32,7 @@ __all__ = (
     "change_request_actions",
     "get_change_request",
     "inbox",
+    "inbox_count",
     "list_audit",
     "list_change_requests",
     "request_history",
@@ -119,14 +121,34 @@ def inbox(user: AbstractBaseUser) -> list[ChangeRequest]:
     """Submitted requests waiting for ``user``'s decision: not their own, within their scope, not yet decided."""
     if not has_role(user, Role.APPROVER, Role.ADMIN):
         return []
-    waiting = (
-        _requests()
-        .filter(state=ChangeRequestState.SUBMITTED)
-        .exclude(requester=user)
-        .exclude(approvals__approver=user)
-        .order_by("submitted_at", "id")[:_INBOX_LIMIT]
-    )
-    return [r for r in waiting if can_approve(user, requester_id=r.requester_id, database=r.database_name)]
+    waiting = list(_waiting_for(user, _requests()).order_by("submitted_at", "id")[:_INBOX_LIMIT])
+    scope = _scope_check(user)
+    return [r for r in waiting if scope(r.database_name, r.requester_id)]
+
+
+def inbox_count(user: AbstractBaseUser) -> int:
+    """How many requests :func:`inbox` would list (for the navigation bar)."""
+    if not has_role(user, Role.APPROVER, Role.ADMIN):
+        return 0
+    rows = _waiting_for(user, ChangeRequest.objects.all()).values_list("database_name", "requester_id")[:_INBOX_LIMIT]
+    scope = _scope_check(user)
+    return sum(1 for database, requester in rows if scope(database, requester))
+
+
+def _waiting_for(user: AbstractBaseUser, qs: QuerySet[ChangeRequest]) -> QuerySet[ChangeRequest]:
+    return qs.filter(state=ChangeRequestState.SUBMITTED).exclude(requester=user).exclude(approvals__approver=user)
+
+
+def _scope_check(user: AbstractBaseUser) -> Callable[[str, int], bool]:
+    """``(database, requester_id) -> bool``: the policy's approval check, asked once per database."""
+    decided: dict[str, bool] = {}
+
+    def allowed(database: str, requester_id: int) -> bool:
+        if database not in decided:
+            decided[database] = bool(can_approve(user, requester_id=requester_id, database=database))
+        return decided[database]
+
+    return allowed
 
 
 def change_request_actions(

@@ -12,7 +12,7 @@ from django import template
 from django.contrib.auth.models import AnonymousUser
 
 from operations.choices import ChangeRequestState
-from operations.selectors import inbox, table_history
+from operations.selectors import inbox_count, table_history
 
 __all__ = ("badge_for_risk", "badge_for_state", "duration_ms", "readable", "seconds", "table_history_panel",
            "waiting_count")  # fmt: skip
@@ -71,7 +71,7 @@ def waiting_count(user: Any) -> int:
     """How many submitted requests wait for ``user``'s decision (0 for non-approvers)."""
     if user is None or isinstance(user, AnonymousUser) or not user.is_authenticated:
         return 0
-    return len(inbox(user))
+    return inbox_count(user)
 
 
 @register.inclusion_tag("operations/inc/table_history.html", takes_context=True)

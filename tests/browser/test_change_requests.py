@@ -174,7 +174,10 @@ def test_rename_requested_previewed_approved_twice_executed_and_audited(
             expect(steward.locator("#confirm-preview #preview-statement")).to_have_text(NORMALIZED)
             expect(steward.locator("#id_confirm")).not_to_be_checked()
             steward.get_by_role("button", name="Execute now").click()  # not ticked: refused
-            expect(steward.locator("#confirm-error")).to_have_text("Tick the confirmation box: nothing runs without it.")
+            expect(steward.locator("#confirm-error")).to_have_text(
+                "Tick the confirmation box: nothing runs without it."
+            )
+            steward.screenshot(path=str(screenshots / "confirm.png"), full_page=True)
             steward.check("#id_confirm")
             steward.get_by_role("button", name="Execute now").click()
 
@@ -185,6 +188,7 @@ def test_rename_requested_previewed_approved_twice_executed_and_audited(
             expect(steward.locator("#execution-duration")).to_be_visible()
             expect(steward.locator('#execution-counts tr[data-table="TBLS"] td.actual').nth(1)).to_have_text("1")
             expect(steward.locator("#action-revert button")).to_be_enabled()
+            expect(steward.locator("#history li").last).to_have_attribute("data-action", "finish")
             steward.screenshot(path=str(screenshots / "request-succeeded.png"), full_page=True)
 
             # and the table shows under its new name, with its change history
