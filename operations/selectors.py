@@ -187,8 +187,15 @@ def change_request_actions(
         if is_requester or user.is_superuser
         else Allowed(False, "Only the requester can cancel a request.")
     )
+    planned = Allowed(True)
+    if request.revert_of_id and state == ChangeRequestState.DRAFT:
+        planned = Allowed(
+            False,
+            f"Request #{pk} reverts execution #{_execution_of(request)}: its plan comes from that execution; "
+            "cancel it and request the revert again instead.",
+        )
     return {
-        "edit": first_refusal(requester_only("edit"), in_state("edit", ChangeRequestState.DRAFT)),
+        "edit": first_refusal(requester_only("edit"), in_state("edit", ChangeRequestState.DRAFT), planned),
         "submit": first_refusal(requester_only("submit"), in_state("submit"), unblocked),
         "approve": first_refusal(approver, in_state("approve"), undecided, not_stale),
         "reject": first_refusal(approver, in_state("reject"), undecided),
@@ -199,6 +206,7 @@ def change_request_actions(
             requester_only("refresh the preview of"),
             in_state("refresh", ChangeRequestState.DRAFT, ChangeRequestState.SUBMITTED, ChangeRequestState.APPROVED),
             Allowed(True) if stale else Allowed(False, "The preview is up to date."),
+            planned,
         ),
         "revert": first_refusal(can_request(user), _revert_state(request)),
         "comment": Allowed(True) if user.is_authenticated else Allowed(False, "Sign in to comment."),
@@ -240,6 +248,10 @@ def _revert_state(request: ChangeRequest) -> Allowed:
     if request.revert_requests.exclude(state__in=("rejected", "cancelled", "failed")).exists():
         return Allowed(False, f"Request #{request.pk} already has a revert request.")
     return Allowed(True)
+
+
+def _execution_of(request: ChangeRequest) -> str:
+    return str(request.revert_of.execution_id) if request.revert_of_id else "?"
 
 
 def _blocked_reason(blocker: dict[str, Any]) -> str:

@@ -492,6 +492,9 @@ class TableDetailSerializer(HiveSerializer):
     columns = ColumnSerializer(many=True)
     partition_keys = ColumnSerializer(many=True)
     partition_count = serializers.IntegerField()
+    partition_count_exact = serializers.BooleanField(
+        help_text="False when the table has more than 100,000 partitions: the count is then PostgreSQL's estimate."
+    )
     storage = serializers.SerializerMethodField()
     parameters = serializers.DictField(child=serializers.CharField(allow_null=True), source="params")
     basic_stats = BasicStatsSerializer()

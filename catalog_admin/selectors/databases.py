@@ -10,7 +10,7 @@ from catalog_admin.errors import NotFound
 from catalog_admin.models import Database, DatabaseParam, Table, TableType
 from catalog_admin.selectors.metastores import Metastore
 
-__all__ = ("DatabaseSummary", "database_params", "get_database", "list_databases")
+__all__ = ("DatabaseSummary", "count_databases", "database_params", "get_database", "list_databases")
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,10 @@ def list_databases(metastore: Metastore) -> list[DatabaseSummary]:
         )
         for db in databases
     ]
+
+
+def count_databases(metastore: Metastore) -> int:
+    return Database.objects.using(metastore.alias).count()
 
 
 def get_database(metastore: Metastore, name: str) -> Database:

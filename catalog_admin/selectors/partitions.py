@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+import json
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, unquote
 
+from django.db import connections
 from django.db.models import Exists, OuterRef
 
 from catalog_admin.errors import ApplicationError, ErrorCode, NotFound
@@ -23,6 +26,7 @@ from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.pagination import Page, decode_cursor, encode_cursor
 
 __all__ = (
+    "PartitionCount",
     "PartitionDetail",
     "PartitionFilter",
     "PartitionRow",
@@ -107,8 +111,10 @@ def list_partitions(
         )
     prefix = _leading_prefix(keys, dict(filters.values))
     if prefix:
-        # Start the index scan at the first matching name; the name itself ends the match.
+        # Bound the index scan by the leading keys' name prefix; the key-value filter above stays the truth.
         qs = qs.filter(name__gte=prefix)
+        if _names_compare_by_code_point(metastore.alias):
+            qs = qs.filter(name__lt=prefix + MAX_CHARACTER)
     if filters.q:
         qs = qs.filter(name__contains=filters.q)
     after = decode_cursor(cursor, types=(str,))
@@ -125,9 +131,39 @@ def list_partitions(
     )
 
 
-def count_partitions(metastore: Metastore, table: Table) -> int:
-    """The exact number of partitions (an index-only count on PARTITIONS_N49)."""
-    return Partition.objects.using(metastore.alias).filter(table_id=table.id).count()
+EXACT_COUNT_LIMIT = 100_000
+
+
+@dataclass(frozen=True)
+class PartitionCount:
+    """How many partitions a table has: exact up to ``EXACT_COUNT_LIMIT``, the planner's estimate beyond."""
+
+    value: int
+    exact: bool
+
+
+def count_partitions(metastore: Metastore, table: Table) -> PartitionCount:
+    """Count exactly while it is cheap (an index-only scan that stops at the limit), else estimate."""
+    partitions = Partition.objects.using(metastore.alias).filter(table_id=table.id)
+    counted = partitions.values("id")[: EXACT_COUNT_LIMIT + 1].count()
+    if counted <= EXACT_COUNT_LIMIT:
+        return PartitionCount(counted, exact=True)
+    return PartitionCount(max(_planner_estimate(metastore, table) or 0, counted), exact=False)
+
+
+def _planner_estimate(metastore: Metastore, table: Table) -> int | None:
+    """PostgreSQL's row estimate for the table's partitions (from ANALYZE statistics); None elsewhere."""
+    connection = connections[metastore.alias]
+    if connection.vendor != "postgresql":
+        return None
+    sql, params = (
+        Partition.objects.using(metastore.alias).filter(table_id=table.id).values("id").query.sql_with_params()
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (FORMAT JSON) " + sql, params)
+        plan = cursor.fetchone()[0]
+    plan = json.loads(plan) if isinstance(plan, str) else plan
+    return int(plan[0]["Plan"]["Plan Rows"])
 
 
 def get_partition(metastore: Metastore, table: Table, name: str) -> Partition:
@@ -146,6 +182,23 @@ def partition_column_statistics(metastore: Metastore, partition: Partition) -> l
 def partition_values(name: str) -> tuple[str, ...]:
     """Values from a partition name ``dt=2024-01-01/hour=3`` (Hive percent-escapes special characters)."""
     return tuple(unquote(part.partition("=")[2]) for part in name.split("/"))
+
+
+MAX_CHARACTER = "\U0010ffff"
+_BYTEWISE_COLLATIONS = frozenset({"C", "POSIX", "C.UTF-8", "C.utf8", "ucs_basic"})
+
+
+@functools.cache
+def _names_compare_by_code_point(alias: str) -> bool:
+    """Whether names sort by code point here (SQLite, PostgreSQL in a C collation): then a prefix is a range."""
+    connection = connections[alias]
+    if connection.vendor == "sqlite":
+        return True
+    if connection.vendor != "postgresql":
+        return False
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT datcollate FROM pg_database WHERE datname = current_database()")
+        return cursor.fetchone()[0] in _BYTEWISE_COLLATIONS
 
 
 def partition_name(spec: list[tuple[str, str]]) -> str:

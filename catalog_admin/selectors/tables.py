@@ -17,7 +17,6 @@ from catalog_admin.models import (
     Database,
     HiveLock,
     NextWriteId,
-    Partition,
     PartitionKey,
     SerDeParam,
     SortColumn,
@@ -33,6 +32,7 @@ from catalog_admin.models import (
 from catalog_admin.selectors.databases import get_database
 from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.pagination import Page, decode_cursor, encode_cursor
+from catalog_admin.selectors.partitions import PartitionCount, count_partitions
 
 __all__ = (
     "TABLE_SORTS",
@@ -133,6 +133,7 @@ class TableDetail:
     column_statistics: list[TableColumnStatistics]
     privileges: list[TablePrivilege]
     partition_count: int
+    partition_count_exact: bool
     acid: AcidState | None
     basic_stats: dict[str, str | None] = field(default_factory=dict)
 
@@ -160,19 +161,11 @@ def list_tables(
     if after is not None:
         qs = qs.filter(_keyset_after(keys, after, descending))
     order = [f"-{k}" if descending else k for k in keys]
-    rows = list(
-        qs.order_by(*order).values(
-            "id",
-            "name",
-            "type",
-            "owner",
-            "create_time",
-            "sd__location",
-            "is_partitioned",
-            "is_transactional",
-        )[: size + 1]
-    )
+    fields = ("id", "name", "type", "owner", "create_time", "sd__location")
+    rows = list(qs.order_by(*order).values(*fields)[: size + 1])
     next_cursor = encode_cursor([rows[size - 1][k] for k in keys]) if len(rows) > size else ""
+    rows = rows[:size]
+    partitioned, transactional = _page_flags(metastore, [r["id"] for r in rows])
     items = [
         TableRow(
             id=r["id"],
@@ -181,10 +174,10 @@ def list_tables(
             owner=r["owner"],
             create_time=r["create_time"],
             location=r["sd__location"],
-            is_partitioned=r["is_partitioned"],
-            is_transactional=r["is_transactional"],
+            is_partitioned=r["id"] in partitioned,
+            is_transactional=r["id"] in transactional,
         )
-        for r in rows[:size]
+        for r in rows
     ]
     return Page(items=items, next_cursor=next_cursor)
 
@@ -205,6 +198,7 @@ def get_table_detail(metastore: Metastore, db_name: str, table_name: str) -> Tab
     sd = table.sd
     params = _params(TableParam.objects.using(alias).filter(table_id=table.id))
     partition_keys = list(PartitionKey.objects.using(alias).filter(table_id=table.id).order_by("position"))
+    count = count_partitions(metastore, table) if partition_keys else PartitionCount(0, exact=True)
     detail = TableDetail(
         database=database,
         table=table,
@@ -229,7 +223,8 @@ def get_table_detail(metastore: Metastore, db_name: str, table_name: str) -> Tab
         privileges=list(
             TablePrivilege.objects.on(metastore).filter(table_id=table.id).order_by("principal_name", "privilege")
         ),
-        partition_count=Partition.objects.using(alias).filter(table_id=table.id).count() if partition_keys else 0,
+        partition_count=count.value,
+        partition_count_exact=count.exact,
         acid=None,
         basic_stats={k: params.get(k) for k in BASIC_STAT_KEYS},
     )
@@ -239,19 +234,8 @@ def get_table_detail(metastore: Metastore, db_name: str, table_name: str) -> Tab
 
 
 def _filtered_tables(metastore: Metastore, database: Database, filters: TableFilter) -> QuerySet[Table]:
-    alias = metastore.alias
-    qs = (
-        Table.objects.using(alias)
-        .filter(database_id=database.id)
-        .annotate(
-            is_partitioned=Exists(PartitionKey.objects.using(alias).filter(table_id=OuterRef("id"))),
-            is_transactional=Exists(
-                TableParam.objects.using(alias).filter(
-                    table_id=OuterRef("id"), key="transactional", value__iexact="true"
-                )
-            ),
-        )
-    )
+    """The database's tables narrowed by the filters (flags only filter here; rows get them in `_page_flags`)."""
+    qs = Table.objects.using(metastore.alias).filter(database_id=database.id)
     if filters.q:
         qs = qs.filter(name__icontains=filters.q.lower())
     if filters.type:
@@ -259,10 +243,29 @@ def _filtered_tables(metastore: Metastore, database: Database, filters: TableFil
     if filters.owner:
         qs = qs.filter(owner=filters.owner)
     if filters.partitioned is not None:
-        qs = qs.filter(is_partitioned=filters.partitioned)
+        condition = Exists(_partition_keys(metastore).filter(table_id=OuterRef("id")))
+        qs = qs.filter(condition if filters.partitioned else ~condition)
     if filters.transactional is not None:
-        qs = qs.filter(is_transactional=filters.transactional)
+        condition = Exists(_transactional_params(metastore).filter(table_id=OuterRef("id")))
+        qs = qs.filter(condition if filters.transactional else ~condition)
     return qs
+
+
+def _partition_keys(metastore: Metastore) -> QuerySet[PartitionKey]:
+    return PartitionKey.objects.using(metastore.alias)
+
+
+def _transactional_params(metastore: Metastore) -> QuerySet[TableParam]:
+    return TableParam.objects.using(metastore.alias).filter(key="transactional", value__iexact="true")
+
+
+def _page_flags(metastore: Metastore, ids: list[int]) -> tuple[set[int], set[int]]:
+    """Which tables of a page are partitioned and transactional: two primary-key lookups for the whole page."""
+    if not ids:
+        return set(), set()
+    partitioned = set(_partition_keys(metastore).filter(table_id__in=ids).values_list("table_id", flat=True))
+    transactional = set(_transactional_params(metastore).filter(table_id__in=ids).values_list("table_id", flat=True))
+    return partitioned, transactional
 
 
 def _keyset_after(keys: tuple[str, ...], values: list[Any], descending: bool) -> Q:

@@ -10,7 +10,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from catalog_admin.metastores import MetastoreConfig
-from catalog_admin.selectors.databases import list_databases
+from catalog_admin.selectors.databases import count_databases
 from catalog_admin.selectors.metastores import Metastore, metastore_configs, metastore_status
 
 __all__ = ("metastore_list",)
@@ -38,7 +38,7 @@ def _overview(config: MetastoreConfig) -> MetastoreOverview:
     if status.metastore is None:
         return MetastoreOverview(config=config, metastore=None, database_count=None, error=status.error)
     try:
-        count = len(list_databases(status.metastore))
+        count = count_databases(status.metastore)
     except DatabaseError as exc:
         # The schema version is cached for a minute; the metastore may have gone away since.
         first_line = (str(exc).strip() or type(exc).__name__).splitlines()[0]

@@ -36,7 +36,7 @@ def partition_list(request: HttpRequest, metastore: str, database: str, table: s
         "database": found_database,
         "table": found_table,
         "keys": keys,
-        "partition_count": count_partitions(current, found_table) if keys else 0,
+        "partition_count": count_partitions(current, found_table) if keys else None,
         "filters": filters,
         "key_filters": [(key, f"{KEY_PARAM_PREFIX}{key.name}", chosen.get(key.name, "")) for key in keys],
         "page": list_partitions(current, found_table, keys, filters, cursor=paging.cursor, size=paging.size),

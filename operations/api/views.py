@@ -368,7 +368,9 @@ class ChangeRequestExecuteView(OperationsAPIView):
         """
         data = self.validated(ExecuteSerializer)
         change = change_request_execute(request=get_change_request(pk), user=request.user, **data)
-        return self.change_request(change, status=202 if change.state == ChangeRequestState.EXECUTING else 200)
+        # Scheduled: 200. Otherwise the job was started: 202, even when it already finished (an eager job, or a
+        # worker thread faster than this answer), so the status never depends on how quickly the job ran.
+        return self.change_request(change, status=200 if change.state == ChangeRequestState.SCHEDULED else 202)
 
 
 class ChangeRequestCancelView(OperationsAPIView):

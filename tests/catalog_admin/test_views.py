@@ -669,7 +669,7 @@ def test_overview_reports_a_metastore_that_fails_after_its_version_was_read(clie
     def gone(metastore):
         raise OperationalError("server closed the connection unexpectedly\nThis probably means ...")
 
-    monkeypatch.setattr("catalog_admin.views.metastores.list_databases", gone)
+    monkeypatch.setattr("catalog_admin.views.metastores.count_databases", gone)
 
     # when
     response = client.get("/")

@@ -16,6 +16,7 @@ import io
 import json
 import re
 from datetime import timedelta
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -98,7 +99,7 @@ def is_disabled(content: str, name: str) -> bool:
 
 def reason(content: str, name: str) -> str:
     match = re.search(rf'id="reason-{name}">([^<]*)<', content)
-    return match.group(1) if match else ""
+    return unescape(match.group(1)) if match else ""
 
 
 def create(people, metastore: Metastore, statement: str = RENAME, who: str = "steward") -> ChangeRequest:
@@ -235,6 +236,29 @@ def test_a_viewer_sees_why_they_cannot_request_and_posting_is_refused(metastore,
     assert not ChangeRequest.objects.exists()
 
 
+@ON_TWO_METASTORES
+def test_only_the_requester_edits_a_draft_and_the_preview_follows(metastore, people):
+    # given
+    draft = create(people, metastore, SET_PROPERTY)
+    url = reverse("operations:edit", args=[draft.pk])
+    changed = "ALTER TABLE sales.customers SET TBLPROPERTIES ('team'='finance')"
+
+    # when
+    form = html(signed_in(people["steward"]).get(url))
+    refused = signed_in(people["steward2"]).post(url, {"metastore": metastore.name, "statement": changed})
+    edited = signed_in(people["steward"]).post(url, {"metastore": metastore.name, "statement": changed}, follow=True)
+
+    # then
+    assert escape(draft.statement) in form  # the form starts from the draft
+    assert refused.status_code == 403 and f"Only the requester can edit request #{draft.pk}." in html(refused)
+    draft.refresh_from_db()
+    assert "finance" in draft.statement and draft.state == "draft"
+    assert f"Draft #{draft.pk} updated." in messages_of(edited)
+    assert re.search(
+        r'<li class="added">.*?<code>team</code>\s*= <span class="after">finance</span>', html(edited), re.DOTALL
+    )
+
+
 # The full flow -----------------------------------------------------------------------------------------------------
 
 
@@ -288,6 +312,7 @@ def test_request_approve_twice_confirm_execute_then_the_table_has_its_new_name(
     revert = ChangeRequest.objects.get(revert_of=request)
     assert reverted.redirect_chain[-1][0] == detail(revert.pk)
     assert revert.state == "draft" and f"revert of #{request.pk}" in html(reverted)
+    assert reason(html(reverted), "edit").startswith(f"Request #{revert.pk} reverts execution #{request.execution_id}")
 
 
 # Buttons, roles and four eyes --------------------------------------------------------------------------------------
@@ -530,6 +555,20 @@ def test_the_inbox_holds_what_waits_for_each_approver(metastore, people):
     assert listed(inboxes["steward"]) == listed(inboxes["viewer"]) == set()
     assert "Nothing is waiting for you." in inboxes["viewer"]
     assert 'id="nav-inbox-count">3<' in inboxes["approver2"]
+
+
+@ON_TWO_METASTORES
+def test_an_approver_scoped_to_other_databases_sees_nothing_and_is_told_why(metastore, people, settings):
+    settings.CATALOG_APPROVER_SCOPES = {"marketing-approvers": ["marketing"]}
+    scoped = make_user("scoped", "approver", "marketing-approvers")
+    request = submitted(people, metastore)
+    client = signed_in(scoped)
+
+    inbox = html(client.get(reverse("operations:inbox")))
+    page = html(client.get(detail(request.pk)))
+
+    assert f'data-request="{request.pk}"' not in inbox and 'id="nav-inbox-count"' not in inbox
+    assert reason(page, "approve") == "Your approval rights do not cover database 'sales'."
 
 
 @ON_TWO_METASTORES
