@@ -39,7 +39,7 @@ from catalog_admin.models import (
 from catalog_admin.schema import SchemaVersion
 from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.partitions import partition_name
-from operations.planners.common import build_preview, hive_seconds, snapshot
+from operations.planners.common import acid_warnings, build_preview, hive_seconds, snapshot
 from operations.planners.locations import resolve_partition
 from operations.preview import DirectoryMove, HiveComparison, Preview, Step
 from operations.rules import Finding
@@ -246,6 +246,8 @@ def plan_drop_partitions(metastore: Metastore, state: TableState, spec: DropPart
     sd_ids = [p["sd_id"] for p in matched if p["sd_id"]]
     steps = _drop_steps(metastore, sql, part_ids, sd_ids) if matched and not blockers else []
     moves = tuple(_trash_moves(state, matched)) if not state.is_external else ()
+    if not state.is_external:
+        blockers += _unreachable_data_blockers(matched)
     stats = sum(s.expected_rows for s in steps if s.metastore_table == "PART_COL_STATS")
     return build_preview(
         metastore,
@@ -254,7 +256,7 @@ def plan_drop_partitions(metastore: Metastore, state: TableState, spec: DropPart
         steps=steps,
         after=snapshot(state),
         blockers=blockers,
-        warnings=_drop_warnings(state, spec, matched, moves),
+        warnings=acid_warnings(metastore, state) + _drop_warnings(state, spec, matched, moves),
         moves=moves,
         partitions_touched=len(matched),
         statistics_dropped=stats,
@@ -266,6 +268,27 @@ def plan_drop_partitions(metastore: Metastore, state: TableState, spec: DropPart
             "trash": [m.destination for m in moves[:100]],
         },
     )
+
+
+def _unreachable_data_blockers(matched: list[dict]) -> list[Finding]:
+    """Managed data the console cannot move to its trash (hdfs, s3a …) would be orphaned: refuse instead."""
+    unreachable = sorted(
+        {urlsplit(p["sd__location"]).scheme for p in matched if p["sd__location"] and _unreachable(p["sd__location"])}
+    )
+    if not unreachable:
+        return []
+    return [
+        Finding(
+            "filesystem_unreachable",
+            "ddl",
+            f"The dropped partitions' data is on {', '.join(unreachable)}, which this console cannot reach: "
+            "it could not be moved to the trash.",
+        )
+    ]
+
+
+def _unreachable(location: str) -> bool:
+    return filesystem_for(location).exists(location) is None
 
 
 def _predicate_blockers(state: TableState, spec: DropPartitions) -> list[Finding]:

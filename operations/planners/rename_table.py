@@ -233,7 +233,11 @@ def _hive_comparison(state: TableState, version: SchemaVersion, moved: bool) -> 
         notes = ("Hive 2.3 deletes every partition column statistic of the table on rename.",) if deleted else ()
         return HiveComparison(str(version), partitions, deleted, hive_seconds(partitions, deleted), notes)
     if version < V4:
-        notes = ("Hive 3.1 deletes and re-inserts each partition's statistics one partition at a time.",)
+        notes = (
+            ("Hive 3.1 deletes and re-inserts each partition's statistics one partition at a time.",)
+            if state.is_partitioned
+            else ()
+        )
         return HiveComparison(str(version), partitions * 2, 0, hive_seconds(partitions * 2, stats * 2), notes)
     notes = ("Hive 4 rewrites partitions in batches of 300 and statistics in bulk.",)
     return HiveComparison(str(version), partitions, 0, hive_seconds(partitions, 0), notes)
