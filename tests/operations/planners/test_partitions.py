@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from catalog_admin.db import allow_metastore_writes
 from catalog_admin.models import (
     Partition,
     PartitionColumnStatistics,
@@ -223,3 +224,24 @@ def test_dropping_partitions_of_an_external_table_keeps_the_data(metastore: Meta
     assert execution.actual_counts == execution.expected_counts
     assert not any(name.startswith("dt=2024-01-03") for name in partitions(metastore, clicks.id))
     assert warehouse_tree(warehouse) == tree
+
+
+def test_dropping_managed_partitions_whose_data_the_console_cannot_reach_is_refused(metastore: Metastore) -> None:
+    # given: one partition of a managed table lives on HDFS, which this console has no client for
+    table = table_row(metastore, "sales", "orders")
+    partition = Partition.objects.on(metastore).filter(table_id=table.id).order_by("name").first()
+    with allow_metastore_writes():
+        StorageDescriptor.objects.using(metastore.alias).filter(id=partition.sd_id).update(
+            location="hdfs://namenode:8020/warehouse/sales.db/orders/" + partition.name
+        )
+    values = dict(pair.split("=") for pair in partition.name.split("/"))
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore,
+        statement=f"ALTER TABLE sales.orders DROP PARTITION (dt='{values['dt']}', hour={values['hour']})",
+    )
+
+    # then
+    assert [b.code for b in preview.blockers] == ["filesystem_unreachable"]
+    assert "hdfs" in preview.blockers[0].message
