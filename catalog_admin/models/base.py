@@ -23,10 +23,30 @@ class HiveQuerySet(models.QuerySet):
             for step in path.split("__"):
                 model = model._meta.get_field(step).related_model
             deferred += [f"{path}__{name}" for name in metastore.schema.missing_fields(model)]
-        qs = self.using(metastore.alias)
+        qs = super().using(metastore.alias)
         if related:
             qs = qs.select_related(*related)
         return qs.defer(*deferred) if deferred else qs
+
+    def using(self, alias: str | None) -> Self:
+        """Like Django's, and on a metastore also defer the model's columns its schema version lacks.
+
+        So ``Model.objects.using(alias).get(…)`` never selects a column that is not there (e.g. ``WRITE_ID``
+        on Hive 2.3); ``on(metastore, *related)`` additionally covers select_related models.
+        """
+        qs = super().using(alias)
+        if alias is None or not _has_versioned_fields(self.model):
+            return qs
+        from catalog_admin.selectors.metastores import get_metastore, is_metastore_alias
+
+        if not is_metastore_alias(alias):
+            return qs
+        missing = get_metastore(alias).schema.missing_fields(self.model)
+        return qs.defer(*missing) if missing else qs
+
+
+def _has_versioned_fields(model: type[models.Model]) -> bool:
+    return any(hasattr(f, "hive_since") for f in model._meta.concrete_fields)
 
 
 class HiveModel(models.Model):

@@ -22,6 +22,7 @@ __all__ = (
     "Metastore",
     "clear_schema_cache",
     "get_metastore",
+    "is_metastore_alias",
     "metastore_configs",
     "metastore_status",
 )
@@ -62,6 +63,10 @@ class MetastoreStatus:
     config: MetastoreConfig
     metastore: Metastore | None
     error: str = ""
+
+
+def is_metastore_alias(alias: str) -> bool:
+    return any(c.alias == alias for c in settings.METASTORE_CONFIGS)
 
 
 def metastore_configs() -> list[MetastoreConfig]:
