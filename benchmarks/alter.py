@@ -97,7 +97,7 @@ def _analyze() -> None:
     from catalog_admin.db import allow_metastore_writes
 
     with allow_metastore_writes(), connections["bench"].cursor() as cursor:
-        cursor.execute("ANALYZE")
+        cursor.execute("VACUUM ANALYZE")
 
 
 def _first_day(table: str) -> str:
@@ -195,9 +195,9 @@ def hive_against_console(partitions: int, col_stats: int) -> list[str]:
         )
     finally:
         stop_spark(spark)
-    statement = f"ALTER TABLE bench.{console_table} RENAME TO bench.{console_table}_renamed"
+    statement = f"ALTER TABLE bench.{console_table} RENAME TO bench.{console_table}_by_console"
     console_seconds, _peak, _counts = _execute(statement)
-    stats = _statistics_left(f"{hive_table}_by_hive"), _statistics_left(f"{console_table}_renamed")
+    stats = _statistics_left(f"{hive_table}_by_hive"), _statistics_left(f"{console_table}_by_console")
     return [
         f"### Hive's rename against the console's ({partitions:,} partitions, "
         f"{partitions * col_stats:,} statistics rows)",

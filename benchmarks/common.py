@@ -32,6 +32,8 @@ def setup_django(metastores: str) -> None:
     os.environ["METASTORES"] = metastores
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "catalog_admin.settings")
     os.environ.setdefault("CATALOG_ADMIN_VAR", str(REPO / "var" / "bench"))
+    # The console's own state is scratch here: start from a fresh SQLite file, migrated below.
+    (Path(os.environ["CATALOG_ADMIN_VAR"]) / "console.sqlite3").unlink(missing_ok=True)
     os.environ.setdefault("DJANGO_ALLOWED_HOSTS", "testserver,localhost")
     sys.path.insert(0, str(REPO))
     import django

@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.db import connections
 from django.db.models import Model
 
+from catalog_admin.models import Partition
+
 __all__ = ("MetastoreSql",)
 
 
@@ -28,6 +30,20 @@ class MetastoreSql:
     def has_prefix(self, column: str) -> str:
         """``column`` starts with the string parameter that follows (no LIKE, so no escaping of % and _)."""
         return f"SUBSTR({column}, 1, %s) = %s"
+
+    def of_table_partitions(self, column: str, partition_field: str = "id") -> str:
+        """``column`` is one of a table's partitions' ``partition_field`` values (parameter: the table id).
+
+        On PostgreSQL the id list is built once and probed through the column's index
+        (``= ANY(ARRAY(…))``): a plain ``IN (SELECT …)`` there hash-joins a scan of the whole table.
+        """
+        subquery = (
+            f"SELECT {self.col(Partition, partition_field)} FROM {self.table(Partition)} "
+            f"WHERE {self.col(Partition, 'table')} = %s"
+        )
+        if self.connection.vendor == "postgresql":
+            return f"{column} = ANY(ARRAY({subquery}))"
+        return f"{column} IN ({subquery})"
 
     def replace_prefix(self, column: str) -> str:
         """``new_prefix || SUBSTR(column, len(old_prefix) + 1)``; parameters: new prefix, start position."""

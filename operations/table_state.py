@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from django.db import connections
-from django.db.models import Count, Max
+from django.db.models import Count, Max, Q, Value
 
 from catalog_admin.errors import NotFound
 from catalog_admin.models import (
@@ -30,7 +30,14 @@ from catalog_admin.models import (
 from catalog_admin.selectors.metastores import Metastore
 from operations.specs import TableRef
 
-__all__ = ("ColumnInfo", "PartitionSummary", "TableState", "read_table_state", "table_exists")
+__all__ = (
+    "ColumnInfo",
+    "PartitionSummary",
+    "TableState",
+    "partition_statistics_count",
+    "read_table_state",
+    "table_exists",
+)
 
 
 @dataclass(frozen=True)
@@ -48,7 +55,6 @@ class PartitionSummary:
     max_id: int = 0
     under_root: int = 0
     column_descriptors: tuple[int, ...] = ()
-    column_statistics: int = 0
 
 
 @dataclass(frozen=True)
@@ -166,22 +172,29 @@ def _columns(alias: str, cd_id: int | None) -> tuple[ColumnInfo, ...]:
 
 
 def _partition_summary(alias: str, table_id: int, root: str | None) -> PartitionSummary:
-    partitions = Partition.objects.using(alias).filter(table_id=table_id)
-    totals = partitions.aggregate(count=Count("id"), max_id=Max("id"))
-    if not totals["count"]:
-        return PartitionSummary()
-    under_root = 0
-    if root:
-        under_root = partitions.filter(sd__location__startswith=root.rstrip("/") + "/").count()
-    descriptors = sorted(partitions.order_by().values_list("sd__cd_id", flat=True).distinct()[:50])
-    stats = PartitionColumnStatistics.objects.using(alias).filter(partition__table_id=table_id).count()
-    return PartitionSummary(
-        count=totals["count"],
-        max_id=totals["max_id"] or 0,
-        under_root=under_root,
-        column_descriptors=tuple(d for d in descriptors if d is not None),
-        column_statistics=stats,
+    """Count, highest id, partitions under the table root and column descriptors: one grouped pass."""
+    prefix = (root or "").rstrip("/") + "/"
+    under_root = Count("id", filter=Q(sd__location__startswith=prefix)) if root else Value(0)
+    groups = list(
+        Partition.objects.using(alias)
+        .filter(table_id=table_id)
+        .values("sd__cd_id")
+        .annotate(count=Count("id"), max_id=Max("id"), under_root=under_root)
+        .order_by()
     )
+    if not groups:
+        return PartitionSummary()
+    return PartitionSummary(
+        count=sum(g["count"] for g in groups),
+        max_id=max(g["max_id"] for g in groups),
+        under_root=sum(g["under_root"] for g in groups),
+        column_descriptors=tuple(sorted(g["sd__cd_id"] for g in groups if g["sd__cd_id"] is not None)),
+    )
+
+
+def partition_statistics_count(metastore: Metastore, table_id: int) -> int:
+    """PART_COL_STATS rows of the table's partitions (asked only by plans that change them)."""
+    return PartitionColumnStatistics.objects.using(metastore.alias).filter(partition__table_id=table_id).count()
 
 
 def _jsonable(state: TableState) -> dict[str, Any]:

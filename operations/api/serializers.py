@@ -105,18 +105,32 @@ def spec_from_operation(operation: Any) -> AlterSpec:
             f"operation must be an object whose kind is one of {', '.join(supported)}, not {kind!r}.",
             {"parameter": "operation", "supported": supported},
         )
-    try:
-        statement = spec_from_dict(operation).to_ddl()
-        return parse_alter(statement)
-    except DdlParseError as exc:
-        reason = exc.message
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        reason = f"{type(exc).__name__}: {exc}"
+    if _holds_nul(operation):
+        reason = "it holds a NUL (0x00) character"
+    else:
+        try:
+            statement = spec_from_dict(operation).to_ddl()
+            return parse_alter(statement)
+        except DdlParseError as exc:
+            reason = exc.message
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            reason = f"{type(exc).__name__}: {exc}"
     raise ApplicationError(
         ErrorCode.INVALID_PARAMETER,
         f"operation is not a valid {operation['kind']} operation ({reason}).",
         {"parameter": "operation", "kind": operation["kind"], "reason": reason},
     )
+
+
+def _holds_nul(value: Any) -> bool:
+    """Whether any key or string of a JSON value holds a NUL character (PostgreSQL cannot compare one)."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_holds_nul(key) or _holds_nul(item) for key, item in value.items())
+    if isinstance(value, list):
+        return any(_holds_nul(item) for item in value)
+    return False
 
 
 class _SpecInputSerializer(serializers.Serializer):

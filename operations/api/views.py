@@ -26,6 +26,7 @@ from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 from rest_framework.views import APIView
 
+from catalog_admin.api.inputs import RejectsNulCharacters
 from catalog_admin.api.serializers import ErrorSerializer
 from catalog_admin.errors import ApplicationError, ErrorCode, NotFound
 from catalog_admin.selectors.pagination import Page, page_size
@@ -96,11 +97,13 @@ EXPORT_TYPES = {"csv": "text/csv; charset=utf-8", "json": "application/json"}
 # OpenAPI -----------------------------------------------------------------------------------------------------------
 
 _ERRORS = {
-    400: "invalid_parameter: a malformed body, cursor, page_size or filter (details name the parameter).",
+    400: "invalid_parameter: a malformed body, Idempotency-Key, cursor, page_size or filter (details name the "
+    "parameter).",
     401: "not_authenticated: no token or session, a wrong token, or an expired one.",
     403: "permission_denied: your role does not allow it.",
     404: "not_found: no such change request.",
     409: "invalid_state: the request's state does not allow the action (details: state, action).",
+    415: "unsupported_media_type: a body that is not JSON, form or multipart data (send application/json).",
     422: "idempotency_key_reused: the Idempotency-Key was used with another body.",
     503: "metastore_unavailable: the metastore cannot be read.",
 }
@@ -132,7 +135,12 @@ _PAGE_SIZE = OpenApiParameter(
 
 
 def _command(operation_id: str, summary: str, request: Any, responses: dict[int, Any], **extra: Any) -> Any:
-    """The schema of a command on one change request (path id, Idempotency-Key, its errors)."""
+    """The schema of a command on one change request (path id, Idempotency-Key, its errors).
+
+    Every command answers 400 to a malformed Idempotency-Key, whether or not its body can be malformed, and 415 to a
+    body it cannot parse (the key's check reads the body).
+    """
+    responses = {**_errors(400, 415), **responses}
     return extend_schema(
         tags=["change-requests"],
         operation_id=operation_id,
@@ -147,7 +155,7 @@ def _command(operation_id: str, summary: str, request: Any, responses: dict[int,
 # Base ----------------------------------------------------------------------------------------------------------------
 
 
-class OperationsAPIView(APIView):
+class OperationsAPIView(RejectsNulCharacters, APIView):
     """Helpers shared by the views: body validation, one change request's representation, cursor pages."""
 
     def context(self, **extra: Any) -> dict[str, Any]:
@@ -202,7 +210,10 @@ class ChangeRequestListView(OperationsAPIView):
         operation_id="change_requests_create",
         parameters=[IDEMPOTENCY_KEY_PARAMETER],
         request=ChangeRequestCreateSerializer,
-        responses={201: ChangeRequestSerializer, **_errors(400, 401, 403, 404, 422, 503, overrides=_CREATE_ERRORS)},
+        responses={
+            201: ChangeRequestSerializer,
+            **_errors(400, 401, 403, 404, 415, 422, 503, overrides=_CREATE_ERRORS),
+        },
         examples=[
             OpenApiExample(
                 "Hive DDL",
@@ -252,7 +263,7 @@ class ChangeRequestDetailView(OperationsAPIView):
         request=ChangeRequestUpdateSerializer,
         responses={
             200: ChangeRequestSerializer,
-            **_errors(400, 401, 403, 404, 409, 422, 503, overrides=_CREATE_ERRORS),
+            **_errors(400, 401, 403, 404, 409, 415, 422, 503, overrides=_CREATE_ERRORS),
         },
     )
     @idempotent

@@ -244,8 +244,7 @@ def _descriptor_steps(
                 "SDS",
                 "update",
                 f"UPDATE {sql.table(StorageDescriptor)} SET {sql.col(StorageDescriptor, 'cd')} = %s "
-                f"WHERE {sql.col(StorageDescriptor, 'id')} IN (SELECT {sql.col(Partition, 'sd')} "
-                f"FROM {sql.table(Partition)} WHERE {sql.col(Partition, 'table')} = %s)",
+                f"WHERE {sql.of_table_partitions(sql.col(StorageDescriptor, 'id'), 'sd')}",
                 (new_cd, state.table_id),
                 state.partitions.count,
             )
@@ -340,10 +339,7 @@ def _partition_statistics_steps(
         if touched
         else {}
     )
-    where = (
-        f"{sql.col(PartitionColumnStatistics, 'partition')} IN (SELECT {sql.col(Partition, 'id')} "
-        f"FROM {sql.table(Partition)} WHERE {sql.col(Partition, 'table')} = %s)"
-    )
+    where = sql.of_table_partitions(sql.col(PartitionColumnStatistics, "partition"))
     steps, dropped, moved = _statistics_steps(
         sql, PartitionColumnStatistics, "partition", where, (state.table_id,), counts, plan, "every partition"
     )
@@ -401,8 +397,7 @@ def _partition_flag_steps(metastore: Metastore, sql: MetastoreSql, state: TableS
     for old, new in edits:
         expression = _replace_flag(value, bool(new))
         where = (
-            f"{sql.col(PartitionParam, 'partition')} IN (SELECT {sql.col(Partition, 'id')} FROM {sql.table(Partition)} "
-            f"WHERE {sql.col(Partition, 'table')} = %s) AND {sql.col(PartitionParam, 'key')} = %s"
+            f"{sql.of_table_partitions(sql.col(PartitionParam, 'partition'))} AND {sql.col(PartitionParam, 'key')} = %s"
         )
         rows = (
             PartitionParam.objects.using(metastore.alias)
@@ -518,5 +513,11 @@ def _hive_comparison(metastore: Metastore, state: TableState, spec: object, plan
     notes = [f"Hive handles the {partitions} partitions one at a time"]
     if cascade:
         notes.append(f"and creates {partitions} new column descriptors, one per partition")
-    lost = state.partitions.column_statistics if (plan.renamed or plan.stats_dropped) else 0
+    lost = (
+        PartitionColumnStatistics.objects.using(metastore.alias)
+        .filter(partition__table_id=state.table_id, column_name__in=set(plan.renamed) | plan.stats_dropped)
+        .count()
+        if (plan.renamed or plan.stats_dropped)
+        else 0
+    )
     return HiveComparison(str(version), partitions, lost, hive_seconds(partitions, lost), (", ".join(notes) + ".",))

@@ -111,8 +111,8 @@ def plan_rewrite_partition_locations(
                 "SDS",
                 "update",
                 f"UPDATE {sql.table(StorageDescriptor)} SET {location} = {sql.replace_prefix(location)} "
-                f"WHERE {sql.col(StorageDescriptor, 'id')} IN (SELECT {sql.col(Partition, 'sd')} FROM "
-                f"{sql.table(Partition)} WHERE {sql.col(Partition, 'table')} = %s) AND {sql.has_prefix(location)}",
+                f"WHERE {sql.of_table_partitions(sql.col(StorageDescriptor, 'id'), 'sd')} "
+                f"AND {sql.has_prefix(location)}",
                 (spec.new_prefix, len(spec.old_prefix) + 1, state.table_id, len(spec.old_prefix), spec.old_prefix),
                 matching,
             )

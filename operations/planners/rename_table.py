@@ -20,7 +20,6 @@ from catalog_admin.models import (
     DatabaseParam,
     HiveLock,
     NextWriteId,
-    Partition,
     PartitionColumnStatistics,
     SerDeParam,
     StorageDescriptor,
@@ -36,7 +35,7 @@ from operations.preview import DirectoryMove, HiveComparison, Preview, Step
 from operations.rules import Finding, check_table_name
 from operations.specs import RenameTable
 from operations.sql import MetastoreSql
-from operations.table_state import TableState, table_exists
+from operations.table_state import TableState, partition_statistics_count, table_exists
 
 __all__ = ("plan_rename_table",)
 
@@ -52,7 +51,10 @@ def plan_rename_table(metastore: Metastore, state: TableState, spec: RenameTable
     if move is not None:
         blockers += _move_blockers(move, spec)
     moves = (move,) if move is not None and move.source_exists else ()
-    steps = tuple(_steps(metastore, state, spec, new_db, destination if move else None, bool(moves))) if new_db else ()
+    # Statistics carry the names only before Hive 4: that is the only case where their count matters.
+    part_stats = partition_statistics_count(metastore, state.table_id) if state.is_partitioned and version < V4 else 0
+    target = destination if move else None
+    steps = tuple(_steps(metastore, state, spec, new_db, target, bool(moves), part_stats)) if new_db else ()
     stats_moved = sum(s.expected_rows for s in steps if s.metastore_table.endswith("COL_STATS"))
     warnings = acid_warnings(metastore, state) + _rename_warnings(state, move)
     return Preview(
@@ -67,7 +69,7 @@ def plan_rename_table(metastore: Metastore, state: TableState, spec: RenameTable
         moves=moves,
         blockers=tuple(blockers),
         warnings=tuple(warnings),
-        hive=_hive_comparison(state, version, bool(moves)),
+        hive=_hive_comparison(state, version, bool(moves), part_stats),
         estimated_seconds=console_seconds(steps),
         risk=risk_level(
             moves=moves,
@@ -225,9 +227,8 @@ def _rename_warnings(state: TableState, move: DirectoryMove | None) -> list[Find
     return warnings
 
 
-def _hive_comparison(state: TableState, version: SchemaVersion, moved: bool) -> HiveComparison:
+def _hive_comparison(state: TableState, version: SchemaVersion, moved: bool, stats: int) -> HiveComparison:
     partitions = state.partitions.count if moved else 0
-    stats = state.partitions.column_statistics
     if version < SchemaVersion(3, 0, 0):
         deleted = stats if state.is_partitioned else 0
         notes = ("Hive 2.3 deletes every partition column statistic of the table on rename.",) if deleted else ()
@@ -250,6 +251,7 @@ def _steps(
     new_db: Database,
     destination: str | None,
     moved: bool,
+    part_stats: int,
 ) -> list[Step]:
     sql = MetastoreSql(metastore.alias)
     steps = [
@@ -268,7 +270,7 @@ def _steps(
         steps += _path_param_steps(metastore, sql, state, destination)
     if destination is not None and moved and state.partitions.under_root:
         steps.append(_partition_locations_step(sql, state, destination))
-    steps += _statistics_steps(metastore, sql, state, spec)
+    steps += _statistics_steps(metastore, sql, state, spec, part_stats)
     if state.is_transactional:
         steps += _acid_steps(metastore, sql, state, spec)
     return steps
@@ -312,14 +314,15 @@ def _partition_locations_step(sql: MetastoreSql, state: TableState, destination:
         "SDS",
         "update",
         f"UPDATE {sql.table(StorageDescriptor)} SET {location} = {sql.replace_prefix(location)} "
-        f"WHERE {sql.col(StorageDescriptor, 'id')} IN (SELECT {sql.col(Partition, 'sd')} FROM {sql.table(Partition)} "
-        f"WHERE {sql.col(Partition, 'table')} = %s) AND {sql.has_prefix(location)}",
+        f"WHERE {sql.of_table_partitions(sql.col(StorageDescriptor, 'id'), 'sd')} AND {sql.has_prefix(location)}",
         (new_root, len(old_root) + 1, state.table_id, len(old_root), old_root),
         state.partitions.under_root,
     )
 
 
-def _statistics_steps(metastore: Metastore, sql: MetastoreSql, state: TableState, spec: RenameTable) -> list[Step]:
+def _statistics_steps(
+    metastore: Metastore, sql: MetastoreSql, state: TableState, spec: RenameTable, part_stats: int
+) -> list[Step]:
     """Re-label statistics rows that carry the names (Hive 2.3 and 3.1 schemas); 4.0 keys them by id only."""
     if not metastore.schema.has(TableColumnStatistics, "db_name"):
         return []
@@ -337,7 +340,7 @@ def _statistics_steps(metastore: Metastore, sql: MetastoreSql, state: TableState
                 len(state.table_column_statistics),
             )
         )
-    if state.partitions.column_statistics:
+    if part_stats:
         steps.append(
             Step(
                 "Keep every partition's column statistics under the new name",
@@ -346,10 +349,9 @@ def _statistics_steps(metastore: Metastore, sql: MetastoreSql, state: TableState
                 f"UPDATE {sql.table(PartitionColumnStatistics)} SET "
                 f"{sql.col(PartitionColumnStatistics, 'db_name')} = %s, "
                 f"{sql.col(PartitionColumnStatistics, 'table_name')} = %s "
-                f"WHERE {sql.col(PartitionColumnStatistics, 'partition')} IN (SELECT {sql.col(Partition, 'id')} "
-                f"FROM {sql.table(Partition)} WHERE {sql.col(Partition, 'table')} = %s)",
+                f"WHERE {sql.of_table_partitions(sql.col(PartitionColumnStatistics, 'partition'))}",
                 (spec.new.database, spec.new.table, state.table_id),
-                state.partitions.column_statistics,
+                part_stats,
             )
         )
     return steps

@@ -204,14 +204,12 @@ def _column_restore_steps(metastore: Metastore, sql: MetastoreSql, state: TableS
              f"UPDATE {sql.table(StorageDescriptor)} SET {cd} = %s WHERE {sql.col(StorageDescriptor, 'id')} = %s",
              (image["table_cd"], state.sd_id), 1),
     ]  # fmt: skip
-    partition_sds = (
-        f"SELECT {sql.col(Partition, 'sd')} FROM {sql.table(Partition)} WHERE {sql.col(Partition, 'table')} = %s"
-    )
     if image.get("cascade") and len(image.get("partition_cds", [])) == 1:
         steps.append(
             Step("Point every partition back at its old columns", "SDS", "update",
-                 f"UPDATE {sql.table(StorageDescriptor)} SET {cd} = %s WHERE {sql.col(StorageDescriptor, 'id')} "
-                 f"IN ({partition_sds})", (image["partition_cds"][0], state.table_id), state.partitions.count)
+                 f"UPDATE {sql.table(StorageDescriptor)} SET {cd} = %s "
+                 f"WHERE {sql.of_table_partitions(sql.col(StorageDescriptor, 'id'), 'sd')}",
+                 (image["partition_cds"][0], state.table_id), state.partitions.count)
         )  # fmt: skip
     for old_cd, sd_ids in image.get("partition_cd_map", {}).items():
         for start in range(0, len(sd_ids), CHUNK):
@@ -247,8 +245,8 @@ def _rename_statistics_back(
         steps.append(
             Step(f"Partition statistics of {new} back under {old}", "PART_COL_STATS", "update",
                  f"UPDATE {sql.table(PartitionColumnStatistics)} SET {column} = %s "
-                 f"WHERE {sql.col(PartitionColumnStatistics, 'partition')} IN (SELECT {sql.col(Partition, 'id')} "
-                 f"FROM {sql.table(Partition)} WHERE {sql.col(Partition, 'table')} = %s) AND {column} = %s",
+                 f"WHERE {sql.of_table_partitions(sql.col(PartitionColumnStatistics, 'partition'))} "
+                 f"AND {column} = %s",
                  (old, state.table_id, new), part_rows.count())
         )  # fmt: skip
     return steps
