@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from django.db import connections
-from django.db.models import Count, Max, Q, Value
+from django.db.models import Count, Max
 
 from catalog_admin.errors import NotFound
 from catalog_admin.models import (
@@ -23,12 +23,14 @@ from catalog_admin.models import (
     PartitionColumnStatistics,
     PartitionKey,
     SerDeParam,
+    StorageDescriptor,
     Table,
     TableColumnStatistics,
     TableParam,
 )
 from catalog_admin.selectors.metastores import Metastore
 from operations.specs import TableRef
+from operations.sql import MetastoreSql
 
 __all__ = (
     "ColumnInfo",
@@ -101,7 +103,7 @@ class TableState:
 
     @property
     def fingerprint(self) -> str:
-        """A digest of everything above: any change by Hive or anyone else alters it."""
+        """A digest of everything above (the partition layout aside: plans that use it pin it in their counts)."""
         payload = json.dumps(_jsonable(self), sort_keys=True, default=str)
         return hashlib.sha256(payload.encode()).hexdigest()[:32]
 
@@ -110,8 +112,14 @@ def table_exists(metastore: Metastore, ref: TableRef) -> bool:
     return Table.objects.using(metastore.alias).filter(database__name=ref.database, name=ref.table).exists()
 
 
-def read_table_state(metastore: Metastore, ref: TableRef, *, for_update: bool = False) -> TableState:
-    """Read ``ref``'s state; with ``for_update`` its TBLS row is locked first (inside a transaction)."""
+def read_table_state(
+    metastore: Metastore, ref: TableRef, *, for_update: bool = False, layout: bool = False
+) -> TableState:
+    """Read ``ref``'s state; with ``for_update`` its TBLS row is locked first (inside a transaction).
+
+    ``layout`` also reads where the partitions are (under the table root or not) and which column descriptors
+    they use: a pass over every partition's storage descriptor, made only for plans that need it.
+    """
     alias = metastore.alias
     database = Database.objects.on(metastore).filter(name=ref.database).first()
     if database is None:
@@ -160,7 +168,7 @@ def read_table_state(metastore: Metastore, ref: TableRef, *, for_update: bool = 
             .order_by("column_name")
             .values_list("column_name", flat=True)
         ),
-        partitions=_partition_summary(alias, table.id, sd.location if sd else None),
+        partitions=_partition_summary(alias, table.id, sd.location if sd else None, layout),
     )
 
 
@@ -171,33 +179,51 @@ def _columns(alias: str, cd_id: int | None) -> tuple[ColumnInfo, ...]:
     return tuple(ColumnInfo(*row) for row in rows)
 
 
-def _partition_summary(alias: str, table_id: int, root: str | None) -> PartitionSummary:
-    """Count, highest id, partitions under the table root and column descriptors: one grouped pass."""
-    prefix = (root or "").rstrip("/") + "/"
-    under_root = Count("id", filter=Q(sd__location__startswith=prefix)) if root else Value(0)
-    groups = list(
-        Partition.objects.using(alias)
-        .filter(table_id=table_id)
-        .values("sd__cd_id")
-        .annotate(count=Count("id"), max_id=Max("id"), under_root=under_root)
-        .order_by()
-    )
-    if not groups:
+def _partition_summary(alias: str, table_id: int, root: str | None, layout: bool) -> PartitionSummary:
+    """Count and highest id from PARTITIONS; partitions under the table root and column descriptors from their SDS.
+
+    Both through indexes: the partitions' storage descriptors are probed by id, never by a scan of all SDS.
+    """
+    totals = Partition.objects.using(alias).filter(table_id=table_id).aggregate(count=Count("id"), max_id=Max("id"))
+    if not totals["count"]:
         return PartitionSummary()
+    if not layout:
+        return PartitionSummary(count=totals["count"], max_id=totals["max_id"] or 0)
+    sql = MetastoreSql(alias)
+    location = sql.col(StorageDescriptor, "location")
+    prefix = (root or "").rstrip("/") + "/"
+    under_root = f"SUM(CASE WHEN {sql.has_prefix(location)} THEN 1 ELSE 0 END)" if root else "0"
+    query = (
+        f"SELECT {sql.col(StorageDescriptor, 'cd')}, {under_root} FROM {sql.table(StorageDescriptor)} "
+        f"WHERE {sql.of_table_partitions(sql.col(StorageDescriptor, 'id'), 'sd')} "
+        f"GROUP BY {sql.col(StorageDescriptor, 'cd')}"
+    )
+    params = ([len(prefix), prefix] if root else []) + [table_id]
+    with connections[alias].cursor() as cursor:
+        cursor.execute(query, params)
+        groups = cursor.fetchall()
     return PartitionSummary(
-        count=sum(g["count"] for g in groups),
-        max_id=max(g["max_id"] for g in groups),
-        under_root=sum(g["under_root"] for g in groups),
-        column_descriptors=tuple(sorted(g["sd__cd_id"] for g in groups if g["sd__cd_id"] is not None)),
+        count=totals["count"],
+        max_id=totals["max_id"] or 0,
+        under_root=int(sum(under or 0 for _cd, under in groups)),
+        column_descriptors=tuple(sorted(cd for cd, _under in groups if cd is not None)),
     )
 
 
 def partition_statistics_count(metastore: Metastore, table_id: int) -> int:
     """PART_COL_STATS rows of the table's partitions (asked only by plans that change them)."""
-    return PartitionColumnStatistics.objects.using(metastore.alias).filter(partition__table_id=table_id).count()
+    sql = MetastoreSql(metastore.alias)
+    query = (
+        f"SELECT COUNT(*) FROM {sql.table(PartitionColumnStatistics)} "
+        f"WHERE {sql.of_table_partitions(sql.col(PartitionColumnStatistics, 'partition'))}"
+    )
+    with connections[metastore.alias].cursor() as cursor:
+        cursor.execute(query, [table_id])
+        return cursor.fetchone()[0]
 
 
 def _jsonable(state: TableState) -> dict[str, Any]:
     data = asdict(state)
     data["ref"] = str(state.ref)
+    data["partitions"] = {"count": state.partitions.count, "max_id": state.partitions.max_id}
     return data

@@ -80,6 +80,10 @@ PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Any], Preview]]
 _MODELS_BY_TABLE = {model._meta.db_table: model for model in (ColumnDescriptor, StorageDescriptor, Partition)}
 
 
+# Plans that need to know where partitions are and which column descriptors they use.
+NEEDS_PARTITION_LAYOUT = (RenameTable, AddColumns, ReplaceColumns, ChangeColumn)
+
+
 def fault_point(name: str) -> None:
     """A named step of execution; tests replace this to inject failures."""
 
@@ -93,7 +97,8 @@ def alter_preview(*, metastore: Metastore, spec: AlterSpec) -> Preview:
             f"Previewing '{spec.kind}' is not available yet; supported: {', '.join(s.kind for s in PLANNERS)}.",
             {"operation": spec.kind},
         )
-    return planner(metastore, read_table_state(metastore, spec.target), spec)
+    layout = isinstance(spec, NEEDS_PARTITION_LAYOUT)
+    return planner(metastore, read_table_state(metastore, spec.target, layout=layout), spec)
 
 
 def alter_preview_statement(*, metastore: Metastore, statement: str, default_database: str = "default") -> Preview:
