@@ -18,6 +18,7 @@ Results go to ``docs/benchmarks.md``.
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import time
 import tracemalloc
@@ -223,7 +224,8 @@ def report(args: argparse.Namespace, results: list[str]) -> None:
         f"Command: `.venv/bin/python benchmarks/alter.py --partitions {args.partitions} --col-stats {args.col_stats} "
         f"--hive-partitions {args.hive_partitions}`",
         "",
-        f"Machine: {platform.machine()}, Python {platform.python_version()}, 2 cores; PostgreSQL 15 on 127.0.0.1, "
+        f"Machine: {platform.machine()}, Python {platform.python_version()}, 2 cores "
+        f"(load average {os.getloadavg()[0]:.1f} when the report was written); PostgreSQL 15 on 127.0.0.1, "
         "Hive 2.3.0 official schema.",
         "",
     ]

@@ -12,6 +12,7 @@ page ran, flagging sequential scans of the big tables. Results go to ``docs/benc
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import re
 
@@ -160,7 +161,8 @@ def report(args: argparse.Namespace, seed_seconds: float | None, rows: list) -> 
         f"--tables {args.tables} --partitions {args.partitions} --col-stats {args.col_stats}`",
         "",
         f"Machine: {platform.machine()}, {platform.python_implementation()} {platform.python_version()}, "
-        "2 cores; PostgreSQL 15 on 127.0.0.1, Hive 3.1.0 official schema.",
+        f"2 cores (load average {os.getloadavg()[0]:.1f} when the report was written); "
+        "PostgreSQL 15 on 127.0.0.1, Hive 3.1.0 official schema.",
         "",
     ]
     if seed_seconds is not None:
