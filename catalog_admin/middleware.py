@@ -35,6 +35,10 @@ class MetastoreErrorMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        if not request.path.startswith("/api/") and _holds_nul(request):
+            # PostgreSQL cannot compare a text holding NUL: refuse it here rather than fail in a query.
+            error = ApplicationError(ErrorCode.INVALID_PARAMETER, "The address holds a NUL (0x00) character.")
+            return render(request, "error.html", {"error": error}, status=400)
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
@@ -46,6 +50,10 @@ class MetastoreErrorMiddleware:
         if not isinstance(exception, ApplicationError):
             return None
         return render(request, "error.html", {"error": exception}, status=exception.code.http_status)
+
+
+def _holds_nul(request: HttpRequest) -> bool:
+    return "\x00" in request.path or any("\x00" in k or "\x00" in v for k, v in request.GET.items())
 
 
 def connection_lost(exception: Exception) -> ApplicationError:

@@ -23,6 +23,7 @@ from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 from rest_framework.views import APIView
 
+from catalog_admin.api.inputs import RejectsNulCharacters
 from catalog_admin.api.serializers import (
     ColumnStatisticsPageSerializer,
     DatabaseDetailSerializer,
@@ -125,7 +126,7 @@ _PAGE_SIZE = OpenApiParameter(
 )
 
 
-class MetastoreAPIView(APIView):
+class MetastoreAPIView(RejectsNulCharacters, APIView):
     """
     Base of the endpoints that read one metastore.
 

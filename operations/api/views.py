@@ -140,7 +140,7 @@ def _command(operation_id: str, summary: str, request: Any, responses: dict[int,
     Every command answers 400 to a malformed Idempotency-Key, whether or not its body can be malformed, and 415 to a
     body it cannot parse (the key's check reads the body).
     """
-    responses = {**_errors(400, 415), **responses}
+    responses = dict(sorted({**_errors(400, 415), **responses}.items()))
     return extend_schema(
         tags=["change-requests"],
         operation_id=operation_id,

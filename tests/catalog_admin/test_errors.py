@@ -34,3 +34,12 @@ def test_a_lost_connection_on_a_page_is_a_503_naming_the_failure(rf, admin_user)
 
     assert response.status_code == 503
     assert b"server closed the connection unexpectedly" in response.content
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("url", ["/search/?q=ab%00", "/m/hive31_pg/db/sa%00les/", "/changes/?database=%00"])
+def test_a_nul_character_in_a_page_address_is_a_400_not_a_500(admin_client: Client, url: str) -> None:
+    response = admin_client.get(url)
+
+    assert response.status_code == 400
+    assert b"NUL" in response.content

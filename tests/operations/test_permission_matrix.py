@@ -251,6 +251,11 @@ class Browser:
 # Actions -------------------------------------------------------------------------------------------------------------
 
 
+Maker = Callable[[User, dict[str, User]], ChangeRequest]  # a request of this user, in some state
+Subject = Callable[[User | None, dict[str, User]], ChangeRequest | None]  # the request an actor acts on
+Effect = Callable[[ChangeRequest | None, User, set[int]], None]  # checks an allowed action's effect
+
+
 @dataclass(frozen=True)
 class Action:
     """How to set up the action's request, take the action on each channel, and see that it took effect."""
@@ -259,10 +264,6 @@ class Action:
     api: Callable[[Api, ChangeRequest | None], Answer]
     browser: Callable[[Browser, ChangeRequest | None], Answer]
     took_effect: Effect
-
-
-Maker = Callable[[User, dict[str, User]], ChangeRequest]
-Subject = Callable[[User | None, dict[str, User]], ChangeRequest | None]
 
 
 def own(make: Maker) -> Subject:
@@ -277,9 +278,6 @@ def others(make: Maker) -> Subject:
 
 def nothing(actor: User | None, people: dict[str, User]) -> None:
     return None
-
-
-Effect = Callable[[ChangeRequest | None, User, set[int]], None]
 
 
 def state_is(state: str) -> Effect:
@@ -523,6 +521,7 @@ def test_the_permission_matrix_holds_on_the_api_and_in_the_browser(
 
 
 def test_the_matrix_covers_every_role_and_action() -> None:
+    """Every action of the table can be taken, and every row names an outcome for each role."""
     assert set(ACTIONS) == set(MATRIX)
     assert all(len(outcomes) == len(ROLES) for outcomes in MATRIX.values())
 
