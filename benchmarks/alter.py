@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import shutil
 import time
 import tracemalloc
 from pathlib import Path
@@ -49,6 +50,7 @@ def main() -> None:
     parser.add_argument("--hive-partitions", type=int, default=10_000)
     args = parser.parse_args()
 
+    shutil.rmtree(WAREHOUSE, ignore_errors=True)
     recreate_metastore(DATABASE, "2.3.0")
     setup_django(f"bench=postgresql://postgres@127.0.0.1:5432/{DATABASE}")
     results: list[str] = []

@@ -57,6 +57,7 @@ class PartitionSummary:
     max_id: int = 0
     under_root: int = 0
     column_descriptors: tuple[int, ...] = ()
+    descriptor_users: tuple[tuple[int, int], ...] = ()  # (CD_ID, partitions using it)
 
 
 @dataclass(frozen=True)
@@ -180,23 +181,22 @@ def _columns(alias: str, cd_id: int | None) -> tuple[ColumnInfo, ...]:
 
 
 def _partition_summary(alias: str, table_id: int, root: str | None, layout: bool) -> PartitionSummary:
-    """Count and highest id from PARTITIONS; partitions under the table root and column descriptors from their SDS.
-
-    Both through indexes: the partitions' storage descriptors are probed by id, never by a scan of all SDS.
-    """
+    """Count and highest id from PARTITIONS; with ``layout``, partitions under the table root and the column
+    descriptors they use, from their storage descriptors."""
     totals = Partition.objects.using(alias).filter(table_id=table_id).aggregate(count=Count("id"), max_id=Max("id"))
     if not totals["count"]:
         return PartitionSummary()
     if not layout:
         return PartitionSummary(count=totals["count"], max_id=totals["max_id"] or 0)
     sql = MetastoreSql(alias)
-    location = sql.col(StorageDescriptor, "location")
+    location = f"s.{sql.col(StorageDescriptor, 'location')}"
     prefix = (root or "").rstrip("/") + "/"
     under_root = f"SUM(CASE WHEN {sql.has_prefix(location)} THEN 1 ELSE 0 END)" if root else "0"
+    # A plain join: the planner probes SDS by id for a small table and hashes for one that holds most of SDS.
     query = (
-        f"SELECT {sql.col(StorageDescriptor, 'cd')}, {under_root} FROM {sql.table(StorageDescriptor)} "
-        f"WHERE {sql.of_table_partitions(sql.col(StorageDescriptor, 'id'), 'sd')} "
-        f"GROUP BY {sql.col(StorageDescriptor, 'cd')}"
+        f"SELECT s.{sql.col(StorageDescriptor, 'cd')}, {under_root}, COUNT(*) FROM {sql.table(Partition)} p "
+        f"JOIN {sql.table(StorageDescriptor)} s ON s.{sql.col(StorageDescriptor, 'id')} = p.{sql.col(Partition, 'sd')} "
+        f"WHERE p.{sql.col(Partition, 'table')} = %s GROUP BY s.{sql.col(StorageDescriptor, 'cd')}"
     )
     params = ([len(prefix), prefix] if root else []) + [table_id]
     with connections[alias].cursor() as cursor:
@@ -205,8 +205,9 @@ def _partition_summary(alias: str, table_id: int, root: str | None, layout: bool
     return PartitionSummary(
         count=totals["count"],
         max_id=totals["max_id"] or 0,
-        under_root=int(sum(under or 0 for _cd, under in groups)),
-        column_descriptors=tuple(sorted(cd for cd, _under in groups if cd is not None)),
+        under_root=int(sum(under or 0 for _cd, under, _n in groups)),
+        column_descriptors=tuple(sorted(cd for cd, _under, _n in groups if cd is not None)),
+        descriptor_users=tuple(sorted((cd, n) for cd, _under, n in groups if cd is not None)),
     )
 
 
@@ -225,5 +226,5 @@ def partition_statistics_count(metastore: Metastore, table_id: int) -> int:
 def _jsonable(state: TableState) -> dict[str, Any]:
     data = asdict(state)
     data["ref"] = str(state.ref)
-    data["partitions"] = {"count": state.partitions.count, "max_id": state.partitions.max_id}
+    data["partitions"] = {"count": state.partitions.count, "max_id": state.partitions.max_id}  # layout aside
     return data

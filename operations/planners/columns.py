@@ -291,16 +291,10 @@ def _orphan_steps(metastore: Metastore, sql: MetastoreSql, state: TableState, ca
 
 
 def _users_moving(metastore: Metastore, state: TableState, old: set[int], cascade: bool) -> dict[int, int]:
+    """How many storage descriptors leave each old descriptor: the table's, and with CASCADE its partitions'."""
     moving = {state.cd_id: 1} if state.cd_id else {}
     if cascade:
-        rows = (
-            Partition.objects.using(metastore.alias)
-            .filter(table_id=state.table_id)
-            .values("sd__cd_id")
-            .annotate(n=Count("id"))
-            .values_list("sd__cd_id", "n")
-        )
-        for cd, n in rows:
+        for cd, n in state.partitions.descriptor_users:
             moving[cd] = moving.get(cd, 0) + n
     return {cd: n for cd, n in moving.items() if cd in old}
 
