@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -39,17 +38,6 @@ def eager_jobs(settings) -> Iterator[None]:
     settings.CATALOG_JOBS_MODE = "eager"
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
     yield
-
-
-@pytest.fixture
-def warehouse(metastore: Metastore) -> Iterator[Path]:
-    root = Path(metastore.config.warehouse)
-    backup = root.parent / f"{root.name}.backup-cr"
-    shutil.rmtree(backup, ignore_errors=True)
-    shutil.copytree(root, backup, symlinks=True)
-    yield root
-    shutil.rmtree(root)
-    backup.rename(root)
 
 
 def user(name: str, *roles: str) -> User:

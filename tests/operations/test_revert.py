@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,18 +32,6 @@ STATEMENTS = {
     "drop_partitions": "ALTER TABLE sales.orders DROP PARTITION (dt='2024-01-02')",
     "drop_partition_range": "ALTER TABLE sales.orders DROP PARTITION (dt>='2024-01-02', hour<6)",
 }
-
-
-@pytest.fixture
-def warehouse(metastore: Metastore) -> Iterator[Path]:
-    """The metastore's warehouse, restored exactly after the test (executions move real directories)."""
-    root = Path(metastore.config.warehouse)
-    backup = root.parent / f"{root.name}.backup"
-    shutil.rmtree(backup, ignore_errors=True)
-    shutil.copytree(root, backup, symlinks=True)
-    yield root
-    shutil.rmtree(root)
-    backup.rename(root)
 
 
 def dump_metastore(metastore: Metastore) -> dict[str, list[tuple]]:
