@@ -36,8 +36,9 @@ __all__ = (
     "ColumnInfo",
     "PartitionSummary",
     "TableState",
-    "partition_statistics_count",
+    "labelled_partition_statistics",
     "read_table_state",
+    "statistics_labels",
     "table_exists",
 )
 
@@ -65,6 +66,7 @@ class TableState:
     """What a plan reads of a table: its rows, columns, keys, parameters and partition aggregates."""
 
     ref: TableRef
+    catalog: str | None
     database_id: int
     database_location: str
     database_managed_location: str | None
@@ -134,6 +136,7 @@ def read_table_state(
     sd = table.sd
     return TableState(
         ref=ref,
+        catalog=database.catalog_name if metastore.schema.has(Database, "catalog_name") else None,
         database_id=database.id,
         database_location=database.location_uri,
         database_managed_location=(
@@ -211,16 +214,21 @@ def _partition_summary(alias: str, table_id: int, root: str | None, layout: bool
     )
 
 
-def partition_statistics_count(metastore: Metastore, table_id: int) -> int:
-    """PART_COL_STATS rows of the table's partitions (asked only by plans that change them)."""
-    sql = MetastoreSql(metastore.alias)
-    query = (
-        f"SELECT COUNT(*) FROM {sql.table(PartitionColumnStatistics)} "
-        f"WHERE {sql.of_table_partitions(sql.col(PartitionColumnStatistics, 'partition'))}"
-    )
-    with connections[metastore.alias].cursor() as cursor:
-        cursor.execute(query, [table_id])
-        return cursor.fetchone()[0]
+def statistics_labels(metastore: Metastore, state: TableState) -> dict[str, str]:
+    """The names by which Hive before 4.0 finds a table's statistics rows (PCS_STATS_IDX's leading columns).
+
+    Hive reads, re-labels and deletes statistics by (catalog,) database and table name, never by id.
+    """
+    labels = {"db_name": state.ref.database, "table_name": state.ref.table}
+    if state.catalog is not None and metastore.schema.has(PartitionColumnStatistics, "catalog_name"):
+        labels["catalog_name"] = state.catalog
+    return labels
+
+
+def labelled_partition_statistics(metastore: Metastore, state: TableState) -> int:
+    """PART_COL_STATS rows labelled with the table's names: a range of PCS_STATS_IDX, counted from the index."""
+    rows = PartitionColumnStatistics.objects.using(metastore.alias)
+    return rows.filter(**statistics_labels(metastore, state)).count()
 
 
 def _jsonable(state: TableState) -> dict[str, Any]:

@@ -5,7 +5,8 @@ Where the data goes follows HiveAlterHandler for the metastore's version (3.1 ru
 4.x rules for 4.0): a managed table in its default directory moves to the new database's directory;
 external tables, views and managed tables in a specified location keep their location. Partitions
 under the table root move with it (an exact prefix match, not Hive's substring replace, rule 22);
-column statistics are re-labelled, never deleted (Hive 2.3 deletes every partition's statistics).
+column statistics are re-labelled, never deleted (Hive 2.3 deletes every partition's statistics). Like Hive,
+partition statistics are found by the names they carry, a range of PCS_STATS_IDX.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from operations.preview import DirectoryMove, HiveComparison, Preview, Step
 from operations.rules import Finding, check_table_name
 from operations.specs import RenameTable
 from operations.sql import MetastoreSql
-from operations.table_state import TableState, partition_statistics_count, table_exists
+from operations.table_state import TableState, labelled_partition_statistics, statistics_labels, table_exists
 
 __all__ = ("plan_rename_table",)
 
@@ -52,7 +53,7 @@ def plan_rename_table(metastore: Metastore, state: TableState, spec: RenameTable
         blockers += _move_blockers(move, spec)
     moves = (move,) if move is not None and move.source_exists else ()
     # Statistics carry the names only before Hive 4: that is the only case where their count matters.
-    part_stats = partition_statistics_count(metastore, state.table_id) if state.is_partitioned and version < V4 else 0
+    part_stats = labelled_partition_statistics(metastore, state) if state.is_partitioned and version < V4 else 0
     target = destination if move else None
     steps = tuple(_steps(metastore, state, spec, new_db, target, bool(moves), part_stats)) if new_db else ()
     stats_moved = sum(s.expected_rows for s in steps if s.metastore_table.endswith("COL_STATS"))
@@ -341,6 +342,8 @@ def _statistics_steps(
             )
         )
     if part_stats:
+        labels = statistics_labels(metastore, state)
+        where = " AND ".join(f"{sql.col(PartitionColumnStatistics, name)} = %s" for name in labels)
         steps.append(
             Step(
                 "Keep every partition's column statistics under the new name",
@@ -348,9 +351,8 @@ def _statistics_steps(
                 "update",
                 f"UPDATE {sql.table(PartitionColumnStatistics)} SET "
                 f"{sql.col(PartitionColumnStatistics, 'db_name')} = %s, "
-                f"{sql.col(PartitionColumnStatistics, 'table_name')} = %s "
-                f"WHERE {sql.of_table_partitions(sql.col(PartitionColumnStatistics, 'partition'))}",
-                (spec.new.database, spec.new.table, state.table_id),
+                f"{sql.col(PartitionColumnStatistics, 'table_name')} = %s WHERE {where}",
+                (spec.new.database, spec.new.table, *labels.values()),
                 part_stats,
             )
         )

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from catalog_admin.db import allow_metastore_writes
 from catalog_admin.models import (
     CompactionQueueEntry,
     CompletedCompaction,
@@ -109,6 +112,35 @@ def test_rename_of_a_partitioned_managed_table_moves_its_directory(metastore: Me
     assert warehouse_tree(path_of(new_root)) == before_tree
     assert list(execution.moves.values_list("state", flat=True)) == [DirectoryMoveRecord.State.COMMITTED]
     assert sequences_behind(metastore) == {}
+
+
+def test_rename_finds_partition_statistics_by_their_names_as_hive_does(metastore: Metastore, warehouse: Path) -> None:
+    """Rows labelled with another table's names (or, on 3.x, another catalog) are not the table's for Hive."""
+    if not names_in_statistics(metastore):
+        pytest.skip("Hive 4 keys partition statistics by id only")
+    # given: of the 48 statistics rows of sales.orders' partitions, one carries a stale name, one another catalog
+    orders = table_row(metastore, "sales", "orders")
+    rows = PartitionColumnStatistics.objects.using(metastore.alias).filter(partition__table_id=orders.id)
+    stale, elsewhere = rows.order_by("id").values_list("id", flat=True)[:2]
+    has_catalog = metastore.schema.has(PartitionColumnStatistics, "catalog_name")
+    with allow_metastore_writes():
+        rows.filter(id=stale).update(table_name="orders_2019")
+        if has_catalog:
+            rows.filter(id=elsewhere).update(catalog_name="spark")
+    kept = 47 - has_catalog
+
+    # when
+    preview = alter_preview_statement(metastore=metastore, statement="ALTER TABLE sales.orders RENAME TO orders_v2")
+    execution = execute(preview)
+
+    # then
+    assert row_changes(preview)["PART_COL_STATS"] == (0, kept, 0)
+    assert execution.actual_counts == execution.expected_counts
+    labels = rows.values_list("table_name", flat=True)
+    assert sorted(labels.filter(id__in=(stale, elsewhere))) == sorted(
+        ["orders_2019", "orders" if has_catalog else "orders_v2"]
+    )
+    assert labels.filter(table_name="orders_v2").count() == kept
 
 
 def test_rename_across_databases_moves_to_the_new_database_directory(metastore: Metastore, warehouse: Path) -> None:
