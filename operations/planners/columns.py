@@ -28,6 +28,7 @@ from catalog_admin.models import (
 )
 from catalog_admin.schema import SchemaVersion
 from catalog_admin.selectors.metastores import Metastore
+from operations.dependent_views import dependent_views_warning
 from operations.planners.common import build_preview, hive_seconds, param_upsert_steps, snapshot
 from operations.preview import HiveComparison, NewId, Preview, Step
 from operations.rules import Finding, check_column_types
@@ -85,7 +86,7 @@ def plan_column_change(
             params=tuple(sorted(new_params.items())),
         ),
         blockers=plan.blockers,
-        warnings=_warnings(state, spec, plan, cascade),
+        warnings=_warnings(metastore, state, plan, cascade),
         partitions_touched=state.partitions.count if cascade else 0,
         statistics_moved=moved_stats,
         statistics_dropped=dropped_stats,
@@ -464,7 +465,7 @@ def _table_param_steps(sql: MetastoreSql, state: TableState, plan: ColumnPlan) -
 # Warnings and Hive's own cost ------------------------------------------------------------------
 
 
-def _warnings(state: TableState, spec: object, plan: ColumnPlan, cascade: bool) -> list[Finding]:
+def _warnings(metastore: Metastore, state: TableState, plan: ColumnPlan, cascade: bool) -> list[Finding]:
     warnings = []
     if state.is_partitioned and not cascade:
         warnings.append(
@@ -494,6 +495,9 @@ def _warnings(state: TableState, spec: object, plan: ColumnPlan, cascade: bool) 
                 "warning",
             )
         )
+    if plan.renamed or plan.stats_dropped:
+        consequence = "may fail where they use a renamed, retyped or dropped column"
+        warnings += dependent_views_warning(metastore, state.ref, consequence)
     return warnings
 
 

@@ -31,6 +31,7 @@ from catalog_admin.models import (
 )
 from catalog_admin.schema import SchemaVersion
 from catalog_admin.selectors.metastores import Metastore
+from operations.dependent_views import dependent_views_warning
 from operations.planners.common import acid_warnings, console_seconds, hive_seconds, risk_level, snapshot
 from operations.preview import DirectoryMove, HiveComparison, Preview, Step
 from operations.rules import Finding, check_table_name
@@ -58,6 +59,7 @@ def plan_rename_table(metastore: Metastore, state: TableState, spec: RenameTable
     steps = tuple(_steps(metastore, state, spec, new_db, target, bool(moves), part_stats)) if new_db else ()
     stats_moved = sum(s.expected_rows for s in steps if s.metastore_table.endswith("COL_STATS"))
     warnings = acid_warnings(metastore, state) + _rename_warnings(state, move)
+    warnings += dependent_views_warning(metastore, state.ref, "will fail after the rename")
     return Preview(
         metastore=metastore.name,
         schema_version=str(version),
