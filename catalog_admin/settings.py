@@ -117,6 +117,8 @@ REST_FRAMEWORK = {
 }
 # API tokens expire after this many days (CATALOG_API_TOKEN_TTL_DAYS=0: never).
 CATALOG_API_TOKEN_TTL = timedelta(days=int(os.environ.get("CATALOG_API_TOKEN_TTL_DAYS", "90"))) or None
+# An Idempotency-Key replays its first answer for this long; afterwards it is forgotten (purged by run_jobs).
+CATALOG_IDEMPOTENCY_KEY_TTL = timedelta(hours=int(os.environ.get("CATALOG_IDEMPOTENCY_KEY_TTL_HOURS", "24")))
 SPECTACULAR_SETTINGS = {
     "TITLE": "catalog-admin API",
     "DESCRIPTION": "Browse and govern Apache Hive metastores.",

@@ -13,7 +13,8 @@ is unique per user, key and endpoint (method and path):
 * the same user, key and endpoint with another body: 422 ``idempotency_key_reused``;
 * a concurrent duplicate waits on the key's row until the first call commits, then gets the replay.
 
-Keys are per user: two users may use the same key independently.
+Keys are per user: two users may use the same key independently. A key is remembered for
+``CATALOG_IDEMPOTENCY_KEY_TTL`` (24 hours): after that it is a new key, and ``run_jobs`` purges it.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
@@ -47,8 +50,9 @@ IDEMPOTENCY_KEY_PARAMETER = OpenApiParameter(
     description=(
         f"Up to {_MAX_LENGTH} printable characters, unique per action (a UUID). A retry with the same key and the "
         f"same body replays the first successful response (header {REPLAYED_HEADER}: true) without acting again; "
-        "the same key with another body is refused (422 idempotency_key_reused). Keys are per user and endpoint; "
-        "a refused call stores nothing."
+        "the same key with another body is refused (422 idempotency_key_reused). Keys are per user and endpoint, "
+        f"remembered for {settings.CATALOG_IDEMPOTENCY_KEY_TTL.total_seconds() / 3600:g} hours; a refused call "
+        "stores nothing."
     ),
 )
 
@@ -97,7 +101,12 @@ def _checked(key: str) -> str:
 
 
 def _claim(user: Any, key: str, scope: str, digest: str) -> IdempotencyKey | None:
-    """Create the key's row (None), or return the row of an earlier use (after that call committed)."""
+    """Create the key's row (None), or return the row of an earlier use (after that call committed).
+
+    A use older than ``CATALOG_IDEMPOTENCY_KEY_TTL`` is forgotten first: the key counts as new.
+    """
+    expired = timezone.now() - settings.CATALOG_IDEMPOTENCY_KEY_TTL
+    IdempotencyKey.objects.filter(user=user, key=key, scope=scope, created_at__lt=expired).delete()
     try:
         with transaction.atomic():
             IdempotencyKey.objects.create(user=user, key=key, scope=scope, request_hash=digest)

@@ -666,6 +666,32 @@ def test_a_refused_call_stores_nothing_under_its_key(metastore: Metastore, api: 
     assert error(too_long, 400, "invalid_parameter")["details"] == {"parameter": "Idempotency-Key"}
 
 
+def test_a_key_older_than_its_ttl_is_a_new_key_and_the_worker_forgets_it(
+    metastore: Metastore, api: dict[str, APIClient]
+) -> None:
+    # given: a create 25 hours ago and one just now, under two keys
+    body = {"statement": RENAME, "metastore": metastore.name}
+    path = url("change-request-list")
+    first = ok(post(api["steward"], path, body, key="old"), 201)
+    ok(post(api["steward"], path, {**body, "reason": "fresh"}, key="fresh"), 201)
+    IdempotencyKey.objects.filter(key="old").update(created_at=timezone.now() - timedelta(hours=25))
+
+    # when: the old key is used again with the same body
+    again = post(api["steward"], path, body, key="old")
+
+    # then: it acts again instead of replaying the first answer
+    assert ok(again, 201)["id"] != first["id"] and not again.has_header("Idempotent-Replayed")
+
+    # when: the key ages again and the worker runs
+    IdempotencyKey.objects.filter(key="old").update(created_at=timezone.now() - timedelta(hours=25))
+    out = io.StringIO()
+    call_command("run_jobs", once=True, stdout=out)
+
+    # then
+    assert "Forgot 1 expired Idempotency-Key(s)." in out.getvalue()
+    assert list(IdempotencyKey.objects.values_list("key", flat=True)) == ["fresh"]
+
+
 # Authentication ---------------------------------------------------------------------------------------------------
 
 

@@ -1,4 +1,5 @@
-"""``manage.py run_jobs``: a worker that runs queued jobs and scheduled change requests."""
+"""``manage.py run_jobs``: a worker that runs queued jobs and scheduled change requests, and forgets expired
+Idempotency-Keys."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from operations.services.idempotency import purge_expired_idempotency_keys
 from operations.services.jobs import run_pending_jobs
 
 
@@ -22,6 +24,9 @@ class Command(BaseCommand):
             ran = run_pending_jobs()
             if ran:
                 self.stdout.write(f"Ran {ran} job(s).")
+            purged = purge_expired_idempotency_keys()
+            if purged:
+                self.stdout.write(f"Forgot {purged} expired Idempotency-Key(s).")
             if options["once"]:
                 return
             time.sleep(options["interval"])
