@@ -28,7 +28,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from collections.abc import Sequence as Seq
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -43,8 +43,10 @@ from catalog_admin.models import (
     Catalog,
     Column,
     ColumnDescriptor,
+    CompactionMetric,
     CompactionQueueEntry,
     CompletedCompaction,
+    CompletedTransactionComponent,
     Database,
     DatabaseParam,
     DatabasePrivilege,
@@ -67,6 +69,7 @@ from catalog_admin.models import (
     Transaction,
     TransactionComponent,
     TransactionWriteId,
+    WriteSetEntry,
 )
 from catalog_admin.schema import MetastoreSchema, SchemaVersion, field_available, model_available
 from catalog_admin.selectors.metastores import Metastore
@@ -97,7 +100,7 @@ SEQUENCE_SPACES: dict[str, Source] = {
 }
 # Hive's single-row ACID counters and where their ids live (compactions share one counter).
 COUNTER_SPACES: dict[str, tuple[str, Source]] = {
-    "txn": ("NEXT_TXN_ID", ((Transaction, "id"),)),
+    "txn": ("NEXT_TXN_ID", ((Transaction, "id"), (CompletedTransactionComponent, "txn_id"), (WriteSetEntry, "txn_id"))),
     "lock": ("NEXT_LOCK_ID", ((HiveLock, "ext_id"),)),
     "compaction": ("NEXT_COMPACTION_QUEUE_ID", ((CompactionQueueEntry, "id"), (CompletedCompaction, "id"))),
 }
@@ -126,11 +129,14 @@ WRITE_ORDER: tuple[type[models.Model], ...] = (
     PartitionColumnStatistics,
     Transaction,
     TransactionComponent,
+    CompletedTransactionComponent,
+    WriteSetEntry,
     HiveLock,
     TransactionWriteId,
     NextWriteId,
     CompactionQueueEntry,
     CompletedCompaction,
+    CompactionMetric,
 )
 
 
@@ -850,7 +856,7 @@ def _stats_values(type_name: str, values: list[Any]) -> dict[str, Any]:
 
 
 def _plan_acid_state(ctx: Context, created: set[tuple[str, str]]) -> None:
-    """An open txn holding a lock another open txn waits for, an aborted txn, write ids and compactions."""
+    """Open txns (one holding a lock the other waits for), an aborted and a committed one, write ids, compactions."""
     if ACID_JOBS in created:
         _plan_transactions(ctx, ACID_JOBS)
     if ctx.schema.has_write_ids:
@@ -861,7 +867,7 @@ def _plan_acid_state(ctx: Context, created: set[tuple[str, str]]) -> None:
 
 
 def _plan_transactions(ctx: Context, target: tuple[str, str]) -> None:
-    running, waiting, aborted = (ctx.plan.take("txn") for _ in range(3))
+    committed, running, waiting, aborted = (ctx.plan.take("txn") for _ in range(4))
     for txn_id, state, user in ((running, "o", "etl"), (waiting, "o", "analyst"), (aborted, "a", "etl")):
         ctx.add(
             Transaction,
@@ -894,6 +900,15 @@ def _plan_transactions(ctx: Context, target: tuple[str, str]) -> None:
         **lock,
         **_lock_holder(ctx, "analyst", None),
     )
+    # The update that wrote write id 2 committed after the others opened (commit id: the highest txn id then).
+    written = {"database": target[0], "table": target[1], "partition": OPEN_PARTITION}
+    commit_time = datetime.fromtimestamp(ctx.now - 300, UTC).replace(tzinfo=None)
+    ctx.add(
+        CompletedTransactionComponent, txn_id=committed, timestamp=commit_time, write_id=2, update_delete="Y", **written
+    )
+    ctx.add(WriteSetEntry, txn_id=committed, commit_id=aborted, operation_type="u", **written)
+    metric = {"metric_type": "HIVE_ACID_NUM_DELTAS", "value": 2, "version": 1}  # delta_1 and delta_2 (Hive 4)
+    ctx.add(CompactionMetric, database=target[0], table=target[1], partition=ABORTED_PARTITION, **metric)
 
 
 def _lock_holder(ctx: Context, user: str, held_seconds: int | None) -> dict[str, Any]:

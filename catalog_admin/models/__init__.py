@@ -37,13 +37,16 @@ from catalog_admin.models.storage import (
 )
 from catalog_admin.models.tables import PartitionKey, Table, TableParam, TableType
 from catalog_admin.models.transactions import (
+    CompactionMetric,
     CompactionQueueEntry,
     CompletedCompaction,
+    CompletedTransactionComponent,
     HiveLock,
     NextWriteId,
     Transaction,
     TransactionComponent,
     TransactionWriteId,
+    WriteSetEntry,
 )
 
 __all__ = (
@@ -51,8 +54,10 @@ __all__ = (
     "Catalog",
     "Column",
     "ColumnDescriptor",
+    "CompactionMetric",
     "CompactionQueueEntry",
     "CompletedCompaction",
+    "CompletedTransactionComponent",
     "Database",
     "DatabaseParam",
     "DatabasePrivilege",
@@ -88,6 +93,7 @@ __all__ = (
     "Transaction",
     "TransactionComponent",
     "TransactionWriteId",
+    "WriteSetEntry",
 )
 
 

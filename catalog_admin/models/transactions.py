@@ -11,13 +11,16 @@ from catalog_admin.models.base import HiveModel
 from catalog_admin.schema import versioned
 
 __all__ = (
+    "CompactionMetric",
     "CompactionQueueEntry",
     "CompletedCompaction",
+    "CompletedTransactionComponent",
     "HiveLock",
     "NextWriteId",
     "Transaction",
     "TransactionComponent",
     "TransactionWriteId",
+    "WriteSetEntry",
 )
 
 
@@ -57,6 +60,48 @@ class TransactionComponent(HiveModel):
 
     class Meta(HiveModel.Meta):
         db_table = "TXN_COMPONENTS"
+
+
+class CompletedTransactionComponent(HiveModel):
+    """
+    COMPLETED_TXN_COMPONENTS: what committed transactions wrote, until compaction cleans it up.
+
+    No primary key in Hive: the natural key stands in, ``table`` and ``partition`` declared non-null as in
+    :class:`TransactionComponent`.
+    """
+
+    pk = models.CompositePrimaryKey("txn_id", "database", "table", "partition")
+    txn_id = models.BigIntegerField(db_column="CTC_TXNID")  # nullable in the 2.3 PostgreSQL script
+    database = models.CharField(max_length=128, db_column="CTC_DATABASE")
+    table = models.CharField(max_length=256, db_column="CTC_TABLE")
+    partition = models.CharField(max_length=767, db_column="CTC_PARTITION")
+    # DEFAULT CURRENT_TIMESTAMP in Hive's scripts
+    timestamp = versioned(models.DateTimeField(db_column="CTC_TIMESTAMP"), since="3.0.0")
+    write_id = versioned(models.BigIntegerField(null=True, db_column="CTC_WRITEID"), since="3.0.0")
+    update_delete = versioned(models.CharField(max_length=1, db_column="CTC_UPDATE_DELETE"), since="3.0.0")
+
+    class Meta(HiveModel.Meta):
+        db_table = "COMPLETED_TXN_COMPONENTS"
+
+
+class WriteSetEntry(HiveModel):
+    """
+    WRITE_SET: what committed updates and deletes wrote (``WS_OPERATION_TYPE`` u/d), for write-write conflicts.
+
+    No primary key in Hive: the natural key stands in (one row per operation type, as Hive's ``SELECT DISTINCT``
+    writes them), ``partition`` declared non-null although it is NULL for an unpartitioned table.
+    """
+
+    pk = models.CompositePrimaryKey("txn_id", "database", "table", "partition", "operation_type")
+    database = models.CharField(max_length=128, db_column="WS_DATABASE")
+    table = models.CharField(max_length=128, db_column="WS_TABLE")  # 256 since 4.0
+    partition = models.CharField(max_length=767, db_column="WS_PARTITION")
+    txn_id = models.BigIntegerField(db_column="WS_TXNID")
+    commit_id = models.BigIntegerField(db_column="WS_COMMIT_ID")
+    operation_type = models.CharField(max_length=1, db_column="WS_OPERATION_TYPE")
+
+    class Meta(HiveModel.Meta):
+        db_table = "WRITE_SET"
 
 
 class HiveLock(HiveModel):
@@ -212,3 +257,25 @@ class TransactionWriteId(HiveModel):
 
     class Meta(HiveModel.Meta):
         db_table = "TXN_TO_WRITE_ID"
+
+
+class CompactionMetric(HiveModel):
+    """
+    COMPACTION_METRICS_CACHE: delta-file metrics per table or partition (Hive 4.0+), e.g. HIVE_ACID_NUM_DELTAS.
+
+    No primary key in Hive: the natural key stands in, ``partition`` declared non-null although it is NULL for
+    table-level metrics.
+    """
+
+    hive_since = "4.0.0-alpha-1"
+
+    pk = models.CompositePrimaryKey("database", "table", "partition", "metric_type")
+    database = models.CharField(max_length=128, db_column="CMC_DATABASE")
+    table = models.CharField(max_length=256, db_column="CMC_TABLE")
+    partition = models.CharField(max_length=767, db_column="CMC_PARTITION")
+    metric_type = models.CharField(max_length=128, db_column="CMC_METRIC_TYPE")
+    value = models.IntegerField(db_column="CMC_METRIC_VALUE")
+    version = models.IntegerField(db_column="CMC_VERSION")
+
+    class Meta(HiveModel.Meta):
+        db_table = "COMPACTION_METRICS_CACHE"

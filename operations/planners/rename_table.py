@@ -15,8 +15,10 @@ from urllib.parse import urlsplit
 
 from catalog_admin.locations import filesystem_for
 from catalog_admin.models import (
+    CompactionMetric,
     CompactionQueueEntry,
     CompletedCompaction,
+    CompletedTransactionComponent,
     Database,
     DatabaseParam,
     HiveLock,
@@ -28,6 +30,7 @@ from catalog_admin.models import (
     TableColumnStatistics,
     TransactionComponent,
     TransactionWriteId,
+    WriteSetEntry,
 )
 from catalog_admin.schema import SchemaVersion
 from catalog_admin.selectors.metastores import Metastore
@@ -362,16 +365,19 @@ def _statistics_steps(
 
 
 def _acid_steps(metastore: Metastore, sql: MetastoreSql, state: TableState, spec: RenameTable) -> list[Step]:
-    """ACID bookkeeping keyed by names follows the table (as Hive 4's TxnHandler.onRename does)."""
+    """ACID bookkeeping keyed by names follows the table: the tables Hive 4's onRename re-labels, in its order."""
     old = (state.ref.database, state.ref.table)
     steps = []
     for model in (
-        NextWriteId,
-        TransactionWriteId,
+        TransactionComponent,
+        CompletedTransactionComponent,
+        HiveLock,
         CompactionQueueEntry,
         CompletedCompaction,
-        TransactionComponent,
-        HiveLock,
+        WriteSetEntry,
+        TransactionWriteId,
+        NextWriteId,
+        CompactionMetric,
     ):
         if not metastore.schema.has_table(model):
             continue

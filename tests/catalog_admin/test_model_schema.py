@@ -27,6 +27,7 @@ STRING_TYPES = {"character varying", "character", "varchar", "char", "text", "ti
 FLOAT_TYPES = {"double precision", "double", "real", "float"}
 BINARY_TYPES = {"bytea", "blob", "tinyblob", "mediumblob", "longblob", "binary", "varbinary"}
 BOOLEAN_TYPES = {"boolean", "bool", "bit(1)", "tinyint"}
+TIMESTAMP_TYPES = {"timestamp without time zone", "timestamp", "datetime"}
 POSTGRESQL_ALIASES = [c.alias for c in settings.METASTORE_CONFIGS if c.vendor == "postgresql"]
 FIELD_FAMILIES = {
     "BigIntegerField": INTEGER_TYPES,
@@ -37,6 +38,7 @@ FIELD_FAMILIES = {
     "FloatField": FLOAT_TYPES,
     "BinaryField": BINARY_TYPES,
     "BooleanField": BOOLEAN_TYPES,
+    "DateTimeField": TIMESTAMP_TYPES,
 }
 
 

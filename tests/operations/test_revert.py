@@ -17,6 +17,7 @@ pytestmark = pytest.mark.django_db
 STATEMENTS = {
     "rename": "ALTER TABLE sales.orders RENAME TO sales.orders_renamed",
     "rename_across_databases": "ALTER TABLE sales.orders RENAME TO ops.orders_moved",
+    "rename_acid": "ALTER TABLE ops.job_runs_acid RENAME TO ops.job_runs",
     "add_columns_cascade": "ALTER TABLE sales.orders ADD COLUMNS (channel string COMMENT 'web or shop') CASCADE",
     "add_columns": "ALTER TABLE sales.orders ADD COLUMNS (channel string)",
     "rename_column_cascade": "ALTER TABLE sales.orders CHANGE COLUMN amount amount_eur double CASCADE",

@@ -13,8 +13,10 @@ import pytest
 
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.models import (
+    CompactionMetric,
     CompactionQueueEntry,
     CompletedCompaction,
+    CompletedTransactionComponent,
     HiveLock,
     NextWriteId,
     Partition,
@@ -23,6 +25,7 @@ from catalog_admin.models import (
     TableColumnStatistics,
     TransactionComponent,
     TransactionWriteId,
+    WriteSetEntry,
 )
 from catalog_admin.selectors.metastores import Metastore
 from operations.models import DirectoryMoveRecord, Execution
@@ -35,6 +38,9 @@ ACID_BOOKKEEPING = (
     CompactionQueueEntry,
     CompletedCompaction,
     TransactionComponent,
+    CompletedTransactionComponent,
+    WriteSetEntry,
+    CompactionMetric,
     HiveLock,
 )
 
@@ -183,6 +189,7 @@ def test_rename_of_an_acid_table_renames_its_bookkeeping(metastore: Metastore, w
         if metastore.schema.has_table(m)
     }
     jobs = table_row(metastore, "ops", "job_runs_acid")
+    assert all(old.values()), "the seed has rows in every ACID bookkeeping table the schema has"
 
     # when
     preview = alter_preview_statement(
