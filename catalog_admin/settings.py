@@ -119,6 +119,15 @@ REST_FRAMEWORK = {
 CATALOG_API_TOKEN_TTL = timedelta(days=int(os.environ.get("CATALOG_API_TOKEN_TTL_DAYS", "90"))) or None
 # An Idempotency-Key replays its first answer for this long; afterwards it is forgotten (purged by run_jobs).
 CATALOG_IDEMPOTENCY_KEY_TTL = timedelta(hours=int(os.environ.get("CATALOG_IDEMPOTENCY_KEY_TTL_HOURS", "24")))
+# What Hive itself would take, for the comparison in every preview (operations/planners/common.py): a fixed cost,
+# plus one per partition Hive rewrites and one per statistics row it deletes. The defaults are calibrated by
+# benchmarks/alter.py against Spark's Hive 2.3 client on a local PostgreSQL; production Hive is usually slower,
+# so set these from a measurement of your own.
+CATALOG_HIVE_COST = {
+    "base_seconds": float(os.environ.get("CATALOG_HIVE_COST_BASE_SECONDS", "0.43")),
+    "partition_ms": float(os.environ.get("CATALOG_HIVE_COST_PARTITION_MS", "2.05")),
+    "statistic_ms": float(os.environ.get("CATALOG_HIVE_COST_STATISTIC_MS", "0.14")),
+}
 SPECTACULAR_SETTINGS = {
     "TITLE": "catalog-admin API",
     "DESCRIPTION": "Browse and govern Apache Hive metastores.",

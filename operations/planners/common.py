@@ -26,14 +26,10 @@ __all__ = (
     "snapshot",
 )
 
-# Calibrated on this machine kind from Spark's Hive 2.3 client (docs/benchmarks.md, shared witness notes):
-# ~3.2 ms per partition rewritten and ~0.7 ms per statistics row deleted, plus client overhead.
-HIVE_SECONDS_BASE = 0.5
-HIVE_SECONDS_PER_PARTITION = 0.0032
-HIVE_SECONDS_PER_STATISTIC = 0.0007
-# The console's set-based statements (measured by benchmarks/alter.py on PostgreSQL).
+# The console's set-based statements on PostgreSQL (benchmarks/alter.py: ~10 µs per row changed, renames and
+# CASCADE at 10,000 and 100,000 partitions). Hive's own cost is a setting, CATALOG_HIVE_COST.
 CONSOLE_SECONDS_BASE = 0.05
-CONSOLE_SECONDS_PER_ROW = 0.00002
+CONSOLE_SECONDS_PER_ROW = 0.00001
 
 
 def snapshot(state: TableState, **changes: object) -> TableSnapshot:
@@ -56,8 +52,10 @@ def snapshot(state: TableState, **changes: object) -> TableSnapshot:
 
 
 def hive_seconds(partitions: int, statistics: int) -> float:
+    """Hive's time for ``partitions`` partition round trips and ``statistics`` statistics rows deleted."""
+    cost = settings.CATALOG_HIVE_COST
     return round(
-        HIVE_SECONDS_BASE + HIVE_SECONDS_PER_PARTITION * partitions + HIVE_SECONDS_PER_STATISTIC * statistics, 2
+        cost["base_seconds"] + (cost["partition_ms"] * partitions + cost["statistic_ms"] * statistics) / 1000, 2
     )
 
 
