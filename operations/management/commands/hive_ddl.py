@@ -1,4 +1,9 @@
-"""``manage.py hive_ddl "ALTER TABLE …"``: preview (and with --execute, run) a Hive DDL statement."""
+"""
+``manage.py hive_ddl "ALTER TABLE …"``: preview (and with --execute, run) a Hive DDL statement.
+
+Exit status, for scripts: 0 when the preview can run (or, with --execute, ran); 2 when Hive's rules block it
+(the preview is still printed); 1 for any other error (parse error, unknown table, stale preview, failed execution).
+"""
 
 from __future__ import annotations
 
@@ -8,10 +13,12 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from catalog_admin.errors import ApplicationError
+from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.selectors.metastores import get_metastore
 from operations.preview import Preview
 from operations.services.alter import alter_execute, alter_preview_statement
+
+BLOCKED_EXIT_STATUS = 2
 
 
 class Command(BaseCommand):
@@ -34,28 +41,50 @@ class Command(BaseCommand):
             preview = alter_preview_statement(
                 metastore=metastore, statement=options["statement"], default_database=options["database"]
             )
-            result: dict[str, Any] = {"preview": preview.as_dict()}
-            if not options["json"]:
-                self.stdout.write(format_preview(preview))
-            if options["execute"]:
-                execution = alter_execute(
-                    preview=preview,
-                    actor=options["actor"] or f"operator:{getpass.getuser()}",
-                    source="cli",
-                    reason=options["reason"],
-                )
-                result["execution"] = {
-                    "id": execution.pk,
-                    "state": execution.state,
-                    "duration_ms": execution.duration_ms,
-                    "counts": execution.actual_counts,
-                }
-                if not options["json"]:
-                    self.stdout.write(self.style.SUCCESS(f"Executed as #{execution.pk} in {execution.duration_ms} ms."))
         except ApplicationError as exc:
-            raise CommandError(f"[{exc.code}] {exc.message}") from exc
+            raise CommandError(_error_text(exc)) from exc
+        result: dict[str, Any] = {"preview": preview.as_dict()}
+        if not options["json"]:
+            self.stdout.write(format_preview(preview))
+        if preview.blockers:
+            if options["json"]:
+                self.stdout.write(json.dumps(result, indent=2, default=str))
+            raise CommandError(
+                f"[{ErrorCode.HIVE_RULE_VIOLATION}] {len(preview.blockers)} blocker(s): {preview.blockers[0].message}; "
+                "nothing was written.",
+                returncode=BLOCKED_EXIT_STATUS,
+            )
+        if options["execute"]:
+            result["execution"] = self._execute(preview, options)
         if options["json"]:
             self.stdout.write(json.dumps(result, indent=2, default=str))
+
+    def _execute(self, preview: Preview, options: dict[str, Any]) -> dict[str, Any]:
+        try:
+            execution = alter_execute(
+                preview=preview,
+                actor=options["actor"] or f"operator:{getpass.getuser()}",
+                source="cli",
+                reason=options["reason"],
+            )
+        except ApplicationError as exc:
+            raise CommandError(_error_text(exc)) from exc
+        if not options["json"]:
+            self.stdout.write(self.style.SUCCESS(f"Executed as #{execution.pk} in {execution.duration_ms} ms."))
+        return {
+            "id": execution.pk,
+            "state": execution.state,
+            "duration_ms": execution.duration_ms,
+            "counts": execution.actual_counts,
+        }
+
+
+def _error_text(exc: ApplicationError) -> str:
+    """The error as one line, then what is supported when the statement could not be parsed."""
+    lines = [f"[{exc.code}] {exc.message}"]
+    if exc.code == ErrorCode.DDL_PARSE_ERROR:
+        lines += ["Supported statements:", *(f"  {s}" for s in exc.details.get("supported", ()))]
+    return "\n".join(lines)
 
 
 def format_preview(preview: Preview) -> str:
@@ -75,8 +104,10 @@ def format_preview(preview: Preview) -> str:
         lines += [f"  {r.table:<16} {r.inserted:>9} {r.updated:>9} {r.deleted:>9}" for r in preview.row_changes]
     for move in preview.moves:
         lines.append(
-            f"Directory: {move.source} -> {move.destination} ({move.files} files, {move.bytes} bytes; "
-            f"{move.partitions_moving} partitions move with it, {move.partitions_staying} stay)"
+            f"Directory: {move.source} -> {move.destination} ({_known(move.files)} files, {_known(move.bytes)} bytes; "
+            f"{move.partitions_moving} partitions move with it, {move.partitions_staying} stay; "
+            f"source exists: {_known(move.source_exists)}, destination free: {_known(move.destination_free)}, "
+            f"same filesystem: {_known(move.same_filesystem)})"
         )
     lines += [f"BLOCKED [{b.rule}] {b.message}" for b in preview.blockers]
     lines += [f"Warning [{w.rule}] {w.message}" for w in preview.warnings]
@@ -89,3 +120,12 @@ def format_preview(preview: Preview) -> str:
     lines += [f"  {note}" for note in hive.notes]
     lines.append(f"Fingerprint: {preview.fingerprint}")
     return "\n".join(lines)
+
+
+def _known(value: object) -> str:
+    """A yes/no or a number, or 'unknown' where the console cannot look (no client for the filesystem)."""
+    if value is None:
+        return "unknown"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return f"{value:,}" if isinstance(value, int) else str(value)

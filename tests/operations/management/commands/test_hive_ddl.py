@@ -1,0 +1,166 @@
+"""
+``manage.py hive_ddl``: the operators' and scripts' path to the same preview and execution as the console.
+
+It prints the preview (or its JSON), executes only with ``--execute --reason``, and tells scripts by its exit
+status whether the statement can run (0), is blocked by Hive's rules (2) or is an error (1); nothing is written
+unless it executes.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from catalog_admin.models import Table
+from catalog_admin.selectors.metastores import Metastore
+from operations.models import AuditRecord, Execution
+from tests.fixtures.operations import metastore_dump, warehouse_tree
+
+pytestmark = pytest.mark.parametrize("metastore_alias", ["hive23_pg", "hive40_my"], indirect=True)
+
+RENAME = "ALTER TABLE sales.orders RENAME TO sales.orders_v2"
+
+
+def hive_ddl(metastore: Metastore, *args: str) -> str:
+    out = io.StringIO()
+    call_command("hive_ddl", *args, "--metastore", metastore.name, stdout=out)
+    return out.getvalue()
+
+
+def table_names(metastore: Metastore) -> set[str]:
+    return set(Table.objects.using(metastore.alias).filter(database__name="sales").values_list("name", flat=True))
+
+
+def test_a_preview_prints_the_plan_and_writes_nothing(metastore: Metastore, warehouse: Path) -> None:
+    """Rows per table, the directory move with its checks, Hive's own cost; the metastore and disk are untouched."""
+    # given
+    rows, tree = metastore_dump(metastore.alias), warehouse_tree(warehouse)
+
+    # when
+    text = hive_ddl(metastore, RENAME)
+
+    # then
+    assert text.startswith("Statement : ALTER TABLE `sales`.`orders` RENAME TO `sales`.`orders_v2`\n")
+    assert "  TBLS                     0         1         0" in text
+    assert "10 partitions move with it, 2 stay; source exists: yes, destination free: yes, same filesystem: yes" in text
+    assert f"Hive {metastore.schema.version} itself: 12 partition round trips" in text
+    assert "BLOCKED" not in text
+    assert (metastore_dump(metastore.alias), warehouse_tree(warehouse)) == (rows, tree)
+    assert not Execution.objects.exists()
+
+
+def test_json_carries_the_whole_preview(metastore: Metastore) -> None:
+    """Machines get the preview as JSON: counts, moves, blockers, Hive's comparison and the fingerprint."""
+    # when
+    result = json.loads(hive_ddl(metastore, RENAME, "--json"))
+
+    # then
+    preview = result["preview"]
+    assert (preview["executable"], preview["risk"]) == (True, "high")
+    assert {"table": "TBLS", "inserted": 0, "updated": 1, "deleted": 0} in preview["row_changes"]
+    assert [m["partitions_moving"] for m in preview["moves"]] == [10]
+    assert preview["hive"]["partition_round_trips"] == 12
+    assert len(preview["fingerprint"]) == 32
+    assert "execution" not in result
+
+
+def test_a_blocked_statement_exits_2_after_printing_why(metastore: Metastore, warehouse: Path) -> None:
+    """Hive's rules refuse the rename onto an existing table: the blockers are printed, the status is 2."""
+    # given
+    rows, tree = metastore_dump(metastore.alias), warehouse_tree(warehouse)
+    out = io.StringIO()
+
+    # when
+    with pytest.raises(CommandError) as refused:
+        call_command(
+            "hive_ddl",
+            "ALTER TABLE sales.orders RENAME TO sales.customers",
+            "--metastore",
+            metastore.name,
+            "--execute",
+            "--reason",
+            "test",
+            stdout=out,
+        )
+
+    # then
+    assert refused.value.returncode == 2
+    assert str(refused.value).startswith("[hive_rule_violation] 2 blocker(s): new table sales.customers already exists")
+    assert "BLOCKED [2.7] new table sales.customers already exists" in out.getvalue()
+    assert (metastore_dump(metastore.alias), warehouse_tree(warehouse)) == (rows, tree)
+    assert not Execution.objects.exists()
+
+
+def test_a_blocked_statement_still_prints_its_json(metastore: Metastore) -> None:
+    # given
+    out = io.StringIO()
+
+    # when
+    with pytest.raises(CommandError) as refused:
+        call_command(
+            "hive_ddl",
+            "ALTER TABLE sales.orders ADD COLUMNS (note strang)",
+            "--metastore",
+            metastore.name,
+            "--json",
+            stdout=out,
+        )
+
+    # then
+    assert refused.value.returncode == 2
+    blockers = json.loads(out.getvalue())["preview"]["blockers"]
+    assert [(b["rule"], b["message"]) for b in blockers] == [("2.4", "Invalid column type: strang")]
+
+
+@pytest.mark.parametrize(
+    ("statement", "message"),
+    [
+        (
+            "ALTER TABLE sales.orders DROP COLUMN amount",
+            "[ddl_parse_error] Cannot parse the statement at line 1, column 31",
+        ),
+        ("ALTER TABLE sales.nope RENAME TO sales.nope_v2", "[not_found] Table 'sales.nope' was not found."),
+    ],
+)
+def test_errors_exit_1_and_say_what_is_wrong(metastore: Metastore, statement: str, message: str) -> None:
+    """Unparseable DDL names the position and lists what is supported; an unknown table is named."""
+    # when
+    with pytest.raises(CommandError) as failed:
+        hive_ddl(metastore, statement)
+
+    # then
+    assert failed.value.returncode == 1
+    assert str(failed.value).startswith(message)
+    assert ("Supported statements:\n  ALTER TABLE [db.]t RENAME TO [db.]t2" in str(failed.value)) == (
+        "parse" in message
+    )
+
+
+def test_execute_needs_a_reason(metastore: Metastore) -> None:
+    # when
+    with pytest.raises(CommandError, match="--execute needs --reason"):
+        hive_ddl(metastore, RENAME, "--execute")
+
+    # then
+    assert "orders" in table_names(metastore)
+
+
+def test_execute_runs_the_preview_and_audits_it_as_an_operator_action(metastore: Metastore, warehouse: Path) -> None:
+    """The statement runs, and the audit record names the operator, the reason and the counts."""
+    # when
+    result = json.loads(
+        hive_ddl(metastore, RENAME, "--json", "--execute", "--reason", "naming standard", "--actor", "operator:ana")
+    )
+
+    # then
+    assert {"orders_v2"} <= table_names(metastore) and "orders" not in table_names(metastore)
+    execution = Execution.objects.get(pk=result["execution"]["id"])
+    assert (execution.state, execution.source, execution.actor) == (Execution.State.SUCCEEDED, "cli", "operator:ana")
+    assert result["execution"]["counts"] == execution.expected_counts == execution.actual_counts
+    audit = AuditRecord.objects.get(execution_id_ref=execution.pk)
+    assert (audit.action, audit.actor, audit.details["reason"]) == ("execute", "operator:ana", "naming standard")
+    assert audit.counts["TBLS"] == {"insert": 0, "update": 1, "delete": 0}
