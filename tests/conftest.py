@@ -6,7 +6,12 @@ Fixtures live in ``tests/fixtures/`` and are registered here; see ``tests/README
 
 import django.test
 
-pytest_plugins = ["tests.fixtures.metastores", "tests.fixtures.operations", "tests.fixtures.spark"]
+pytest_plugins = [
+    "tests.fixtures.metastores",
+    "tests.fixtures.operations",
+    "tests.fixtures.roles",
+    "tests.fixtures.spark",
+]
 
 # Every database test runs in rolled-back transactions on the console's database and on all seven
 # metastores (Saleor's pattern), so tests need no ``databases=`` of their own. Only TestCase: a

@@ -47,21 +47,11 @@ METASTORE = settings.DEFAULT_METASTORE
 PASSWORD = "not-a-secret-1"
 RENAME = "ALTER TABLE sales.customers RENAME TO sales.clients"
 NORMALIZED = "ALTER TABLE `sales`.`customers` RENAME TO `sales`.`clients`"
-ROLES = ("viewer", "steward", "approver", "admin")
-
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.django_db(transaction=True, databases=["default", METASTORE]),
+    pytest.mark.usefixtures("restore_roles"),
 ]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def restore_roles(django_db_setup, django_db_blocker) -> Iterator[None]:
-    """After the module (after the last flush): the role groups of the data migration, for the tests that follow."""
-    yield
-    with django_db_blocker.unblock():
-        for role in ROLES:
-            Group.objects.get_or_create(name=role)
 
 
 @pytest.fixture

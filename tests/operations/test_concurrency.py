@@ -45,10 +45,11 @@ from operations.services.jobs import run_job
 from tests.fixtures.operations import metastore_dump
 
 ALIAS = "hive31_pg"
-ROLES = ("viewer", "steward", "approver", "admin")
 PROPERTIES = "ALTER TABLE sales.customers SET TBLPROPERTIES ('team'='crm')"
 HIVE_PARAM = ("changed_by_hive", "1")
 T = TypeVar("T")
+
+pytestmark = pytest.mark.usefixtures("restore_roles")
 
 SPARK_ALIAS = "spark_pg"
 
@@ -60,15 +61,6 @@ def on_hive31_pg(test: Callable[..., None]) -> Callable[..., None]:
 
 
 # Set-up and clean-up -------------------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module", autouse=True)
-def restore_roles(django_db_setup, django_db_blocker) -> Iterator[None]:
-    """After the module (after the last flush): the role groups of the data migration, for the tests that follow."""
-    yield
-    with django_db_blocker.unblock():
-        for role in ROLES:
-            Group.objects.get_or_create(name=role)
 
 
 @pytest.fixture
