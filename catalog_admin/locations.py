@@ -8,6 +8,7 @@ the same interface until a real client is configured for them.
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +44,8 @@ class FileSystem(Protocol):
         """Files and bytes under the location; None when it cannot be checked."""
 
     def rename(self, source: str, destination: str) -> None:
-        """Move a directory (creating the destination's parent), as Hive's ``Warehouse.renameDir``."""
+        """Move a directory (creating the destination's parent), as Hive's ``Warehouse.renameDir``; an existing
+        destination is refused (OSError), never merged into or replaced."""
 
     def prune_empty_parents(self, location: str, levels: int | None = None) -> None:
         """Remove the location's parent directories as long as they are empty (at most ``levels`` of them)."""
@@ -70,6 +72,9 @@ class LocalFileSystem:
 
     def rename(self, source: str, destination: str) -> None:
         target = _local_path(destination)
+        if target.exists() or target.is_symlink():
+            # os.rename would silently replace an empty directory that appeared after the preview.
+            raise FileExistsError(errno.EEXIST, "the destination already exists", str(target))
         target.parent.mkdir(parents=True, exist_ok=True)
         os.rename(_local_path(source), target)
 

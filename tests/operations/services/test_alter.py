@@ -337,6 +337,71 @@ def test_a_statement_the_database_refuses_rolls_everything_back(metastore: Metas
     assert list(execution.moves.values_list("state", flat=True)) == [DirectoryMoveRecord.State.RESTORED]
 
 
+def test_a_directory_move_the_filesystem_refuses_moves_the_earlier_ones_back(
+    metastore: Metastore, warehouse: Path
+) -> None:
+    """A directory appears at the second dropped partition's trash destination after the preview: that move fails
+    (never merged into nor replaced), the first partition's directory goes back, the metastore is untouched."""
+    # given
+    plan = preview(metastore, "ALTER TABLE sales.orders DROP PARTITION (hour >= 6)")
+    assert len(plan.moves) >= 2
+    obstacle = path_of(plan.moves[1].destination)
+    obstacle.mkdir(parents=True)
+    before = snapshot(metastore, warehouse)
+
+    # when
+    with pytest.raises(ApplicationError) as caught:
+        alter_execute(preview=plan, actor="operator:test", source="cli")
+
+    # then
+    assert caught.value.code == ErrorCode.EXECUTION_FAILED
+    assert caught.value.message == (
+        "Execution failed and was rolled back: FileExistsError: "
+        f"[Errno 17] the destination already exists: '{obstacle}'"
+    )
+    assert snapshot(metastore, warehouse) == before
+    execution = Execution.objects.get(pk=caught.value.details["execution"])
+    assert list(execution.moves.order_by("pk").values_list("state", flat=True)) == [
+        DirectoryMoveRecord.State.RESTORED,
+        DirectoryMoveRecord.State.INTENDED,
+    ]
+
+
+@pytest.mark.parametrize("metastore_alias", ["hive31_pg"], indirect=True)
+@pytest.mark.django_db(transaction=True, databases=["default", "hive31_pg"])
+@pytest.mark.usefixtures("restore_roles")
+def test_a_commit_the_database_refuses_rolls_back_and_moves_the_directory_back(
+    metastore: Metastore, warehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The COMMIT itself fails: inside the transaction a deferred foreign key is broken, which PostgreSQL checks only
+    at commit. The transaction is gone, the directory is moved back, and the failure is reported and recorded."""
+    # given
+    plan = preview(metastore, RENAME)
+    before = snapshot(metastore, warehouse)
+
+    def break_a_deferred_key(name: str) -> None:
+        if name == "before_commit":
+            with connections[metastore.alias].cursor() as cursor:
+                cursor.execute('SET CONSTRAINTS "PART_COL_STATS_fkey" DEFERRED')
+                first = 'SELECT MIN("CS_ID") FROM "PART_COL_STATS"'
+                cursor.execute(f'UPDATE "PART_COL_STATS" SET "PART_ID" = -1 WHERE "CS_ID" = ({first})')
+
+    monkeypatch.setattr(alter, "fault_point", break_a_deferred_key)
+
+    # when
+    with pytest.raises(ApplicationError) as caught:
+        alter_execute(preview=plan, actor="operator:test", source="cli")
+
+    # then
+    assert caught.value.code == ErrorCode.EXECUTION_FAILED
+    assert caught.value.message.startswith("Execution failed and was rolled back: database error: ")
+    assert 'violates foreign key constraint "PART_COL_STATS_fkey"' in caught.value.message
+    assert snapshot(metastore, warehouse) == before
+    execution = Execution.objects.get(pk=caught.value.details["execution"])
+    assert execution.state == Execution.State.FAILED
+    assert list(execution.moves.values_list("state", flat=True)) == [DirectoryMoveRecord.State.RESTORED]
+
+
 def test_a_process_dying_after_the_move_leaves_a_journal(
     metastore: Metastore, warehouse: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
