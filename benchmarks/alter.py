@@ -1,16 +1,20 @@
 """
-The alter service at scale, and Hive's own rename for comparison.
+The alter service at scale, on each official Hive schema, and Hive's own rename for comparison.
 
     .venv/bin/python benchmarks/alter.py [--partitions 100000] [--col-stats 5] [--hive-partitions 10000]
+                                         [--versions 2.3.0,3.1.0,4.0.0]
 
-1. PostgreSQL database ``ca_bench_alter`` with Hive's official 2.3.0 schema, ``bench.events`` seeded with
-   P partitions and C statistics rows each (``seed_metastore``), its table directory on local disk.
+1. For each schema version, a PostgreSQL database ``ca_bench_alter_<v>`` with Hive's official schema,
+   ``bench.events`` seeded with P partitions and C statistics rows each (``seed_metastore``), its table
+   directory on local disk. (2.3 and 3.1 label statistics rows with the names a rename must rewrite;
+   4.0 keys them by id only.)
 2. Preview time of each operation on that table (target < 300 ms), then end-to-end rename (preview +
    execute, directory move included; target < 10 s) and ``ADD COLUMNS … CASCADE`` (target < 10 s, one
    new column descriptor), with Python's peak memory during each, also at P/10 partitions (flat in P).
 3. In the same run, Hive's own rename of a table with H partitions (H×C statistics rows) through
    Spark's built-in Hive 2.3 client on the same PostgreSQL (database ``ca_bench_rename``, 2.3.0 schema),
    against the console's rename of identical tables there (median of three; target: at least 50× faster).
+   Two more Hive renames calibrate the preview's estimate of Hive's cost (``CATALOG_HIVE_COST``).
 
 Results go to ``docs/benchmarks.md``.
 """
@@ -27,10 +31,9 @@ from pathlib import Path
 
 from common import REPO, recreate_metastore, setup_django, timed, write_section
 
-DATABASE = "ca_bench_alter"
+VERSIONS = ("2.3.0", "3.1.0", "4.0.0")
 RENAME_DATABASE = "ca_bench_rename"  # the head-to-head's own metastore, on the same PostgreSQL
 WAREHOUSE = REPO / "var" / "bench" / "alter-warehouse"
-WAREHOUSES = {"bench": WAREHOUSE / "bench", "rename": WAREHOUSE / "rename"}
 PREVIEW_STATEMENTS = {
     "RENAME TO": "ALTER TABLE bench.{t} RENAME TO bench.{t}_renamed",
     "ADD COLUMNS … CASCADE": "ALTER TABLE bench.{t} ADD COLUMNS (added string) CASCADE",
@@ -43,6 +46,15 @@ PREVIEW_STATEMENTS = {
     "RENAME TO PARTITION (dt='1999-01-01', hour=0)",
     "DROP PARTITION (one day)": "ALTER TABLE bench.{t} DROP PARTITION (dt='{day}')",
 }
+END_TO_END = {
+    "ADD COLUMNS … CASCADE": "ALTER TABLE bench.{t} ADD COLUMNS (added string) CASCADE",
+    "RENAME TO (managed, directory moved)": "ALTER TABLE bench.{t} RENAME TO bench.{t}_renamed",
+}
+
+
+def alias_of(version: str) -> str:
+    """The metastore alias of a schema version's benchmark database: ``bench23``, ``bench31``, ``bench40``."""
+    return "bench" + "".join(version.split(".")[:2])
 
 
 def main() -> None:
@@ -50,25 +62,33 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=100_000)
     parser.add_argument("--col-stats", type=int, default=5)
     parser.add_argument("--hive-partitions", type=int, default=10_000)
+    parser.add_argument("--versions", default=",".join(VERSIONS), help="schema versions, comma-separated")
     args = parser.parse_args()
+    versions = [v for v in args.versions.split(",") if v]
 
     shutil.rmtree(WAREHOUSE, ignore_errors=True)
-    recreate_metastore(DATABASE, "2.3.0")
+    urls = {}
+    for version in versions:
+        recreate_metastore(f"ca_{alias_of(version)}_alter", version)
+        urls[alias_of(version)] = f"postgresql://postgres@127.0.0.1:5432/ca_{alias_of(version)}_alter"
     recreate_metastore(RENAME_DATABASE, "2.3.0")
-    setup_django(
-        f"bench=postgresql://postgres@127.0.0.1:5432/{DATABASE};"
-        f"rename=postgresql://postgres@127.0.0.1:5432/{RENAME_DATABASE}"
-    )
-    results: list[str] = []
-    big = seed_table(args.partitions, args.col_stats)
-    small = seed_table(args.partitions // 10, args.col_stats)
-    results += previews(big, args.partitions)
-    results += end_to_end(big, small, args.partitions)
+    urls["rename"] = f"postgresql://postgres@127.0.0.1:5432/{RENAME_DATABASE}"
+    setup_django(";".join(f"{alias}={url}" for alias, url in urls.items()))
+
+    preview_ms: dict[str, dict[str, tuple[float, int, str]]] = {}
+    runs: list[tuple[str, str, int, float, float, str]] = []
+    for version in versions:
+        alias = alias_of(version)
+        big = seed_table(args.partitions, args.col_stats, alias)
+        small = seed_table(args.partitions // 10, args.col_stats, alias)
+        preview_ms[version] = previews(alias, big)
+        runs += end_to_end(alias, version, ((small, args.partitions // 10), (big, args.partitions)))
+    results = preview_table(preview_ms, args.partitions) + end_to_end_table(runs)
     results += hive_against_console(args.hive_partitions, args.col_stats)
-    report(args, results)
+    report(args, versions, results)
 
 
-def seed_table(partitions: int, col_stats: int, metastore: str = "bench") -> str:
+def seed_table(partitions: int, col_stats: int, metastore: str) -> str:
     """Seed one more ``bench.events*`` table; returns its name. Its table directory exists on disk."""
     from django.core.management import call_command
 
@@ -77,13 +97,13 @@ def seed_table(partitions: int, col_stats: int, metastore: str = "bench") -> str
     tables = Table.objects.using(metastore).filter(database__name="bench")
     before = set(tables.values_list("name", flat=True))
     timed(
-        f"seed {partitions} partitions",
+        f"{metastore}: seed {partitions} partitions",
         lambda: call_command(
             "seed_metastore",
             metastore=metastore,
             big_table_partitions=partitions,
             col_stats=col_stats,
-            warehouse=str(WAREHOUSES[metastore]),
+            warehouse=str(WAREHOUSE / metastore),
             verbosity=0,
         ),
     )
@@ -93,7 +113,7 @@ def seed_table(partitions: int, col_stats: int, metastore: str = "bench") -> str
     return name
 
 
-def _table_dir(name: str, metastore: str = "bench") -> Path:
+def _table_dir(name: str, metastore: str) -> Path:
     from catalog_admin.models import Table
 
     location = Table.objects.using(metastore).get(database__name="bench", name=name).sd.location
@@ -109,42 +129,52 @@ def _analyze(metastore: str) -> None:
         cursor.execute("VACUUM ANALYZE")
 
 
-def _first_day(table: str) -> str:
+def _first_day(table: str, metastore: str) -> str:
     from catalog_admin.models import Partition
 
-    names = Partition.objects.using("bench").filter(table__name=table).order_by("name").values_list("name", flat=True)
-    name = names[0]
-    return name.split("/")[0].split("=")[1]
+    names = Partition.objects.using(metastore).filter(table__name=table).order_by("name").values_list("name", flat=True)
+    return names[0].split("/")[0].split("=")[1]
 
 
-def previews(table: str, partitions: int) -> list[str]:
+def previews(metastore: str, table: str) -> dict[str, tuple[float, int, str]]:
+    """Per operation: the median preview time in ms of 5, the rows it will change, and its risk."""
     from catalog_admin.selectors.metastores import get_metastore
     from operations.services.alter import alter_preview_statement
 
-    metastore = get_metastore("bench")
-    day = _first_day(table)
-    root = "file:" + str(_table_dir(table))
-    lines = [
-        f"### Preview on `bench.{table}` ({partitions:,} partitions)",
-        "",
-        "| operation | preview ms (median of 5) | rows it will change | risk |",
-        "|---|---:|---:|---|",
-    ]
+    day, root = _first_day(table, metastore), "file:" + str(_table_dir(table, metastore))
+    measured = {}
     for label, template in PREVIEW_STATEMENTS.items():
         statement = template.format(t=table, day=day, root=root)
         samples = []
         for _ in range(5):
             started = time.perf_counter()
-            preview = alter_preview_statement(metastore=metastore, statement=statement)
+            preview = alter_preview_statement(metastore=get_metastore(metastore), statement=statement)
             samples.append((time.perf_counter() - started) * 1000)
         rows = sum(r.inserted + r.updated + r.deleted for r in preview.row_changes)
-        samples.sort()
-        lines.append(f"| {label} | {samples[2]:.0f} | {rows:,} | {preview.risk} |")
-        print(lines[-1], flush=True)
+        measured[label] = (sorted(samples)[2], rows, preview.risk)
+        print(f"{metastore}: preview {label}: {measured[label][0]:.0f} ms, {rows:,} rows", flush=True)
+    return measured
+
+
+def preview_table(measured: dict[str, dict[str, tuple[float, int, str]]], partitions: int) -> list[str]:
+    versions = list(measured)
+    lines = [
+        f"### Preview on `bench.events` ({partitions:,} partitions; median of 5, ms; target < 300)",
+        "",
+        f"| operation | {' | '.join(f'Hive {v}' for v in versions)} | rows it will change "
+        f"({' / '.join(versions)}) | risk |",
+        f"|---|{'---:|' * len(versions)}---:|---|",
+    ]
+    for label in PREVIEW_STATEMENTS:
+        cells = [measured[v][label] for v in versions]
+        lines.append(
+            f"| {label} | {' | '.join(f'{ms:.0f}' for ms, _r, _k in cells)} | "
+            f"{' / '.join(f'{rows:,}' for _ms, rows, _k in cells)} | {cells[0][2]} |"
+        )
     return [*lines, ""]
 
 
-def _execute(statement: str, metastore: str = "bench", *, trace_memory: bool = True) -> tuple[float, float, dict]:
+def _execute(statement: str, metastore: str, *, trace_memory: bool = True) -> tuple[float, float, dict]:
     """Preview + execute; returns seconds, peak traced memory in MB (0 untraced) and the counts.
 
     Tracing memory slows Python's allocations down: the head-to-head against Hive runs untraced.
@@ -166,30 +196,37 @@ def _execute(statement: str, metastore: str = "bench", *, trace_memory: bool = T
     return seconds, peak / 2**20, execution.actual_counts
 
 
-def end_to_end(big: str, small: str, partitions: int) -> list[str]:
+def end_to_end(
+    metastore: str, version: str, tables: tuple[tuple[str, int], ...]
+) -> list[tuple[str, str, int, float, float, str]]:
+    """``(label, version, partitions, seconds, peak MB, descriptor growth)`` for each operation on each table."""
     from catalog_admin.models import Column, ColumnDescriptor
 
+    def descriptors() -> tuple[int, int]:
+        return ColumnDescriptor.objects.using(metastore).count(), Column.objects.using(metastore).count()
+
+    runs = []
+    for table, partitions in tables:
+        for label, template in END_TO_END.items():
+            before = descriptors()
+            seconds, peak, _counts = _execute(template.format(t=table), metastore)
+            after = descriptors()
+            growth = f"{before[0]:,} / {before[1]:,} → {after[0]:,} / {after[1]:,}"
+            runs.append((label, version, partitions, seconds, peak, growth))
+            print(f"{metastore}: {label} at {partitions:,} partitions: {seconds:.2f} s, {peak:.1f} MB", flush=True)
+    return runs
+
+
+def end_to_end_table(runs: list[tuple[str, str, int, float, float, str]]) -> list[str]:
     lines = [
         "### End to end (preview + execute, one metastore transaction, directory move included; timed with "
-        "Python's memory tracing on)",
+        "Python's memory tracing on; target < 10 s)",
         "",
-        "| operation | partitions | seconds | peak Python memory MB | CDS / COLUMNS_V2 rows before → after |",
-        "|---|---:|---:|---:|---|",
+        "| operation | schema | partitions | seconds | peak Python memory MB | CDS / COLUMNS_V2 rows before → after |",
+        "|---|---|---:|---:|---:|---|",
     ]
-    for table, count in ((small, partitions // 10), (big, partitions)):
-        for label, statement in (
-            ("ADD COLUMNS … CASCADE", f"ALTER TABLE bench.{table} ADD COLUMNS (added string) CASCADE"),
-            ("RENAME TO (managed, directory moved)", f"ALTER TABLE bench.{table} RENAME TO bench.{table}_renamed"),
-        ):
-            cds, columns = ColumnDescriptor.objects.using("bench").count(), Column.objects.using("bench").count()
-            seconds, peak, _counts = _execute(statement)
-            cds_after, columns_after = (
-                ColumnDescriptor.objects.using("bench").count(),
-                Column.objects.using("bench").count(),
-            )
-            growth = f"{cds:,} / {columns:,} → {cds_after:,} / {columns_after:,}"
-            lines.append(f"| {label} | {count:,} | {seconds:.2f} | {peak:.1f} | {growth} |")
-            print(lines[-1], flush=True)
+    for label, version, partitions, seconds, peak, growth in sorted(runs, key=lambda r: (r[0], r[1], r[2])):
+        lines.append(f"| {label} | Hive {version} | {partitions:,} | {seconds:.2f} | {peak:.1f} | {growth} |")
     return [*lines, ""]
 
 
@@ -199,32 +236,46 @@ def hive_against_console(partitions: int, col_stats: int, runs: int = 3) -> list
     Both run on their own metastore database (same PostgreSQL) holding just these tables, not beside the
     million statistics rows the 100,000-partition phase left. The console renames ``runs`` tables (median
     reported) before Spark starts, so the JVM is not running beside it; Hive renames one (tens of seconds).
+    Two more Hive renames (an unpartitioned table, and the same partitions without statistics) calibrate
+    the preview's estimate of Hive's cost: a base, a cost per partition and one per statistics row.
     """
     import statistics
     import sys
 
     sys.path.insert(0, str(REPO))
+    from django.conf import settings
+
+    from catalog_admin.selectors.metastores import get_metastore
+    from operations.services.alter import alter_preview_statement
     from tests.witness.spark_hive import start_spark_hive, stop_spark
 
     hive_table = seed_table(partitions, col_stats, "rename")
+    bare_table = seed_table(partitions, 0, "rename")
     console_tables = [seed_table(partitions, col_stats, "rename") for _ in range(runs)]
+    renames = {t: f"ALTER TABLE bench.{t} RENAME TO bench.{t}_by_console" for t in console_tables}
+    estimate = alter_preview_statement(metastore=get_metastore("rename"), statement=renames[console_tables[0]]).hive
     console_runs = []
-    for table in console_tables:
-        statement = f"ALTER TABLE bench.{table} RENAME TO bench.{table}_by_console"
+    for statement in renames.values():
         seconds, _peak, _counts = _execute(statement, "rename", trace_memory=False)
         console_runs.append(seconds)
         print(f"console rename of {partitions} partitions: {seconds:.2f} s", flush=True)
     console_seconds = statistics.median(console_runs)
-    spark = start_spark_hive(RENAME_DATABASE, WAREHOUSES["rename"])
+    spark = start_spark_hive(RENAME_DATABASE, WAREHOUSE / "rename")
     try:
         spark.sql(f"DESCRIBE bench.{hive_table}").collect()  # warm the Hive client up outside the timing
-        hive_seconds, _ = timed(
-            f"Hive rename of {partitions} partitions",
-            lambda: spark.sql(f"ALTER TABLE bench.{hive_table} RENAME TO bench.{hive_table}_by_hive").collect(),
-        )
+
+        def hive_rename(table: str) -> float:
+            statement = f"ALTER TABLE {table} RENAME TO {table}_by_hive"
+            return timed(f"Hive: {statement}", lambda: spark.sql(statement).collect())[0]
+
+        base = hive_rename("default.scratch_notes")
+        bare = hive_rename(f"bench.{bare_table}")
+        hive_seconds = hive_rename(f"bench.{hive_table}")
     finally:
         stop_spark(spark)
     stats = tuple(_statistics_left(f"{t}_by_{by}") for t, by in ((hive_table, "hive"), (console_tables[0], "console")))
+    cost = settings.CATALOG_HIVE_COST
+    per_partition, per_statistic = (bare - base) / partitions, (hive_seconds - bare) / (partitions * col_stats)
     return [
         f"### Hive's rename against the console's ({partitions:,} partitions, "
         f"{partitions * col_stats:,} statistics rows)",
@@ -237,6 +288,20 @@ def hive_against_console(partitions: int, col_stats: int, runs: int = 3) -> list
         "",
         f"The console was **{hive_seconds / console_seconds:.0f}×** faster and kept every statistics row.",
         "",
+        "Hive's cost, calibrated from the same run (Hive renames of an unpartitioned table and of the same "
+        f"{partitions:,} partitions without statistics: {base:.2f} s and {bare:.1f} s):",
+        "",
+        "| `CATALOG_HIVE_COST` | this run | the setting the preview used |",
+        "|---|---:|---:|",
+        f"| `base_seconds` | {base:.2f} | {cost['base_seconds']} |",
+        f"| `partition_ms` (per partition rewritten) | {per_partition * 1000:.2f} | {cost['partition_ms']} |",
+        f"| `statistic_ms` (per statistics row deleted) | {per_statistic * 1000:.2f} | {cost['statistic_ms']} |",
+        "",
+        f"With that setting the preview estimated Hive's rename at **{estimate.estimated_seconds:.1f} s** "
+        f"({estimate.partition_round_trips:,} partition round trips, {estimate.statistics_deleted:,} statistics rows "
+        f"deleted); Hive took {hive_seconds:.1f} s. The defaults are in `catalog_admin/settings.py`; set them "
+        "(`CATALOG_HIVE_COST_*`) from a run against your own Hive.",
+        "",
     ]
 
 
@@ -246,14 +311,14 @@ def _statistics_left(table: str) -> int:
     return PartitionColumnStatistics.objects.using("rename").filter(partition__table__name=table).count()
 
 
-def report(args: argparse.Namespace, results: list[str]) -> None:
+def report(args: argparse.Namespace, versions: list[str], results: list[str]) -> None:
     header = [
         f"Command: `.venv/bin/python benchmarks/alter.py --partitions {args.partitions} --col-stats {args.col_stats} "
-        f"--hive-partitions {args.hive_partitions}`",
+        f"--hive-partitions {args.hive_partitions} --versions {','.join(versions)}`",
         "",
         f"Machine: {platform.machine()}, Python {platform.python_version()}, 2 cores "
         f"(load average {os.getloadavg()[0]:.1f} when the report was written); PostgreSQL 15 on 127.0.0.1, "
-        "Hive 2.3.0 official schema.",
+        f"Hive's official {', '.join(versions)} schemas.",
         "",
     ]
     write_section(REPO / "docs" / "benchmarks.md", "Alter at scale", "\n".join(header + results))
