@@ -47,6 +47,66 @@ SUPPORTED_STATEMENTS = (
     "ALTER TABLE t DROP [IF EXISTS] PARTITION (k op 'v', …)[, PARTITION (…)] [PURGE]",
 )
 
+# Hive DDL the console recognises but does not run, by the words that start it (after ``ALTER TABLE t`` or after
+# ``ALTER TABLE t PARTITION (…)``; Hive's alterTableStatementSuffix and alterTblPartitionStatementSuffix, 2.3 to 4.0),
+# so that a steward is told "not supported" rather than "cannot parse".
+UNSUPPORTED_TABLE_CLAUSES: dict[tuple[str, ...], str] = {
+    ("ADD", "PARTITION"): "ADD PARTITION",
+    ("ADD", "IF"): "ADD IF NOT EXISTS PARTITION",
+    ("ADD", "CONSTRAINT"): "ADD CONSTRAINT",
+    ("DROP", "CONSTRAINT"): "DROP CONSTRAINT",
+    ("CLUSTERED",): "CLUSTERED BY",
+    ("NOT", "CLUSTERED"): "NOT CLUSTERED",
+    ("SKEWED",): "SKEWED BY",
+    ("NOT", "SKEWED"): "NOT SKEWED",
+    ("NOT", "STORED"): "NOT STORED AS DIRECTORIES",
+    ("NOT", "SORTED"): "NOT SORTED",
+    ("INTO",): "INTO … BUCKETS",
+    ("PARTITION", "COLUMN"): "PARTITION COLUMN (a partition key's type)",
+    ("SET", "FILEFORMAT"): "SET FILEFORMAT",
+    ("SET", "SERDE"): "SET SERDE",
+    ("SET", "SKEWED"): "SET SKEWED LOCATION",
+    ("SET", "PARTITION"): "SET PARTITION SPEC",
+    ("TOUCH",): "TOUCH",
+    ("ARCHIVE",): "ARCHIVE PARTITION",
+    ("UNARCHIVE",): "UNARCHIVE PARTITION",
+    ("COMPACT",): "COMPACT",
+    ("CONCATENATE",): "CONCATENATE",
+    ("EXCHANGE",): "EXCHANGE PARTITION",
+    ("RECOVER",): "RECOVER PARTITIONS",
+    ("UPDATE",): "UPDATE STATISTICS / UPDATE COLUMNS",
+    ("EXECUTE",): "EXECUTE",
+    ("CONVERT",): "CONVERT TO ICEBERG",
+    ("CREATE",): "CREATE BRANCH / CREATE TAG",
+    ("DROP", "BRANCH"): "DROP BRANCH",
+    ("DROP", "TAG"): "DROP TAG",
+}
+UNSUPPORTED_PARTITION_CLAUSES: dict[tuple[str, ...], str] = {
+    ("ADD", "COLUMNS"): "PARTITION (…) ADD COLUMNS",
+    ("REPLACE", "COLUMNS"): "PARTITION (…) REPLACE COLUMNS",
+    ("CHANGE",): "PARTITION (…) CHANGE COLUMN",
+    ("SET", "FILEFORMAT"): "PARTITION (…) SET FILEFORMAT",
+    ("SET", "SERDE"): "PARTITION (…) SET SERDE",
+    ("SET", "SERDEPROPERTIES"): "PARTITION (…) SET SERDEPROPERTIES",
+    ("COMPACT",): "PARTITION (…) COMPACT",
+    ("CONCATENATE",): "PARTITION (…) CONCATENATE",
+    ("CLUSTERED",): "PARTITION (…) CLUSTERED BY",
+    ("NOT",): "PARTITION (…) NOT CLUSTERED / NOT SORTED / NOT SKEWED",
+    ("INTO",): "PARTITION (…) INTO … BUCKETS",
+    ("SET", "SKEWED"): "PARTITION (…) SET SKEWED LOCATION",
+    ("TOUCH",): "PARTITION (…) TOUCH",
+    ("ARCHIVE",): "PARTITION (…) ARCHIVE",
+    ("UNARCHIVE",): "PARTITION (…) UNARCHIVE",
+    ("UPDATE",): "PARTITION (…) UPDATE STATISTICS / UPDATE COLUMNS",
+}
+# Mistakes worth a hint: statements Hive itself does not have.
+NOT_HIVE: dict[tuple[str, ...], str] = {
+    ("DROP", "COLUMN"): "Hive has no DROP COLUMN: REPLACE COLUMNS (…) with the columns to keep drops the others",
+    ("RENAME", "COLUMN"): "Hive has no RENAME COLUMN: CHANGE [COLUMN] old new type renames a column",
+    ("ALTER", "COLUMN"): "Hive has no ALTER COLUMN: CHANGE [COLUMN] old new type changes a column",
+    ("MODIFY",): "Hive has no MODIFY: CHANGE [COLUMN] old new type changes a column",
+}
+
 _TOKEN = re.compile(
     r"""
     (?P<ws>\s+|--[^\n]*)
@@ -72,14 +132,15 @@ class Token:
 class DdlParseError(ApplicationError):
     """The statement is not valid or not supported; names the position and what was expected."""
 
-    def __init__(self, statement: str, position: int, problem: str) -> None:
+    def __init__(self, statement: str, position: int, problem: str, *, unsupported: str = "") -> None:
         line = statement.count("\n", 0, position) + 1
         column = position - (statement.rfind("\n", 0, position) + 1) + 1
-        message = f"Cannot parse the statement at line {line}, column {column}: {problem}"
+        lead = "Unsupported statement" if unsupported else "Cannot parse the statement"
+        details = {"position": position, "line": line, "column": column, "supported": list(SUPPORTED_STATEMENTS)}
         super().__init__(
             ErrorCode.DDL_PARSE_ERROR,
-            message,
-            {"position": position, "line": line, "column": column, "supported": list(SUPPORTED_STATEMENTS)},
+            f"{lead} at line {line}, column {column}: {problem}",
+            {**details, "unsupported": unsupported} if unsupported else details,
         )
 
 
@@ -100,6 +161,10 @@ class _Parser:
     def statement(self) -> AlterSpec:
         if self.peek().kind == "end":
             raise self.error("the statement is empty; expected ALTER TABLE …")
+        first, second = (self.words(2) + ("",))[:2]
+        kind = first if first != "ALTER" else f"ALTER {second}" if second not in ("", "TABLE") else ""
+        if first and kind:
+            raise self.unsupported(kind, f"{kind} is not an ALTER TABLE statement; the console runs ALTER TABLE only")
         self.expect_words("ALTER", "TABLE")
         target = self.table_ref()
         spec = self.action(target)
@@ -109,6 +174,7 @@ class _Parser:
         return spec
 
     def action(self, target: TableRef) -> AlterSpec:
+        self.refuse_known(UNSUPPORTED_TABLE_CLAUSES, "ALTER TABLE … ")
         word = self.peek_word()
         if word == "RENAME":
             self.expect_words("RENAME", "TO")
@@ -181,6 +247,7 @@ class _Parser:
             self.expect_words("WITH")
             return RewritePartitionLocations(target=target, old_prefix=old, new_prefix=self.string())
         spec = self.partition_spec()
+        self.refuse_known(UNSUPPORTED_PARTITION_CLAUSES, "ALTER TABLE … ")
         if self.peek_word() == "RENAME":
             self.expect_words("RENAME", "TO", "PARTITION")
             return RenamePartition(target=target, partition=spec, new_partition=self.partition_spec())
@@ -348,6 +415,25 @@ class _Parser:
     def expect_op(self, op: str) -> None:
         if not self.accept_op(op):
             raise self.error(f"expected '{op}', found {self.describe(self.peek())}")
+
+    def words(self, count: int) -> tuple[str, ...]:
+        """The next ``count`` tokens as upper-case words ('' for a token that is not a word)."""
+        tokens = self.tokens[self.i : self.i + count]
+        return tuple(t.value.upper() if t.kind == "word" else "" for t in tokens)
+
+    def refuse_known(self, clauses: dict[tuple[str, ...], str], prefix: str) -> None:
+        """Refuse Hive DDL the console does not run (and name it), or a common non-Hive form (with a hint)."""
+        for starts, hint in NOT_HIVE.items():
+            if self.words(len(starts)) == starts:
+                raise self.error(hint)
+        for starts, clause in clauses.items():
+            if self.words(len(starts)) == starts:
+                raise self.unsupported(
+                    clause, f"{prefix}{clause} is Hive DDL that the console does not run; use Hive for it"
+                )
+
+    def unsupported(self, clause: str, problem: str) -> DdlParseError:
+        return DdlParseError(self.text, self.peek().position, problem, unsupported=clause)
 
     def describe(self, token: Token) -> str:
         return "the end of the statement" if token.kind == "end" else f"'{token.text}'"

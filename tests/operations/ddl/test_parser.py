@@ -231,8 +231,14 @@ def test_parsed_specs_hold_the_values() -> None:
 BAD = [
     pytest.param("", 1, 1, "the statement is empty", id="empty"),
     pytest.param("   \n  ", 2, 3, "the statement is empty", id="blank"),
-    pytest.param("SELECT 1", 1, 1, "expected ALTER, found 'SELECT'", id="not-alter"),
-    pytest.param("ALTER VIEW v AS SELECT 1", 1, 7, "expected TABLE, found 'VIEW'", id="alter-view"),
+    pytest.param("ALTER", 1, 6, "expected TABLE, found the end of the statement", id="alter-alone"),
+    pytest.param(
+        "ALTER TABLE t DROP COLUMN c",
+        1,
+        15,
+        "Hive has no DROP COLUMN: REPLACE COLUMNS (…) with the columns to keep drops the others",
+        id="not-hive-drop-column",
+    ),
     pytest.param("ALTER TABLE ;", 1, 13, "expected a name, found ';'", id="no-table"),
     pytest.param(
         "ALTER TABLE t",
@@ -319,3 +325,37 @@ def test_bad_input_names_the_position_and_the_supported_statements(
     lines = statement[: error.details["position"]].split("\n")
     assert (len(lines), len(lines[-1]) + 1) == (line, column)
     assert error.details["supported"] == list(SUPPORTED_STATEMENTS)
+
+
+# (Hive DDL the console does not run, column where it starts, the clause the error names)
+UNSUPPORTED = [
+    pytest.param("SELECT 1", 1, "SELECT", id="not-alter"),
+    pytest.param("ALTER VIEW v AS SELECT 1", 1, "ALTER VIEW", id="alter-view"),
+    pytest.param("ALTER TABLE t ADD PARTITION (a='1')", 15, "ADD PARTITION", id="add-partition"),
+    pytest.param("ALTER TABLE t ADD IF NOT EXISTS PARTITION (a='1')", 15, "ADD IF NOT EXISTS PARTITION", id="add-if"),
+    pytest.param("alter table t set fileformat orc", 15, "SET FILEFORMAT", id="lower-case"),
+    pytest.param("ALTER TABLE t CLUSTERED BY (id) INTO 4 BUCKETS", 15, "CLUSTERED BY", id="clustered"),
+    pytest.param("ALTER TABLE t PARTITION COLUMN (a int)", 15, "PARTITION COLUMN (a partition key's type)", id="key"),
+    pytest.param("ALTER TABLE t PARTITION (a='1') COMPACT 'major'", 33, "PARTITION (…) COMPACT", id="compact"),
+    pytest.param(
+        "ALTER TABLE t PARTITION (a='1') SET SERDEPROPERTIES ('k'='v')",
+        33,
+        "PARTITION (…) SET SERDEPROPERTIES",
+        id="partition-serde",
+    ),
+]
+
+
+@pytest.mark.parametrize(("statement", "column", "clause"), UNSUPPORTED)
+def test_hive_ddl_the_console_does_not_run_is_named_as_unsupported(statement: str, column: int, clause: str) -> None:
+    """Valid Hive the console does not run is not a typo: the error says so and names the clause."""
+    # given / when
+    with pytest.raises(DdlParseError) as caught:
+        parse_alter(statement)
+
+    # then
+    error = caught.value
+    assert error.code == ErrorCode.DDL_PARSE_ERROR
+    assert error.message.startswith(f"Unsupported statement at line 1, column {column}: ")
+    assert clause in error.message
+    assert (error.details["unsupported"], error.details["supported"]) == (clause, list(SUPPORTED_STATEMENTS))
