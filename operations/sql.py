@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from django.db import connections
 from django.db.models import Model
 
@@ -48,3 +51,14 @@ class MetastoreSql:
     def replace_prefix(self, column: str) -> str:
         """``new_prefix || SUBSTR(column, len(old_prefix) + 1)``; parameters: new prefix, start position."""
         return self.concat("%s", f"SUBSTR({column}, %s)")
+
+    def not_among(self, column: str, values: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
+        """`` AND column is none of values`` and its parameters (nothing when ``values`` is empty).
+
+        PostgreSQL takes the values as one array parameter; MySQL and SQLite one parameter each.
+        """
+        if not values:
+            return "", ()
+        if self.connection.vendor == "postgresql":
+            return f" AND {column} <> ALL(%s)", (list(values),)
+        return f" AND {column} NOT IN ({', '.join(['%s'] * len(values))})", tuple(values)

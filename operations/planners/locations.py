@@ -6,6 +6,8 @@ not move partitions when a table's location changes either (rule 10.5).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from catalog_admin.locations import filesystem_for
 from catalog_admin.models import Partition, StorageDescriptor
 from catalog_admin.selectors.metastores import Metastore
@@ -90,13 +92,21 @@ def plan_set_location(metastore: Metastore, state: TableState, spec: SetLocation
 
 
 def plan_rewrite_partition_locations(
-    metastore: Metastore, state: TableState, spec: RewritePartitionLocations
+    metastore: Metastore, state: TableState, spec: RewritePartitionLocations, *, keep_sd_ids: Sequence[int] = ()
 ) -> Preview:
+    """Every partition location starting with the old prefix gets the new one, in one statement.
+
+    The before-image is one inverse rule plus the partitions a revert must leave alone: those already under the
+    new prefix that the rewrite does not touch. ``keep_sd_ids`` (a revert's) are left alone here.
+    """
     sql = MetastoreSql(metastore.alias)
-    partition_sds = Partition.objects.using(metastore.alias).filter(table_id=state.table_id)
-    matching = partition_sds.filter(sd__location__startswith=spec.old_prefix).count()
-    already_new = list(
-        partition_sds.filter(sd__location__startswith=spec.new_prefix).values_list("sd_id", flat=True)[:1001]
+    partitions = Partition.objects.using(metastore.alias).filter(table_id=state.table_id)
+    matching = partitions.filter(sd__location__startswith=spec.old_prefix).exclude(sd_id__in=keep_sd_ids).count()
+    untouched_new = list(
+        partitions.filter(sd__location__startswith=spec.new_prefix)
+        .exclude(sd__location__startswith=spec.old_prefix)
+        .order_by("sd_id")
+        .values_list("sd_id", flat=True)
     )
     blockers = []
     if not state.is_partitioned:
@@ -104,6 +114,7 @@ def plan_rewrite_partition_locations(
     if spec.old_prefix == spec.new_prefix or not spec.old_prefix:
         blockers.append(Finding("no_change", "ddl", "The old and new prefixes must differ and not be empty"))
     location = sql.col(StorageDescriptor, "location")
+    kept, kept_params = sql.not_among(sql.col(StorageDescriptor, "id"), keep_sd_ids)
     steps = (
         [
             Step(
@@ -112,8 +123,15 @@ def plan_rewrite_partition_locations(
                 "update",
                 f"UPDATE {sql.table(StorageDescriptor)} SET {location} = {sql.replace_prefix(location)} "
                 f"WHERE {sql.of_table_partitions(sql.col(StorageDescriptor, 'id'), 'sd')} "
-                f"AND {sql.has_prefix(location)}",
-                (spec.new_prefix, len(spec.old_prefix) + 1, state.table_id, len(spec.old_prefix), spec.old_prefix),
+                f"AND {sql.has_prefix(location)}{kept}",
+                (
+                    spec.new_prefix,
+                    len(spec.old_prefix) + 1,
+                    state.table_id,
+                    len(spec.old_prefix),
+                    spec.old_prefix,
+                    *kept_params,
+                ),
                 matching,
             )
         ]
@@ -125,12 +143,12 @@ def plan_rewrite_partition_locations(
         if matching
         else [Finding("nothing_matches", "ddl", f"No partition location starts with {spec.old_prefix}", "warning")]
     )
-    if already_new:
+    if untouched_new:
         warnings.append(
             Finding(
                 "prefix_overlap",
                 "revert",
-                f"{len(already_new)} partition(s) already start with {spec.new_prefix}; "
+                f"{len(untouched_new)} partition(s) already start with {spec.new_prefix}; "
                 "a revert leaves them as they are.",
                 "warning",
             )
@@ -145,7 +163,7 @@ def plan_rewrite_partition_locations(
         warnings=warnings,
         partitions_touched=matching,
         # One inverse rule for any number of rows; the ids listed are those a revert must not touch.
-        inverse={"rule": {"old_prefix": spec.new_prefix, "new_prefix": spec.old_prefix}, "keep_sd_ids": already_new},
+        inverse={"rule": {"old_prefix": spec.new_prefix, "new_prefix": spec.old_prefix}, "keep_sd_ids": untouched_new},
     )
 
 

@@ -33,6 +33,7 @@ from catalog_admin.models import (
 from catalog_admin.selectors.metastores import Metastore, get_metastore
 from operations.models import DirectoryMoveRecord, Execution
 from operations.planners.common import build_preview, param_delete_steps, param_upsert_steps, snapshot
+from operations.planners.locations import plan_rewrite_partition_locations
 from operations.preview import DirectoryMove, Preview, Step
 from operations.services.alter import alter_preview
 from operations.specs import RevertExecution, SetOwner, TableRef, spec_from_dict
@@ -74,7 +75,8 @@ def _revert_plan(metastore: Metastore, execution: Execution) -> Preview:
     if kind == "rewrite_partition_locations":
         rule = image["rule"]
         spec = spec_from_dict({**operation, "old_prefix": rule["old_prefix"], "new_prefix": rule["new_prefix"]})
-        return alter_preview(metastore=metastore, spec=spec)
+        state = read_table_state(metastore, spec.target)
+        return plan_rewrite_partition_locations(metastore, state, spec, keep_sd_ids=image.get("keep_sd_ids", ()))
     if kind == "set_owner" and image.get("owner_type"):
         target = TableRef(**operation["target"])
         spec = SetOwner(target=target, principal_type=image["owner_type"], principal=image["owner"])

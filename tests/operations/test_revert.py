@@ -6,11 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError
-from catalog_admin.models import Sequence, hive_models
+from catalog_admin.models import Partition, Sequence, StorageDescriptor, hive_models
 from catalog_admin.selectors.metastores import Metastore
 from operations.services.alter import alter_execute, alter_preview_statement
 from operations.services.revert import revert_preview
+from tests.fixtures.operations import location_of
 
 pytestmark = pytest.mark.django_db
 
@@ -109,3 +111,44 @@ def test_only_the_latest_change_of_a_table_can_be_reverted(metastore: Metastore,
         revert_preview(execution=first)
     assert error.value.code == "invalid_state"
     assert f"#{second.pk}" in error.value.message
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "already_new"),
+    [
+        pytest.param("{warehouse}/archive/", "hdfs://nn1/cold/", "", id="disjoint"),
+        pytest.param("{warehouse}/archive/", "hdfs://nn1/cold/", "hdfs://nn1/cold/orders/hour=9", id="one-already-new"),
+        pytest.param("{warehouse}/", "{warehouse}/sales.db/", "", id="new-prefix-inside-old"),
+    ],
+)
+def test_revert_of_a_prefix_rewrite_is_one_rule_and_exact(
+    metastore: Metastore, warehouse: Path, old: str, new: str, already_new: str
+) -> None:
+    """The before-image is the inverse rule and the partitions a revert must leave alone (those under the new prefix
+    that the rewrite did not touch), never a copy per row; the revert restores every location exactly, also when
+    some partitions were already under the new prefix or when the new prefix lies inside the old one."""
+    # given
+    old, new = (prefix.format(warehouse=location_of(warehouse)) for prefix in (old, new))
+    kept = []
+    if already_new:  # one partition outside the old prefix already lives under the new one
+        partition = Partition.objects.using(metastore.alias).get(table__name="orders", name="dt=2024-01-03/hour=9")
+        with allow_metastore_writes():
+            StorageDescriptor.objects.using(metastore.alias).filter(id=partition.sd_id).update(location=already_new)
+        kept = [partition.sd_id]
+    statement = f"ALTER TABLE sales.orders PARTITION LOCATIONS REPLACE PREFIX '{old}' WITH '{new}'"
+    rows_before = dump_metastore(metastore)
+
+    # when
+    execution = alter_execute(
+        preview=alter_preview_statement(metastore=metastore, statement=statement), actor="tester", source="cli"
+    )
+    changed = dump_metastore(metastore)["SDS"] != rows_before["SDS"]
+    revert = alter_execute(preview=revert_preview(execution=execution), actor="tester", source="cli")
+
+    # then
+    assert changed, "the rewrite changed no location"
+    image = execution.before_image
+    assert image["rule"] == {"old_prefix": new, "new_prefix": old}
+    assert (image["keep_sd_ids"], image["updated_rows"], image["deleted_rows"]) == (kept, {}, {})
+    assert revert.actual_counts == revert.expected_counts == execution.expected_counts
+    assert dump_metastore(metastore) == rows_before
