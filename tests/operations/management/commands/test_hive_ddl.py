@@ -31,6 +31,14 @@ def hive_ddl(metastore: Metastore, *args: str) -> str:
     return out.getvalue()
 
 
+def hive_ddl_refused(metastore: Metastore, *args: str) -> tuple[CommandError, str]:
+    """The command's error and what it printed before it."""
+    out = io.StringIO()
+    with pytest.raises(CommandError) as refused:
+        call_command("hive_ddl", *args, "--metastore", metastore.name, stdout=out)
+    return refused.value, out.getvalue()
+
+
 def table_names(metastore: Metastore) -> set[str]:
     return set(Table.objects.using(metastore.alias).filter(database__name="sales").values_list("name", flat=True))
 
@@ -72,47 +80,27 @@ def test_a_blocked_statement_exits_2_after_printing_why(metastore: Metastore, wa
     """Hive's rules refuse the rename onto an existing table: the blockers are printed, the status is 2."""
     # given
     rows, tree = metastore_dump(metastore.alias), warehouse_tree(warehouse)
-    out = io.StringIO()
 
     # when
-    with pytest.raises(CommandError) as refused:
-        call_command(
-            "hive_ddl",
-            "ALTER TABLE sales.orders RENAME TO sales.customers",
-            "--metastore",
-            metastore.name,
-            "--execute",
-            "--reason",
-            "test",
-            stdout=out,
-        )
+    error, printed = hive_ddl_refused(
+        metastore, "ALTER TABLE sales.orders RENAME TO sales.customers", "--execute", "--reason", "test"
+    )
 
     # then
-    assert refused.value.returncode == 2
-    assert str(refused.value).startswith("[hive_rule_violation] 2 blocker(s): new table sales.customers already exists")
-    assert "BLOCKED [2.7] new table sales.customers already exists" in out.getvalue()
+    assert error.returncode == 2
+    assert str(error).startswith("[hive_rule_violation] 2 blocker(s): new table sales.customers already exists")
+    assert "BLOCKED [2.7] new table sales.customers already exists" in printed
     assert (metastore_dump(metastore.alias), warehouse_tree(warehouse)) == (rows, tree)
     assert not Execution.objects.exists()
 
 
 def test_a_blocked_statement_still_prints_its_json(metastore: Metastore) -> None:
-    # given
-    out = io.StringIO()
-
     # when
-    with pytest.raises(CommandError) as refused:
-        call_command(
-            "hive_ddl",
-            "ALTER TABLE sales.orders ADD COLUMNS (note strang)",
-            "--metastore",
-            metastore.name,
-            "--json",
-            stdout=out,
-        )
+    error, printed = hive_ddl_refused(metastore, "ALTER TABLE sales.orders ADD COLUMNS (note strang)", "--json")
 
     # then
-    assert refused.value.returncode == 2
-    blockers = json.loads(out.getvalue())["preview"]["blockers"]
+    assert error.returncode == 2
+    blockers = json.loads(printed)["preview"]["blockers"]
     assert [(b["rule"], b["message"]) for b in blockers] == [("2.4", "Invalid column type: strang")]
 
 
@@ -129,15 +117,12 @@ def test_a_blocked_statement_still_prints_its_json(metastore: Metastore) -> None
 def test_errors_exit_1_and_say_what_is_wrong(metastore: Metastore, statement: str, message: str) -> None:
     """Unparseable DDL names the position and lists what is supported; an unknown table is named."""
     # when
-    with pytest.raises(CommandError) as failed:
-        hive_ddl(metastore, statement)
+    error, _printed = hive_ddl_refused(metastore, statement)
 
     # then
-    assert failed.value.returncode == 1
-    assert str(failed.value).startswith(message)
-    assert ("Supported statements:\n  ALTER TABLE [db.]t RENAME TO [db.]t2" in str(failed.value)) == (
-        "parse" in message
-    )
+    assert error.returncode == 1
+    assert str(error).startswith(message)
+    assert ("Supported statements:\n  ALTER TABLE [db.]t RENAME TO [db.]t2" in str(error)) == ("parse" in message)
 
 
 def test_execute_needs_a_reason(metastore: Metastore) -> None:
