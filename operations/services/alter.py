@@ -194,18 +194,25 @@ def _apply(
             fault_point("moved")
             steps, allocated = _resolve_ids(metastore, preview.steps)
             counts, captured = _run_steps(metastore, steps, progress)
+            _keep_before_image(execution, allocated, captured)
             fault_point("before_commit")
     except BaseException:
         _restore_directories(moved)
         raise
     fault_point("committed")
+    return counts
+
+
+def _keep_before_image(execution: Execution, allocated: dict[str, int], captured: dict[str, Any]) -> None:
+    """Store the rows the statements replaced before the metastore commits: an execution that dies after the commit
+    (reconciled later) can still be reverted exactly."""
     execution.before_image = {
         **execution.before_image,
         "allocated_ids": allocated,
         "deleted_rows": captured["deleted"],
         "updated_rows": captured["updated"],
     }
-    return counts
+    execution.save(update_fields=["before_image"])
 
 
 def _resolve_ids(metastore: Metastore, steps: tuple[Step, ...]) -> tuple[tuple[Step, ...], dict[str, int]]:

@@ -85,7 +85,20 @@ def _revert_plan(metastore: Metastore, execution: Execution) -> Preview:
 
 
 def _check_revertible(execution: Execution) -> None:
-    """Only the latest change of a table can be reverted, and only once."""
+    """Only the latest change of a table can be reverted, only once, not a revert, and only with its before-image."""
+    if execution.reverts_id is not None:
+        raise ApplicationError(
+            ErrorCode.INVALID_STATE,
+            f"Execution #{execution.pk} is itself a revert (of #{execution.reverts_id}); to redo that change, "
+            "preview its statement again.",
+            {"execution": execution.pk, "reverts": execution.reverts_id},
+        )
+    if "deleted_rows" not in execution.before_image:
+        raise ApplicationError(
+            ErrorCode.INVALID_STATE,
+            f"Execution #{execution.pk} has no record of the rows it replaced: it cannot be reverted exactly.",
+            {"execution": execution.pk},
+        )
     if hasattr(execution, "reverted_by"):
         raise ApplicationError(
             ErrorCode.INVALID_STATE,

@@ -93,6 +93,28 @@ def test_revert_twice_is_refused(metastore: Metastore, warehouse: Path) -> None:
     assert "already reverted" in error.value.message
 
 
+def test_a_revert_is_not_reverted(metastore: Metastore, warehouse: Path) -> None:
+    """Reverting a revert would replay its directory moves without its rows: refused, redo means a new preview."""
+    # given
+    execution = alter_execute(
+        preview=alter_preview_statement(metastore=metastore, statement=STATEMENTS["drop_partitions"]),
+        actor="tester",
+        source="cli",
+    )
+    revert = alter_execute(preview=revert_preview(execution=execution), actor="tester", source="cli")
+    rows, files = dump_metastore(metastore), tree(warehouse)
+
+    # when / then
+    with pytest.raises(ApplicationError) as error:
+        revert_preview(execution=revert)
+    assert error.value.code == "invalid_state"
+    assert error.value.message == (
+        f"Execution #{revert.pk} is itself a revert (of #{execution.pk}); to redo that change, "
+        "preview its statement again."
+    )
+    assert (dump_metastore(metastore), tree(warehouse)) == (rows, files)
+
+
 def test_only_the_latest_change_of_a_table_can_be_reverted(metastore: Metastore, warehouse: Path) -> None:
     # given
     first = alter_execute(

@@ -18,6 +18,7 @@ from operations.models import AuditRecord, DirectoryMoveRecord, Execution
 from operations.preview import Preview
 from operations.services.alter import alter_execute, alter_preview_statement
 from operations.services.reconcile import reconcile_executions
+from operations.services.revert import revert_preview
 from tests.fixtures.operations import ProcessDied, crash_at, execute, metastore_dump, path_of, warehouse_tree
 
 RENAME = "ALTER TABLE sales.orders RENAME TO marketing.orders_v2"
@@ -91,6 +92,28 @@ def test_an_execution_that_died_after_the_commit_is_recorded_as_committed(
     assert (execution.state, execution.error) == (Execution.State.RECONCILED, "")
     assert path_of(plan.moves[0].destination).is_dir()
     assert (warehouse_tree(warehouse), metastore_dump(metastore.alias)) == (tree, rows)
+
+
+@some_metastores
+def test_a_drop_that_died_after_the_commit_can_still_be_reverted_exactly(
+    metastore: Metastore, warehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rows a drop deletes are kept with the execution before the metastore commits: once reconciled, its revert
+    puts back every row and moves the data out of the trash."""
+    # given
+    rows, tree = metastore_dump(metastore.alias), warehouse_tree(warehouse)
+    crash(metastore, monkeypatch, DROP, "committed")
+    [result] = reconcile_executions()
+    dropped = Execution.objects.get()
+
+    # when
+    revert = execute(revert_preview(execution=dropped))
+
+    # then
+    assert (result.committed, dropped.state) == (True, Execution.State.RECONCILED)
+    assert sum(len(r) for r in dropped.before_image["deleted_rows"].values()) > 0
+    assert revert.actual_counts == revert.expected_counts
+    assert (metastore_dump(metastore.alias), warehouse_tree(warehouse)) == (rows, tree)
 
 
 @some_metastores
