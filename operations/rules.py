@@ -16,6 +16,7 @@ from catalog_admin.schema import SchemaVersion
 __all__ = (
     "Finding",
     "canonical_type",
+    "check_bucket_columns",
     "check_column_types",
     "check_partition_keys",
     "check_table_name",
@@ -26,7 +27,10 @@ __all__ = (
 
 V4 = SchemaVersion(4, 0, 0, "alpha", 1)
 
-# ColumnType.AllTypes: primitives, complex kinds and bookkeeping words.
+# ColumnType.AllTypes (3.x, 4.x; serdeConstants' primitive and complex names in 2.3): the names a type may start
+# with. Hive's parser turns INTEGER into int and NUMERIC into decimal (operations.specs.hive_column_type); the
+# metastore itself refuses them. The multi-word timestamp name never matches a first token, and the bookkeeping
+# words of 3.x/4.x (columns, columns.types, column.name.delimiter) are left out: no Hive client sends them as a type.
 KNOWN_TYPES = frozenset(
     {
         "void",
@@ -34,20 +38,16 @@ KNOWN_TYPES = frozenset(
         "tinyint",
         "smallint",
         "int",
-        "integer",
         "bigint",
         "float",
         "double",
-        "real",
         "string",
         "varchar",
         "char",
         "date",
         "datetime",
         "timestamp",
-        "timestamplocaltz",
         "decimal",
-        "numeric",
         "binary",
         "interval_year_month",
         "interval_day_time",
@@ -55,10 +55,11 @@ KNOWN_TYPES = frozenset(
         "map",
         "struct",
         "uniontype",
-        "unknown",
         "timestamp with local time zone",
     }
 )
+# Rule 5.5: metastore.allow.incompatible.col.type.changes.serdes, by default.
+EXEMPT_SERDES = frozenset({"org.apache.hadoop.hive.kudu.KuduSerDe", "org.apache.iceberg.mr.hive.HiveIcebergSerDe"})
 NUMERIC_ORDER = ("tinyint", "smallint", "int", "bigint", "decimal", "float", "double")
 STRING_FAMILY = frozenset({"string", "varchar", "char"})
 DATE_FAMILY = frozenset({"date", "datetime", "timestamp"})
@@ -127,13 +128,29 @@ def incompatible_columns(old: list[tuple[str, str]], new: list[tuple[str, str]],
 
 
 def check_column_types(
-    old: list[tuple[str, str]], new: list[tuple[str, str]], version: SchemaVersion, *, is_view: bool
+    old: list[tuple[str, str]],
+    new: list[tuple[str, str]],
+    version: SchemaVersion,
+    *,
+    is_view: bool,
+    serde: str | None = None,
 ) -> list[Finding]:
-    """Rules 2.4 and 5: every new type is known, and no position changes to an incompatible type."""
+    """Rules 2.4 and 5: every new type is known, and no position changes to an incompatible type unless the table's
+    serde is exempt (4.x, rule 5.5: then a warning)."""
     findings = [Finding("invalid_type", "2.4", f"Invalid column type: {t}") for _n, t in new if not is_known_type(t)]
     if findings or is_view:
         return findings
     bad = incompatible_columns(old, new, version)
+    if bad and version >= V4 and serde in EXEMPT_SERDES:
+        return [
+            Finding(
+                "incompatible_column_type_exempt",
+                "5.5",
+                f"Columns {', '.join(bad)} change to types incompatible with their old ones: Hive allows it for "
+                f"{serde} tables, and the data is not rewritten.",
+                "warning",
+            )
+        ]
     if bad:
         findings.append(
             Finding(
@@ -144,6 +161,27 @@ def check_column_types(
             )
         )
     return findings
+
+
+def check_bucket_columns(bucket_columns: list[str], new_columns: list[str], version: SchemaVersion) -> list[Finding]:
+    """Rule 2.5: every bucketing column (lower-cased) is a new column; a blocker on 4.x, a warning before (not checked
+    there, so the table would stay bucketed by a column it no longer has)."""
+    names = {name.lower() for name in new_columns}
+    dangling = [column.lower() for column in bucket_columns if column.lower() not in names]
+    if not dangling:
+        return []
+    message = f"Bucket columns - [{', '.join(dangling)}] doesn't match with any table columns"  # Java's List.toString
+    if version >= V4:
+        return [Finding("bucket_columns", "2.5", message)]
+    return [
+        Finding(
+            "bucket_columns_dangling",
+            "2.5",
+            f"{message}: Hive {version.major}.{version.minor} does not check this (4.0 does), so the table stays "
+            "bucketed by a column it no longer has.",
+            "warning",
+        )
+    ]
 
 
 def check_partition_keys(old: list[str], new: list[str], *, is_view: bool) -> list[Finding]:

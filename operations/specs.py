@@ -7,7 +7,8 @@ renders the normalized Hive statement shown in previews.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import re
+from dataclasses import asdict, dataclass, replace
 from typing import Any, ClassVar
 
 from operations.ddl.render import quote_ident, quote_string, render_partition_spec, render_properties
@@ -31,8 +32,21 @@ __all__ = (
     "SetTableProperties",
     "TableRef",
     "UnsetTableProperties",
+    "hive_column_type",
     "spec_from_dict",
 )
+
+# Type names Hive's SQL parser reads as another type (HiveLexer: INTEGER is KW_INT, NUMERIC is KW_DECIMAL): the
+# metastore only ever receives the second name. A word followed by ':' is a struct field's name, not a type.
+_TYPE_SYNONYMS = {"integer": "int", "numeric": "decimal"}
+_SYNONYM = re.compile(r"\b(integer|numeric)\b(?!\s*:)", re.IGNORECASE)
+
+
+def hive_column_type(type_name: str) -> str:
+    """``type_name`` as Hive's parser hands it to the metastore: ``integer`` is ``int`` and ``numeric`` is
+    ``decimal``, parameters and element types kept (``numeric(10,2)`` → ``decimal(10,2)``, ``array<integer>`` →
+    ``array<int>``)."""
+    return _SYNONYM.sub(lambda match: _TYPE_SYNONYMS[match.group(1).lower()], type_name)
 
 
 @dataclass(frozen=True)
@@ -266,9 +280,9 @@ def spec_from_dict(data: dict[str, Any]) -> AlterSpec:
         if name in fields:
             fields[name] = TableRef(**fields[name])
     if "columns" in fields:
-        fields["columns"] = tuple(ColumnDef(**c) for c in fields["columns"])
+        fields["columns"] = tuple(_column_def(c) for c in fields["columns"])
     if "column" in fields:
-        fields["column"] = ColumnDef(**fields["column"])
+        fields["column"] = _column_def(fields["column"])
     for name in ("properties", "partition", "new_partition"):
         if name in fields:
             fields[name] = tuple(tuple(pair) for pair in fields[name])
@@ -277,3 +291,9 @@ def spec_from_dict(data: dict[str, Any]) -> AlterSpec:
     if "specs" in fields:
         fields["specs"] = tuple(tuple(PartitionPredicate(**p) for p in spec) for spec in fields["specs"])
     return cls(**fields)
+
+
+def _column_def(data: dict[str, Any]) -> ColumnDef:
+    """A column definition from its dict, its type named as a typed statement would name it."""
+    column = ColumnDef(**data)
+    return replace(column, type=hive_column_type(column.type)) if isinstance(column.type, str) else column

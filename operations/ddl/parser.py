@@ -28,6 +28,7 @@ from operations.specs import (
     SetTableProperties,
     TableRef,
     UnsetTableProperties,
+    hive_column_type,
 )
 
 __all__ = ("SUPPORTED_STATEMENTS", "DdlParseError", "parse_alter")
@@ -285,7 +286,8 @@ class _Parser:
         return ColumnDef(name=name.lower(), type=column_type, comment=comment)
 
     def column_type(self) -> str:
-        """A Hive type, kept as written but normalized: ``decimal(10,2)``, ``map<string,array<int>>``."""
+        """A Hive type, kept as written but normalized: ``decimal(10,2)``, ``map<string,array<int>>``; named as Hive's
+        parser names it (``integer`` is ``int``, ``numeric(10,2)`` is ``decimal(10,2)``)."""
         start = self.peek()
         if start.kind != "word":
             raise self.error(f"expected a column type, found {self.describe(start)}")
@@ -314,7 +316,7 @@ class _Parser:
             self.advance()
         if depth != 0:
             raise self.error(f"unbalanced brackets in column type starting at {self.describe(start)}")
-        return "".join(parts)
+        return hive_column_type("".join(parts))
 
     def properties(self) -> tuple[tuple[str, str], ...]:
         def pair() -> tuple[str, str]:

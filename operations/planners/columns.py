@@ -6,17 +6,22 @@ descriptor in one statement (Hive creates one descriptor per partition). Descrip
 more are removed, as Hive's ``removeUnusedColumnDescriptor`` does. Statistics are kept wherever the data
 did not change: a renamed column keeps its statistics under the new name (Hive drops them); a type
 change or a dropped column drops that column's statistics, where its data changes meaning.
+A CHANGE that renames a bucketing column renames it in BUCKETING_COLS too, as Hive's client does since 4.0.
 Spark's copy of the schema (``spark.sql.sources.schema``) follows.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import reduce
+from operator import or_
 
-from django.db.models import Count
+from django.db import connections
+from django.db.models import Count, Q
 
 from catalog_admin.models import (
+    BucketingColumn,
     Column,
     ColumnDescriptor,
     Partition,
@@ -31,7 +36,7 @@ from catalog_admin.selectors.metastores import Metastore
 from operations.dependent_views import dependent_views_warning
 from operations.planners.common import build_preview, hive_seconds, param_upsert_steps, snapshot
 from operations.preview import HiveComparison, NewId, Preview, Step
-from operations.rules import Finding, check_column_types
+from operations.rules import Finding, check_bucket_columns, check_column_types
 from operations.spark_schema import rewrite_spark_schema
 from operations.specs import AddColumns, ChangeColumn, ColumnDef, ReplaceColumns
 from operations.sql import MetastoreSql
@@ -41,6 +46,8 @@ __all__ = ("plan_column_change",)
 
 V4 = SchemaVersion(4, 0, 0, "alpha", 1)
 STATS_KEY = "COLUMN_STATS_ACCURATE"
+# Flag edits nested in one UPDATE: three REPLACE calls each at most, well below every database's expression depth.
+FLAG_EDITS_PER_STEP = 50
 
 
 @dataclass
@@ -50,20 +57,27 @@ class ColumnPlan:
     columns: list[ColumnInfo]
     renamed: dict[str, str] = field(default_factory=dict)  # old name -> new name, same type
     stats_dropped: set[str] = field(default_factory=set)  # old names whose data changes meaning or disappears
+    bucket_renamed: tuple[str, str] | None = None  # a bucketing column CHANGE renames: (stored name, new name)
     blockers: list[Finding] = field(default_factory=list)
+    warnings: list[Finding] = field(default_factory=list)
 
 
 def plan_column_change(
     metastore: Metastore, state: TableState, spec: AddColumns | ReplaceColumns | ChangeColumn
 ) -> Preview:
+    bucket_columns = _bucket_columns(metastore, state)
     plan = _new_columns(state, spec)
-    plan.blockers += _column_blockers(metastore, state, spec, plan)
+    plan.bucket_renamed = _bucket_rename(spec, plan, bucket_columns)
+    findings = _column_findings(metastore, state, spec, plan) + _bucket_findings(metastore, plan, bucket_columns)
+    plan.blockers += [f for f in findings if f.severity == "blocker"]
+    plan.warnings += [f for f in findings if f.severity != "blocker"]
     cascade = spec.cascade and state.is_partitioned
     sql = MetastoreSql(metastore.alias)
     steps: list[Step] = []
     dropped_stats = moved_stats = 0
     if not plan.blockers:
         steps += _descriptor_steps(metastore, sql, state, plan, cascade)
+        steps += _bucket_rename_steps(metastore, sql, state, plan, cascade)
         table_steps, table_dropped, table_moved = _table_statistics_steps(metastore, sql, state, plan)
         steps += table_steps
         dropped_stats += table_dropped
@@ -128,8 +142,8 @@ def _new_columns(state: TableState, spec: AddColumns | ReplaceColumns | ChangeCo
         return ColumnPlan(columns=old + [_info(c) for c in spec.columns])
     if isinstance(spec, ReplaceColumns):
         new = [_info(c) for c in spec.columns]
-        kept = {(c.name, c.type) for c in new}
-        return ColumnPlan(columns=new, stats_dropped={c.name for c in old if (c.name, c.type) not in kept})
+        kept = {(c.name, c.type.lower()) for c in new}  # rule 11.2: types compared case-insensitively
+        return ColumnPlan(columns=new, stats_dropped={c.name for c in old if (c.name, c.type.lower()) not in kept})
     return _changed_column(old, spec)
 
 
@@ -166,24 +180,24 @@ def _info(column: ColumnDef) -> ColumnInfo:
     return ColumnInfo(column.name.lower(), column.type, column.comment)
 
 
-def _column_blockers(
+def _column_findings(
     metastore: Metastore, state: TableState, spec: AddColumns | ReplaceColumns | ChangeColumn, plan: ColumnPlan
 ) -> list[Finding]:
-    blockers = []
+    findings = []
     if state.is_view:
-        blockers.append(Finding("view_columns", "ddl", f"{state.ref} is a view: change it with ALTER VIEW … AS"))
+        findings.append(Finding("view_columns", "ddl", f"{state.ref} is a view: change it with ALTER VIEW … AS"))
     names = [c.name for c in plan.columns]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
-        blockers.append(Finding("duplicate_column", "ddl", f"Duplicate column name: {', '.join(duplicates)}"))
+        findings.append(Finding("duplicate_column", "ddl", f"Duplicate column name: {', '.join(duplicates)}"))
     clashes = sorted(set(names) & {k.name for k in state.partition_keys})
     if clashes:
-        blockers.append(
+        findings.append(
             Finding("partition_key_clash", "6.2", f"Column name {', '.join(clashes)} is already a partition key")
         )
     # Hive's REPLACE_CANNOT_DROP_COLUMNS: fewer columns than before (renames and type changes keep the count).
     if isinstance(spec, ReplaceColumns) and state.is_transactional and len(plan.columns) < len(state.columns):
-        blockers.append(
+        findings.append(
             Finding(
                 "acid_replace",
                 "acid",
@@ -192,10 +206,89 @@ def _column_blockers(
         )
     old = [(c.name, c.type) for c in state.columns]
     new = [(c.name, c.type) for c in plan.columns]
-    blockers += check_column_types(old, new, metastore.schema.version, is_view=state.is_view)
+    version = metastore.schema.version
+    findings += check_column_types(old, new, version, is_view=state.is_view, serde=state.serde_lib)
     if not state.cd_id:
-        blockers.append(Finding("no_columns", "ddl", f"{state.ref} has no column descriptor"))
-    return blockers
+        findings.append(Finding("no_columns", "ddl", f"{state.ref} has no column descriptor"))
+    return findings
+
+
+# Bucketing columns -----------------------------------------------------------------------------
+
+
+def _bucket_columns(metastore: Metastore, state: TableState) -> list[str]:
+    """BUCKETING_COLS of the table's storage descriptor, in order."""
+    if not state.sd_id:
+        return []
+    rows = BucketingColumn.objects.using(metastore.alias).filter(sd_id=state.sd_id).order_by("position")
+    return list(rows.values_list("name", flat=True))
+
+
+def _bucket_rename(
+    spec: AddColumns | ReplaceColumns | ChangeColumn, plan: ColumnPlan, bucket_columns: list[str]
+) -> tuple[str, str] | None:
+    """The bucketing column a CHANGE renames, as Hive's client does since 4.0 (HIVE-22826): (stored name, new name).
+
+    Hive removes the old name and appends the new one; the console keeps its position, so the bucketing stays the
+    same."""
+    if not isinstance(spec, ChangeColumn) or plan.blockers:
+        return None
+    old, new = spec.old_name.lower(), spec.column.name.lower()
+    stored = next((name for name in bucket_columns if name.lower() == old), None)
+    return (stored, new) if stored is not None and old != new else None
+
+
+def _bucket_findings(metastore: Metastore, plan: ColumnPlan, bucket_columns: list[str]) -> list[Finding]:
+    """Rule 2.5 on the bucketing columns after the change, and what renaming one means for this version."""
+    version = metastore.schema.version
+    after = list(bucket_columns)
+    findings = []
+    if plan.bucket_renamed:
+        old, new = plan.bucket_renamed
+        after = [new if name == old else name for name in after]
+        if version < V4:
+            findings.append(
+                Finding(
+                    "bucket_column_renamed",
+                    "2.5",
+                    f"The bucketing column {old} is renamed to {new} too: Hive {version.major}.{version.minor} "
+                    "would leave the bucketing column dangling.",
+                    "warning",
+                )
+            )
+    return check_bucket_columns(after, [c.name for c in plan.columns], version) + findings
+
+
+def _bucket_rename_steps(
+    metastore: Metastore, sql: MetastoreSql, state: TableState, plan: ColumnPlan, cascade: bool
+) -> list[Step]:
+    """Rename the bucketing column in the table's storage descriptor (and, with CASCADE, in its partitions'), in one
+    statement that first keeps the old rows for a revert."""
+    if not plan.bucket_renamed:
+        return []
+    old, new = plan.bucket_renamed
+    name, sd = sql.col(BucketingColumn, "name"), sql.col(BucketingColumn, "sd")
+    owners, owner_params = f"{sd} = %s", (state.sd_id,)
+    rows = 1
+    if cascade:
+        owners = f"({owners} OR {sql.of_table_partitions(sd, 'sd')})"
+        owner_params += (state.table_id,)
+        partition_sds = Partition.objects.using(metastore.alias).filter(table_id=state.table_id).values("sd_id")
+        rows += BucketingColumn.objects.using(metastore.alias).filter(sd_id__in=partition_sds, name=old).count()
+    where, where_params = f"{name} = %s AND {owners}", (old, *owner_params)
+    scope = "the table and its partitions" if cascade else "the table"
+    return [
+        Step(
+            f"Rename the bucketing column {old} to {new} for {scope}",
+            "BUCKETING_COLS",
+            "update",
+            f"UPDATE {sql.table(BucketingColumn)} SET {name} = %s WHERE {where}",
+            (new, *where_params),
+            rows,
+            before_sql=f"SELECT * FROM {sql.table(BucketingColumn)} WHERE {where}",
+            before_params=where_params,
+        )
+    ]
 
 
 # Descriptors -----------------------------------------------------------------------------------
@@ -384,44 +477,58 @@ def _statistics_steps(
 
 
 def _partition_flag_steps(metastore: Metastore, sql: MetastoreSql, state: TableState, plan: ColumnPlan) -> list[Step]:
-    """Edit every partition's COLUMN_STATS_ACCURATE flags set-based (Hive writes them as compact JSON)."""
-    value = sql.col(PartitionParam, "value")
-    steps = []
-    edits = [(f'"{n}":"true"', "") for n in sorted(plan.stats_dropped)]
-    edits += [(f'"{o}":"true"', f'"{n}":"true"') for o, n in sorted(plan.renamed.items())]
-    for old, new in edits:
-        expression = _replace_flag(value, bool(new))
-        where = (
-            f"{sql.of_table_partitions(sql.col(PartitionParam, 'partition'))} AND {sql.col(PartitionParam, 'key')} = %s"
-        )
-        rows = (
-            PartitionParam.objects.using(metastore.alias)
-            .filter(partition__table_id=state.table_id, key=STATS_KEY, value__contains=old)
-            .count()
-        )
-        if rows:
-            params = (old, new) if new else (f",{old}", "", f"{old},", "", old, "")
-            steps.append(
-                Step(
-                    f"Update partition statistics flags for {old}",
-                    "PARTITION_PARAMS",
-                    "update",
-                    f"UPDATE {sql.table(PartitionParam)} SET {value} = {expression} WHERE {where} "
-                    f"AND {value} <> {expression}",
-                    (*params, state.table_id, STATS_KEY, *params),
-                    rows,
-                    # The old flags cannot be derived from the new ones: keep them for a revert.
-                    before_sql=f"SELECT * FROM {sql.table(PartitionParam)} WHERE {where} AND {value} <> {expression}",
-                    before_params=(state.table_id, STATS_KEY, *params),
-                )
+    """Edit every partition's COLUMN_STATS_ACCURATE flags set-based (Hive writes them as compact JSON): all edits of a
+    row in one UPDATE (per group of edits), each row kept for a revert once, with its original value, by the first."""
+    value, key = sql.col(PartitionParam, "value"), sql.col(PartitionParam, "key")
+    owners = f"{sql.of_table_partitions(sql.col(PartitionParam, 'partition'))} AND {key} = %s"
+    flagged = PartitionParam.objects.using(metastore.alias).filter(partition__table_id=state.table_id, key=STATS_KEY)
+    edits = _flag_edits(plan)
+    steps, changes = [], []
+    for start in range(0, len(edits), FLAG_EDITS_PER_STEP):
+        group = edits[start : start + FLAG_EDITS_PER_STEP]
+        rows = flagged.filter(reduce(or_, (Q(value__contains=old) for old, _new in group))).count()
+        if not rows:
+            continue
+        expression, params = _flag_expression(value, group)
+        changes.append((f"{value} <> {expression}", params))
+        steps.append(
+            Step(
+                f"Update partition statistics flags for {', '.join(old for old, _new in group)}",
+                "PARTITION_PARAMS",
+                "update",
+                f"UPDATE {sql.table(PartitionParam)} SET {value} = {expression} "
+                f"WHERE {owners} AND {value} <> {expression}",
+                (*params, state.table_id, STATS_KEY, *params),
+                rows,
             )
+        )
+    if not steps:
+        return []
+    # The old flags cannot be derived from the new ones: the first step keeps every row any step changes.
+    changed = " OR ".join(condition for condition, _params in changes)
+    steps[0] = replace(
+        steps[0],
+        before_sql=f"SELECT * FROM {sql.table(PartitionParam)} WHERE {owners} AND ({changed})",
+        before_params=(state.table_id, STATS_KEY, *(p for _condition, params in changes for p in params)),
+    )
     return steps
 
 
-def _replace_flag(column: str, rename: bool) -> str:
-    if rename:
-        return f"REPLACE({column}, %s, %s)"
-    return f"REPLACE(REPLACE(REPLACE({column}, %s, %s), %s, %s), %s, %s)"
+def _flag_edits(plan: ColumnPlan) -> list[tuple[str, str]]:
+    """``(flag, replacement)`` pairs: a dropped column's flag goes, a renamed column's follows its new name."""
+    edits = [(f'"{n}":"true"', "") for n in sorted(plan.stats_dropped)]
+    return edits + [(f'"{o}":"true"', f'"{n}":"true"') for o, n in sorted(plan.renamed.items())]
+
+
+def _flag_expression(column: str, edits: list[tuple[str, str]]) -> tuple[str, tuple[str, ...]]:
+    """Nested REPLACE calls applying ``edits`` in order, and their parameters; a dropped flag takes its comma along."""
+    expression, params = column, []
+    for old, new in edits:
+        pairs = [(old, new)] if new else [(f",{old}", ""), (f"{old},", ""), (old, "")]
+        for find, put in pairs:
+            expression = f"REPLACE({expression}, %s, %s)"
+            params += [find, put]
+    return expression, tuple(params)
 
 
 def _params_after(state: TableState, plan: ColumnPlan) -> dict[str, str | None]:
@@ -466,7 +573,7 @@ def _table_param_steps(sql: MetastoreSql, state: TableState, plan: ColumnPlan) -
 
 
 def _warnings(metastore: Metastore, state: TableState, plan: ColumnPlan, cascade: bool) -> list[Finding]:
-    warnings = []
+    warnings = list(plan.warnings)
     if state.is_partitioned and not cascade:
         warnings.append(
             Finding(
@@ -501,21 +608,112 @@ def _warnings(metastore: Metastore, state: TableState, plan: ColumnPlan, cascade
     return warnings
 
 
-def _hive_comparison(metastore: Metastore, state: TableState, spec: object, plan: ColumnPlan) -> HiveComparison:
+def _hive_comparison(
+    metastore: Metastore, state: TableState, spec: AddColumns | ReplaceColumns | ChangeColumn, plan: ColumnPlan
+) -> HiveComparison:
+    """Hive's own cost for this statement on this version: the partitions it loads and saves one at a time, and the
+    statistics rows it deletes (rules 10-12)."""
     version = metastore.schema.version
-    appended_only = isinstance(spec, AddColumns)
-    cascade = getattr(spec, "cascade", False)
-    if not state.is_partitioned or (appended_only and not cascade and version >= V4):
-        return HiveComparison(str(version), 0, len(plan.stats_dropped), hive_seconds(0, 0))
-    partitions = state.partitions.count
-    notes = [f"Hive handles the {partitions} partitions one at a time"]
-    if cascade:
-        notes.append(f"and creates {partitions} new column descriptors, one per partition")
-    lost = (
-        PartitionColumnStatistics.objects.using(metastore.alias)
-        .filter(partition__table_id=state.table_id, column_name__in=set(plan.renamed) | plan.stats_dropped)
-        .count()
-        if (plan.renamed or plan.stats_dropped)
-        else 0
+    old, new = list(state.columns), plan.columns
+    rewrites = state.is_partitioned and _hive_rewrites_partitions(version, old, new, spec.cascade)
+    partitions = state.partitions.count if rewrites else 0
+    deleted = _hive_partition_statistics_deleted(metastore, state, new) if rewrites else 0
+    # Before 4.0 a partitioned table whose columns change is saved without touching its column statistics.
+    if not state.is_partitioned or version >= V4:
+        deleted += _hive_table_statistics_deleted(metastore, state, new)
+    return HiveComparison(
+        str(version), partitions, deleted, hive_seconds(partitions, deleted), _hive_notes(state, spec, partitions)
     )
-    return HiveComparison(str(version), partitions, lost, hive_seconds(partitions, lost), (", ".join(notes) + ".",))
+
+
+def _hive_notes(
+    state: TableState, spec: AddColumns | ReplaceColumns | ChangeColumn, partitions: int
+) -> tuple[str, ...]:
+    if partitions:
+        notes = [f"Hive loads and saves the {partitions} partitions one at a time"]
+        if spec.cascade:
+            notes.append(f"and creates {partitions} new column descriptors, one per partition")
+        else:
+            notes.append("to prune their statistics, keeping their old columns")
+        return (" ".join(notes) + ".",)
+    if state.is_partitioned:
+        return ("Hive saves only the table: no partition is touched.",)
+    return ()
+
+
+def _hive_rewrites_partitions(
+    version: SchemaVersion, old: list[ColumnInfo], new: list[ColumnInfo], cascade: bool
+) -> bool:
+    """Rule 10.2 (4.x): with CASCADE unless the columns are the same, without it unless columns were only appended;
+    rule 10.6 (3.1, 2.3): whenever the column lists differ at all (names, types and comments as stored)."""
+    if version < V4:
+        return [(c.name, c.type, c.comment) for c in old] != [(c.name, c.type, c.comment) for c in new]
+    if cascade:
+        return not _same_columns(old, new)
+    return not _prefix_columns(old, new)
+
+
+def _same_columns(old: list[ColumnInfo], new: list[ColumnInfo]) -> bool:
+    """4.x ``areSameColumns``: same length, and at each position the same lower-cased name, type and comment."""
+    return [(c.name.lower(), c.type, c.comment) for c in old] == [(c.name.lower(), c.type, c.comment) for c in new]
+
+
+def _prefix_columns(old: list[ColumnInfo], new: list[ColumnInfo]) -> bool:
+    """4.x ``arePrefixColumns``: the new list is the old one with columns appended."""
+    return len(old) <= len(new) and _same_columns(old, new[: len(old)])
+
+
+def _included_by_name_type(old: list[ColumnInfo], new: list[ColumnInfo]) -> bool:
+    """``columnsIncludedByNameType``: every old column is a new one (new names lower-cased, types ignoring case)."""
+    types = {c.name.lower(): c.type.lower() for c in new}
+    return len(old) <= len(new) and all(types.get(c.name) == c.type.lower() for c in old)
+
+
+def _hive_table_statistics_deleted(metastore: Metastore, state: TableState, new: list[ColumnInfo]) -> int:
+    """Rule 11: once some old column is not included by name and type, the TAB_COL_STATS rows of the old columns
+    that no new column matches by name and type (as the statistics record it, ignoring case) are deleted."""
+    old = list(state.columns)
+    if _included_by_name_type(old, new):
+        return 0
+    kept = {(c.name.lower(), c.type.lower()) for c in new}
+    rows = TableColumnStatistics.objects.using(metastore.alias).filter(
+        table_id=state.table_id, column_name__in=[c.name for c in old]
+    )
+    return sum(
+        1
+        for name, kind in rows.values_list("column_name", "column_type")
+        if (name.lower(), (kind or "").lower()) not in kept
+    )
+
+
+def _hive_partition_statistics_deleted(metastore: Metastore, state: TableState, new: list[ColumnInfo]) -> int:
+    """Rule 12.1 for every partition at once (one COUNT): the PART_COL_STATS rows of a partition's own old columns that
+    no new column matches by name and type, in the partitions whose old columns are not all included by name and
+    type."""
+    sql = MetastoreSql(metastore.alias)
+    stats, part, sd, column = PartitionColumnStatistics, Partition, StorageDescriptor, Column
+    new_type_of_stat, stat_params = _new_type(new, f"LOWER(s.{sql.col(stats, 'column_name')})")
+    new_type_of_column, column_params = _new_type(new, f"c.{sql.col(column, 'name')}")
+    old_columns = f"SELECT 1 FROM {sql.table(column)} c WHERE c.{sql.col(column, 'cd')} = d.{sql.col(sd, 'cd')}"
+    query = (
+        f"SELECT COUNT(*) FROM {sql.table(stats)} s "
+        f"JOIN {sql.table(part)} p ON p.{sql.col(part, 'id')} = s.{sql.col(stats, 'partition')} "
+        f"JOIN {sql.table(sd)} d ON d.{sql.col(sd, 'id')} = p.{sql.col(part, 'sd')} "
+        f"WHERE p.{sql.col(part, 'table')} = %s "
+        f"AND {new_type_of_stat} <> LOWER(s.{sql.col(stats, 'column_type')}) "
+        f"AND EXISTS ({old_columns} AND c.{sql.col(column, 'name')} = s.{sql.col(stats, 'column_name')}) "
+        f"AND EXISTS ({old_columns} AND {new_type_of_column} <> LOWER(c.{sql.col(column, 'type')}))"
+    )
+    with connections[metastore.alias].cursor() as cursor:
+        cursor.execute(query, (state.table_id, *stat_params, *column_params))
+        return int(cursor.fetchone()[0])
+
+
+def _new_type(new: list[ColumnInfo], name_sql: str) -> tuple[str, tuple[str, ...]]:
+    """SQL for the lower-cased type of the new column called ``name_sql`` ('' when there is none), and its
+    parameters: the new names lower-cased, as Hive compares them."""
+    types = {c.name.lower(): c.type.lower() for c in new}
+    if not types:
+        return "''", ()
+    cases = " ".join(["WHEN %s THEN %s"] * len(types))
+    return f"COALESCE(CASE {name_sql} {cases} END, '')", tuple(v for pair in types.items() for v in pair)

@@ -18,9 +18,12 @@ from operations.specs import (
     PartitionPredicate,
     RenamePartition,
     RenameTable,
+    ReplaceColumns,
     SetLocation,
     SetSerdeProperties,
     TableRef,
+    hive_column_type,
+    spec_from_dict,
 )
 
 # (statement as typed, its normalized DDL)
@@ -54,6 +57,13 @@ GOLDEN = [
         "ALTER TABLE t ADD COLUMNS (u uniontype<int, string>, s array<struct<a:int,b:varchar(3)>>)",
         "ALTER TABLE `default`.`t` ADD COLUMNS (`u` uniontype<int,string>, `s` array<struct<a:int,b:varchar(3)>>)",
         id="add-columns-nested-types",
+    ),
+    pytest.param(
+        "ALTER TABLE t ADD COLUMNS (a INTEGER, b Numeric(10, 2), c map<integer,array<NUMERIC>>, "
+        "d struct<integer:integer>)",
+        "ALTER TABLE `default`.`t` ADD COLUMNS (`a` int, `b` decimal(10,2), `c` map<int,array<decimal>>, "
+        "`d` struct<integer:int>)",
+        id="add-columns-type-synonyms",
     ),
     pytest.param(
         "ALTER TABLE t REPLACE COLUMNS (a struct<x:int,y:string>, `b c` varchar(10))",
@@ -225,6 +235,48 @@ def test_parsed_specs_hold_the_values() -> None:
     assert parse_alter("ALTER TABLE t DROP PARTITION (hour != 3)") == DropPartitions(
         target=TableRef("default", "t"), specs=((PartitionPredicate("hour", "<>", "3"),),)
     )
+
+
+@pytest.mark.parametrize(
+    ("written", "stored"),
+    [
+        ("integer", "int"),
+        ("INTEGER", "int"),
+        ("numeric", "decimal"),
+        ("NUMERIC(10,2)", "decimal(10,2)"),
+        ("array<integer>", "array<int>"),
+        ("map<string,numeric(5,1)>", "map<string,decimal(5,1)>"),
+        ("struct<integer:integer,numeric : string>", "struct<integer:int,numeric : string>"),
+        ("int", "int"),
+        ("bigint", "bigint"),
+        ("my_integer", "my_integer"),
+        ("integers", "integers"),
+    ],
+)
+def test_type_synonyms_become_the_names_hive_stores(written: str, stored: str) -> None:
+    """INTEGER is int and NUMERIC is decimal wherever they name a type (not a struct field), parameters kept."""
+    # given / when / then
+    assert hive_column_type(written) == stored
+
+
+def test_parsed_and_structured_columns_carry_the_hive_type_names() -> None:
+    """The parser and a structured operation build the same column definitions from INTEGER and NUMERIC."""
+    # given
+    operation = {
+        "kind": "replace_columns",
+        "target": {"database": "default", "table": "t"},
+        "columns": [{"name": "a", "type": "INTEGER"}, {"name": "b", "type": "numeric(10,2)", "comment": "x"}],
+    }
+
+    # when
+    parsed = parse_alter("ALTER TABLE t REPLACE COLUMNS (a INTEGER, b numeric(10,2) COMMENT 'x')")
+    structured = spec_from_dict(operation)
+
+    # then
+    expected = ReplaceColumns(
+        target=TableRef("default", "t"), columns=(ColumnDef("a", "int"), ColumnDef("b", "decimal(10,2)", "x"))
+    )
+    assert parsed == structured == expected
 
 
 # (bad statement, line, column, what the message says)

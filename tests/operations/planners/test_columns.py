@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from catalog_admin.db import allow_metastore_writes
 from catalog_admin.models import (
+    BucketingColumn,
     Column,
     ColumnDescriptor,
     Partition,
@@ -23,8 +27,11 @@ from catalog_admin.models import (
 )
 from catalog_admin.selectors.metastores import Metastore
 from operations.models import Execution
-from operations.services.alter import alter_preview_statement
-from tests.fixtures.operations import execute, row_changes, sequences_behind
+from operations.planners import columns as column_planner
+from operations.services.alter import alter_preview, alter_preview_statement
+from operations.services.revert import revert_preview
+from operations.specs import AddColumns, ColumnDef, TableRef, spec_from_dict
+from tests.fixtures.operations import execute, metastore_dump, row_changes, sequences_behind
 
 STATS_KEY = "COLUMN_STATS_ACCURATE"
 
@@ -61,6 +68,25 @@ def partition_flags(metastore: Metastore, table_id: int) -> list[set[str]]:
 def table_flags(metastore: Metastore, table_id: int) -> set[str]:
     value = TableParam.objects.using(metastore.alias).get(table_id=table_id, key=STATS_KEY).value
     return set(json.loads(value)["COLUMN_STATS"])
+
+
+def bucket_columns(metastore: Metastore, sd_ids: list[int]) -> list[tuple[int, str, int]]:
+    """``(SD_ID, BUCKET_COL_NAME, INTEGER_IDX)`` of the storage descriptors, sorted."""
+    rows = BucketingColumn.objects.using(metastore.alias).filter(sd_id__in=sd_ids)
+    return sorted(rows.values_list("sd_id", "name", "position"))
+
+
+def partition_sds(metastore: Metastore, table_id: int) -> list[int]:
+    return list(Partition.objects.using(metastore.alias).filter(table_id=table_id).values_list("sd_id", flat=True))
+
+
+def rows_besides_sequences(metastore: Metastore) -> dict[str, list[tuple]]:
+    """Every metastore row but SEQUENCE_TABLE's (ids handed out stay handed out after a revert)."""
+    return {table: rows for table, rows in metastore_dump(metastore.alias).items() if table != "SEQUENCE_TABLE"}
+
+
+def is_hive4(metastore: Metastore) -> bool:
+    return metastore.schema.version.major >= 4
 
 
 ORDERS_COLUMNS = [
@@ -167,7 +193,7 @@ def test_replace_columns_with_cascade_drops_the_statistics_of_dropped_and_retype
     assert row_changes(preview) == {
         "CDS": (1, 0, 1),
         "COLUMNS_V2": (3, 0, 4),
-        "PARTITION_PARAMS": (0, 18, 0),
+        "PARTITION_PARAMS": (0, 9, 0),
         "PART_COL_STATS": (0, 0, 24),
         "SDS": (0, 13, 0),
     }
@@ -287,3 +313,235 @@ def test_column_change_allocates_descriptor_ids_above_the_sequence(metastore: Me
     assert Sequence.objects.using(metastore.alias).get(name=name).next_val > new_cd
     assert execution.before_image["allocated_ids"] == {"CDS:0": new_cd}
     assert sequences_behind(metastore) == {}
+
+
+def test_replace_columns_treats_type_names_differing_only_in_case_as_the_same(metastore: Metastore) -> None:
+    """Rule 11.2: a stored BIGINT replaced by bigint is the same type, so the column keeps its statistics."""
+    # given
+    customers = table_row(metastore, "sales", "customers")
+    with allow_metastore_writes():
+        Column.objects.using(metastore.alias).filter(cd_id=customers.sd.cd_id, name="id").update(type="BIGINT")
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore,
+        statement="ALTER TABLE sales.customers REPLACE COLUMNS "
+        "(id bigint, name string, email string, country string, signup_date date)",
+    )
+    execute(preview)
+
+    # then
+    assert preview.statistics_dropped == 0
+    assert "TAB_COL_STATS" not in row_changes(preview)
+    assert (preview.hive.statistics_deleted, preview.blockers) == (0, ())
+    names = TableColumnStatistics.objects.using(metastore.alias).filter(table_id=customers.id)
+    assert set(names.values_list("column_name", flat=True)) == {"id", "name", "email", "country", "signup_date"}
+
+
+def test_integer_and_numeric_are_written_as_hive_names_them(metastore: Metastore) -> None:
+    """Hive's parser turns INTEGER into int and NUMERIC into decimal before the metastore sees them (rule 2.4)."""
+    # given
+    statement = "ALTER TABLE sales.customers ADD COLUMNS (x INTEGER, y numeric(10,2), z array<integer>)"
+
+    # when
+    preview = alter_preview_statement(metastore=metastore, statement=statement)
+    execute(preview)
+
+    # then
+    assert preview.blockers == ()
+    new_cd = table_row(metastore, "sales", "customers").sd.cd_id
+    assert columns(metastore, new_cd)[-3:] == [
+        ("x", "int", None),
+        ("y", "decimal(10,2)", None),
+        ("z", "array<int>", None),
+    ]
+
+
+def test_a_structured_operation_names_its_types_as_hive_does(metastore: Metastore) -> None:
+    """The API's dict form is normalized like a typed statement; a spec that still says integer is refused (2.4)."""
+    # given
+    target = {"database": "sales", "table": "customers"}
+    operation = {"kind": "add_columns", "target": target, "columns": [{"name": "x", "type": "NUMERIC(10,2)"}]}
+    raw = AddColumns(target=TableRef("sales", "customers"), columns=(ColumnDef("x", "integer"),))
+
+    # when
+    normalized = alter_preview(metastore=metastore, spec=spec_from_dict(operation))
+    refused = alter_preview(metastore=metastore, spec=raw)
+
+    # then
+    assert normalized.blockers == ()
+    assert normalized.after.columns[-1] == ("x", "decimal(10,2)", None)
+    assert [(f.code, f.rule, f.message) for f in refused.blockers] == [
+        ("invalid_type", "2.4", "Invalid column type: integer")
+    ]
+
+
+# (table, clause, Hive's partition round trips and deleted statistics rows on 2.3/3.1, and on 4.x)
+HIVE_COSTS = [
+    pytest.param("sales.customers", "CHANGE name full_name string", (0, 1), (0, 1), id="rename-unpartitioned"),
+    pytest.param(
+        "sales.customers", "REPLACE COLUMNS (id bigint, name string)", (0, 3), (0, 3), id="drop-unpartitioned"
+    ),
+    pytest.param("sales.customers", "ADD COLUMNS (vip boolean)", (0, 0), (0, 0), id="append-unpartitioned"),
+    pytest.param("sales.orders", "CHANGE status state string", (12, 12), (12, 12), id="rename-restrict"),
+    pytest.param("sales.orders", "CHANGE status state string CASCADE", (12, 12), (12, 12), id="rename-cascade"),
+    pytest.param("sales.orders", "CHANGE amount amount decimal(12,2)", (12, 12), (12, 12), id="widen-restrict"),
+    pytest.param("sales.orders", "CHANGE status status string COMMENT 'x'", (12, 0), (12, 0), id="comment-restrict"),
+    pytest.param(
+        "sales.orders", "CHANGE status status string COMMENT 'x' CASCADE", (12, 0), (12, 0), id="comment-cascade"
+    ),
+    pytest.param("sales.orders", "ADD COLUMNS (note string)", (12, 0), (0, 0), id="append-restrict"),
+    pytest.param("sales.orders", "ADD COLUMNS (note string) CASCADE", (12, 0), (12, 0), id="append-cascade"),
+    pytest.param(
+        "sales.orders",
+        "REPLACE COLUMNS (id bigint, customer_id bigint, amount decimal(10,2), status string, note string)",
+        (12, 0),
+        (0, 0),
+        id="replace-appending-restrict",
+    ),
+    pytest.param(
+        "sales.orders",
+        "REPLACE COLUMNS (id bigint, customer_id bigint) CASCADE",
+        (12, 24),
+        (12, 24),
+        id="replace-dropping-cascade",
+    ),
+]
+
+
+@pytest.mark.parametrize(("table", "clause", "hive_3", "hive_4"), HIVE_COSTS)
+def test_hive_comparison_counts_what_hive_itself_would_do(
+    metastore: Metastore, table: str, clause: str, hive_3: tuple[int, int], hive_4: tuple[int, int]
+) -> None:
+    """Rules 10-12: Hive's partition round trips and the TAB_COL_STATS and PART_COL_STATS rows it deletes; 3.1
+    rewrites every partition whenever the column lists differ, 4.x not for appended columns without CASCADE, and
+    every version drops the statistics of a renamed or retyped column."""
+    # given
+    expected = hive_4 if is_hive4(metastore) else hive_3
+
+    # when
+    hive = alter_preview_statement(metastore=metastore, statement=f"ALTER TABLE {table} {clause}").hive
+
+    # then
+    assert (hive.partition_round_trips, hive.statistics_deleted) == expected
+
+
+def test_hive_comparison_counts_table_statistics_of_a_partitioned_table_from_4_0(metastore: Metastore) -> None:
+    """HIVE-26504: 4.x also drops a partitioned table's own statistics of a renamed column; 3.1 leaves them."""
+    # given
+    orders, customers = table_row(metastore, "sales", "orders"), table_row(metastore, "sales", "customers")
+    with allow_metastore_writes():
+        TableColumnStatistics.objects.using(metastore.alias).filter(
+            table_id=customers.id, column_name="country"
+        ).update(table_id=orders.id, column_name="status")
+
+    # when
+    statement = "ALTER TABLE sales.orders CHANGE status state string"
+    hive = alter_preview_statement(metastore=metastore, statement=statement).hive
+
+    # then
+    assert hive.statistics_deleted == (12 + 1 if is_hive4(metastore) else 12)
+
+
+def test_a_bucketing_column_follows_its_rename(metastore: Metastore) -> None:
+    """CHANGE payment_id pid: BUCKETING_COLS says pid too, in place (HIVE-22826); before 4.0 Hive would not do it."""
+    # given
+    payments = table_row(metastore, "sales", "payments_acid")
+    version = metastore.schema.version
+    dangling = f"Hive {version.major}.{version.minor} would leave the bucketing column dangling."
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore, statement="ALTER TABLE sales.payments_acid CHANGE payment_id pid bigint"
+    )
+    execution = execute(preview)
+
+    # then
+    assert preview.blockers == ()
+    assert row_changes(preview)["BUCKETING_COLS"] == (0, 1, 0)
+    renamed = [w.message for w in preview.warnings if w.code == "bucket_column_renamed"]
+    expected = [] if is_hive4(metastore) else [f"The bucketing column payment_id is renamed to pid too: {dangling}"]
+    assert renamed == expected
+    assert execution.actual_counts == execution.expected_counts
+    assert bucket_columns(metastore, [payments.sd_id]) == [(payments.sd_id, "pid", 0)]
+    assert execution.before_image["updated_rows"]["BUCKETING_COLS"] == [
+        {"SD_ID": payments.sd_id, "BUCKET_COL_NAME": "payment_id", "INTEGER_IDX": 0}
+    ]
+
+
+@pytest.mark.parametrize(("cascade", "renamed_partitions"), [("", 0), (" CASCADE", 4)], ids=["restrict", "cascade"])
+def test_the_partitions_bucketing_column_follows_its_rename_with_cascade(
+    metastore: Metastore, cascade: str, renamed_partitions: int
+) -> None:
+    """With CASCADE the partitions' storage descriptors are bucketed by the new name too, in the same statement."""
+    # given
+    jobs = table_row(metastore, "ops", "job_runs_acid")
+    sds = partition_sds(metastore, jobs.id)
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore, statement=f"ALTER TABLE ops.job_runs_acid CHANGE job_id job bigint{cascade}"
+    )
+    execute(preview)
+
+    # then
+    assert [s.metastore_table for s in preview.steps].count("BUCKETING_COLS") == 1
+    assert row_changes(preview)["BUCKETING_COLS"] == (0, 1 + renamed_partitions, 0)
+    partition_names = sorted(name for _sd, name, _position in bucket_columns(metastore, sds))
+    assert partition_names == ["job"] * renamed_partitions + ["job_id"] * (4 - renamed_partitions)
+    assert bucket_columns(metastore, [jobs.sd_id]) == [(jobs.sd_id, "job", 0)]
+
+
+def test_replace_columns_leaves_no_bucketing_column_dangling_on_hive_4(metastore: Metastore) -> None:
+    """Rule 2.5: 4.x refuses to drop a bucketing column ('Bucket columns - [payment_id] …'); 3.1 and 2.3 do not check,
+    so the console only warns there."""
+    # given
+    statement = (
+        "ALTER TABLE sales.payments_acid REPLACE COLUMNS "
+        "(pid bigint, order_id bigint, amount decimal(10,2), paid_at timestamp)"
+    )
+    message = "Bucket columns - [payment_id] doesn't match with any table columns"
+    version = metastore.schema.version
+
+    # when
+    preview = alter_preview_statement(metastore=metastore, statement=statement)
+
+    # then
+    if is_hive4(metastore):
+        assert [(f.code, f.rule, f.message) for f in preview.blockers] == [("bucket_columns", "2.5", message)]
+        assert preview.steps == ()
+    else:
+        assert preview.blockers == ()
+        assert [f.message for f in preview.warnings if f.rule == "2.5"] == [
+            f"{message}: Hive {version.major}.{version.minor} does not check this (4.0 does), so the table stays "
+            "bucketed by a column it no longer has."
+        ]
+        assert "BUCKETING_COLS" not in row_changes(preview)
+
+
+def test_flag_edits_keep_each_partition_row_once_with_its_original_value(
+    metastore: Metastore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Dropping two flagged columns edits each flagged partition's COLUMN_STATS_ACCURATE once, also when the edits
+    are split over several statements: the before-image holds each row once, unedited, and a revert is exact."""
+    # given
+    monkeypatch.setattr(column_planner, "FLAG_EDITS_PER_STEP", 1)
+    orders = table_row(metastore, "sales", "orders")
+    flags = PartitionParam.objects.using(metastore.alias).filter(partition__table_id=orders.id, key=STATS_KEY)
+    original = sorted(flags.values_list("partition_id", "value"))
+    rows = rows_besides_sequences(metastore)
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore,
+        statement="ALTER TABLE sales.orders REPLACE COLUMNS (id bigint, customer_id bigint) CASCADE",
+    )
+    execution = execute(preview)
+    revert = execute(revert_preview(execution=execution))
+
+    # then
+    assert [s.expected_rows for s in preview.steps if s.metastore_table == "PARTITION_PARAMS"] == [9, 9]
+    captured = execution.before_image["updated_rows"]["PARTITION_PARAMS"]
+    assert sorted((row["PART_ID"], row["PARAM_VALUE"]) for row in captured) == original
+    assert revert.actual_counts == revert.expected_counts
+    assert rows_besides_sequences(metastore) == rows
