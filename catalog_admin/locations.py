@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 __all__ = (
     "FileSystem",
@@ -128,4 +128,4 @@ def is_under(location: str, root: str) -> bool:
 
 
 def _local_path(location: str) -> Path:
-    return Path(unquote(urlsplit(normalize_location(location)).path))
+    return Path(urlsplit(normalize_location(location)).path)  # Hive stores escaped names as they are on disk

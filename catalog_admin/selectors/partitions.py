@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import functools
 import json
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, unquote
 
 from django.db import connections
 from django.db.models import Exists, OuterRef
@@ -26,11 +27,13 @@ from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.pagination import Page, decode_cursor, encode_cursor
 
 __all__ = (
+    "HIVE_DEFAULT_PARTITION",
     "PartitionCount",
     "PartitionDetail",
     "PartitionFilter",
     "PartitionRow",
     "count_partitions",
+    "escape_path_name",
     "get_partition",
     "get_partition_detail",
     "list_partitions",
@@ -38,6 +41,7 @@ __all__ = (
     "partition_name",
     "partition_values",
     "table_partition_keys",
+    "unescape_path_name",
 )
 
 KEY_PARAM_PREFIX = "key."
@@ -180,8 +184,8 @@ def partition_column_statistics(metastore: Metastore, partition: Partition) -> l
 
 
 def partition_values(name: str) -> tuple[str, ...]:
-    """Values from a partition name ``dt=2024-01-01/hour=3`` (Hive percent-escapes special characters)."""
-    return tuple(unquote(part.partition("=")[2]) for part in name.split("/"))
+    """Values from a partition name ``dt=2024-01-01/hour=3``, unescaped as Hive does (``unescape_path_name``)."""
+    return tuple(unescape_path_name(part.partition("=")[2]) for part in name.split("/"))
 
 
 MAX_CHARACTER = "\U0010ffff"
@@ -201,24 +205,45 @@ def _names_compare_by_code_point(alias: str) -> bool:
         return cursor.fetchone()[0] in _BYTEWISE_COLLATIONS
 
 
-def partition_name(spec: list[tuple[str, str]]) -> str:
-    """Hive's partition name for ``[(key, value), …]`` in key order: ``dt=2024-01-01/hour=3``."""
-    return "/".join(f"{_escape(key)}={_escape(value)}" for key, value in spec)
+HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+# FileUtils.charToEscape: 0x00-0x1F and the characters special in paths and URIs. Everything else (spaces, non-ASCII
+# letters such as é) stays as it is.
+_ESCAPED = frozenset(map(chr, range(0x20))) | frozenset("\"#%'*/:=?\\\x7f{[]^")
+# What unescapePathName's Integer.parseInt(two characters, 16) reads as a number >= 0.
+_ESCAPE_SEQUENCE = re.compile(r"%([0-9A-Fa-f]{2}|\+[0-9A-Fa-f])")
+
+
+def partition_name(spec: Iterable[tuple[str, str | None]]) -> str:
+    """
+    Hive's ``Warehouse.makePartName`` for ``[(key, value), …]`` in key order: ``dt=2024-01-01/hour=3``, the keys
+    lower-cased, keys and values escaped by ``escape_path_name``.
+    """
+    return "/".join(f"{escape_path_name(key.lower())}={escape_path_name(value)}" for key, value in spec)
+
+
+def escape_path_name(value: str | None) -> str:
+    """
+    Hive's ``FileUtils.escapePathName``: ``%`` and two upper-case hex digits for each character of its escape set;
+    an empty or missing value is ``__HIVE_DEFAULT_PARTITION__``.
+    """
+    if not value:
+        return HIVE_DEFAULT_PARTITION
+    return "".join(f"%{ord(c):02X}" if c in _ESCAPED else c for c in value)
+
+
+def unescape_path_name(name: str) -> str:
+    """Hive's ``FileUtils.unescapePathName``: ``%`` and two hex digits become that character; any other ``%`` stays."""
+    return _ESCAPE_SEQUENCE.sub(lambda match: chr(int(match.group(1), 16)), name)
 
 
 def _leading_prefix(keys: list[PartitionKey], values: dict[str, str]) -> str:
     """The partition-name prefix fixed by exact values of the leading keys (``dt=2024-01-01/``)."""
-    parts = []
+    leading = []
     for key in sorted(keys, key=lambda k: k.position):
         if key.name not in values:
             break
-        parts.append(f"{_escape(key.name)}={_escape(values[key.name])}")
-    return "/".join(parts)
-
-
-def _escape(value: str) -> str:
-    # Hive's FileUtils.escapePathName: percent-encode control and path-special characters.
-    return quote(value, safe=" !$&'()*+,-.;<>@[]^_`{|}~")
+        leading.append((key.name, values[key.name]))
+    return partition_name(leading)
 
 
 def _page_params(metastore: Metastore, ids: list[int]) -> dict[int, dict[str, str | None]]:

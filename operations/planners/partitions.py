@@ -2,8 +2,9 @@
 Partition changes: ``PARTITION (…) RENAME TO PARTITION (…)`` (rule 17) and ``DROP PARTITION`` by spec
 or by range of values.
 
-A renamed partition of a managed table moves to its new directory (rule 17.3–17.4) and keeps its
-statistics. Dropped partitions are deleted with every dependent row in FK order, by the ids the preview
+A renamed partition of a managed table moves to its new directory (rule 17.3–17.4): the table's path plus the new
+name, under the scheme and authority of the partition's own location, as Hive's ``constructRenamedPath``. It keeps
+its statistics. Dropped partitions are deleted with every dependent row in FK order, by the ids the preview
 pinned; execution keeps the deleted rows in the before-image, and the data of managed tables goes to a
 recoverable trash directory, never deleted outright (not even with PURGE).
 """
@@ -41,6 +42,7 @@ from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.partitions import partition_name
 from operations.planners.common import acid_warnings, build_preview, hive_seconds, snapshot
 from operations.planners.locations import resolve_partition
+from operations.planners.rename_destination import with_scheme_of
 from operations.preview import DirectoryMove, HiveComparison, Preview, Step
 from operations.rules import Finding
 from operations.specs import DropPartitions, PartitionPredicate, RenamePartition
@@ -52,6 +54,7 @@ __all__ = ("TRASH_DIR", "plan_drop_partitions", "plan_rename_partition")
 TRASH_DIR = ".catalog-admin-trash"
 CHUNK = 5000
 INTEGRAL_TYPES = frozenset({"tinyint", "smallint", "int", "integer", "bigint"})
+V3 = SchemaVersion(3, 0, 0, "alpha", 1)
 V4 = SchemaVersion(4, 0, 0, "alpha", 1)
 
 
@@ -60,6 +63,7 @@ V4 = SchemaVersion(4, 0, 0, "alpha", 1)
 
 def plan_rename_partition(metastore: Metastore, state: TableState, spec: RenamePartition) -> Preview:
     partition, blockers = resolve_partition(metastore, state, spec.partition)
+    blockers = [_old_partition_missing(state, spec, finding) for finding in blockers]
     keys = [k.name for k in state.partition_keys]
     new_values = dict(spec.new_partition)
     if sorted(new_values) != sorted(keys):
@@ -68,23 +72,17 @@ def plan_rename_partition(metastore: Metastore, state: TableState, spec: RenameP
         )
     if blockers or partition is None:
         return build_preview(metastore, state, spec, steps=[], after=snapshot(state), blockers=blockers)
-    new_name = partition_name([(k, new_values[k]) for k in keys])
-    if Partition.objects.using(metastore.alias).filter(table_id=state.table_id, name=new_name).exists():
-        blockers.append(
-            Finding(
-                "partition_exists",
-                "17.2",
-                f"Partition already exists:{state.ref.database}.{state.ref.table}."
-                f"[{', '.join(new_values[k] for k in keys)}]",
-            )
-        )
-    sql = MetastoreSql(metastore.alias)
-    destination = _renamed_partition_location(metastore, state, new_name)
-    move, move_blockers = _partition_move(partition["location"], destination)
+    values = [new_values[k] for k in keys]
+    new_name = partition_name(zip(keys, values, strict=True))
+    blockers += _new_partition_exists(metastore, state, new_name, values)
+    destination = _renamed_partition_location(metastore, state, partition["location"], new_name)
+    if destination and not all(values):
+        blockers.append(_incorrect_spec(keys, values))
+        destination = None
+    move, move_blockers = _partition_move(metastore, state, partition["location"], destination)
     blockers += move_blockers
-    steps = _rename_partition_steps(
-        metastore, sql, state, partition, new_name, [new_values[k] for k in keys], destination
-    )
+    sql = MetastoreSql(metastore.alias)
+    steps = _rename_partition_steps(metastore, sql, state, partition, new_name, values, destination)
     return build_preview(
         metastore,
         state,
@@ -101,29 +99,74 @@ def plan_rename_partition(metastore: Metastore, state: TableState, spec: RenameP
     )
 
 
-def _renamed_partition_location(metastore: Metastore, state: TableState, new_name: str) -> str | None:
-    """Rule 17.3: external tables keep the partition's location; others move under the table root."""
-    external = state.is_external if metastore.schema.version >= V4 else state.table_type == "EXTERNAL_TABLE"
-    if external or not state.location:
+def _new_partition_exists(metastore: Metastore, state: TableState, name: str, values: list[str]) -> list[Finding]:
+    """Rule 17.2: no partition may have the new values (Hive looks it up by the name they make)."""
+    if not Partition.objects.using(metastore.alias).filter(table_id=state.table_id, name=name).exists():
+        return []
+    table = f"{state.ref.database}.{state.ref.table}"
+    return [Finding("partition_exists", "17.2", f"Partition already exists:{table}.[{', '.join(values)}]")]
+
+
+def _old_partition_missing(state: TableState, spec: RenamePartition, finding: Finding) -> Finding:
+    """Rule 17.2: Hive's wording for an old partition that does not exist."""
+    if finding.code != "unknown_partition":
+        return finding
+    given = dict(spec.partition)
+    name = partition_name((k.name, given[k.name]) for k in state.partition_keys)
+    return Finding(
+        "unknown_partition",
+        "17.2",
+        f"Unable to rename partition because old partition does not exist: {state.ref} {name}",
+    )
+
+
+def _incorrect_spec(keys: list[str], values: list[str]) -> Finding:
+    """Rule 17.4: ``Warehouse.makePartPath`` refuses an empty value for the directory of a partition that moves."""
+    spec = ", ".join(f"{key}={value}" for key, value in zip(keys, values, strict=True))
+    return Finding("partition_spec", "17.4", f"Partition spec is incorrect. {{{spec}}}")
+
+
+def _renamed_partition_location(
+    metastore: Metastore, state: TableState, location: str | None, new_name: str
+) -> str | None:
+    """
+    Rules 17.3–17.4: where a renamed partition's data goes (None: it stays). ``<table path>/<new name>``, with the
+    scheme and authority of the partition's own location (``constructRenamedPath``).
+    """
+    if not _moves_data(metastore, state) or not state.location:
         return None
-    return f"{state.location.rstrip('/')}/{new_name}"
+    target = f"{state.location.rstrip('/')}/{new_name}"
+    return with_scheme_of(location, target) if location else target
 
 
-def _partition_move(source: str | None, destination: str | None) -> tuple[DirectoryMove | None, list[Finding]]:
+def _moves_data(metastore: Metastore, state: TableState) -> bool:
+    """
+    Rule 17.3: 4.x moves the data unless the table's EXTERNAL parameter is TRUE and TRANSLATED_TO_EXTERNAL is not
+    (the table type does not count); 2.3 and 3.1 move it unless the table type is EXTERNAL_TABLE.
+    """
+    if metastore.schema.version < V4:
+        return state.table_type != "EXTERNAL_TABLE"
+    return not _is_true(state.params, "EXTERNAL") or _is_true(state.params, "TRANSLATED_TO_EXTERNAL")
+
+
+def _is_true(params: dict[str, str | None], key: str) -> bool:
+    """``MetaStoreUtils.isPropertyTrue``: the value is TRUE in any case."""
+    return (params.get(key) or "").upper() == "TRUE"
+
+
+def _partition_move(
+    metastore: Metastore, state: TableState, source: str | None, destination: str | None
+) -> tuple[DirectoryMove | None, list[Finding]]:
+    """
+    The directory move of rule 17.4 and what blocks it. Source and destination share a filesystem by construction. An
+    existing target blocks the move; on 2.3 (whose HiveAlterHandler checks it first) even when the source is missing.
+    """
     if not source or not destination or source == destination:
         return None, []
     source_fs = filesystem_for(source)
     exists = source_fs.exists(source)
     blockers = []
-    if _filesystem(source) != _filesystem(destination):
-        blockers.append(
-            Finding(
-                "cross_filesystem",
-                "17.4",
-                f"New table location {destination} is on a different file system than the old location {source}",
-            )
-        )
-    elif exists is None:
+    if exists is None:
         # Hive would move the directory; without a client for the filesystem the console could only repoint the
         # partition at an empty directory.
         blockers.append(
@@ -135,9 +178,13 @@ def _partition_move(source: str | None, destination: str | None) -> tuple[Direct
             )
         )
     target_exists = filesystem_for(destination).exists(destination)
-    if exists and target_exists:
+    if target_exists and (exists or metastore.schema.version < V3):
         blockers.append(
-            Finding("destination_exists", "17.4", f"New location for this table already exists : {destination}")
+            Finding(
+                "destination_exists",
+                "17.4",
+                f"New location for this table {state.ref.database}.{state.ref.table} already exists : {destination}",
+            )
         )
     if not exists:
         return None, blockers

@@ -42,7 +42,9 @@ from typing import Any
 
 import pytest
 
+from catalog_admin.models import Table
 from catalog_admin.selectors.metastores import Metastore
+from catalog_admin.selectors.partitions import get_partition_detail
 from operations.models import Execution
 from operations.services.alter import alter_execute, alter_preview_statement
 from tests.fixtures.spark import TWIN_ROWS, TableCopy, Twins
@@ -60,6 +62,10 @@ SPARK_PARTITION_PROVIDER = {("params", "spark.sql.partitionProvider"): ("catalog
 # Written by HiveQL's DDLTask (the client), not by the metastore.
 HIVE_CLIENT_STAMPS = ("last_modified_by", "last_modified_time")
 SCHEMA_KEY = "spark.sql.sources.schema"
+# A value Hive escapes in partition names and directories (', * and [ ]) with what it keeps (the space, the é).
+ESCAPED_VALUE = "a'b*[c] café"
+ESCAPED_SPEC = "(dt='a\\'b*[c] café', hour=1)"
+ESCAPED_NAME = "dt=a%27b%2A%5Bc%5D café/hour=1"
 DATASOURCE = pytest.mark.parametrize("datasource", [False, True], ids=["hive_serde", "datasource"])
 
 
@@ -295,8 +301,10 @@ def test_table_metadata_changes_match_spark(spark, spark_metastore, spark_twins,
 
 def test_set_partition_location_matches_spark(spark, spark_metastore, spark_twins):
     """
-    PARTITION (…) SET LOCATION points the partition at its new folder and changes nothing else; Spark also rewrites
-    the partition with its own size parameter and numBuckets 0.
+    PARTITION (…) SET LOCATION points the partition at its new folder; Spark also rewrites the partition with its own
+    size parameter and numBuckets 0. Deliberate difference: the console marks the partition's statistics inaccurate
+    (COLUMN_STATS_ACCURATE removed), as Hive's own client does for a location change (rule 13.3); Spark's client asks
+    the metastore not to touch statistics.
     """
     # given
     twins = spark_twins("partition_location")
@@ -313,9 +321,10 @@ def test_set_partition_location_matches_spark(spark, spark_metastore, spark_twin
     )
 
     # then
-    size = outcome.before["partitions"][partition]["params"]["totalSize"]
+    before = outcome.before["partitions"][partition]["params"]
     assert outcome.metastore == {
-        ("partitions", partition, "params", "spark.sql.statistics.totalSize"): (size, ABSENT),
+        ("partitions", partition, "params", "spark.sql.statistics.totalSize"): (before["totalSize"], ABSENT),
+        ("partitions", partition, "params", "COLUMN_STATS_ACCURATE"): (before["COLUMN_STATS_ACCURATE"], ABSENT),
         ("partitions", partition, "storage", "num_buckets"): (0, -1),
     }
     assert outcome.trees == {}
@@ -353,6 +362,96 @@ def test_rename_partition_moves_like_hive_and_keeps_the_statistics_hive_loses(sp
     assert "rename_partition/dt=2024-01-05/hour=1/" in tree_image(outcome.console)["tables"]
     expected = rows(lambda row: (*row[:3], "2024-01-05", row[4]) if row[3] == "2024-01-02" else row)
     assert read_rows(spark, outcome.console) == read_rows(spark, outcome.hive) == expected
+
+
+def test_rename_partition_to_values_hive_escapes_is_named_and_placed_as_hive_does(spark, spark_metastore, spark_twins):
+    """
+    RENAME TO PARTITION (dt='a\\'b*[c] café', hour=1): the console's preview gives the partition the PART_NAME, key
+    values and location Hive gives it (', * and [ ] as %XX, the space and the é kept; the directory named literally
+    so), and the console finds Hive's renamed partition by its plain values.
+    """
+    # given
+    twins = spark_twins("escaped_partition")
+    clause = f"PARTITION (dt='2024-01-02', hour=1) RENAME TO PARTITION {ESCAPED_SPEC}"
+    spark.sql(f"ALTER TABLE {twins.hive.qualified} {clause}")
+    hive = metastore_image(twins.hive)
+    new = ESCAPED_NAME
+
+    # when
+    preview = alter_preview_statement(
+        metastore=spark_metastore, statement=f"ALTER TABLE {twins.console.qualified} {clause}"
+    )
+    found = alter_preview_statement(
+        metastore=spark_metastore,
+        statement=f"ALTER TABLE {twins.hive.qualified} PARTITION {ESCAPED_SPEC}"
+        " RENAME TO PARTITION (dt='2024-01-09', hour=1)",
+    )
+    table = Table.objects.on(spark_metastore).get(database__name=twins.hive.database, name=twins.hive.name)
+
+    # then
+    assert set(hive["partitions"]) - {*IN_ROOT, OUTSIDE} == {new}
+    assert hive["partitions"][new]["values"] == [ESCAPED_VALUE, "1"]
+    assert hive["partitions"][new]["storage"]["location"] == f"{hive['storage']['location']}/{new}"
+    assert (twins.hive.root / new).is_dir()
+    assert preview.blockers == ()
+    assert [step.params[0] for step in preview.steps if step.metastore_table == "PARTITIONS"] == [new]
+    assert [step.params[0] for step in preview.steps if step.metastore_table == "PARTITION_KEY_VALS"] == [
+        ESCAPED_VALUE,
+        "1",
+    ]
+    assert [move.destination for move in preview.moves] == [f"{preview.before.location}/{new}"]
+    assert found.blockers == ()
+    assert get_partition_detail(spark_metastore, table, new).values == {"dt": ESCAPED_VALUE, "hour": "1"}
+
+
+def test_rename_partition_to_values_hive_escapes_moves_the_folder_as_hive_does(spark, spark_metastore, spark_twins):
+    """The renamed partition's folder is the literal escaped name its location gives, on both copies."""
+    # given
+    twins = spark_twins("escaped_folder")
+
+    # when
+    outcome = alter_both(
+        spark,
+        spark_metastore,
+        twins,
+        f"ALTER TABLE {{table}} PARTITION (dt='2024-01-02', hour=1) RENAME TO PARTITION {ESCAPED_SPEC}",
+    )
+
+    # then
+    assert f"escaped_folder/{ESCAPED_NAME}/" in tree_image(outcome.hive)["tables"]
+    assert outcome.trees == {}
+    assert read_rows(spark, outcome.console) == read_rows(spark, outcome.hive)
+
+
+def test_rename_partition_onto_an_existing_folder_without_a_source_is_refused_as_hive_2_3_does(
+    spark, spark_metastore, spark_twins
+):
+    """
+    Hive 2.3 checks the target folder even when the partition's own folder is missing ('New location for this table
+    <db>.<tbl> already exists : <target>'); the console refuses the same rename on the 2.3 schema.
+    """
+    # given: the partition's folder is gone and its target folder exists, on both copies
+    twins = spark_twins("rename_onto_folder")
+    for copy in (twins.hive, twins.console):
+        shutil.rmtree(copy.root / "dt=2024-01-02")
+        (copy.root / "dt=2024-01-05/hour=1").mkdir(parents=True)
+    clause = "PARTITION (dt='2024-01-02', hour=1) RENAME TO PARTITION (dt='2024-01-05', hour=1)"
+    before = metastore_image(twins.hive)
+
+    # when
+    with pytest.raises(Exception, match="already exists") as refused:
+        spark.sql(f"ALTER TABLE {twins.hive.qualified} {clause}")
+    preview = alter_preview_statement(
+        metastore=spark_metastore, statement=f"ALTER TABLE {twins.console.qualified} {clause}"
+    )
+
+    # then
+    target = f"{preview.before.location}/dt=2024-01-05/hour=1"
+    assert f"New location for this table {twins.hive.qualified} already exists" in str(refused.value)
+    assert metastore_image(twins.hive) == before
+    assert [(f.code, f.message) for f in preview.blockers] == [
+        ("destination_exists", f"New location for this table {twins.console.qualified} already exists : {target}")
+    ]
 
 
 def test_drop_partition_moves_the_data_to_trash_where_hive_deletes_it(spark, hive_ql, spark_metastore, spark_twins):

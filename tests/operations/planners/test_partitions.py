@@ -3,12 +3,15 @@ Partition changes on every metastore: ``RENAME TO PARTITION`` (rule 17) and ``DR
 by ranges and by several specs; ranges on the integer key ``hour`` compare as numbers.
 
 A renamed managed partition moves to its new directory and keeps its statistics. Dropped partitions lose every
-dependent row; their managed data moves to the console's trash directory, never deleted.
+dependent row; their managed data moves to the console's trash directory, never deleted. Partition names are
+escaped exactly as Hive escapes them (``FileUtils.escapePathName``), and a renamed partition's directory keeps the
+scheme and authority of its own location (``constructRenamedPath``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -21,9 +24,19 @@ from catalog_admin.models import (
     SerDe,
     StorageDescriptor,
     Table,
+    TableParam,
 )
 from catalog_admin.selectors.metastores import Metastore
+from catalog_admin.selectors.partitions import (
+    PartitionFilter,
+    get_partition_detail,
+    list_partitions,
+    partition_name,
+    partition_values,
+    table_partition_keys,
+)
 from operations.planners.partitions import TRASH_DIR
+from operations.preview import Preview
 from operations.services.alter import alter_preview_statement
 from tests.fixtures.operations import execute, location_of, path_of, row_changes, warehouse_tree
 
@@ -39,6 +52,37 @@ def table_row(metastore: Metastore, database: str, name: str) -> Table:
 def partitions(metastore: Metastore, table_id: int) -> dict[str, dict]:
     rows = Partition.objects.using(metastore.alias).filter(table_id=table_id)
     return {row["name"]: row for row in rows.values("id", "name", "sd_id", "sd__location", "sd__serde_id")}
+
+
+def rename(metastore: Metastore, table: str, new_spec: str, old_spec: str = "(dt='2024-01-02', hour=3)") -> Preview:
+    """The preview of ``ALTER TABLE <table> PARTITION <old_spec> RENAME TO PARTITION <new_spec>``."""
+    return alter_preview_statement(
+        metastore=metastore, statement=f"ALTER TABLE {table} PARTITION {old_spec} RENAME TO PARTITION {new_spec}"
+    )
+
+
+def findings(preview: Preview) -> list[tuple[str, str, str]]:
+    return [(f.code, f.rule, f.message) for f in preview.blockers]
+
+
+def updated(preview: Preview, metastore_table: str) -> list[tuple]:
+    """The parameters of the preview's steps that update ``metastore_table``."""
+    return [step.params for step in preview.steps if step.metastore_table == metastore_table]
+
+
+def set_table_params(metastore: Metastore, table: Table, **params: str | None) -> None:
+    """Set (or, for None, delete) table parameters."""
+    rows = TableParam.objects.using(metastore.alias)
+    with allow_metastore_writes():
+        for key, value in params.items():
+            rows.filter(table_id=table.id, key=key).delete()
+            if value is not None:
+                rows.create(table_id=table.id, key=key, value=value)
+
+
+def set_partition_location(metastore: Metastore, sd_id: int, location: str) -> None:
+    with allow_metastore_writes():
+        StorageDescriptor.objects.using(metastore.alias).filter(id=sd_id).update(location=location)
 
 
 def test_renaming_a_managed_partition_moves_its_directory_and_keeps_its_statistics(
@@ -102,6 +146,239 @@ def test_renaming_a_partition_of_an_external_table_keeps_its_location(metastore:
     assert execution.actual_counts == execution.expected_counts
     assert partitions(metastore, clicks.id)["dt=2024-01-02/hour=4"]["sd__location"] == before["sd__location"]
     assert warehouse_tree(warehouse) == tree
+
+
+ESCAPED_VALUE = "a'b*[c] café"  # Hive escapes ', * and [ ]; it keeps the space and the é
+ESCAPED_NAME = "dt=a%27b%2A%5Bc%5D café"
+
+
+@pytest.mark.parametrize(
+    ("spec", "name"),
+    [
+        pytest.param([("dt", "a'b*[c]")], "dt=a%27b%2A%5Bc%5D", id="quote-star-brackets"),
+        pytest.param([("dt", "café au lait")], "dt=café au lait", id="non-ascii-and-space-kept"),
+        pytest.param(
+            [("k", "\x00\x01\t\n\x1f\"#%'*/:=?\\\x7f{[]^")],
+            "k=%00%01%09%0A%1F%22%23%25%27%2A%2F%3A%3D%3F%5C%7F%7B%5B%5D%5E",
+            id="every-escaped-character",
+        ),
+        pytest.param([("k", "!$&()+,-.;<>@_`|}~ ")], "k=!$&()+,-.;<>@_`|}~ ", id="punctuation-kept"),
+        pytest.param([("DT", "2024-01-01"), ("hour", "")], "dt=2024-01-01/hour=__HIVE_DEFAULT_PARTITION__", id="empty"),
+    ],
+)
+def test_partition_names_are_escaped_as_hive_escapes_them(spec: list[tuple[str, str]], name: str) -> None:
+    """
+    Warehouse.makePartName: FileUtils.escapePathName's set (0x00-0x1F, " # % ' * / : = ? \\ 0x7F { [ ] ^) as %XX,
+    keys lower-cased, an empty value __HIVE_DEFAULT_PARTITION__; the values read back unescaped.
+    """
+    # given / when
+    made = partition_name(spec)
+
+    # then
+    assert made == name
+    assert partition_values(made) == tuple(value or "__HIVE_DEFAULT_PARTITION__" for _key, value in spec)
+
+
+@pytest.mark.parametrize(
+    ("name", "values"),
+    [
+        pytest.param("dt=100%", ("100%",), id="percent-at-the-end"),
+        pytest.param("dt=%zz%4%41", ("%zz%4A",), id="not-hex-then-hex"),
+        pytest.param("dt=caf%C3%A9", ("cafÃ©",), id="one-character-per-escape-not-utf8"),
+        pytest.param("dt=%e9t%E9", ("été",), id="either-case"),
+    ],
+)
+def test_partition_values_are_unescaped_as_hive_unescapes_them(name: str, values: tuple[str, ...]) -> None:
+    """FileUtils.unescapePathName: each %XX is the character XX (not a UTF-8 byte); a % without two hex digits stays."""
+    # given / when
+    unescaped = partition_values(name)
+
+    # then
+    assert unescaped == values
+
+
+def test_renaming_a_partition_to_values_hive_escapes_names_it_as_hive_does(metastore: Metastore) -> None:
+    """Rule 17.4: the new PART_NAME and directory escape ', * and [ ] and keep the space and the é."""
+    # given
+    orders = table_row(metastore, "sales", "orders")
+
+    # when
+    preview = rename(metastore, "sales.orders", "(dt='a\\'b*[c] café', hour=3)")
+
+    # then
+    new_name = f"{ESCAPED_NAME}/hour=3"
+    assert preview.blockers == ()
+    assert [params[0] for params in updated(preview, "PARTITIONS")] == [new_name]
+    assert [params[0] for params in updated(preview, "PARTITION_KEY_VALS")] == [ESCAPED_VALUE, "3"]
+    assert [m.destination for m in preview.moves] == [f"{orders.sd.location}/{new_name}"]
+
+
+def test_a_partition_with_an_escaped_name_is_found_by_its_values(metastore: Metastore) -> None:
+    """Rename, SET LOCATION and the browser's key filter find ``dt=a%27b%2A%5Bc%5D café`` by its plain values."""
+    # given: Hive's own name and key value for dt='a\'b*[c] café'
+    orders = table_row(metastore, "sales", "orders")
+    before = partitions(metastore, orders.id)["dt=2024-01-02/hour=3"]
+    with allow_metastore_writes():
+        Partition.objects.using(metastore.alias).filter(id=before["id"]).update(name=f"{ESCAPED_NAME}/hour=3")
+        PartitionKeyValue.objects.using(metastore.alias).filter(partition_id=before["id"], position=0).update(
+            value=ESCAPED_VALUE
+        )
+    spec = "(dt='a\\'b*[c] café', hour=3)"
+    keys = table_partition_keys(metastore, orders)
+
+    # when
+    renamed = rename(metastore, "sales.orders", "(dt='2024-02-02', hour=3)", old_spec=spec)
+    relocated = alter_preview_statement(
+        metastore=metastore, statement=f"ALTER TABLE sales.orders PARTITION {spec} SET LOCATION 'file:/elsewhere'"
+    )
+    listed = list_partitions(metastore, orders, keys, PartitionFilter(values=(("dt", ESCAPED_VALUE),)))
+    detail = get_partition_detail(metastore, orders, f"{ESCAPED_NAME}/hour=3")
+
+    # then
+    assert (renamed.blockers, relocated.blockers) == ((), ())
+    assert [m.source for m in renamed.moves] == [before["sd__location"]]
+    assert [row.name for row in listed.items] == [f"{ESCAPED_NAME}/hour=3"]
+    assert listed.items[0].values == (ESCAPED_VALUE, "3")
+    assert detail.values == {"dt": ESCAPED_VALUE, "hour": "3"}
+
+
+def test_renaming_a_missing_partition_is_refused_with_hives_message(metastore: Metastore) -> None:
+    """Rule 17.2: 'Unable to rename partition because old partition does not exist'."""
+    # given / when
+    preview = rename(metastore, "sales.orders", "(dt='2024-02-02', hour=4)", old_spec="(dt='2024-01-01', hour=4)")
+
+    # then
+    assert findings(preview) == [
+        (
+            "unknown_partition",
+            "17.2",
+            "Unable to rename partition because old partition does not exist: `sales`.`orders` dt=2024-01-01/hour=4",
+        )
+    ]
+
+
+def test_an_empty_value_moves_no_data_and_names_the_default_partition(metastore: Metastore) -> None:
+    """
+    Rule 17.4: a moving partition's directory needs every value (makePartPath: 'Partition spec is incorrect.');
+    an external partition, which stays, is renamed to __HIVE_DEFAULT_PARTITION__ (makePartName).
+    """
+    # given / when
+    managed = rename(metastore, "sales.orders", "(dt='', hour=3)")
+    external = rename(metastore, "marketing.clicks", "(dt='', hour=3)")
+
+    # then
+    assert findings(managed) == [("partition_spec", "17.4", "Partition spec is incorrect. {dt=, hour=3}")]
+    assert external.blockers == ()
+    assert [params[0] for params in updated(external, "PARTITIONS")] == ["dt=__HIVE_DEFAULT_PARTITION__/hour=3"]
+    assert [params[0] for params in updated(external, "PARTITION_KEY_VALS")] == ["", "3"]
+
+
+@pytest.mark.parametrize(
+    ("table", "params", "moves_before_4", "moves_on_4"),
+    [
+        pytest.param(
+            "orders", {"EXTERNAL": "TRUE", "TRANSLATED_TO_EXTERNAL": "TRUE"}, True, True, id="managed-translated"
+        ),
+        pytest.param("orders", {"EXTERNAL": "true"}, True, False, id="managed-flagged-external"),
+        pytest.param("clicks", {"TRANSLATED_TO_EXTERNAL": "TRUE"}, False, True, id="external-translated"),
+        pytest.param("clicks", {"EXTERNAL": None}, False, True, id="external-type-without-parameter"),
+        pytest.param("clicks", {}, False, False, id="external"),
+    ],
+)
+def test_whether_a_renamed_partition_moves_follows_each_versions_rule(
+    metastore: Metastore, table: str, params: dict[str, str | None], moves_before_4: bool, moves_on_4: bool
+) -> None:
+    """
+    Rule 17.3: 4.x moves the data unless the EXTERNAL parameter is TRUE and TRANSLATED_TO_EXTERNAL is not (the table
+    type does not count); 2.3 and 3.1 move it unless the table type is EXTERNAL_TABLE.
+    """
+    # given
+    database = "sales" if table == "orders" else "marketing"
+    row = table_row(metastore, database, table)
+    set_table_params(metastore, row, **params)
+
+    # when
+    preview = rename(metastore, f"{database}.{table}", "(dt='2024-02-02', hour=3)")
+
+    # then
+    moves = moves_on_4 if metastore.schema.version.major >= 4 else moves_before_4
+    destination = f"{row.sd.location}/dt=2024-02-02/hour=3"
+    assert preview.blockers == ()
+    assert [m.destination for m in preview.moves] == ([destination] if moves else [])
+    assert [params[0] for params in updated(preview, "SDS")] == ([destination] if moves else [])
+
+
+@pytest.mark.parametrize(
+    "location",
+    ["s3a://bucket/orders/dt=2024-01-02/hour=3", "hdfs://nn2:8020/archive/orders/p"],
+    ids=["s3a", "hdfs-with-port"],
+)
+def test_a_renamed_partition_keeps_its_own_filesystem_which_the_console_cannot_reach(
+    metastore: Metastore, location: str
+) -> None:
+    """
+    Rule 17.4: the target is the table's path under the scheme and authority of the partition's own location
+    (constructRenamedPath), so there is no cross-filesystem move; the console has no client there and refuses.
+    """
+    # given: the table stays on file:
+    orders = table_row(metastore, "sales", "orders")
+    sd_id = partitions(metastore, orders.id)["dt=2024-01-02/hour=3"]["sd_id"]
+    set_partition_location(metastore, sd_id, location)
+
+    # when
+    preview = rename(metastore, "sales.orders", "(dt='2024-02-02', hour=3)")
+
+    # then
+    parts = urlsplit(location)
+    destination = f"{parts.scheme}://{parts.netloc}{urlsplit(orders.sd.location).path}/dt=2024-02-02/hour=3"
+    assert [(code, rule) for code, rule, _message in findings(preview)] == [("filesystem_unreachable", "17.4")]
+    assert location in preview.blockers[0].message
+    assert updated(preview, "SDS") == [(destination, sd_id)]
+    assert preview.moves == ()
+
+
+def test_renaming_onto_an_existing_directory_names_the_table_as_hive_does(
+    metastore: Metastore, warehouse: Path
+) -> None:
+    """Rule 17.4: 'New location for this table <db>.<tbl> already exists : <target>'."""
+    # given
+    orders = table_row(metastore, "sales", "orders")
+    target = f"{orders.sd.location}/dt=2024-02-02/hour=3"
+    path_of(target).mkdir(parents=True)
+
+    # when
+    preview = rename(metastore, "sales.orders", "(dt='2024-02-02', hour=3)")
+
+    # then
+    assert findings(preview) == [
+        ("destination_exists", "17.4", f"New location for this table sales.orders already exists : {target}")
+    ]
+
+
+def test_an_existing_target_blocks_a_partition_without_a_directory_only_on_hive_2_3(
+    metastore: Metastore, warehouse: Path
+) -> None:
+    """
+    Rule 17.4 with the source missing: 3.1 and 4.x check the target only before a move, so only the metadata changes;
+    Hive 2.3 checks it first and refuses (the Spark witness shows it).
+    """
+    # given: dt=2024-01-03/hour=9 has no directory; its target exists
+    orders = table_row(metastore, "sales", "orders")
+    target = f"{orders.sd.location}/dt=2024-02-03/hour=9"
+    path_of(target).mkdir(parents=True)
+
+    # when
+    preview = rename(metastore, "sales.orders", "(dt='2024-02-03', hour=9)", old_spec="(dt='2024-01-03', hour=9)")
+
+    # then
+    refused = metastore.schema.version.major < 3
+    assert findings(preview) == (
+        [("destination_exists", "17.4", f"New location for this table sales.orders already exists : {target}")]
+        if refused
+        else []
+    )
+    assert [w.code for w in preview.warnings] == ["source_missing"]
+    assert preview.moves == ()
 
 
 def test_dropping_one_partition_deletes_its_rows_and_moves_its_data_to_the_trash(
