@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from django.conf import settings
 
-from catalog_admin.models import HiveLock, TransactionComponent
+from catalog_admin.models import DatabaseParam, HiveLock, TransactionComponent
 from catalog_admin.selectors.metastores import Metastore
 from operations.preview import DirectoryMove, HiveComparison, Preview, Step, TableSnapshot
 from operations.rules import Finding
@@ -22,6 +22,7 @@ __all__ = (
     "metadata_only_hive",
     "param_delete_steps",
     "param_upsert_steps",
+    "replication_source",
     "risk_level",
     "snapshot",
 )
@@ -80,6 +81,16 @@ def risk_level(
     if partitions_touched or columns_changed:
         return "medium"
     return "low"
+
+
+def replication_source(metastore: Metastore, *databases: str) -> bool:
+    """Whether any of ``databases`` is a replication source (a non-empty ``repl.source.for`` parameter)."""
+    return (
+        DatabaseParam.objects.using(metastore.alias)
+        .filter(database__name__in=databases, key="repl.source.for")
+        .exclude(value="")
+        .exists()
+    )
 
 
 def acid_warnings(metastore: Metastore, state: TableState) -> list[Finding]:

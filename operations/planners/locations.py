@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from catalog_admin.locations import filesystem_for
-from catalog_admin.models import Partition, StorageDescriptor
+from catalog_admin.models import Partition, PartitionParam, StorageDescriptor, TableParam
+from catalog_admin.schema import SchemaVersion
 from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.partitions import partition_name
-from operations.planners.common import build_preview, snapshot
+from operations.planners.common import build_preview, param_delete_steps, replication_source, snapshot
 from operations.preview import Preview, Step
 from operations.rules import Finding
 from operations.specs import RewritePartitionLocations, SetLocation
@@ -20,6 +21,9 @@ from operations.sql import MetastoreSql
 from operations.table_state import TableState
 
 __all__ = ("plan_rewrite_partition_locations", "plan_set_location", "resolve_partition")
+
+V4 = SchemaVersion(4, 0, 0, "alpha", 1)
+STATS_FLAG = "COLUMN_STATS_ACCURATE"
 
 
 def resolve_partition(
@@ -61,6 +65,7 @@ def plan_set_location(metastore: Metastore, state: TableState, spec: SetLocation
         old_location = partition["location"] if partition else None
     if state.is_view:
         blockers.append(Finding("view_location", "ddl", f"{state.ref} is a view and has no location"))
+    blockers += _absolute_location_blockers(spec.location) + _replication_blockers(metastore, state)
     steps = []
     if target_sd is not None and not blockers:
         location = sql.col(StorageDescriptor, "location")
@@ -78,6 +83,7 @@ def plan_set_location(metastore: Metastore, state: TableState, spec: SetLocation
                 1,
             )
         )
+        steps += _stale_statistics_steps(metastore, sql, state, partition)
     return build_preview(
         metastore,
         state,
@@ -85,7 +91,7 @@ def plan_set_location(metastore: Metastore, state: TableState, spec: SetLocation
         steps=steps,
         after=snapshot(state) if partition else snapshot(state, location=spec.location),
         blockers=blockers,
-        warnings=_location_warnings(state, spec, partition is not None),
+        warnings=_location_warnings(state, spec, partition is not None) + _statistics_warnings(steps),
         partitions_touched=1 if partition else 0,
         inverse={"sd_id": target_sd, "location": old_location},
     )
@@ -113,6 +119,7 @@ def plan_rewrite_partition_locations(
         blockers.append(Finding("not_partitioned", "ddl", f"Table {state.ref} is not partitioned"))
     if spec.old_prefix == spec.new_prefix or not spec.old_prefix:
         blockers.append(Finding("no_change", "ddl", "The old and new prefixes must differ and not be empty"))
+    blockers += _replication_blockers(metastore, state)
     location = sql.col(StorageDescriptor, "location")
     kept, kept_params = sql.not_among(sql.col(StorageDescriptor, "id"), keep_sd_ids)
     steps = (
@@ -165,6 +172,63 @@ def plan_rewrite_partition_locations(
         # One inverse rule for any number of rows; the ids listed are those a revert must not touch.
         inverse={"rule": {"old_prefix": spec.new_prefix, "new_prefix": spec.old_prefix}, "keep_sd_ids": untouched_new},
     )
+
+
+def _absolute_location_blockers(location: str) -> list[Finding]:
+    """Rule 1.5 qualifies a location against the default filesystem: a relative one would land who knows where."""
+    if location.startswith("/") or (":" in location and not location.startswith(":")):
+        return []
+    return [
+        Finding(
+            "relative_location",
+            "1.5",
+            f"'{location}' is not an absolute location: give a URI such as hdfs://namenode/path or file:/path, or an "
+            "absolute path.",
+        )
+    ]
+
+
+def _replication_blockers(metastore: Metastore, state: TableState) -> list[Finding]:
+    """Rules 4.1/4.3 (4.x): the locations of a managed table in a replication source do not change."""
+    if metastore.schema.version < V4 or state.is_external or state.is_view:
+        return []
+    if not replication_source(metastore, state.ref.database):
+        return []
+    return [
+        Finding(
+            "replication_location",
+            "4.1",
+            f"Cannot change location of a managed table {state.ref.database}.{state.ref.table} as it is enabled for "
+            "replication.",
+        )
+    ]
+
+
+def _stale_statistics_steps(
+    metastore: Metastore, sql: MetastoreSql, state: TableState, partition: dict | None
+) -> list[Step]:
+    """Rule 13.2/13.3: after a location change the basic statistics no longer describe the data: Hive marks them
+    inaccurate by removing COLUMN_STATS_ACCURATE (of the table when unpartitioned, else of the partition)."""
+    if partition is not None:
+        flagged = PartitionParam.objects.using(metastore.alias).filter(partition_id=partition["id"], key=STATS_FLAG)
+        return param_delete_steps(sql, PartitionParam, "partition", partition["id"], [STATS_FLAG]) if flagged else []
+    if state.is_partitioned or STATS_FLAG not in state.params:
+        return []
+    return param_delete_steps(sql, TableParam, "table", state.table_id, [STATS_FLAG])
+
+
+def _statistics_warnings(steps: list[Step]) -> list[Finding]:
+    if not any(step.action == "delete" for step in steps):
+        return []
+    return [
+        Finding(
+            "statistics_inaccurate",
+            "13.2",
+            "The statistics describe the data at the old location: they are marked inaccurate (COLUMN_STATS_ACCURATE "
+            "removed), as Hive does; run ANALYZE TABLE to compute them for the new location.",
+            "warning",
+        )
+    ]
 
 
 def _location_warnings(state: TableState, spec: SetLocation, is_partition: bool) -> list[Finding]:

@@ -11,15 +11,28 @@ from __future__ import annotations
 from catalog_admin.models import SerDeParam, Table, TableParam
 from catalog_admin.schema import SchemaVersion
 from catalog_admin.selectors.metastores import Metastore
-from operations.planners.common import build_preview, param_delete_steps, param_upsert_steps, snapshot
+from operations.planners.common import (
+    build_preview,
+    param_delete_steps,
+    param_upsert_steps,
+    replication_source,
+    snapshot,
+)
 from operations.preview import Preview, Step
 from operations.rules import Finding
 from operations.specs import SetOwner, SetSerdeProperties, SetTableProperties, UnsetTableProperties
 from operations.sql import MetastoreSql
 from operations.table_state import TableState
 
-__all__ = ("plan_set_owner", "plan_set_serde_properties", "plan_set_table_properties", "plan_unset_table_properties")
+__all__ = (
+    "plan_set_owner",
+    "plan_set_serde_properties",
+    "plan_set_table_properties",
+    "plan_unset_table_properties",
+    "table_type_step",
+)
 
+V4 = SchemaVersion(4, 0, 0, "alpha", 1)
 ORC_INPUT_FORMAT = "org.apache.hadoop.hive.ql.io.orc.OrcInputFormat"
 SPARK_PREFIX = "spark.sql."
 
@@ -29,18 +42,23 @@ def plan_set_table_properties(metastore: Metastore, state: TableState, spec: Set
     values = dict(spec.properties)
     steps = param_upsert_steps(sql, TableParam, "table", state.table_id, state.params, spec.properties)
     new_type = _type_after_external_change(state, values)
+    inverse = _restore_params(state.params, list(values))
     if new_type != state.table_type:
-        steps.append(_table_type_step(sql, state, new_type))
+        steps.append(table_type_step(sql, state.table_id, new_type))
+        inverse["table_type"] = state.table_type
     after = snapshot(state, type=new_type, params=tuple(sorted({**state.params, **values}.items())))
+    blockers = _transactional_blockers(metastore, state, values) + _replication_blockers(
+        metastore, state, new_type, values
+    )
     return build_preview(
         metastore,
         state,
         spec,
         steps=steps,
         after=after,
-        blockers=_transactional_blockers(metastore, state, values),
+        blockers=blockers,
         warnings=_spark_key_warnings(values),
-        inverse=_restore_params(state.params, list(values)),
+        inverse=inverse,
     )
 
 
@@ -171,15 +189,49 @@ def _type_after_external_change(state: TableState, values: dict[str, str]) -> st
     return "EXTERNAL_TABLE" if values["EXTERNAL"].upper() == "TRUE" else "MANAGED_TABLE"
 
 
-def _table_type_step(sql: MetastoreSql, state: TableState, new_type: str) -> Step:
+def table_type_step(sql: MetastoreSql, table_id: int, new_type: str) -> Step:
     return Step(
         f"Make the table {new_type}",
         "TBLS",
         "update",
         f"UPDATE {sql.table(Table)} SET {sql.col(Table, 'type')} = %s WHERE {sql.col(Table, 'id')} = %s",
-        (new_type, state.table_id),
+        (new_type, table_id),
         1,
     )
+
+
+def _replication_blockers(
+    metastore: Metastore, state: TableState, new_type: str, values: dict[str, str]
+) -> list[Finding]:
+    """Rule 4.2 (4.x, ``hive.strict.managed.tables`` off): in a replication source, no table type change and no
+    conversion to ACID."""
+    becomes_acid = not state.is_transactional and (values.get("transactional") or "").lower() == "true"
+    changes_type = new_type != state.table_type
+    if metastore.schema.version < V4 or not (becomes_acid or changes_type):
+        return []
+    if not replication_source(metastore, state.ref.database):
+        return []
+    table = f"{state.ref.database}.{state.ref.table}"
+    blockers = []
+    if changes_type:
+        blockers.append(
+            Finding(
+                "replication_type_change",
+                "4.2",
+                f"Table type cannot be changed from {state.table_type} to {new_type} for the table {table} as it is "
+                "enabled for replication.",
+            )
+        )
+    if becomes_acid:
+        blockers.append(
+            Finding(
+                "replication_acid_conversion",
+                "4.2",
+                f"A non-Acid table cannot be converted to an Acid table for the table {table} as it is enabled for "
+                "replication.",
+            )
+        )
+    return blockers
 
 
 def _spark_key_warnings(values: dict[str, str]) -> list[Finding]:

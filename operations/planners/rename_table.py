@@ -1,9 +1,9 @@
 """
 ``ALTER TABLE t RENAME TO [db.]t2``: Hive's location rules (§7–8), done set-based and without losing statistics.
 
-Where the data goes follows HiveAlterHandler for the metastore's version (3.1 rules for 2.3 and 3.1,
-4.x rules for 4.0): a managed table in its default directory moves to the new database's directory;
-external tables, views and managed tables in a specified location keep their location. Partitions
+Where the data goes follows HiveAlterHandler for the metastore's version (``rename_destination``): a managed table
+in its default directory moves to the new database's directory; external tables, views and managed tables in a
+specified location keep their location. Partitions
 under the table root move with it (an exact prefix match, not Hive's substring replace, rule 22);
 column statistics are re-labelled, never deleted (Hive 2.3 deletes every partition's statistics). Like Hive,
 partition statistics are found by the names they carry, a range of PCS_STATS_IDX.
@@ -11,6 +11,7 @@ partition statistics are found by the names they carry, a range of PCS_STATS_IDX
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from catalog_admin.locations import filesystem_for
@@ -20,9 +21,9 @@ from catalog_admin.models import (
     CompletedCompaction,
     CompletedTransactionComponent,
     Database,
-    DatabaseParam,
     HiveLock,
     NextWriteId,
+    Partition,
     PartitionColumnStatistics,
     SerDeParam,
     StorageDescriptor,
@@ -35,7 +36,15 @@ from catalog_admin.models import (
 from catalog_admin.schema import SchemaVersion
 from catalog_admin.selectors.metastores import Metastore
 from operations.dependent_views import dependent_views_warning
-from operations.planners.common import acid_warnings, console_seconds, hive_seconds, risk_level, snapshot
+from operations.planners.common import (
+    acid_warnings,
+    console_seconds,
+    hive_seconds,
+    replication_source,
+    risk_level,
+    snapshot,
+)
+from operations.planners.rename_destination import V4, rename_destination
 from operations.preview import DirectoryMove, HiveComparison, Preview, Step
 from operations.rules import Finding, check_table_name
 from operations.specs import RenameTable
@@ -44,25 +53,49 @@ from operations.table_state import TableState, labelled_partition_statistics, st
 
 __all__ = ("plan_rename_table",)
 
-V4 = SchemaVersion(4, 0, 0, "alpha", 1)
+# Tables whose rows carry the table's names instead of its id, which the rename re-labels (by version and schema).
+ACID_BOOKKEEPING = (
+    TransactionComponent,
+    CompletedTransactionComponent,
+    HiveLock,
+    CompactionQueueEntry,
+    CompletedCompaction,
+    WriteSetEntry,
+    TransactionWriteId,
+    NextWriteId,
+    CompactionMetric,
+)
 
 
-def plan_rename_table(metastore: Metastore, state: TableState, spec: RenameTable) -> Preview:
+def plan_rename_table(
+    metastore: Metastore,
+    state: TableState,
+    spec: RenameTable,
+    *,
+    keep_sd_ids: Sequence[int] = (),
+    restore_location: str | None = None,
+) -> Preview:
+    """The rename's plan. A revert passes the partitions to leave alone and the location to put the table back at."""
     version = metastore.schema.version
-    blockers = _rename_blockers(metastore, state, spec)
     new_db = Database.objects.on(metastore).filter(name=spec.new.database).first()
-    destination = _destination(state, spec, new_db, version) if new_db is not None else None
-    move = _directory_move(state, destination) if destination else None
+    destination, placement = rename_destination(metastore, state, new_db, spec.new.table) if new_db else (None, [])
+    if destination is not None and restore_location is not None:
+        destination = restore_location
+    move = _directory_move(state, destination, len(keep_sd_ids)) if destination else None
+    blockers = _rename_blockers(metastore, state, spec, moving=destination is not None)
+    blockers += _names_in_use(metastore, state, spec)
     if move is not None:
-        blockers += _move_blockers(move, spec)
+        blockers += _move_blockers(move, state, spec)
     moves = (move,) if move is not None and move.source_exists else ()
     # Statistics carry the names only before Hive 4: that is the only case where their count matters.
     part_stats = labelled_partition_statistics(metastore, state) if state.is_partitioned and version < V4 else 0
     target = destination if move else None
-    steps = tuple(_steps(metastore, state, spec, new_db, target, bool(moves), part_stats)) if new_db else ()
+    moved = moves[0] if moves else None
+    steps = tuple(_steps(metastore, state, spec, new_db, target, moved, part_stats, keep_sd_ids)) if new_db else ()
     stats_moved = sum(s.expected_rows for s in steps if s.metastore_table.endswith("COL_STATS"))
-    warnings = acid_warnings(metastore, state) + _rename_warnings(state, move)
+    warnings = acid_warnings(metastore, state) + placement + _rename_warnings(state, move)
     warnings += dependent_views_warning(metastore, state.ref, "will fail after the rename")
+    touched = moves[0].partitions_moving if moves else 0
     return Preview(
         metastore=metastore.name,
         schema_version=str(version),
@@ -77,19 +110,19 @@ def plan_rename_table(metastore: Metastore, state: TableState, spec: RenameTable
         warnings=tuple(warnings),
         hive=_hive_comparison(state, version, bool(moves), part_stats),
         estimated_seconds=console_seconds(steps),
-        risk=risk_level(
-            moves=moves,
-            partitions_touched=state.partitions.under_root if moves else 0,
-            statistics_dropped=0,
-        ),
-        partitions_touched=state.partitions.under_root if moves else 0,
+        risk=risk_level(moves=moves, partitions_touched=touched, statistics_dropped=0),
+        partitions_touched=touched,
         statistics_moved=stats_moved,
         statistics_dropped=0,
-        inverse={"spec": RenameTable(target=spec.new, new=state.ref).as_dict(), "location": state.location},
+        inverse={
+            "spec": RenameTable(target=spec.new, new=state.ref).as_dict(),
+            "location": state.location,
+            "keep_sd_ids": _already_under(metastore, state, destination) if moves else [],
+        },
     )
 
 
-def _rename_blockers(metastore: Metastore, state: TableState, spec: RenameTable) -> list[Finding]:
+def _rename_blockers(metastore: Metastore, state: TableState, spec: RenameTable, *, moving: bool) -> list[Finding]:
     blockers = check_table_name(spec.new.table, metastore.schema.version)
     if spec.new == state.ref:
         blockers.append(Finding("no_change", "2.7", f"{state.ref} is already called {spec.new}"))
@@ -98,9 +131,12 @@ def _rename_blockers(metastore: Metastore, state: TableState, spec: RenameTable)
             Finding("target_exists", "2.7", f"new table {spec.new.database}.{spec.new.table} already exists")
         )
     if not Database.objects.using(metastore.alias).filter(name=spec.new.database).exists():
-        blockers.append(Finding("unknown_database", "2.9", f"Database {spec.new.database} does not exist"))
-    if spec.new.database != state.ref.database and _is_replication_source(
-        metastore, state.ref.database, spec.new.database
+        blockers.append(Finding("unknown_database", "15.2", f"Database {spec.new.database} does not exist"))
+    # Rule 8.7: isRenameAllowed runs only where the data moves (not for external tables or specified locations).
+    if (
+        moving
+        and spec.new.database != state.ref.database
+        and replication_source(metastore, state.ref.database, spec.new.database)
     ):
         blockers.append(
             Finding(
@@ -113,46 +149,36 @@ def _rename_blockers(metastore: Metastore, state: TableState, spec: RenameTable)
     return blockers
 
 
-def _is_replication_source(metastore: Metastore, *databases: str) -> bool:
-    return (
-        DatabaseParam.objects.using(metastore.alias)
-        .filter(database__name__in=databases, key="repl.source.for")
-        .exclude(value="")
-        .exists()
-    )
+def _names_in_use(metastore: Metastore, state: TableState, spec: RenameTable) -> list[Finding]:
+    """Rows that already carry the new name (left by an earlier table of that name): after the rename Hive would
+    take them for this table's, and a revert could not tell them from the rows the rename re-labelled."""
+    new_db, new_table = spec.new.database, spec.new.table
+    if spec.new == state.ref or table_exists(metastore, spec.new):
+        return []  # already refused (rule 2.7); the rows are that table's own
+    counts = {}
+    if metastore.schema.has(TableColumnStatistics, "db_name"):
+        labels = {**statistics_labels(metastore, state), "db_name": new_db, "table_name": new_table}
+        counts[PartitionColumnStatistics] = PartitionColumnStatistics.objects.using(metastore.alias).filter(**labels)
+        counts[TableColumnStatistics] = TableColumnStatistics.objects.using(metastore.alias).filter(
+            db_name=new_db, table_name=new_table
+        )
+    if state.is_transactional:
+        for model in ACID_BOOKKEEPING:
+            if metastore.schema.has_table(model):
+                counts[model] = model.objects.using(metastore.alias).filter(database=new_db, table=new_table)
+    return [
+        Finding(
+            "names_in_use",
+            "labels",
+            f"{rows} row(s) of {model._meta.db_table} already carry the name {new_db}.{new_table} (left by an earlier "
+            "table of that name): Hive would take them for the renamed table's. Remove them first.",
+        )
+        for model, queryset in counts.items()
+        if (rows := queryset.count())
+    ]
 
 
-def _destination(state: TableState, spec: RenameTable, new_db: Database, version: SchemaVersion) -> str | None:
-    """Rules 7–8: the new location, or None when the data stays where it is."""
-    if state.is_view or state.is_external or not state.location:
-        return None
-    # Rule 8.3/8.8: compared with the database location (4.x prefers a managed location when one is set).
-    old_root = _managed_root(state.database_location, state.database_managed_location, version)
-    relative = state.location.rstrip("/").removeprefix(old_root.rstrip("/") + "/")
-    if relative.lower() != state.ref.table.lower():
-        return None  # rule 8.4: a managed table in a specified location keeps it
-    new_root = _managed_root(new_db.location_uri, _managed_location(new_db, version), version).rstrip("/")
-    return _with_scheme_of(state.location, f"{new_root}/{spec.new.table}")
-
-
-def _managed_root(location: str, managed_location: str | None, version: SchemaVersion) -> str:
-    return managed_location if version >= V4 and managed_location else location
-
-
-def _managed_location(database: Database, version: SchemaVersion) -> str | None:
-    return database.managed_location_uri if version >= V4 else None
-
-
-def _with_scheme_of(old: str, new: str) -> str:
-    """``constructRenamedPath``: keep the old location's scheme and authority, take the new path."""
-    old_parts, new_parts = urlsplit(old), urlsplit(new)
-    if not old_parts.scheme:
-        return new_parts.path
-    authority = f"//{old_parts.netloc}" if old_parts.netloc else ""
-    return f"{old_parts.scheme}:{authority}{new_parts.path}"
-
-
-def _directory_move(state: TableState, destination: str) -> DirectoryMove:
+def _directory_move(state: TableState, destination: str, kept: int) -> DirectoryMove:
     source = state.location or ""
     source_fs, destination_fs = filesystem_for(source), filesystem_for(destination)
     size = source_fs.tree_size(source)
@@ -160,8 +186,8 @@ def _directory_move(state: TableState, destination: str) -> DirectoryMove:
     return DirectoryMove(
         source=source,
         destination=destination,
-        partitions_moving=state.partitions.under_root,
-        partitions_staying=state.partitions.count - state.partitions.under_root,
+        partitions_moving=state.partitions.under_root - kept,
+        partitions_staying=state.partitions.count - state.partitions.under_root + kept,
         files=size.files if size else None,
         bytes=size.bytes if size else None,
         source_exists=source_fs.exists(source),
@@ -170,12 +196,24 @@ def _directory_move(state: TableState, destination: str) -> DirectoryMove:
     )
 
 
+def _already_under(metastore: Metastore, state: TableState, destination: str | None) -> list[int]:
+    """Partitions already under the new table root (and not the old): the rename leaves them, so must a revert.
+
+    Only partitions outside the old root can be there: with none (the usual case), no pass over the partitions."""
+    if destination is None or state.partitions.count == state.partitions.under_root:
+        return []
+    new_root, old_root = destination.rstrip("/") + "/", (state.location or "").rstrip("/") + "/"
+    partitions = Partition.objects.using(metastore.alias).filter(table_id=state.table_id)
+    under_new = partitions.filter(sd__location__startswith=new_root).exclude(sd__location__startswith=old_root)
+    return list(under_new.order_by("sd_id").values_list("sd_id", flat=True))
+
+
 def _same_filesystem(a: str, b: str) -> bool:
     pa, pb = urlsplit(a), urlsplit(b)
     return (pa.scheme or "file", pa.netloc) == (pb.scheme or "file", pb.netloc)
 
 
-def _move_blockers(move: DirectoryMove, spec: RenameTable) -> list[Finding]:
+def _move_blockers(move: DirectoryMove, state: TableState, spec: RenameTable) -> list[Finding]:
     blockers = []
     if not move.same_filesystem:
         blockers.append(
@@ -202,7 +240,8 @@ def _move_blockers(move: DirectoryMove, spec: RenameTable) -> list[Finding]:
             Finding(
                 "destination_exists",
                 "8.7",
-                f"New location for this table hive.{spec.new.database}.{spec.new.table} already exists : "
+                f"New location for this table {state.catalog or 'hive'}.{spec.new.database}.{spec.new.table} "
+                "already exists : "
                 f"{move.destination}",
             )
         )
@@ -256,8 +295,9 @@ def _steps(
     spec: RenameTable,
     new_db: Database,
     destination: str | None,
-    moved: bool,
+    move: DirectoryMove | None,
     part_stats: int,
+    keep_sd_ids: Sequence[int],
 ) -> list[Step]:
     sql = MetastoreSql(metastore.alias)
     steps = [
@@ -274,8 +314,8 @@ def _steps(
     if destination is not None:
         steps.append(_table_location_step(sql, state, destination))
         steps += _path_param_steps(metastore, sql, state, destination)
-    if destination is not None and moved and state.partitions.under_root:
-        steps.append(_partition_locations_step(sql, state, destination))
+    if destination is not None and move and move.partitions_moving:
+        steps.append(_partition_locations_step(sql, state, destination, move.partitions_moving, keep_sd_ids))
     steps += _statistics_steps(metastore, sql, state, spec, part_stats)
     if state.is_transactional:
         steps += _acid_steps(metastore, sql, state, spec)
@@ -311,18 +351,21 @@ def _path_param_steps(metastore: Metastore, sql: MetastoreSql, state: TableState
     ]
 
 
-def _partition_locations_step(sql: MetastoreSql, state: TableState, destination: str) -> Step:
+def _partition_locations_step(
+    sql: MetastoreSql, state: TableState, destination: str, moving: int, keep_sd_ids: Sequence[int]
+) -> Step:
     old_root = (state.location or "").rstrip("/") + "/"
     new_root = destination.rstrip("/") + "/"
     location = sql.col(StorageDescriptor, "location")
+    kept, kept_params = sql.not_among(sql.col(StorageDescriptor, "id"), keep_sd_ids)
     return Step(
-        f"Move {state.partitions.under_root} partition locations from {old_root} to {new_root}",
+        f"Move {moving} partition locations from {old_root} to {new_root}",
         "SDS",
         "update",
         f"UPDATE {sql.table(StorageDescriptor)} SET {location} = {sql.replace_prefix(location)} "
-        f"WHERE {sql.of_table_partitions(sql.col(StorageDescriptor, 'id'), 'sd')} AND {sql.has_prefix(location)}",
-        (new_root, len(old_root) + 1, state.table_id, len(old_root), old_root),
-        state.partitions.under_root,
+        f"WHERE {sql.of_table_partitions(sql.col(StorageDescriptor, 'id'), 'sd')} AND {sql.has_prefix(location)}{kept}",
+        (new_root, len(old_root) + 1, state.table_id, len(old_root), old_root, *kept_params),
+        moving,
     )
 
 
@@ -368,17 +411,7 @@ def _acid_steps(metastore: Metastore, sql: MetastoreSql, state: TableState, spec
     """ACID bookkeeping keyed by names follows the table: the tables Hive 4's onRename re-labels, in its order."""
     old = (state.ref.database, state.ref.table)
     steps = []
-    for model in (
-        TransactionComponent,
-        CompletedTransactionComponent,
-        HiveLock,
-        CompactionQueueEntry,
-        CompletedCompaction,
-        WriteSetEntry,
-        TransactionWriteId,
-        NextWriteId,
-        CompactionMetric,
-    ):
+    for model in ACID_BOOKKEEPING:
         if not metastore.schema.has_table(model):
             continue
         rows = model.objects.using(metastore.alias).filter(database=old[0], table=old[1]).count()

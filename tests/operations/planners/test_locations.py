@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from catalog_admin.models import Partition, Table
+from catalog_admin.db import allow_metastore_writes
+from catalog_admin.models import Database, DatabaseParam, Partition, PartitionParam, Table, TableParam
 from catalog_admin.selectors.metastores import Metastore
 from operations.services.alter import alter_preview_statement
 from tests.fixtures.operations import execute, location_of, row_changes, warehouse_tree
@@ -60,14 +61,19 @@ def test_set_location_of_a_partition_repoints_that_partition(metastore: Metastor
     )
     execution = execute(preview)
 
-    # then
-    assert row_changes(preview) == {"SDS": (0, 1, 0)}
+    # then: rule 13.3, the partition's statistics describe the old data: no longer marked accurate
+    assert row_changes(preview) == {"SDS": (0, 1, 0), "PARTITION_PARAMS": (0, 0, 1)}
     assert (preview.risk, preview.partitions_touched) == ("medium", 1)
-    assert [w.code for w in preview.warnings] == ["metadata_only"]
+    assert [w.code for w in preview.warnings] == ["metadata_only", "statistics_inaccurate"]
     assert preview.inverse["location"] == partitions["dt=2024-01-01/hour=6"]
     assert execution.actual_counts == execution.expected_counts
     assert partition_locations(metastore, orders.id) == {**partitions, "dt=2024-01-01/hour=6": target}
     assert table_row(metastore, "sales", "orders").sd.location == orders.sd.location
+    flags = PartitionParam.objects.using(metastore.alias).filter(
+        key="COLUMN_STATS_ACCURATE", partition__table=orders.id
+    )
+    assert "dt=2024-01-01/hour=6" not in set(flags.values_list("partition__name", flat=True))
+    assert flags.count() > 0, "the other partitions keep theirs"
 
 
 def test_set_location_of_an_unknown_partition_or_a_view_is_blocked(metastore: Metastore) -> None:
@@ -141,3 +147,64 @@ def test_prefix_rewrite_that_matches_nothing_or_changes_nothing(metastore: Metas
     assert [b.code for b in same.blockers] == ["no_change"]
     assert [b.code for b in flat.blockers] == ["not_partitioned"]
     assert same.steps == flat.steps == ()
+
+
+def test_set_location_of_an_unpartitioned_table_marks_its_statistics_inaccurate(
+    metastore: Metastore, warehouse: Path
+) -> None:
+    """Rule 13.2: the table's basic statistics were counted at the old location: COLUMN_STATS_ACCURATE goes."""
+    # given
+    customers = table_row(metastore, "sales", "customers")
+    flag = TableParam.objects.using(metastore.alias).filter(table_id=customers.id, key="COLUMN_STATS_ACCURATE")
+    assert flag.exists(), "the seed marks the table's statistics accurate"
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore, statement=f"ALTER TABLE sales.customers SET LOCATION '{location_of(warehouse / 'c')}'"
+    )
+    execute(preview)
+
+    # then
+    assert row_changes(preview) == {"SDS": (0, 1, 0), "TABLE_PARAMS": (0, 0, 1)}
+    assert "statistics_inaccurate" in [w.code for w in preview.warnings]
+    assert not flag.exists()
+
+
+def test_a_relative_location_is_refused(metastore: Metastore) -> None:
+    """Rule 1.5: Hive qualifies a location against its default filesystem; a relative one is refused here."""
+    # when
+    preview = alter_preview_statement(metastore=metastore, statement="ALTER TABLE sales.customers SET LOCATION 'x/y'")
+
+    # then
+    assert [(b.code, b.message) for b in preview.blockers] == [
+        (
+            "relative_location",
+            "'x/y' is not an absolute location: give a URI such as hdfs://namenode/path or file:/path, or an "
+            "absolute path.",
+        )
+    ]
+
+
+def test_hive_4_keeps_managed_locations_in_a_replication_source(metastore: Metastore, warehouse: Path) -> None:
+    """Rules 4.1/4.3 (4.x): in a replication source, a managed table's and its partitions' locations are fixed;
+    an external table's may change. Hive 3.1 has no such rule."""
+    # given
+    for name in ("sales", "marketing"):
+        with allow_metastore_writes():
+            DatabaseParam.objects.using(metastore.alias).create(
+                database_id=Database.objects.on(metastore).get(name=name).id, key="repl.source.for", value="1"
+            )
+    elsewhere = location_of(warehouse / "elsewhere")
+
+    # when
+    statements = [
+        f"ALTER TABLE sales.customers SET LOCATION '{elsewhere}'",
+        f"ALTER TABLE sales.orders PARTITION (dt='2024-01-01', hour=6) SET LOCATION '{elsewhere}'",
+        f"ALTER TABLE sales.orders PARTITION LOCATIONS REPLACE PREFIX '{location_of(warehouse)}' WITH 's3a://b/'",
+        f"ALTER TABLE marketing.clicks SET LOCATION '{elsewhere}'",
+    ]
+    blocked = [[b.code for b in alter_preview_statement(metastore=metastore, statement=s).blockers] for s in statements]
+
+    # then
+    refused = ["replication_location"] if metastore.schema.version.major >= 4 else []
+    assert blocked == [refused, refused, refused, []]

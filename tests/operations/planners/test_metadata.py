@@ -7,9 +7,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from catalog_admin.models import SerDeParam, Table, TableParam
+import pytest
+
+from catalog_admin.db import allow_metastore_writes
+from catalog_admin.models import Database, DatabaseParam, SerDeParam, Table, TableParam
 from catalog_admin.selectors.metastores import Metastore
 from operations.services.alter import alter_preview_statement
+from operations.services.revert import revert_preview
 from tests.fixtures.operations import execute, metastore_dump, row_changes, warehouse_tree
 
 
@@ -164,3 +168,80 @@ def test_set_owner_writes_the_owner_and_its_type_where_the_schema_has_one(metast
         assert customers.owner_type == "ROLE"
     after = metastore_dump(metastore.alias)
     assert [table for table in before if before[table] != after[table]] == ["TBLS"]
+
+
+@pytest.mark.parametrize(
+    ("table", "external"), [("sales.customers", "TRUE"), ("marketing.campaigns", "FALSE")], ids=["to-external", "back"]
+)
+def test_a_revert_of_an_external_change_restores_the_table_type(
+    metastore: Metastore, table: str, external: str
+) -> None:
+    """Setting EXTERNAL changes TBLS.TBL_TYPE too: the revert puts both back."""
+    # given
+    rows = metastore_dump(metastore.alias)
+    forward = execute(
+        alter_preview_statement(
+            metastore=metastore, statement=f"ALTER TABLE {table} SET TBLPROPERTIES ('EXTERNAL'='{external}')"
+        )
+    )
+
+    # when
+    execute(revert_preview(execution=forward))
+
+    # then
+    assert forward.before_image["table_type"] in ("MANAGED_TABLE", "EXTERNAL_TABLE")
+    assert metastore_dump(metastore.alias) == rows
+
+
+def test_a_revert_of_set_owner_restores_a_missing_owner_type(metastore: Metastore) -> None:
+    """Tables upgraded from Hive 2.x carry no OWNER_TYPE (NULL): the revert puts NULL back, not the new type."""
+    # given
+    customers = table_row(metastore, "sales", "customers")
+    if metastore.schema.has(Table, "owner_type"):
+        with allow_metastore_writes():
+            Table.objects.using(metastore.alias).filter(id=customers.id).update(owner_type=None)
+    rows = metastore_dump(metastore.alias)
+    forward = execute(
+        alter_preview_statement(metastore=metastore, statement="ALTER TABLE sales.customers SET OWNER ROLE analysts")
+    )
+
+    # when
+    execute(revert_preview(execution=forward))
+
+    # then
+    assert metastore_dump(metastore.alias) == rows
+
+
+def test_hive_4_refuses_type_changes_and_acid_conversion_in_a_replication_source(metastore: Metastore) -> None:
+    """Rule 4.2 (4.x): in a replication source a table keeps its type and does not become transactional."""
+    # given
+    with allow_metastore_writes():
+        DatabaseParam.objects.using(metastore.alias).create(
+            database_id=Database.objects.on(metastore).get(name="sales").id, key="repl.source.for", value="1"
+        )
+
+    # when
+    external = alter_preview_statement(
+        metastore=metastore, statement="ALTER TABLE sales.customers SET TBLPROPERTIES ('EXTERNAL'='TRUE')"
+    )
+    comment = alter_preview_statement(
+        metastore=metastore, statement="ALTER TABLE sales.customers SET TBLPROPERTIES ('comment'='x')"
+    )
+    acid = alter_preview_statement(
+        metastore=metastore, statement="ALTER TABLE sales.customers SET TBLPROPERTIES ('transactional'='true')"
+    )
+
+    # then
+    if metastore.schema.version.major >= 4:
+        assert [(b.code, b.message) for b in external.blockers] == [
+            (
+                "replication_type_change",
+                "Table type cannot be changed from MANAGED_TABLE to EXTERNAL_TABLE for the table sales.customers as "
+                "it is enabled for replication.",
+            )
+        ]
+    else:
+        assert external.blockers == ()
+    assert comment.blockers == ()
+    refused = "replication_acid_conversion" in [b.code for b in acid.blockers]  # besides its format (parquet)
+    assert refused == (metastore.schema.version.major >= 4)

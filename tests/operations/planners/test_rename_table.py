@@ -7,6 +7,8 @@ Statistics rows are re-labelled, never dropped; 4.0 keys them by id only, so not
 
 from __future__ import annotations
 
+import dataclasses
+import shutil
 from pathlib import Path
 
 import pytest
@@ -17,20 +19,34 @@ from catalog_admin.models import (
     CompactionQueueEntry,
     CompletedCompaction,
     CompletedTransactionComponent,
+    Database,
+    DatabaseParam,
     HiveLock,
     NextWriteId,
     Partition,
     PartitionColumnStatistics,
+    StorageDescriptor,
     Table,
     TableColumnStatistics,
+    TableParam,
     TransactionComponent,
     TransactionWriteId,
     WriteSetEntry,
 )
 from catalog_admin.selectors.metastores import Metastore
 from operations.models import DirectoryMoveRecord, Execution
-from operations.services.alter import alter_preview_statement
-from tests.fixtures.operations import execute, location_of, path_of, row_changes, sequences_behind, warehouse_tree
+from operations.services.alter import alter_preview, alter_preview_statement
+from operations.services.revert import revert_preview
+from operations.specs import RenameTable, TableRef
+from tests.fixtures.operations import (
+    execute,
+    location_of,
+    metastore_dump,
+    path_of,
+    row_changes,
+    sequences_behind,
+    warehouse_tree,
+)
 
 ACID_BOOKKEEPING = (
     NextWriteId,
@@ -268,3 +284,202 @@ def test_rename_of_a_view_changes_its_name_only(metastore: Metastore) -> None:
     assert execution.actual_counts == execution.expected_counts
     renamed = table_row(metastore, "sales", "performance")
     assert (renamed.id, renamed.type, renamed.view_original_text) == (view.id, "VIRTUAL_VIEW", view.view_original_text)
+
+
+# Where the data goes, version by version (rules 7–8) -----------------------------------------------------------------
+
+
+def set_location(metastore: Metastore, sd_id: int, location: str) -> None:
+    with allow_metastore_writes():
+        StorageDescriptor.objects.using(metastore.alias).filter(id=sd_id).update(location=location)
+
+
+def set_database(metastore: Metastore, name: str, **fields: str) -> None:
+    with allow_metastore_writes():
+        Database.objects.using(metastore.alias).filter(name=name).update(**fields)
+
+
+def make_replication_source(metastore: Metastore, database: str) -> None:
+    with allow_metastore_writes():
+        DatabaseParam.objects.using(metastore.alias).create(
+            database_id=Database.objects.on(metastore).get(name=database).id, key="repl.source.for", value="1"
+        )
+
+
+def blockers_of(metastore: Metastore, statement: str) -> list[str]:
+    return [b.code for b in alter_preview_statement(metastore=metastore, statement=statement).blockers]
+
+
+def test_a_replication_source_refuses_only_the_renames_that_move_data(metastore: Metastore, warehouse: Path) -> None:
+    """Rule 8.7: isRenameAllowed runs after the data move, so a replication source refuses a cross-database rename of
+    a managed table in its default directory, not one of an external table or of a table in a specified location."""
+    # given
+    make_replication_source(metastore, "sales")
+    customers = table_row(metastore, "sales", "customers")
+    set_location(metastore, customers.sd_id, location_of(warehouse / "lake" / "customers"))
+
+    # when
+    moving = blockers_of(metastore, "ALTER TABLE sales.orders RENAME TO ops.orders")
+    specified = blockers_of(metastore, "ALTER TABLE sales.customers RENAME TO ops.customers")
+    external = blockers_of(metastore, "ALTER TABLE marketing.clicks RENAME TO sales.clicks")
+
+    # then
+    assert (moving, specified, external) == (["rename_not_allowed"], [], [])
+
+
+def test_hive_4_finds_the_default_directory_under_the_warehouse(metastore: Metastore, warehouse: Path) -> None:
+    """Rule 8.3 (4.x): a managed table is in its default directory when it is ``<warehouse>/<db>.db/<name>``, wherever
+    the database's own location points; rule 8.8 (3.1): it is judged against the database's location."""
+    # given: sales' location moved elsewhere; its tables stay under <warehouse>/sales.db
+    set_database(metastore, "sales", location_uri=location_of(warehouse / "lake" / "sales"))
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore, statement="ALTER TABLE sales.customers RENAME TO ops.customers"
+    )
+
+    # then
+    customers = table_row(metastore, "sales", "customers")
+    if metastore.schema.version.major >= 4:
+        assert preview.after.location == location_of(warehouse / "ops.db" / "customers")
+        assert [m.source for m in preview.moves] == [customers.sd.location]
+    else:
+        assert (preview.after.location, preview.moves) == (customers.sd.location, ())
+
+
+def test_without_a_warehouse_root_hive_4_is_judged_by_the_database_location_and_says_so(
+    metastore: Metastore, warehouse: Path
+) -> None:
+    """With no METASTORE_WAREHOUSE_<NAME> the console cannot know Hive 4's warehouse: it assumes the database's location
+    and warns (on 3.1 the database's location is the rule itself)."""
+    # given
+    unconfigured = dataclasses.replace(metastore, config=dataclasses.replace(metastore.config, warehouse=""))
+    spec = RenameTable(target=TableRef("sales", "customers"), new=TableRef("ops", "customers"))
+
+    # when
+    preview = alter_preview(metastore=unconfigured, spec=spec)
+
+    # then
+    assert preview.after.location == location_of(warehouse / "ops.db" / "customers")
+    warned = [w.code for w in preview.warnings if w.code == "warehouse_unknown"]
+    assert warned == (["warehouse_unknown"] if metastore.schema.version.major >= 4 else [])
+
+
+def test_a_table_translated_to_external_moves_to_the_new_external_directory_on_hive_4(
+    metastore: Metastore, warehouse: Path
+) -> None:
+    """Rules 7.2/8.6 (4.x): a managed table that strict managed mode made external moves to the new database's
+    external directory (its location); Hive 3.1 keeps any external table where it is (rule 8.2)."""
+    # given: sales.customers translated, its data in the external tree
+    customers = table_row(metastore, "sales", "customers")
+    external = warehouse / "external" / "sales.db" / "customers"
+    external.parent.mkdir(parents=True)
+    shutil.move(path_of(customers.sd.location), external)
+    set_location(metastore, customers.sd_id, location_of(external))
+    with allow_metastore_writes():
+        Table.objects.using(metastore.alias).filter(id=customers.id).update(type="EXTERNAL_TABLE")
+        for key in ("EXTERNAL", "TRANSLATED_TO_EXTERNAL"):
+            TableParam.objects.using(metastore.alias).create(table_id=customers.id, key=key, value="TRUE")
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore, statement="ALTER TABLE sales.customers RENAME TO ops.customers"
+    )
+
+    # then
+    if metastore.schema.version.major >= 4:
+        ops = Database.objects.on(metastore).get(name="ops")
+        assert preview.after.location == f"{ops.location_uri}/customers"
+        assert [(m.source, m.destination) for m in preview.moves] == [(location_of(external), preview.after.location)]
+        execute(preview)
+        assert (external.exists(), (warehouse / "ops.db" / "customers").is_dir()) == (False, True)
+    else:
+        assert (preview.after.location, preview.moves) == (location_of(external), ())
+
+
+def test_a_translated_table_in_its_default_directory_cannot_move_onto_itself(metastore: Metastore) -> None:
+    """Rule 8.6 (4.x): in its default managed directory, the destination is the location the caller gave (the old
+    one), and Hive's "already exists" check refuses it."""
+    # given
+    customers = table_row(metastore, "sales", "customers")
+    with allow_metastore_writes():
+        for key in ("EXTERNAL", "TRANSLATED_TO_EXTERNAL"):
+            TableParam.objects.using(metastore.alias).create(table_id=customers.id, key=key, value="TRUE")
+
+    # when
+    blockers = blockers_of(metastore, "ALTER TABLE sales.customers RENAME TO ops.customers")
+
+    # then
+    assert blockers == (["destination_exists"] if metastore.schema.version.major >= 4 else [])
+
+
+# Reverting a rename touches only what the rename changed --------------------------------------------------------------
+
+
+def rename_and_revert(metastore: Metastore, statement: str) -> tuple[Execution, Execution]:
+    forward = execute(alter_preview_statement(metastore=metastore, statement=statement))
+    return forward, execute(revert_preview(execution=forward))
+
+
+def test_the_revert_leaves_partitions_the_rename_left_alone(metastore: Metastore, warehouse: Path) -> None:
+    """A partition already under the new table root (not the old one) is not moved by the rename: the before-image
+    names it and the revert leaves it there."""
+    # given
+    orders = table_row(metastore, "sales", "orders")
+    straggler = Partition.objects.using(metastore.alias).get(table_id=orders.id, name="dt=2024-01-03/hour=9")
+    set_location(metastore, straggler.sd_id, location_of(warehouse / "sales.db" / "orders_v2" / "dt=2024-01-03" / "x"))
+    rows, tree = metastore_dump(metastore.alias), warehouse_tree(warehouse)
+
+    # when
+    forward, revert = rename_and_revert(metastore, "ALTER TABLE sales.orders RENAME TO sales.orders_v2")
+
+    # then
+    assert forward.before_image["keep_sd_ids"] == [straggler.sd_id]
+    assert forward.expected_counts["SDS"]["update"] == revert.expected_counts["SDS"]["update"] == 10
+    assert (metastore_dump(metastore.alias), warehouse_tree(warehouse)) == (rows, tree)
+
+
+def test_the_revert_puts_the_table_back_at_its_recorded_location(metastore: Metastore, warehouse: Path) -> None:
+    """The location as it was stored (here with a trailing slash), not one rebuilt from the rules."""
+    # given
+    customers = table_row(metastore, "sales", "customers")
+    set_location(metastore, customers.sd_id, customers.sd.location + "/")
+    rows, tree = metastore_dump(metastore.alias), warehouse_tree(warehouse)
+
+    # when
+    rename_and_revert(metastore, "ALTER TABLE sales.customers RENAME TO ops.customers")
+
+    # then
+    assert (metastore_dump(metastore.alias), warehouse_tree(warehouse)) == (rows, tree)
+
+
+def test_rows_already_carrying_the_new_name_block_the_rename(metastore: Metastore) -> None:
+    """Statistics (before 4.0) or ACID bookkeeping left under the new name by an earlier table would be taken for the
+    renamed table's by Hive, and a revert could not tell them apart: refused."""
+    # given: one statistics row (names exist before 4.0) and one completed-transaction row labelled with the new names
+    orders = table_row(metastore, "sales", "orders")
+    statistics = PartitionColumnStatistics.objects.using(metastore.alias)
+    with allow_metastore_writes():
+        if names_in_statistics(metastore):
+            first = statistics.filter(partition__table_id=orders.id).values_list("id", flat=True).first()
+            statistics.filter(id=first).update(table_name="orders_v2")
+        CompletedTransactionComponent.objects.using(metastore.alias).filter(database="ops").update(table="job_runs")
+
+    # when
+    stats = alter_preview_statement(metastore=metastore, statement="ALTER TABLE sales.orders RENAME TO sales.orders_v2")
+    acid = alter_preview_statement(
+        metastore=metastore, statement="ALTER TABLE ops.job_runs_acid RENAME TO ops.job_runs"
+    )
+
+    # then
+    assert [b.message for b in stats.blockers] == (
+        [
+            "1 row(s) of PART_COL_STATS already carry the name sales.orders_v2 (left by an earlier table of that "
+            "name): Hive would take them for the renamed table's. Remove them first."
+        ]
+        if names_in_statistics(metastore)
+        else []
+    )
+    assert [(b.code, b.message.split(" already")[0]) for b in acid.blockers] == [
+        ("names_in_use", "1 row(s) of COMPLETED_TXN_COMPONENTS")
+    ]
