@@ -82,8 +82,7 @@ class DirectoryMove:
     source_exists: bool | None
     destination_free: bool | None
     same_filesystem: bool
-    prune_source_parents: bool = False  # a revert removes the directories the forward move created
-    prune_source_levels: int = 0  # at most this many emptied parents go too (a dropped partition's dt=… folder)
+    prune_source_levels: int = 0  # at most this many emptied parents of the source go too (dt=… folders, a revert)
 
 
 @dataclass(frozen=True)

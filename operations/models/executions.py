@@ -65,6 +65,9 @@ class DirectoryMoveRecord(models.Model):
     source = models.CharField(max_length=4000)
     destination = models.CharField(max_length=4000)
     state = models.CharField(max_length=16, choices=State.choices, default=State.INTENDED)
+    created_parents = models.PositiveSmallIntegerField(
+        default=0, help_text="Parent directories of the destination the move created (moving back removes them)."
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

@@ -247,13 +247,13 @@ def _check_fresh(preview: Preview, state: TableState) -> None:
 
 def _move_directory(execution: Execution, move: DirectoryMove) -> tuple[DirectoryMoveRecord, int]:
     """Move one directory under the journal; returns its record and how many parent directories the move created."""
-    record = DirectoryMoveRecord.objects.create(execution=execution, source=move.source, destination=move.destination)
-    filesystem = filesystem_for(move.source)
     created = _missing_parents(move.destination)
+    record = DirectoryMoveRecord.objects.create(
+        execution=execution, source=move.source, destination=move.destination, created_parents=created
+    )
+    filesystem = filesystem_for(move.source)
     filesystem.rename(move.source, move.destination)
-    if move.prune_source_parents:
-        filesystem.prune_empty_parents(move.source)
-    elif move.prune_source_levels:
+    if move.prune_source_levels:
         filesystem.prune_empty_parents(move.source, levels=move.prune_source_levels)
     record.state = DirectoryMoveRecord.State.MOVED
     record.save(update_fields=["state", "updated_at"])

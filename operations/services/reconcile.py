@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from pathlib import PurePosixPath
-from urllib.parse import urlsplit
 
 from django.db import transaction
 from django.db.models import Q
@@ -172,9 +170,8 @@ def _move_back(record: DirectoryMoveRecord, dry_run: bool) -> str:
         except OSError as exc:
             logger.exception("Could not move %s back to %s", record.destination, record.source)
             return f"conflict: moving back failed ({exc})"
-        levels = _parents_created(record.source, record.destination)
-        if levels:
-            filesystem.prune_empty_parents(record.destination, levels=levels)
+        if record.created_parents:
+            filesystem.prune_empty_parents(record.destination, levels=record.created_parents)
         action = "moved back"
     elif source_exists and destination_exists is False:
         action = "already back"
@@ -184,19 +181,6 @@ def _move_back(record: DirectoryMoveRecord, dry_run: bool) -> str:
         record.state = DirectoryMoveRecord.State.RESTORED
         record.save(update_fields=["state", "updated_at"])
     return action
-
-
-def _parents_created(source: str, destination: str) -> int:
-    """The destination's parents below the deepest folder it shares with the source: those the move may have
-    created (the journal does not say which existed before; only empty ones are removed)."""
-    source_parts = PurePosixPath(urlsplit(source).path).parts
-    destination_parts = PurePosixPath(urlsplit(destination).path).parts
-    common = 0
-    for a, b in zip(source_parts, destination_parts, strict=False):
-        if a != b:
-            break
-        common += 1
-    return max(len(destination_parts) - 1 - common, 0)
 
 
 def _exists(flag: bool | None) -> str:

@@ -34,15 +34,15 @@ from catalog_admin.selectors.metastores import Metastore, get_metastore
 from operations.models import DirectoryMoveRecord, Execution
 from operations.planners.common import build_preview, param_delete_steps, param_upsert_steps, snapshot
 from operations.planners.locations import plan_rewrite_partition_locations
+from operations.planners.metadata import table_type_step
+from operations.planners.rename_table import plan_rename_table
 from operations.preview import DirectoryMove, Preview, Step
-from operations.services.alter import alter_preview
-from operations.specs import RevertExecution, SetOwner, TableRef, spec_from_dict
+from operations.specs import RevertExecution, TableRef, spec_from_dict
 from operations.sql import MetastoreSql
 from operations.table_state import TableState, read_table_state
 
 __all__ = ("revert_preview",)
 
-INVERSE_BY_SPEC = ("rename_table",)
 # Parents before children, so re-inserted rows satisfy Hive's foreign keys.
 INSERT_ORDER = (
     "CDS", "COLUMNS_V2", "SERDES", "SERDE_PARAMS", "SDS", "SD_PARAMS", "BUCKETING_COLS", "SORT_COLS",
@@ -70,17 +70,16 @@ def _revert_plan(metastore: Metastore, execution: Execution) -> Preview:
     operation = execution.operation
     image = execution.before_image
     kind = operation["kind"]
-    if kind in INVERSE_BY_SPEC:
-        return alter_preview(metastore=metastore, spec=spec_from_dict(image["spec"]))
+    if kind == "rename_table":
+        spec = spec_from_dict(image["spec"])
+        state = read_table_state(metastore, spec.target, layout=True)
+        keep, location = image.get("keep_sd_ids", ()), image.get("location")
+        return plan_rename_table(metastore, state, spec, keep_sd_ids=keep, restore_location=location)
     if kind == "rewrite_partition_locations":
         rule = image["rule"]
         spec = spec_from_dict({**operation, "old_prefix": rule["old_prefix"], "new_prefix": rule["new_prefix"]})
         state = read_table_state(metastore, spec.target)
         return plan_rewrite_partition_locations(metastore, state, spec, keep_sd_ids=image.get("keep_sd_ids", ()))
-    if kind == "set_owner" and image.get("owner_type"):
-        target = TableRef(**operation["target"])
-        spec = SetOwner(target=target, principal_type=image["owner_type"], principal=image["owner"])
-        return alter_preview(metastore=metastore, spec=spec)
     return _restore_preview(metastore, execution)
 
 
@@ -142,7 +141,9 @@ def _restore_preview(metastore: Metastore, execution: Execution) -> Preview:
         wanted = {k: old.get(k) for k in image.get("keys", [])}
         steps += _params_restore_steps(sql, SerDeParam, "serde", state.serde_id, state.serde_params, wanted)
     if kind == "set_owner":
-        steps.append(_owner_step(sql, state, image.get("owner")))
+        steps.append(_owner_step(metastore, sql, state, image))
+    if "table_type" in image and image["table_type"] != state.table_type:
+        steps.append(table_type_step(sql, state.table_id, image["table_type"]))
     if kind == "set_location":
         steps.append(_location_step(sql, image["sd_id"], image["location"]))
     if kind == "rename_partition":
@@ -186,26 +187,35 @@ def _reinsert_steps(metastore: Metastore, sql: MetastoreSql, deleted: dict[str, 
     return steps
 
 
+# Rows captured before an update are written back by their key: table -> (key columns, the column that changed).
+UPDATED_ROW_KEYS = {
+    "PARTITION_PARAMS": (("PART_ID", "PARAM_KEY"), "PARAM_VALUE"),
+    "TABLE_PARAMS": (("TBL_ID", "PARAM_KEY"), "PARAM_VALUE"),
+    "BUCKETING_COLS": (("SD_ID", "INTEGER_IDX"), "BUCKET_COL_NAME"),
+    "SORT_COLS": (("SD_ID", "INTEGER_IDX"), "COLUMN_NAME"),
+}
+
+
 def _rewrite_updated_rows(metastore: Metastore, sql: MetastoreSql, updated: dict[str, list[dict]]) -> list[Step]:
-    """Write back captured rows of key/value tables (PARTITION_PARAMS), one CASE update per chunk."""
+    """Write back the captured rows, each by its key, one CASE update per chunk."""
     steps = []
     quote = connections[metastore.alias].ops.quote_name
     for table, rows in updated.items():
-        owner = "PART_ID" if table == "PARTITION_PARAMS" else "TBL_ID"
+        keys, value = UPDATED_ROW_KEYS[table]
+        match = "(" + " AND ".join(f"{quote(k)} = %s" for k in keys) + ")"
         for start in range(0, len(rows), CHUNK):
             chunk = rows[start : start + CHUNK]
-            key = chunk[0]["PARAM_KEY"]
-            cases = " ".join(["WHEN %s THEN %s"] * len(chunk))
-            ids = ", ".join(["%s"] * len(chunk))
-            params = tuple(v for row in chunk for v in (row[owner], row["PARAM_VALUE"]))
+            cases = " ".join([f"WHEN {match} THEN %s"] * len(chunk))
+            case_params = tuple(v for row in chunk for v in (*(row[k] for k in keys), row[value]))
+            where_params = tuple(row[k] for row in chunk for k in keys)
+            where = " OR ".join([match] * len(chunk))
             steps.append(
                 Step(
-                    f"Write back {len(chunk)} {table} values of {key}",
+                    f"Write back {len(chunk)} {table} rows",
                     table,
                     "update",
-                    f"UPDATE {quote(table)} SET {quote('PARAM_VALUE')} = CASE {quote(owner)} {cases} END "
-                    f"WHERE {quote('PARAM_KEY')} = %s AND {quote(owner)} IN ({ids})",
-                    (*params, key, *(row[owner] for row in chunk)),
+                    f"UPDATE {quote(table)} SET {quote(value)} = CASE {cases} END WHERE {where}",
+                    (*case_params, *where_params),
                     len(chunk),
                 )
             )
@@ -304,13 +314,18 @@ def _partition_name_steps(metastore: Metastore, sql: MetastoreSql, old: dict[str
     return steps
 
 
-def _owner_step(sql: MetastoreSql, state: TableState, owner: str | None) -> Step:
+def _owner_step(metastore: Metastore, sql: MetastoreSql, state: TableState, image: dict[str, Any]) -> Step:
+    """The owner and, where the schema has it, the owner type exactly as they were (NULL included)."""
+    values = {"owner": image.get("owner")}
+    if metastore.schema.has(Table, "owner_type"):
+        values["owner_type"] = image.get("owner_type")
+    assignments = ", ".join(f"{sql.col(Table, name)} = %s" for name in values)
     return Step(
-        f"Give the table back to {owner}",
+        f"Give the table back to {image.get('owner')}",
         "TBLS",
         "update",
-        f"UPDATE {sql.table(Table)} SET {sql.col(Table, 'owner')} = %s WHERE {sql.col(Table, 'id')} = %s",
-        (owner, state.table_id),
+        f"UPDATE {sql.table(Table)} SET {assignments} WHERE {sql.col(Table, 'id')} = %s",
+        (*values.values(), state.table_id),
         1,
     )
 
@@ -364,7 +379,7 @@ def _moves_back(execution: Execution) -> list[DirectoryMove]:
                 source_exists=True,
                 destination_free=None if back_free is None else not back_free,
                 same_filesystem=True,
-                prune_source_parents=True,
+                prune_source_levels=record.created_parents,  # exactly the parents the forward move created
             )
         )
     return moves

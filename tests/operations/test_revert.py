@@ -25,6 +25,7 @@ STATEMENTS = {
     "rename_column_cascade": "ALTER TABLE sales.orders CHANGE COLUMN amount amount_eur double CASCADE",
     "widen_column_cascade": "ALTER TABLE sales.orders CHANGE COLUMN customer_id customer_id bigint CASCADE",
     "replace_columns": "ALTER TABLE sales.customers REPLACE COLUMNS (id bigint, name string)",
+    "replace_columns_cascade": "ALTER TABLE sales.orders REPLACE COLUMNS (id bigint, customer_id bigint) CASCADE",
     "set_tblproperties": "ALTER TABLE sales.customers SET TBLPROPERTIES ('owner_team'='sales', 'numRows'='1')",
     "unset_tblproperties": "ALTER TABLE sales.customers UNSET TBLPROPERTIES ('numRows')",
     "set_serdeproperties": "ALTER TABLE sales.customers SET SERDEPROPERTIES ('field.delim'='|')",
@@ -34,6 +35,10 @@ STATEMENTS = {
     "RENAME TO PARTITION (dt='2024-02-01', hour=0)",
     "drop_partitions": "ALTER TABLE sales.orders DROP PARTITION (dt='2024-01-02')",
     "drop_partition_range": "ALTER TABLE sales.orders DROP PARTITION (dt>='2024-01-02', hour<6)",
+    "set_partition_location": "ALTER TABLE sales.orders PARTITION (dt='2024-01-01', hour=6) "
+    "SET LOCATION 'file:/tmp/elsewhere/p'",
+    "rename_bucketing_column": "ALTER TABLE sales.payments_acid CHANGE payment_id pid bigint",
+    "rename_bucketing_column_cascade": "ALTER TABLE ops.job_runs_acid CHANGE job_id job bigint CASCADE",
 }
 
 
@@ -174,3 +179,23 @@ def test_revert_of_a_prefix_rewrite_is_one_rule_and_exact(
     assert (image["keep_sd_ids"], image["updated_rows"], image["deleted_rows"]) == (kept, {}, {})
     assert revert.actual_counts == revert.expected_counts == execution.expected_counts
     assert dump_metastore(metastore) == rows_before
+
+
+def test_a_revert_removes_only_the_directories_the_change_created(metastore: Metastore, warehouse: Path) -> None:
+    """Moving a partition back removes the parent folder its rename created, not one that was there before."""
+    # given: the new partition's dt= folder already exists (empty)
+    (warehouse / "sales.db" / "orders" / "dt=2024-02-01").mkdir()
+    rows_before, files_before = dump_metastore(metastore), tree(warehouse)
+    statement = (
+        "ALTER TABLE sales.orders PARTITION (dt='2024-01-02', hour=3) RENAME TO PARTITION (dt='2024-02-01', hour=3)"
+    )
+    execution = alter_execute(
+        preview=alter_preview_statement(metastore=metastore, statement=statement), actor="tester", source="cli"
+    )
+
+    # when
+    alter_execute(preview=revert_preview(execution=execution), actor="tester", source="cli")
+
+    # then
+    assert execution.moves.get().created_parents == 0
+    assert (dump_metastore(metastore), tree(warehouse)) == (rows_before, files_before)
