@@ -6,7 +6,8 @@ descriptor in one statement (Hive creates one descriptor per partition). Descrip
 more are removed, as Hive's ``removeUnusedColumnDescriptor`` does. Statistics are kept wherever the data
 did not change: a renamed column keeps its statistics under the new name (Hive drops them); a type
 change or a dropped column drops that column's statistics, where its data changes meaning.
-A CHANGE that renames a bucketing column renames it in BUCKETING_COLS too, as Hive's client does since 4.0.
+A CHANGE that renames a bucketing column renames it in BUCKETING_COLS too, as Hive's client does since 4.0, and a
+sort column in SORT_COLS.
 Spark's copy of the schema (``spark.sql.sources.schema``) follows.
 """
 
@@ -27,6 +28,7 @@ from catalog_admin.models import (
     Partition,
     PartitionColumnStatistics,
     PartitionParam,
+    SortColumn,
     StorageDescriptor,
     TableColumnStatistics,
     TableParam,
@@ -57,7 +59,8 @@ class ColumnPlan:
     columns: list[ColumnInfo]
     renamed: dict[str, str] = field(default_factory=dict)  # old name -> new name, same type
     stats_dropped: set[str] = field(default_factory=set)  # old names whose data changes meaning or disappears
-    bucket_renamed: tuple[str, str] | None = None  # a bucketing column CHANGE renames: (stored name, new name)
+    # BUCKETING_COLS / SORT_COLS column a CHANGE renames: (stored name, new name)
+    list_renames: dict[type, tuple[str, str]] = field(default_factory=dict)
     blockers: list[Finding] = field(default_factory=list)
     warnings: list[Finding] = field(default_factory=list)
 
@@ -65,10 +68,14 @@ class ColumnPlan:
 def plan_column_change(
     metastore: Metastore, state: TableState, spec: AddColumns | ReplaceColumns | ChangeColumn
 ) -> Preview:
-    bucket_columns = _bucket_columns(metastore, state)
     plan = _new_columns(state, spec)
-    plan.bucket_renamed = _bucket_rename(spec, plan, bucket_columns)
-    findings = _column_findings(metastore, state, spec, plan) + _bucket_findings(metastore, plan, bucket_columns)
+    listed = {model: _listed_columns(metastore, state, model) for model in LIST_LABELS}
+    renames = {model: _list_rename(spec, plan, names) for model, names in listed.items()}
+    plan.list_renames = {model: renamed for model, renamed in renames.items() if renamed}
+    findings = _column_findings(metastore, state, spec, plan) + _bucket_findings(
+        metastore, plan, listed[BucketingColumn]
+    )
+    findings += _sort_findings(plan, listed[SortColumn])
     plan.blockers += [f for f in findings if f.severity == "blocker"]
     plan.warnings += [f for f in findings if f.severity != "blocker"]
     cascade = spec.cascade and state.is_partitioned
@@ -77,7 +84,7 @@ def plan_column_change(
     dropped_stats = moved_stats = 0
     if not plan.blockers:
         steps += _descriptor_steps(metastore, sql, state, plan, cascade)
-        steps += _bucket_rename_steps(metastore, sql, state, plan, cascade)
+        steps += _list_rename_steps(metastore, sql, state, plan, cascade)
         table_steps, table_dropped, table_moved = _table_statistics_steps(metastore, sql, state, plan)
         steps += table_steps
         dropped_stats += table_dropped
@@ -123,13 +130,16 @@ def plan_column_change(
 
 
 def _partition_cd_map(metastore: Metastore, state: TableState) -> dict[str, list[int]]:
-    """Which storage descriptors used which descriptor, kept only when partitions did not all share one."""
-    if len(state.partitions.column_descriptors) <= 1:
+    """Which storage descriptors used which descriptor (``"null"``: none), kept only when partitions did not all share
+    one."""
+    summary = state.partitions
+    with_descriptor = sum(users for _cd, users in summary.descriptor_users)
+    if len(summary.column_descriptors) <= 1 and with_descriptor == summary.count:
         return {}
     mapping: dict[str, list[int]] = {}
     rows = Partition.objects.using(metastore.alias).filter(table_id=state.table_id).values_list("sd__cd_id", "sd_id")
     for cd_id, sd_id in rows:
-        mapping.setdefault(str(cd_id), []).append(sd_id)
+        mapping.setdefault("null" if cd_id is None else str(cd_id), []).append(sd_id)
     return mapping
 
 
@@ -213,82 +223,114 @@ def _column_findings(
     return findings
 
 
-# Bucketing columns -----------------------------------------------------------------------------
+# Bucketing and sort columns --------------------------------------------------------------------
+# BUCKETING_COLS and SORT_COLS name columns of the storage descriptor: a CHANGE that renames one renames it there.
+
+ColumnList = type[BucketingColumn] | type[SortColumn]
+LIST_LABELS: dict[ColumnList, str] = {BucketingColumn: "bucketing", SortColumn: "sort"}
 
 
-def _bucket_columns(metastore: Metastore, state: TableState) -> list[str]:
-    """BUCKETING_COLS of the table's storage descriptor, in order."""
+def _listed_columns(metastore: Metastore, state: TableState, model: ColumnList) -> list[str]:
+    """The column names of the table's BUCKETING_COLS or SORT_COLS, in order."""
     if not state.sd_id:
         return []
-    rows = BucketingColumn.objects.using(metastore.alias).filter(sd_id=state.sd_id).order_by("position")
-    return list(rows.values_list("name", flat=True))
+    rows = model.objects.using(metastore.alias).filter(sd_id=state.sd_id).order_by("position")
+    return [name for name in rows.values_list("name", flat=True) if name is not None]
 
 
-def _bucket_rename(
-    spec: AddColumns | ReplaceColumns | ChangeColumn, plan: ColumnPlan, bucket_columns: list[str]
+def _list_rename(
+    spec: AddColumns | ReplaceColumns | ChangeColumn, plan: ColumnPlan, listed: list[str]
 ) -> tuple[str, str] | None:
-    """The bucketing column a CHANGE renames, as Hive's client does since 4.0 (HIVE-22826): (stored name, new name).
-
-    Hive removes the old name and appends the new one; the console keeps its position, so the bucketing stays the
-    same."""
+    """The listed column a CHANGE renames: (stored name, new name). Hive's client (HIVE-22826, 4.0) renames a bucketing
+    column by removing the old name and appending the new one; the console keeps its position, so the order stays."""
     if not isinstance(spec, ChangeColumn) or plan.blockers:
         return None
     old, new = spec.old_name.lower(), spec.column.name.lower()
-    stored = next((name for name in bucket_columns if name.lower() == old), None)
+    stored = next((name for name in listed if name.lower() == old), None)
     return (stored, new) if stored is not None and old != new else None
+
+
+def _after_rename(listed: list[str], renamed: tuple[str, str] | None) -> list[str]:
+    return [renamed[1] if renamed and name == renamed[0] else name for name in listed]
 
 
 def _bucket_findings(metastore: Metastore, plan: ColumnPlan, bucket_columns: list[str]) -> list[Finding]:
     """Rule 2.5 on the bucketing columns after the change, and what renaming one means for this version."""
     version = metastore.schema.version
-    after = list(bucket_columns)
     findings = []
-    if plan.bucket_renamed:
-        old, new = plan.bucket_renamed
-        after = [new if name == old else name for name in after]
-        if version < V4:
-            findings.append(
-                Finding(
-                    "bucket_column_renamed",
-                    "2.5",
-                    f"The bucketing column {old} is renamed to {new} too: Hive {version.major}.{version.minor} "
-                    "would leave the bucketing column dangling.",
-                    "warning",
-                )
+    renamed = plan.list_renames.get(BucketingColumn)
+    if renamed and version < V4:
+        findings.append(
+            Finding(
+                "bucket_column_renamed",
+                "2.5",
+                f"The bucketing column {renamed[0]} is renamed to {renamed[1]} too: Hive {version.major}."
+                f"{version.minor} would leave the bucketing column dangling.",
+                "warning",
             )
+        )
+    after = _after_rename(bucket_columns, renamed)
     return check_bucket_columns(after, [c.name for c in plan.columns], version) + findings
 
 
-def _bucket_rename_steps(
+def _sort_findings(plan: ColumnPlan, sort_columns: list[str]) -> list[Finding]:
+    """A renamed sort column follows its column; one the new columns no longer have is named (Hive checks neither)."""
+    renamed = plan.list_renames.get(SortColumn)
+    findings = []
+    if renamed:
+        findings.append(
+            Finding(
+                "sort_column_renamed",
+                "ddl",
+                f"The sort column {renamed[0]} is renamed to {renamed[1]} too, so the table stays sorted by it.",
+                "warning",
+            )
+        )
+    names = {c.name.lower() for c in plan.columns}
+    dangling = [name for name in _after_rename(sort_columns, renamed) if name.lower() not in names]
+    if dangling:
+        findings.append(
+            Finding(
+                "sort_columns_dangling",
+                "ddl",
+                f"Sort columns [{', '.join(dangling)}] are not table columns any more: the table would stay sorted by "
+                "columns it no longer has.",
+                "warning",
+            )
+        )
+    return findings
+
+
+def _list_rename_steps(
     metastore: Metastore, sql: MetastoreSql, state: TableState, plan: ColumnPlan, cascade: bool
 ) -> list[Step]:
-    """Rename the bucketing column in the table's storage descriptor (and, with CASCADE, in its partitions'), in one
-    statement that first keeps the old rows for a revert."""
-    if not plan.bucket_renamed:
-        return []
-    old, new = plan.bucket_renamed
-    name, sd = sql.col(BucketingColumn, "name"), sql.col(BucketingColumn, "sd")
-    owners, owner_params = f"{sd} = %s", (state.sd_id,)
-    rows = 1
-    if cascade:
-        owners = f"({owners} OR {sql.of_table_partitions(sd, 'sd')})"
-        owner_params += (state.table_id,)
-        partition_sds = Partition.objects.using(metastore.alias).filter(table_id=state.table_id).values("sd_id")
-        rows += BucketingColumn.objects.using(metastore.alias).filter(sd_id__in=partition_sds, name=old).count()
-    where, where_params = f"{name} = %s AND {owners}", (old, *owner_params)
-    scope = "the table and its partitions" if cascade else "the table"
-    return [
-        Step(
-            f"Rename the bucketing column {old} to {new} for {scope}",
-            "BUCKETING_COLS",
-            "update",
-            f"UPDATE {sql.table(BucketingColumn)} SET {name} = %s WHERE {where}",
-            (new, *where_params),
-            rows,
-            before_sql=f"SELECT * FROM {sql.table(BucketingColumn)} WHERE {where}",
-            before_params=where_params,
+    """Rename each renamed listed column in the table's storage descriptor (and, with CASCADE, in its partitions'), in
+    one statement per list that first keeps the old rows for a revert."""
+    steps = []
+    for model, (old, new) in plan.list_renames.items():
+        name, sd = sql.col(model, "name"), sql.col(model, "sd")
+        owners, owner_params = f"{sd} = %s", (state.sd_id,)
+        rows = 1
+        if cascade:
+            owners = f"({owners} OR {sql.of_table_partitions(sd, 'sd')})"
+            owner_params += (state.table_id,)
+            partition_sds = Partition.objects.using(metastore.alias).filter(table_id=state.table_id).values("sd_id")
+            rows += model.objects.using(metastore.alias).filter(sd_id__in=partition_sds, name=old).count()
+        where, where_params = f"{name} = %s AND {owners}", (old, *owner_params)
+        scope = "the table and its partitions" if cascade else "the table"
+        steps.append(
+            Step(
+                f"Rename the {LIST_LABELS[model]} column {old} to {new} for {scope}",
+                model._meta.db_table,
+                "update",
+                f"UPDATE {sql.table(model)} SET {name} = %s WHERE {where}",
+                (new, *where_params),
+                rows,
+                before_sql=f"SELECT * FROM {sql.table(model)} WHERE {where}",
+                before_params=where_params,
+            )
         )
-    ]
+    return steps
 
 
 # Descriptors -----------------------------------------------------------------------------------

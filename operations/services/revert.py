@@ -222,6 +222,11 @@ def _rewrite_updated_rows(metastore: Metastore, sql: MetastoreSql, updated: dict
     return steps
 
 
+def _descriptor_id(key: str) -> int | None:
+    """A ``partition_cd_map`` key: a CD_ID, or ``"null"`` for a storage descriptor without one."""
+    return None if key == "null" else int(key)
+
+
 def _column_restore_steps(metastore: Metastore, sql: MetastoreSql, state: TableState, image: dict) -> list[Step]:
     cd = sql.col(StorageDescriptor, "cd")
     steps = [
@@ -229,7 +234,7 @@ def _column_restore_steps(metastore: Metastore, sql: MetastoreSql, state: TableS
              f"UPDATE {sql.table(StorageDescriptor)} SET {cd} = %s WHERE {sql.col(StorageDescriptor, 'id')} = %s",
              (image["table_cd"], state.sd_id), 1),
     ]  # fmt: skip
-    if image.get("cascade") and len(image.get("partition_cds", [])) == 1:
+    if image.get("cascade") and len(image.get("partition_cds", [])) == 1 and not image.get("partition_cd_map"):
         steps.append(
             Step("Point every partition back at its old columns", "SDS", "update",
                  f"UPDATE {sql.table(StorageDescriptor)} SET {cd} = %s "
@@ -242,7 +247,7 @@ def _column_restore_steps(metastore: Metastore, sql: MetastoreSql, state: TableS
             steps.append(
                 Step(f"Point {len(chunk)} partitions back at descriptor {old_cd}", "SDS", "update",
                      f"UPDATE {sql.table(StorageDescriptor)} SET {cd} = %s WHERE {sql.col(StorageDescriptor, 'id')} "
-                     f"IN ({', '.join(['%s'] * len(chunk))})", (int(old_cd), *chunk), len(chunk))
+                     f"IN ({', '.join(['%s'] * len(chunk))})", (_descriptor_id(old_cd), *chunk), len(chunk))
             )  # fmt: skip
     for old, new in image.get("renamed", {}).items():
         steps += _rename_statistics_back(metastore, sql, state, old, new, image.get("cascade", False))

@@ -20,6 +20,7 @@ from catalog_admin.models import (
     Partition,
     PartitionColumnStatistics,
     PartitionParam,
+    SortColumn,
     StorageDescriptor,
     Table,
     TableColumnStatistics,
@@ -545,3 +546,82 @@ def test_flag_edits_keep_each_partition_row_once_with_its_original_value(
     assert sorted((row["PART_ID"], row["PARAM_VALUE"]) for row in captured) == original
     assert revert.actual_counts == revert.expected_counts
     assert rows_besides_sequences(metastore) == rows
+
+
+def sort_columns(metastore: Metastore, sd_id: int) -> list[tuple[str, int]]:
+    rows = SortColumn.objects.using(metastore.alias).filter(sd_id=sd_id).order_by("position")
+    return list(rows.values_list("name", "order"))
+
+
+def test_a_sort_column_follows_its_rename_and_comes_back_on_revert(metastore: Metastore) -> None:
+    """CHANGE paid_at paid_on: SORT_COLS says paid_on too, in place; the revert restores the row exactly."""
+    # given
+    payments = table_row(metastore, "sales", "payments_acid")
+    rows = metastore_dump(metastore.alias)
+    order = sort_columns(metastore, payments.sd_id)[0][1]
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore, statement="ALTER TABLE sales.payments_acid CHANGE paid_at paid_on timestamp"
+    )
+    forward = execute(preview)
+    renamed = sort_columns(metastore, payments.sd_id)
+    execute(revert_preview(execution=forward))
+
+    # then
+    assert row_changes(preview)["SORT_COLS"] == (0, 1, 0)
+    assert [w.code for w in preview.warnings if w.code.startswith("sort")] == ["sort_column_renamed"]
+    assert renamed == [("paid_on", order)]
+    after = metastore_dump(metastore.alias)
+    assert {t: r for t, r in after.items() if t != "SEQUENCE_TABLE"} == {  # ids handed out stay handed out
+        t: r for t, r in rows.items() if t != "SEQUENCE_TABLE"
+    }
+
+
+def test_replacing_away_a_sort_column_is_named(metastore: Metastore) -> None:
+    """REPLACE COLUMNS without the column a table is sorted by: a warning names it (Hive checks nothing)."""
+    # given: sales.customers sorted by country
+    customers = table_row(metastore, "sales", "customers")
+    with allow_metastore_writes():
+        SortColumn.objects.using(metastore.alias).create(sd_id=customers.sd_id, name="country", order=1, position=0)
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore,
+        statement="ALTER TABLE sales.customers REPLACE COLUMNS "
+        "(id bigint, name string, email string, signup_date date)",
+    )
+
+    # then
+    assert [w.message for w in preview.warnings if w.code == "sort_columns_dangling"] == [
+        "Sort columns [country] are not table columns any more: the table would stay sorted by columns it no longer "
+        "has."
+    ]
+
+
+def test_a_cascade_revert_gives_a_partition_without_a_descriptor_none_again(metastore: Metastore) -> None:
+    """A partition whose storage descriptor has no column descriptor (CD_ID NULL) gets the new one with CASCADE; the
+    revert puts NULL back rather than the descriptor the other partitions share."""
+    # given
+    orders = table_row(metastore, "sales", "orders")
+    odd = Partition.objects.using(metastore.alias).get(table_id=orders.id, name="dt=2024-01-03/hour=9")
+    with allow_metastore_writes():
+        StorageDescriptor.objects.using(metastore.alias).filter(id=odd.sd_id).update(cd=None)
+    rows = metastore_dump(metastore.alias)
+
+    # when
+    forward = execute(
+        alter_preview_statement(
+            metastore=metastore, statement="ALTER TABLE sales.orders ADD COLUMNS (c string) CASCADE"
+        )
+    )
+    given_one = StorageDescriptor.objects.using(metastore.alias).get(id=odd.sd_id).cd_id
+    execute(revert_preview(execution=forward))
+
+    # then
+    assert given_one is not None
+    assert forward.before_image["partition_cd_map"]["null"] == [odd.sd_id]
+    after = metastore_dump(metastore.alias)
+    assert {t: r for t, r in after.items() if t != "SEQUENCE_TABLE"} == {
+        t: r for t, r in rows.items() if t != "SEQUENCE_TABLE"
+    }
