@@ -44,7 +44,7 @@ from operations.specs import AddColumns, ChangeColumn, ColumnDef, ReplaceColumns
 from operations.sql import MetastoreSql
 from operations.table_state import ColumnInfo, TableState
 
-__all__ = ("plan_column_change",)
+__all__ = ("partition_flag_steps", "plan_column_change")
 
 V4 = SchemaVersion(4, 0, 0, "alpha", 1)
 STATS_KEY = "COLUMN_STATS_ACCURATE"
@@ -59,6 +59,7 @@ class ColumnPlan:
     columns: list[ColumnInfo]
     renamed: dict[str, str] = field(default_factory=dict)  # old name -> new name, same type
     stats_dropped: set[str] = field(default_factory=set)  # old names whose data changes meaning or disappears
+    flag_inverse: list[list[str]] = field(default_factory=list)  # [new flag, old flag]: a revert's compact rule
     # BUCKETING_COLS / SORT_COLS column a CHANGE renames: (stored name, new name)
     list_renames: dict[type, tuple[str, str]] = field(default_factory=dict)
     blockers: list[Finding] = field(default_factory=list)
@@ -120,6 +121,7 @@ def plan_column_change(
             "partition_cd_map": _partition_cd_map(metastore, state) if cascade else {},
             "renamed": plan.renamed,
             "cascade": cascade,
+            "flag_inverse": plan.flag_inverse,
             "table_params": {
                 k: state.params.get(k)
                 for k in new_params.keys() | state.params.keys()
@@ -519,12 +521,33 @@ def _statistics_steps(
 
 
 def _partition_flag_steps(metastore: Metastore, sql: MetastoreSql, state: TableState, plan: ColumnPlan) -> list[Step]:
-    """Edit every partition's COLUMN_STATS_ACCURATE flags set-based (Hive writes them as compact JSON): all edits of a
-    row in one UPDATE (per group of edits), each row kept for a revert once, with its original value, by the first."""
+    """Edit every partition's COLUMN_STATS_ACCURATE flags. Renames alone, onto names no flag carries yet, have an exact
+    inverse (``plan.flag_inverse``, one rule for any number of partitions); otherwise the rows are kept for a revert."""
+    edits = _flag_edits(plan)
+    renamed_flags = [new for _old, new in edits if new]
+    if not plan.stats_dropped and not _flags_naming(metastore, state.table_id, renamed_flags):
+        plan.flag_inverse = [[new, old] for old, new in edits]
+        return partition_flag_steps(metastore, sql, state.table_id, edits, keep_rows=False)
+    return partition_flag_steps(metastore, sql, state.table_id, edits, keep_rows=True)
+
+
+def _flags_naming(metastore: Metastore, table_id: int, flags: list[str]) -> bool:
+    """Whether any partition's COLUMN_STATS_ACCURATE already contains one of ``flags``."""
+    if not flags:
+        return False
+    flagged = PartitionParam.objects.using(metastore.alias).filter(partition__table_id=table_id, key=STATS_KEY)
+    return flagged.filter(reduce(or_, (Q(value__contains=flag) for flag in flags))).exists()
+
+
+def partition_flag_steps(
+    metastore: Metastore, sql: MetastoreSql, table_id: int, edits: list[tuple[str, str]], *, keep_rows: bool
+) -> list[Step]:
+    """Apply ``edits`` to the table's partitions' COLUMN_STATS_ACCURATE flags set-based (Hive writes them as compact
+    JSON): all edits of a row in one UPDATE (per group of edits); with ``keep_rows`` the first statement keeps every
+    row any statement changes, once, with its original value."""
     value, key = sql.col(PartitionParam, "value"), sql.col(PartitionParam, "key")
     owners = f"{sql.of_table_partitions(sql.col(PartitionParam, 'partition'))} AND {key} = %s"
-    flagged = PartitionParam.objects.using(metastore.alias).filter(partition__table_id=state.table_id, key=STATS_KEY)
-    edits = _flag_edits(plan)
+    flagged = PartitionParam.objects.using(metastore.alias).filter(partition__table_id=table_id, key=STATS_KEY)
     steps, changes = [], []
     for start in range(0, len(edits), FLAG_EDITS_PER_STEP):
         group = edits[start : start + FLAG_EDITS_PER_STEP]
@@ -540,18 +563,18 @@ def _partition_flag_steps(metastore: Metastore, sql: MetastoreSql, state: TableS
                 "update",
                 f"UPDATE {sql.table(PartitionParam)} SET {value} = {expression} "
                 f"WHERE {owners} AND {value} <> {expression}",
-                (*params, state.table_id, STATS_KEY, *params),
+                (*params, table_id, STATS_KEY, *params),
                 rows,
             )
         )
-    if not steps:
-        return []
+    if not steps or not keep_rows:
+        return steps
     # The old flags cannot be derived from the new ones: the first step keeps every row any step changes.
     changed = " OR ".join(condition for condition, _params in changes)
     steps[0] = replace(
         steps[0],
         before_sql=f"SELECT * FROM {sql.table(PartitionParam)} WHERE {owners} AND ({changed})",
-        before_params=(state.table_id, STATS_KEY, *(p for _condition, params in changes for p in params)),
+        before_params=(table_id, STATS_KEY, *(p for _condition, params in changes for p in params)),
     )
     return steps
 

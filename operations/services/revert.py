@@ -32,6 +32,7 @@ from catalog_admin.models import (
 )
 from catalog_admin.selectors.metastores import Metastore, get_metastore
 from operations.models import DirectoryMoveRecord, Execution
+from operations.planners.columns import partition_flag_steps
 from operations.planners.common import build_preview, param_delete_steps, param_upsert_steps, snapshot
 from operations.planners.locations import plan_rewrite_partition_locations
 from operations.planners.metadata import table_type_step
@@ -251,6 +252,9 @@ def _column_restore_steps(metastore: Metastore, sql: MetastoreSql, state: TableS
             )  # fmt: skip
     for old, new in image.get("renamed", {}).items():
         steps += _rename_statistics_back(metastore, sql, state, old, new, image.get("cascade", False))
+    if image.get("flag_inverse"):  # one rule for every partition's accuracy flags
+        inverse = [(new, old) for new, old in image["flag_inverse"]]
+        steps += partition_flag_steps(metastore, sql, state.table_id, inverse, keep_rows=False)
     return steps
 
 

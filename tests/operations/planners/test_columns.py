@@ -625,3 +625,54 @@ def test_a_cascade_revert_gives_a_partition_without_a_descriptor_none_again(meta
     assert {t: r for t, r in after.items() if t != "SEQUENCE_TABLE"} == {
         t: r for t, r in rows.items() if t != "SEQUENCE_TABLE"
     }
+
+
+def test_a_cascade_rename_keeps_one_inverse_rule_for_every_partitions_flags(metastore: Metastore) -> None:
+    """Renaming an analysed column rewrites its accuracy flag in every partition; the before-image is the reverse rule,
+    not a copy per partition, and the revert applying it restores every row."""
+    # given
+    rows = metastore_dump(metastore.alias)
+
+    # when
+    forward = execute(
+        alter_preview_statement(
+            metastore=metastore,
+            statement="ALTER TABLE sales.orders CHANGE COLUMN amount amount_eur decimal(10,2) CASCADE",
+        )
+    )
+    execute(revert_preview(execution=forward))
+
+    # then
+    assert forward.expected_counts["PARTITION_PARAMS"]["update"] > 0
+    assert forward.before_image["flag_inverse"] == [['"amount_eur":"true"', '"amount":"true"']]
+    assert "PARTITION_PARAMS" not in forward.before_image["updated_rows"]
+    after = metastore_dump(metastore.alias)
+    assert {t: r for t, r in after.items() if t != "SEQUENCE_TABLE"} == {
+        t: r for t, r in rows.items() if t != "SEQUENCE_TABLE"
+    }
+
+
+def test_flags_already_naming_the_new_column_are_kept_row_by_row(metastore: Metastore) -> None:
+    """When a partition's flag already names the new column (a leftover), the reverse rule would not be exact: the
+    changed rows are kept instead."""
+    # given
+    orders = table_row(metastore, "sales", "orders")
+    flag = PartitionParam.objects.using(metastore.alias).filter(partition__table=orders.id, key="COLUMN_STATS_ACCURATE")
+    first = flag.values_list("partition_id", flat=True).first()
+    with allow_metastore_writes():
+        flag.filter(partition_id=first).update(value='{"COLUMN_STATS":{"amount_eur":"true"}}')
+
+    # when
+    forward = execute(
+        alter_preview_statement(
+            metastore=metastore,
+            statement="ALTER TABLE sales.orders CHANGE COLUMN amount amount_eur decimal(10,2) CASCADE",
+        )
+    )
+
+    # then
+    assert forward.before_image["flag_inverse"] == []
+    assert (
+        len(forward.before_image["updated_rows"]["PARTITION_PARAMS"])
+        == forward.expected_counts["PARTITION_PARAMS"]["update"]
+    )
