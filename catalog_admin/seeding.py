@@ -1040,7 +1040,7 @@ class BigTable:
             location = _uri(self.root / f"dt={day}" / f"hour={hour}")
             ctx.add(StorageDescriptor, **_sd_row(sd, fmt, location, serde, self.cd_id, -1))
             _plan_partition_row(ctx, part, self.tbl_id, sd, (day, hour))
-            _add_params(ctx, PartitionParam, "partition", part, _bench_partition_params(ctx, i))
+            _add_params(ctx, PartitionParam, "partition", part, _bench_partition_params(ctx, i, self.stats_columns))
             self._plan_stats(ctx, part, f"dt={day}/hour={hour}", i)
 
     def _plan_stats(self, ctx: Context, part: LocalId, name: str, i: int) -> None:
@@ -1072,14 +1072,18 @@ class BigTable:
         return _bulk_big_table(ctx, self)
 
 
-def _bench_partition_params(ctx: Context, index: int) -> dict[str, str]:
+def _bench_partition_params(ctx: Context, index: int, stats_columns: Seq[tuple[str, str]]) -> dict[str, str]:
+    """Basic statistics of one partition, and Hive's accuracy flag where it has column statistics."""
     rows = 1000 + index % 5000
-    return {
+    params = {
         "numFiles": "1",
         "numRows": str(rows),
         "totalSize": str(rows * 64),
         "transient_lastDdlTime": str(ctx.now),
     }
+    if stats_columns:
+        params["COLUMN_STATS_ACCURATE"] = _stats_accurate(stats_columns)
+    return params
 
 
 def _plan_big_table(ctx: Context, partitions: int, col_stats: int) -> None:
@@ -1349,19 +1353,27 @@ def _bulk_big_table(ctx: Context, big: BigTable) -> Counter[str]:
     value = f"CASE x % 2 WHEN 0 THEN {day} ELSE {hour} END"
     key_vals = {"partition": f"{part} + x / 2", "value": value, "position": "x % 2"}
     counts += _insert_select(ctx, PartitionKeyValue, key_vals, n * 2)
-    counts += _bulk_partition_params(ctx, part, n)
+    counts += _bulk_partition_params(ctx, big, part)
     if big.stats_columns:
         counts += _bulk_partition_stats(ctx, big, part)
     return counts
 
 
-def _bulk_partition_params(ctx: Context, part: int, count: int) -> Counter[str]:
-    """numFiles, numRows, totalSize and transient_lastDdlTime of each partition, as ``_bench_partition_params``."""
-    rows = "(1000 + (x / 4) % 5000)"
-    keys = sorted(_bench_partition_params(ctx, 0))  # numFiles, numRows, totalSize, transient_lastDdlTime
-    value = f"CASE x % 4 WHEN 0 THEN '1' WHEN 1 THEN {rows}::text WHEN 2 THEN ({rows} * 64)::text ELSE '{ctx.now}' END"
-    exprs = {"partition": f"{part} + x / 4", "key": _pick(keys, "x % 4"), "value": value}
-    return _insert_select(ctx, PartitionParam, exprs, count * 4)
+def _bulk_partition_params(ctx: Context, big: BigTable, part: int) -> Counter[str]:
+    """The parameters of each partition, as ``_bench_partition_params``, one row per key in key order."""
+    keys = sorted(_bench_partition_params(ctx, 0, big.stats_columns))
+    rows = f"(1000 + (x / {len(keys)}) % 5000)"
+    values = {
+        "COLUMN_STATS_ACCURATE": _literal(_stats_accurate(big.stats_columns)),
+        "numFiles": "'1'",
+        "numRows": f"{rows}::text",
+        "totalSize": f"({rows} * 64)::text",
+        "transient_lastDdlTime": f"'{ctx.now}'",
+    }
+    which = f"x % {len(keys)}"
+    value = "CASE " + which + " " + " ".join(f"WHEN {i} THEN {values[k]}" for i, k in enumerate(keys)) + " END"
+    exprs = {"partition": f"{part} + x / {len(keys)}", "key": _pick(keys, which), "value": value}
+    return _insert_select(ctx, PartitionParam, exprs, big.count * len(keys))
 
 
 def _bulk_partition_stats(ctx: Context, big: BigTable, part: int) -> Counter[str]:
