@@ -7,6 +7,12 @@ name, under the scheme and authority of the partition's own location, as Hive's 
 its statistics. Dropped partitions are deleted with every dependent row in FK order, by the ids the preview
 pinned; execution keeps the deleted rows in the before-image, and the data of managed tables goes to a
 recoverable trash directory, never deleted outright (not even with PURGE).
+
+On a transactional table the partition's ACID bookkeeping follows Hive's AcidEventListener. A rename re-labels the
+rows that carry the old partition name (``TxnHandler.onRename``: TXN_COMPONENTS, COMPLETED_TXN_COMPONENTS,
+HIVE_LOCKS, COMPACTION_QUEUE, COMPLETED_COMPACTIONS, WRITE_SET and, on 4.x, COMPACTION_METRICS_CACHE); a drop deletes
+what ``cleanupRecords(PARTITION)`` deletes (the same without HIVE_LOCKS and WRITE_SET, which Hive leaves to its
+AcidHouseKeeperService). Like the table rename, the console does this on 2.3 too.
 """
 
 from __future__ import annotations
@@ -22,6 +28,11 @@ from catalog_admin.models import (
     BucketingColumn,
     Column,
     ColumnDescriptor,
+    CompactionMetric,
+    CompactionQueueEntry,
+    CompletedCompaction,
+    CompletedTransactionComponent,
+    HiveLock,
     Partition,
     PartitionColumnPrivilege,
     PartitionColumnStatistics,
@@ -36,6 +47,8 @@ from catalog_admin.models import (
     SortColumn,
     StorageDescriptor,
     StorageDescriptorParam,
+    TransactionComponent,
+    WriteSetEntry,
 )
 from catalog_admin.schema import SchemaVersion
 from catalog_admin.selectors.metastores import Metastore
@@ -43,19 +56,40 @@ from catalog_admin.selectors.partitions import partition_name
 from operations.planners.common import acid_warnings, build_preview, hive_seconds, snapshot
 from operations.planners.locations import resolve_partition
 from operations.planners.rename_destination import with_scheme_of
+from operations.planners.rename_table import ACID_BOOKKEEPING
 from operations.preview import DirectoryMove, HiveComparison, Preview, Step
 from operations.rules import Finding
-from operations.specs import DropPartitions, PartitionPredicate, RenamePartition
+from operations.specs import DropPartitions, PartitionPredicate, RenamePartition, TableRef
 from operations.sql import MetastoreSql
 from operations.table_state import TableState
 
-__all__ = ("TRASH_DIR", "plan_drop_partitions", "plan_rename_partition")
+__all__ = (
+    "PARTITION_BOOKKEEPING",
+    "TRASH_DIR",
+    "partition_bookkeeping",
+    "plan_drop_partitions",
+    "plan_rename_partition",
+    "relabel_bookkeeping_steps",
+)
 
 TRASH_DIR = ".catalog-admin-trash"
 CHUNK = 5000
 INTEGRAL_TYPES = frozenset({"tinyint", "smallint", "int", "integer", "bigint"})
 V3 = SchemaVersion(3, 0, 0, "alpha", 1)
 V4 = SchemaVersion(4, 0, 0, "alpha", 1)
+# The ACID bookkeeping that carries partition names, in onRename's order (TXN_TO_WRITE_ID and NEXT_WRITE_ID carry only
+# the table's). cleanupRecords(PARTITION) deletes from all of them but HIVE_LOCKS and WRITE_SET.
+PARTITION_BOOKKEEPING = tuple(
+    m for m in ACID_BOOKKEEPING if any(f.name == "partition" for f in m._meta.concrete_fields)
+)
+DROPPED_BOOKKEEPING = (
+    TransactionComponent,
+    CompletedTransactionComponent,
+    CompactionQueueEntry,
+    CompletedCompaction,
+    CompactionMetric,
+)
+LEFT_TO_HOUSEKEEPING = (HiveLock, WriteSetEntry)
 
 
 # Rename ----------------------------------------------------------------------------------------
@@ -74,7 +108,9 @@ def plan_rename_partition(metastore: Metastore, state: TableState, spec: RenameP
         return build_preview(metastore, state, spec, steps=[], after=snapshot(state), blockers=blockers)
     values = [new_values[k] for k in keys]
     new_name = partition_name(zip(keys, values, strict=True))
-    blockers += _new_partition_exists(metastore, state, new_name, values)
+    exists = _new_partition_exists(metastore, state, new_name, values)
+    # Refused when the new partition exists: the bookkeeping under its name is its own.
+    blockers += exists or _bookkeeping_in_use(metastore, state, new_name)
     destination = _renamed_partition_location(metastore, state, partition["location"], new_name)
     if destination and not all(values):
         blockers.append(_incorrect_spec(keys, values))
@@ -83,6 +119,8 @@ def plan_rename_partition(metastore: Metastore, state: TableState, spec: RenameP
     blockers += move_blockers
     sql = MetastoreSql(metastore.alias)
     steps = _rename_partition_steps(metastore, sql, state, partition, new_name, values, destination)
+    if state.is_transactional:
+        steps += relabel_bookkeeping_steps(metastore, sql, state.ref, partition["name"], new_name)
     return build_preview(
         metastore,
         state,
@@ -90,12 +128,16 @@ def plan_rename_partition(metastore: Metastore, state: TableState, spec: RenameP
         steps=steps,
         after=snapshot(state),
         blockers=blockers,
-        warnings=_rename_warnings(partition["location"], destination, move),
+        warnings=acid_warnings(metastore, state) + _rename_warnings(partition["location"], destination, move),
         moves=(move,) if move else (),
         partitions_touched=1,
         statistics_moved=sum(s.expected_rows for s in steps if s.metastore_table == "PART_COL_STATS"),
         hive=HiveComparison(str(metastore.schema.version), 1, 0, hive_seconds(1, 0)),
-        inverse={"partition": {**partition, "values": [dict(spec.partition)[k] for k in keys]}},
+        inverse={
+            "partition": {**partition, "values": [dict(spec.partition)[k] for k in keys]},
+            "new_name": new_name,
+            "acid": state.is_transactional,  # whether the bookkeeping was re-labelled (and a revert re-labels it back)
+        },
     )
 
 
@@ -105,6 +147,67 @@ def _new_partition_exists(metastore: Metastore, state: TableState, name: str, va
         return []
     table = f"{state.ref.database}.{state.ref.table}"
     return [Finding("partition_exists", "17.2", f"Partition already exists:{table}.[{', '.join(values)}]")]
+
+
+def _bookkeeping_in_use(metastore: Metastore, state: TableState, name: str) -> list[Finding]:
+    """ACID bookkeeping that already carries the new name (left by an earlier partition of that name): after the
+    rename Hive would take it for the renamed partition's, and a revert could not tell it from the rows the rename
+    re-labelled."""
+    if not state.is_transactional:
+        return []
+    table = f"{state.ref.database}.{state.ref.table}"
+    return [
+        Finding(
+            "names_in_use",
+            "labels",
+            f"{rows} row(s) of {model._meta.db_table} already carry the partition name {name} of {table} (left by an "
+            "earlier partition of that name): Hive would take them for the renamed partition's. Remove them first.",
+        )
+        for model, rows in partition_bookkeeping(metastore, state.ref, [name]).items()
+    ]
+
+
+def partition_bookkeeping(
+    metastore: Metastore, ref: TableRef, names: list[str], models: tuple[type, ...] = PARTITION_BOOKKEEPING
+) -> dict[type, int]:
+    """How many rows of each ACID bookkeeping table (of ``models`` the schema has) carry one of the table's partition
+    ``names``; tables without any are left out."""
+    counts = {}
+    for model in models:
+        if not metastore.schema.has_table(model):
+            continue
+        rows = 0
+        for chunk in _chunks(names):
+            rows += (
+                model.objects.using(metastore.alias)
+                .filter(database=ref.database, table=ref.table, partition__in=chunk)
+                .count()
+            )
+        if rows:
+            counts[model] = rows
+    return counts
+
+
+def relabel_bookkeeping_steps(
+    metastore: Metastore, sql: MetastoreSql, ref: TableRef, old_name: str, new_name: str
+) -> list[Step]:
+    """One UPDATE per ACID bookkeeping table with rows that carry ``old_name`` for the table: they take ``new_name``
+    (Hive's onRename for a partition)."""
+    steps = []
+    for model, rows in partition_bookkeeping(metastore, ref, [old_name]).items():
+        partition, database, table = (sql.col(model, name) for name in ("partition", "database", "table"))
+        steps.append(
+            Step(
+                f"Keep the partition's {model._meta.db_table} rows under the name {new_name}",
+                model._meta.db_table,
+                "update",
+                f"UPDATE {sql.table(model)} SET {partition} = %s "
+                f"WHERE {database} = %s AND {table} = %s AND {partition} = %s",
+                (new_name, ref.database, ref.table, old_name),
+                rows,
+            )
+        )
+    return steps
 
 
 def _old_partition_missing(state: TableState, spec: RenamePartition, finding: Finding) -> Finding:
@@ -292,6 +395,9 @@ def plan_drop_partitions(metastore: Metastore, state: TableState, spec: DropPart
     part_ids = [p["id"] for p in matched]
     sd_ids = [p["sd_id"] for p in matched if p["sd_id"]]
     steps = _drop_steps(metastore, sql, part_ids, sd_ids) if matched and not blockers else []
+    names = [p["name"] for p in matched]
+    if steps and state.is_transactional:
+        steps += _bookkeeping_cleanup_steps(metastore, sql, state.ref, names)
     moves = tuple(_trash_moves(state, matched)) if not state.is_external else ()
     if not state.is_external:
         blockers += _unreachable_data_blockers(matched)
@@ -303,7 +409,9 @@ def plan_drop_partitions(metastore: Metastore, state: TableState, spec: DropPart
         steps=steps,
         after=snapshot(state),
         blockers=blockers,
-        warnings=acid_warnings(metastore, state) + _drop_warnings(state, spec, matched, moves),
+        warnings=acid_warnings(metastore, state)
+        + _bookkeeping_warnings(metastore, state, names, steps)
+        + _drop_warnings(state, spec, matched, moves),
         moves=moves,
         partitions_touched=len(matched),
         statistics_dropped=stats,
@@ -435,6 +543,68 @@ def _drop_steps(metastore: Metastore, sql: MetastoreSql, part_ids: list[int], sd
     steps += _delete_by_ids(alias, sql, Column, "cd", cd_ids, "unused descriptors'")
     steps += _delete_by_ids(alias, sql, ColumnDescriptor, "id", cd_ids, "")
     return steps
+
+
+def _bookkeeping_cleanup_steps(metastore: Metastore, sql: MetastoreSql, ref: TableRef, names: list[str]) -> list[Step]:
+    """Hive's cleanupRecords(PARTITION): delete the dropped partitions' rows, by name, from each bookkeeping table
+    that has any (execution keeps them in the before-image)."""
+    steps = []
+    for model in DROPPED_BOOKKEEPING:
+        if not metastore.schema.has_table(model):
+            continue
+        partition, database, table = (sql.col(model, name) for name in ("partition", "database", "table"))
+        for chunk in _chunks(names):
+            rows = partition_bookkeeping(metastore, ref, chunk, (model,)).get(model, 0)
+            if not rows:
+                continue
+            steps.append(
+                Step(
+                    f"Delete {rows} {model._meta.db_table} rows (the dropped partitions' ACID bookkeeping)",
+                    model._meta.db_table,
+                    "delete",
+                    f"DELETE FROM {sql.table(model)} WHERE {database} = %s AND {table} = %s "
+                    f"AND {partition} IN ({', '.join(['%s'] * len(chunk))})",
+                    (ref.database, ref.table, *chunk),
+                    rows,
+                )
+            )
+    return steps
+
+
+def _bookkeeping_warnings(
+    metastore: Metastore, state: TableState, names: list[str], steps: list[Step]
+) -> list[Finding]:
+    """What of the dropped partitions' ACID bookkeeping goes (as in cleanupRecords) and what stays, as in Hive."""
+    if not state.is_transactional or not steps:
+        return []
+    warnings = []
+    bookkeeping = {model._meta.db_table for model in DROPPED_BOOKKEEPING}
+    deleted: dict[str, int] = {}
+    for step in steps:
+        if step.metastore_table in bookkeeping:
+            deleted[step.metastore_table] = deleted.get(step.metastore_table, 0) + step.expected_rows
+    if deleted:
+        rows = ", ".join(f"{count} {table}" for table, count in deleted.items())
+        warnings.append(
+            Finding(
+                "acid_cleanup",
+                "acid",
+                f"The dropped partitions' ACID bookkeeping goes, as Hive's cleanupRecords removes it: {rows} row(s).",
+                "warning",
+            )
+        )
+    kept = partition_bookkeeping(metastore, state.ref, names, LEFT_TO_HOUSEKEEPING)
+    if kept:
+        rows = ", ".join(f"{count} {model._meta.db_table}" for model, count in kept.items())
+        warnings.append(
+            Finding(
+                "acid_housekeeping",
+                "acid",
+                f"{rows} row(s) of the dropped partitions stay, as in Hive: its AcidHouseKeeperService removes them.",
+                "warning",
+            )
+        )
+    return warnings
 
 
 def _unshared(alias: str, model: type, field: str, sd_ids: list[int]) -> list[int]:

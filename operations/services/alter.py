@@ -14,6 +14,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from django.db import DatabaseError, connections, transaction
@@ -329,6 +330,8 @@ def _fetch_rows(cursor: Any, sql: str, params: tuple[Any, ...]) -> list[dict[str
 def _jsonable(value: Any) -> Any:
     if isinstance(value, bytes | bytearray | memoryview):
         return {"base64": base64.b64encode(bytes(value)).decode()}
+    if isinstance(value, datetime):  # e.g. COMPLETED_TXN_COMPONENTS.CTC_TIMESTAMP
+        return {"datetime": value.isoformat()}
     return value
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from django.db import connections
@@ -36,8 +37,10 @@ from operations.planners.columns import partition_flag_steps
 from operations.planners.common import build_preview, param_delete_steps, param_upsert_steps, snapshot
 from operations.planners.locations import plan_rewrite_partition_locations
 from operations.planners.metadata import table_type_step
+from operations.planners.partitions import partition_bookkeeping, relabel_bookkeeping_steps
 from operations.planners.rename_table import plan_rename_table
 from operations.preview import DirectoryMove, Preview, Step
+from operations.rules import Finding
 from operations.specs import RevertExecution, TableRef, spec_from_dict
 from operations.sql import MetastoreSql
 from operations.table_state import TableState, read_table_state
@@ -129,6 +132,7 @@ def _restore_preview(metastore: Metastore, execution: Execution) -> Preview:
     sql = MetastoreSql(metastore.alias)
     kind = execution.operation["kind"]
     steps: list[Step] = []
+    blockers: list[Finding] = []
     steps += _reinsert_steps(metastore, sql, image.get("deleted_rows", {}))
     if kind in ("add_columns", "replace_columns", "change_column"):
         steps += _column_restore_steps(metastore, sql, state, image)
@@ -149,6 +153,9 @@ def _restore_preview(metastore: Metastore, execution: Execution) -> Preview:
         steps.append(_location_step(sql, image["sd_id"], image["location"]))
     if kind == "rename_partition":
         steps += _partition_name_steps(metastore, sql, image["partition"])
+        if image.get("acid"):
+            steps += relabel_bookkeeping_steps(metastore, sql, target, image["new_name"], image["partition"]["name"])
+            blockers += _old_partition_name_in_use(metastore, target, image["partition"]["name"])
     steps += _delete_allocated(metastore, sql, image.get("allocated_ids", {}))
     moves = tuple(_moves_back(execution))
     spec = RevertExecution(target=target, execution_id=execution.pk, statement=execution.statement)
@@ -158,7 +165,7 @@ def _restore_preview(metastore: Metastore, execution: Execution) -> Preview:
         spec,
         steps=steps,
         after=snapshot(state),
-        blockers=[],
+        blockers=blockers,
         moves=moves,
         partitions_touched=len(image.get("deleted_rows", {}).get("PARTITIONS", [])),
         inverse={"reverts": execution.pk},
@@ -323,6 +330,20 @@ def _partition_name_steps(metastore: Metastore, sql: MetastoreSql, old: dict[str
     return steps
 
 
+def _old_partition_name_in_use(metastore: Metastore, target: TableRef, name: str) -> list[Finding]:
+    """ACID bookkeeping that carries the old partition name again since the rename (a new partition of that name):
+    the rows the revert re-labels back would merge with it, and no later change could tell them apart."""
+    return [
+        Finding(
+            "names_in_use",
+            "labels",
+            f"{rows} row(s) of {model._meta.db_table} already carry the partition name {name} of {target.database}."
+            f"{target.table}: the revert would take them for the renamed partition's. Remove them first.",
+        )
+        for model, rows in partition_bookkeeping(metastore, target, [name]).items()
+    ]
+
+
 def _owner_step(metastore: Metastore, sql: MetastoreSql, state: TableState, image: dict[str, Any]) -> Step:
     """The owner and, where the schema has it, the owner type exactly as they were (NULL included)."""
     values = {"owner": image.get("owner")}
@@ -397,4 +418,6 @@ def _moves_back(execution: Execution) -> list[DirectoryMove]:
 def _from_json(value: Any) -> Any:
     if isinstance(value, dict) and set(value) == {"base64"}:
         return base64.b64decode(value["base64"])
+    if isinstance(value, dict) and set(value) == {"datetime"}:
+        return datetime.fromisoformat(value["datetime"])
     return value

@@ -8,7 +8,7 @@ import pytest
 
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError
-from catalog_admin.models import Partition, Sequence, StorageDescriptor, hive_models
+from catalog_admin.models import Partition, Sequence, StorageDescriptor, WriteSetEntry, hive_models
 from catalog_admin.selectors.metastores import Metastore
 from operations.services.alter import alter_execute, alter_preview_statement
 from operations.services.revert import revert_preview
@@ -39,7 +39,23 @@ STATEMENTS = {
     "SET LOCATION 'file:/tmp/elsewhere/p'",
     "rename_bucketing_column": "ALTER TABLE sales.payments_acid CHANGE payment_id pid bigint",
     "rename_bucketing_column_cascade": "ALTER TABLE ops.job_runs_acid CHANGE job_id job bigint CASCADE",
+    # ops.job_runs_acid's partitions with ACID bookkeeping: the open transaction's and the compacted one
+    "rename_partition_acid": "ALTER TABLE ops.job_runs_acid PARTITION (dt='2024-01-02', hour=6) "
+    "RENAME TO PARTITION (dt='2024-01-03', hour=6)",
+    "rename_partition_acid_compacted": "ALTER TABLE ops.job_runs_acid PARTITION (dt='2024-01-01', hour=0) "
+    "RENAME TO PARTITION (dt='2023-12-31', hour=0)",
+    "drop_partitions_acid": "ALTER TABLE ops.job_runs_acid DROP PARTITION (dt='2024-01-02', hour=6), "
+    "PARTITION (dt='2024-01-01', hour=0)",
 }
+ACID_BOOKKEEPING = (
+    "TXN_COMPONENTS",
+    "COMPLETED_TXN_COMPONENTS",
+    "HIVE_LOCKS",
+    "COMPACTION_QUEUE",
+    "COMPLETED_COMPACTIONS",
+    "WRITE_SET",
+    "COMPACTION_METRICS_CACHE",
+)
 
 
 def dump_metastore(metastore: Metastore) -> dict[str, list[tuple]]:
@@ -79,6 +95,83 @@ def test_revert_restores_every_row_and_directory(metastore: Metastore, warehouse
     assert revert.actual_counts == revert.expected_counts
     assert dump_metastore(metastore) == rows_before
     assert tree(warehouse) == files_before
+
+
+@pytest.mark.parametrize(
+    ("statement", "changed"),
+    [
+        pytest.param(
+            "rename_partition_acid",
+            {"TXN_COMPONENTS", "COMPLETED_TXN_COMPONENTS", "HIVE_LOCKS", "WRITE_SET"},
+            id="rename-open",
+        ),
+        pytest.param(
+            "rename_partition_acid_compacted",
+            {"TXN_COMPONENTS", "COMPACTION_QUEUE", "COMPLETED_COMPACTIONS", "COMPACTION_METRICS_CACHE"},
+            id="rename-compacted",
+        ),
+        pytest.param(
+            "drop_partitions_acid",
+            {"TXN_COMPONENTS", "COMPLETED_TXN_COMPONENTS", "COMPACTION_QUEUE", "COMPLETED_COMPACTIONS"}
+            | {"COMPACTION_METRICS_CACHE"},
+            id="drop",
+        ),
+    ],
+)
+def test_revert_puts_back_the_acid_bookkeeping_of_the_partitions_exactly(
+    metastore: Metastore, warehouse: Path, statement: str, changed: set[str]
+) -> None:
+    """A partition rename re-labels its ACID bookkeeping and a drop deletes it (COMPACTION_METRICS_CACHE on 4.x
+    only); the revert puts every row back as it was: re-labelled back, or re-inserted from the before-image."""
+    # given
+    rows_before = dump_metastore(metastore)
+    execution = alter_execute(
+        preview=alter_preview_statement(metastore=metastore, statement=STATEMENTS[statement]),
+        actor="tester",
+        source="cli",
+    )
+    rows_changed = dump_metastore(metastore)
+
+    # when
+    revert = alter_execute(preview=revert_preview(execution=execution), actor="tester", source="cli")
+
+    # then
+    assert {table for table in ACID_BOOKKEEPING if rows_changed.get(table) != rows_before.get(table)} == {
+        table for table in changed if table in rows_before
+    }
+    assert revert.actual_counts == revert.expected_counts
+    assert dump_metastore(metastore) == rows_before
+
+
+def test_a_partition_rename_is_not_reverted_onto_acid_bookkeeping_under_the_old_name(
+    metastore: Metastore, warehouse: Path
+) -> None:
+    """Rows that carry the old partition name since the rename (a new partition of that name) would merge with
+    those the revert re-labels back, and no later revert could tell them apart: the revert is refused."""
+    # given
+    execution = alter_execute(
+        preview=alter_preview_statement(metastore=metastore, statement=STATEMENTS["rename_partition_acid"]),
+        actor="tester",
+        source="cli",
+    )
+    with allow_metastore_writes():
+        WriteSetEntry.objects.using(metastore.alias).create(
+            database="ops", table="job_runs_acid", partition="dt=2024-01-02/hour=6", txn_id=1, commit_id=1,
+            operation_type="u",
+        )  # fmt: skip
+
+    # when
+    preview = revert_preview(execution=execution)
+
+    # then
+    assert [(b.code, b.rule, b.message) for b in preview.blockers] == [
+        (
+            "names_in_use",
+            "labels",
+            "1 row(s) of WRITE_SET already carry the partition name dt=2024-01-02/hour=6 of ops.job_runs_acid: "
+            "the revert would take them for the renamed partition's. Remove them first.",
+        )
+    ]
 
 
 def test_revert_twice_is_refused(metastore: Metastore, warehouse: Path) -> None:

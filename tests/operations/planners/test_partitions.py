@@ -5,7 +5,8 @@ by ranges and by several specs; ranges on the integer key ``hour`` compare as nu
 A renamed managed partition moves to its new directory and keeps its statistics. Dropped partitions lose every
 dependent row; their managed data moves to the console's trash directory, never deleted. Partition names are
 escaped exactly as Hive escapes them (``FileUtils.escapePathName``), and a renamed partition's directory keeps the
-scheme and authority of its own location (``constructRenamedPath``).
+scheme and authority of its own location (``constructRenamedPath``). On a transactional table the partition's ACID
+bookkeeping follows Hive: a rename re-labels it (``onRename``), a drop deletes what ``cleanupRecords`` deletes.
 """
 
 from __future__ import annotations
@@ -17,6 +18,11 @@ import pytest
 
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.models import (
+    CompactionMetric,
+    CompactionQueueEntry,
+    CompletedCompaction,
+    CompletedTransactionComponent,
+    HiveLock,
     Partition,
     PartitionColumnStatistics,
     PartitionKeyValue,
@@ -25,7 +31,10 @@ from catalog_admin.models import (
     StorageDescriptor,
     Table,
     TableParam,
+    TransactionComponent,
+    WriteSetEntry,
 )
+from catalog_admin.seeding import ABORTED_PARTITION, OPEN_PARTITION
 from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.partitions import (
     PartitionFilter,
@@ -522,3 +531,194 @@ def test_dropping_managed_partitions_whose_data_the_console_cannot_reach_is_refu
     # then
     assert [b.code for b in preview.blockers] == ["filesystem_unreachable"]
     assert "hdfs" in preview.blockers[0].message
+
+
+# ACID bookkeeping of ops.job_runs_acid: the seed's open transaction (with its locks, a committed write and the write
+# set) is on OPEN_PARTITION; the aborted transaction, the compactions and (4.x) the delta metrics on ABORTED_PARTITION.
+BOOKKEEPING = (
+    TransactionComponent,
+    CompletedTransactionComponent,
+    HiveLock,
+    CompactionQueueEntry,
+    CompletedCompaction,
+    WriteSetEntry,
+    CompactionMetric,
+)
+BOOKKEEPING_TABLES = {model._meta.db_table for model in BOOKKEEPING}
+OPEN_ROWS = {"TXN_COMPONENTS": 1, "COMPLETED_TXN_COMPONENTS": 1, "HIVE_LOCKS": 2, "WRITE_SET": 1}
+ABORTED_ROWS = {"TXN_COMPONENTS": 1, "COMPACTION_QUEUE": 1, "COMPLETED_COMPACTIONS": 2}
+METRICS_ROWS = {"COMPACTION_METRICS_CACHE": 1}  # on ABORTED_PARTITION, Hive 4 only
+
+
+def bookkeeping(metastore: Metastore, partition: str) -> dict[str, int]:
+    """How many rows of each ACID bookkeeping table carry ``partition`` of ops.job_runs_acid (tables with none left
+    out)."""
+    counts = {}
+    for model in BOOKKEEPING:
+        if not metastore.schema.has_table(model):
+            continue
+        rows = model.objects.using(metastore.alias).filter(database="ops", table="job_runs_acid", partition=partition)
+        if rows.exists():
+            counts[model._meta.db_table] = rows.count()
+    return counts
+
+
+def bookkeeping_changes(preview: Preview) -> dict[str, tuple[int, int, int]]:
+    """The preview's ``(inserted, updated, deleted)`` rows per ACID bookkeeping table."""
+    return {table: changes for table, changes in row_changes(preview).items() if table in BOOKKEEPING_TABLES}
+
+
+def on_hive_4(metastore: Metastore, rows: dict[str, int]) -> dict[str, int]:
+    return rows if metastore.schema.version.major >= 4 else {}
+
+
+@pytest.mark.parametrize(
+    ("old_spec", "old_name", "new_spec", "new_name"),
+    [
+        pytest.param(
+            "(dt='2024-01-02', hour=6)", OPEN_PARTITION, "(dt='2024-01-03', hour=6)", "dt=2024-01-03/hour=6", id="open"
+        ),
+        pytest.param(
+            "(dt='2024-01-01', hour=0)",
+            ABORTED_PARTITION,
+            "(dt='2023-12-31', hour=0)",
+            "dt=2023-12-31/hour=0",
+            id="aborted-and-compacted",
+        ),
+    ],
+)
+def test_renaming_a_partition_of_a_transactional_table_relabels_its_acid_bookkeeping(
+    metastore: Metastore, warehouse: Path, old_spec: str, old_name: str, new_spec: str, new_name: str
+) -> None:
+    """
+    Hive's onRename: the partition's rows in TXN_COMPONENTS, COMPLETED_TXN_COMPONENTS, HIVE_LOCKS, COMPACTION_QUEUE,
+    COMPLETED_COMPACTIONS, WRITE_SET and (4.x) COMPACTION_METRICS_CACHE take the new name, one UPDATE per table that
+    has rows; the other partitions' rows stay. The preview warns of the open transactions and locks.
+    """
+    # given
+    rows = OPEN_ROWS if old_name == OPEN_PARTITION else ABORTED_ROWS | on_hive_4(metastore, METRICS_ROWS)
+    other = ABORTED_PARTITION if old_name == OPEN_PARTITION else OPEN_PARTITION
+    others = bookkeeping(metastore, other)
+
+    # when
+    preview = rename(metastore, "ops.job_runs_acid", new_spec, old_spec=old_spec)
+    execution = execute(preview)
+
+    # then
+    assert bookkeeping_changes(preview) == {table: (0, count, 0) for table, count in rows.items()}
+    assert preview.blockers == ()
+    assert [w.code for w in preview.warnings] == ["open_transactions", "locks_held"]
+    assert execution.actual_counts == execution.expected_counts
+    assert bookkeeping(metastore, old_name) == {}
+    assert bookkeeping(metastore, new_name) == rows
+    assert bookkeeping(metastore, other) == others
+
+
+def test_renaming_a_partition_of_a_table_that_is_not_transactional_leaves_acid_bookkeeping_alone(
+    metastore: Metastore,
+) -> None:
+    """Hive's AcidEventListener acts on transactional tables only: rows that carry the partition's name stay."""
+    # given: a stray row that names a partition of the non-transactional sales.orders
+    with allow_metastore_writes():
+        WriteSetEntry.objects.using(metastore.alias).create(
+            database="sales",
+            table="orders",
+            partition="dt=2024-01-02/hour=3",
+            txn_id=1,
+            commit_id=1,
+            operation_type="u",
+        )
+
+    # when
+    preview = rename(metastore, "sales.orders", "(dt='2024-02-02', hour=3)")
+
+    # then
+    assert preview.blockers == ()
+    assert bookkeeping_changes(preview) == {}
+
+
+@pytest.mark.parametrize(
+    ("model", "row"),
+    [
+        pytest.param(WriteSetEntry, {"txn_id": 1, "commit_id": 1, "operation_type": "u"}, id="write-set"),
+        pytest.param(
+            HiveLock,
+            {"ext_id": 990_001, "int_id": 1, "txn_id": 1, "state": "a", "type": "r", "last_heartbeat": 0, "user": "etl"}
+            | {"host": "etl-host-1.example.com"},
+            id="hive-locks",
+        ),
+    ],
+)
+def test_bookkeeping_left_under_the_new_partition_name_blocks_the_rename(
+    metastore: Metastore, model: type, row: dict
+) -> None:
+    """
+    Rows that already carry the new name (left by an earlier partition of that name) would be taken for the renamed
+    partition's after the rename, and a revert could not tell them from the rows it re-labelled: refused.
+    """
+    # given
+    with allow_metastore_writes():
+        model.objects.using(metastore.alias).create(
+            database="ops", table="job_runs_acid", partition="dt=2024-01-03/hour=6", **row
+        )
+
+    # when
+    preview = rename(metastore, "ops.job_runs_acid", "(dt='2024-01-03', hour=6)", old_spec="(dt='2024-01-02', hour=6)")
+
+    # then
+    assert findings(preview) == [
+        (
+            "names_in_use",
+            "labels",
+            f"1 row(s) of {model._meta.db_table} already carry the partition name dt=2024-01-03/hour=6 of "
+            "ops.job_runs_acid (left by an earlier partition of that name): Hive would take them for the renamed "
+            "partition's. Remove them first.",
+        )
+    ]
+
+
+def test_dropping_partitions_of_a_transactional_table_deletes_their_acid_bookkeeping_as_hive_does(
+    metastore: Metastore, warehouse: Path
+) -> None:
+    """
+    Hive's cleanupRecords(PARTITION): the dropped partitions' TXN_COMPONENTS, COMPLETED_TXN_COMPONENTS,
+    COMPACTION_QUEUE, COMPLETED_COMPACTIONS and (4.x) COMPACTION_METRICS_CACHE rows go; their HIVE_LOCKS and WRITE_SET
+    rows stay for Hive's AcidHouseKeeperService. The preview says both, after the open transaction and lock warnings.
+    """
+    # given
+    deleted = {"TXN_COMPONENTS": 2, "COMPLETED_TXN_COMPONENTS": 1, "COMPACTION_QUEUE": 1, "COMPLETED_COMPACTIONS": 2}
+    deleted |= on_hive_4(metastore, METRICS_ROWS)
+    metrics = ", 1 COMPACTION_METRICS_CACHE" if metastore.schema.version.major >= 4 else ""
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore,
+        statement="ALTER TABLE ops.job_runs_acid DROP PARTITION (dt='2024-01-02', hour=6), PARTITION (dt='2024-01-01', "
+        "hour=0)",
+    )
+    execution = execute(preview)
+
+    # then
+    assert bookkeeping_changes(preview) == {table: (0, 0, count) for table, count in deleted.items()}
+    assert [(w.code, w.message) for w in preview.warnings][:2] == [
+        ("open_transactions", "2 open transaction(s) write to ops.job_runs_acid."),
+        ("locks_held", "2 lock(s) are held or waited for on ops.job_runs_acid."),
+    ]
+    assert [(w.code, w.rule, w.message) for w in preview.warnings][2:] == [
+        (
+            "acid_cleanup",
+            "acid",
+            "The dropped partitions' ACID bookkeeping goes, as Hive's cleanupRecords removes it: 2 TXN_COMPONENTS, "
+            f"1 COMPLETED_TXN_COMPONENTS, 1 COMPACTION_QUEUE, 2 COMPLETED_COMPACTIONS{metrics} row(s).",
+        ),
+        (
+            "acid_housekeeping",
+            "acid",
+            "2 HIVE_LOCKS, 1 WRITE_SET row(s) of the dropped partitions stay, as in Hive: its AcidHouseKeeperService "
+            "removes them.",
+        ),
+    ]
+    assert execution.actual_counts == execution.expected_counts
+    assert bookkeeping(metastore, OPEN_PARTITION) == {"HIVE_LOCKS": 2, "WRITE_SET": 1}
+    assert bookkeeping(metastore, ABORTED_PARTITION) == {}
+    assert len(execution.before_image["deleted_rows"]["TXN_COMPONENTS"]) == 2
