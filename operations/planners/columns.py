@@ -80,6 +80,7 @@ def plan_column_change(
     plan.blockers += [f for f in findings if f.severity == "blocker"]
     plan.warnings += [f for f in findings if f.severity != "blocker"]
     cascade = spec.cascade and state.is_partitioned
+    touched = _touched_partition_statistics(metastore, state, plan)
     sql = MetastoreSql(metastore.alias)
     steps: list[Step] = []
     dropped_stats = moved_stats = 0
@@ -91,7 +92,7 @@ def plan_column_change(
         dropped_stats += table_dropped
         moved_stats += table_moved
         if cascade:
-            part_steps, part_dropped, part_moved = _partition_statistics_steps(metastore, sql, state, plan)
+            part_steps, part_dropped, part_moved = _partition_statistics_steps(metastore, sql, state, plan, touched)
             steps += part_steps
             dropped_stats += part_dropped
             moved_stats += part_moved
@@ -113,7 +114,7 @@ def plan_column_change(
         statistics_moved=moved_stats,
         statistics_dropped=dropped_stats,
         columns_changed=True,
-        hive=_hive_comparison(metastore, state, spec, plan),
+        hive=_hive_comparison(metastore, state, spec, plan, touched),
         inverse={
             "table_cd": state.cd_id,
             "columns": [(c.name, c.type, c.comment) for c in state.columns],
@@ -456,21 +457,37 @@ def _table_statistics_steps(
     )
 
 
-def _partition_statistics_steps(
-    metastore: Metastore, sql: MetastoreSql, state: TableState, plan: ColumnPlan
-) -> tuple[list[Step], int, int]:
+def _touched_partition_statistics(
+    metastore: Metastore, state: TableState, plan: ColumnPlan
+) -> dict[tuple[str, str], int]:
+    """PART_COL_STATS rows of the table's partitions for the columns the change renames or drops, by column name and
+    lower-cased recorded type: one grouped count for the plan's steps and Hive's comparison."""
     touched = set(plan.stats_dropped) | set(plan.renamed)
-    counts = (
-        dict(
-            PartitionColumnStatistics.objects.using(metastore.alias)
-            .filter(partition__table_id=state.table_id, column_name__in=touched)
-            .values("column_name")
-            .annotate(n=Count("id"))
-            .values_list("column_name", "n")
-        )
-        if touched
-        else {}
+    if not state.is_partitioned or not touched:
+        return {}
+    rows = (
+        PartitionColumnStatistics.objects.using(metastore.alias)
+        .filter(partition__table_id=state.table_id, column_name__in=touched)
+        .values_list("column_name", "column_type")
+        .annotate(n=Count("id"))
     )
+    counts: dict[tuple[str, str], int] = {}
+    for name, type_name, n in rows:
+        key = (name, (type_name or "").lower())
+        counts[key] = counts.get(key, 0) + n
+    return counts
+
+
+def _partition_statistics_steps(
+    metastore: Metastore,
+    sql: MetastoreSql,
+    state: TableState,
+    plan: ColumnPlan,
+    touched: dict[tuple[str, str], int],
+) -> tuple[list[Step], int, int]:
+    counts: dict[str, int] = {}
+    for (name, _type), n in touched.items():
+        counts[name] = counts.get(name, 0) + n
     where = sql.of_table_partitions(sql.col(PartitionColumnStatistics, "partition"))
     steps, dropped, moved = _statistics_steps(
         sql, PartitionColumnStatistics, "partition", where, (state.table_id,), counts, plan, "every partition"
@@ -524,35 +541,52 @@ def _partition_flag_steps(metastore: Metastore, sql: MetastoreSql, state: TableS
     """Edit every partition's COLUMN_STATS_ACCURATE flags. Renames alone, onto names no flag carries yet, have an exact
     inverse (``plan.flag_inverse``, one rule for any number of partitions); otherwise the rows are kept for a revert."""
     edits = _flag_edits(plan)
-    renamed_flags = [new for _old, new in edits if new]
-    if not plan.stats_dropped and not _flags_naming(metastore, state.table_id, renamed_flags):
+    if not edits:
+        return []
+    changing, naming_new = _flag_counts(metastore, state.table_id, edits)
+    compact = not plan.stats_dropped and not naming_new
+    if compact:
         plan.flag_inverse = [[new, old] for old, new in edits]
-        return partition_flag_steps(metastore, sql, state.table_id, edits, keep_rows=False)
-    return partition_flag_steps(metastore, sql, state.table_id, edits, keep_rows=True)
+    # With one statement (at most FLAG_EDITS_PER_STEP edits) its row count is the one just made.
+    known = changing if len(edits) <= FLAG_EDITS_PER_STEP else None
+    return partition_flag_steps(metastore, sql, state.table_id, edits, keep_rows=not compact, rows=known)
 
 
-def _flags_naming(metastore: Metastore, table_id: int, flags: list[str]) -> bool:
-    """Whether any partition's COLUMN_STATS_ACCURATE already contains one of ``flags``."""
-    if not flags:
-        return False
+def _flag_counts(metastore: Metastore, table_id: int, edits: list[tuple[str, str]]) -> tuple[int, int]:
+    """In one pass over the table's partitions' flags: rows carrying any old flag, and rows already carrying a new."""
     flagged = PartitionParam.objects.using(metastore.alias).filter(partition__table_id=table_id, key=STATS_KEY)
-    return flagged.filter(reduce(or_, (Q(value__contains=flag) for flag in flags))).exists()
+    olds = reduce(or_, (Q(value__contains=old) for old, _new in edits))
+    news = [Q(value__contains=new) for _old, new in edits if new]
+    counts = {"changing": Count("partition", filter=olds)}
+    if news:
+        counts["naming_new"] = Count("partition", filter=reduce(or_, news))
+    found = flagged.aggregate(**counts)
+    return found["changing"], found.get("naming_new", 0)
 
 
 def partition_flag_steps(
-    metastore: Metastore, sql: MetastoreSql, table_id: int, edits: list[tuple[str, str]], *, keep_rows: bool
+    metastore: Metastore,
+    sql: MetastoreSql,
+    table_id: int,
+    edits: list[tuple[str, str]],
+    *,
+    keep_rows: bool,
+    rows: int | None = None,
 ) -> list[Step]:
     """Apply ``edits`` to the table's partitions' COLUMN_STATS_ACCURATE flags set-based (Hive writes them as compact
     JSON): all edits of a row in one UPDATE (per group of edits); with ``keep_rows`` the first statement keeps every
-    row any statement changes, once, with its original value."""
+    row any statement changes, once, with its original value. ``rows``: the count of a single statement, if known."""
     value, key = sql.col(PartitionParam, "value"), sql.col(PartitionParam, "key")
     owners = f"{sql.of_table_partitions(sql.col(PartitionParam, 'partition'))} AND {key} = %s"
     flagged = PartitionParam.objects.using(metastore.alias).filter(partition__table_id=table_id, key=STATS_KEY)
     steps, changes = [], []
     for start in range(0, len(edits), FLAG_EDITS_PER_STEP):
         group = edits[start : start + FLAG_EDITS_PER_STEP]
-        rows = flagged.filter(reduce(or_, (Q(value__contains=old) for old, _new in group))).count()
-        if not rows:
+        single = rows is not None and len(edits) <= FLAG_EDITS_PER_STEP
+        changed_rows = (
+            rows if single else flagged.filter(reduce(or_, (Q(value__contains=o) for o, _n in group))).count()
+        )
+        if not changed_rows:
             continue
         expression, params = _flag_expression(value, group)
         changes.append((f"{value} <> {expression}", params))
@@ -564,7 +598,7 @@ def partition_flag_steps(
                 f"UPDATE {sql.table(PartitionParam)} SET {value} = {expression} "
                 f"WHERE {owners} AND {value} <> {expression}",
                 (*params, table_id, STATS_KEY, *params),
-                rows,
+                changed_rows,
             )
         )
     if not steps or not keep_rows:
@@ -674,7 +708,11 @@ def _warnings(metastore: Metastore, state: TableState, plan: ColumnPlan, cascade
 
 
 def _hive_comparison(
-    metastore: Metastore, state: TableState, spec: AddColumns | ReplaceColumns | ChangeColumn, plan: ColumnPlan
+    metastore: Metastore,
+    state: TableState,
+    spec: AddColumns | ReplaceColumns | ChangeColumn,
+    plan: ColumnPlan,
+    touched: dict[tuple[str, str], int],
 ) -> HiveComparison:
     """Hive's own cost for this statement on this version: the partitions it loads and saves one at a time, and the
     statistics rows it deletes (rules 10-12)."""
@@ -682,7 +720,7 @@ def _hive_comparison(
     old, new = list(state.columns), plan.columns
     rewrites = state.is_partitioned and _hive_rewrites_partitions(version, old, new, spec.cascade)
     partitions = state.partitions.count if rewrites else 0
-    deleted = _hive_partition_statistics_deleted(metastore, state, new) if rewrites else 0
+    deleted = _hive_partition_statistics_deleted(metastore, state, new, touched) if rewrites else 0
     # Before 4.0 a partitioned table whose columns change is saved without touching its column statistics.
     if not state.is_partitioned or version >= V4:
         deleted += _hive_table_statistics_deleted(metastore, state, new)
@@ -751,10 +789,17 @@ def _hive_table_statistics_deleted(metastore: Metastore, state: TableState, new:
     )
 
 
-def _hive_partition_statistics_deleted(metastore: Metastore, state: TableState, new: list[ColumnInfo]) -> int:
-    """Rule 12.1 for every partition at once (one COUNT): the PART_COL_STATS rows of a partition's own old columns that
-    no new column matches by name and type, in the partitions whose old columns are not all included by name and
-    type."""
+def _hive_partition_statistics_deleted(
+    metastore: Metastore, state: TableState, new: list[ColumnInfo], touched: dict[tuple[str, str], int]
+) -> int:
+    """Rule 12.1 for every partition at once: the PART_COL_STATS rows of a partition's own old columns that no new
+    column matches by name and type, in the partitions whose old columns are not all included by name and type.
+
+    When every partition has the table's columns (one shared descriptor, the usual case), those are the rows of the
+    columns the change renames or drops, already counted; otherwise one COUNT over each partition's own columns."""
+    if _partitions_share_the_table_columns(state):
+        new_types = {c.name.lower(): c.type.lower() for c in new}
+        return sum(n for (name, type_name), n in touched.items() if new_types.get(name.lower(), "") != type_name)
     sql = MetastoreSql(metastore.alias)
     stats, part, sd, column = PartitionColumnStatistics, Partition, StorageDescriptor, Column
     new_type_of_stat, stat_params = _new_type(new, f"LOWER(s.{sql.col(stats, 'column_name')})")
@@ -772,6 +817,12 @@ def _hive_partition_statistics_deleted(metastore: Metastore, state: TableState, 
     with connections[metastore.alias].cursor() as cursor:
         cursor.execute(query, (state.table_id, *stat_params, *column_params))
         return int(cursor.fetchone()[0])
+
+
+def _partitions_share_the_table_columns(state: TableState) -> bool:
+    summary = state.partitions
+    with_descriptor = sum(users for _cd, users in summary.descriptor_users)
+    return summary.column_descriptors == (state.cd_id,) and with_descriptor == summary.count
 
 
 def _new_type(new: list[ColumnInfo], name_sql: str) -> tuple[str, tuple[str, ...]]:
