@@ -6,7 +6,18 @@ from dataclasses import replace
 
 from django.conf import settings
 
-from catalog_admin.models import DatabaseParam, HiveLock, TransactionComponent
+from catalog_admin.models import (
+    CompactionMetric,
+    CompactionQueueEntry,
+    CompletedCompaction,
+    CompletedTransactionComponent,
+    DatabaseParam,
+    HiveLock,
+    NextWriteId,
+    TransactionComponent,
+    TransactionWriteId,
+    WriteSetEntry,
+)
 from catalog_admin.selectors.metastores import Metastore
 from operations.preview import DirectoryMove, HiveComparison, Preview, Step, TableSnapshot
 from operations.rules import Finding
@@ -15,6 +26,7 @@ from operations.sql import MetastoreSql
 from operations.table_state import TableState
 
 __all__ = (
+    "ACID_BOOKKEEPING",
     "acid_warnings",
     "build_preview",
     "console_seconds",
@@ -31,6 +43,21 @@ __all__ = (
 # CASCADE at 10,000 and 100,000 partitions). Hive's own cost is a setting, CATALOG_HIVE_COST.
 CONSOLE_SECONDS_BASE = 0.05
 CONSOLE_SECONDS_PER_ROW = 0.00001
+
+
+# Hive's ACID bookkeeping: rows keyed by database and table name (most also by partition name), not by id, that follow
+# a rename (TxnHandler.onRename's tables, in its order).
+ACID_BOOKKEEPING = (
+    TransactionComponent,
+    CompletedTransactionComponent,
+    HiveLock,
+    CompactionQueueEntry,
+    CompletedCompaction,
+    WriteSetEntry,
+    TransactionWriteId,
+    NextWriteId,
+    CompactionMetric,
+)
 
 
 def snapshot(state: TableState, **changes: object) -> TableSnapshot:

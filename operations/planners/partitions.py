@@ -53,10 +53,9 @@ from catalog_admin.models import (
 from catalog_admin.schema import SchemaVersion
 from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.partitions import partition_name
-from operations.planners.common import acid_warnings, build_preview, hive_seconds, snapshot
+from operations.planners.common import ACID_BOOKKEEPING, acid_warnings, build_preview, hive_seconds, snapshot
 from operations.planners.locations import resolve_partition
 from operations.planners.rename_destination import with_scheme_of
-from operations.planners.rename_table import ACID_BOOKKEEPING
 from operations.preview import DirectoryMove, HiveComparison, Preview, Step
 from operations.rules import Finding
 from operations.specs import DropPartitions, PartitionPredicate, RenamePartition, TableRef

@@ -16,27 +16,19 @@ from urllib.parse import urlsplit
 
 from catalog_admin.locations import filesystem_for
 from catalog_admin.models import (
-    CompactionMetric,
-    CompactionQueueEntry,
-    CompletedCompaction,
-    CompletedTransactionComponent,
     Database,
-    HiveLock,
-    NextWriteId,
     Partition,
     PartitionColumnStatistics,
     SerDeParam,
     StorageDescriptor,
     Table,
     TableColumnStatistics,
-    TransactionComponent,
-    TransactionWriteId,
-    WriteSetEntry,
 )
 from catalog_admin.schema import SchemaVersion
 from catalog_admin.selectors.metastores import Metastore
 from operations.dependent_views import dependent_views_warning
 from operations.planners.common import (
+    ACID_BOOKKEEPING,
     acid_warnings,
     console_seconds,
     hive_seconds,
@@ -52,19 +44,6 @@ from operations.sql import MetastoreSql
 from operations.table_state import TableState, labelled_partition_statistics, statistics_labels, table_exists
 
 __all__ = ("plan_rename_table",)
-
-# Tables whose rows carry the table's names instead of its id, which the rename re-labels (by version and schema).
-ACID_BOOKKEEPING = (
-    TransactionComponent,
-    CompletedTransactionComponent,
-    HiveLock,
-    CompactionQueueEntry,
-    CompletedCompaction,
-    WriteSetEntry,
-    TransactionWriteId,
-    NextWriteId,
-    CompactionMetric,
-)
 
 
 def plan_rename_table(
@@ -89,13 +68,12 @@ def plan_rename_table(
     moves = (move,) if move is not None and move.source_exists else ()
     # Statistics carry the names only before Hive 4: that is the only case where their count matters.
     part_stats = labelled_partition_statistics(metastore, state) if state.is_partitioned and version < V4 else 0
-    target = destination if move else None
     moved = moves[0] if moves else None
-    steps = tuple(_steps(metastore, state, spec, new_db, target, moved, part_stats, keep_sd_ids)) if new_db else ()
+    steps = tuple(_steps(metastore, state, spec, new_db, destination, moved, part_stats, keep_sd_ids)) if new_db else ()
     stats_moved = sum(s.expected_rows for s in steps if s.metastore_table.endswith("COL_STATS"))
     warnings = acid_warnings(metastore, state) + placement + _rename_warnings(state, move)
     warnings += dependent_views_warning(metastore, state.ref, "will fail after the rename")
-    touched = moves[0].partitions_moving if moves else 0
+    touched = moved.partitions_moving if moved else 0
     return Preview(
         metastore=metastore.name,
         schema_version=str(version),
