@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from catalog_admin.schema import SchemaVersion
 
 __all__ = (
+    "V4",
     "Finding",
     "canonical_type",
     "check_bucket_columns",

@@ -38,7 +38,7 @@ from catalog_admin.selectors.metastores import Metastore
 from operations.dependent_views import dependent_views_warning
 from operations.planners.common import build_preview, hive_seconds, param_upsert_steps, snapshot
 from operations.preview import HiveComparison, NewId, Preview, Step
-from operations.rules import Finding, check_bucket_columns, check_column_types
+from operations.rules import V4, Finding, check_bucket_columns, check_column_types
 from operations.spark_schema import rewrite_spark_schema
 from operations.specs import AddColumns, ChangeColumn, ColumnDef, ReplaceColumns
 from operations.sql import MetastoreSql
@@ -46,7 +46,6 @@ from operations.table_state import ColumnInfo, TableState
 
 __all__ = ("partition_flag_steps", "plan_column_change")
 
-V4 = SchemaVersion(4, 0, 0, "alpha", 1)
 STATS_KEY = "COLUMN_STATS_ACCURATE"
 # Flag edits nested in one UPDATE: three REPLACE calls each at most, well below every database's expression depth.
 FLAG_EDITS_PER_STEP = 50

@@ -10,19 +10,17 @@ from collections.abc import Sequence
 
 from catalog_admin.locations import filesystem_for
 from catalog_admin.models import Partition, PartitionParam, StorageDescriptor, TableParam
-from catalog_admin.schema import SchemaVersion
 from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.partitions import partition_name
 from operations.planners.common import build_preview, param_delete_steps, replication_source, snapshot
 from operations.preview import Preview, Step
-from operations.rules import Finding
+from operations.rules import V4, Finding
 from operations.specs import RewritePartitionLocations, SetLocation
 from operations.sql import MetastoreSql
 from operations.table_state import TableState
 
-__all__ = ("plan_rewrite_partition_locations", "plan_set_location", "resolve_partition")
+__all__ = ("plan_rewrite_partition_locations", "plan_set_location", "resolve_partition", "sd_ids_under")
 
-V4 = SchemaVersion(4, 0, 0, "alpha", 1)
 STATS_FLAG = "COLUMN_STATS_ACCURATE"
 
 
@@ -108,12 +106,7 @@ def plan_rewrite_partition_locations(
     sql = MetastoreSql(metastore.alias)
     partitions = Partition.objects.using(metastore.alias).filter(table_id=state.table_id)
     matching = partitions.filter(sd__location__startswith=spec.old_prefix).exclude(sd_id__in=keep_sd_ids).count()
-    untouched_new = list(
-        partitions.filter(sd__location__startswith=spec.new_prefix)
-        .exclude(sd__location__startswith=spec.old_prefix)
-        .order_by("sd_id")
-        .values_list("sd_id", flat=True)
-    )
+    untouched_new = sd_ids_under(metastore, state.table_id, spec.new_prefix, not_under=spec.old_prefix)
     blockers = []
     if not state.is_partitioned:
         blockers.append(Finding("not_partitioned", "ddl", f"Table {state.ref} is not partitioned"))
@@ -172,6 +165,13 @@ def plan_rewrite_partition_locations(
         # One inverse rule for any number of rows; the ids listed are those a revert must not touch.
         inverse={"rule": {"old_prefix": spec.new_prefix, "new_prefix": spec.old_prefix}, "keep_sd_ids": untouched_new},
     )
+
+
+def sd_ids_under(metastore: Metastore, table_id: int, prefix: str, *, not_under: str) -> list[int]:
+    """Storage descriptors of the table's partitions whose location starts with ``prefix`` and not ``not_under``."""
+    partitions = Partition.objects.using(metastore.alias).filter(table_id=table_id)
+    under = partitions.filter(sd__location__startswith=prefix).exclude(sd__location__startswith=not_under)
+    return list(under.order_by("sd_id").values_list("sd_id", flat=True))
 
 
 def _absolute_location_blockers(location: str) -> list[Finding]:

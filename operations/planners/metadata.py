@@ -19,12 +19,13 @@ from operations.planners.common import (
     snapshot,
 )
 from operations.preview import Preview, Step
-from operations.rules import Finding
+from operations.rules import V4, Finding
 from operations.specs import SetOwner, SetSerdeProperties, SetTableProperties, UnsetTableProperties
 from operations.sql import MetastoreSql
 from operations.table_state import TableState
 
 __all__ = (
+    "owner_step",
     "plan_set_owner",
     "plan_set_serde_properties",
     "plan_set_table_properties",
@@ -32,7 +33,6 @@ __all__ = (
     "table_type_step",
 )
 
-V4 = SchemaVersion(4, 0, 0, "alpha", 1)
 ORC_INPUT_FORMAT = "org.apache.hadoop.hive.ql.io.orc.OrcInputFormat"
 SPARK_PREFIX = "spark.sql."
 
@@ -107,19 +107,8 @@ def plan_set_serde_properties(metastore: Metastore, state: TableState, spec: Set
 
 def plan_set_owner(metastore: Metastore, state: TableState, spec: SetOwner) -> Preview:
     sql = MetastoreSql(metastore.alias)
-    assignments = [f"{sql.col(Table, 'owner')} = %s"]
-    params: list[object] = [spec.principal]
-    if metastore.schema.has(Table, "owner_type"):
-        assignments.append(f"{sql.col(Table, 'owner_type')} = %s")
-        params.append(spec.principal_type)
-    step = Step(
-        f"Give {state.ref} to {spec.principal_type.lower()} {spec.principal}",
-        "TBLS",
-        "update",
-        f"UPDATE {sql.table(Table)} SET {', '.join(assignments)} WHERE {sql.col(Table, 'id')} = %s",
-        (*params, state.table_id),
-        1,
-    )
+    description = f"Give {state.ref} to {spec.principal_type.lower()} {spec.principal}"
+    step = owner_step(metastore, sql, state.table_id, spec.principal, spec.principal_type, description)
     warnings = []
     if spec.principal_type != "USER" and not metastore.schema.has(Table, "owner_type"):
         warnings.append(
@@ -187,6 +176,24 @@ def _type_after_external_change(state: TableState, values: dict[str, str]) -> st
     if "EXTERNAL" not in values or state.is_view:
         return state.table_type
     return "EXTERNAL_TABLE" if values["EXTERNAL"].upper() == "TRUE" else "MANAGED_TABLE"
+
+
+def owner_step(
+    metastore: Metastore, sql: MetastoreSql, table_id: int, owner: str | None, owner_type: str | None, description: str
+) -> Step:
+    """Set TBLS.OWNER and, where the schema has it, OWNER_TYPE (NULL included)."""
+    values = {"owner": owner}
+    if metastore.schema.has(Table, "owner_type"):
+        values["owner_type"] = owner_type
+    assignments = ", ".join(f"{sql.col(Table, name)} = %s" for name in values)
+    return Step(
+        description,
+        "TBLS",
+        "update",
+        f"UPDATE {sql.table(Table)} SET {assignments} WHERE {sql.col(Table, 'id')} = %s",
+        (*values.values(), table_id),
+        1,
+    )
 
 
 def table_type_step(sql: MetastoreSql, table_id: int, new_type: str) -> Step:

@@ -57,7 +57,7 @@ from operations.planners.common import ACID_BOOKKEEPING, acid_warnings, build_pr
 from operations.planners.locations import resolve_partition
 from operations.planners.rename_destination import with_scheme_of
 from operations.preview import DirectoryMove, HiveComparison, Preview, Step
-from operations.rules import Finding
+from operations.rules import V4, Finding
 from operations.specs import DropPartitions, PartitionPredicate, RenamePartition, TableRef
 from operations.sql import MetastoreSql
 from operations.table_state import TableState
@@ -65,6 +65,7 @@ from operations.table_state import TableState
 __all__ = (
     "PARTITION_BOOKKEEPING",
     "TRASH_DIR",
+    "bookkeeping_names_in_use",
     "partition_bookkeeping",
     "plan_drop_partitions",
     "plan_rename_partition",
@@ -75,7 +76,6 @@ TRASH_DIR = ".catalog-admin-trash"
 CHUNK = 5000
 INTEGRAL_TYPES = frozenset({"tinyint", "smallint", "int", "integer", "bigint"})
 V3 = SchemaVersion(3, 0, 0, "alpha", 1)
-V4 = SchemaVersion(4, 0, 0, "alpha", 1)
 # The ACID bookkeeping that carries partition names, in onRename's order (TXN_TO_WRITE_ID and NEXT_WRITE_ID carry only
 # the table's). cleanupRecords(PARTITION) deletes from all of them but HIVE_LOCKS and WRITE_SET.
 PARTITION_BOOKKEEPING = tuple(
@@ -154,15 +154,19 @@ def _bookkeeping_in_use(metastore: Metastore, state: TableState, name: str) -> l
     re-labelled."""
     if not state.is_transactional:
         return []
-    table = f"{state.ref.database}.{state.ref.table}"
+    return bookkeeping_names_in_use(metastore, state.ref, name, "Hive would take them for the renamed partition's")
+
+
+def bookkeeping_names_in_use(metastore: Metastore, ref: TableRef, name: str, consequence: str) -> list[Finding]:
+    """A blocker per ACID bookkeeping table whose rows already carry partition ``name`` of the table."""
     return [
         Finding(
             "names_in_use",
             "labels",
-            f"{rows} row(s) of {model._meta.db_table} already carry the partition name {name} of {table} (left by an "
-            "earlier partition of that name): Hive would take them for the renamed partition's. Remove them first.",
+            f"{rows} row(s) of {model._meta.db_table} already carry the partition name {name} of {ref.database}."
+            f"{ref.table} (left by another partition of that name): {consequence}. Remove them first.",
         )
-        for model, rows in partition_bookkeeping(metastore, state.ref, [name]).items()
+        for model, rows in partition_bookkeeping(metastore, ref, [name]).items()
     ]
 
 

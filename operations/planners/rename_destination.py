@@ -15,14 +15,12 @@ from urllib.parse import urlsplit
 
 from catalog_admin.locations import normalize_location
 from catalog_admin.models import Database
-from catalog_admin.schema import SchemaVersion
 from catalog_admin.selectors.metastores import Metastore
-from operations.rules import Finding
+from operations.rules import V4, Finding
 from operations.table_state import TableState
 
-__all__ = ("V4", "is_translated_external", "rename_destination", "with_scheme_of")
+__all__ = ("is_translated_external", "rename_destination", "with_scheme_of")
 
-V4 = SchemaVersion(4, 0, 0, "alpha", 1)
 DEFAULT_CATALOG = "hive"
 
 

@@ -17,7 +17,6 @@ from urllib.parse import urlsplit
 from catalog_admin.locations import filesystem_for
 from catalog_admin.models import (
     Database,
-    Partition,
     PartitionColumnStatistics,
     SerDeParam,
     StorageDescriptor,
@@ -36,9 +35,10 @@ from operations.planners.common import (
     risk_level,
     snapshot,
 )
-from operations.planners.rename_destination import V4, rename_destination
+from operations.planners.locations import sd_ids_under
+from operations.planners.rename_destination import rename_destination
 from operations.preview import DirectoryMove, HiveComparison, Preview, Step
-from operations.rules import Finding, check_table_name
+from operations.rules import V4, Finding, check_table_name
 from operations.specs import RenameTable
 from operations.sql import MetastoreSql
 from operations.table_state import TableState, labelled_partition_statistics, statistics_labels, table_exists
@@ -181,9 +181,7 @@ def _already_under(metastore: Metastore, state: TableState, destination: str | N
     if destination is None or state.partitions.count == state.partitions.under_root:
         return []
     new_root, old_root = destination.rstrip("/") + "/", (state.location or "").rstrip("/") + "/"
-    partitions = Partition.objects.using(metastore.alias).filter(table_id=state.table_id)
-    under_new = partitions.filter(sd__location__startswith=new_root).exclude(sd__location__startswith=old_root)
-    return list(under_new.order_by("sd_id").values_list("sd_id", flat=True))
+    return sd_ids_under(metastore, state.table_id, new_root, not_under=old_root)
 
 
 def _same_filesystem(a: str, b: str) -> bool:

@@ -27,7 +27,6 @@ from catalog_admin.models import (
     PartitionKeyValue,
     SerDeParam,
     StorageDescriptor,
-    Table,
     TableColumnStatistics,
     TableParam,
 )
@@ -36,8 +35,8 @@ from operations.models import DirectoryMoveRecord, Execution
 from operations.planners.columns import partition_flag_steps
 from operations.planners.common import build_preview, param_delete_steps, param_upsert_steps, snapshot
 from operations.planners.locations import plan_rewrite_partition_locations
-from operations.planners.metadata import table_type_step
-from operations.planners.partitions import partition_bookkeeping, relabel_bookkeeping_steps
+from operations.planners.metadata import owner_step, table_type_step
+from operations.planners.partitions import bookkeeping_names_in_use, relabel_bookkeeping_steps
 from operations.planners.rename_table import plan_rename_table
 from operations.preview import DirectoryMove, Preview, Step
 from operations.rules import Finding
@@ -146,7 +145,10 @@ def _restore_preview(metastore: Metastore, execution: Execution) -> Preview:
         wanted = {k: old.get(k) for k in image.get("keys", [])}
         steps += _params_restore_steps(sql, SerDeParam, "serde", state.serde_id, state.serde_params, wanted)
     if kind == "set_owner":
-        steps.append(_owner_step(metastore, sql, state, image))
+        owner = image.get("owner")
+        steps.append(
+            owner_step(metastore, sql, state.table_id, owner, image.get("owner_type"), f"Give back to {owner}")
+        )
     if "table_type" in image and image["table_type"] != state.table_type:
         steps.append(table_type_step(sql, state.table_id, image["table_type"]))
     if kind == "set_location":
@@ -155,7 +157,9 @@ def _restore_preview(metastore: Metastore, execution: Execution) -> Preview:
         steps += _partition_name_steps(metastore, sql, image["partition"])
         if image.get("acid"):
             steps += relabel_bookkeeping_steps(metastore, sql, target, image["new_name"], image["partition"]["name"])
-            blockers += _old_partition_name_in_use(metastore, target, image["partition"]["name"])
+            blockers += bookkeeping_names_in_use(
+                metastore, target, image["partition"]["name"], "the revert would take them for the renamed partition's"
+            )
     steps += _delete_allocated(metastore, sql, image.get("allocated_ids", {}))
     moves = tuple(_moves_back(execution))
     spec = RevertExecution(target=target, execution_id=execution.pk, statement=execution.statement)
@@ -328,36 +332,6 @@ def _partition_name_steps(metastore: Metastore, sql: MetastoreSql, old: dict[str
                  f"WHERE {sql.col(PartitionColumnStatistics, 'partition')} = %s", (old["name"], part_id), stats)
         )  # fmt: skip
     return steps
-
-
-def _old_partition_name_in_use(metastore: Metastore, target: TableRef, name: str) -> list[Finding]:
-    """ACID bookkeeping that carries the old partition name again since the rename (a new partition of that name):
-    the rows the revert re-labels back would merge with it, and no later change could tell them apart."""
-    return [
-        Finding(
-            "names_in_use",
-            "labels",
-            f"{rows} row(s) of {model._meta.db_table} already carry the partition name {name} of {target.database}."
-            f"{target.table}: the revert would take them for the renamed partition's. Remove them first.",
-        )
-        for model, rows in partition_bookkeeping(metastore, target, [name]).items()
-    ]
-
-
-def _owner_step(metastore: Metastore, sql: MetastoreSql, state: TableState, image: dict[str, Any]) -> Step:
-    """The owner and, where the schema has it, the owner type exactly as they were (NULL included)."""
-    values = {"owner": image.get("owner")}
-    if metastore.schema.has(Table, "owner_type"):
-        values["owner_type"] = image.get("owner_type")
-    assignments = ", ".join(f"{sql.col(Table, name)} = %s" for name in values)
-    return Step(
-        f"Give the table back to {image.get('owner')}",
-        "TBLS",
-        "update",
-        f"UPDATE {sql.table(Table)} SET {assignments} WHERE {sql.col(Table, 'id')} = %s",
-        (*values.values(), state.table_id),
-        1,
-    )
 
 
 def _location_step(sql: MetastoreSql, sd_id: int, location: str | None) -> Step:

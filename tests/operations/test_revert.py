@@ -168,8 +168,9 @@ def test_a_partition_rename_is_not_reverted_onto_acid_bookkeeping_under_the_old_
         (
             "names_in_use",
             "labels",
-            "1 row(s) of WRITE_SET already carry the partition name dt=2024-01-02/hour=6 of ops.job_runs_acid: "
-            "the revert would take them for the renamed partition's. Remove them first.",
+            "1 row(s) of WRITE_SET already carry the partition name dt=2024-01-02/hour=6 of ops.job_runs_acid (left "
+            "by another partition of that name): the revert would take them for the renamed partition's. Remove them "
+            "first.",
         )
     ]
 

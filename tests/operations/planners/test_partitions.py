@@ -671,7 +671,7 @@ def test_bookkeeping_left_under_the_new_partition_name_blocks_the_rename(
             "names_in_use",
             "labels",
             f"1 row(s) of {model._meta.db_table} already carry the partition name dt=2024-01-03/hour=6 of "
-            "ops.job_runs_acid (left by an earlier partition of that name): Hive would take them for the renamed "
+            "ops.job_runs_acid (left by another partition of that name): Hive would take them for the renamed "
             "partition's. Remove them first.",
         )
     ]
