@@ -11,7 +11,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-__all__ = ("ApplicationError", "ErrorCode", "NotFound")
+from catalog_admin.utils.text import first_line
+
+__all__ = ("ApplicationError", "ErrorCode", "NotFound", "metastore_unavailable")
 
 
 class ErrorCode(StrEnum):
@@ -83,3 +85,17 @@ class NotFound(ApplicationError):
             f"{kind.capitalize()} '{name}' was not found.",
             {"kind": kind, "name": name, **details},
         )
+
+
+def metastore_unavailable(exc: BaseException, metastore: str | None = None) -> ApplicationError:
+    """
+    The one error for a database connection that failed (503 ``metastore_unavailable``), naming the metastore
+    when it is known, with the first line of the driver's message (never a stack trace).
+    """
+    if metastore is None:
+        return ApplicationError(ErrorCode.METASTORE_UNAVAILABLE, f"A database is unavailable: {first_line(exc)}")
+    return ApplicationError(
+        ErrorCode.METASTORE_UNAVAILABLE,
+        f"Metastore '{metastore}' is unavailable: {first_line(exc)}",
+        {"metastore": metastore},
+    )

@@ -9,9 +9,9 @@ from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
-from catalog_admin.errors import ApplicationError, ErrorCode
+from catalog_admin.errors import ApplicationError, ErrorCode, metastore_unavailable
 
-__all__ = ("LoginRequiredMiddleware", "MetastoreErrorMiddleware", "api_not_found", "connection_lost")
+__all__ = ("LoginRequiredMiddleware", "MetastoreErrorMiddleware", "api_not_found")
 
 PUBLIC_PREFIXES = ("/accounts/login/", "/static/", "/api/", "/healthz")
 
@@ -46,7 +46,7 @@ class MetastoreErrorMiddleware:
             return None
         if isinstance(exception, OperationalError | InterfaceError):
             # A metastore that went away after its schema version was cached: still a 503, not a 500.
-            exception = connection_lost(exception)
+            exception = metastore_unavailable(exception, _metastore_of(request))
         if not isinstance(exception, ApplicationError):
             return None
         return render(request, "error.html", {"error": exception}, status=exception.code.http_status)
@@ -56,9 +56,10 @@ def _holds_nul(request: HttpRequest) -> bool:
     return "\x00" in request.path or any("\x00" in k or "\x00" in v for k, v in request.GET.items())
 
 
-def connection_lost(exception: Exception) -> ApplicationError:
-    first_line = (str(exception).strip().splitlines() or [type(exception).__name__])[0]
-    return ApplicationError(ErrorCode.METASTORE_UNAVAILABLE, f"A database connection failed: {first_line}")
+def _metastore_of(request: HttpRequest) -> str | None:
+    """The metastore a page is about (its ``<metastore>`` route argument), if any."""
+    match = request.resolver_match
+    return match.kwargs.get("metastore") if match else None
 
 
 def api_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:

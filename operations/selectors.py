@@ -18,7 +18,7 @@ from django.db.models import Prefetch, Q, QuerySet
 
 from catalog_admin.errors import ApplicationError, ErrorCode, NotFound
 from catalog_admin.roles import Role
-from catalog_admin.selectors.pagination import Page, decode_cursor, encode_cursor
+from catalog_admin.selectors.pagination import Page, keyset_page
 from operations.choices import TRANSITIONS, ChangeRequestState, Decision
 from operations.models import Approval, AuditRecord, ChangeRequest, Execution
 from operations.policy import Allowed, can_approve, can_request, has_role
@@ -327,12 +327,8 @@ def table_history(metastore: Any, database: str, table: str, *, limit: int = 50)
 
 
 def _keyset_page(qs: QuerySet, cursor: str, size: int) -> Page:
-    after = decode_cursor(cursor, types=(int,))
-    if after is not None:
-        qs = qs.filter(pk__lt=after[0])
-    rows = list(qs.order_by("-pk")[: size + 1])
-    next_cursor = encode_cursor([rows[size - 1].pk]) if len(rows) > size else ""
-    return Page(items=rows[:size], next_cursor=next_cursor)
+    """Newest first: a keyset page over the primary key, descending."""
+    return keyset_page(qs, keys=("pk",), types=(int,), cursor=cursor, size=size, descending=True)
 
 
 def _invalid(parameter: str, message: str) -> ApplicationError:

@@ -37,7 +37,7 @@ from catalog_admin.api.serializers import (
     TableDetailSerializer,
     TablePageSerializer,
 )
-from catalog_admin.errors import ApplicationError, ErrorCode
+from catalog_admin.errors import ApplicationError, ErrorCode, metastore_unavailable
 from catalog_admin.models import TableType
 from catalog_admin.selectors.databases import database_params, get_database, list_databases
 from catalog_admin.selectors.metastores import Metastore, get_metastore, metastore_configs, metastore_status
@@ -142,12 +142,7 @@ class MetastoreAPIView(RejectsNulCharacters, APIView):
 
     def handle_exception(self, exc: Exception) -> Response:
         if isinstance(exc, OperationalError | InterfaceError) and self.metastore is not None:
-            name = self.metastore.name
-            exc = ApplicationError(
-                ErrorCode.METASTORE_UNAVAILABLE,
-                f"Metastore '{name}' is unavailable: {_first_line(exc)}",
-                {"metastore": name},
-            )
+            exc = metastore_unavailable(exc, self.metastore.name)
         return super().handle_exception(exc)
 
     def context(self, **extra: Any) -> dict[str, Any]:
@@ -358,8 +353,3 @@ def _cursor_checked(cursor: str) -> Iterator[str]:
             "The cursor is malformed; start again from the first page.",
             {"parameter": "cursor", "reason": str(exc)},
         ) from exc
-
-
-def _first_line(exc: Exception) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return text.splitlines()[0]

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import DatabaseError, connections
 
-from catalog_admin.errors import ApplicationError, ErrorCode, NotFound
+from catalog_admin.errors import ApplicationError, ErrorCode, NotFound, metastore_unavailable
 from catalog_admin.metastores import MetastoreConfig
 from catalog_admin.models import SchemaVersionRow
 from catalog_admin.schema import (
@@ -110,11 +110,7 @@ def _read_schema(config: MetastoreConfig) -> MetastoreSchema:
     try:
         raw = SchemaVersionRow.objects.using(config.alias).values_list("schema_version", flat=True).first()
     except DatabaseError as exc:
-        raise ApplicationError(
-            ErrorCode.METASTORE_UNAVAILABLE,
-            f"Metastore '{config.name}' is unavailable: {_first_line(exc)}",
-            {"metastore": config.name},
-        ) from exc
+        raise metastore_unavailable(exc, config.name) from exc
     if raw is None:
         raise ApplicationError(
             ErrorCode.UNSUPPORTED_SCHEMA_VERSION,
@@ -133,8 +129,3 @@ def _read_schema(config: MetastoreConfig) -> MetastoreSchema:
             {"metastore": config.name, "version": raw},
         )
     return MetastoreSchema(version=version, raw_version=raw)
-
-
-def _first_line(exc: Exception) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return text.splitlines()[0]

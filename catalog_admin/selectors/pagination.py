@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from django.conf import settings
+from django.db.models import Q, QuerySet
 
 from catalog_admin.errors import ApplicationError, ErrorCode
 
-__all__ = ("Page", "decode_cursor", "encode_cursor", "page_size")
+__all__ = ("Page", "decode_cursor", "encode_cursor", "keyset_page", "page_size")
 
 T = TypeVar("T")
 
@@ -73,6 +74,44 @@ def page_size(raw: str | int | None) -> int:
             {"parameter": "page_size"},
         )
     return size
+
+
+def keyset_page(
+    qs: QuerySet,
+    *,
+    keys: tuple[str, ...],
+    types: tuple[type, ...],
+    cursor: str,
+    size: int,
+    descending: bool = False,
+    fields: tuple[str, ...] = (),
+) -> Page:
+    """
+    One page of ``qs`` in the order of ``keys`` (a unique key; ``types`` are their cursor types), starting after
+    ``cursor``; the rows are model instances, or dicts of ``fields`` when given (``.values(*fields)``).
+    """
+    after = decode_cursor(cursor, types=types)
+    if after is not None:
+        qs = qs.filter(_after(keys, after, descending))
+    qs = qs.order_by(*(f"-{k}" if descending else k for k in keys))
+    if fields:
+        qs = qs.values(*fields)
+    rows = list(qs[: size + 1])
+    next_cursor = encode_cursor([_value(rows[size - 1], k) for k in keys]) if len(rows) > size else ""
+    return Page(items=rows[:size], next_cursor=next_cursor)
+
+
+def _after(keys: tuple[str, ...], values: list[Any], descending: bool) -> Q:
+    """Rows strictly after ``values`` in the (lexicographic) order of ``keys``."""
+    op = "lt" if descending else "gt"
+    condition = Q()
+    for i in range(len(keys)):
+        condition |= Q(**{keys[j]: values[j] for j in range(i)}) & Q(**{f"{keys[i]}__{op}": values[i]})
+    return condition
+
+
+def _value(row: Any, key: str) -> Any:
+    return row[key] if isinstance(row, dict) else getattr(row, key)
 
 
 def _has_type(value: Any, expected: type) -> bool:

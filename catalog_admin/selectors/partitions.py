@@ -24,7 +24,7 @@ from catalog_admin.models import (
     Table,
 )
 from catalog_admin.selectors.metastores import Metastore
-from catalog_admin.selectors.pagination import Page, decode_cursor, encode_cursor
+from catalog_admin.selectors.pagination import Page, keyset_page
 
 __all__ = (
     "HIVE_DEFAULT_PARTITION",
@@ -121,17 +121,15 @@ def list_partitions(
             qs = qs.filter(name__lt=prefix + MAX_CHARACTER)
     if filters.q:
         qs = qs.filter(name__contains=filters.q)
-    after = decode_cursor(cursor, types=(str,))
-    if after is not None:
-        qs = qs.filter(name__gt=after[0])
-    rows = list(qs.order_by("name").values("id", "name", "create_time", "sd__location")[: size + 1])
-    next_cursor = encode_cursor([rows[size - 1]["name"]]) if len(rows) > size else ""
-    rows = rows[:size]
+    page = keyset_page(
+        qs, keys=("name",), types=(str,), cursor=cursor, size=size, fields=("id", "name", "create_time", "sd__location")
+    )
+    rows = page.items
     params = _page_params(metastore, [r["id"] for r in rows])
     table_root = table.sd.location if table.sd_id and table.sd else None
     return Page(
         items=[_row(r, params.get(r["id"], {}), table_root, check_disk) for r in rows],
-        next_cursor=next_cursor,
+        next_cursor=page.next_cursor,
     )
 
 

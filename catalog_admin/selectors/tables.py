@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 
 from catalog_admin.errors import ApplicationError, ErrorCode, NotFound
 from catalog_admin.hive_params import BASIC_STAT_KEYS, parse_stats_accurate
@@ -31,7 +31,7 @@ from catalog_admin.models import (
 )
 from catalog_admin.selectors.databases import get_database
 from catalog_admin.selectors.metastores import Metastore
-from catalog_admin.selectors.pagination import Page, decode_cursor, encode_cursor
+from catalog_admin.selectors.pagination import Page, keyset_page
 from catalog_admin.selectors.partitions import PartitionCount, count_partitions
 
 __all__ = (
@@ -156,15 +156,16 @@ def list_tables(
 ) -> Page[TableRow]:
     """One keyset page of the database's tables."""
     keys, descending = TABLE_SORTS[filters.sort]
-    qs = _filtered_tables(metastore, database, filters)
-    after = decode_cursor(cursor, types=tuple(KEY_TYPES[k] for k in keys))
-    if after is not None:
-        qs = qs.filter(_keyset_after(keys, after, descending))
-    order = [f"-{k}" if descending else k for k in keys]
-    fields = ("id", "name", "type", "owner", "create_time", "sd__location")
-    rows = list(qs.order_by(*order).values(*fields)[: size + 1])
-    next_cursor = encode_cursor([rows[size - 1][k] for k in keys]) if len(rows) > size else ""
-    rows = rows[:size]
+    page = keyset_page(
+        _filtered_tables(metastore, database, filters),
+        keys=keys,
+        types=tuple(KEY_TYPES[k] for k in keys),
+        cursor=cursor,
+        size=size,
+        descending=descending,
+        fields=("id", "name", "type", "owner", "create_time", "sd__location"),
+    )
+    rows = page.items
     partitioned, transactional = _page_flags(metastore, [r["id"] for r in rows])
     items = [
         TableRow(
@@ -179,7 +180,7 @@ def list_tables(
         )
         for r in rows
     ]
-    return Page(items=items, next_cursor=next_cursor)
+    return Page(items=items, next_cursor=page.next_cursor)
 
 
 def get_table(metastore: Metastore, db_name: str, table_name: str) -> tuple[Database, Table]:
@@ -266,16 +267,6 @@ def _page_flags(metastore: Metastore, ids: list[int]) -> tuple[set[int], set[int
     partitioned = set(_partition_keys(metastore).filter(table_id__in=ids).values_list("table_id", flat=True))
     transactional = set(_transactional_params(metastore).filter(table_id__in=ids).values_list("table_id", flat=True))
     return partitioned, transactional
-
-
-def _keyset_after(keys: tuple[str, ...], values: list[Any], descending: bool) -> Q:
-    """Rows strictly after ``values`` in the (lexicographic) order of ``keys``."""
-    op = "lt" if descending else "gt"
-    condition = Q()
-    for i in range(len(keys)):
-        step = Q(**{f"{keys[j]}": values[j] for j in range(i)}) & Q(**{f"{keys[i]}__{op}": values[i]})
-        condition |= step
-    return condition
 
 
 def _with_acid(metastore: Metastore, detail: TableDetail) -> TableDetail:

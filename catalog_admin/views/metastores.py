@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from catalog_admin.errors import metastore_unavailable
 from catalog_admin.metastores import MetastoreConfig
 from catalog_admin.selectors.databases import count_databases
 from catalog_admin.selectors.metastores import Metastore, metastore_configs, metastore_status
@@ -41,11 +42,6 @@ def _overview(config: MetastoreConfig) -> MetastoreOverview:
         count = count_databases(status.metastore)
     except DatabaseError as exc:
         # The schema version is cached for a minute; the metastore may have gone away since.
-        first_line = (str(exc).strip() or type(exc).__name__).splitlines()[0]
-        return MetastoreOverview(
-            config=config,
-            metastore=None,
-            database_count=None,
-            error=f"Metastore '{config.name}' is unavailable: {first_line}",
-        )
+        error = metastore_unavailable(exc, config.name)
+        return MetastoreOverview(config=config, metastore=None, database_count=None, error=error.message)
     return MetastoreOverview(config=config, metastore=status.metastore, database_count=count, error="")

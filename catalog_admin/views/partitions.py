@@ -16,8 +16,8 @@ from catalog_admin.selectors.partitions import (
     table_partition_keys,
 )
 from catalog_admin.selectors.tables import get_table
-from catalog_admin.views.htmx import render_list
-from catalog_admin.views.paging import Paging
+from catalog_admin.utils.htmx import render_list
+from catalog_admin.utils.paging import Paging
 
 __all__ = ("partition_detail", "partition_list")
 

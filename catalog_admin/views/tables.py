@@ -10,8 +10,8 @@ from catalog_admin.models import TableType
 from catalog_admin.selectors.databases import database_params, get_database
 from catalog_admin.selectors.metastores import get_metastore
 from catalog_admin.selectors.tables import TABLE_SORTS, TableFilter, get_table_detail, list_tables
-from catalog_admin.views.htmx import render_list
-from catalog_admin.views.paging import Paging
+from catalog_admin.utils.htmx import render_list
+from catalog_admin.utils.paging import Paging
 
 __all__ = ("table_detail", "table_list")
 

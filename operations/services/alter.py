@@ -25,6 +25,7 @@ from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.locations import filesystem_for
 from catalog_admin.models import ColumnDescriptor, Partition, StorageDescriptor
 from catalog_admin.selectors.metastores import Metastore, get_metastore
+from catalog_admin.utils.text import first_line
 from operations.ddl.parser import parse_alter
 from operations.ids import allocate_ids
 from operations.models import DirectoryMoveRecord, Execution
@@ -356,5 +357,5 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, ApplicationError):
         return exc.message
     if isinstance(exc, DatabaseError):
-        return f"database error: {str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}"
+        return f"database error: {first_line(exc)}"
     return f"{type(exc).__name__}: {exc}"

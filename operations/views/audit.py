@@ -7,8 +7,8 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from catalog_admin.errors import ApplicationError, ErrorCode
-from catalog_admin.views.htmx import render_list
-from catalog_admin.views.paging import Paging
+from catalog_admin.utils.htmx import render_list
+from catalog_admin.utils.paging import Paging
 from operations.selectors import AuditFilter, audit_records, list_audit
 from operations.services.audit import export_audit
 

@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.selectors.metastores import get_metastore
-from catalog_admin.views.htmx import htmx_partial
+from catalog_admin.utils.htmx import htmx_partial
 from operations.choices import ChangeRequestState
 from operations.ddl.parser import SUPPORTED_STATEMENTS
 from operations.forms import ChangeRequestForm, ExecuteForm

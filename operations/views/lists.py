@@ -11,8 +11,8 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from catalog_admin.selectors.pagination import Page
-from catalog_admin.views.htmx import render_list
-from catalog_admin.views.paging import Paging
+from catalog_admin.utils.htmx import render_list
+from catalog_admin.utils.paging import Paging
 from operations.choices import ChangeRequestState
 from operations.policy import can_request
 from operations.selectors import RISKS, ChangeRequestFilter, inbox, list_change_requests

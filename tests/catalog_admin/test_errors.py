@@ -4,6 +4,7 @@ import pytest
 from django.db import OperationalError
 from django.test import Client
 
+from catalog_admin.errors import ErrorCode, metastore_unavailable
 from catalog_admin.middleware import MetastoreErrorMiddleware
 
 
@@ -43,3 +44,40 @@ def test_a_nul_character_in_a_page_address_is_a_400_not_a_500(admin_client: Clie
 
     assert response.status_code == 400
     assert b"NUL" in response.content
+
+
+@pytest.mark.django_db
+def test_a_lost_connection_on_a_metastore_page_names_the_metastore(admin_client: Client, monkeypatch) -> None:
+    """A page about one metastore reports it by name, in the same words as the API and the overview."""
+
+    # given: the metastore goes away after its schema version was cached
+    def lost(*args, **kwargs):
+        raise OperationalError("server closed the connection unexpectedly\nThis probably means ...")
+
+    monkeypatch.setattr("catalog_admin.views.databases.list_databases", lost)
+
+    # when
+    response = admin_client.get("/m/hive31_pg/")
+
+    # then
+    assert response.status_code == 503
+    assert (
+        b"Metastore &#x27;hive31_pg&#x27; is unavailable: server closed the connection unexpectedly" in response.content
+    )
+    assert b"This probably means" not in response.content
+
+
+def test_metastore_unavailable_is_one_error_with_or_without_a_name() -> None:
+    """One conversion: the first line of the driver's text, the metastore named when known."""
+    # given
+    failure = OperationalError("could not connect\nIs the server running?")
+
+    # when
+    named = metastore_unavailable(failure, "hive23_my")
+    unnamed = metastore_unavailable(OperationalError(""))
+
+    # then
+    assert named.code == ErrorCode.METASTORE_UNAVAILABLE
+    assert named.message == "Metastore 'hive23_my' is unavailable: could not connect"
+    assert named.details == {"metastore": "hive23_my"}
+    assert unnamed.message == "A database is unavailable: OperationalError"
