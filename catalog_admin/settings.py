@@ -3,6 +3,10 @@ Django settings for catalog-admin, configured from the environment (12-factor).
 
 ``DATABASE_URL`` is the console's own state (SQLite under ``var/`` by default).
 The governed metastores come from ``METASTORES`` / ``METASTORE_URL`` (see ``catalog_admin.metastores``).
+
+With the root ``urls`` this module is the project's composition root: the only place in ``catalog_admin`` that names
+``operations`` (installed app, schema enum names). The ``catalog_admin`` app itself never imports ``operations``;
+``operations`` adds to its pages through ``catalog_admin.extensions`` (see ``tests/catalog_admin/test_layering.py``).
 """
 
 import os

@@ -1,3 +1,8 @@
+"""
+The project's root URLs, its composition root with ``settings``: the browsing pages and read API of ``catalog_admin``
+and, mounted here, the change requests of ``operations`` (pages under ``changes/``, commands under ``api/``).
+"""
+
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path

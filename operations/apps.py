@@ -6,3 +6,9 @@ class OperationsConfig(AppConfig):
 
     name = "operations"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from operations.extensions import register_page_slots
+
+        # Fill catalog_admin's page slots (top bar, table page): catalog_admin itself never names operations.
+        register_page_slots()

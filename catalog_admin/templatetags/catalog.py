@@ -1,5 +1,6 @@
 """
-Template filters of the browsing pages: Hive times, byte sizes, state codes and version-safe field access.
+Template filters of the browsing pages: Hive times, byte sizes, state codes and version-safe field access; the
+``page_slot`` tag that renders what other apps add to the pages (``catalog_admin.extensions``).
 
 Hive stores most times as epoch seconds (``CREATE_TIME``, ``LAST_ANALYZED``) and the ACID tables as
 epoch milliseconds (``TXN_STARTED``, ``HL_ACQUIRED_AT``, ``CC_START``); 0 means "never" or "unknown".
@@ -12,6 +13,9 @@ from typing import Any
 
 from django import template
 from django.db import models
+from django.utils.safestring import SafeString, mark_safe
+
+from catalog_admin.extensions import slot_contents
 
 __all__ = (
     "compaction_state",
@@ -24,6 +28,7 @@ __all__ = (
     "lock_state",
     "lock_type",
     "lookup",
+    "page_slot",
     "table_type",
     "txn_state",
 )
@@ -158,3 +163,14 @@ def _label(labels: dict[str, str], value: str | None) -> str:
     if not value:
         return EMPTY
     return labels.get(value.lower(), value)
+
+
+@register.simple_tag(takes_context=True)
+def page_slot(context: template.Context, slot: str, **arguments: Any) -> SafeString:
+    """Everything registered for ``slot``, each template rendered with the page's context plus its own."""
+    parts = []
+    for content in slot_contents(slot):
+        rendered = context.template.engine.get_template(content.template_name)
+        with context.push(**content.context(context, **arguments)):
+            parts.append(rendered.render(context))
+    return mark_safe("".join(parts))  # the parts are rendered templates, escaped by the engine

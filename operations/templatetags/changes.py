@@ -1,6 +1,6 @@
 """
-Template tags of the change-request pages: badges for states and risks, durations, readable values, the
-"Waiting for me" count of the navigation bar and the "Change history" panel of the table page.
+Template filters of the change-request pages: badges for states and risks, durations, readable values.
+(What operations adds to catalog_admin's pages is in ``operations.extensions``.)
 """
 
 from __future__ import annotations
@@ -9,13 +9,10 @@ import json
 from typing import Any
 
 from django import template
-from django.contrib.auth.models import AnonymousUser
 
 from operations.choices import ChangeRequestState
-from operations.selectors import inbox_count, table_history
 
-__all__ = ("badge_for_risk", "badge_for_state", "duration_ms", "readable", "seconds", "table_history_panel",
-           "waiting_count")  # fmt: skip
+__all__ = ("badge_for_risk", "badge_for_state", "duration_ms", "readable", "seconds")
 
 register = template.Library()
 
@@ -64,24 +61,3 @@ def readable(value: Any) -> str:
     if isinstance(value, list | dict):
         return json.dumps(value, ensure_ascii=False, default=str)
     return str(value)
-
-
-@register.simple_tag
-def waiting_count(user: Any) -> int:
-    """How many submitted requests wait for ``user``'s decision (0 for non-approvers)."""
-    if user is None or isinstance(user, AnonymousUser) or not user.is_authenticated:
-        return 0
-    return inbox_count(user)
-
-
-@register.inclusion_tag("operations/inc/table_history.html", takes_context=True)
-def table_history_panel(context: template.Context, metastore: str, database: str, table: str) -> dict[str, Any]:
-    """The "Change history" panel of a table page: its latest audit records and a way to request a change."""
-    return {
-        "records": table_history(metastore, database, table),
-        "metastore": metastore,
-        "database": database,
-        "table": table,
-        "request": context.get("request"),
-        "user": context.get("user"),
-    }

@@ -1,0 +1,50 @@
+"""
+Extension points of the pages: named slots that another app fills without this app naming it.
+
+The project's wiring (``settings.INSTALLED_APPS``, the root ``urls``) is the composition root: the only place that
+names both apps. Below it, ``catalog_admin`` never imports ``operations`` and its templates never load its tags;
+``operations`` fills the slots from its ``AppConfig.ready`` instead. A template renders a slot with
+``{% page_slot "name" argument=value %}`` (``catalog`` tags); an empty slot renders nothing.
+After NetBox's plugin template extensions (``netbox/netbox/plugins/templates.py``, ``PluginTemplateExtension``).
+
+Slots:
+
+- ``navigation``: the top bar's links after the metastore switcher and search (the page's context).
+- ``table``: the end of a table's page (arguments ``metastore``, ``database``, ``table``: names).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ("SLOTS", "SlotContent", "register_slot_content", "slot_contents")
+
+SLOTS = ("navigation", "table")
+
+ContextProvider = Callable[..., Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class SlotContent:
+    """A template rendered into a slot, with the extra context ``context(page_context, **arguments)`` returns."""
+
+    template_name: str
+    context: ContextProvider
+
+
+_registry: dict[str, tuple[SlotContent, ...]] = {}
+
+
+def register_slot_content(slot: str, template_name: str, context: ContextProvider) -> None:
+    """Add ``template_name`` to ``slot`` (in registration order); registering the same content twice adds it once."""
+    if slot not in SLOTS:
+        raise ValueError(f"Unknown page slot '{slot}'; the slots are {', '.join(SLOTS)}.")
+    content = SlotContent(template_name=template_name, context=context)
+    if content not in _registry.get(slot, ()):
+        _registry[slot] = (*_registry.get(slot, ()), content)
+
+
+def slot_contents(slot: str) -> tuple[SlotContent, ...]:
+    return _registry.get(slot, ())

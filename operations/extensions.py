@@ -1,0 +1,38 @@
+"""
+What ``operations`` adds to ``catalog_admin``'s pages through its slots (``catalog_admin.extensions``): the change
+links of the top bar with the "Waiting for me" count, and the "Change history" panel of a table's page.
+Registered by ``OperationsConfig.ready``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.template import Context
+
+from catalog_admin.extensions import register_slot_content
+from operations.selectors import inbox_count, table_history
+
+__all__ = ("navigation_context", "register_page_slots", "table_history_context")
+
+
+def register_page_slots() -> None:
+    register_slot_content("navigation", "operations/inc/navigation.html", navigation_context)
+    register_slot_content("table", "operations/inc/table_history.html", table_history_context)
+
+
+def navigation_context(context: Context) -> dict[str, Any]:
+    """How many submitted requests wait for the signed-in user's decision (0 for non-approvers)."""
+    user = context.get("user")
+    waiting = inbox_count(user) if user is not None and user.is_authenticated else 0
+    return {"waiting": waiting}
+
+
+def table_history_context(context: Context, *, metastore: str, database: str, table: str) -> dict[str, Any]:
+    """The table's latest audit records, and its names for the "Request a change" link."""
+    return {
+        "records": table_history(metastore, database, table),
+        "metastore": metastore,
+        "database": database,
+        "table": table,
+    }
