@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from catalog_admin.schema import SchemaVersion
+from operations.ddl.types import type_problem
 
 __all__ = (
     "V4",
@@ -139,6 +140,7 @@ def check_column_types(
     """Rules 2.4 and 5: every new type is known, and no position changes to an incompatible type unless the table's
     serde is exempt (4.x, rule 5.5: then a warning)."""
     findings = [Finding("invalid_type", "2.4", f"Invalid column type: {t}") for _n, t in new if not is_known_type(t)]
+    findings += _grammar_findings(old, new, version) if not findings else []
     if findings or is_view:
         return findings
     bad = incompatible_columns(old, new, version)
@@ -162,6 +164,14 @@ def check_column_types(
             )
         )
     return findings
+
+
+def _grammar_findings(old: list[tuple[str, str]], new: list[tuple[str, str]], version: SchemaVersion) -> list[Finding]:
+    """Types the change brings in that ``version``'s own parser would refuse (a request written before its metastore
+    was known is parsed in every line's grammar: ``operations.ddl.types``); types the table already has are left."""
+    existing = {t for _n, t in old} | {"<derived from deserializer>"}
+    problems = {t: type_problem(t, version) for _n, t in new if t not in existing}
+    return [Finding("invalid_type", "2.4", f"Invalid column type: {t} ({p})") for t, p in problems.items() if p]
 
 
 def check_bucket_columns(bucket_columns: list[str], new_columns: list[str], version: SchemaVersion) -> list[Finding]:

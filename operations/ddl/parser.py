@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from catalog_admin.errors import ApplicationError, ErrorCode
+from catalog_admin.schema import SchemaVersion
+from operations.ddl.errors import SUPPORTED_STATEMENTS, DdlParseError
+from operations.ddl.types import TypeGrammar, grammar_for, read_type
 from operations.specs import (
     AddColumns,
     AlterSpec,
@@ -28,25 +30,9 @@ from operations.specs import (
     SetTableProperties,
     TableRef,
     UnsetTableProperties,
-    hive_column_type,
 )
 
 __all__ = ("SUPPORTED_STATEMENTS", "DdlParseError", "parse_alter")
-
-SUPPORTED_STATEMENTS = (
-    "ALTER TABLE [db.]t RENAME TO [db.]t2",
-    "ALTER TABLE t ADD COLUMNS (c type [COMMENT '…'], …) [CASCADE|RESTRICT]",
-    "ALTER TABLE t REPLACE COLUMNS (c type [COMMENT '…'], …) [CASCADE|RESTRICT]",
-    "ALTER TABLE t CHANGE [COLUMN] old new type [COMMENT '…'] [FIRST|AFTER c] [CASCADE|RESTRICT]",
-    "ALTER TABLE t SET TBLPROPERTIES ('k'='v', …)",
-    "ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] ('k', …)",
-    "ALTER TABLE t SET SERDEPROPERTIES ('k'='v', …)",
-    "ALTER TABLE t SET OWNER USER|ROLE|GROUP name",
-    "ALTER TABLE t [PARTITION (k='v', …)] SET LOCATION 'uri'",
-    "ALTER TABLE t PARTITION LOCATIONS REPLACE PREFIX 'old' WITH 'new'",
-    "ALTER TABLE t PARTITION (k='v', …) RENAME TO PARTITION (k='v2', …)",
-    "ALTER TABLE t DROP [IF EXISTS] PARTITION (k op 'v', …)[, PARTITION (…)] [PURGE]",
-)
 
 # Hive DDL the console recognises but does not run, by the words that start it (after ``ALTER TABLE t`` or after
 # ``ALTER TABLE t PARTITION (…)``; Hive's alterTableStatementSuffix and alterTblPartitionStatementSuffix, 2.3 to 4.0),
@@ -120,6 +106,8 @@ _TOKEN = re.compile(
     re.VERBOSE,
 )
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}
+# The words that may follow a column's type: its comment, its place (CHANGE) and the end of ADD/REPLACE COLUMNS.
+TYPE_FOLLOWERS = frozenset({"COMMENT", "FIRST", "AFTER", "CASCADE", "RESTRICT"})
 
 
 @dataclass(frozen=True)
@@ -130,30 +118,18 @@ class Token:
     position: int
 
 
-class DdlParseError(ApplicationError):
-    """The statement is not valid or not supported; names the position and what was expected."""
-
-    def __init__(self, statement: str, position: int, problem: str, *, unsupported: str = "") -> None:
-        line = statement.count("\n", 0, position) + 1
-        column = position - (statement.rfind("\n", 0, position) + 1) + 1
-        lead = "Unsupported statement" if unsupported else "Cannot parse the statement"
-        details = {"position": position, "line": line, "column": column, "supported": list(SUPPORTED_STATEMENTS)}
-        super().__init__(
-            ErrorCode.DDL_PARSE_ERROR,
-            f"{lead} at line {line}, column {column}: {problem}",
-            {**details, "unsupported": unsupported} if unsupported else details,
-        )
-
-
-def parse_alter(statement: str, *, default_database: str = "default") -> AlterSpec:
-    """Parse one ALTER TABLE statement into its spec."""
-    return _Parser(statement, default_database).statement()
+def parse_alter(
+    statement: str, *, default_database: str = "default", version: SchemaVersion | None = None
+) -> AlterSpec:
+    """Parse one ALTER TABLE statement into its spec; column types in ``version``'s grammar (None: any line's)."""
+    return _Parser(statement, default_database, grammar_for(version)).statement()
 
 
 class _Parser:
-    def __init__(self, text: str, default_database: str) -> None:
+    def __init__(self, text: str, default_database: str, grammar: TypeGrammar) -> None:
         self.text = text
         self.default_database = default_database
+        self.grammar = grammar
         self.tokens = _tokenize(text)
         self.i = 0
 
@@ -286,37 +262,20 @@ class _Parser:
         return ColumnDef(name=name.lower(), type=column_type, comment=comment)
 
     def column_type(self) -> str:
-        """A Hive type, kept as written but normalized: ``decimal(10,2)``, ``map<string,array<int>>``; named as Hive's
-        parser names it (``integer`` is ``int``, ``numeric(10,2)`` is ``decimal(10,2)``)."""
+        """A Hive type in the metastore's grammar (any supported line's before it is known), as Hive stores it:
+        ``decimal(10,2)``, ``map<string,array<int>>`` (``operations.ddl.types``)."""
         start = self.peek()
-        if start.kind != "word":
+        if start.kind not in ("word", "number"):
             raise self.error(f"expected a column type, found {self.describe(start)}")
-        parts: list[str] = []
-        depth = 0
-        while True:
-            token = self.peek()
-            if token.kind == "end":
-                break
-            if depth == 0 and (token.text in (",", ")") or token.kind == "string"):
-                break
-            if (
-                depth == 0
-                and token.kind == "word"
-                and token.value.upper() in ("COMMENT", "FIRST", "AFTER", "CASCADE", "RESTRICT")
-            ):
-                break
-            if token.text in ("<", "("):
-                depth += 1
-            elif token.text in (">", ")"):
-                depth -= 1
-            word = token.value.lower() if token.kind == "word" else token.value
-            if parts and token.kind == "word" and parts[-1][-1:].isalnum():
-                parts.append(" ")
-            parts.append(word if token.kind != "quoted" else token.value)
+        stored, end = read_type(self.text, start.position, self.grammar)
+        while self.peek().kind != "end" and self.peek().position < end:
+            if self.peek().position + len(self.peek().text) > end:  # an operator such as '>=' across the type's end
+                raise DdlParseError(self.text, end, f"unexpected {self.text[end]!r} after the column type {stored}")
             self.advance()
-        if depth != 0:
-            raise self.error(f"unbalanced brackets in column type starting at {self.describe(start)}")
-        return hive_column_type("".join(parts))
+        following = self.peek()
+        if following.kind == "word" and following.value.upper() not in TYPE_FOLLOWERS:
+            raise self.error(f"unexpected {self.describe(following)} after the column type {stored}")
+        return stored
 
     def properties(self) -> tuple[tuple[str, str], ...]:
         def pair() -> tuple[str, str]:

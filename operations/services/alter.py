@@ -104,8 +104,9 @@ def alter_preview(*, metastore: Metastore, spec: AlterSpec) -> Preview:
 
 
 def alter_preview_statement(*, metastore: Metastore, statement: str, default_database: str = "default") -> Preview:
-    """Parse Hive DDL text and preview it."""
-    return alter_preview(metastore=metastore, spec=parse_alter(statement, default_database=default_database))
+    """Parse Hive DDL text (column types in the metastore's own Hive grammar) and preview it."""
+    spec = parse_alter(statement, default_database=default_database, version=metastore.schema.version)
+    return alter_preview(metastore=metastore, spec=spec)
 
 
 Progress = Callable[[int, int, str], None]

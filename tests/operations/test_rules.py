@@ -30,7 +30,7 @@ from operations.rules import (
     types_compatible,
 )
 from operations.services.alter import alter_execute, alter_preview, alter_preview_statement
-from operations.specs import RenameTable, TableRef
+from operations.specs import AddColumns, ColumnDef, RenameTable, TableRef
 from tests.fixtures.operations import location_of, path_of
 
 V23, V31, V40 = (SchemaVersion.parse(v) for v in ("2.3.0", "3.1.0", "4.0.0"))
@@ -410,9 +410,13 @@ def test_column_changes_are_checked_against_the_compatibility_table(
 
 @per_version
 def test_unknown_column_type_is_blocked(metastore: Metastore) -> None:
-    """Rule 2.4: 'Invalid column type: foo'."""
-    # given / when
-    result = preview(metastore, "ALTER TABLE sales.customers ADD COLUMNS (x foo, y varchar(3))")
+    """Rule 2.4: 'Invalid column type: foo' (for a spec that did not come through the parser, which refuses it)."""
+    # given
+    columns = (ColumnDef("x", "foo"), ColumnDef("y", "varchar(3)"))
+    spec = AddColumns(target=TableRef("sales", "customers"), columns=columns)
+
+    # when
+    result = alter_preview(metastore=metastore, spec=spec)
 
     # then
     assert [(f.code, f.rule, f.message) for f in result.blockers] == [

@@ -61,7 +61,7 @@ GOLDEN = [
     pytest.param(
         "ALTER TABLE t ADD COLUMNS (a INTEGER, b Numeric(10, 2), c map<integer,array<NUMERIC>>, "
         "d struct<integer:integer>)",
-        "ALTER TABLE `default`.`t` ADD COLUMNS (`a` int, `b` decimal(10,2), `c` map<int,array<decimal>>, "
+        "ALTER TABLE `default`.`t` ADD COLUMNS (`a` int, `b` decimal(10,2), `c` map<int,array<decimal(10,0)>>, "
         "`d` struct<integer:int>)",
         id="add-columns-type-synonyms",
     ),
@@ -305,7 +305,7 @@ BAD = [
     pytest.param("ALTER TABLE t ADD COLUMNS ()", 1, 28, "expected a name, found ')'", id="no-columns"),
     pytest.param("ALTER TABLE t ADD COLUMNS (a int,)", 1, 34, "expected a name, found ')'", id="trailing-comma"),
     pytest.param("ALTER TABLE t ADD COLUMNS (a 'int')", 1, 30, "expected a column type, found ''int''", id="type"),
-    pytest.param("ALTER TABLE t ADD COLUMNS (a int>)", 1, 35, "unbalanced brackets in column type", id="brackets"),
+    pytest.param("ALTER TABLE t ADD COLUMNS (a int>)", 1, 33, "unbalanced brackets in column type", id="brackets"),
     pytest.param("ALTER TABLE t CHANGE a b", 1, 25, "expected a column type, found the end", id="change-no-type"),
     pytest.param(
         "ALTER TABLE t SET FOO",

@@ -1,0 +1,37 @@
+"""The parse error of Hive DDL text (statements and column types), with the statements the console supports."""
+
+from __future__ import annotations
+
+from catalog_admin.errors import ApplicationError, ErrorCode
+
+__all__ = ("SUPPORTED_STATEMENTS", "DdlParseError")
+
+SUPPORTED_STATEMENTS = (
+    "ALTER TABLE [db.]t RENAME TO [db.]t2",
+    "ALTER TABLE t ADD COLUMNS (c type [COMMENT '…'], …) [CASCADE|RESTRICT]",
+    "ALTER TABLE t REPLACE COLUMNS (c type [COMMENT '…'], …) [CASCADE|RESTRICT]",
+    "ALTER TABLE t CHANGE [COLUMN] old new type [COMMENT '…'] [FIRST|AFTER c] [CASCADE|RESTRICT]",
+    "ALTER TABLE t SET TBLPROPERTIES ('k'='v', …)",
+    "ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] ('k', …)",
+    "ALTER TABLE t SET SERDEPROPERTIES ('k'='v', …)",
+    "ALTER TABLE t SET OWNER USER|ROLE|GROUP name",
+    "ALTER TABLE t [PARTITION (k='v', …)] SET LOCATION 'uri'",
+    "ALTER TABLE t PARTITION LOCATIONS REPLACE PREFIX 'old' WITH 'new'",
+    "ALTER TABLE t PARTITION (k='v', …) RENAME TO PARTITION (k='v2', …)",
+    "ALTER TABLE t DROP [IF EXISTS] PARTITION (k op 'v', …)[, PARTITION (…)] [PURGE]",
+)
+
+
+class DdlParseError(ApplicationError):
+    """The statement is not valid or not supported; names the position and what was expected."""
+
+    def __init__(self, statement: str, position: int, problem: str, *, unsupported: str = "") -> None:
+        line = statement.count("\n", 0, position) + 1
+        column = position - (statement.rfind("\n", 0, position) + 1) + 1
+        lead = "Unsupported statement" if unsupported else "Cannot parse the statement"
+        details = {"position": position, "line": line, "column": column, "supported": list(SUPPORTED_STATEMENTS)}
+        super().__init__(
+            ErrorCode.DDL_PARSE_ERROR,
+            f"{lead} at line {line}, column {column}: {problem}",
+            {**details, "unsupported": unsupported} if unsupported else details,
+        )
