@@ -81,7 +81,6 @@ SCALE_DATABASES = ("scale_a", "scale_b", "scale_c", "scale_d")
 BENCH_DATABASE = "bench"
 BENCH_TABLE = "events"
 BATCH_SIZE = 2000
-V3 = SchemaVersion(3, 0, 0)
 
 Source = tuple[tuple[type[models.Model], str], ...]
 # DataNucleus SEQUENCE_TABLE rows (by model class) and where their ids live.
@@ -688,7 +687,7 @@ def _table_params(ctx: Context, spec: TableSpec, totals: Seq[int], *, column_sta
         params["EXTERNAL"] = "TRUE"
     if spec.acid:
         params |= {"transactional": "true", "transactional_properties": "default"}
-    if ctx.version >= V3:
+    if ctx.schema.capabilities.writes_bucketing_version:
         params["bucketing_version"] = "2"
     if spec.comment:
         params["comment"] = spec.comment

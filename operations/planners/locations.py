@@ -14,7 +14,7 @@ from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.partitions import partition_name
 from operations.planners.common import build_preview, param_delete_steps, replication_source, snapshot
 from operations.preview import Preview, Step
-from operations.rules import V4, Finding
+from operations.rules import Finding
 from operations.specs import RewritePartitionLocations, SetLocation
 from operations.sql import MetastoreSql
 from operations.table_state import TableState
@@ -190,7 +190,7 @@ def _absolute_location_blockers(location: str) -> list[Finding]:
 
 def _replication_blockers(metastore: Metastore, state: TableState) -> list[Finding]:
     """Rules 4.1/4.3 (4.x): the locations of a managed table in a replication source do not change."""
-    if metastore.schema.version < V4 or state.is_external or state.is_view:
+    if not metastore.schema.capabilities.replication_source_guards or state.is_external or state.is_view:
         return []
     if not replication_source(metastore, state.ref.database):
         return []
