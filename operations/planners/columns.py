@@ -21,6 +21,7 @@ from operator import or_
 from django.db import connections
 from django.db.models import Count, Q
 
+from catalog_admin.hive.statistics import COLUMN_STATS_ACCURATE
 from catalog_admin.models import (
     BucketingColumn,
     Column,
@@ -46,7 +47,7 @@ from operations.table_state import ColumnInfo, TableState
 
 __all__ = ("partition_flag_steps", "plan_column_change")
 
-STATS_KEY = "COLUMN_STATS_ACCURATE"
+STATS_KEY = COLUMN_STATS_ACCURATE
 # Flag edits nested in one UPDATE: three REPLACE calls each at most, well below every database's expression depth.
 FLAG_EDITS_PER_STEP = 50
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from catalog_admin.hive.partition_names import partition_name
+from catalog_admin.hive.statistics import COLUMN_STATS_ACCURATE
 from catalog_admin.locations import filesystem_for
 from catalog_admin.models import Partition, PartitionParam, StorageDescriptor, TableParam
 from catalog_admin.selectors.metastores import Metastore
-from catalog_admin.selectors.partitions import partition_name
 from operations.planners.common import build_preview, param_delete_steps, replication_source, snapshot
 from operations.preview import Preview, Step
 from operations.rules import Finding
@@ -21,7 +22,7 @@ from operations.table_state import TableState
 
 __all__ = ("plan_rewrite_partition_locations", "plan_set_location", "resolve_partition", "sd_ids_under")
 
-STATS_FLAG = "COLUMN_STATS_ACCURATE"
+STATS_FLAG = COLUMN_STATS_ACCURATE
 
 
 def resolve_partition(

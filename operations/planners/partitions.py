@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 from django.db.models import BigIntegerField, Exists, OuterRef, Q
 from django.db.models.functions import Cast
 
+from catalog_admin.hive.partition_names import partition_name
 from catalog_admin.locations import filesystem_for, is_under, normalize_location
 from catalog_admin.models import (
     BucketingColumn,
@@ -51,7 +52,6 @@ from catalog_admin.models import (
     WriteSetEntry,
 )
 from catalog_admin.selectors.metastores import Metastore
-from catalog_admin.selectors.partitions import partition_name
 from operations.planners.common import ACID_BOOKKEEPING, acid_warnings, build_preview, hive_seconds, snapshot
 from operations.planners.locations import resolve_partition
 from operations.planners.rename_destination import with_scheme_of
