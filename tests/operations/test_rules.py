@@ -131,6 +131,30 @@ def test_rename_to_an_invalid_name_is_blocked(metastore: Metastore) -> None:
         assert result.blockers[0].message == "customers-v2 is not a valid object name"
 
 
+@pytest.mark.parametrize("metastore_alias", ["hive40_pg", "hive_sqlite"], indirect=True)
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [
+        ("../../../../../../tmp/outside/x", "'..' climbs out of the parent directory"),
+        ("x?y", "a location URI ends its path at '?'"),
+        ("year/2024", "'/' separates directories"),
+    ],
+)
+def test_a_rename_whose_name_leaves_the_database_directory_is_blocked(
+    metastore: Metastore, name: str, problem: str
+) -> None:
+    """Issue 9 cases 3 and 5: a new name that is no single safe directory blocks the rename, naming the problem, on
+    4.0 (where Hive accepts these names) as on 3.1."""
+    # when
+    result = preview(metastore, f"ALTER TABLE sales.customers RENAME TO sales.`{name}`")
+
+    # then
+    unsafe = [f for f in result.blockers if f.code == "unsafe_name"]
+    assert len(unsafe) == 1
+    assert f"The table name {name!r} cannot be used as a directory name" in unsafe[0].message
+    assert problem in unsafe[0].message
+
+
 # 2.4 / 5 Column types ----------------------------------------------------------------------------------------------
 
 
