@@ -42,10 +42,7 @@ from catalog_admin.seeding.databases import (
 )
 from catalog_admin.seeding.demo import plan_partition_keys, plan_partition_row, table_params, table_row
 
-__all__ = (
-    "BigTable",
-    "plan_big_table",
-)
+__all__ = ("BigTable", "plan_big_table")
 
 
 def _bench_partition(index: int) -> tuple[str, int]:

@@ -11,13 +11,7 @@ from django.db import DatabaseError, models, transaction
 from catalog_admin.seeding.context import Context
 from catalog_admin.seeding.rows import _default, available_fields
 
-__all__ = (
-    "insert_params",
-    "insert_select",
-    "literal",
-    "skip_foreign_key_checks",
-    "sql_row",
-)
+__all__ = ("insert_params", "insert_select", "literal", "skip_foreign_key_checks", "sql_row")
 
 
 def skip_foreign_key_checks(ctx: Context) -> bool:

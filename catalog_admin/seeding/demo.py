@@ -23,13 +23,7 @@ from catalog_admin.seeding.context import Context, LocalId
 from catalog_admin.seeding.databases import add_params, existing_tables, grant, plan_columns, plan_sd, uri
 from catalog_admin.seeding.files import generate_rows, plan_column_stats, write_files
 
-__all__ = (
-    "plan_demo_table",
-    "plan_partition_keys",
-    "plan_partition_row",
-    "table_params",
-    "table_row",
-)
+__all__ = ("plan_demo_table", "plan_partition_keys", "plan_partition_row", "table_params", "table_row")
 
 
 def plan_demo_table(ctx: Context, spec: TableSpec) -> bool:

@@ -10,17 +10,11 @@ from typing import Any
 
 from django.db import models
 
-from catalog_admin.models import (
-    PartitionColumnStatistics,
-)
+from catalog_admin.models import PartitionColumnStatistics
 from catalog_admin.seeding.content import WORDS, TableSpec
 from catalog_admin.seeding.context import Context
 
-__all__ = (
-    "generate_rows",
-    "plan_column_stats",
-    "write_files",
-)
+__all__ = ("generate_rows", "plan_column_stats", "write_files")
 
 
 def generate_rows(

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from catalog_admin.ids import allocate_ids
-from catalog_admin.models import (
-    Transaction,
-)
+from catalog_admin.models import Transaction
 from catalog_admin.schema import model_available
 from catalog_admin.seeding.context import COUNTER_SPACES, SEQUENCE_SPACES, Context, Source
 

@@ -13,10 +13,7 @@ from django.db import models
 from catalog_admin.schema import field_available, model_available
 from catalog_admin.seeding.context import BATCH_SIZE, Context
 
-__all__ = (
-    "available_fields",
-    "write_rows",
-)
+__all__ = ("available_fields", "write_rows")
 
 
 def available_fields(ctx: Context, model: type[models.Model]) -> list[models.Field]:

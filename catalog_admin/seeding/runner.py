@@ -9,9 +9,7 @@ from pathlib import Path
 from django.db import connections, transaction
 
 from catalog_admin.db import allow_metastore_writes
-from catalog_admin.models import (
-    TableColumnStatistics,
-)
+from catalog_admin.models import TableColumnStatistics
 from catalog_admin.seeding.acid import plan_acid_state
 from catalog_admin.seeding.big_table import plan_big_table
 from catalog_admin.seeding.bulk import skip_foreign_key_checks

@@ -7,25 +7,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from catalog_admin.hive.statistics import COLUMN_STATS_ACCURATE, accurate_flags
-from catalog_admin.models import (
-    Column,
-    ColumnDescriptor,
-    SerDe,
-    SerDeParam,
-    StorageDescriptor,
-    Table,
-    TableParam,
-)
+from catalog_admin.models import Column, ColumnDescriptor, SerDe, SerDeParam, StorageDescriptor, Table, TableParam
 from catalog_admin.seeding.bulk import _pick, insert_params, insert_select, literal, sql_row
 from catalog_admin.seeding.content import FORMATS, SCALE_COLUMNS, SCALE_SPACES, SCALE_SPEC, DatabaseSpec
 from catalog_admin.seeding.context import SCALE_DATABASES, Context, IdPlan, IdText, LocalId
 from catalog_admin.seeding.databases import _sd_row, add_params, ensure_database, plan_columns, uri
 from catalog_admin.seeding.demo import table_row
 
-__all__ = (
-    "ScaleTables",
-    "plan_scale_tables",
-)
+__all__ = ("ScaleTables", "plan_scale_tables")
 
 
 @dataclass
