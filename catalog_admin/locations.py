@@ -1,5 +1,5 @@
 """
-Hive locations (URIs) and the filesystems behind them.
+The filesystems behind Hive locations (URIs); the pure location rules are in :mod:`catalog_admin.hive.locations`.
 
 Hive stores local paths as ``file:/abs/path``; other writers use ``file:///abs/path``. Only
 ``file:`` locations can be checked here; other schemes (hdfs, s3a …) report "unknown" through
@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 from urllib.parse import urlsplit
+
+from catalog_admin.hive.locations import is_under, normalize_location
 
 __all__ = (
     "FileSystem",
@@ -108,23 +110,6 @@ class UnreachableFileSystem:
 def filesystem_for(location: str) -> FileSystem:
     scheme = urlsplit(location).scheme or "file"
     return LocalFileSystem() if scheme == "file" else UnreachableFileSystem(scheme)
-
-
-def normalize_location(location: str) -> str:
-    """One spelling per location: ``file:///x`` and ``/x`` become ``file:/x``; no trailing slash."""
-    location = location.strip()
-    if location.startswith("/"):
-        location = f"file:{location}"
-    if location.startswith("file://"):
-        rest = location.removeprefix("file://")
-        location = "file:" + ("/" + rest.lstrip("/") if not rest.startswith("localhost") else rest[len("localhost") :])
-    return location.rstrip("/") if len(location) > len("file:/") else location
-
-
-def is_under(location: str, root: str) -> bool:
-    """Whether ``location`` is ``root`` itself or inside it."""
-    child, parent = normalize_location(location), normalize_location(root)
-    return child == parent or child.startswith(parent + "/")
 
 
 def _local_path(location: str) -> Path:

@@ -141,7 +141,7 @@ def _insert_bootstrap_rows(cursor, connection: BaseDatabaseWrapper, version: Sch
         " VALUES (1, %s, %s)",
         [release, f"Hive release version {release}"],
     )
-    if version < SchemaVersion(3, 0, 0):
+    if not version.capabilities.catalogs:
         return
     cursor.execute(
         f"INSERT INTO {quote('CTLGS')} ({quote('CTLG_ID')}, {quote('NAME')}, {quote('DESC')}, {quote('LOCATION_URI')})"
@@ -155,7 +155,7 @@ def _insert_bootstrap_rows(cursor, connection: BaseDatabaseWrapper, version: Sch
     cursor.execute(
         f"INSERT INTO {quote('NOTIFICATION_SEQUENCE')} ({quote('NNI_ID')}, {quote('NEXT_EVENT_ID')}) VALUES (1, 1)"
     )
-    if version.major >= 4:
+    if version.capabilities.seeds_committed_transaction_zero:
         # Hive 4 seeds TXNS with a committed transaction 0 (its TXN_ID is an identity column there).
         cursor.execute(
             f"INSERT INTO {quote('TXNS')} ({quote('TXN_ID')}, {quote('TXN_STATE')}, {quote('TXN_STARTED')},"

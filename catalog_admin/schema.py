@@ -1,6 +1,7 @@
 """
 Hive metastore schema versions and the columns that exist only in some of them.
 
+Schema versions themselves and their capabilities live in :mod:`catalog_admin.hive.versions` (re-exported here).
 Model fields that Hive added or removed between versions are declared with :func:`versioned`.
 A :class:`MetastoreSchema` (built from the ``VERSION`` row) answers whether a field exists,
 so that every query defers the columns the connected metastore does not have.
@@ -8,79 +9,26 @@ so that every query defers the columns the connected metastore does not have.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from functools import total_ordering
 from typing import TYPE_CHECKING, TypeVar
+
+from catalog_admin.hive.versions import SUPPORTED_LINES, Capabilities, SchemaVersion, UnsupportedSchemaVersion
 
 if TYPE_CHECKING:
     from django.db import models
 
 __all__ = (
     "SUPPORTED_LINES",
+    "Capabilities",
     "MetastoreSchema",
     "SchemaVersion",
     "UnsupportedSchemaVersion",
     "field_available",
+    "model_available",
     "versioned",
 )
 
 F = TypeVar("F", bound="models.Field")
-
-# Release lines the console is tested against (official scripts in ../shared).
-SUPPORTED_LINES = ((2, 3), (3, 1), (4, 0))
-_VERSION_PATTERN = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:-([A-Za-z]+)-?(\d+)?)?$")
-
-
-class UnsupportedSchemaVersion(Exception):
-    """The metastore's VERSION row names a schema the console cannot read safely."""
-
-    def __init__(self, raw: str, metastore: str = "") -> None:
-        where = f"Metastore '{metastore}'" if metastore else "The metastore"
-        lines = ", ".join(f"{major}.{minor}.x" for major, minor in SUPPORTED_LINES)
-        super().__init__(f"{where} has Hive schema version '{raw}', which is not supported (supported: {lines}).")
-        self.raw = raw
-        self.metastore = metastore
-
-
-@total_ordering
-@dataclass(frozen=True)
-class SchemaVersion:
-    """A Hive schema version such as ``2.3.0``, ``4.0.0-beta-2`` or ``4.0.0``; pre-releases sort first."""
-
-    major: int
-    minor: int
-    patch: int
-    pre_tag: str = ""
-    pre_number: int = 0
-
-    @classmethod
-    def parse(cls, raw: str) -> SchemaVersion:
-        match = _VERSION_PATTERN.match(raw.strip())
-        if not match:
-            raise UnsupportedSchemaVersion(raw)
-        major, minor, patch, tag, number = match.groups()
-        return cls(int(major), int(minor), int(patch), (tag or "").lower(), int(number or 0))
-
-    @property
-    def line(self) -> tuple[int, int]:
-        return (self.major, self.minor)
-
-    @property
-    def is_supported(self) -> bool:
-        return self.line in SUPPORTED_LINES
-
-    def _key(self) -> tuple:
-        # A release sorts after its pre-releases: 4.0.0-alpha-1 < 4.0.0-beta-2 < 4.0.0.
-        pre = (0, self.pre_tag, self.pre_number) if self.pre_tag else (1, "", 0)
-        return (self.major, self.minor, self.patch, pre)
-
-    def __lt__(self, other: SchemaVersion) -> bool:
-        return self._key() < other._key()
-
-    def __str__(self) -> str:
-        pre = f"-{self.pre_tag}-{self.pre_number}" if self.pre_tag else ""
-        return f"{self.major}.{self.minor}.{self.patch}{pre}"
 
 
 def versioned(field: F, *, since: str = "", until: str = "") -> F:
@@ -121,9 +69,14 @@ class MetastoreSchema:
         return tuple(f.name for f in model._meta.concrete_fields if not field_available(f, self.version))
 
     @property
+    def capabilities(self) -> Capabilities:
+        """What this version's schema holds and its Hive does, by name (``catalog_admin.hive.versions``)."""
+        return self.version.capabilities
+
+    @property
     def has_catalogs(self) -> bool:
-        return self.version >= SchemaVersion(3, 0, 0)
+        return self.capabilities.catalogs
 
     @property
     def has_write_ids(self) -> bool:
-        return self.version >= SchemaVersion(3, 0, 0)
+        return self.capabilities.write_ids

@@ -7,6 +7,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from catalog_admin import converters  # noqa: F401 (registers hive_name and partition_name)
 from catalog_admin.views import databases, metastores, partitions, search, tables
 
 # The browsing pages, under the "catalog" namespace (LOGIN_REDIRECT_URL is "catalog:metastores").
@@ -14,15 +15,15 @@ catalog_patterns = [
     path("", metastores.metastore_list, name="metastores"),
     path("search/", search.search, name="search"),
     path("m/<str:metastore>/", databases.database_list, name="databases"),
-    path("m/<str:metastore>/db/<str:database>/", tables.table_list, name="tables"),
-    path("m/<str:metastore>/db/<str:database>/t/<str:table>/", tables.table_detail, name="table"),
+    path("m/<str:metastore>/db/<hive_name:database>/", tables.table_list, name="tables"),
+    path("m/<str:metastore>/db/<hive_name:database>/t/<hive_name:table>/", tables.table_detail, name="table"),
     path(
-        "m/<str:metastore>/db/<str:database>/t/<str:table>/partitions/",
+        "m/<str:metastore>/db/<hive_name:database>/t/<hive_name:table>/partitions/",
         partitions.partition_list,
         name="partitions",
     ),
     path(
-        "m/<str:metastore>/db/<str:database>/t/<str:table>/p/<path:partition>/",
+        "m/<str:metastore>/db/<hive_name:database>/t/<hive_name:table>/p/<path:partition>/",
         partitions.partition_detail,
         name="partition",
     ),

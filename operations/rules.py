@@ -11,23 +11,22 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from catalog_admin.schema import SchemaVersion
+from catalog_admin.hive.names import directory_name_problems, is_valid_name
+from catalog_admin.hive.versions import SchemaVersion
 from operations.ddl.types import type_problem
 
 __all__ = (
-    "V4",
     "Finding",
     "canonical_type",
     "check_bucket_columns",
     "check_column_types",
+    "check_database_name",
     "check_partition_keys",
     "check_table_name",
     "incompatible_columns",
     "is_known_type",
     "types_compatible",
 )
-
-V4 = SchemaVersion(4, 0, 0, "alpha", 1)
 
 # ColumnType.AllTypes (3.x, 4.x; serdeConstants' primitive and complex names in 2.3): the names a type may start
 # with. Hive's parser turns INTEGER into int and NUMERIC into decimal (operations.specs.hive_column_type); the
@@ -66,9 +65,6 @@ NUMERIC_ORDER = ("tinyint", "smallint", "int", "bigint", "decimal", "float", "do
 STRING_FAMILY = frozenset({"string", "varchar", "char"})
 DATE_FAMILY = frozenset({"date", "datetime", "timestamp"})
 COMPLEX = frozenset({"array", "map", "struct", "uniontype"})
-# Java's \w (ASCII only), matched against the whole name as Pattern.matches does.
-_NAME_CHARS_3 = re.compile(r"[\w/]+", re.ASCII)
-_NAME_CHARS_4 = re.compile(r"""[\w "%&'()*+,\-./:;<=>?\[\]|{}$^!~#@`]+""", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -82,11 +78,32 @@ class Finding:
 
 
 def check_table_name(name: str, version: SchemaVersion) -> list[Finding]:
-    """Rule 2.3: the new table name must be a valid object name."""
-    pattern = _NAME_CHARS_4 if version >= V4 else _NAME_CHARS_3
-    if pattern.fullmatch(name):
+    """Rule 2.3: the new table name must be a valid object name for this Hive version; and, the console's own rule,
+    it must make one safe directory under its database's directory."""
+    findings = (
+        [] if is_valid_name(name, version) else [Finding("invalid_name", "2.3", f"{name} is not a valid object name")]
+    )
+    return findings + _unsafe_name("table", name)
+
+
+def check_database_name(name: str) -> list[Finding]:
+    """The console's rule for a database whose name becomes a directory (``<warehouse>/<name>.db``): a safe name.
+    Hive itself does not check the database name of an ALTER TABLE (rule 2.3)."""
+    return _unsafe_name("database", name)
+
+
+def _unsafe_name(kind: str, name: str) -> list[Finding]:
+    problems = directory_name_problems(name)
+    if not problems:
         return []
-    return [Finding("invalid_name", "2.3", f"{name} is not a valid object name")]
+    return [
+        Finding(
+            "unsafe_name",
+            "names",
+            f"The {kind} name {name!r} cannot be used as a directory name: {'; '.join(problems)}. The console does not "
+            "build locations that could leave their parent directory.",
+        )
+    ]
 
 
 def canonical_type(type_name: str) -> str:
@@ -118,7 +135,7 @@ def types_compatible(old: str, new: str, version: SchemaVersion) -> bool:
             return True
         return b in NUMERIC_ORDER and NUMERIC_ORDER.index(b) > NUMERIC_ORDER.index(a)
     if a in STRING_FAMILY:
-        return b in STRING_FAMILY or (b == "double" and version < V4)
+        return b in STRING_FAMILY or (b == "double" and version.capabilities.string_to_double_type_change)
     if a in DATE_FAMILY:
         return b in STRING_FAMILY
     return False
@@ -144,7 +161,7 @@ def check_column_types(
     if findings or is_view:
         return findings
     bad = incompatible_columns(old, new, version)
-    if bad and version >= V4 and serde in EXEMPT_SERDES:
+    if bad and version.capabilities.incompatible_type_exempt_serdes and serde in EXEMPT_SERDES:
         return [
             Finding(
                 "incompatible_column_type_exempt",
@@ -182,13 +199,13 @@ def check_bucket_columns(bucket_columns: list[str], new_columns: list[str], vers
     if not dangling:
         return []
     message = f"Bucket columns - [{', '.join(dangling)}] doesn't match with any table columns"  # Java's List.toString
-    if version >= V4:
+    if version.capabilities.validates_bucket_columns:
         return [Finding("bucket_columns", "2.5", message)]
     return [
         Finding(
             "bucket_columns_dangling",
             "2.5",
-            f"{message}: Hive {version.major}.{version.minor} does not check this (4.0 does), so the table stays "
+            f"{message}: Hive {version.line_name} does not check this (4.0 does), so the table stays "
             "bucketed by a column it no longer has.",
             "warning",
         )

@@ -21,7 +21,7 @@ from rest_framework.fields import SkipField, get_attribute
 from rest_framework.reverse import reverse
 
 from catalog_admin.errors import ErrorCode
-from catalog_admin.hive_params import BASIC_STAT_KEYS, int_param
+from catalog_admin.hive.statistics import BASIC_STAT_KEYS, int_param
 from catalog_admin.models import (
     CompactionQueueEntry,
     CompletedCompaction,

@@ -2,47 +2,29 @@
 
 from __future__ import annotations
 
-from django.urls import path, register_converter
+from django.urls import path
 
+from catalog_admin import converters  # noqa: F401 (registers hive_name and partition_name)
 from catalog_admin.api import views
 
-__all__ = ("PartitionNameConverter", "app_name", "urlpatterns")
+__all__ = ("app_name", "urlpatterns")
 
 app_name = "api"
 
 
-class PartitionNameConverter:
-    """
-    A partition name such as ``dt=2024-01-01/hour=3``: it spans several path segments.
-
-    Clients URL-encode the name (``dt%3D2024-01-01%2Fhour%3D3``); the server decodes it before routing, so the
-    converter sees Hive's own spelling (which escapes a ``/`` inside a value as ``%2F``, sent as ``%252F``).
-    """
-
-    regex = ".+"
-
-    def to_python(self, value: str) -> str:
-        return value
-
-    def to_url(self, value: str) -> str:
-        return value
-
-
-register_converter(PartitionNameConverter, "partition_name")
-
-_TABLE = "metastores/<str:metastore>/databases/<str:database>/tables/<str:table>/"
+_TABLE = "metastores/<str:metastore>/databases/<hive_name:database>/tables/<hive_name:table>/"
 
 urlpatterns = [
     path("metastores/", views.MetastoreListView.as_view(), name="metastore-list"),
     path("metastores/<str:metastore>/", views.MetastoreDetailView.as_view(), name="metastore-detail"),
     path("metastores/<str:metastore>/databases/", views.DatabaseListView.as_view(), name="database-list"),
     path(
-        "metastores/<str:metastore>/databases/<str:database>/",
+        "metastores/<str:metastore>/databases/<hive_name:database>/",
         views.DatabaseDetailView.as_view(),
         name="database-detail",
     ),
     path(
-        "metastores/<str:metastore>/databases/<str:database>/tables/",
+        "metastores/<str:metastore>/databases/<hive_name:database>/tables/",
         views.TableListView.as_view(),
         name="table-list",
     ),

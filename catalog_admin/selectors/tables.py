@@ -8,7 +8,7 @@ from typing import Any
 from django.db.models import Exists, OuterRef, QuerySet
 
 from catalog_admin.errors import ApplicationError, ErrorCode, NotFound
-from catalog_admin.hive_params import BASIC_STAT_KEYS, parse_stats_accurate
+from catalog_admin.hive.statistics import BASIC_STAT_KEYS, parse_stats_accurate
 from catalog_admin.models import (
     BucketingColumn,
     Column,

@@ -21,6 +21,7 @@ from operator import or_
 from django.db import connections
 from django.db.models import Count, Q
 
+from catalog_admin.hive.statistics import COLUMN_STATS_ACCURATE
 from catalog_admin.models import (
     BucketingColumn,
     Column,
@@ -38,7 +39,7 @@ from catalog_admin.selectors.metastores import Metastore
 from operations.dependent_views import dependent_views_warning
 from operations.planners.common import build_preview, hive_seconds, param_upsert_steps, snapshot
 from operations.preview import HiveComparison, NewId, Preview, Step
-from operations.rules import V4, Finding, check_bucket_columns, check_column_types
+from operations.rules import Finding, check_bucket_columns, check_column_types
 from operations.spark_schema import rewrite_spark_schema
 from operations.specs import AddColumns, ChangeColumn, ColumnDef, ReplaceColumns
 from operations.sql import MetastoreSql
@@ -46,7 +47,7 @@ from operations.table_state import ColumnInfo, TableState
 
 __all__ = ("partition_flag_steps", "plan_column_change")
 
-STATS_KEY = "COLUMN_STATS_ACCURATE"
+STATS_KEY = COLUMN_STATS_ACCURATE
 # Flag edits nested in one UPDATE: three REPLACE calls each at most, well below every database's expression depth.
 FLAG_EDITS_PER_STEP = 50
 
@@ -261,7 +262,7 @@ def _bucket_findings(metastore: Metastore, plan: ColumnPlan, bucket_columns: lis
     version = metastore.schema.version
     findings = []
     renamed = plan.list_renames.get(BucketingColumn)
-    if renamed and version < V4:
+    if renamed and not version.capabilities.renames_bucketing_columns:
         findings.append(
             Finding(
                 "bucket_column_renamed",
@@ -721,7 +722,7 @@ def _hive_comparison(
     partitions = state.partitions.count if rewrites else 0
     deleted = _hive_partition_statistics_deleted(metastore, state, new, touched) if rewrites else 0
     # Before 4.0 a partitioned table whose columns change is saved without touching its column statistics.
-    if not state.is_partitioned or version >= V4:
+    if not state.is_partitioned or version.capabilities.column_change_prunes_partitioned_table_statistics:
         deleted += _hive_table_statistics_deleted(metastore, state, new)
     return HiveComparison(
         str(version), partitions, deleted, hive_seconds(partitions, deleted), _hive_notes(state, spec, partitions)
@@ -748,7 +749,7 @@ def _hive_rewrites_partitions(
 ) -> bool:
     """Rule 10.2 (4.x): with CASCADE unless the columns are the same, without it unless columns were only appended;
     rule 10.6 (3.1, 2.3): whenever the column lists differ at all (names, types and comments as stored)."""
-    if version < V4:
+    if not version.capabilities.column_change_skips_unchanged_partitions:
         return [(c.name, c.type, c.comment) for c in old] != [(c.name, c.type, c.comment) for c in new]
     if cascade:
         return not _same_columns(old, new)

@@ -8,20 +8,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from catalog_admin.hive.partition_names import partition_name
+from catalog_admin.hive.statistics import COLUMN_STATS_ACCURATE
 from catalog_admin.locations import filesystem_for
 from catalog_admin.models import Partition, PartitionParam, StorageDescriptor, TableParam
 from catalog_admin.selectors.metastores import Metastore
-from catalog_admin.selectors.partitions import partition_name
 from operations.planners.common import build_preview, param_delete_steps, replication_source, snapshot
 from operations.preview import Preview, Step
-from operations.rules import V4, Finding
+from operations.rules import Finding
 from operations.specs import RewritePartitionLocations, SetLocation
 from operations.sql import MetastoreSql
 from operations.table_state import TableState
 
 __all__ = ("plan_rewrite_partition_locations", "plan_set_location", "resolve_partition", "sd_ids_under")
 
-STATS_FLAG = "COLUMN_STATS_ACCURATE"
+STATS_FLAG = COLUMN_STATS_ACCURATE
 
 
 def resolve_partition(
@@ -190,7 +191,7 @@ def _absolute_location_blockers(location: str) -> list[Finding]:
 
 def _replication_blockers(metastore: Metastore, state: TableState) -> list[Finding]:
     """Rules 4.1/4.3 (4.x): the locations of a managed table in a replication source do not change."""
-    if metastore.schema.version < V4 or state.is_external or state.is_view:
+    if not metastore.schema.capabilities.replication_source_guards or state.is_external or state.is_view:
         return []
     if not replication_source(metastore, state.ref.database):
         return []

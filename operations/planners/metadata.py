@@ -9,7 +9,6 @@ is managed and stored in an ACID format (ORC; Hive 2.3 also wants it bucketed).
 from __future__ import annotations
 
 from catalog_admin.models import SerDeParam, Table, TableParam
-from catalog_admin.schema import SchemaVersion
 from catalog_admin.selectors.metastores import Metastore
 from operations.planners.common import (
     build_preview,
@@ -19,7 +18,7 @@ from operations.planners.common import (
     snapshot,
 )
 from operations.preview import Preview, Step
-from operations.rules import V4, Finding
+from operations.rules import Finding
 from operations.specs import SetOwner, SetSerdeProperties, SetTableProperties, UnsetTableProperties
 from operations.sql import MetastoreSql
 from operations.table_state import TableState
@@ -154,7 +153,7 @@ def _transactional_blockers(metastore: Metastore, state: TableState, values: dic
                 f"The table must be stored using an ACID compliant format (such as ORC): {state.ref}",
             )
         )
-    if metastore.schema.version < SchemaVersion(3, 0, 0) and not _is_bucketed(metastore, state):
+    if metastore.schema.capabilities.acid_requires_bucketing and not _is_bucketed(metastore, state):
         blockers.append(
             Finding(
                 "acid_bucketing",
@@ -214,7 +213,7 @@ def _replication_blockers(
     conversion to ACID."""
     becomes_acid = not state.is_transactional and (values.get("transactional") or "").lower() == "true"
     changes_type = new_type != state.table_type
-    if metastore.schema.version < V4 or not (becomes_acid or changes_type):
+    if not metastore.schema.capabilities.replication_source_guards or not (becomes_acid or changes_type):
         return []
     if not replication_source(metastore, state.ref.database):
         return []

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 from django.db.models import BigIntegerField, Exists, OuterRef, Q
 from django.db.models.functions import Cast
 
+from catalog_admin.hive.partition_names import partition_name
 from catalog_admin.locations import filesystem_for, is_under, normalize_location
 from catalog_admin.models import (
     BucketingColumn,
@@ -50,14 +51,12 @@ from catalog_admin.models import (
     TransactionComponent,
     WriteSetEntry,
 )
-from catalog_admin.schema import SchemaVersion
 from catalog_admin.selectors.metastores import Metastore
-from catalog_admin.selectors.partitions import partition_name
 from operations.planners.common import ACID_BOOKKEEPING, acid_warnings, build_preview, hive_seconds, snapshot
 from operations.planners.locations import resolve_partition
 from operations.planners.rename_destination import with_scheme_of
 from operations.preview import DirectoryMove, HiveComparison, Preview, Step
-from operations.rules import V4, Finding
+from operations.rules import Finding
 from operations.specs import DropPartitions, PartitionPredicate, RenamePartition, TableRef
 from operations.sql import MetastoreSql
 from operations.table_state import TableState
@@ -75,7 +74,6 @@ __all__ = (
 TRASH_DIR = ".catalog-admin-trash"
 CHUNK = 5000
 INTEGRAL_TYPES = frozenset({"tinyint", "smallint", "int", "integer", "bigint"})
-V3 = SchemaVersion(3, 0, 0, "alpha", 1)
 # The ACID bookkeeping that carries partition names, in onRename's order (TXN_TO_WRITE_ID and NEXT_WRITE_ID carry only
 # the table's). cleanupRecords(PARTITION) deletes from all of them but HIVE_LOCKS and WRITE_SET.
 PARTITION_BOOKKEEPING = tuple(
@@ -250,7 +248,7 @@ def _moves_data(metastore: Metastore, state: TableState) -> bool:
     Rule 17.3: 4.x moves the data unless the table's EXTERNAL parameter is TRUE and TRANSLATED_TO_EXTERNAL is not
     (the table type does not count); 2.3 and 3.1 move it unless the table type is EXTERNAL_TABLE.
     """
-    if metastore.schema.version < V4:
+    if not metastore.schema.capabilities.partition_move_decided_by_external_parameter:
         return state.table_type != "EXTERNAL_TABLE"
     return not _is_true(state.params, "EXTERNAL") or _is_true(state.params, "TRANSLATED_TO_EXTERNAL")
 
@@ -284,7 +282,7 @@ def _partition_move(
             )
         )
     target_exists = filesystem_for(destination).exists(destination)
-    if target_exists and (exists or metastore.schema.version < V3):
+    if target_exists and (exists or metastore.schema.capabilities.partition_rename_refuses_existing_destination_first):
         blockers.append(
             Finding(
                 "destination_exists",

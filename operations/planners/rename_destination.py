@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from catalog_admin.locations import normalize_location
 from catalog_admin.models import Database
 from catalog_admin.selectors.metastores import Metastore
-from operations.rules import V4, Finding
+from operations.rules import Finding
 from operations.table_state import TableState
 
 __all__ = ("is_translated_external", "rename_destination", "with_scheme_of")
@@ -30,8 +30,9 @@ def rename_destination(
     """The table's new location (None: the data stays) and warnings about how it was decided."""
     if state.is_view or not state.location:
         return None, []
-    v4 = metastore.schema.version >= V4
-    translated = v4 and is_translated_external(state)
+    capabilities = metastore.schema.capabilities
+    v4 = capabilities.rename_destination_from_managed_location
+    translated = capabilities.moves_translated_external_on_rename and is_translated_external(state)
     if state.is_external and not translated:
         return None, []  # rule 8.2: an external table keeps its location
     old = _Place(state.ref.database, state.database_location, state.database_managed_location, state.catalog)

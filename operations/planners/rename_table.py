@@ -38,7 +38,7 @@ from operations.planners.common import (
 from operations.planners.locations import sd_ids_under
 from operations.planners.rename_destination import rename_destination
 from operations.preview import DirectoryMove, HiveComparison, Preview, Step
-from operations.rules import V4, Finding, check_table_name
+from operations.rules import Finding, check_database_name, check_table_name
 from operations.specs import RenameTable
 from operations.sql import MetastoreSql
 from operations.table_state import TableState, labelled_partition_statistics, statistics_labels, table_exists
@@ -67,7 +67,8 @@ def plan_rename_table(
         blockers += _move_blockers(move, state, spec)
     moves = (move,) if move is not None and move.source_exists else ()
     # Statistics carry the names only before Hive 4: that is the only case where their count matters.
-    part_stats = labelled_partition_statistics(metastore, state) if state.is_partitioned and version < V4 else 0
+    labelled = state.is_partitioned and version.capabilities.statistics_labelled_by_name
+    part_stats = labelled_partition_statistics(metastore, state) if labelled else 0
     moved = moves[0] if moves else None
     steps = tuple(_steps(metastore, state, spec, new_db, destination, moved, part_stats, keep_sd_ids)) if new_db else ()
     stats_moved = sum(s.expected_rows for s in steps if s.metastore_table.endswith("COL_STATS"))
@@ -101,7 +102,7 @@ def plan_rename_table(
 
 
 def _rename_blockers(metastore: Metastore, state: TableState, spec: RenameTable, *, moving: bool) -> list[Finding]:
-    blockers = check_table_name(spec.new.table, metastore.schema.version)
+    blockers = check_table_name(spec.new.table, metastore.schema.version) + check_database_name(spec.new.database)
     if spec.new == state.ref:
         blockers.append(Finding("no_change", "2.7", f"{state.ref} is already called {spec.new}"))
     elif table_exists(metastore, spec.new):
@@ -250,11 +251,11 @@ def _rename_warnings(state: TableState, move: DirectoryMove | None) -> list[Find
 
 def _hive_comparison(state: TableState, version: SchemaVersion, moved: bool, stats: int) -> HiveComparison:
     partitions = state.partitions.count if moved else 0
-    if version < SchemaVersion(3, 0, 0):
+    if version.capabilities.rename_deletes_partition_statistics:
         deleted = stats if state.is_partitioned else 0
         notes = ("Hive 2.3 deletes every partition column statistic of the table on rename.",) if deleted else ()
         return HiveComparison(str(version), partitions, deleted, hive_seconds(partitions, deleted), notes)
-    if version < V4:
+    if not version.capabilities.rename_batches_partitions:
         notes = (
             ("Hive 3.1 deletes and re-inserts each partition's statistics one partition at a time.",)
             if state.is_partitioned

@@ -22,12 +22,12 @@ from django.utils import timezone
 
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError, ErrorCode
+from catalog_admin.ids import allocate_ids
 from catalog_admin.locations import filesystem_for
 from catalog_admin.models import ColumnDescriptor, Partition, StorageDescriptor
 from catalog_admin.selectors.metastores import Metastore, get_metastore
 from catalog_admin.utils.text import first_line
 from operations.ddl.parser import parse_alter
-from operations.ids import allocate_ids
 from operations.models import DirectoryMoveRecord, Execution
 from operations.planners.columns import plan_column_change
 from operations.planners.common import snapshot
@@ -228,7 +228,7 @@ def _resolve_ids(metastore: Metastore, steps: tuple[Step, ...]) -> tuple[tuple[S
     ids: dict[NewId, int] = {}
     for sequence in sorted({n.sequence for n in wanted}):
         slots = [n for n in wanted if n.sequence == sequence]
-        first = allocate_ids(metastore, _MODELS_BY_TABLE[sequence], len(slots))
+        first = allocate_ids(metastore.alias, _MODELS_BY_TABLE[sequence], len(slots))
         ids.update({slot: first + i for i, slot in enumerate(slots)})
     resolved = tuple(
         replace(s, params=tuple(ids.get(p, p) if isinstance(p, NewId) else p for p in s.params)) for s in steps

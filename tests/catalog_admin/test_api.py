@@ -1,7 +1,7 @@
 """
 The read API under ``/api/`` on every test metastore: payloads, cursor pages, filters, errors, auth and the schema.
 
-Expectations come from the seed (``catalog_admin.seeding``: its table specs) and from the metastore's own rows
+Expectations come from the seed (``catalog_admin.seeding.content``: its table specs) and from the metastore's own rows
 (read through the models), never from the API itself.
 """
 
@@ -39,7 +39,14 @@ from catalog_admin.models import (
     TableType,
 )
 from catalog_admin.schema import SchemaVersion
-from catalog_admin.seeding import ACID_JOBS, ACID_PAYMENTS, DEMO_DATABASES, DEMO_TABLES, NEXT_WRITE_IDS, TableSpec
+from catalog_admin.seeding.content import (
+    ACID_JOBS,
+    ACID_PAYMENTS,
+    DEMO_DATABASES,
+    DEMO_TABLES,
+    NEXT_WRITE_IDS,
+    TableSpec,
+)
 from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.pagination import encode_cursor
 from operations.api import urls as operations_api_urls

@@ -80,25 +80,28 @@ def partition_sd(metastore: Metastore, database: str, table: str, name: str) -> 
 # 2.3 Name check --------------------------------------------------------------------------------------------------
 
 NAMES = [
-    # (new table name, valid on 2.3 / 3.1, valid on 4.0)
-    ("orders_v2", True, True),
-    ("Orders2", True, True),
-    ("year/2024", True, True),
-    ("orders-v2", False, True),
-    ("my table", False, True),
-    ("t$1:x(2)", False, True),
-    ("quote'and`tick", False, True),
-    ("données", False, False),  # Java's \w is ASCII only
-    ("orders\n", False, False),  # the whole name must match, no trailing newline
-    ("back\\slash", False, False),
-    ("", False, False),
+    # (new table name, valid on 2.3 / 3.1, valid on 4.0, a safe directory name)
+    ("orders_v2", True, True, True),
+    ("Orders2", True, True, True),
+    ("year/2024", True, True, False),
+    ("orders-v2", False, True, True),
+    ("my table", False, True, True),
+    ("t$1:x(2)", False, True, True),
+    ("quote'and`tick", False, True, True),
+    ("données", False, False, True),  # Java's \w is ASCII only
+    ("orders\n", False, False, False),  # the whole name must match, no trailing newline
+    ("back\\slash", False, False, False),
+    ("", False, False, False),
 ]
 
 
-@pytest.mark.parametrize(("name", "valid_3", "valid_4"), NAMES)
+@pytest.mark.parametrize(("name", "valid_3", "valid_4", "safe"), NAMES)
 @pytest.mark.parametrize("version", list(VERSIONS))
-def test_table_names_follow_each_versions_character_set(name: str, valid_3: bool, valid_4: bool, version: str) -> None:
-    """Rule 2.3: word characters and '/' up to 3.1; 4.x also allows the listed special characters."""
+def test_table_names_follow_each_versions_character_set(
+    name: str, valid_3: bool, valid_4: bool, safe: bool, version: str
+) -> None:
+    """Rule 2.3: word characters and '/' up to 3.1; 4.x also allows the listed special characters. Names that are no
+    safe directory name are refused on top, whatever the version."""
     # given
     valid = valid_4 if version == "4.0" else valid_3
 
@@ -106,12 +109,9 @@ def test_table_names_follow_each_versions_character_set(name: str, valid_3: bool
     findings = check_table_name(name, VERSIONS[version])
 
     # then
-    if valid:
-        assert findings == []
-    else:
-        assert [(f.code, f.rule, f.message) for f in findings] == [
-            ("invalid_name", "2.3", f"{name} is not a valid object name")
-        ]
+    hive = [(f.code, f.rule, f.message) for f in findings if f.code == "invalid_name"]
+    assert hive == ([] if valid else [("invalid_name", "2.3", f"{name} is not a valid object name")])
+    assert [f.code for f in findings if f.code != "invalid_name"] == ([] if safe else ["unsafe_name"])
 
 
 @per_version
@@ -129,6 +129,30 @@ def test_rename_to_an_invalid_name_is_blocked(metastore: Metastore) -> None:
     else:
         assert codes(result) == [("invalid_name", "2.3")]
         assert result.blockers[0].message == "customers-v2 is not a valid object name"
+
+
+@pytest.mark.parametrize("metastore_alias", ["hive40_pg", "hive_sqlite"], indirect=True)
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [
+        ("../../../../../../tmp/outside/x", "'..' climbs out of the parent directory"),
+        ("x?y", "a location URI ends its path at '?'"),
+        ("year/2024", "'/' separates directories"),
+    ],
+)
+def test_a_rename_whose_name_leaves_the_database_directory_is_blocked(
+    metastore: Metastore, name: str, problem: str
+) -> None:
+    """Issue 9 cases 3 and 5: a new name that is no single safe directory blocks the rename, naming the problem, on
+    4.0 (where Hive accepts these names) as on 3.1."""
+    # when
+    result = preview(metastore, f"ALTER TABLE sales.customers RENAME TO sales.`{name}`")
+
+    # then
+    unsafe = [f for f in result.blockers if f.code == "unsafe_name"]
+    assert len(unsafe) == 1
+    assert f"The table name {name!r} cannot be used as a directory name" in unsafe[0].message
+    assert problem in unsafe[0].message
 
 
 # 2.4 / 5 Column types ----------------------------------------------------------------------------------------------

@@ -34,7 +34,7 @@ from catalog_admin.models import (
     TransactionComponent,
     WriteSetEntry,
 )
-from catalog_admin.seeding import ABORTED_PARTITION, OPEN_PARTITION
+from catalog_admin.seeding.content import ABORTED_PARTITION, OPEN_PARTITION
 from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.partitions import (
     PartitionFilter,

@@ -1,0 +1,195 @@
+"""
+Hive schema versions and what each one does, by name.
+
+Every version-dependent rule in the console asks :class:`Capabilities` (``metastore.schema.capabilities``) instead of
+comparing versions itself, so supporting a new Hive line is a change to this file only.
+
+Boundaries follow Hive's schema upgrade chain
+(``standalone-metastore/metastore-server/src/main/sql/*/upgrade.order.*``):
+``2.3.0 → 3.0.0 → 3.1.0 → 3.2.0 → 4.0.0-alpha-1 → 4.0.0-alpha-2 → 4.0.0-beta-1 → 4.0.0``. There is no 3.0.0
+pre-release schema, so the 3.x line starts at :data:`HIVE_3` = ``3.0.0`` (the ``3.0.0-alpha-1`` boundary that
+``planners/partitions.py`` used sorted the same for every real schema, but named a version Hive never had). The 4.x
+line starts at its first schema, :data:`HIVE_4` = ``4.0.0-alpha-1``; the statistics tables lost their name columns only
+in the 4.0.0 release (HIVE-27725, ``upgrade-4.0.0-beta-1-to-4.0.0``), hence :data:`HIVE_4_0_0`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, fields
+from functools import total_ordering
+
+__all__ = (
+    "HIVE_3",
+    "HIVE_4",
+    "HIVE_4_0_0",
+    "SUPPORTED_LINES",
+    "Capabilities",
+    "SchemaVersion",
+    "UnsupportedSchemaVersion",
+)
+
+# Release lines the console is tested against (official scripts in ../shared).
+SUPPORTED_LINES = ((2, 3), (3, 1), (4, 0))
+_VERSION_PATTERN = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:-([A-Za-z]+)-?(\d+)?)?$")
+
+
+class UnsupportedSchemaVersion(Exception):
+    """The metastore's VERSION row names a schema the console cannot read safely."""
+
+    def __init__(self, raw: str, metastore: str = "") -> None:
+        where = f"Metastore '{metastore}'" if metastore else "The metastore"
+        lines = ", ".join(f"{major}.{minor}.x" for major, minor in SUPPORTED_LINES)
+        super().__init__(f"{where} has Hive schema version '{raw}', which is not supported (supported: {lines}).")
+        self.raw = raw
+        self.metastore = metastore
+
+
+@total_ordering
+@dataclass(frozen=True)
+class SchemaVersion:
+    """A Hive schema version such as ``2.3.0``, ``4.0.0-beta-2`` or ``4.0.0``; pre-releases sort first."""
+
+    major: int
+    minor: int
+    patch: int
+    pre_tag: str = ""
+    pre_number: int = 0
+
+    @classmethod
+    def parse(cls, raw: str) -> SchemaVersion:
+        match = _VERSION_PATTERN.match(raw.strip())
+        if not match:
+            raise UnsupportedSchemaVersion(raw)
+        major, minor, patch, tag, number = match.groups()
+        return cls(int(major), int(minor), int(patch), (tag or "").lower(), int(number or 0))
+
+    @property
+    def line(self) -> tuple[int, int]:
+        return (self.major, self.minor)
+
+    @property
+    def line_name(self) -> str:
+        """``3.1`` for 3.1.0: how messages name the Hive release line."""
+        return f"{self.major}.{self.minor}"
+
+    @property
+    def is_supported(self) -> bool:
+        return self.line in SUPPORTED_LINES
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities.of(self)
+
+    def _key(self) -> tuple:
+        # A release sorts after its pre-releases: 4.0.0-alpha-1 < 4.0.0-beta-2 < 4.0.0.
+        pre = (0, self.pre_tag, self.pre_number) if self.pre_tag else (1, "", 0)
+        return (self.major, self.minor, self.patch, pre)
+
+    def __lt__(self, other: SchemaVersion) -> bool:
+        return self._key() < other._key()
+
+    def __str__(self) -> str:
+        pre = f"-{self.pre_tag}-{self.pre_number}" if self.pre_tag else ""
+        return f"{self.major}.{self.minor}.{self.patch}{pre}"
+
+
+HIVE_3 = SchemaVersion(3, 0, 0)
+HIVE_4 = SchemaVersion(4, 0, 0, "alpha", 1)
+HIVE_4_0_0 = SchemaVersion(4, 0, 0)
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a Hive version's metastore schema holds and what its HiveAlterHandler does, one named flag per rule.
+
+    Rule numbers refer to ``hive-alter-rules.md``.
+    """
+
+    # --- schema (the official scripts) ---
+    #: CTLGS, DBS.CTLG_NAME and the default ``hive`` catalog row; NOTIFICATION_SEQUENCE seeded (3.0.0).
+    catalogs: bool
+    #: TXN_TO_WRITE_ID, NEXT_WRITE_ID and the write-id columns of the ACID bookkeeping (3.0.0).
+    write_ids: bool
+    #: TAB_COL_STATS / PART_COL_STATS carry DB_NAME, TABLE_NAME (and PARTITION_NAME): a rename re-labels them
+    #: (until HIVE-27725, 4.0.0).
+    statistics_labelled_by_name: bool
+    #: The schema script seeds TXNS with a committed transaction 0 (4.x, whose TXN_ID is an identity column).
+    seeds_committed_transaction_zero: bool
+
+    # --- what Hive writes when it creates a table ---
+    #: New tables get ``bucketing_version=2`` (HIVE-18910, 3.0.0).
+    writes_bucketing_version: bool
+
+    # --- names and types (rules 2.3, 2.5, 5) ---
+    #: ``validateName`` allows the long list of special characters, not only ``/`` (rule 2.3, 4.x).
+    special_characters_in_table_names: bool
+    #: A string-family column may change to ``double`` (rule 5.4, until 4.x).
+    string_to_double_type_change: bool
+    #: Serdes that allow incompatible column type changes (rule 5.5, 4.x).
+    incompatible_type_exempt_serdes: bool
+    #: Bucketing columns must be table columns after the change, a blocker (rule 2.5, 4.x).
+    validates_bucket_columns: bool
+    #: Renaming a column renames it in the bucketing columns too (4.x; before, the bucketing column dangles).
+    renames_bucketing_columns: bool
+
+    # --- ACID and replication (rules 4, acid) ---
+    #: Converting to ACID requires a bucketed table (Hive 2.x).
+    acid_requires_bucketing: bool
+    #: Replication sources refuse type changes, ACID conversion and managed relocation (rules 4.1-4.3, 4.x).
+    replication_source_guards: bool
+
+    # --- table rename (rules 7-9) ---
+    #: Translated external tables (EXTERNAL + TRANSLATED_TO_EXTERNAL) move on rename (rule 7.2, 4.x).
+    moves_translated_external_on_rename: bool
+    #: The renamed table's directory comes from the database's managed location or the warehouse (rules 8.3, 8.5,
+    #: 4.x); before, from the database's plain location (rule 8.8).
+    rename_destination_from_managed_location: bool
+    #: A partitioned table's rename deletes every partition column statistic (Hive 2.3).
+    rename_deletes_partition_statistics: bool
+    #: A rename rewrites partitions in batches and statistics in bulk (4.x); before, one partition at a time.
+    rename_batches_partitions: bool
+
+    # --- partition rename (rule 17) ---
+    #: Whether a partition's data moves is decided by the EXTERNAL parameter, not the table type (rule 17.3, 4.x).
+    partition_move_decided_by_external_parameter: bool
+    #: An existing destination refuses a partition rename even when the source directory is missing (2.3 checks it
+    #: first).
+    partition_rename_refuses_existing_destination_first: bool
+
+    # --- column changes (rules 10-12) ---
+    #: Columns only appended (no CASCADE) or the same (CASCADE) leave the partitions alone (rule 10.2, 4.x); before,
+    #: any difference rewrites every partition (rule 10.6).
+    column_change_skips_unchanged_partitions: bool
+    #: A partitioned table's column change deletes its table-level column statistics (4.x).
+    column_change_prunes_partitioned_table_statistics: bool
+
+    @classmethod
+    def of(cls, version: SchemaVersion) -> Capabilities:
+        hive3, hive4 = version >= HIVE_3, version >= HIVE_4
+        return cls(
+            catalogs=hive3,
+            write_ids=hive3,
+            statistics_labelled_by_name=version < HIVE_4_0_0,
+            seeds_committed_transaction_zero=hive4,
+            writes_bucketing_version=hive3,
+            special_characters_in_table_names=hive4,
+            string_to_double_type_change=not hive4,
+            incompatible_type_exempt_serdes=hive4,
+            validates_bucket_columns=hive4,
+            renames_bucketing_columns=hive4,
+            acid_requires_bucketing=not hive3,
+            replication_source_guards=hive4,
+            moves_translated_external_on_rename=hive4,
+            rename_destination_from_managed_location=hive4,
+            rename_deletes_partition_statistics=not hive3,
+            rename_batches_partitions=hive4,
+            partition_move_decided_by_external_parameter=hive4,
+            partition_rename_refuses_existing_destination_first=not hive3,
+            column_change_skips_unchanged_partitions=hive4,
+            column_change_prunes_partitioned_table_statistics=hive4,
+        )
+
+    def names(self) -> tuple[str, ...]:
+        """The capabilities this version has, by name."""
+        return tuple(f.name for f in fields(self) if getattr(self, f.name))

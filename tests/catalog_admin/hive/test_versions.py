@@ -1,0 +1,74 @@
+"""Hive schema versions: parsing, ordering and the named capabilities every version-dependent rule asks."""
+
+from __future__ import annotations
+
+import pytest
+
+from catalog_admin.hive.versions import (
+    HIVE_3,
+    HIVE_4,
+    HIVE_4_0_0,
+    Capabilities,
+    SchemaVersion,
+    UnsupportedSchemaVersion,
+)
+
+
+def test_pre_releases_sort_before_their_release() -> None:
+    """4.0.0-alpha-1 < 4.0.0-beta-2 < 4.0.0, and the 3.x line starts at 3.0.0 (Hive has no 3.0.0 pre-release schema)."""
+    # given
+    raw = ["4.0.0", "2.3.0", "4.0.0-beta-2", "3.1.0", "4.0.0-alpha-1", "3.0.0"]
+
+    # when
+    ordered = [str(v) for v in sorted(SchemaVersion.parse(r) for r in raw)]
+
+    # then
+    assert ordered == ["2.3.0", "3.0.0", "3.1.0", "4.0.0-alpha-1", "4.0.0-beta-2", "4.0.0"]
+    assert (str(HIVE_3), str(HIVE_4), str(HIVE_4_0_0)) == ("3.0.0", "4.0.0-alpha-1", "4.0.0")
+
+
+def test_an_unparseable_version_is_refused() -> None:
+    """A VERSION row that is no Hive version raises UnsupportedSchemaVersion naming it."""
+    with pytest.raises(UnsupportedSchemaVersion, match="'three'"):
+        SchemaVersion.parse("three")
+
+
+EXPECTED = {
+    "2.3.0": {"acid_requires_bucketing", "rename_deletes_partition_statistics", "string_to_double_type_change",
+              "partition_rename_refuses_existing_destination_first", "statistics_labelled_by_name"},
+    "3.1.0": {"catalogs", "write_ids", "writes_bucketing_version", "string_to_double_type_change",
+              "statistics_labelled_by_name"},
+    "4.0.0-beta-2": {"catalogs", "write_ids", "writes_bucketing_version", "statistics_labelled_by_name",
+                     "seeds_committed_transaction_zero", "special_characters_in_table_names",
+                     "incompatible_type_exempt_serdes", "validates_bucket_columns", "renames_bucketing_columns",
+                     "replication_source_guards", "moves_translated_external_on_rename",
+                     "rename_destination_from_managed_location", "rename_batches_partitions",
+                     "partition_move_decided_by_external_parameter", "column_change_skips_unchanged_partitions",
+                     "column_change_prunes_partitioned_table_statistics"},
+}  # fmt: skip
+EXPECTED["4.0.0"] = EXPECTED["4.0.0-beta-2"] - {"statistics_labelled_by_name"}
+
+
+@pytest.mark.parametrize("raw", list(EXPECTED))
+def test_each_version_has_its_named_capabilities(raw: str) -> None:
+    """Each supported line, and 4.0.0-beta-2 (whose statistics still carry names), has exactly its capabilities."""
+    # given
+    version = SchemaVersion.parse(raw)
+
+    # when
+    names = set(version.capabilities.names())
+
+    # then
+    assert names == EXPECTED[raw]
+
+
+def test_a_patch_release_keeps_its_lines_capabilities() -> None:
+    """2.3.9 and 3.1.3 behave as 2.3.0 and 3.1.0: capabilities follow schema boundaries, not exact versions."""
+    # given
+    pairs = [("2.3.9", "2.3.0"), ("3.1.3", "3.1.0")]
+
+    # when
+    same = [Capabilities.of(SchemaVersion.parse(a)) == Capabilities.of(SchemaVersion.parse(b)) for a, b in pairs]
+
+    # then
+    assert same == [True, True]
