@@ -157,8 +157,8 @@ BAD_INPUT = [
     ),
     pytest.param(
         "ALTER TABLE sales.customers ADD COLUMNS (x foo)",
-        ErrorCode.HIVE_RULE_VIOLATION,
-        "Invalid column type: foo",
+        ErrorCode.DDL_PARSE_ERROR,
+        "Cannot parse the statement at line 1, column 44: 'foo' is not a column type of Hive",
         id="unknown-type",
     ),
     pytest.param(
