@@ -59,7 +59,7 @@ def test_an_execution_that_died_before_the_commit_is_rolled_back_on_disk(
     # then
     execution = Execution.objects.get()
     assert (result.execution_id, result.committed, result.state) == (execution.pk, False, Execution.State.FAILED)
-    assert result.reason == "sales.orders is still at the previewed state"
+    assert result.reason == "no commit marker in the metastore"
     assert [(m.source, m.destination, m.action) for m in result.moves] == [
         (move.source, move.destination, "moved back") for move in plan.moves
     ]
@@ -75,10 +75,13 @@ def test_an_execution_that_died_before_the_commit_is_rolled_back_on_disk(
 def test_an_execution_that_died_after_the_commit_is_recorded_as_committed(
     metastore: Metastore, warehouse: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The table is gone under its old name: the journal says COMMITTED, the execution RECONCILED, data stays."""
+    """The commit marker is there: the journal says COMMITTED, the execution RECONCILED, the data stays, and only the
+    marker row leaves the metastore."""
     # given
     plan = crash(metastore, monkeypatch, RENAME, "committed")
     rows, tree = metastore_dump(metastore.alias), warehouse_tree(warehouse)
+    marker = (Execution.objects.get().commit_marker, Execution.objects.get().pk)
+    assert marker in rows["SEQUENCE_TABLE"]
 
     # when
     [result] = reconcile_executions()
@@ -86,11 +89,12 @@ def test_an_execution_that_died_after_the_commit_is_recorded_as_committed(
     # then
     execution = Execution.objects.get()
     assert (result.committed, result.state) == (True, Execution.State.RECONCILED)
-    assert result.reason == "sales.orders no longer exists under that name"
+    assert result.reason == "its commit marker is in the metastore"
     assert [m.action for m in result.moves] == ["kept (committed)"]
     assert states(execution) == [DirectoryMoveRecord.State.COMMITTED]
     assert (execution.state, execution.error) == (Execution.State.RECONCILED, "")
     assert path_of(plan.moves[0].destination).is_dir()
+    rows["SEQUENCE_TABLE"].remove(marker)
     assert (warehouse_tree(warehouse), metastore_dump(metastore.alias)) == (tree, rows)
 
 
@@ -135,7 +139,7 @@ def test_a_committed_partition_rename_is_recognized_by_its_new_location(
     [result] = reconcile_executions()
 
     # then
-    assert (result.committed, result.reason) == (True, "the metastore already points at a moved directory")
+    assert (result.committed, result.reason) == (True, "its commit marker is in the metastore")
     assert path_of(plan.moves[0].destination).is_dir()
     assert not path_of(plan.moves[0].source).exists()
 

@@ -57,22 +57,22 @@ def test_dry_run_then_run_print_each_verdict_and_move(
     # then
     assert dry == (
         f"#{rolled_back.pk} [{metastore.name}] {rolled_back.statement}\n"
-        "  never committed (sales.customers is still at the previewed state): directories would be moved back, "
+        "  never committed (no commit marker in the metastore): directories would be moved back, "
         "execution would be FAILED\n"
         f"  file:{moved_to} -> file:{source}: would be moved back\n"
         f"#{committed.pk} [{metastore.name}] {committed.statement}\n"
-        "  committed (sales.orders no longer exists under that name): journal would be marked COMMITTED, "
+        "  committed (its commit marker is in the metastore): journal would be marked COMMITTED, "
         "execution would be RECONCILED\n"
         f"  file:{orders} -> file:{orders_v2}: kept (committed)\n"
     )
     assert done == (
         f"#{rolled_back.pk} [{metastore.name}] {rolled_back.statement}\n"
-        "  never committed (sales.customers is still at the previewed state): directories moved back, "
+        "  never committed (no commit marker in the metastore): directories moved back, "
         "execution FAILED\n"
         f"  file:{moved_to} -> file:{source}: moved back\n"
         "  state: failed\n"
         f"#{committed.pk} [{metastore.name}] {committed.statement}\n"
-        "  committed (sales.orders no longer exists under that name): journal marked COMMITTED, "
+        "  committed (its commit marker is in the metastore): journal marked COMMITTED, "
         "execution RECONCILED\n"
         f"  file:{orders} -> file:{orders_v2}: kept (committed)\n"
         "  state: reconciled\n"
