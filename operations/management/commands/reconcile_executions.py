@@ -53,6 +53,8 @@ def format_reconciliation(result: Reconciliation) -> str:
         verdict = f"left as it is: {result.reason}"
     elif result.committed:
         verdict = f"committed ({result.reason}): journal {would}marked COMMITTED, execution {would}RECONCILED"
+    elif not result.moves:
+        verdict = f"never committed ({result.reason}): nothing to move back, execution {would}FAILED"
     elif conflicts:
         verdict = f"never committed ({result.reason}): {len(conflicts)} directory(ies) need a manual check first"
     else:

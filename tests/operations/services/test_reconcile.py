@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from catalog_admin.db import allow_metastore_writes
+from catalog_admin.errors import ApplicationError
+from catalog_admin.models import Partition, Sequence, Table, TableParam
 from catalog_admin.selectors.metastores import Metastore
 from operations.models import AuditRecord, DirectoryMoveRecord, Execution
 from operations.preview import Preview
@@ -27,6 +30,7 @@ RENAME_PARTITION = (
 )
 DROP = "ALTER TABLE sales.orders DROP PARTITION (hour >= 6)"
 some_metastores = pytest.mark.parametrize("metastore_alias", ["hive23_my", "hive31_pg", "hive_sqlite"], indirect=True)
+pg_and_sqlite = pytest.mark.parametrize("metastore_alias", ["hive31_pg", "hive40_pg", "hive_sqlite"], indirect=True)
 
 
 def crash(metastore: Metastore, monkeypatch: pytest.MonkeyPatch, statement: str, point: str) -> Preview:
@@ -188,10 +192,11 @@ def test_a_directory_found_at_both_ends_is_left_alone(
 
 
 @some_metastores
-def test_only_running_executions_with_open_moves_are_reconciled(
+def test_only_running_executions_with_open_moves_or_past_the_grace_period_are_reconciled(
     metastore: Metastore, warehouse: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Finished executions and RUNNING ones without a journalled move are not touched; filters narrow the set."""
+    """Finished executions and RUNNING ones without a journalled move that started recently are not touched;
+    filters narrow the set; once past ``older_than`` the one without moves is settled too."""
     # given
     execute(alter_preview_statement(metastore=metastore, statement=RENAME))
     crash(metastore, monkeypatch, "ALTER TABLE sales.customers SET OWNER USER bob", "before_commit")
@@ -208,3 +213,103 @@ def test_only_running_executions_with_open_moves_are_reconciled(
     assert [r.execution_id for r in results] == [crashed.pk]
     assert Execution.objects.filter(state=Execution.State.RUNNING).count() == 1  # the one without moves
     assert reconcile_executions() == []
+    [late] = reconcile_executions(older_than=0)
+    assert (late.statement, late.committed, late.state) == (
+        "ALTER TABLE `sales`.`customers` SET OWNER USER `bob`",
+        False,
+        Execution.State.FAILED,
+    )
+
+
+def set_table_param(metastore: Metastore, table: str, key: str, value: str) -> None:
+    """A Hive client changes a table parameter (``ALTER TABLE … SET TBLPROPERTIES``)."""
+    database, name = table.split(".")
+    table_id = Table.objects.using(metastore.alias).get(database__name=database, name=name).pk
+    with allow_metastore_writes():
+        TableParam.objects.using(metastore.alias).filter(table_id=table_id, key=key).delete()
+        TableParam.objects.using(metastore.alias).create(table_id=table_id, key=key, value=value)
+
+
+@pg_and_sqlite
+@pytest.mark.parametrize("point", ["moved", "before_commit"])
+def test_issue_9_case_4_a_table_changed_after_the_crash_is_not_taken_for_a_commit(
+    metastore: Metastore, warehouse: Path, monkeypatch: pytest.MonkeyPatch, point: str
+) -> None:
+    """Killed after the directory move and before the commit, then a table parameter changed in Hive: reconcile says
+    NOT committed (the table looking different proves nothing), moves the directory back, and every partition of
+    the table points at an existing directory again."""
+    # given
+    rows, tree = metastore_dump(metastore.alias), warehouse_tree(warehouse)
+    plan = crash(metastore, monkeypatch, RENAME, point)
+    set_table_param(metastore, "sales.orders", "comment", "changed in Hive after the crash")
+    changed = metastore_dump(metastore.alias)
+
+    # when
+    [result] = reconcile_executions()
+
+    # then
+    assert (result.committed, result.reason, result.state) == (
+        False,
+        "no commit marker in the metastore",
+        Execution.State.FAILED,
+    )
+    assert [(m.destination, m.source, m.action) for m in result.moves] == [
+        (plan.moves[0].destination, plan.moves[0].source, "moved back")
+    ]
+    assert warehouse_tree(warehouse) == tree
+    assert metastore_dump(metastore.alias) == changed != rows  # Hive's change stays; nothing else was written
+    locations = (
+        Partition.objects.using(metastore.alias)
+        .filter(table__database__name="sales", table__name="orders")
+        .values_list("sd__location", flat=True)
+    )
+    assert locations and all(path_of(location).is_dir() for location in locations)
+
+
+@some_metastores
+def test_a_successful_or_failed_execution_leaves_no_commit_marker(
+    metastore: Metastore, warehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The marker lives only as long as the outcome is unrecorded: gone after success, never there after failure."""
+    # given
+    succeeded = execute(alter_preview_statement(metastore=metastore, statement=RENAME_PARTITION))
+    stale = alter_preview_statement(metastore=metastore, statement="ALTER TABLE sales.customers SET OWNER USER ann")
+    set_table_param(metastore, "sales.customers", "comment", "changed")
+
+    # when
+    with pytest.raises(ApplicationError):
+        execute(stale)
+
+    # then
+    failed = Execution.objects.get(state=Execution.State.FAILED)
+    assert succeeded.commit_marker and failed.commit_marker and succeeded.commit_marker != failed.commit_marker
+    markers = Sequence.objects.using(metastore.alias).filter(name__startswith="catalog_admin.commit:")
+    assert not markers.exists()
+
+
+@some_metastores
+def test_an_undecidable_execution_is_left_and_reported(
+    metastore: Metastore, warehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without an answer from the metastore (here: it is no longer configured) or without a marker (recorded before
+    markers existed), nothing is moved and the execution stays RUNNING for a later run."""
+    # given
+    crash(metastore, monkeypatch, RENAME, "moved")
+    crash(metastore, monkeypatch, "ALTER TABLE sales.customers RENAME TO ops.customers", "moved")
+    first, second = Execution.objects.order_by("pk")
+    Execution.objects.filter(pk=first.pk).update(metastore="gone")
+    Execution.objects.filter(pk=second.pk).update(commit_marker="")
+    tree = warehouse_tree(warehouse)
+
+    # when
+    results = reconcile_executions()
+
+    # then
+    assert [(r.execution_id, r.committed, r.state) for r in results] == [
+        (first.pk, None, Execution.State.RUNNING),
+        (second.pk, None, Execution.State.RUNNING),
+    ]
+    assert results[0].reason.startswith("the metastore cannot be read")
+    assert results[1].reason == "it was recorded before commit markers existed; check it by hand"
+    assert warehouse_tree(warehouse) == tree
+    assert set(DirectoryMoveRecord.objects.values_list("state", flat=True)) == {DirectoryMoveRecord.State.MOVED}
