@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group, User
@@ -99,7 +100,7 @@ def test_a_job_with_a_recent_sign_of_life_is_not_touched(metastore: Metastore, m
 
 
 def test_an_undecidable_job_and_a_dry_run_change_nothing(
-    metastore: Metastore, warehouse: Path, monkeypatch: pytest.MonkeyPatch
+    metastore: Metastore, warehouse: Path, monkeypatch: pytest.MonkeyPatch, settings: Any
 ) -> None:
     """A dry run reports the verdict; when the metastore cannot answer, the job and its request wait."""
     # given
@@ -109,13 +110,13 @@ def test_an_undecidable_job_and_a_dry_run_change_nothing(
 
     # when
     dry = settle_stuck_jobs(older_than=0, dry_run=True)
-    Execution.objects.update(metastore="gone")
+    settings.METASTORE_CONFIGS = [c for c in settings.METASTORE_CONFIGS if c.name != metastore.name]
     undecided = settle_stuck_jobs(older_than=0)
 
     # then
     assert [(s.outcome, s.dry_run) for s in dry] == [("failed", True)]
     assert [s.outcome for s in undecided] == [None]
-    assert undecided[0].reason.endswith("the metastore cannot be read: Metastore 'gone' was not found.")
+    assert undecided[0].reason.endswith(f"the metastore cannot be read: Metastore '{metastore.name}' was not found.")
     request.refresh_from_db()
     assert (request.state, Job.objects.get().state) == (ChangeRequestState.EXECUTING, JobState.RUNNING)
     assert Execution.objects.get().state == Execution.State.RUNNING
