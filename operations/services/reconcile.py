@@ -34,12 +34,20 @@ from django.utils import timezone
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError
 from catalog_admin.locations import filesystem_for
+from catalog_admin.models import Sequence
 from catalog_admin.selectors.metastores import get_metastore
 from operations.models import DirectoryMoveRecord, Execution
 from operations.services.audit import record_audit
-from operations.services.commit_markers import claim_commit_marker, drop_commit_marker
+from operations.services.commit_markers import PREFIX, claim_commit_marker, drop_commit_marker
 
-__all__ = ("MoveOutcome", "Reconciliation", "reconcile_execution", "reconcile_executions", "stale_after")
+__all__ = (
+    "MoveOutcome",
+    "Reconciliation",
+    "reconcile_execution",
+    "reconcile_executions",
+    "stale_after",
+    "sweep_commit_markers",
+)
 
 logger = logging.getLogger(__name__)
 
@@ -97,6 +105,33 @@ def reconcile_executions(
     return [reconcile_execution(execution, dry_run=dry_run) for execution in executions.distinct().order_by("pk")]
 
 
+def sweep_commit_markers(*, dry_run: bool = False, metastore: str | None = None) -> int:
+    """Delete the markers of executions already finished (left when a process died between recording the outcome
+    and deleting the marker); markers this console does not know (another console's) stay. Returns how many."""
+    swept = 0
+    for config in settings.METASTORE_CONFIGS:
+        if metastore and config.name != metastore:
+            continue
+        try:
+            found = get_metastore(config.name)
+            names = list(
+                Sequence.objects.using(found.alias).filter(name__startswith=PREFIX).values_list("name", flat=True)
+            )
+            finished = list(
+                Execution.objects.filter(commit_marker__in=names)
+                .exclude(state=Execution.State.RUNNING)
+                .values_list("commit_marker", flat=True)
+            )
+            if finished and not dry_run:
+                with allow_metastore_writes(), transaction.atomic(using=found.alias):
+                    Sequence.objects.using(found.alias).filter(name__in=finished).delete()
+        except (ApplicationError, DatabaseError):
+            logger.exception("Could not sweep commit markers on %s", config.name)
+            continue
+        swept += len(finished)
+    return swept
+
+
 def reconcile_execution(execution: Execution, *, dry_run: bool = False) -> Reconciliation:
     """Decide one RUNNING execution from its commit marker and settle it (see the module docstring)."""
     if not execution.commit_marker:
@@ -116,7 +151,7 @@ def reconcile_execution(execution: Execution, *, dry_run: bool = False) -> Recon
             return result
     except DatabaseError as exc:
         logger.exception("Could not reconcile execution %s", execution.pk)
-        return _undecided(execution, f"the metastore did not answer: {_first_line(exc)}", dry_run)
+        return _undecided(execution, f"a database did not answer: {_first_line(exc)}", dry_run)
 
 
 def _settle(execution: Execution, committed: bool, dry_run: bool) -> Reconciliation:

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from operations.services.reconcile import Reconciliation, reconcile_executions
+from operations.services.reconcile import Reconciliation, reconcile_executions, sweep_commit_markers
 from operations.services.stuck_jobs import JobSettlement, settle_stuck_jobs
 
 
@@ -36,13 +36,18 @@ class Command(BaseCommand):
         jobs = [] if options["execution"] else settle_stuck_jobs(
             dry_run=dry_run, older_than=older_than, metastore=options["metastore"]
         )  # fmt: skip
-        if not results and not jobs:
+        swept = sweep_commit_markers(dry_run=dry_run, metastore=options["metastore"])
+        if not results and not jobs and not swept:
             self.stdout.write("No execution needs reconciling.")
             return
         for result in results:
             self.stdout.write(format_reconciliation(result))
         for job in jobs:
             self.stdout.write(format_job(job))
+        if swept:
+            self.stdout.write(
+                f"{swept} commit marker(s) of finished executions {'would be ' if dry_run else ''}removed"
+            )
 
 
 def format_reconciliation(result: Reconciliation) -> str:

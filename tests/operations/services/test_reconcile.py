@@ -19,8 +19,9 @@ from catalog_admin.models import Partition, Sequence, Table, TableParam
 from catalog_admin.selectors.metastores import Metastore
 from operations.models import AuditRecord, DirectoryMoveRecord, Execution
 from operations.preview import Preview
+from operations.services import alter
 from operations.services.alter import alter_execute, alter_preview_statement
-from operations.services.reconcile import reconcile_executions
+from operations.services.reconcile import reconcile_executions, sweep_commit_markers
 from operations.services.revert import revert_preview
 from tests.fixtures.operations import ProcessDied, crash_at, execute, metastore_dump, path_of, warehouse_tree
 
@@ -318,3 +319,27 @@ def test_an_undecidable_execution_is_left_and_reported(
     assert results[1].reason == "it was recorded before commit markers existed; check it by hand"
     assert warehouse_tree(warehouse) == tree
     assert set(DirectoryMoveRecord.objects.values_list("state", flat=True)) == {DirectoryMoveRecord.State.MOVED}
+
+
+@some_metastores
+def test_markers_left_by_finished_executions_are_swept(
+    metastore: Metastore, warehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process that died between recording success and deleting its marker leaves an inert row: the sweep removes
+    it; a marker no execution of this console knows (another console's) stays."""
+    # given
+    monkeypatch.setattr(alter, "clear_commit_marker", lambda metastore, marker: None)
+    succeeded = execute(alter_preview_statement(metastore=metastore, statement=RENAME_PARTITION))
+    monkeypatch.undo()
+    markers = Sequence.objects.using(metastore.alias).filter(name__startswith="catalog_admin.commit:")
+    with allow_metastore_writes():
+        Sequence.objects.using(metastore.alias).create(name="catalog_admin.commit:elsewhere", next_val=1)
+
+    # when
+    dry = sweep_commit_markers(dry_run=True, metastore=metastore.name)
+    swept = sweep_commit_markers(metastore=metastore.name)
+
+    # then
+    assert (dry, swept) == (1, 1)
+    assert succeeded.commit_marker.startswith("catalog_admin.commit:")
+    assert list(markers.values_list("name", flat=True)) == ["catalog_admin.commit:elsewhere"]
