@@ -14,9 +14,11 @@ exact too, but every Hive and Spark user would see it on the table and it would 
 comparing "the rows the plan changed" with the plan's values is not exact once someone else edits those rows.
 
 Reading the marker back (``claim_commit_marker``) inserts the same name as a fence: if the execution's row is
-there, the insert fails (committed); if the execution's transaction is still open, the insert waits for it; if
-the insert succeeds, the transaction never committed and now never can (its own insert would fail). The caller
-deletes its fence before committing, so the metastore ends exactly as before.
+there, the insert fails (committed); if the execution's transaction wrote it and is still open, the insert waits
+for that transaction to end; if the insert succeeds, a transaction that wrote the marker has rolled back, and
+one that has not written it yet (so moved nothing, since the marker comes before the first move) cannot while
+the fence stands. The fence also makes a second reconcile of the same execution wait. The caller deletes it
+before committing, so the metastore ends exactly as before.
 """
 
 from __future__ import annotations
