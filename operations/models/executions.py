@@ -39,6 +39,10 @@ class Execution(models.Model):
     actual_counts = models.JSONField(default=dict)
     before_image = models.JSONField(default=dict, help_text="Enough to restore every changed row exactly.")
     error = models.TextField(blank=True)
+    commit_marker = models.CharField(
+        max_length=128, blank=True,
+        help_text="The SEQUENCE_TABLE row the metastore transaction writes: present after a crash iff it committed.",
+    )  # fmt: skip
     reverts = models.OneToOneField(
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="reverted_by",
         help_text="The execution this one undid.",

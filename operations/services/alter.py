@@ -4,7 +4,9 @@ Preview and execute ALTER operations on a metastore.
 ``alter_preview`` is a pure read returning a :class:`~operations.preview.Preview`. ``alter_execute`` takes
 that preview, locks the table row, refuses it if the table changed since (fingerprint), moves directories
 under a journal, runs exactly the previewed statements in one metastore transaction, checks every count,
-and records the execution. Any failure rolls the metastore back and moves the directories back.
+and records the execution. Any failure rolls the metastore back and moves the directories back. The same
+transaction writes the execution's commit marker (``commit_markers``), so ``reconcile_executions`` knows exactly
+whether a crashed execution committed.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from operations.planners.partitions import plan_drop_partitions, plan_rename_par
 from operations.planners.rename_table import plan_rename_table
 from operations.preview import DirectoryMove, NewId, Preview, Step
 from operations.services.audit import record_audit
+from operations.services.commit_markers import clear_commit_marker, new_commit_marker, write_commit_marker
 from operations.specs import (
     AddColumns,
     AlterSpec,
@@ -145,6 +148,7 @@ def alter_execute(
     execution.moves.update(state=DirectoryMoveRecord.State.COMMITTED)
     _finish(execution, Execution.State.SUCCEEDED, started, actual_counts=counts)
     _audit(execution, preview)
+    clear_commit_marker(metastore, execution.commit_marker)
     return execution
 
 
@@ -180,6 +184,7 @@ def _start_execution(preview: Preview, *, actor: str, source: str, reason: str) 
         expected_counts=_counts(preview.steps),
         before_image=preview.inverse,
         reverts_id=preview.inverse.get("reverts"),
+        commit_marker=new_commit_marker(),
     )
 
 
@@ -191,6 +196,7 @@ def _apply(
         with allow_metastore_writes(), transaction.atomic(using=metastore.alias):
             state = read_table_state(metastore, preview.spec.target, for_update=True)
             _check_fresh(preview, state)
+            write_commit_marker(metastore, execution.commit_marker, execution.pk)
             fault_point("locked")
             for move in preview.moves:
                 moved.append(_move_directory(execution, move))

@@ -1,45 +1,60 @@
 """
-Recovery of executions that a dying process left RUNNING with directories moved (the move journal).
+Recovery of executions a dying process left RUNNING: did the metastore transaction commit, and what to do now.
 
-``alter_execute`` moves directories before it commits the metastore transaction, and journals each move
-(INTENDED, then MOVED). If the process dies after a move, two cases are possible:
+``alter_execute`` moves directories under a journal (INTENDED, then MOVED) before it commits the metastore
+transaction, and that transaction also writes the execution's commit marker (see ``commit_markers``). The
+verdict is read from the marker alone, never from how the table looks (someone may have changed it since):
 
-* the transaction never committed: the metastore is still at the previewed state (same fingerprint, the
-  table still under its old name, no storage descriptor pointing at a moved destination). The directories
-  are moved back (destination → source, only where the destination exists and the source does not), the
-  records marked RESTORED and the execution FAILED;
-* the transaction committed but the journal was not updated: the records are marked COMMITTED and the
-  execution RECONCILED.
+* marker present: the transaction committed. The journal's moves stay (records COMMITTED), the execution is
+  RECONCILED and the marker is deleted;
+* marker absent: it never committed, and the fence ``claim_commit_marker`` inserts makes sure it never will.
+  Exactly the journalled moves are undone, the last first (destination → source, only where the destination
+  exists and the source does not; only the parent directories the move created are removed), the records are
+  RESTORED and the execution FAILED. A directory found at both ends or at neither is left for a person;
+* the metastore cannot answer (unreachable, locked, or an execution recorded before markers existed): nothing
+  is done and the execution is reported, for a later run.
 
-The table row is locked while deciding (as execution locks it), so an execution still running in another
-process is never mistaken for a dead one: it is re-read after the lock and skipped once it has finished.
+An execution is looked at once it has journalled moves still open, or once it has been running longer than
+``older_than`` seconds (``CATALOG_JOB_HEARTBEAT_TIMEOUT_SECONDS`` by default): one without moves has nothing
+to move back, but its request and job wait for its verdict (``stuck_jobs``). A live execution is safe: the
+fence waits for its transaction to end, and the execution is re-read afterwards and skipped if it finished.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from datetime import timedelta
 
-from django.db import transaction
+from django.conf import settings
+from django.db import DatabaseError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from catalog_admin.db import allow_metastore_writes
-from catalog_admin.errors import ApplicationError, NotFound
+from catalog_admin.errors import ApplicationError
 from catalog_admin.locations import filesystem_for
-from catalog_admin.models import StorageDescriptor
-from catalog_admin.selectors.metastores import Metastore, get_metastore
+from catalog_admin.models import Sequence
+from catalog_admin.selectors.metastores import get_metastore
 from operations.models import DirectoryMoveRecord, Execution
 from operations.services.audit import record_audit
-from operations.specs import TableRef
-from operations.table_state import read_table_state
+from operations.services.commit_markers import PREFIX, claim_commit_marker, drop_commit_marker
 
-__all__ = ("MoveOutcome", "Reconciliation", "reconcile_executions")
+__all__ = (
+    "MoveOutcome",
+    "Reconciliation",
+    "reconcile_execution",
+    "reconcile_executions",
+    "stale_after",
+    "sweep_commit_markers",
+)
 
 logger = logging.getLogger(__name__)
 
 OPEN_MOVES = (DirectoryMoveRecord.State.INTENDED, DirectoryMoveRecord.State.MOVED)
 ACTOR = "system:reconcile_executions"
+COMMITTED = "its commit marker is in the metastore"
+NOT_COMMITTED = "no commit marker in the metastore"
 
 
 @dataclass(frozen=True)
@@ -65,59 +80,93 @@ class Reconciliation:
     dry_run: bool = False
 
 
+def stale_after() -> float:
+    """Seconds after which a RUNNING execution or job without a sign of life is taken as abandoned."""
+    return float(getattr(settings, "CATALOG_JOB_HEARTBEAT_TIMEOUT_SECONDS", 300))
+
+
 def reconcile_executions(
-    *, dry_run: bool = False, metastore: str | None = None, execution_id: int | None = None
+    *,
+    dry_run: bool = False,
+    metastore: str | None = None,
+    execution_id: int | None = None,
+    older_than: float | None = None,
 ) -> list[Reconciliation]:
-    """Settle every RUNNING execution with INTENDED or MOVED journal records (optionally of one metastore or one
-    execution); with ``dry_run`` only report what would be done."""
-    executions = Execution.objects.filter(state=Execution.State.RUNNING, moves__state__in=OPEN_MOVES).distinct()
+    """Settle every RUNNING execution with open journal records or running longer than ``older_than`` seconds
+    (optionally of one metastore or one execution); with ``dry_run`` only report what would be done."""
+    cutoff = timezone.now() - timedelta(seconds=stale_after() if older_than is None else older_than)
+    executions = Execution.objects.filter(state=Execution.State.RUNNING).filter(
+        Q(moves__state__in=OPEN_MOVES) | Q(started_at__lte=cutoff)
+    )
     if metastore:
         executions = executions.filter(metastore=metastore)
     if execution_id is not None:
         executions = executions.filter(pk=execution_id)
-    return [_reconcile(execution, dry_run=dry_run) for execution in executions.order_by("pk")]
+    return [reconcile_execution(execution, dry_run=dry_run) for execution in executions.distinct().order_by("pk")]
 
 
-def _reconcile(execution: Execution, *, dry_run: bool) -> Reconciliation:
+def sweep_commit_markers(*, dry_run: bool = False, metastore: str | None = None) -> int:
+    """Delete the markers of executions already finished (left when a process died between recording the outcome
+    and deleting the marker); markers this console does not know (another console's) stay. Returns how many."""
+    swept = 0
+    for config in settings.METASTORE_CONFIGS:
+        if metastore and config.name != metastore:
+            continue
+        try:
+            found = get_metastore(config.name)
+            names = list(
+                Sequence.objects.using(found.alias).filter(name__startswith=PREFIX).values_list("name", flat=True)
+            )
+            finished = list(
+                Execution.objects.filter(commit_marker__in=names)
+                .exclude(state=Execution.State.RUNNING)
+                .values_list("commit_marker", flat=True)
+            )
+            if finished and not dry_run:
+                with allow_metastore_writes(), transaction.atomic(using=found.alias):
+                    Sequence.objects.using(found.alias).filter(name__in=finished).delete()
+        except (ApplicationError, DatabaseError):
+            logger.exception("Could not sweep commit markers on %s", config.name)
+            continue
+        swept += len(finished)
+    return swept
+
+
+def reconcile_execution(execution: Execution, *, dry_run: bool = False) -> Reconciliation:
+    """Decide one RUNNING execution from its commit marker and settle it (see the module docstring)."""
+    if not execution.commit_marker:
+        return _undecided(execution, "it was recorded before commit markers existed; check it by hand", dry_run)
     try:
         metastore = get_metastore(execution.metastore)
     except ApplicationError as exc:
         return _undecided(execution, f"the metastore cannot be read: {exc.message}", dry_run)
-    ref = TableRef(execution.database_name, execution.table_name)
-    # Lock the table row as execution does, so a live execution finishes before we look at it.
-    with allow_metastore_writes(), transaction.atomic(using=metastore.alias):
-        committed, reason = _committed(metastore, execution, ref)
-        execution.refresh_from_db()
-        if execution.state != Execution.State.RUNNING:
-            return _undecided(execution, f"it finished meanwhile ({execution.state})", dry_run)
-        records = list(execution.moves.filter(state__in=OPEN_MOVES).order_by("-pk"))
-        if committed:
-            return _settle_committed(execution, records, reason, dry_run)
-        return _settle_rolled_back(execution, records, reason, dry_run)
-
-
-def _committed(metastore: Metastore, execution: Execution, ref: TableRef) -> tuple[bool, str]:
-    """Whether the execution's metastore transaction committed, and the evidence."""
     try:
-        state = read_table_state(metastore, ref, for_update=True)
-    except NotFound:
-        return True, f"{ref.database}.{ref.table} no longer exists under that name"
-    if state.fingerprint != execution.fingerprint:
-        return True, f"{ref.database}.{ref.table} is no longer at the previewed state"
-    destinations = list(execution.moves.filter(state__in=OPEN_MOVES).values_list("destination", flat=True))
-    if _referenced(metastore, destinations):
-        return True, "the metastore already points at a moved directory"
-    return False, f"{ref.database}.{ref.table} is still at the previewed state"
+        with allow_metastore_writes(), transaction.atomic(using=metastore.alias):
+            committed = claim_commit_marker(metastore, execution.commit_marker)
+            result = _settle(execution, committed, dry_run)
+            if dry_run:
+                transaction.set_rollback(True, using=metastore.alias)
+            elif result.committed is not None or not committed:
+                drop_commit_marker(metastore, execution.commit_marker)  # the settled marker, or our fence
+            return result
+    except DatabaseError as exc:
+        logger.exception("Could not reconcile execution %s", execution.pk)
+        return _undecided(execution, f"a database did not answer: {_first_line(exc)}", dry_run)
 
 
-def _referenced(metastore: Metastore, locations: list[str]) -> bool:
-    """Whether a storage descriptor points at one of ``locations`` (e.g. a renamed partition's new directory)."""
-    if not locations:
-        return False
-    condition = Q()
-    for location in locations:
-        condition |= Q(location=location) | Q(location=location.rstrip("/") + "/")
-    return StorageDescriptor.objects.using(metastore.alias).filter(condition).exists()
+def _settle(execution: Execution, committed: bool, dry_run: bool) -> Reconciliation:
+    execution.refresh_from_db()
+    if execution.state != Execution.State.RUNNING:
+        return _undecided(execution, f"it finished meanwhile ({execution.state})", dry_run)
+    records = list(execution.moves.filter(state__in=OPEN_MOVES).order_by("-pk"))
+    if committed:
+        return _settle_committed(execution, records, COMMITTED, dry_run)
+    return _settle_rolled_back(execution, records, NOT_COMMITTED, dry_run)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _settle_committed(

@@ -1,6 +1,6 @@
 """
 ``manage.py reconcile_executions``: prints what it did (or, with ``--dry-run``, what it would do) for every
-execution a dying process left with directories moved.
+execution a dying process left running, and for every stuck job.
 """
 
 from __future__ import annotations
@@ -9,11 +9,16 @@ import io
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import Group, User
 from django.core.management import call_command
 
 from catalog_admin.selectors.metastores import Metastore
-from operations.models import Execution
+from operations.choices import ChangeRequestState
+from operations.ddl.parser import parse_alter
+from operations.models import ChangeRequest, Execution, Job
 from operations.services.alter import alter_execute, alter_preview_statement
+from operations.services.change_requests import change_request_create
+from operations.services.jobs import EXECUTE, run_job
 from tests.fixtures.operations import ProcessDied, crash_at
 
 pytestmark = pytest.mark.parametrize("metastore_alias", ["hive31_pg", "hive40_my"], indirect=True)
@@ -57,25 +62,58 @@ def test_dry_run_then_run_print_each_verdict_and_move(
     # then
     assert dry == (
         f"#{rolled_back.pk} [{metastore.name}] {rolled_back.statement}\n"
-        "  never committed (sales.customers is still at the previewed state): directories would be moved back, "
+        "  never committed (no commit marker in the metastore): directories would be moved back, "
         "execution would be FAILED\n"
         f"  file:{moved_to} -> file:{source}: would be moved back\n"
         f"#{committed.pk} [{metastore.name}] {committed.statement}\n"
-        "  committed (sales.orders no longer exists under that name): journal would be marked COMMITTED, "
+        "  committed (its commit marker is in the metastore): journal would be marked COMMITTED, "
         "execution would be RECONCILED\n"
         f"  file:{orders} -> file:{orders_v2}: kept (committed)\n"
     )
     assert done == (
         f"#{rolled_back.pk} [{metastore.name}] {rolled_back.statement}\n"
-        "  never committed (sales.customers is still at the previewed state): directories moved back, "
+        "  never committed (no commit marker in the metastore): directories moved back, "
         "execution FAILED\n"
         f"  file:{moved_to} -> file:{source}: moved back\n"
         "  state: failed\n"
         f"#{committed.pk} [{metastore.name}] {committed.statement}\n"
-        "  committed (sales.orders no longer exists under that name): journal marked COMMITTED, "
+        "  committed (its commit marker is in the metastore): journal marked COMMITTED, "
         "execution RECONCILED\n"
         f"  file:{orders} -> file:{orders_v2}: kept (committed)\n"
         "  state: reconciled\n"
     )
     assert (source.is_dir(), moved_to.exists(), orders_v2.is_dir()) == (True, False, True)
     assert reconcile() == "No execution needs reconciling.\n"
+
+
+def test_a_stuck_job_and_its_execution_without_moves_are_settled_and_printed(
+    metastore: Metastore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--older-than 0: the execution (no directory moved) fails from its missing marker, then its job and request."""
+    # given
+    steward = User.objects.create_user("steward", "steward@example.com", "pw")
+    steward.groups.add(Group.objects.get(name="steward"))
+    spec = parse_alter("ALTER TABLE sales.customers SET OWNER USER bob")
+    request = change_request_create(user=steward, metastore=metastore.name, spec=spec)
+    ChangeRequest.objects.filter(pk=request.pk).update(state=ChangeRequestState.EXECUTING)
+    job = Job.objects.create(kind=EXECUTE, change_request=request)
+    crash_at(monkeypatch, "before_commit")
+    with pytest.raises(ProcessDied):
+        run_job(job.pk)
+    monkeypatch.undo()
+    execution = Execution.objects.get()
+
+    # when
+    young = reconcile()
+    done = reconcile("--older-than", "0")
+
+    # then
+    assert young == "No execution needs reconciling.\n"
+    assert done == (
+        f"#{execution.pk} [{metastore.name}] {execution.statement}\n"
+        "  never committed (no commit marker in the metastore): nothing to move back, execution FAILED\n"
+        "  state: failed\n"
+        f"job #{job.pk} (request #{request.pk}): failed (the worker stopped; execution #{execution.pk} failed)\n"
+    )
+    request.refresh_from_db()
+    assert (request.state, Job.objects.get().state) == ("failed", "failed")

@@ -1,0 +1,159 @@
+"""
+Stuck jobs: a job left RUNNING by a worker that is gone, and the request it left EXECUTING.
+
+A job is stuck when it has shown no sign of life for ``stale_after()`` seconds. Its execution (if it got that
+far) is first settled by ``reconcile_execution`` (from the commit marker, exactly); then the request ends
+succeeded when the metastore transaction committed and failed otherwise, and the job likewise. Each settled
+job is audited. A job whose execution cannot be decided yet (metastore unreachable) is left and reported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from operations.choices import TRANSITIONS, ChangeRequestState, JobState
+from operations.models import ChangeRequest, Execution, Job
+from operations.services.audit import record_audit
+from operations.services.reconcile import ACTOR, reconcile_execution, stale_after
+
+__all__ = ("JobSettlement", "settle_stuck_jobs")
+
+COMMITTED_STATES = (Execution.State.SUCCEEDED, Execution.State.RECONCILED)
+
+
+@dataclass(frozen=True)
+class JobSettlement:
+    """One stuck job: how it (and its request) ended, or why it was left."""
+
+    job_id: int
+    request_id: int | None
+    execution_id: int | None
+    outcome: str | None  # succeeded | failed | None (undecided: left for a later run)
+    reason: str
+    dry_run: bool = False
+
+
+def settle_stuck_jobs(
+    *, dry_run: bool = False, older_than: float | None = None, metastore: str | None = None
+) -> list[JobSettlement]:
+    """Settle every RUNNING job without a sign of life for ``older_than`` seconds (``stale_after()`` by default)."""
+    cutoff = timezone.now() - timedelta(seconds=stale_after() if older_than is None else older_than)
+    # The last sign of life is the start until jobs beat (then: Coalesce("heartbeat_at", "started_at")).
+    jobs = Job.objects.filter(state=JobState.RUNNING, started_at__lte=cutoff).select_related("change_request")
+    if metastore:
+        jobs = jobs.filter(change_request__metastore=metastore)
+    return [_settle_job(job, dry_run) for job in jobs.order_by("pk")]
+
+
+def _settle_job(job: Job, dry_run: bool) -> JobSettlement:
+    request = job.change_request
+    execution = _execution_of(job)
+    committed, reason = _verdict(execution, dry_run)
+    settlement = JobSettlement(
+        job_id=job.pk,
+        request_id=request.pk if request else None,
+        execution_id=execution.pk if execution else None,
+        outcome=None if committed is None else ("succeeded" if committed else "failed"),
+        reason=reason,
+        dry_run=dry_run,
+    )
+    if settlement.outcome is not None and not dry_run:
+        with transaction.atomic():
+            if request is not None and request.state == ChangeRequestState.EXECUTING:
+                _settle_request(request, execution, settlement.outcome, reason)
+            _finish_job(job, settlement.outcome, reason)
+            record_audit(
+                actor=ACTOR,
+                action="settle_job",
+                outcome=settlement.outcome,
+                request_id=settlement.request_id,
+                execution_id=settlement.execution_id,
+                metastore=request.metastore if request else "",
+                database_name=request.database_name if request else "",
+                table_name=request.table_name if request else "",
+                statement=request.statement if request else "",
+                details={"job": job.pk, "reason": reason},
+            )
+    return settlement
+
+
+def _verdict(execution: Execution | None, dry_run: bool) -> tuple[bool | None, str]:
+    """Whether the job's work committed (None: not decidable now), and why."""
+    if execution is None:
+        return False, "the worker stopped before it executed anything"
+    if execution.state == Execution.State.RUNNING:
+        result = reconcile_execution(execution, dry_run=dry_run)
+        if dry_run or result.committed is None:
+            return result.committed, f"execution #{execution.pk}: {result.reason}"
+        execution.refresh_from_db()
+    if execution.state == Execution.State.RUNNING:
+        return None, f"execution #{execution.pk} needs a manual check of its directories first"
+    committed = execution.state in COMMITTED_STATES
+    return committed, f"the worker stopped; execution #{execution.pk} {'committed' if committed else 'failed'}"
+
+
+def _execution_of(job: Job) -> Execution | None:
+    """The execution the job started: the request's, or the latest one the job's worker recorded for it
+    (``jobs._execute_request`` gives it the reason ``change request #<id>``)."""
+    request = job.change_request
+    if request is None:
+        return None
+    if request.execution_id is not None:
+        return request.execution
+    return (
+        Execution.objects.filter(
+            metastore=request.metastore,
+            database_name=request.database_name,
+            table_name=request.table_name,
+            reason=f"change request #{request.pk}",
+            started_at__gte=job.started_at,
+        )
+        .order_by("-pk")
+        .first()
+    )
+
+
+def _settle_request(request: ChangeRequest, execution: Execution | None, outcome: str, reason: str) -> None:
+    """Move an EXECUTING request to ``outcome`` (and its original to reverted), audited.
+
+    Stands in for the lifecycle's ``settle_stuck_request(request, user, outcome, reason)``.
+    """
+    allowed, target = TRANSITIONS["succeed" if outcome == "succeeded" else "fail"]
+    fields = {"execution": execution} if outcome == "succeeded" else {"execution": execution, "error": reason}
+    changed = ChangeRequest.objects.filter(pk=request.pk, state__in=allowed).update(
+        state=target, updated_at=timezone.now(), **fields
+    )
+    if changed and outcome == "succeeded" and request.revert_of_id:
+        allowed, target = TRANSITIONS["mark_reverted"]
+        ChangeRequest.objects.filter(pk=request.revert_of_id, state__in=allowed).update(
+            state=target, updated_at=timezone.now()
+        )
+    record_audit(
+        actor=ACTOR,
+        action="settle",
+        outcome=outcome,
+        request_id=request.pk,
+        execution_id=execution.pk if execution else None,
+        metastore=request.metastore,
+        database_name=request.database_name,
+        table_name=request.table_name,
+        statement=request.statement,
+        details={"reason": reason},
+    )
+
+
+def _finish_job(job: Job, outcome: str, reason: str) -> None:
+    message = f"Settled by reconcile_executions: {reason}"
+    log = [*job.log, {"at": timezone.now().isoformat(), "message": message}]
+    Job.objects.filter(pk=job.pk).update(
+        state=JobState.SUCCEEDED if outcome == "succeeded" else JobState.FAILED,
+        progress=100 if outcome == "succeeded" else job.progress,
+        error="" if outcome == "succeeded" else reason,
+        message=message[:500],
+        log=log,
+        finished_at=timezone.now(),
+    )
