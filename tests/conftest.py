@@ -7,6 +7,7 @@ Fixtures live in ``tests/fixtures/`` and are registered here; see ``tests/README
 import django.test
 
 pytest_plugins = [
+    "tests.fixtures.factories",
     "tests.fixtures.metastores",
     "tests.fixtures.operations",
     "tests.fixtures.roles",

@@ -25,6 +25,7 @@ from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.partitions import PartitionFilter, PartitionRow, list_partitions
 from catalog_admin.selectors.tables import TableDetail, TableFilter, get_table_detail, list_tables
 from catalog_admin.templatetags.catalog import epoch, epoch_ms, humanize_bytes, table_type
+from tests.fixtures.factories import html
 
 pytestmark = pytest.mark.django_db(databases="__all__")
 
@@ -103,10 +104,6 @@ def client(django_user_model) -> Client:
     client = Client()
     client.force_login(user)
     return client
-
-
-def html(response) -> str:
-    return response.content.decode()
 
 
 def row_of(content: str, marker: str) -> str:
