@@ -12,6 +12,7 @@ pytest_plugins = [
     "tests.fixtures.operations",
     "tests.fixtures.roles",
     "tests.fixtures.spark",
+    "tests.fixtures.tiers",
 ]
 
 # Every database test runs in rolled-back transactions on the console's database and on all seven

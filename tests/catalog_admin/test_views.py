@@ -180,6 +180,7 @@ def test_a_wrong_password_is_refused_on_the_sign_in_page(django_user_model):
 # Overview and databases --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.matrix
 def test_overview_lists_every_registered_metastore_with_its_status(client):
     # when
     response = client.get("/")
