@@ -7,10 +7,12 @@ Fixtures live in ``tests/fixtures/`` and are registered here; see ``tests/README
 import django.test
 
 pytest_plugins = [
+    "tests.fixtures.factories",
     "tests.fixtures.metastores",
     "tests.fixtures.operations",
     "tests.fixtures.roles",
     "tests.fixtures.spark",
+    "tests.fixtures.tiers",
 ]
 
 # Every database test runs in rolled-back transactions on the console's database and on all seven

@@ -9,6 +9,9 @@ drops, recreates, loads and seeds once per session:
   4.0.0 (``4.0.0-derived``) on PostgreSQL and on MariaDB;
 * ``hive_sqlite``: a 3.1.0 schema created by the project's own ``catalog_admin.metastore_ddl``.
 
+The quick tier (``CATALOG_ADMIN_QUICK=1``, see ``tests/README.md``) registers one of the seven only, ``hive31_pg`` (the
+default metastore), and leaves ``spark_pg`` out.
+
 One more database, ``spark_pg`` (PostgreSQL, official 2.3.0 schema, loaded but not seeded), belongs to the PySpark
 witness (``tests/fixtures/spark.py``). It is in ``DATABASES`` but not among the seven: ``tests/fixtures/spark.py``
 registers its config (``SPARK_METASTORE_CONFIG``) in ``METASTORE_CONFIGS`` only while the Spark tests run.
@@ -70,6 +73,11 @@ HIVE_TEST_METASTORES = {
     "hive_sqlite": ("3.1.0", ""),
 }
 
+# The quick tier (CATALOG_ADMIN_QUICK=1): the default metastore only, no Spark metastore.
+QUICK_METASTORE = "hive31_pg" if os.environ.get("CATALOG_ADMIN_QUICK", "").strip() not in ("", "0") else ""
+if QUICK_METASTORE:
+    HIVE_TEST_METASTORES = {QUICK_METASTORE: HIVE_TEST_METASTORES[QUICK_METASTORE]}
+
 
 def _url(alias: str) -> str:
     if alias.endswith("_pg"):
@@ -86,7 +94,7 @@ METASTORE_CONFIGS = [
 DEFAULT_METASTORE = "hive31_pg"
 
 # The Spark witness's metastore: Spark's Hive 2.3 client writes it, so it gets the official 2.3.0 schema and no seed.
-SPARK_TEST_METASTORES = {"spark_pg": ("2.3.0", "2.3.0/hive-schema-2.3.0.postgres.sql")}
+SPARK_TEST_METASTORES = {} if QUICK_METASTORE else {"spark_pg": ("2.3.0", "2.3.0/hive-schema-2.3.0.postgres.sql")}
 SPARK_METASTORE_CONFIG = MetastoreConfig(
     name="spark_pg", url=_url("spark_pg"), warehouse=str(TEST_TMP_DIR / "spark_pg" / "warehouse")
 )
@@ -99,5 +107,8 @@ DATABASES = {
         "HOST": "127.0.0.1",
         "PORT": "5432",
     },
-    **{config.alias: database_settings(config, BASE_DIR) for config in [*METASTORE_CONFIGS, SPARK_METASTORE_CONFIG]},
+    **{
+        config.alias: database_settings(config, BASE_DIR)
+        for config in [*METASTORE_CONFIGS, *([] if QUICK_METASTORE else [SPARK_METASTORE_CONFIG])]
+    },
 }

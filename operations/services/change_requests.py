@@ -13,7 +13,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -49,13 +49,13 @@ def change_request_preview(request: ChangeRequest) -> Preview:
     """A fresh preview of the request's operation (the revert plan for a revert request)."""
     metastore = get_metastore(request.metastore)
     if request.revert_of_id:
-        return revert_preview(execution=request.revert_of.execution)
+        original = request.revert_of
+        assert original is not None and original.execution is not None, "a revert request reverts an execution"
+        return revert_preview(execution=original.execution)
     return alter_preview(metastore=metastore, spec=spec_from_dict(request.operation))
 
 
-def change_request_create(
-    *, user: AbstractBaseUser, metastore: str | None, spec: AlterSpec, reason: str = ""
-) -> ChangeRequest:
+def change_request_create(*, user: User, metastore: str | None, spec: AlterSpec, reason: str = "") -> ChangeRequest:
     """A draft request with its preview attached (blockers are shown, not raised, until submit)."""
     _require(can_request(user))
     found = get_metastore(metastore)
@@ -67,7 +67,7 @@ def change_request_create(
 
 
 def change_request_update(
-    *, request: ChangeRequest, user: AbstractBaseUser, spec: AlterSpec | None, reason: str | None
+    *, request: ChangeRequest, user: User, spec: AlterSpec | None, reason: str | None
 ) -> ChangeRequest:
     """Edit a draft: a new statement (``None``: the same) and reason (``None``: the same), and a new preview.
 
@@ -96,7 +96,7 @@ def change_request_update(
     return _reload(request)
 
 
-def change_request_submit(*, request: ChangeRequest, user: AbstractBaseUser) -> ChangeRequest:
+def change_request_submit(*, request: ChangeRequest, user: User) -> ChangeRequest:
     """Freeze the statement and its preview fingerprint, and ask for approval."""
     _require_requester(request, user, "submit")
     preview = change_request_preview(request)
@@ -109,7 +109,7 @@ def change_request_submit(*, request: ChangeRequest, user: AbstractBaseUser) -> 
     return _reload(request)
 
 
-def change_request_refresh(*, request: ChangeRequest, user: AbstractBaseUser) -> ChangeRequest:
+def change_request_refresh(*, request: ChangeRequest, user: User) -> ChangeRequest:
     """Re-preview a submitted request whose table changed; approvals given on the old preview no longer count."""
     _require_requester(request, user, "refresh the preview of")
     preview = change_request_preview(request)
@@ -123,7 +123,7 @@ def change_request_refresh(*, request: ChangeRequest, user: AbstractBaseUser) ->
     return _reload(request)
 
 
-def change_request_approve(*, request: ChangeRequest, user: AbstractBaseUser, comment: str = "") -> ChangeRequest:
+def change_request_approve(*, request: ChangeRequest, user: User, comment: str = "") -> ChangeRequest:
     """Record an approval; the request is approved once the policy's number of approvals is reached."""
     _require(can_approve(user, requester_id=request.requester_id, database=request.database_name), request=request.pk)
     preview = _fresh_preview(request)
@@ -151,7 +151,7 @@ def change_request_approve(*, request: ChangeRequest, user: AbstractBaseUser, co
     return _reload(request)
 
 
-def change_request_reject(*, request: ChangeRequest, user: AbstractBaseUser, comment: str) -> ChangeRequest:
+def change_request_reject(*, request: ChangeRequest, user: User, comment: str) -> ChangeRequest:
     """Reject a submitted request (a comment saying why is required)."""
     _require(can_approve(user, requester_id=request.requester_id, database=request.database_name), request=request.pk)
     if not comment.strip():
@@ -166,9 +166,7 @@ def change_request_reject(*, request: ChangeRequest, user: AbstractBaseUser, com
     return _reload(request)
 
 
-def change_request_execute(
-    *, request: ChangeRequest, user: AbstractBaseUser, at: datetime | None = None
-) -> ChangeRequest:
+def change_request_execute(*, request: ChangeRequest, user: User, at: datetime | None = None) -> ChangeRequest:
     """Execute an approved request now (as a background job) or schedule it for ``at``."""
     _require_executor(request, user)
     if at is not None and at > timezone.now():
@@ -184,7 +182,7 @@ def change_request_execute(
     return _reload(request)
 
 
-def change_request_cancel(*, request: ChangeRequest, user: AbstractBaseUser) -> ChangeRequest:
+def change_request_cancel(*, request: ChangeRequest, user: User) -> ChangeRequest:
     if user.pk != request.requester_id and not user.is_superuser:
         raise ApplicationError(ErrorCode.PERMISSION_DENIED, "Only the requester can cancel a request.")
     with transaction.atomic():
@@ -194,7 +192,7 @@ def change_request_cancel(*, request: ChangeRequest, user: AbstractBaseUser) -> 
     return _reload(request)
 
 
-def change_request_revert(*, request: ChangeRequest, user: AbstractBaseUser, reason: str = "") -> ChangeRequest:
+def change_request_revert(*, request: ChangeRequest, user: User, reason: str = "") -> ChangeRequest:
     """A new request that restores what ``request`` changed, from its before-image; it needs approval too."""
     _require(can_request(user))
     if request.state != ChangeRequestState.SUCCEEDED or request.execution is None:
@@ -212,7 +210,7 @@ def change_request_revert(*, request: ChangeRequest, user: AbstractBaseUser, rea
     return revert
 
 
-def change_request_comment(*, request: ChangeRequest, user: AbstractBaseUser, body: str) -> Comment:
+def change_request_comment(*, request: ChangeRequest, user: User, body: str) -> Comment:
     if not body.strip():
         raise ApplicationError(ErrorCode.INVALID_PARAMETER, "A comment cannot be empty.", {"field": "body"})
     comment = Comment.objects.create(request=request, author=user, body=body.strip())
@@ -225,7 +223,7 @@ def finish_execution(request: ChangeRequest, execution: Execution | None, error:
     with transaction.atomic():
         if execution is not None and execution.state == Execution.State.SUCCEEDED:
             _transition(request, "succeed", execution=execution)
-            if request.revert_of_id:
+            if request.revert_of is not None:
                 _transition(request.revert_of, "mark_reverted")
             outcome = "succeeded"
         else:
@@ -322,12 +320,12 @@ def _require(allowed: Allowed, **details: Any) -> None:
         raise ApplicationError(allowed.code, allowed.reason, details)
 
 
-def _require_requester(request: ChangeRequest, user: AbstractBaseUser, verb: str) -> None:
+def _require_requester(request: ChangeRequest, user: User, verb: str) -> None:
     if user.pk != request.requester_id:
         raise ApplicationError(ErrorCode.PERMISSION_DENIED, f"Only the requester can {verb} request #{request.pk}.")
 
 
-def _require_executor(request: ChangeRequest, user: AbstractBaseUser) -> None:
+def _require_executor(request: ChangeRequest, user: User) -> None:
     from catalog_admin.roles import Role
     from operations.policy import has_role
 
@@ -355,7 +353,7 @@ def _reload(request: ChangeRequest) -> ChangeRequest:
 
 def _audit(
     request: ChangeRequest,
-    user: AbstractBaseUser,
+    user: User,
     action: str,
     outcome: str,
     preview: Preview | None,

@@ -74,6 +74,7 @@ def _execute_request(job: Job) -> None:
     from operations.services.change_requests import change_request_preview, finish_execution
 
     request = job.change_request
+    assert request is not None, "an execute job belongs to a change request"
     _log(job, f"Previewing {request.statement}")
     preview = change_request_preview(request)
     if preview.fingerprint != request.fingerprint:
@@ -88,7 +89,9 @@ def _execute_request(job: Job) -> None:
             progress=lambda done, total, what: _progress(job, done, total, what),
         )
     except ApplicationError as exc:
-        _fail(job, request, Execution.objects.filter(pk=exc.details.get("execution")).first(), exc.message)
+        execution_id = exc.details.get("execution")
+        failed = Execution.objects.filter(pk=execution_id).first() if execution_id is not None else None
+        _fail(job, request, failed, exc.message)
         return
     finish_execution(request, execution)
     _log(job, f"Done in {execution.duration_ms} ms")

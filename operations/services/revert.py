@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from django.db import connections
 
@@ -40,7 +40,7 @@ from operations.planners.partitions import bookkeeping_names_in_use, relabel_boo
 from operations.planners.rename_table import plan_rename_table
 from operations.preview import DirectoryMove, Preview, Step
 from operations.rules import Finding
-from operations.specs import RevertExecution, TableRef, spec_from_dict
+from operations.specs import RenameTable, RevertExecution, RewritePartitionLocations, TableRef, spec_from_dict
 from operations.sql import MetastoreSql
 from operations.table_state import TableState, read_table_state
 
@@ -74,15 +74,18 @@ def _revert_plan(metastore: Metastore, execution: Execution) -> Preview:
     image = execution.before_image
     kind = operation["kind"]
     if kind == "rename_table":
-        spec = spec_from_dict(image["spec"])
-        state = read_table_state(metastore, spec.target, layout=True)
+        rename = cast(RenameTable, spec_from_dict(image["spec"]))
+        state = read_table_state(metastore, rename.target, layout=True)
         keep, location = image.get("keep_sd_ids", ()), image.get("location")
-        return plan_rename_table(metastore, state, spec, keep_sd_ids=keep, restore_location=location)
+        return plan_rename_table(metastore, state, rename, keep_sd_ids=keep, restore_location=location)
     if kind == "rewrite_partition_locations":
         rule = image["rule"]
-        spec = spec_from_dict({**operation, "old_prefix": rule["old_prefix"], "new_prefix": rule["new_prefix"]})
-        state = read_table_state(metastore, spec.target)
-        return plan_rewrite_partition_locations(metastore, state, spec, keep_sd_ids=image.get("keep_sd_ids", ()))
+        rewrite = cast(
+            RewritePartitionLocations,
+            spec_from_dict({**operation, "old_prefix": rule["old_prefix"], "new_prefix": rule["new_prefix"]}),
+        )
+        state = read_table_state(metastore, rewrite.target)
+        return plan_rewrite_partition_locations(metastore, state, rewrite, keep_sd_ids=image.get("keep_sd_ids", ()))
     return _restore_preview(metastore, execution)
 
 

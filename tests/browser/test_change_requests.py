@@ -29,10 +29,10 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.contrib.auth.models import Group, User
 
 from catalog_admin.models import Table
 from operations.models import Approval, AuditRecord, ChangeRequest
+from tests.fixtures.factories import PASSWORD, make_user
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -44,7 +44,6 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 METASTORE = settings.DEFAULT_METASTORE
-PASSWORD = "not-a-secret-1"
 RENAME = "ALTER TABLE sales.customers RENAME TO sales.clients"
 NORMALIZED = "ALTER TABLE `sales`.`customers` RENAME TO `sales`.`clients`"
 pytestmark = [
@@ -76,12 +75,6 @@ def screenshots(tmp_path: Path) -> Path:
     folder = Path(os.environ.get("CATALOG_ADMIN_SCREENSHOTS") or tmp_path)
     folder.mkdir(parents=True, exist_ok=True)
     return folder
-
-
-def make_user(name: str, *roles: str) -> User:
-    account = User.objects.create_user(name, f"{name}@example.com", PASSWORD)
-    account.groups.add(*(Group.objects.get_or_create(name=role)[0] for role in roles))
-    return account
 
 
 def sign_in(browser, base_url: str, username: str):

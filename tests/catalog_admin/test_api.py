@@ -50,6 +50,7 @@ from catalog_admin.seeding.content import (
 from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.pagination import encode_cursor
 from operations.api import urls as operations_api_urls
+from tests.fixtures.factories import table_row
 
 V3 = SchemaVersion(3, 0, 0)
 V4 = SchemaVersion(4, 0, 0)
@@ -120,10 +121,6 @@ def follow_pages(api: APIClient, path: str, **params: Any) -> Iterator[dict[str,
         assert f"cursor={page['next_cursor']}" in page["next"]
         page = get_ok(api, page["next"])
         yield page
-
-
-def table_row(metastore: Metastore, database: str, table: str) -> Table:
-    return Table.objects.on(metastore, "sd", "sd__serde").get(database__name=database, name=table)
 
 
 def partition_names(metastore: Metastore, table: Table) -> list[str]:
@@ -821,7 +818,7 @@ def test_openapi_schema_documents_every_endpoint(api: APIClient) -> None:
     assert schema["info"]["title"] == "catalog-admin API"
     routes = api_routes(api_urls)
     assert len(routes) == 10
-    # the read API and the change-request API (tests/operations/test_api_change_requests.py checks the latter)
+    # the read API and the change-request API (tests/operations/api/test_api_change_requests.py checks the latter)
     assert sorted(schema["paths"]) == sorted(api_routes(api_urls, operations_api_urls))
     for path, operations in schema["paths"].items():
         if path not in routes:

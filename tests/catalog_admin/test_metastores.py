@@ -172,6 +172,7 @@ def test_display_url_hides_the_password(url, shown):
 # Settings and router --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.matrix
 def test_test_settings_register_the_seven_metastores():
     # then
     assert [c.alias for c in settings.METASTORE_CONFIGS] == [
@@ -203,6 +204,7 @@ def test_router_sends_hive_models_to_the_default_metastore_and_the_rest_to_defau
     assert router.db_for_read(get_user_model()) == "default"
 
 
+@pytest.mark.matrix
 @pytest.mark.django_db
 def test_router_keeps_an_instance_on_its_own_metastore():
     # given
@@ -295,6 +297,7 @@ def test_an_unsupported_schema_version_is_refused(metastore_alias, db):
     assert raised.value.details == {"metastore": metastore_alias, "version": "1.2.0"}
 
 
+@pytest.mark.matrix
 @pytest.mark.django_db
 @pytest.mark.parametrize("raw", ["garbage", "3.1", ""])
 def test_an_unparsable_schema_version_is_refused(raw):
@@ -311,6 +314,7 @@ def test_an_unparsable_schema_version_is_refused(raw):
     assert raised.value.details["version"] == raw
 
 
+@pytest.mark.matrix
 @pytest.mark.django_db
 def test_a_metastore_without_a_version_row_is_refused():
     # given
@@ -325,6 +329,7 @@ def test_a_metastore_without_a_version_row_is_refused():
     assert raised.value.code is ErrorCode.UNSUPPORTED_SCHEMA_VERSION
 
 
+@pytest.mark.matrix
 @pytest.mark.django_db
 def test_the_schema_version_is_cached_until_cleared():
     # given
@@ -395,6 +400,7 @@ def test_each_test_metastore_is_seeded_with_the_demo_content(metastore, official
     assert data_files
 
 
+@pytest.mark.matrix
 def test_official_schemas_name_the_scripts_loaded(official_schemas):
     # then
     assert {alias: (s.vendor, s.version) for alias, s in official_schemas.items()} == {
@@ -410,6 +416,7 @@ def test_official_schemas_name_the_scripts_loaded(official_schemas):
     assert all(s.script.is_file() for s in official_schemas.values() if s.is_official)
 
 
+@pytest.mark.matrix
 def test_mariadb_loads_the_40_scripts_without_the_mysql8_statement(official_schemas):
     # given
     from tests.fixtures.metastores import MARIADB_INCOMPATIBLE_STATEMENT, _mariadb_script

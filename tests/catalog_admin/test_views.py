@@ -25,6 +25,7 @@ from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.partitions import PartitionFilter, PartitionRow, list_partitions
 from catalog_admin.selectors.tables import TableDetail, TableFilter, get_table_detail, list_tables
 from catalog_admin.templatetags.catalog import epoch, epoch_ms, humanize_bytes, table_type
+from tests.fixtures.factories import html
 
 pytestmark = pytest.mark.django_db(databases="__all__")
 
@@ -105,10 +106,6 @@ def client(django_user_model) -> Client:
     return client
 
 
-def html(response) -> str:
-    return response.content.decode()
-
-
 def row_of(content: str, marker: str) -> str:
     """The HTML of the first table row containing ``marker``."""
     for row in content.split("<tr")[1:]:
@@ -183,6 +180,7 @@ def test_a_wrong_password_is_refused_on_the_sign_in_page(django_user_model):
 # Overview and databases --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.matrix
 def test_overview_lists_every_registered_metastore_with_its_status(client):
     # when
     response = client.get("/")

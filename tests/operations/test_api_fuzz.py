@@ -129,6 +129,7 @@ def test_the_fuzzed_schema_is_the_one_the_api_serves(wsgi_application: Any, toke
     assert response.get_json() == SCHEMA
 
 
+@pytest.mark.slow  # about 45 s (25 requests per operation and role)
 @schema.parametrize()
 @hypothesis.settings(deadline=None, suppress_health_check=list(hypothesis.HealthCheck))
 def test_every_operation_answers_within_its_schema_and_refusals_write_nothing(

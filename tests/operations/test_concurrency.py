@@ -31,10 +31,9 @@ from typing import Any, TypeVar
 import psycopg2
 import pytest
 from django.conf import settings
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.db import connections, transaction
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from catalog_admin.db import allow_metastore_writes
@@ -42,6 +41,7 @@ from catalog_admin.selectors.metastores import Metastore
 from operations.models import Approval, AuditRecord, ChangeRequest, Execution, Job
 from operations.services import change_requests
 from operations.services.jobs import run_job
+from tests.fixtures.factories import make_user
 from tests.fixtures.operations import metastore_dump
 
 ALIAS = "hive31_pg"
@@ -87,33 +87,14 @@ def committed_metastore(metastore: Metastore, warehouse: Path) -> Iterator[dict[
 
 
 @pytest.fixture
-def eager_jobs(settings) -> None:
-    """A job runs on the thread that started it, once the execution's transaction has committed."""
-    settings.CATALOG_JOBS_MODE = "eager"
-    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
-
-
-def make_user(name: str, *roles: str) -> User:
-    account = User.objects.create_user(name, f"{name}@example.com", "not-a-secret-1")
-    account.groups.add(*(Group.objects.get_or_create(name=role)[0] for role in roles))
-    return account
-
-
-@pytest.fixture
-def api(db: None) -> dict[str, APIClient]:
-    """A token client each for a steward (the requester), two approvers and an admin (an operator)."""
-    people = {
+def people(db: None) -> dict[str, User]:
+    """A steward (the requester), two approvers and an admin (an operator); ``api`` gives each a token client."""
+    return {
         "steward": make_user("steward", "steward"),
         "approver": make_user("approver", "approver"),
         "approver2": make_user("approver2", "approver"),
         "admin": make_user("admin", "admin"),
     }
-    clients = {}
-    for name, person in people.items():
-        client = APIClient()
-        client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=person).key}")
-        clients[name] = client
-    return clients
 
 
 # Racing ----------------------------------------------------------------------------------------------------------

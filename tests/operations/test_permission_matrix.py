@@ -55,6 +55,7 @@ from operations.services.change_requests import (
     change_request_submit,
 )
 from operations.services.jobs import run_job, run_pending_jobs
+from tests.fixtures.factories import make_user
 
 ALIAS = "hive31_pg"
 ON_HIVE31_PG = pytest.mark.parametrize("metastore_alias", [ALIAS], indirect=True)
@@ -109,13 +110,6 @@ def queued_jobs(settings) -> None:
     """Jobs stay queued (a worker would run them): an allowed execution only moves the request to executing."""
     settings.CATALOG_JOBS_MODE = "worker"
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
-
-
-def make_user(name: str, *roles: str) -> User:
-    account = User.objects.create_user(name, f"{name}@example.com", "not-a-secret-1")
-    # get_or_create: a transactional test earlier in the session may have flushed the migration's groups.
-    account.groups.add(*(Group.objects.get_or_create(name=role)[0] for role in roles))
-    return account
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from catalog_admin.db import allow_metastore_writes
-from catalog_admin.models import Database, DatabaseParam, Partition, SerDe, StorageDescriptor, Table, TableParam
+from catalog_admin.models import Database, DatabaseParam, Partition, SerDe, StorageDescriptor, TableParam
 from catalog_admin.schema import SchemaVersion
 from catalog_admin.selectors.metastores import Metastore
 from operations.preview import Preview
@@ -31,6 +31,7 @@ from operations.rules import (
 )
 from operations.services.alter import alter_execute, alter_preview, alter_preview_statement
 from operations.specs import AddColumns, ColumnDef, RenameTable, TableRef
+from tests.fixtures.factories import table_row
 from tests.fixtures.operations import location_of, path_of
 
 V23, V31, V40 = (SchemaVersion.parse(v) for v in ("2.3.0", "3.1.0", "4.0.0"))
@@ -57,10 +58,6 @@ def codes(preview: Preview) -> list[tuple[str, str]]:
 
 def warning_codes(preview: Preview) -> list[str]:
     return [finding.code for finding in preview.warnings]
-
-
-def table_row(metastore: Metastore, database: str, name: str) -> Table:
-    return Table.objects.on(metastore, "sd").get(database__name=database, name=name)
 
 
 def set_location(metastore: Metastore, sd_id: int, location: str) -> None:

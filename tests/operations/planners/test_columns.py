@@ -22,7 +22,6 @@ from catalog_admin.models import (
     PartitionParam,
     SortColumn,
     StorageDescriptor,
-    Table,
     TableColumnStatistics,
     TableParam,
 )
@@ -32,13 +31,10 @@ from operations.planners import columns as column_planner
 from operations.services.alter import alter_preview, alter_preview_statement
 from operations.services.revert import revert_preview
 from operations.specs import AddColumns, ColumnDef, TableRef, spec_from_dict
+from tests.fixtures.factories import table_row
 from tests.fixtures.operations import execute, metastore_dump, row_changes, sequences_behind
 
 STATS_KEY = "COLUMN_STATS_ACCURATE"
-
-
-def table_row(metastore: Metastore, database: str, name: str) -> Table:
-    return Table.objects.on(metastore, "sd").get(database__name=database, name=name)
 
 
 def columns(metastore: Metastore, cd_id: int) -> list[tuple[str, str, str | None]]:

@@ -8,18 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from catalog_admin.db import allow_metastore_writes
-from catalog_admin.models import Database, DatabaseParam, Partition, PartitionParam, Table, TableParam
+from catalog_admin.models import Database, DatabaseParam, PartitionParam, TableParam
 from catalog_admin.selectors.metastores import Metastore
 from operations.services.alter import alter_preview_statement
+from tests.fixtures.factories import partition_locations, table_row
 from tests.fixtures.operations import execute, location_of, row_changes, warehouse_tree
-
-
-def table_row(metastore: Metastore, database: str, name: str) -> Table:
-    return Table.objects.on(metastore, "sd").get(database__name=database, name=name)
-
-
-def partition_locations(metastore: Metastore, table_id: int) -> dict[str, str]:
-    return dict(Partition.objects.using(metastore.alias).filter(table_id=table_id).values_list("name", "sd__location"))
 
 
 def test_set_location_of_a_table_repoints_the_table_only(metastore: Metastore, warehouse: Path) -> None:

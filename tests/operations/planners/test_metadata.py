@@ -14,11 +14,8 @@ from catalog_admin.models import Database, DatabaseParam, SerDeParam, Table, Tab
 from catalog_admin.selectors.metastores import Metastore
 from operations.services.alter import alter_preview_statement
 from operations.services.revert import revert_preview
+from tests.fixtures.factories import table_row
 from tests.fixtures.operations import execute, metastore_dump, row_changes, warehouse_tree
-
-
-def table_row(metastore: Metastore, database: str, name: str) -> Table:
-    return Table.objects.on(metastore, "sd").get(database__name=database, name=name)
 
 
 def params(metastore: Metastore, table_id: int) -> dict[str, str | None]:

@@ -47,15 +47,12 @@ from catalog_admin.selectors.partitions import (
 from operations.planners.partitions import TRASH_DIR
 from operations.preview import Preview
 from operations.services.alter import alter_preview_statement
+from tests.fixtures.factories import table_row
 from tests.fixtures.operations import execute, location_of, path_of, row_changes, warehouse_tree
 
 HOURLY = [f"dt={day}/hour={hour}" for day in ("2024-01-01", "2024-01-02", "2024-01-03") for hour in (0, 3, 6, 9)]
 RELOCATED = {"dt=2024-01-01/hour=0", "dt=2024-01-01/hour=3"}
 MISSING = {"dt=2024-01-03/hour=9"}  # seeded without a directory
-
-
-def table_row(metastore: Metastore, database: str, name: str) -> Table:
-    return Table.objects.on(metastore, "sd").get(database__name=database, name=name)
 
 
 def partitions(metastore: Metastore, table_id: int) -> dict[str, dict]:

@@ -38,6 +38,7 @@ from operations.models import DirectoryMoveRecord, Execution
 from operations.services.alter import alter_preview, alter_preview_statement
 from operations.services.revert import revert_preview
 from operations.specs import RenameTable, TableRef
+from tests.fixtures.factories import partition_locations, table_exists, table_row
 from tests.fixtures.operations import (
     execute,
     location_of,
@@ -64,18 +65,6 @@ ACID_BOOKKEEPING = (
 def names_in_statistics(metastore: Metastore) -> bool:
     """Statistics rows carry the db and table names before 4.0."""
     return metastore.schema.has(TableColumnStatistics, "db_name")
-
-
-def table_row(metastore: Metastore, database: str, name: str) -> Table:
-    return Table.objects.on(metastore, "sd", "database").get(database__name=database, name=name)
-
-
-def table_exists(metastore: Metastore, database: str, name: str) -> bool:
-    return Table.objects.using(metastore.alias).filter(database__name=database, name=name).exists()
-
-
-def partition_locations(metastore: Metastore, table_id: int) -> dict[str, str]:
-    return dict(Partition.objects.using(metastore.alias).filter(table_id=table_id).values_list("name", "sd__location"))
 
 
 def test_rename_of_a_partitioned_managed_table_moves_its_directory(metastore: Metastore, warehouse: Path) -> None:

@@ -20,7 +20,7 @@ from html import unescape
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -37,8 +37,9 @@ from operations.services.change_requests import (
     change_request_submit,
 )
 from operations.services.jobs import run_job
+from tests.fixtures.factories import html, make_user
 
-pytestmark = pytest.mark.django_db(databases="__all__")
+pytestmark = [pytest.mark.django_db(databases="__all__"), pytest.mark.usefixtures("eager_jobs")]
 ON_TWO_METASTORES = pytest.mark.parametrize("metastore_alias", ["hive31_pg", "hive23_my"], indirect=True)
 
 RENAME = "ALTER TABLE sales.customers RENAME TO sales.clients"
@@ -46,40 +47,10 @@ SET_PROPERTY = "ALTER TABLE sales.customers SET TBLPROPERTIES ('team'='growth')"
 ROLES = ("viewer", "steward", "approver", "admin")
 
 
-@pytest.fixture(autouse=True)
-def eager_jobs(settings) -> None:
-    """Jobs run when the view's transaction commits; mail goes to the in-memory outbox."""
-    settings.CATALOG_JOBS_MODE = "eager"
-    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
-
-
-def make_user(name: str, *roles: str) -> User:
-    account = User.objects.create_user(name, f"{name}@example.com", "not-a-secret-1")
-    # get_or_create: a transactional (browser) test earlier in the session flushes the groups of the data migration.
-    account.groups.add(*(Group.objects.get_or_create(name=role)[0] for role in roles))
-    return account
-
-
-@pytest.fixture
-def people() -> dict[str, User]:
-    return {
-        "viewer": make_user("viewer", "viewer"),
-        "steward": make_user("steward", "steward"),
-        "steward2": make_user("steward2", "steward"),
-        "approver": make_user("approver", "approver"),
-        "approver2": make_user("approver2", "approver"),
-        "admin": make_user("admin", "admin", "steward", "approver"),
-    }
-
-
 def signed_in(user: User) -> Client:
     client = Client()
     client.force_login(user)
     return client
-
-
-def html(response) -> str:
-    return response.content.decode()
 
 
 def messages_of(response) -> list[str]:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.core import mail
 
 from catalog_admin.db import allow_metastore_writes
@@ -27,34 +26,9 @@ from operations.services.change_requests import (
     change_request_submit,
 )
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("eager_jobs")]
 
 RENAME = "ALTER TABLE sales.customers RENAME TO sales.clients"
-
-
-@pytest.fixture(autouse=True)
-def eager_jobs(settings) -> Iterator[None]:
-    """Jobs and notifications run when the service's transaction commits (here: at the end of the test step)."""
-    settings.CATALOG_JOBS_MODE = "eager"
-    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
-    yield
-
-
-def user(name: str, *roles: str) -> User:
-    account = User.objects.create_user(name, f"{name}@example.com", "pw")
-    account.groups.add(*(Group.objects.get(name=role) for role in roles))
-    return account
-
-
-@pytest.fixture
-def people() -> dict[str, User]:
-    return {
-        "steward": user("steward", "steward"),
-        "approver": user("approver", "approver"),
-        "approver2": user("approver2", "approver"),
-        "admin": user("admin", "admin", "steward", "approver"),
-        "viewer": user("viewer", "viewer"),
-    }
 
 
 def create(people: dict[str, User], metastore: Metastore, statement: str = RENAME, who: str = "steward"):

@@ -20,7 +20,7 @@ from catalog_admin.models import SchemaVersionRow, hive_models
 from catalog_admin.models import transactions as acid_models
 from catalog_admin.schema import SchemaVersion, field_available, model_available
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.matrix]  # compares the models with every official schema
 
 INTEGER_TYPES = {"bigint", "integer", "int", "mediumint", "smallint", "tinyint"}
 STRING_TYPES = {"character varying", "character", "varchar", "char", "text", "tinytext", "mediumtext", "longtext"}

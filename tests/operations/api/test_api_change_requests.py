@@ -11,14 +11,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.conf import settings
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
@@ -30,50 +29,15 @@ from catalog_admin.models import Table, TableParam
 from catalog_admin.selectors.metastores import Metastore
 from operations.models import Approval, AuditRecord, ChangeRequest, IdempotencyKey, Job
 from operations.services.audit import verify_audit_chain
+from tests.fixtures.factories import table_exists
 
 ALIASES = ["hive31_pg", "hive23_my"]
 on_metastores = pytest.mark.parametrize("metastore_alias", ALIASES, indirect=True)
+pytestmark = pytest.mark.usefixtures("eager_jobs")
 
 RENAME = "ALTER TABLE sales.customers RENAME TO sales.clients"  # managed: data moves, high risk, 2 approvals
 PROPERTIES = "ALTER TABLE sales.customers SET TBLPROPERTIES ('team'='crm')"  # metadata only: 1 approval
 ERROR_KEYS = {"code", "message", "details"}
-
-
-@pytest.fixture(autouse=True)
-def eager_jobs(settings) -> Iterator[None]:
-    """Jobs and notifications run when the view's transaction commits (the end of the captured block)."""
-    settings.CATALOG_JOBS_MODE = "eager"
-    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
-    yield
-
-
-def make_user(name: str, *roles: str) -> User:
-    account = User.objects.create_user(name, f"{name}@example.com", "pw")
-    account.groups.add(*(Group.objects.get(name=role) for role in roles))
-    return account
-
-
-@pytest.fixture
-def people(db: None) -> dict[str, User]:
-    return {
-        "steward": make_user("steward", "steward"),
-        "steward2": make_user("steward2", "steward"),
-        "approver": make_user("approver", "approver"),
-        "approver2": make_user("approver2", "approver"),
-        "admin": make_user("admin", "admin", "steward", "approver"),
-        "viewer": make_user("viewer", "viewer"),
-    }
-
-
-@pytest.fixture
-def api(people: dict[str, User]) -> dict[str, APIClient]:
-    """One client per person, authenticated with ``Authorization: Token …``."""
-    clients = {}
-    for name, person in people.items():
-        client = APIClient()
-        client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=person).key}")
-        clients[name] = client
-    return clients
 
 
 def url(name: str, **kwargs: Any) -> str:
@@ -121,10 +85,6 @@ def approved(api: dict[str, APIClient], metastore: Metastore, statement: str = R
         body = ok(post(api[name], command(pk, "approve"), {"comment": "ok"}))
     assert body["state"] == "approved"
     return pk
-
-
-def table_exists(metastore: Metastore, database: str, name: str) -> bool:
-    return Table.objects.using(metastore.alias).filter(database__name=database, name=name).exists()
 
 
 def audit_actions(pk: int) -> list[str]:
