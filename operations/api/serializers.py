@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -42,6 +41,7 @@ __all__ = (
     "PreviewSerializer",
     "RejectSerializer",
     "RevertSerializer",
+    "SettleSerializer",
     "spec_from_operation",
 )
 
@@ -180,14 +180,11 @@ class ChangeRequestUpdateSerializer(_SpecInputSerializer):
     )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        change: ChangeRequest = self.context["change"]
-        if attrs.get("metastore") not in (None, change.metastore):
-            raise ApplicationError(
-                ErrorCode.INVALID_PARAMETER,
-                "A request stays on its metastore; cancel it and start a new one instead.",
-                {"parameter": "metastore"},
-            )
-        return {"spec": self.spec(attrs, required=False), "reason": attrs.get("reason")}
+        return {
+            "spec": self.spec(attrs, required=False),
+            "reason": attrs.get("reason"),
+            "metastore": attrs.get("metastore"),
+        }
 
 
 class ApproveSerializer(serializers.Serializer):
@@ -208,10 +205,14 @@ class ExecuteSerializer(serializers.Serializer):
         help_text="ISO 8601 time to run at (scheduled); omitted or null: execute now as a background job.",
     )
 
-    def validate_at(self, value: Any) -> Any:
-        if value is not None and value <= timezone.now():
-            raise serializers.ValidationError("Pick a time in the future, or omit at to execute now.")
-        return value
+
+class SettleSerializer(serializers.Serializer):
+    outcome = serializers.ChoiceField(
+        choices=["succeeded", "failed"], help_text="How the stuck execution ended (check the metastore first)."
+    )
+    reason = serializers.CharField(
+        required=False, allow_blank=True, default="", help_text="Why it is settled so (required; audited)."
+    )
 
 
 class RevertSerializer(serializers.Serializer):
@@ -453,6 +454,9 @@ class JobSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
+    heartbeat_at = serializers.DateTimeField(
+        allow_null=True, help_text="The worker's last progress report; a job silent for longer is dead."
+    )
 
     def get_url(self, job: Job) -> str:
         return _link("job-detail", self.context, pk=job.pk)
