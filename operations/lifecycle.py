@@ -317,9 +317,8 @@ def can_settle(change: ChangeRequest, user: User, *, outcome: str = "failed") ->
     if job is not None and job_is_alive(job):
         return Allowed(
             False,
-            f"Request #{change.pk} is still executing: job #{job.pk} is alive (last heartbeat "
-            f"{_beat(job):%Y-%m-%d %H:%M:%S} UTC); it can be settled once it has been silent for "
-            f"{heartbeat_timeout().total_seconds():.0f} s.",
+            f"Request #{change.pk} is still executing: job #{job.pk} reported progress within the last "
+            f"{heartbeat_timeout().total_seconds():.0f} s; it can be settled once it has been silent that long.",
             ErrorCode.INVALID_STATE,
             {"request": change.pk, "state": change.state, "action": "settle", "job": job.pk},
         )

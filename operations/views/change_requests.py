@@ -124,10 +124,14 @@ def change_request_edit(request: HttpRequest, pk: int) -> HttpResponse:
                 )
             except ApplicationError as exc:
                 form.add_error(None, exc.message)
+                status = exc.code.http_status
             else:
                 messages.success(request, f"Draft #{change.pk} updated.")
                 return redirect("operations:detail", pk=change.pk)
-        status = 403 if not allowed else 400
+        if not allowed:
+            status = allowed.code.http_status
+        elif status == 200:
+            status = 400
     else:
         form = ChangeRequestForm(
             initial={"metastore": change.metastore, "statement": change.statement, "reason": change.reason}
