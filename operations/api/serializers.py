@@ -19,9 +19,11 @@ from catalog_admin.errors import ApplicationError, ErrorCode
 from operations.choices import ChangeRequestState, Decision, JobState
 from operations.ddl.parser import DdlParseError, parse_alter
 from operations.models import Approval, AuditRecord, ChangeRequest, Execution, Job
+from operations.selectors import change_request_actions
 from operations.specs import SPEC_KINDS, AlterSpec, spec_from_dict
 
 __all__ = (
+    "ActionSerializer",
     "ApprovalListSerializer",
     "ApprovalSerializer",
     "ApproveSerializer",
@@ -370,6 +372,14 @@ class ChangeRequestRowSerializer(serializers.Serializer):
         return JobSummarySerializer(job, context=self.context).data if job else None
 
 
+class ActionSerializer(serializers.Serializer):
+    """Whether the caller may take one action now, and if not why (the words and code a refusal answers with)."""
+
+    allowed = serializers.BooleanField()
+    reason = serializers.CharField(help_text="Why not; empty when allowed.")
+    code = serializers.CharField(allow_null=True, help_text="The error code a refusal answers with; null when allowed.")
+
+
 class ChangeRequestSerializer(ChangeRequestRowSerializer):
     """One change request with its preview, policy, execution and links to its approvals, comments and audit."""
 
@@ -380,6 +390,20 @@ class ChangeRequestSerializer(ChangeRequestRowSerializer):
     approvals_url = serializers.SerializerMethodField()
     comments_url = serializers.SerializerMethodField()
     audit_url = serializers.SerializerMethodField()
+    actions = serializers.SerializerMethodField(
+        help_text="For the caller: each action (edit, submit, refresh, approve, reject, execute, schedule, cancel, "
+        "revert, comment, settle) and whether it is allowed now, else why (the lifecycle's checks, as the pages show "
+        "them). A table changed since the preview is found when approving or executing (stale_preview)."
+    )
+
+    @extend_schema_field(serializers.DictField(child=ActionSerializer()))
+    def get_actions(self, change: ChangeRequest) -> dict[str, dict[str, Any]]:
+        request = self.context.get("request")
+        user = getattr(request, "user", None)
+        return {
+            name: {"allowed": allowed.ok, "reason": allowed.reason, "code": None if allowed else str(allowed.code)}
+            for name, allowed in change_request_actions(change, user).items()
+        }
 
     def get_approvals_url(self, change: ChangeRequest) -> str:
         return _link("change-request-approvals", self.context, pk=change.pk)

@@ -104,7 +104,7 @@ def executing(people: dict[str, User], *, silent_for: timedelta | None = None) -
 
 def api(user: User) -> APIClient:
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=user)[0].key}")
     return client
 
 
@@ -600,3 +600,35 @@ def test_a_cancelled_request_cannot_be_cancelled_again_in_the_lifecycle_words(
 
     assert error.value.message == f"Request #{change.pk} is cancelled: it cannot be cancelled now."
     assert error.value.details == {"request": change.pk, "state": "cancelled", "action": "cancel"}
+
+
+def test_the_api_explains_each_action_as_the_page_does(metastore: Metastore, people: dict[str, User]) -> None:
+    """The request's ``actions`` in the API are the lifecycle's checks: allowed or not as the page's buttons, with
+    the page's reasons, and the code a refusal answers with."""
+    # given
+    change = submitted(people)
+
+    for name in ("viewer", "steward", "approver", "admin"):
+        # when
+        explained = api(people[name]).get(reverse("operations_api:change-request-detail", args=[change.pk]))
+        page = browser(people[name]).get(reverse("operations:detail", args=[change.pk])).content.decode()
+
+        # then
+        actions = explained.json()["actions"]
+        assert set(actions) == set(lifecycle.ACTIONS)
+        for action in ("approve", "execute", "cancel", "schedule"):
+            reason = page_reason_in(page, action)
+            assert actions[action]["reason"] == (reason or ""), (name, action)
+            assert actions[action]["allowed"] is (reason is None), (name, action)
+    steward = api(people["steward"]).get(reverse("operations_api:change-request-detail", args=[change.pk])).json()
+    assert steward["actions"]["approve"] == {
+        "allowed": False,
+        "reason": "Only approvers can approve or reject changes.",
+        "code": "permission_denied",
+    }
+    assert steward["actions"]["execute"]["code"] == "invalid_state"
+
+
+def page_reason_in(content: str, action: str) -> str | None:
+    match = re.search(rf'id="reason-{action}">([^<]*)<', content)
+    return unescape(match.group(1)) if match else None
