@@ -122,6 +122,8 @@ REST_FRAMEWORK = {
 CATALOG_API_TOKEN_TTL = timedelta(days=int(os.environ.get("CATALOG_API_TOKEN_TTL_DAYS", "90"))) or None
 # An Idempotency-Key replays its first answer for this long; afterwards it is forgotten (purged by run_jobs).
 CATALOG_IDEMPOTENCY_KEY_TTL = timedelta(hours=int(os.environ.get("CATALOG_IDEMPOTENCY_KEY_TTL_HOURS", "24")))
+# A job silent (no progress, no log line) for longer than this counts as dead: its request can then be settled.
+CATALOG_JOB_HEARTBEAT_TIMEOUT_SECONDS = int(os.environ.get("CATALOG_JOB_HEARTBEAT_TIMEOUT_SECONDS", "300"))
 # What Hive itself would take, for the comparison in every preview (operations/planners/common.py): a fixed cost,
 # plus one per partition Hive rewrites and one per statistics row it deletes. The defaults are calibrated by
 # benchmarks/alter.py against Spark's Hive 2.3 client on a local PostgreSQL; production Hive is usually slower,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 
-__all__ = ("TRANSITIONS", "ChangeRequestState", "Decision", "JobState")
+__all__ = ("ACTION_STATES", "TRANSITIONS", "ChangeRequestState", "Decision", "JobState")
 
 
 class ChangeRequestState(models.TextChoices):
@@ -70,6 +70,23 @@ TRANSITIONS: dict[str, tuple[tuple[str, ...], str]] = {
         ChangeRequestState.CANCELLED,
     ),
     "mark_reverted": ((ChangeRequestState.SUCCEEDED,), ChangeRequestState.REVERTED),
+    # the scheduler starts a scheduled request whose time has come
+    "start": ((ChangeRequestState.SCHEDULED,), ChangeRequestState.EXECUTING),
+    # a refreshed preview that changed asks for approvals again
+    "reopen": ((ChangeRequestState.SUBMITTED, ChangeRequestState.APPROVED), ChangeRequestState.SUBMITTED),
+    # an admin (or reconcile_executions) settles a request whose job died
+    "settle_succeeded": ((ChangeRequestState.EXECUTING,), ChangeRequestState.SUCCEEDED),
+    "settle_failed": ((ChangeRequestState.EXECUTING,), ChangeRequestState.FAILED),
+}
+
+# action -> the states it may be taken in: the transitions' own, and the actions that keep the state
+ACTION_STATES: dict[str, tuple[str, ...]] = {
+    **{action: sources for action, (sources, _target) in TRANSITIONS.items()},
+    "edit": (ChangeRequestState.DRAFT,),
+    "refresh": (ChangeRequestState.DRAFT, ChangeRequestState.SUBMITTED, ChangeRequestState.APPROVED),
+    "revert": (ChangeRequestState.SUCCEEDED,),
+    "comment": tuple(ChangeRequestState.values),
+    "settle": (ChangeRequestState.EXECUTING,),
 }
 
 

@@ -6,7 +6,6 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
-from django.utils import timezone
 
 from operations.ddl.parser import DdlParseError, parse_alter
 
@@ -77,9 +76,3 @@ class ExecuteForm(forms.Form):
             self.fields["at"].error_messages["required"] = "Say when the change should run."
         else:
             del self.fields["at"]
-
-    def clean_at(self) -> Any:
-        at = self.cleaned_data.get("at")
-        if at is not None and at <= timezone.now():
-            raise forms.ValidationError("Pick a time in the future, or execute now instead.")
-        return at

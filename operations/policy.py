@@ -9,7 +9,8 @@ so the browser can show why a button is disabled and the API can refuse with the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
 
@@ -32,11 +33,12 @@ DEFAULT_POLICY = {
 
 @dataclass(frozen=True)
 class Allowed:
-    """Whether an action is allowed, and if not, why (and the error code a refusal is raised with)."""
+    """Whether an action is allowed, and if not, why (and the error code and details a refusal is raised with)."""
 
     ok: bool
     reason: str = ""
     code: ErrorCode = ErrorCode.PERMISSION_DENIED
+    details: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     def __bool__(self) -> bool:
         return self.ok
@@ -54,15 +56,18 @@ def can_request(user: AbstractBaseUser) -> Allowed:
     return Allowed(False, "Only stewards can request changes.")
 
 
-def can_approve(user: AbstractBaseUser, *, requester_id: int, database: str) -> Allowed:
-    """Approvers (and admins) may decide on other people's requests, within their database scope."""
+def can_approve(user: AbstractBaseUser, *, requester_id: int, databases: Iterable[str]) -> Allowed:
+    """Approvers (and admins) may decide on other people's requests, when their scope covers every database the
+    change touches (its table's and, for a rename, the destination's)."""
     if not has_role(user, Role.APPROVER, Role.ADMIN):
         return Allowed(False, "Only approvers can approve or reject changes.")
     if user.pk == requester_id:
         return Allowed(False, "Nobody approves their own change (four-eyes rule).", ErrorCode.SELF_APPROVAL_FORBIDDEN)
     patterns = _scope_patterns(user)
-    if patterns is not None and not any(fnmatchcase(database, p) for p in patterns):
-        return Allowed(False, f"Your approval rights do not cover database '{database}'.")
+    if patterns is not None:
+        outside = [name for name in databases if not any(fnmatchcase(name, p) for p in patterns)]
+        if outside:
+            return Allowed(False, f"Your approval rights do not cover database '{outside[0]}'.")
     return Allowed(True)
 
 

@@ -19,9 +19,11 @@ from django.db.models import Prefetch, Q, QuerySet
 from catalog_admin.errors import ApplicationError, ErrorCode, NotFound
 from catalog_admin.roles import Role
 from catalog_admin.selectors.pagination import Page, keyset_page
-from operations.choices import TRANSITIONS, ChangeRequestState, Decision
+from operations import lifecycle
+from operations.choices import ChangeRequestState
+from operations.lifecycle import ACTIONS
 from operations.models import Approval, AuditRecord, ChangeRequest, Execution
-from operations.policy import Allowed, can_approve, can_request, has_role
+from operations.policy import Allowed, can_approve, has_role
 
 __all__ = (
     "ACTIONS",
@@ -40,12 +42,8 @@ __all__ = (
 )
 
 RISKS = ("low", "medium", "high")
-ACTIONS = ("edit", "submit", "approve", "reject", "execute", "schedule", "cancel", "refresh", "revert", "comment")
 STATES = tuple(ChangeRequestState.values)
 _INBOX_LIMIT = 200
-_PAST = {"submit": "submitted", "approve": "approved", "reject": "rejected", "execute": "executed",
-         "schedule": "scheduled", "cancel": "cancelled", "refresh": "re-previewed", "edit": "edited",
-         "revert": "reverted"}  # fmt: skip
 
 
 # Change requests ---------------------------------------------------------------------------------------------------
@@ -118,35 +116,37 @@ def list_change_requests(filters: ChangeRequestFilter, *, cursor: str = "", size
 
 
 def inbox(user: AbstractBaseUser) -> list[ChangeRequest]:
-    """Submitted requests waiting for ``user``'s decision: not their own, within their scope, not yet decided."""
+    """Submitted requests waiting for ``user``'s decision: not their own, within their scope (every database the
+    plan touches), not yet decided."""
     if not has_role(user, Role.APPROVER, Role.ADMIN):
         return []
     waiting = list(_waiting_for(user, _requests()).order_by("submitted_at", "id")[:_INBOX_LIMIT])
     scope = _scope_check(user)
-    return [r for r in waiting if scope(r.database_name, r.requester_id)]
+    return [r for r in waiting if scope(r)]
 
 
 def inbox_count(user: AbstractBaseUser) -> int:
     """How many requests :func:`inbox` would list (for the navigation bar)."""
     if not has_role(user, Role.APPROVER, Role.ADMIN):
         return 0
-    rows = _waiting_for(user, ChangeRequest.objects.all()).values_list("database_name", "requester_id")[:_INBOX_LIMIT]
     scope = _scope_check(user)
-    return sum(1 for database, requester in rows if scope(database, requester))
+    return sum(1 for r in _waiting_for(user, ChangeRequest.objects.all())[:_INBOX_LIMIT] if scope(r))
 
 
 def _waiting_for(user: AbstractBaseUser, qs: QuerySet[ChangeRequest]) -> QuerySet[ChangeRequest]:
-    return qs.filter(state=ChangeRequestState.SUBMITTED).exclude(requester=user).exclude(approvals__approver=user)
+    waiting = qs.filter(state=ChangeRequestState.SUBMITTED).exclude(requester=user).exclude(approvals__approver=user)
+    return waiting.select_related("revert_of")
 
 
-def _scope_check(user: AbstractBaseUser) -> Callable[[str, int], bool]:
-    """``(database, requester_id) -> bool``: the policy's approval check, asked once per database."""
-    decided: dict[str, bool] = {}
+def _scope_check(user: AbstractBaseUser) -> Callable[[ChangeRequest], bool]:
+    """``request -> bool``: the policy's approval check, asked once per set of databases a plan touches."""
+    decided: dict[tuple[str, ...], bool] = {}
 
-    def allowed(database: str, requester_id: int) -> bool:
-        if database not in decided:
-            decided[database] = bool(can_approve(user, requester_id=requester_id, database=database))
-        return decided[database]
+    def allowed(request: ChangeRequest) -> bool:
+        databases = lifecycle.databases_touched(request)
+        if databases not in decided:
+            decided[databases] = bool(can_approve(user, requester_id=request.requester_id, databases=databases))
+        return decided[databases]
 
     return allowed
 
@@ -154,108 +154,24 @@ def _scope_check(user: AbstractBaseUser) -> Callable[[str, int], bool]:
 def change_request_actions(
     request: ChangeRequest, user: AbstractBaseUser, *, stale: bool = False
 ) -> dict[str, Allowed]:
-    """Each action of :data:`ACTIONS` -> whether ``user`` may take it on ``request`` now, and why not.
+    """Each action of :data:`ACTIONS` -> whether ``user`` may take it on ``request`` now, and why not: exactly the
+    :mod:`operations.lifecycle` checks the services enforce.
 
     ``stale``: the table changed since the preview (approval and execution then wait for a refresh).
     """
-    pk, state = request.pk, request.state
-    is_requester = user.is_authenticated and user.pk == request.requester_id
-    decided = any(a.approver_id == user.pk for a in request.approvals.all()) if user.is_authenticated else False
-
-    def requester_only(verb: str) -> Allowed:
-        return Allowed(True) if is_requester else Allowed(False, f"Only the requester can {verb} request #{pk}.")
-
-    def in_state(action: str, *states: str) -> Allowed:
-        allowed = states or TRANSITIONS[action][0]
-        return Allowed(True) if state in allowed else Allowed(False, _state_reason(request, action))
-
-    def first_refusal(*checks: Allowed) -> Allowed:
-        return next((check for check in checks if not check), Allowed(True))
-
-    approver = can_approve(user, requester_id=request.requester_id, database=request.database_name)
-    executor = (
-        Allowed(True)
-        if is_requester or has_role(user, Role.ADMIN)
-        else Allowed(False, "Only the requester or an operator (admin) can execute a request.")
-    )
-    not_stale = Allowed(False, _stale_reason(request)) if stale else Allowed(True)
-    blocked = request.preview.get("blockers") or []
-    unblocked = Allowed(False, _blocked_reason(blocked[0])) if blocked else Allowed(True)
-    undecided = Allowed(False, f"You already decided on request #{pk}.") if decided else Allowed(True)
-    canceller = (
-        Allowed(True)
-        if is_requester or user.is_superuser
-        else Allowed(False, "Only the requester can cancel a request.")
-    )
-    planned = Allowed(True)
-    if request.revert_of_id and state == ChangeRequestState.DRAFT:
-        planned = Allowed(
-            False,
-            f"Request #{pk} reverts execution #{_execution_of(request)}: its plan comes from that execution; "
-            "cancel it and request the revert again instead.",
-        )
     return {
-        "edit": first_refusal(requester_only("edit"), in_state("edit", ChangeRequestState.DRAFT), planned),
-        "submit": first_refusal(requester_only("submit"), in_state("submit"), unblocked),
-        "approve": first_refusal(approver, in_state("approve"), undecided, not_stale),
-        "reject": first_refusal(approver, in_state("reject"), undecided),
-        "execute": first_refusal(executor, _execute_state(request), not_stale),
-        "schedule": first_refusal(executor, _execute_state(request, schedule=True), not_stale),
-        "cancel": first_refusal(canceller, in_state("cancel")),
-        "refresh": first_refusal(
-            requester_only("refresh the preview of"),
-            in_state("refresh", ChangeRequestState.DRAFT, ChangeRequestState.SUBMITTED, ChangeRequestState.APPROVED),
-            Allowed(True) if stale else Allowed(False, "The preview is up to date."),
-            planned,
-        ),
-        "revert": first_refusal(can_request(user), _revert_state(request)),
-        "comment": Allowed(True) if user.is_authenticated else Allowed(False, "Sign in to comment."),
+        "edit": lifecycle.can_edit(request, user),
+        "submit": lifecycle.can_submit(request, user),
+        "refresh": lifecycle.can_refresh(request, user),
+        "approve": lifecycle.can_approve(request, user, stale=stale),
+        "reject": lifecycle.can_reject(request, user),
+        "execute": lifecycle.can_execute(request, user, stale=stale),
+        "schedule": lifecycle.can_schedule(request, user, stale=stale),
+        "cancel": lifecycle.can_cancel(request, user),
+        "revert": lifecycle.can_revert(request, user),
+        "comment": lifecycle.can_comment(request, user),
+        "settle": lifecycle.can_settle(request, user),
     }
-
-
-def _stale_reason(request: ChangeRequest) -> str:
-    """The services' ``stale_preview`` wording."""
-    return (
-        f"{request.database_name}.{request.table_name} changed since request #{request.pk} was previewed; "
-        "refresh the preview before it can be approved or executed."
-    )
-
-
-def _state_reason(request: ChangeRequest, action: str) -> str:
-    """The services' ``invalid_state`` wording."""
-    return (
-        f"Request #{request.pk} is {request.get_state_display().lower()}: it cannot be {_PAST.get(action, action)} now."
-    )
-
-
-def _execute_state(request: ChangeRequest, *, schedule: bool = False) -> Allowed:
-    action = "schedule" if schedule else "execute"
-    if request.state in TRANSITIONS[action][0]:
-        return Allowed(True)
-    if request.state == ChangeRequestState.SUBMITTED:
-        given = sum(1 for a in request.approvals.all() if a.decision == Decision.APPROVE)
-        return Allowed(
-            False,
-            f"Request #{request.pk} is waiting for approval: {given} of {request.required_approvals} "
-            f"approval{'s' if request.required_approvals != 1 else ''} given.",
-        )
-    return Allowed(False, _state_reason(request, action))
-
-
-def _revert_state(request: ChangeRequest) -> Allowed:
-    if request.state != ChangeRequestState.SUCCEEDED or request.execution_id is None:
-        return Allowed(False, _state_reason(request, "revert"))
-    if request.revert_requests.exclude(state__in=("rejected", "cancelled", "failed")).exists():
-        return Allowed(False, f"Request #{request.pk} already has a revert request.")
-    return Allowed(True)
-
-
-def _execution_of(request: ChangeRequest) -> str:
-    return str(request.revert_of.execution_id) if request.revert_of_id else "?"
-
-
-def _blocked_reason(blocker: dict[str, Any]) -> str:
-    return f"Blocked by Hive rule {blocker.get('rule', '?')}: {blocker.get('message', '')}"
 
 
 # Audit -------------------------------------------------------------------------------------------------------------

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -20,9 +19,11 @@ from catalog_admin.errors import ApplicationError, ErrorCode
 from operations.choices import ChangeRequestState, Decision, JobState
 from operations.ddl.parser import DdlParseError, parse_alter
 from operations.models import Approval, AuditRecord, ChangeRequest, Execution, Job
+from operations.selectors import change_request_actions
 from operations.specs import SPEC_KINDS, AlterSpec, spec_from_dict
 
 __all__ = (
+    "ActionSerializer",
     "ApprovalListSerializer",
     "ApprovalSerializer",
     "ApproveSerializer",
@@ -42,6 +43,7 @@ __all__ = (
     "PreviewSerializer",
     "RejectSerializer",
     "RevertSerializer",
+    "SettleSerializer",
     "spec_from_operation",
 )
 
@@ -180,14 +182,11 @@ class ChangeRequestUpdateSerializer(_SpecInputSerializer):
     )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        change: ChangeRequest = self.context["change"]
-        if attrs.get("metastore") not in (None, change.metastore):
-            raise ApplicationError(
-                ErrorCode.INVALID_PARAMETER,
-                "A request stays on its metastore; cancel it and start a new one instead.",
-                {"parameter": "metastore"},
-            )
-        return {"spec": self.spec(attrs, required=False), "reason": attrs.get("reason")}
+        return {
+            "spec": self.spec(attrs, required=False),
+            "reason": attrs.get("reason"),
+            "metastore": attrs.get("metastore"),
+        }
 
 
 class ApproveSerializer(serializers.Serializer):
@@ -208,10 +207,14 @@ class ExecuteSerializer(serializers.Serializer):
         help_text="ISO 8601 time to run at (scheduled); omitted or null: execute now as a background job.",
     )
 
-    def validate_at(self, value: Any) -> Any:
-        if value is not None and value <= timezone.now():
-            raise serializers.ValidationError("Pick a time in the future, or omit at to execute now.")
-        return value
+
+class SettleSerializer(serializers.Serializer):
+    outcome = serializers.ChoiceField(
+        choices=["succeeded", "failed"], help_text="How the stuck execution ended (check the metastore first)."
+    )
+    reason = serializers.CharField(
+        required=False, allow_blank=True, default="", help_text="Why it is settled so (required; audited)."
+    )
 
 
 class RevertSerializer(serializers.Serializer):
@@ -369,6 +372,14 @@ class ChangeRequestRowSerializer(serializers.Serializer):
         return JobSummarySerializer(job, context=self.context).data if job else None
 
 
+class ActionSerializer(serializers.Serializer):
+    """Whether the caller may take one action now, and if not why (the words and code a refusal answers with)."""
+
+    allowed = serializers.BooleanField()
+    reason = serializers.CharField(help_text="Why not; empty when allowed.")
+    code = serializers.CharField(allow_null=True, help_text="The error code a refusal answers with; null when allowed.")
+
+
 class ChangeRequestSerializer(ChangeRequestRowSerializer):
     """One change request with its preview, policy, execution and links to its approvals, comments and audit."""
 
@@ -379,6 +390,22 @@ class ChangeRequestSerializer(ChangeRequestRowSerializer):
     approvals_url = serializers.SerializerMethodField()
     comments_url = serializers.SerializerMethodField()
     audit_url = serializers.SerializerMethodField()
+    actions = serializers.SerializerMethodField(
+        help_text="For the caller: each action (edit, submit, refresh, approve, reject, execute, schedule, cancel, "
+        "revert, comment, settle) and whether it is allowed now, else why (the lifecycle's checks, as the pages show "
+        "them). A table changed since the preview is found when approving or executing (stale_preview)."
+    )
+
+    @extend_schema_field(serializers.DictField(child=ActionSerializer()))
+    def get_actions(self, change: ChangeRequest) -> dict[str, dict[str, Any]]:
+        request = self.context.get("request")
+        user = getattr(request, "user", None)
+        if user is None:  # no caller to explain to (None would be the system itself)
+            return {}
+        return {
+            name: {"allowed": allowed.ok, "reason": allowed.reason, "code": None if allowed else str(allowed.code)}
+            for name, allowed in change_request_actions(change, user).items()
+        }
 
     def get_approvals_url(self, change: ChangeRequest) -> str:
         return _link("change-request-approvals", self.context, pk=change.pk)
@@ -453,6 +480,9 @@ class JobSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
+    heartbeat_at = serializers.DateTimeField(
+        allow_null=True, help_text="The worker's last progress report; a job silent for longer is dead."
+    )
 
     def get_url(self, job: Job) -> str:
         return _link("job-detail", self.context, pk=job.pk)

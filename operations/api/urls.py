@@ -22,6 +22,7 @@ urlpatterns = [
     path(f"{_REQUEST}execute/", views.ChangeRequestExecuteView.as_view(), name="change-request-execute"),
     path(f"{_REQUEST}cancel/", views.ChangeRequestCancelView.as_view(), name="change-request-cancel"),
     path(f"{_REQUEST}revert/", views.ChangeRequestRevertView.as_view(), name="change-request-revert"),
+    path(f"{_REQUEST}settle/", views.ChangeRequestSettleView.as_view(), name="change-request-settle"),
     path(f"{_REQUEST}approvals/", views.ChangeRequestApprovalsView.as_view(), name="change-request-approvals"),
     path(f"{_REQUEST}comments/", views.ChangeRequestCommentsView.as_view(), name="change-request-comments"),
     path("jobs/<int:pk>/", views.JobDetailView.as_view(), name="job-detail"),

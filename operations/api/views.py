@@ -10,6 +10,8 @@ Actions honour an ``Idempotency-Key`` header (:mod:`operations.api.idempotency`)
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -49,6 +51,7 @@ from operations.api.serializers import (
     JobSerializer,
     RejectSerializer,
     RevertSerializer,
+    SettleSerializer,
 )
 from operations.choices import ChangeRequestState
 from operations.models import AuditRecord, ChangeRequest, Job
@@ -72,9 +75,11 @@ from operations.services.change_requests import (
     change_request_revert,
     change_request_submit,
     change_request_update,
+    settle_stuck_request,
 )
 
 __all__ = (
+    "COMMANDS",
     "AuditDetailView",
     "AuditExportView",
     "AuditListView",
@@ -88,8 +93,11 @@ __all__ = (
     "ChangeRequestRefreshView",
     "ChangeRequestRejectView",
     "ChangeRequestRevertView",
+    "ChangeRequestSettleView",
     "ChangeRequestSubmitView",
+    "Command",
     "JobDetailView",
+    "command_view",
 )
 
 EXPORT_TYPES = {"csv": "text/csv; charset=utf-8", "json": "application/json"}
@@ -274,34 +282,66 @@ class ChangeRequestDetailView(OperationsAPIView):
         return self.change_request(change_request_update(request=change, user=request.user, **data))
 
 
-class ChangeRequestSubmitView(OperationsAPIView):
-    @_command(
+# Commands: one table, one view class each ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Command:
+    """A POST on one change request: its OpenAPI description, its body, the service it calls and the status.
+
+    ``act(change, user, body)`` calls exactly one service; ``status(result)`` is the answer's status.
+    """
+
+    operation_id: str
+    summary: str
+    body: type[serializers.Serializer] | None
+    responses: dict[int, Any]
+    act: Callable[[ChangeRequest, Any, dict[str, Any]], ChangeRequest]
+    description: str | None = None
+    status: Callable[[ChangeRequest], int] = lambda result: 200
+
+
+def command_view(name: str, command: Command) -> type[OperationsAPIView]:
+    """The view class of ``command``: validate the body, call the service, answer the request it returns."""
+
+    def post(self: OperationsAPIView, request: Request, pk: int) -> Response:
+        data = self.validated(command.body) if command.body is not None else {}
+        result = command.act(get_change_request(pk), request.user, data)
+        return self.change_request(result, status=command.status(result))
+
+    post.__doc__ = command.description
+    post.__name__ = "post"
+    post.__qualname__ = f"{name}.post"
+    handler = _command(command.operation_id, command.summary, command.body, command.responses)(idempotent(post))
+    return type(name, (OperationsAPIView,), {"post": handler, "__module__": __name__, "command": command})
+
+
+def _executing_or_scheduled(change: ChangeRequest) -> int:
+    # Scheduled: 200. Otherwise the job was started: 202, even when it already finished (an eager job, or a
+    # worker thread faster than this answer), so the status never depends on how quickly the job ran.
+    return 200 if change.state == ChangeRequestState.SCHEDULED else 202
+
+
+COMMANDS: dict[str, Command] = {
+    "ChangeRequestSubmitView": Command(
         "change_requests_submit",
         "Submit a draft for approval (the requester)",
         None,
         {200: ChangeRequestSerializer, **_errors(401, 403, 404, 409, 422, 503, overrides=_FRESH_ERRORS)},
-    )
-    @idempotent
-    def post(self, request: Request, pk: int) -> Response:
-        """Freeze the statement and its preview; a Hive rule that blocks it answers hive_rule_violation."""
-        return self.change_request(change_request_submit(request=get_change_request(pk), user=request.user))
-
-
-class ChangeRequestRefreshView(OperationsAPIView):
-    @_command(
+        lambda change, user, data: change_request_submit(request=change, user=user),
+        "Freeze the statement and its preview; a Hive rule that blocks it answers hive_rule_violation.",
+    ),
+    "ChangeRequestRefreshView": Command(
         "change_requests_refresh",
-        "Preview a submitted request again (the requester)",
+        "Preview an open request again (the requester)",
         None,
         {200: ChangeRequestSerializer, **_errors(401, 403, 404, 409, 422, 503, overrides=_FRESH_ERRORS)},
-    )
-    @idempotent
-    def post(self, request: Request, pk: int) -> Response:
-        """After stale_preview: a new preview; approvals given on the old one no longer count."""
-        return self.change_request(change_request_refresh(request=get_change_request(pk), user=request.user))
-
-
-class ChangeRequestApproveView(OperationsAPIView):
-    @_command(
+        lambda change, user, data: change_request_refresh(request=change, user=user),
+        "A new preview of a draft, submitted or approved request (after stale_preview, say). When nothing changed "
+        "the request keeps its state and approvals; when it changed, a submitted or approved request waits for "
+        "approval again and the approvals given on the old preview lapse (they can be given again).",
+    ),
+    "ChangeRequestApproveView": Command(
         "change_requests_approve",
         "Approve a submitted request (approvers; never one's own)",
         ApproveSerializer,
@@ -322,16 +362,10 @@ class ChangeRequestApproveView(OperationsAPIView):
                 },
             ),
         },
-    )
-    @idempotent
-    def post(self, request: Request, pk: int) -> Response:
-        """Record an approval; the request is approved once its policy's number of approvals is reached."""
-        data = self.validated(ApproveSerializer)
-        return self.change_request(change_request_approve(request=get_change_request(pk), user=request.user, **data))
-
-
-class ChangeRequestRejectView(OperationsAPIView):
-    @_command(
+        lambda change, user, data: change_request_approve(request=change, user=user, **data),
+        "Record an approval; the request is approved once its policy's number of approvals is reached.",
+    ),
+    "ChangeRequestRejectView": Command(
         "change_requests_reject",
         "Reject a submitted request, saying why (approvers)",
         RejectSerializer,
@@ -350,15 +384,9 @@ class ChangeRequestRejectView(OperationsAPIView):
                 },
             ),
         },
-    )
-    @idempotent
-    def post(self, request: Request, pk: int) -> Response:
-        data = self.validated(RejectSerializer)
-        return self.change_request(change_request_reject(request=get_change_request(pk), user=request.user, **data))
-
-
-class ChangeRequestExecuteView(OperationsAPIView):
-    @_command(
+        lambda change, user, data: change_request_reject(request=change, user=user, **data),
+    ),
+    "ChangeRequestExecuteView": Command(
         "change_requests_execute",
         "Execute an approved request now, as a background job, or schedule it",
         ExecuteSerializer,
@@ -369,35 +397,22 @@ class ChangeRequestExecuteView(OperationsAPIView):
             200: OpenApiResponse(ChangeRequestSerializer, description="Scheduled for at."),
             **_errors(400, 401, 403, 404, 409, 422, 503, overrides=_FRESH_ERRORS),
         },
-    )
-    @idempotent
-    def post(self, request: Request, pk: int) -> Response:
+        lambda change, user, data: change_request_execute(request=change, user=user, **data),
         """
         Answers at once: 202 with the request executing and its job, or 200 with the request scheduled for ``at``.
 
         The requester or an admin may execute; a table that changed since the preview answers stale_preview.
-        """
-        data = self.validated(ExecuteSerializer)
-        change = change_request_execute(request=get_change_request(pk), user=request.user, **data)
-        # Scheduled: 200. Otherwise the job was started: 202, even when it already finished (an eager job, or a
-        # worker thread faster than this answer), so the status never depends on how quickly the job ran.
-        return self.change_request(change, status=200 if change.state == ChangeRequestState.SCHEDULED else 202)
-
-
-class ChangeRequestCancelView(OperationsAPIView):
-    @_command(
+        """,
+        _executing_or_scheduled,
+    ),
+    "ChangeRequestCancelView": Command(
         "change_requests_cancel",
         "Cancel an open request (the requester)",
         None,
         {200: ChangeRequestSerializer, **_errors(401, 403, 404, 409, 422)},
-    )
-    @idempotent
-    def post(self, request: Request, pk: int) -> Response:
-        return self.change_request(change_request_cancel(request=get_change_request(pk), user=request.user))
-
-
-class ChangeRequestRevertView(OperationsAPIView):
-    @_command(
+        lambda change, user, data: change_request_cancel(request=change, user=user),
+    ),
+    "ChangeRequestRevertView": Command(
         "change_requests_revert",
         "Ask to revert a succeeded request (stewards)",
         RevertSerializer,
@@ -405,13 +420,46 @@ class ChangeRequestRevertView(OperationsAPIView):
             201: OpenApiResponse(ChangeRequestSerializer, description="The new revert request (a draft)."),
             **_errors(400, 401, 403, 404, 409, 422, 503),
         },
-    )
-    @idempotent
-    def post(self, request: Request, pk: int) -> Response:
-        """A new draft that restores what the request changed; it is submitted and approved like any other."""
-        data = self.validated(RevertSerializer)
-        revert = change_request_revert(request=get_change_request(pk), user=request.user, **data)
-        return self.change_request(revert, status=201)
+        lambda change, user, data: change_request_revert(request=change, user=user, **data),
+        "A new draft that restores what the request changed; it is submitted and approved like any other.",
+        lambda result: 201,
+    ),
+    "ChangeRequestSettleView": Command(
+        "change_requests_settle",
+        "Settle a request stuck executing whose job died (admins)",
+        SettleSerializer,
+        {
+            200: ChangeRequestSerializer,
+            **_errors(
+                400,
+                401,
+                403,
+                404,
+                409,
+                422,
+                overrides={
+                    400: "invalid_parameter: an unknown outcome, or no reason.",
+                    403: "permission_denied: only admins settle a request.",
+                    409: "invalid_state: the request is not executing, or its job is still alive (it reported "
+                    "progress within CATALOG_JOB_HEARTBEAT_TIMEOUT_SECONDS; details: state, action, job).",
+                },
+            ),
+        },
+        lambda change, user, data: settle_stuck_request(change, user, data["outcome"], data["reason"]),
+        "Ends a request whose worker died while executing it (its job silent for longer than the heartbeat "
+        "timeout) as succeeded or failed, with its job; audited as settle with the reason. Nothing runs: check "
+        "the metastore (or let reconcile_executions decide) before choosing the outcome.",
+    ),
+}
+
+ChangeRequestSubmitView = command_view("ChangeRequestSubmitView", COMMANDS["ChangeRequestSubmitView"])
+ChangeRequestRefreshView = command_view("ChangeRequestRefreshView", COMMANDS["ChangeRequestRefreshView"])
+ChangeRequestApproveView = command_view("ChangeRequestApproveView", COMMANDS["ChangeRequestApproveView"])
+ChangeRequestRejectView = command_view("ChangeRequestRejectView", COMMANDS["ChangeRequestRejectView"])
+ChangeRequestExecuteView = command_view("ChangeRequestExecuteView", COMMANDS["ChangeRequestExecuteView"])
+ChangeRequestCancelView = command_view("ChangeRequestCancelView", COMMANDS["ChangeRequestCancelView"])
+ChangeRequestRevertView = command_view("ChangeRequestRevertView", COMMANDS["ChangeRequestRevertView"])
+ChangeRequestSettleView = command_view("ChangeRequestSettleView", COMMANDS["ChangeRequestSettleView"])
 
 
 class ChangeRequestApprovalsView(OperationsAPIView):

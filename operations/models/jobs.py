@@ -24,6 +24,9 @@ class Job(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the worker last reported progress; a silent job counts as dead."
+    )
 
     class Meta:
         ordering = ("-created_at",)

@@ -1,10 +1,13 @@
 """
-Change-request transitions: create, edit, submit, approve, reject, schedule, execute, cancel, revert.
+Change-request transitions: create, edit, submit, refresh, approve, reject, schedule, execute, cancel, revert,
+comment; the scheduler's start, the job's finish, and settling a request whose job died.
 
-Each transition moves the state with a guarded UPDATE (``WHERE state IN (expected)``), so concurrent
-clicks cannot double-approve or double-execute: the loser gets ``invalid_state``. Each writes an audit
-record and notifies by email after commit. Approval and execution re-preview the change and refuse a
-stale one (the table changed since the preview), naming what changed.
+Each service first asks :mod:`operations.lifecycle` (the same ``can_<action>`` the pages and the API explain
+with) and refuses with its code and words. Each transition moves the state with a guarded UPDATE
+(``WHERE state IN (expected)``, from :data:`operations.choices.TRANSITIONS`), so concurrent clicks cannot
+double-approve or double-execute: the loser gets ``invalid_state``. Each writes an audit record and notifies by
+email after commit. Approval and execution re-preview the change and refuse a stale one (the table changed
+since the preview), naming what changed.
 """
 
 from __future__ import annotations
@@ -19,14 +22,15 @@ from django.utils import timezone
 
 from catalog_admin.errors import ApplicationError, ErrorCode, NotFound
 from catalog_admin.selectors.metastores import get_metastore
-from operations.choices import TRANSITIONS, ChangeRequestState, Decision
-from operations.models import Approval, ChangeRequest, Comment, Execution
+from operations import lifecycle
+from operations.choices import ACTION_STATES, TRANSITIONS, ChangeRequestState, Decision, JobState
+from operations.models import Approval, ChangeRequest, Comment, Execution, Job
 from operations.notifications import notify_transition
-from operations.policy import Allowed, approval_requirement, can_approve, can_request
+from operations.policy import Allowed, approval_requirement, can_request
 from operations.preview import Preview
 from operations.services.alter import alter_preview
 from operations.services.audit import record_audit
-from operations.services.jobs import enqueue_execution
+from operations.services.jobs import EXECUTE, enqueue_execution
 from operations.services.revert import revert_preview
 from operations.specs import AlterSpec, spec_from_dict
 
@@ -40,8 +44,11 @@ __all__ = (
     "change_request_refresh",
     "change_request_reject",
     "change_request_revert",
+    "change_request_start",
     "change_request_submit",
     "change_request_update",
+    "finish_execution",
+    "settle_stuck_request",
 )
 
 
@@ -67,22 +74,24 @@ def change_request_create(*, user: User, metastore: str | None, spec: AlterSpec,
 
 
 def change_request_update(
-    *, request: ChangeRequest, user: User, spec: AlterSpec | None, reason: str | None
+    *,
+    request: ChangeRequest,
+    user: User,
+    spec: AlterSpec | None,
+    reason: str | None,
+    metastore: str | None = None,
 ) -> ChangeRequest:
     """Edit a draft: a new statement (``None``: the same) and reason (``None``: the same), and a new preview.
 
-    A revert request's plan comes from the execution it reverts: it is previewed again, but never given another
-    operation (cancel it instead).
+    ``metastore``, when given, must be the request's own: a request stays on its metastore. A revert request's
+    plan comes from the execution it reverts: it is previewed again, but never given another operation (cancel it
+    instead).
     """
-    _require_requester(request, user, "edit")
+    request = _reload(request)  # the checks read the request as it is now
+    replans = spec is not None and json.loads(json.dumps(spec.as_dict())) != request.operation
+    _require(lifecycle.can_edit(request, user, replans=replans))
+    _require_same_metastore(request, metastore)
     if request.revert_of_id:
-        if spec is not None and json.loads(json.dumps(spec.as_dict())) != request.operation:
-            raise ApplicationError(
-                ErrorCode.INVALID_STATE,
-                f"Request #{request.pk} reverts request #{request.revert_of_id}: its operation cannot be changed; "
-                "cancel it instead.",
-                {"request": request.pk, "state": request.state, "action": "edit"},
-            )
         preview = change_request_preview(request)
     else:
         preview = alter_preview(
@@ -91,46 +100,59 @@ def change_request_update(
         )
     reason = reason if reason is not None else request.reason
     with transaction.atomic():
-        _guarded(request, ("draft",), None, reason=reason, **_preview_fields(preview))
+        _guarded(request, "edit", reason=reason, **_preview_fields(preview))
         _audit(request, user, "edit", "draft", preview)
     return _reload(request)
 
 
 def change_request_submit(*, request: ChangeRequest, user: User) -> ChangeRequest:
     """Freeze the statement and its preview fingerprint, and ask for approval."""
-    _require_requester(request, user, "submit")
+    request = _reload(request)  # the checks read the request as it is now
+    _require(lifecycle.can_submit(request, user))
     preview = change_request_preview(request)
     if preview.blockers:
         _raise_blocked(preview)
     with transaction.atomic():
-        _transition(request, "submit", submitted_at=timezone.now(), **_preview_fields(preview))
+        _guarded(request, "submit", submitted_at=timezone.now(), **_preview_fields(preview))
         _audit(request, user, "submit", "submitted", preview)
         transaction.on_commit(lambda: notify_transition(_reload(request), "submitted", user))
     return _reload(request)
 
 
 def change_request_refresh(*, request: ChangeRequest, user: User) -> ChangeRequest:
-    """Re-preview a submitted request whose table changed; approvals given on the old preview no longer count."""
-    _require_requester(request, user, "refresh the preview of")
+    """Preview an open request again (a draft, submitted or approved).
+
+    A draft simply takes the new preview. When the preview of a submitted or approved request did not change, it
+    keeps its state and approvals; when it changed, it goes back to ``submitted`` and every approval lapses (the
+    audit log keeps them): the approvers decide again on the new preview.
+    """
+    request = _reload(request)  # the checks read the request as it is now
+    _require(lifecycle.can_refresh(request, user))
     preview = change_request_preview(request)
-    if preview.blockers:
+    if request.state != ChangeRequestState.DRAFT and preview.blockers:
         _raise_blocked(preview)
+    changed = preview.fingerprint != request.fingerprint
     with transaction.atomic():
-        _guarded(request, ("submitted", "approved"), ChangeRequestState.SUBMITTED, **_preview_fields(preview))
-        # Approvals were given on the old preview: they lapse (the audit log keeps them).
-        request.approvals.exclude(fingerprint=preview.fingerprint).delete()
-        _audit(request, user, "refresh", "submitted", preview)
+        if request.state == ChangeRequestState.DRAFT or not changed:
+            _guarded(request, "refresh", **_preview_fields(preview))
+            outcome = _reload(request).state if changed else "unchanged"
+        else:
+            _guarded(request, "reopen", **_preview_fields(preview))
+            lapsed = request.approvals.filter(decision=Decision.APPROVE).delete()[0]
+            outcome = "submitted"
+        details = {"changed": changed, "lapsed_approvals": lapsed} if outcome == "submitted" else {"changed": changed}
+        _audit(request, user, "refresh", outcome, preview, details=details)
     return _reload(request)
 
 
 def change_request_approve(*, request: ChangeRequest, user: User, comment: str = "") -> ChangeRequest:
     """Record an approval; the request is approved once the policy's number of approvals is reached."""
-    _require(can_approve(user, requester_id=request.requester_id, database=request.database_name), request=request.pk)
+    request = _reload(request)  # the checks read the request as it is now
+    _require(lifecycle.can_approve(request, user))
     preview = _fresh_preview(request)
     with transaction.atomic():
         locked = ChangeRequest.objects.select_for_update().get(pk=request.pk)
-        if locked.state != ChangeRequestState.SUBMITTED:
-            raise _invalid_state(locked, "approve")
+        _require(lifecycle.can_approve(locked, user))
         try:
             with transaction.atomic():
                 Approval.objects.create(
@@ -144,7 +166,7 @@ def change_request_approve(*, request: ChangeRequest, user: User, comment: str =
         given = locked.approvals.filter(decision=Decision.APPROVE, fingerprint=locked.fingerprint).count()
         outcome = "approval recorded"
         if given >= locked.required_approvals:
-            _transition(locked, "approve")
+            _guarded(locked, "approve")
             outcome = "approved"
         _audit(locked, user, "approve", outcome, preview, details={"comment": comment, "approvals": given})
         transaction.on_commit(lambda: notify_transition(_reload(request), outcome, user))
@@ -153,11 +175,12 @@ def change_request_approve(*, request: ChangeRequest, user: User, comment: str =
 
 def change_request_reject(*, request: ChangeRequest, user: User, comment: str) -> ChangeRequest:
     """Reject a submitted request (a comment saying why is required)."""
-    _require(can_approve(user, requester_id=request.requester_id, database=request.database_name), request=request.pk)
+    request = _reload(request)  # the checks read the request as it is now
+    _require(lifecycle.can_reject(request, user))
     if not comment.strip():
         raise ApplicationError(ErrorCode.INVALID_PARAMETER, "Say why you reject the change.", {"field": "comment"})
     with transaction.atomic():
-        _transition(request, "reject")
+        _guarded(request, "reject")
         Approval.objects.create(
             request=request, approver=user, decision=Decision.REJECT, comment=comment, fingerprint=request.fingerprint
         )
@@ -167,26 +190,31 @@ def change_request_reject(*, request: ChangeRequest, user: User, comment: str) -
 
 
 def change_request_execute(*, request: ChangeRequest, user: User, at: datetime | None = None) -> ChangeRequest:
-    """Execute an approved request now (as a background job) or schedule it for ``at``."""
-    _require_executor(request, user)
-    if at is not None and at > timezone.now():
+    """Execute an approved request now (as a background job) or schedule it for ``at``, which must be in the
+    future."""
+    request = _reload(request)  # the checks read the request as it is now
+    if at is not None:
+        _require(lifecycle.can_schedule(request, user))
+        _require_future(at)
         with transaction.atomic():
-            _transition(request, "schedule", scheduled_for=at)
+            _guarded(request, "schedule", scheduled_for=at)
             _audit(request, user, "schedule", "scheduled", None, details={"at": at.isoformat()})
         return _reload(request)
+    _require(lifecycle.can_execute(request, user))
     _fresh_preview(request)
     with transaction.atomic():
-        _transition(request, "execute")
+        _guarded(request, "execute")
         job = enqueue_execution(request, actor=user.get_username())
         _audit(request, user, "execute", "executing", None, details={"job": job.pk})
     return _reload(request)
 
 
 def change_request_cancel(*, request: ChangeRequest, user: User) -> ChangeRequest:
-    if user.pk != request.requester_id and not user.is_superuser:
-        raise ApplicationError(ErrorCode.PERMISSION_DENIED, "Only the requester can cancel a request.")
+    """The requester withdraws an open request."""
+    request = _reload(request)  # the checks read the request as it is now
+    _require(lifecycle.can_cancel(request, user))
     with transaction.atomic():
-        _transition(request, "cancel")
+        _guarded(request, "cancel")
         _audit(request, user, "cancel", "cancelled", None)
         transaction.on_commit(lambda: notify_transition(_reload(request), "cancelled", user))
     return _reload(request)
@@ -194,13 +222,9 @@ def change_request_cancel(*, request: ChangeRequest, user: User) -> ChangeReques
 
 def change_request_revert(*, request: ChangeRequest, user: User, reason: str = "") -> ChangeRequest:
     """A new request that restores what ``request`` changed, from its before-image; it needs approval too."""
-    _require(can_request(user))
-    if request.state != ChangeRequestState.SUCCEEDED or request.execution is None:
-        raise _invalid_state(request, "revert")
-    if request.revert_requests.exclude(state__in=("rejected", "cancelled", "failed")).exists():
-        raise ApplicationError(
-            ErrorCode.INVALID_STATE, f"Request #{request.pk} already has a revert request.", {"request": request.pk}
-        )
+    request = _reload(request)  # the checks read the request as it is now
+    _require(lifecycle.can_revert(request, user))
+    assert request.execution is not None, "can_revert allows only an executed request"
     preview = revert_preview(execution=request.execution)
     with transaction.atomic():
         revert = ChangeRequest.objects.create(
@@ -211,6 +235,9 @@ def change_request_revert(*, request: ChangeRequest, user: User, reason: str = "
 
 
 def change_request_comment(*, request: ChangeRequest, user: User, body: str) -> Comment:
+    """A remark on a request, in any state."""
+    request = _reload(request)  # the checks read the request as it is now
+    _require(lifecycle.can_comment(request, user))
     if not body.strip():
         raise ApplicationError(ErrorCode.INVALID_PARAMETER, "A comment cannot be empty.", {"field": "body"})
     comment = Comment.objects.create(request=request, author=user, body=body.strip())
@@ -218,20 +245,89 @@ def change_request_comment(*, request: ChangeRequest, user: User, body: str) -> 
     return comment
 
 
+def change_request_start(request: ChangeRequest) -> Job:
+    """The scheduler's move of a scheduled request whose time has come to executing, with its queued job."""
+    request = _reload(request)  # the checks read the request as it is now
+    _require(lifecycle.can_start(request))
+    with transaction.atomic():
+        _guarded(request, "start")
+        job = Job.objects.create(kind=EXECUTE, change_request=request, message="Queued by its schedule")
+        _audit(request, None, "start", "executing", None, details={"job": job.pk, "scheduled_for": _iso(request)})
+    return job
+
+
 def finish_execution(request: ChangeRequest, execution: Execution | None, error: str = "") -> None:
     """Called by the job: move the request to succeeded/failed (and its original to reverted)."""
+    succeeded = execution is not None and execution.state == Execution.State.SUCCEEDED
+    _end_execution(request, execution, "succeed" if succeeded else "fail", error, actor="job", action="finish")
+
+
+def settle_stuck_request(
+    request: ChangeRequest,
+    user: User | None,
+    outcome: str,
+    reason: str,
+    *,
+    execution: Execution | None = None,
+) -> ChangeRequest:
+    """End a request stuck executing whose job is no longer alive (its worker stopped beating) as ``outcome``
+    (``succeeded`` or ``failed``), with its job; audited as ``settle`` with the reason.
+
+    ``user``: the admin who settles it, or ``None`` for ``reconcile_executions`` (which decides the outcome from the
+    metastore and may pass the crashed ``execution``). Nothing is executed or moved here.
+    """
+    request = _reload(request)  # the checks read the request as it is now
+    _require(lifecycle.can_settle(request, user, outcome=outcome))
+    if not reason.strip():
+        raise ApplicationError(ErrorCode.INVALID_PARAMETER, "Say why the request is settled.", {"field": "reason"})
+    job = lifecycle.latest_job(request)
+    action = "succeed" if outcome == "succeeded" else "fail"
     with transaction.atomic():
-        if execution is not None and execution.state == Execution.State.SUCCEEDED:
-            _transition(request, "succeed", execution=execution)
+        error = "" if action == "succeed" else f"Settled as failed: {reason.strip()}"
+        _end_execution(
+            request,
+            execution,
+            f"settle_{outcome}",
+            error,
+            actor=user.get_username() if user is not None else "reconcile",
+            action="settle",
+            details={"reason": reason.strip(), "job": job.pk if job else None},
+        )
+        if job is not None:
+            Job.objects.filter(pk=job.pk, state__in=(JobState.QUEUED, JobState.RUNNING)).update(
+                state=JobState.SUCCEEDED if action == "succeed" else JobState.FAILED,
+                finished_at=timezone.now(),
+                message=f"Settled as {outcome}: {reason.strip()}"[:500],
+                error=error,
+            )
+    return _reload(request)
+
+
+def _end_execution(
+    request: ChangeRequest,
+    execution: Execution | None,
+    transition: str,
+    error: str,
+    *,
+    actor: str,
+    action: str,
+    details: dict[str, Any] | None = None,
+) -> None:
+    """Move an executing request to its end state (a revert's original to reverted), audited."""
+    succeeded = TRANSITIONS[transition][1] == ChangeRequestState.SUCCEEDED
+    _require(lifecycle.can_succeed(request) if succeeded else lifecycle.can_fail(request))
+    with transaction.atomic():
+        if succeeded:
+            _guarded(request, transition, execution=execution)
             if request.revert_of is not None:
-                _transition(request.revert_of, "mark_reverted")
+                _guarded(request.revert_of, "mark_reverted")
             outcome = "succeeded"
         else:
-            _transition(request, "fail", execution=execution, error=error)
+            _guarded(request, transition, execution=execution, error=error)
             outcome = "failed"
         record_audit(
-            actor="job",
-            action="finish",
+            actor=actor,
+            action=action,
             outcome=outcome,
             request_id=request.pk,
             execution_id=execution.pk if execution else None,
@@ -240,7 +336,11 @@ def finish_execution(request: ChangeRequest, execution: Execution | None, error:
             table_name=request.table_name,
             statement=request.statement,
             counts=execution.actual_counts if execution else {},
-            details={"error": error, "duration_ms": execution.duration_ms if execution else None},
+            details={
+                "error": error,
+                "duration_ms": execution.duration_ms if execution else None,
+                **(details or {}),
+            },
         )
         transaction.on_commit(lambda: notify_transition(_reload(request), outcome, None))
 
@@ -287,52 +387,42 @@ def _fresh_preview(request: ChangeRequest) -> Preview:
     return preview
 
 
-def _transition(request: ChangeRequest, action: str, **fields: Any) -> None:
-    allowed, target = TRANSITIONS[action]
-    _guarded(request, allowed, target, **fields)
-
-
-def _guarded(request: ChangeRequest, allowed: tuple[str, ...], target: str | None, **fields: Any) -> None:
-    if target is not None:
-        fields["state"] = target
-    changed = ChangeRequest.objects.filter(pk=request.pk, state__in=allowed).update(updated_at=timezone.now(), **fields)
+def _guarded(request: ChangeRequest, action: str, **fields: Any) -> None:
+    """Move ``request`` by ``action`` (a transition, or an action that keeps the state) only from the states the
+    table allows; a request that moved meanwhile is refused with the lifecycle's ``invalid_state``."""
+    if action in TRANSITIONS:
+        sources, fields["state"] = TRANSITIONS[action]
+    else:
+        sources = ACTION_STATES[action]
+    changed = ChangeRequest.objects.filter(pk=request.pk, state__in=sources).update(updated_at=timezone.now(), **fields)
     if changed != 1:
-        raise _invalid_state(_reload(request), target or "edit")
+        _require(lifecycle.state_refusal(_reload(request), action))
 
 
-def _invalid_state(request: ChangeRequest, action: str) -> ApplicationError:
-    return ApplicationError(
-        ErrorCode.INVALID_STATE,
-        f"Request #{request.pk} is {request.get_state_display().lower()}: it cannot be {_past(action)} now.",
-        {"request": request.pk, "state": request.state, "action": action},
-    )
-
-
-def _past(action: str) -> str:
-    return {"submitted": "submitted", "approve": "approved", "approved": "approved", "reject": "rejected",
-            "rejected": "rejected", "execute": "executed", "executing": "executed", "cancelled": "cancelled",
-            "revert": "reverted", "scheduled": "scheduled"}.get(action, f"changed ({action})")  # fmt: skip
-
-
-def _require(allowed: Allowed, **details: Any) -> None:
-    """Refuse with the check's own code: ``permission_denied``, or ``self_approval_forbidden`` (four eyes)."""
+def _require(allowed: Allowed) -> None:
+    """Refuse with the lifecycle check's own code, words and details."""
     if not allowed:
-        raise ApplicationError(allowed.code, allowed.reason, details)
+        raise ApplicationError(allowed.code, allowed.reason, dict(allowed.details))
 
 
-def _require_requester(request: ChangeRequest, user: User, verb: str) -> None:
-    if user.pk != request.requester_id:
-        raise ApplicationError(ErrorCode.PERMISSION_DENIED, f"Only the requester can {verb} request #{request.pk}.")
-
-
-def _require_executor(request: ChangeRequest, user: User) -> None:
-    from catalog_admin.roles import Role
-    from operations.policy import has_role
-
-    if user.pk != request.requester_id and not has_role(user, Role.ADMIN):
+def _require_same_metastore(request: ChangeRequest, metastore: str | None) -> None:
+    if metastore not in (None, request.metastore):
         raise ApplicationError(
-            ErrorCode.PERMISSION_DENIED, "Only the requester or an operator (admin) can execute a request."
+            ErrorCode.INVALID_PARAMETER,
+            "A request stays on its metastore; cancel it and start a new one instead.",
+            {"parameter": "metastore"},
         )
+
+
+def _require_future(at: datetime) -> None:
+    if at <= timezone.now():
+        raise ApplicationError(
+            ErrorCode.INVALID_PARAMETER, "Pick a time in the future, or execute now instead.", {"parameter": "at"}
+        )
+
+
+def _iso(request: ChangeRequest) -> str | None:
+    return request.scheduled_for.isoformat() if request.scheduled_for else None
 
 
 def _raise_blocked(preview: Preview) -> None:
@@ -353,14 +443,14 @@ def _reload(request: ChangeRequest) -> ChangeRequest:
 
 def _audit(
     request: ChangeRequest,
-    user: User,
+    user: User | None,
     action: str,
     outcome: str,
     preview: Preview | None,
     details: dict[str, Any] | None = None,
 ) -> None:
     record_audit(
-        actor=user.get_username(),
+        actor=user.get_username() if user is not None else "scheduler",
         action=action,
         outcome=outcome,
         request_id=request.pk,

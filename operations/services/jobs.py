@@ -4,7 +4,10 @@ Background jobs that execute approved change requests, with progress and a log.
 ``enqueue_execution`` creates a queued job; after the transaction commits it runs on a worker thread of
 this process (``CATALOG_JOBS_MODE = "thread"``, the default for the console's own server), inline
 (``"eager"``, for tests), or is left to ``manage.py run_jobs`` workers (``"worker"``). Scheduled requests
-are picked up by ``run_jobs`` when their time comes.
+are picked up by ``run_jobs`` when their time comes (through the lifecycle, audited).
+
+A running job beats: its claim, every progress report and every log line set ``heartbeat_at``. A job silent for
+longer than ``CATALOG_JOB_HEARTBEAT_TIMEOUT_SECONDS`` counts as dead (:func:`operations.lifecycle.job_is_alive`).
 """
 
 from __future__ import annotations
@@ -16,11 +19,11 @@ from django.conf import settings
 from django.db import close_old_connections, transaction
 from django.utils import timezone
 
-from catalog_admin.errors import ApplicationError
+from catalog_admin.errors import ApplicationError, ErrorCode
 from operations.choices import ChangeRequestState, JobState
 from operations.models import ChangeRequest, Job
 
-__all__ = ("enqueue_execution", "run_job", "run_pending_jobs")
+__all__ = ("EXECUTE", "enqueue_execution", "run_job", "run_pending_jobs", "start_due_requests")
 
 logger = logging.getLogger(__name__)
 EXECUTE = "execute_change_request"
@@ -38,8 +41,9 @@ def enqueue_execution(request: ChangeRequest, *, actor: str) -> Job:
 
 def run_job(job_id: int) -> Job:
     """Run one queued job (claimed with a guarded update, so two workers never run it twice)."""
+    now = timezone.now()
     claimed = Job.objects.filter(pk=job_id, state=JobState.QUEUED).update(
-        state=JobState.RUNNING, started_at=timezone.now(), message="Starting"
+        state=JobState.RUNNING, started_at=now, heartbeat_at=now, message="Starting"
     )
     job = Job.objects.get(pk=job_id)
     if not claimed:
@@ -53,14 +57,26 @@ def run_job(job_id: int) -> Job:
     return Job.objects.get(pk=job_id)
 
 
+def start_due_requests() -> int:
+    """Move scheduled requests whose time has come to executing, each with a queued job (through the lifecycle,
+    audited as ``start``); a request another worker started meanwhile is skipped. Returns how many started."""
+    from operations.services.change_requests import change_request_start
+
+    started = 0
+    for request in ChangeRequest.objects.filter(state=ChangeRequestState.SCHEDULED, scheduled_for__lte=timezone.now()):
+        try:
+            change_request_start(request)
+        except ApplicationError as exc:
+            if exc.code != ErrorCode.INVALID_STATE:
+                raise
+        else:
+            started += 1
+    return started
+
+
 def run_pending_jobs() -> int:
     """Start scheduled requests whose time has come, then run every queued job; returns how many ran."""
-    for request in ChangeRequest.objects.filter(state=ChangeRequestState.SCHEDULED, scheduled_for__lte=timezone.now()):
-        moved = ChangeRequest.objects.filter(pk=request.pk, state=ChangeRequestState.SCHEDULED).update(
-            state=ChangeRequestState.EXECUTING
-        )
-        if moved:
-            Job.objects.create(kind=EXECUTE, change_request=request, message="Queued by its schedule")
+    start_due_requests()
     ran = 0
     for job_id in Job.objects.filter(state=JobState.QUEUED).order_by("created_at").values_list("pk", flat=True):
         run_job(job_id)
@@ -110,14 +126,15 @@ def _fail(job: Job, request: ChangeRequest, execution, error: str) -> None:  # n
 
 def _progress(job: Job, done: int, total: int, what: str) -> None:
     percent = int(100 * done / total) if total else 0
-    Job.objects.filter(pk=job.pk).update(progress=min(percent, 99), message=what[:500])
+    Job.objects.filter(pk=job.pk).update(progress=min(percent, 99), message=what[:500], heartbeat_at=timezone.now())
     _log(job, what)
 
 
 def _log(job: Job, line: str) -> None:
     job.refresh_from_db(fields=["log"])
-    job.log = [*job.log, {"at": timezone.now().isoformat(), "message": line}]
-    Job.objects.filter(pk=job.pk).update(log=job.log)
+    now = timezone.now()
+    job.log = [*job.log, {"at": now.isoformat(), "message": line}]
+    Job.objects.filter(pk=job.pk).update(log=job.log, heartbeat_at=now)
 
 
 def _run_in_thread(job_id: int) -> None:

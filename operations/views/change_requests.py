@@ -39,8 +39,8 @@ from operations.services.change_requests import (
     change_request_revert,
     change_request_submit,
     change_request_update,
+    settle_stuck_request,
 )
-from operations.specs import spec_from_dict
 from operations.views.display import Freshness, check_freshness, preview_display
 
 __all__ = (
@@ -57,6 +57,7 @@ __all__ = (
     "change_request_reject_view",
     "change_request_revert_view",
     "change_request_schedule_view",
+    "change_request_settle_view",
     "change_request_submit_view",
 )
 
@@ -114,24 +115,23 @@ def change_request_edit(request: HttpRequest, pk: int) -> HttpResponse:
             form.add_error(None, allowed.reason)
         elif form.is_valid():
             try:
-                if form.cleaned_data["metastore"] != change.metastore:
-                    raise ApplicationError(
-                        ErrorCode.INVALID_PARAMETER,
-                        "A request stays on its metastore; cancel it and start a new one instead.",
-                        {"field": "metastore"},
-                    )
                 change_request_update(
                     request=change,
                     user=request.user,
                     spec=form.cleaned_data["spec"],
                     reason=form.cleaned_data["reason"],
+                    metastore=form.cleaned_data["metastore"],
                 )
             except ApplicationError as exc:
                 form.add_error(None, exc.message)
+                status = exc.code.http_status
             else:
                 messages.success(request, f"Draft #{change.pk} updated.")
                 return redirect("operations:detail", pk=change.pk)
-        status = 403 if not allowed else 400
+        if not allowed:
+            status = allowed.code.http_status
+        elif status == 200:
+            status = 400
     else:
         form = ChangeRequestForm(
             initial={"metastore": change.metastore, "statement": change.statement, "reason": change.reason}
@@ -254,13 +254,12 @@ def change_request_reject_view(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def change_request_refresh_view(request: HttpRequest, pk: int) -> HttpResponse:
     def act(change: ChangeRequest) -> str:
+        done = change_request_refresh(request=change, user=request.user)
+        if done.fingerprint == change.fingerprint:
+            return f"The preview of request #{done.pk} was refreshed: nothing changed, it stays {done.state}."
         if change.state == ChangeRequestState.DRAFT:
-            change_request_update(
-                request=change, user=request.user, spec=spec_from_dict(change.operation), reason=change.reason
-            )
-            return f"The preview of draft #{change.pk} was refreshed."
-        change_request_refresh(request=change, user=request.user)
-        return f"The preview of request #{change.pk} was refreshed: approvals given on the old preview lapsed."
+            return f"The preview of draft #{done.pk} was refreshed."
+        return f"The preview of request #{done.pk} was refreshed: approvals given on the old preview lapsed."
 
     return _act(request, pk, act)
 
@@ -288,6 +287,18 @@ def change_request_comment_view(request: HttpRequest, pk: int) -> HttpResponse:
     def act(change: ChangeRequest) -> str:
         change_request_comment(request=change, user=request.user, body=request.POST.get("body", ""))
         return "Comment added."
+
+    return _act(request, pk, act)
+
+
+@require_POST
+def change_request_settle_view(request: HttpRequest, pk: int) -> HttpResponse:
+    """An admin ends a request stuck executing (its job no longer alive) as succeeded or failed, saying why."""
+
+    def act(change: ChangeRequest) -> str:
+        outcome = request.POST.get("outcome", "")
+        done = settle_stuck_request(change, request.user, outcome, request.POST.get("reason", ""))
+        return f"Request #{done.pk} was settled as {done.state}."
 
     return _act(request, pk, act)
 

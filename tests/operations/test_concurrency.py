@@ -304,7 +304,7 @@ def test_two_executions_started_at_once_run_the_alter_once(
     assert sorted(r.status_code for r in responses) == [202, 409]
     loser = next(r.json() for r in responses if r.status_code == 409)
     assert loser["code"] == "invalid_state"
-    assert loser["details"]["action"] == "executing"
+    assert loser["details"]["action"] == "execute"  # the action refused, as everywhere (not its target state)
     change = ChangeRequest.objects.get(pk=pk)
     assert change.state == "succeeded"
     assert Job.objects.filter(change_request_id=pk).get().state == "succeeded"

@@ -9,7 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from operations.services.idempotency import purge_expired_idempotency_keys
-from operations.services.jobs import run_pending_jobs
+from operations.services.jobs import run_pending_jobs, start_due_requests
 
 
 class Command(BaseCommand):
@@ -21,6 +21,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         while True:
+            started = start_due_requests()
+            if started:
+                self.stdout.write(f"Started {started} scheduled request(s).")
             ran = run_pending_jobs()
             if ran:
                 self.stdout.write(f"Ran {ran} job(s).")

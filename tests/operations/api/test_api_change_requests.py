@@ -231,7 +231,11 @@ def test_execute_with_a_time_schedules_the_request(metastore: Metastore, api: di
     scheduled = ok(post(api["steward"], command(pk, "execute"), {"at": at.isoformat()}))
 
     # then
-    assert "at" in error(past, 400, "invalid_parameter")["details"]["fields"]
+    body = error(past, 400, "invalid_parameter")
+    assert (body["message"], body["details"]) == (
+        "Pick a time in the future, or execute now instead.",
+        {"parameter": "at"},
+    )
     assert scheduled["state"] == "scheduled"
     assert scheduled["job"] is None
     assert scheduled["scheduled_for"] == at.isoformat().replace("+00:00", "Z")
