@@ -304,9 +304,13 @@ def can_fail(change: ChangeRequest) -> Allowed:
     return _in_state(change, "fail")
 
 
-def can_settle(change: ChangeRequest, user: User, *, outcome: str = "failed") -> Allowed:
+def can_settle(
+    change: ChangeRequest, user: User, *, outcome: str = "failed", silent_for: timedelta | None = None
+) -> Allowed:
     """An admin (``user``) or the system (``None``: ``reconcile_executions``) settles a request stuck executing:
-    only when its job is no longer alive (the worker stopped beating)."""
+    only when its job is no longer alive (the worker stopped beating for ``silent_for``, by default the heartbeat
+    timeout; ``reconcile_executions --older-than`` shortens it when the operator knows the workers are gone)."""
+    timeout = heartbeat_timeout() if silent_for is None else silent_for
     if user is not None and not has_role(user, Role.ADMIN):
         return Allowed(False, "Only an admin can settle a request stuck executing.", details={"request": change.pk})
     if outcome not in SETTLE_OUTCOMES:
@@ -315,11 +319,11 @@ def can_settle(change: ChangeRequest, user: User, *, outcome: str = "failed") ->
     if change.state not in ACTION_STATES["settle"]:
         return state_refusal(change, "settle")
     job = latest_job(change)
-    if job is not None and job_is_alive(job):
+    if job is not None and job_is_alive(job, timeout=timeout):
         return Allowed(
             False,
             f"Request #{change.pk} is still executing: job #{job.pk} reported progress within the last "
-            f"{heartbeat_timeout().total_seconds():.0f} s; it can be settled once it has been silent that long.",
+            f"{timeout.total_seconds():.0f} s; it can be settled once it has been silent that long.",
             ErrorCode.INVALID_STATE,
             {"request": change.pk, "state": change.state, "action": "settle", "job": job.pk},
         )
@@ -339,11 +343,12 @@ def latest_job(change: ChangeRequest) -> Job | None:
     return change.jobs.order_by("-created_at", "-pk").first()
 
 
-def job_is_alive(job: Job, *, now: datetime | None = None) -> bool:
-    """A running job that beat within the timeout, or a queued one a worker may still pick up."""
+def job_is_alive(job: Job, *, now: datetime | None = None, timeout: timedelta | None = None) -> bool:
+    """A running job that beat within the timeout (the heartbeat timeout by default), or a queued one a worker may
+    still pick up."""
     if job.state not in (JobState.QUEUED, JobState.RUNNING):
         return False
-    return (now or timezone.now()) - _beat(job) < heartbeat_timeout()
+    return (now or timezone.now()) - _beat(job) < (heartbeat_timeout() if timeout is None else timeout)
 
 
 def _beat(job: Job) -> datetime:

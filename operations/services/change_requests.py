@@ -13,7 +13,7 @@ since the preview), naming what changed.
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -269,6 +269,7 @@ def settle_stuck_request(
     reason: str,
     *,
     execution: Execution | None = None,
+    silent_for: timedelta | None = None,
 ) -> ChangeRequest:
     """End a request stuck executing whose job is no longer alive (its worker stopped beating) as ``outcome``
     (``succeeded`` or ``failed``), with its job; audited as ``settle`` with the reason.
@@ -277,7 +278,7 @@ def settle_stuck_request(
     metastore and may pass the crashed ``execution``). Nothing is executed or moved here.
     """
     request = _reload(request)  # the checks read the request as it is now
-    _require(lifecycle.can_settle(request, user, outcome=outcome))
+    _require(lifecycle.can_settle(request, user, outcome=outcome, silent_for=silent_for))
     if not reason.strip():
         raise ApplicationError(ErrorCode.INVALID_PARAMETER, "Say why the request is settled.", {"field": "reason"})
     job = lifecycle.latest_job(request)
@@ -289,7 +290,7 @@ def settle_stuck_request(
             execution,
             f"settle_{outcome}",
             error,
-            actor=user.get_username() if user is not None else "reconcile",
+            actor=user.get_username() if user is not None else "system:reconcile_executions",
             action="settle",
             details={"reason": reason.strip(), "job": job.pk if job else None},
         )

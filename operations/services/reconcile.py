@@ -36,6 +36,7 @@ from catalog_admin.errors import ApplicationError
 from catalog_admin.locations import filesystem_for
 from catalog_admin.models import Sequence
 from catalog_admin.selectors.metastores import get_metastore
+from operations.lifecycle import heartbeat_timeout
 from operations.models import DirectoryMoveRecord, Execution
 from operations.services.audit import record_audit
 from operations.services.commit_markers import PREFIX, claim_commit_marker, drop_commit_marker
@@ -82,7 +83,7 @@ class Reconciliation:
 
 def stale_after() -> float:
     """Seconds after which a RUNNING execution or job without a sign of life is taken as abandoned."""
-    return float(getattr(settings, "CATALOG_JOB_HEARTBEAT_TIMEOUT_SECONDS", 300))
+    return heartbeat_timeout().total_seconds()
 
 
 def reconcile_executions(

@@ -13,11 +13,13 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import transaction
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from operations.choices import TRANSITIONS, ChangeRequestState, JobState
-from operations.models import ChangeRequest, Execution, Job
+from operations.choices import ChangeRequestState, JobState
+from operations.models import Execution, Job
 from operations.services.audit import record_audit
+from operations.services.change_requests import settle_stuck_request
 from operations.services.reconcile import ACTOR, reconcile_execution, stale_after
 
 __all__ = ("JobSettlement", "settle_stuck_jobs")
@@ -42,14 +44,18 @@ def settle_stuck_jobs(
 ) -> list[JobSettlement]:
     """Settle every RUNNING job without a sign of life for ``older_than`` seconds (``stale_after()`` by default)."""
     cutoff = timezone.now() - timedelta(seconds=stale_after() if older_than is None else older_than)
-    # The last sign of life is the start until jobs beat (then: Coalesce("heartbeat_at", "started_at")).
-    jobs = Job.objects.filter(state=JobState.RUNNING, started_at__lte=cutoff).select_related("change_request")
+    jobs = (
+        Job.objects.annotate(last_sign_of_life=Coalesce("heartbeat_at", "started_at"))
+        .filter(state=JobState.RUNNING, last_sign_of_life__lte=cutoff)
+        .select_related("change_request")
+    )
     if metastore:
         jobs = jobs.filter(change_request__metastore=metastore)
-    return [_settle_job(job, dry_run) for job in jobs.order_by("pk")]
+    silent_for = timezone.now() - cutoff
+    return [_settle_job(job, dry_run, silent_for) for job in jobs.order_by("pk")]
 
 
-def _settle_job(job: Job, dry_run: bool) -> JobSettlement:
+def _settle_job(job: Job, dry_run: bool, silent_for: timedelta) -> JobSettlement:
     request = job.change_request
     execution = _execution_of(job)
     committed, reason = _verdict(execution, dry_run)
@@ -64,7 +70,9 @@ def _settle_job(job: Job, dry_run: bool) -> JobSettlement:
     if settlement.outcome is not None and not dry_run:
         with transaction.atomic():
             if request is not None and request.state == ChangeRequestState.EXECUTING:
-                _settle_request(request, execution, settlement.outcome, reason)
+                settle_stuck_request(
+                    request, None, settlement.outcome, reason, execution=execution, silent_for=silent_for
+                )
             _finish_job(job, settlement.outcome, reason)
             record_audit(
                 actor=ACTOR,
@@ -114,35 +122,6 @@ def _execution_of(job: Job) -> Execution | None:
         )
         .order_by("-pk")
         .first()
-    )
-
-
-def _settle_request(request: ChangeRequest, execution: Execution | None, outcome: str, reason: str) -> None:
-    """Move an EXECUTING request to ``outcome`` (and its original to reverted), audited.
-
-    Stands in for the lifecycle's ``settle_stuck_request(request, user, outcome, reason)``.
-    """
-    allowed, target = TRANSITIONS["succeed" if outcome == "succeeded" else "fail"]
-    fields = {"execution": execution} if outcome == "succeeded" else {"execution": execution, "error": reason}
-    changed = ChangeRequest.objects.filter(pk=request.pk, state__in=allowed).update(
-        state=target, updated_at=timezone.now(), **fields
-    )
-    if changed and outcome == "succeeded" and request.revert_of_id:
-        allowed, target = TRANSITIONS["mark_reverted"]
-        ChangeRequest.objects.filter(pk=request.revert_of_id, state__in=allowed).update(
-            state=target, updated_at=timezone.now()
-        )
-    record_audit(
-        actor=ACTOR,
-        action="settle",
-        outcome=outcome,
-        request_id=request.pk,
-        execution_id=execution.pk if execution else None,
-        metastore=request.metastore,
-        database_name=request.database_name,
-        table_name=request.table_name,
-        statement=request.statement,
-        details={"reason": reason},
     )
 
 

@@ -519,7 +519,7 @@ def test_reconcile_can_settle_a_stuck_request_as_the_system(metastore: Metastore
 
     # then
     assert settled.state == "failed"
-    assert audit_of(change)[-1] == ("reconcile", "settle", "failed")
+    assert audit_of(change)[-1] == ("system:reconcile_executions", "settle", "failed")
     with pytest.raises(ApplicationError) as again:
         settle_stuck_request(settled, None, "failed", "twice")
     assert again.value.code == ErrorCode.INVALID_STATE

@@ -57,7 +57,7 @@ def test_a_job_whose_worker_died_before_executing_fails_with_its_request(metasto
     assert settled.reason == "the worker stopped before it executed anything"
     request.refresh_from_db()
     job.refresh_from_db()
-    assert (request.state, request.error) == (ChangeRequestState.FAILED, settled.reason)
+    assert (request.state, request.error) == (ChangeRequestState.FAILED, f"Settled as failed: {settled.reason}")
     assert (job.state, job.error) == (JobState.FAILED, settled.reason)
     assert job.log[-1]["message"] == f"Settled by reconcile_executions: {settled.reason}"
     audited = AuditRecord.objects.filter(request_id_ref=request.pk, actor="system:reconcile_executions")
