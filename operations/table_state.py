@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from django.db import connections
-from django.db.models import Count, Max
+from django.db.models import Count, Max, Q
 
 from catalog_admin.errors import NotFound
 from catalog_admin.models import (
@@ -29,6 +29,7 @@ from catalog_admin.models import (
     TableParam,
 )
 from catalog_admin.selectors.metastores import Metastore
+from operations.preview import PartitionScope
 from operations.specs import TableRef
 from operations.sql import MetastoreSql
 
@@ -37,6 +38,7 @@ __all__ = (
     "PartitionSummary",
     "TableState",
     "labelled_partition_statistics",
+    "read_partition_scope",
     "read_table_state",
     "statistics_labels",
     "table_exists",
@@ -212,6 +214,50 @@ def _partition_summary(alias: str, table_id: int, root: str | None, layout: bool
         column_descriptors=tuple(sorted(cd for cd, _under, _n in groups if cd is not None)),
         descriptor_users=tuple(sorted((cd, n) for cd, _under, n in groups if cd is not None)),
     )
+
+
+SCOPE_SAMPLE = 20  # partitions of a scope kept readable, to say what changed
+SCOPE_BATCH = 5000
+
+
+def read_partition_scope(metastore: Metastore, table_id: int, selection: dict[str, Any]) -> PartitionScope:
+    """The partitions of ``selection`` (``names``, ``ids`` or location ``prefixes``) with a digest of their rows.
+
+    The rows are streamed in id order and hashed as they come: one pass, no list of every partition in memory.
+    """
+    digest, count, sample = hashlib.sha256(), 0, []
+    for batch in _scope_batches(metastore.alias, table_id, selection):
+        digest.update(repr(batch).encode())
+        count += len(batch)
+        sample += [(name, sd_id, location) for _id, name, sd_id, location in batch[: SCOPE_SAMPLE - len(sample)]]
+    return PartitionScope(
+        table_id=table_id, selection=selection, count=count, digest=digest.hexdigest()[:32], sample=tuple(sample)
+    )
+
+
+def _scope_batches(alias: str, table_id: int, selection: dict[str, Any]) -> Any:
+    partitions = Partition.objects.using(alias).filter(table_id=table_id).order_by("id")
+    columns = ("id", "name", "sd_id", "sd__location")
+    if "ids" in selection:
+        ids = sorted(selection["ids"])
+        for start in range(0, len(ids), SCOPE_BATCH):
+            yield list(partitions.filter(id__in=ids[start : start + SCOPE_BATCH]).values_list(*columns))
+        return
+    if "names" in selection:
+        partitions = partitions.filter(name__in=selection["names"])
+    else:
+        under = Q()
+        for prefix in selection.get("prefixes", ()):
+            under |= Q(sd__location__startswith=prefix)
+        partitions = partitions.filter(under)
+    batch = []
+    for row in partitions.values_list(*columns).iterator(chunk_size=SCOPE_BATCH):
+        batch.append(row)
+        if len(batch) == SCOPE_BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def statistics_labels(metastore: Metastore, state: TableState) -> dict[str, str]:

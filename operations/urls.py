@@ -25,5 +25,6 @@ urlpatterns = [
     path("<int:pk>/comment/", change_requests.change_request_comment_view, name="comment"),
     path("<int:pk>/execute/", change_requests.change_request_execute_view, name="execute"),
     path("<int:pk>/schedule/", change_requests.change_request_schedule_view, name="schedule"),
+    path("<int:pk>/freshness/", change_requests.change_request_freshness, name="freshness"),
     path("<int:pk>/job/", change_requests.change_request_job, name="job"),
 ]

@@ -29,6 +29,7 @@ from operations.services.audit import record_audit
 from operations.services.jobs import enqueue_execution
 from operations.services.revert import revert_preview
 from operations.specs import AlterSpec, spec_from_dict
+from operations.staleness import Staleness, compare_plans, stale_preview_error
 
 __all__ = (
     "change_request_approve",
@@ -40,6 +41,7 @@ __all__ = (
     "change_request_refresh",
     "change_request_reject",
     "change_request_revert",
+    "change_request_staleness",
     "change_request_submit",
     "change_request_update",
 )
@@ -51,6 +53,17 @@ def change_request_preview(request: ChangeRequest) -> Preview:
     if request.revert_of_id:
         return revert_preview(execution=request.revert_of.execution)
     return alter_preview(metastore=metastore, spec=spec_from_dict(request.operation))
+
+
+def change_request_staleness(request: ChangeRequest, preview: Preview | None = None) -> Staleness:
+    """What differs between the plan the request stores (the one approvers see) and ``preview`` (rebuilt when
+    not given)."""
+    return compare_plans(approved_plan(request), preview or change_request_preview(request))
+
+
+def approved_plan(request: ChangeRequest) -> dict[str, Any]:
+    """The plan the request binds: its stored summary, under the fingerprint approvals were given to."""
+    return {**request.preview, "fingerprint": request.fingerprint}
 
 
 def change_request_create(
@@ -176,10 +189,10 @@ def change_request_execute(
             _transition(request, "schedule", scheduled_for=at)
             _audit(request, user, "schedule", "scheduled", None, details={"at": at.isoformat()})
         return _reload(request)
-    _fresh_preview(request)
+    preview = _fresh_preview(request)
     with transaction.atomic():
         _transition(request, "execute")
-        job = enqueue_execution(request, actor=user.get_username())
+        job = enqueue_execution(request, actor=user.get_username(), preview=preview)
         _audit(request, user, "execute", "executing", None, details={"job": job.pk})
     return _reload(request)
 
@@ -268,21 +281,17 @@ def _preview_fields(preview: Preview) -> dict[str, Any]:
 
 
 def _fresh_preview(request: ChangeRequest) -> Preview:
-    """The request's plan as of now; refuses when the table changed since the preview (naming what changed)."""
+    """The request's plan rebuilt now (one preview); refuses it when it is not the stored plan, naming what changed."""
     preview = change_request_preview(request)
-    if preview.fingerprint != request.fingerprint:
-        before = {d["field"]: d for d in request.preview.get("diff", [])}
-        raise ApplicationError(
-            ErrorCode.STALE_PREVIEW,
+    staleness = change_request_staleness(request, preview)
+    if staleness.is_stale:
+        raise stale_preview_error(
             f"{request.database_name}.{request.table_name} changed since request #{request.pk} was previewed; "
             "refresh the preview before it can be approved or executed.",
-            {
-                "request": request.pk,
-                "previewed_fingerprint": request.fingerprint,
-                "current_fingerprint": preview.fingerprint,
-                "previewed_diff": list(before.values()),
-                "current_diff": [{"field": f, "before": b, "after": a} for f, b, a in preview.diff],
-            },
+            staleness,
+            request=request.pk,
+            previewed_diff=request.preview.get("diff", []),
+            current_diff=[{"field": f, "before": b, "after": a} for f, b, a in preview.diff],
         )
     if preview.blockers:
         _raise_blocked(preview)
