@@ -1,10 +1,12 @@
 """
 Preview and execute ALTER operations on a metastore.
 
-``alter_preview`` is a pure read returning a :class:`~operations.preview.Preview`. ``alter_execute`` takes
-that preview, locks the table row, refuses it if the table changed since (fingerprint), moves directories
-under a journal, runs exactly the previewed statements in one metastore transaction, checks every count,
-and records the execution. Any failure rolls the metastore back and moves the directories back.
+``alter_preview`` is a pure read returning a :class:`~operations.preview.Preview`, whose fingerprint binds the exact
+plan (statements, moves, counts, the partitions in scope, the table's rows). ``alter_execute`` takes that preview
+(and, for a change request, the approved plan it must equal), locks the table row, refuses it if the table's rows or
+the partitions in scope changed since (compared with the preview's own values), moves directories under a journal,
+runs exactly the previewed statements in one metastore transaction, checks every count, and records the execution.
+Any failure rolls the metastore back and moves the directories back.
 """
 
 from __future__ import annotations

@@ -83,6 +83,8 @@ def _execute_request(job: Job, preview: Preview | None = None) -> None:
     if preview is None:
         _log(job, f"Previewing {request.statement}")
         preview = change_request_preview(request)
+    else:
+        _log(job, f"Previewed {request.statement} when its execution was confirmed")
     try:
         execution = alter_execute(
             approved=approved_plan(request),

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Group, User
+from django.test import Client
+from django.urls import reverse
 
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError, ErrorCode
@@ -17,6 +19,7 @@ from catalog_admin.models import Partition, StorageDescriptor
 from catalog_admin.selectors.metastores import Metastore
 from operations.ddl.parser import parse_alter
 from operations.models import ChangeRequest, Execution, Job
+from operations.services import change_requests
 from operations.services.change_requests import (
     change_request_approve,
     change_request_create,
@@ -186,3 +189,33 @@ def test_an_unchanged_approved_plan_runs_exactly_as_approved(
     assert request.state == "succeeded"
     assert request.execution.preview["fingerprint"] == request.fingerprint
     assert not Partition.objects.using(metastore.alias).filter(table__name="orders", name=PARTITION).exists()
+
+
+@pytest.mark.parametrize("metastore_alias", ["hive31_pg", "hive_sqlite"], indirect=True)
+def test_an_execute_post_builds_the_plan_once_and_runs_that_plan(
+    metastore: Metastore,
+    people: dict[str, User],
+    warehouse: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    django_capture_on_commit_callbacks,
+) -> None:
+    """Confirming the execution builds the plan once: the service rebuilds and checks it, and the job it starts in
+    this process runs that very plan instead of previewing again."""
+    # given
+    request = approved(people, metastore, DROP)
+    built = []
+    real = change_requests.alter_preview
+    monkeypatch.setattr(change_requests, "alter_preview", lambda **kw: built.append(kw["spec"]) or real(**kw))
+    client = Client()
+    client.force_login(people["steward"])
+
+    # when
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("operations:execute", args=[request.pk]), {"confirm": "on"})
+
+    # then
+    assert response.status_code == 302
+    assert built == [parse_alter(DROP)]
+    request.refresh_from_db()
+    assert request.state == "succeeded"
+    assert request.execution.preview["fingerprint"] == request.fingerprint
