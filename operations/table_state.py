@@ -225,7 +225,8 @@ def read_partition_scope(metastore: Metastore, table_id: int, selection: dict[st
     """The partitions of ``selection`` (``names``, ``ids`` or location ``prefixes``) with a digest of their rows
     (id, name, storage descriptor id, location).
 
-    PostgreSQL and MySQL hash the rows themselves (one aggregate: at 100,000 partitions nothing crosses the wire);
+    PostgreSQL and MySQL hash the rows themselves (one order-free aggregate: at 100,000 partitions nothing crosses
+    the wire);
     SQLite streams them in id order into the hash. Either way no list of every partition is built.
     """
     alias = metastore.alias
@@ -258,8 +259,13 @@ def _scope_conditions(sql: MetastoreSql, table_id: int, selection: dict[str, Any
         return
     location = f"s.{sql.col(StorageDescriptor, 'location')}"
     prefixes = list(selection.get("prefixes", ()))
-    under = " OR ".join(sql.has_prefix(location) for _ in prefixes) or "1 = 1"
-    yield f"{table} AND ({under})", [table_id, *(v for prefix in prefixes for v in (len(prefix), prefix))]
+    # LIKE with a portable escape character: PostgreSQL answers it about twice as fast as a SUBSTR comparison here.
+    under = " OR ".join(f"{location} LIKE %s ESCAPE '!'" for _ in prefixes) or "1 = 1"
+    yield f"{table} AND ({under})", [table_id, *(_like_prefix(prefix) for prefix in prefixes)]
+
+
+def _like_prefix(prefix: str) -> str:
+    return prefix.replace("!", "!!").replace("%", "!%").replace("_", "!_") + "%"
 
 
 def _scope_digest(alias: str, where: str, params: list) -> tuple[int, str]:
@@ -273,7 +279,10 @@ def _scope_digest(alias: str, where: str, params: list) -> tuple[int, str]:
     )
     row = f"CONCAT_WS(':', {part_id}, {name}, {sd}, {location})"
     if vendor == "postgresql":
-        query = f"SELECT COUNT(*), md5(string_agg({row}, E'\\n' ORDER BY {part_id})) {joined}"
+        # Two sums of 64-bit hashes (PostgreSQL 11+): order-free, no sort and no long string to build.
+        query = (
+            f"SELECT COUNT(*), CONCAT(SUM(hashtextextended({row}, 0)), ':', SUM(hashtextextended({row}, 1))) {joined}"
+        )
     elif vendor == "mysql":  # no ordered aggregate without a length limit: an order-free 60-bit XOR and a sum
         query = (
             f"SELECT COUNT(*), CONCAT(BIT_XOR(CAST(CONV(SUBSTRING(MD5({row}), 1, 15), 16, 10) AS UNSIGNED)), "
