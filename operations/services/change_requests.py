@@ -32,6 +32,7 @@ from operations.specs import AlterSpec, spec_from_dict
 from operations.staleness import Staleness, compare_plans, stale_preview_error
 
 __all__ = (
+    "approved_plan",
     "change_request_approve",
     "change_request_cancel",
     "change_request_comment",
