@@ -9,7 +9,10 @@ what was read. Execution runs exactly these steps or nothing.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from typing import Any
 
 from operations.rules import Finding
@@ -19,6 +22,7 @@ __all__ = (
     "DirectoryMove",
     "HiveComparison",
     "NewId",
+    "PartitionScope",
     "Preview",
     "RowChange",
     "Step",
@@ -50,6 +54,12 @@ class Step:
     expected_rows: int
     before_sql: str = ""  # for updates whose old values a revert cannot derive: selects those rows first
     before_params: tuple[Any, ...] = ()
+
+    @property
+    def digest(self) -> str:
+        """The statement exactly: its text, parameters, action and expected count."""
+        return _digest([self.metastore_table, self.action, self.sql, self.params, self.expected_rows,
+                        self.before_sql, self.before_params])  # fmt: skip
 
     @property
     def capture_sql(self) -> str:
@@ -110,6 +120,29 @@ class TableSnapshot:
 
 
 @dataclass(frozen=True)
+class PartitionScope:
+    """The partitions a partition-level plan reads or writes, pinned by a digest of their rows.
+
+    ``selection`` says how to find them again (``{"names": [...]}``, ``{"ids": [...]}`` or ``{"prefixes": [...]}``
+    of their locations); ``digest`` covers every selected row's id, name, storage descriptor id and location;
+    ``sample`` keeps the first of them readable (``(name, sd_id, location)``) to say what changed.
+    """
+
+    table_id: int
+    selection: dict[str, Any]
+    count: int
+    digest: str
+    sample: tuple[tuple[str, int | None, str | None], ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "count": self.count,
+            "digest": self.digest,
+            "partitions": [{"name": n, "sd_id": sd, "location": loc} for n, sd, loc in self.sample],
+        }
+
+
+@dataclass(frozen=True)
 class HiveComparison:
     """What Hive itself would do for the same statement on this schema version."""
 
@@ -128,7 +161,7 @@ class Preview:
     schema_version: str
     spec: AlterSpec
     statement: str
-    fingerprint: str
+    state_fingerprint: str  # the table's rows (TableState.fingerprint): execution re-reads them under its lock
     before: TableSnapshot
     after: TableSnapshot
     steps: tuple[Step, ...]
@@ -142,6 +175,23 @@ class Preview:
     statistics_moved: int = 0
     statistics_dropped: int = 0
     inverse: dict[str, Any] = field(default_factory=dict)
+    scope: PartitionScope | None = None
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """The plan's digest: what approval binds. Every statement (text, parameters, expected rows), every directory
+        move, the counts, the partitions in scope and the table's rows; any difference makes another plan."""
+        plan = {
+            "metastore": self.metastore,
+            "schema_version": self.schema_version,
+            "statement": self.statement,
+            "state": self.state_fingerprint,
+            "scope": self.scope.as_dict() if self.scope else None,
+            "steps": [step.digest for step in self.steps],
+            "moves": [(m.source, m.destination, m.prune_source_levels) for m in self.moves],
+            "counts": (self.partitions_touched, self.statistics_moved, self.statistics_dropped),
+        }
+        return _digest(plan)
 
     @property
     def is_executable(self) -> bool:
@@ -173,6 +223,8 @@ class Preview:
             "operation": self.spec.as_dict(),
             "statement": self.statement,
             "fingerprint": self.fingerprint,
+            "state_fingerprint": self.state_fingerprint,
+            "scope": self.scope.as_dict() if self.scope else None,
             "risk": self.risk,
             "executable": self.is_executable,
             "diff": [{"field": f, "before": b, "after": a} for f, b, a in self.diff],
@@ -191,7 +243,13 @@ class Preview:
                     "table": s.metastore_table,
                     "action": s.action,
                     "expected_rows": s.expected_rows,
+                    "digest": s.digest,
                 }
                 for s in self.steps
             ],
         }
+
+
+def _digest(value: Any) -> str:
+    payload = json.dumps(value, sort_keys=True, default=repr)
+    return hashlib.sha256(payload.encode()).hexdigest()[:32]

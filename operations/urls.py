@@ -26,5 +26,6 @@ urlpatterns = [
     path("<int:pk>/execute/", change_requests.change_request_execute_view, name="execute"),
     path("<int:pk>/schedule/", change_requests.change_request_schedule_view, name="schedule"),
     path("<int:pk>/settle/", change_requests.change_request_settle_view, name="settle"),
+    path("<int:pk>/freshness/", change_requests.change_request_freshness, name="freshness"),
     path("<int:pk>/job/", change_requests.change_request_job, name="job"),
 ]

@@ -162,7 +162,7 @@ def build_preview(
         schema_version=str(metastore.schema.version),
         spec=spec,
         statement=spec.to_ddl(),
-        fingerprint=state.fingerprint,
+        state_fingerprint=state.fingerprint,
         before=snapshot(state),
         after=after,
         steps=frozen_steps,

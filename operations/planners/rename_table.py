@@ -80,7 +80,7 @@ def plan_rename_table(
         schema_version=str(version),
         spec=spec,
         statement=spec.to_ddl(),
-        fingerprint=state.fingerprint,
+        state_fingerprint=state.fingerprint,
         before=snapshot(state),
         after=snapshot(state, database=spec.new.database, name=spec.new.table, location=destination or state.location),
         steps=steps,

@@ -1,12 +1,14 @@
 """
 Preview and execute ALTER operations on a metastore.
 
-``alter_preview`` is a pure read returning a :class:`~operations.preview.Preview`. ``alter_execute`` takes
-that preview, locks the table row, refuses it if the table changed since (fingerprint), moves directories
-under a journal, runs exactly the previewed statements in one metastore transaction, checks every count,
-and records the execution. Any failure rolls the metastore back and moves the directories back. The same
-transaction writes the execution's commit marker (``commit_markers``), so ``reconcile_executions`` knows exactly
-whether a crashed execution committed.
+``alter_preview`` is a pure read returning a :class:`~operations.preview.Preview`, whose fingerprint binds the exact
+plan (statements, moves, counts, the partitions in scope, the table's rows). ``alter_execute`` takes that preview
+(and, for a change request, the approved plan it must equal), locks the table row, refuses it if the table's rows or
+the partitions in scope changed since (compared with the preview's own values), moves directories under a journal,
+runs exactly the previewed statements in one metastore transaction, checks every count, and records the execution.
+Any failure rolls the metastore back and moves the directories back.
+The same transaction writes the execution's commit marker (``commit_markers``), so ``reconcile_executions`` knows
+exactly whether a crashed execution committed.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from django.utils import timezone
 
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError, ErrorCode
+from catalog_admin.hive.partition_names import partition_name
 from catalog_admin.ids import allocate_ids
 from catalog_admin.locations import filesystem_for
 from catalog_admin.models import ColumnDescriptor, Partition, StorageDescriptor
@@ -60,7 +63,8 @@ from operations.specs import (
     SetTableProperties,
     UnsetTableProperties,
 )
-from operations.table_state import TableState, read_table_state
+from operations.staleness import compare_plans, stale_preview_error
+from operations.table_state import TableState, read_partition_scope, read_table_state
 
 __all__ = ("alter_execute", "alter_preview", "alter_preview_statement", "fault_point")
 
@@ -103,7 +107,28 @@ def alter_preview(*, metastore: Metastore, spec: AlterSpec) -> Preview:
             {"operation": spec.kind},
         )
     layout = isinstance(spec, NEEDS_PARTITION_LAYOUT)
-    return planner(metastore, read_table_state(metastore, spec.target, layout=layout), spec)
+    state = read_table_state(metastore, spec.target, layout=layout)
+    preview = planner(metastore, state, spec)
+    selection = _scope_selection(state, spec, preview)
+    if selection is None:
+        return preview
+    return replace(preview, scope=read_partition_scope(metastore, state.table_id, selection))
+
+
+def _scope_selection(state: TableState, spec: AlterSpec, preview: Preview) -> dict[str, Any] | None:
+    """Which partitions a partition-level plan reads or writes (``None``: a table-level plan, pinned by the table's
+    rows, its counts and its moves)."""
+    if isinstance(spec, SetLocation | RenamePartition) and spec.partition:
+        given = [spec.partition] + ([spec.new_partition] if isinstance(spec, RenamePartition) else [])
+        keys = [k.name for k in state.partition_keys]
+        names = [partition_name([(k, dict(p)[k]) for k in keys]) for p in given if sorted(dict(p)) == sorted(keys)]
+        return {"names": sorted(names)}
+    if isinstance(spec, DropPartitions):
+        dropped = (s for s in preview.steps if s.metastore_table == Partition._meta.db_table and s.action == "delete")
+        return {"ids": sorted(p for step in dropped for p in step.params)}
+    if isinstance(spec, RewritePartitionLocations):
+        return {"prefixes": sorted({spec.old_prefix, spec.new_prefix} - {""})}
+    return None
 
 
 def alter_preview_statement(*, metastore: Metastore, statement: str, default_database: str = "default") -> Preview:
@@ -116,12 +141,26 @@ Progress = Callable[[int, int, str], None]
 
 
 def alter_execute(
-    *, preview: Preview, actor: str, source: str, reason: str = "", progress: Progress | None = None
+    *,
+    preview: Preview,
+    actor: str,
+    source: str,
+    reason: str = "",
+    progress: Progress | None = None,
+    approved: dict[str, Any] | None = None,
 ) -> Execution:
     """Run exactly ``preview`` (or nothing), audit it, and return the execution record.
 
-    ``progress(done, total, description)`` is called before each statement.
+    ``approved``: the summary of the plan that was approved (a change request's); ``preview``, rebuilt just before,
+    must be that very plan, or nothing runs. ``progress(done, total, description)`` is called before each statement.
     """
+    if approved is not None:
+        staleness = compare_plans(approved, preview)
+        if staleness.is_stale:
+            raise stale_preview_error(
+                f"The table changed since the approved preview ({staleness.summary}); nothing was executed.",
+                staleness,
+            )
     if preview.blockers:
         first = preview.blockers[0]
         raise ApplicationError(
@@ -177,7 +216,7 @@ def _start_execution(preview: Preview, *, actor: str, source: str, reason: str) 
         statement=preview.statement,
         operation=preview.spec.as_dict(),
         preview=preview.as_dict(),
-        fingerprint=preview.fingerprint,
+        fingerprint=preview.state_fingerprint,  # what reconcile compares the table's rows with
         actor=actor,
         source=source,
         reason=reason,
@@ -196,6 +235,7 @@ def _apply(
         with allow_metastore_writes(), transaction.atomic(using=metastore.alias):
             state = read_table_state(metastore, preview.spec.target, for_update=True)
             _check_fresh(preview, state)
+            _check_scope(metastore, preview)
             write_commit_marker(metastore, execution.commit_marker, execution.pk)
             fault_point("locked")
             for move in preview.moves:
@@ -243,7 +283,8 @@ def _resolve_ids(metastore: Metastore, steps: tuple[Step, ...]) -> tuple[tuple[S
 
 
 def _check_fresh(preview: Preview, state: TableState) -> None:
-    if state.fingerprint == preview.fingerprint:
+    """Under the table lock: the table's rows are still those the plan was built on."""
+    if state.fingerprint == preview.state_fingerprint:
         return
     changes = preview.before.diff(snapshot(state))
     what = ", ".join(field for field, _b, _a in changes) or "partitions or statistics"
@@ -251,6 +292,21 @@ def _check_fresh(preview: Preview, state: TableState) -> None:
         ErrorCode.STALE_PREVIEW,
         f"{preview.spec.target} changed since the preview ({what}); preview it again before executing.",
         {"changed": [{"field": f, "previewed": b, "now": a} for f, b, a in changes], "fingerprint": state.fingerprint},
+    )
+
+
+def _check_scope(metastore: Metastore, preview: Preview) -> None:
+    """Under the table lock: the partitions in the plan's scope still have the planned names, descriptors and
+    locations (the plan's own digest, never a fresh read, is the reference)."""
+    if preview.scope is None:
+        return
+    now = read_partition_scope(metastore, preview.scope.table_id, preview.scope.selection)
+    if now.digest == preview.scope.digest:
+        return
+    staleness = compare_plans(preview, replace(preview, scope=now))
+    raise stale_preview_error(
+        f"{preview.spec.target} changed since the preview ({staleness.summary}); preview it again before executing.",
+        staleness,
     )
 
 

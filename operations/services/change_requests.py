@@ -33,8 +33,10 @@ from operations.services.audit import record_audit
 from operations.services.jobs import EXECUTE, enqueue_execution
 from operations.services.revert import revert_preview
 from operations.specs import AlterSpec, spec_from_dict
+from operations.staleness import Staleness, compare_plans, stale_preview_error
 
 __all__ = (
+    "approved_plan",
     "change_request_approve",
     "change_request_cancel",
     "change_request_comment",
@@ -44,6 +46,7 @@ __all__ = (
     "change_request_refresh",
     "change_request_reject",
     "change_request_revert",
+    "change_request_staleness",
     "change_request_start",
     "change_request_submit",
     "change_request_update",
@@ -60,6 +63,17 @@ def change_request_preview(request: ChangeRequest) -> Preview:
         assert original is not None and original.execution is not None, "a revert request reverts an execution"
         return revert_preview(execution=original.execution)
     return alter_preview(metastore=metastore, spec=spec_from_dict(request.operation))
+
+
+def change_request_staleness(request: ChangeRequest, preview: Preview | None = None) -> Staleness:
+    """What differs between the plan the request stores (the one approvers see) and ``preview`` (rebuilt when
+    not given)."""
+    return compare_plans(approved_plan(request), preview or change_request_preview(request))
+
+
+def approved_plan(request: ChangeRequest) -> dict[str, Any]:
+    """The plan the request binds: its stored summary, under the fingerprint approvals were given to."""
+    return {**request.preview, "fingerprint": request.fingerprint}
 
 
 def change_request_create(*, user: User, metastore: str | None, spec: AlterSpec, reason: str = "") -> ChangeRequest:
@@ -201,10 +215,10 @@ def change_request_execute(*, request: ChangeRequest, user: User, at: datetime |
             _audit(request, user, "schedule", "scheduled", None, details={"at": at.isoformat()})
         return _reload(request)
     _require(lifecycle.can_execute(request, user))
-    _fresh_preview(request)
+    preview = _fresh_preview(request)
     with transaction.atomic():
         _guarded(request, "execute")
-        job = enqueue_execution(request, actor=user.get_username())
+        job = enqueue_execution(request, actor=user.get_username(), preview=preview)
         _audit(request, user, "execute", "executing", None, details={"job": job.pk})
     return _reload(request)
 
@@ -367,21 +381,16 @@ def _preview_fields(preview: Preview) -> dict[str, Any]:
 
 
 def _fresh_preview(request: ChangeRequest) -> Preview:
-    """The request's plan as of now; refuses when the table changed since the preview (naming what changed)."""
+    """The request's plan rebuilt now (one preview); refuses it when it is not the stored plan, naming what changed."""
     preview = change_request_preview(request)
-    if preview.fingerprint != request.fingerprint:
-        before = {d["field"]: d for d in request.preview.get("diff", [])}
-        raise ApplicationError(
-            ErrorCode.STALE_PREVIEW,
-            f"{request.database_name}.{request.table_name} changed since request #{request.pk} was previewed; "
-            "refresh the preview before it can be approved or executed.",
-            {
-                "request": request.pk,
-                "previewed_fingerprint": request.fingerprint,
-                "current_fingerprint": preview.fingerprint,
-                "previewed_diff": list(before.values()),
-                "current_diff": [{"field": f, "before": b, "after": a} for f, b, a in preview.diff],
-            },
+    staleness = change_request_staleness(request, preview)
+    if staleness.is_stale:
+        raise stale_preview_error(
+            lifecycle.stale_reason(request),
+            staleness,
+            request=request.pk,
+            previewed_diff=request.preview.get("diff", []),
+            current_diff=[{"field": f, "before": b, "after": a} for f, b, a in preview.diff],
         )
     if preview.blockers:
         _raise_blocked(preview)

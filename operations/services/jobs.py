@@ -22,6 +22,7 @@ from django.utils import timezone
 from catalog_admin.errors import ApplicationError, ErrorCode
 from operations.choices import ChangeRequestState, JobState
 from operations.models import ChangeRequest, Job
+from operations.preview import Preview
 
 __all__ = ("EXECUTE", "enqueue_execution", "run_job", "run_pending_jobs", "start_due_requests")
 
@@ -29,17 +30,21 @@ logger = logging.getLogger(__name__)
 EXECUTE = "execute_change_request"
 
 
-def enqueue_execution(request: ChangeRequest, *, actor: str) -> Job:
+def enqueue_execution(request: ChangeRequest, *, actor: str, preview: Preview | None = None) -> Job:
+    """``preview``: the request's plan, just rebuilt and found identical to the approved one (a job run in this
+    process executes it without previewing again; a worker rebuilds it)."""
     job = Job.objects.create(kind=EXECUTE, change_request=request, message=f"Queued by {actor}")
     mode = getattr(settings, "CATALOG_JOBS_MODE", "thread")
     if mode == "eager":
-        transaction.on_commit(lambda: run_job(job.pk))
+        transaction.on_commit(lambda: run_job(job.pk, preview))
     elif mode == "thread":
-        transaction.on_commit(lambda: threading.Thread(target=_run_in_thread, args=(job.pk,), daemon=True).start())
+        transaction.on_commit(
+            lambda: threading.Thread(target=_run_in_thread, args=(job.pk, preview), daemon=True).start()
+        )
     return job
 
 
-def run_job(job_id: int) -> Job:
+def run_job(job_id: int, preview: Preview | None = None) -> Job:
     """Run one queued job (claimed with a guarded update, so two workers never run it twice)."""
     now = timezone.now()
     claimed = Job.objects.filter(pk=job_id, state=JobState.QUEUED).update(
@@ -49,7 +54,7 @@ def run_job(job_id: int) -> Job:
     if not claimed:
         return job
     try:
-        _execute_request(job)
+        _execute_request(job, preview)
     except Exception as exc:  # the job records every failure; nothing escapes a worker
         logger.exception("Job %s failed", job_id)
         _log(job, f"Failed: {exc}")
@@ -84,20 +89,22 @@ def run_pending_jobs() -> int:
     return ran
 
 
-def _execute_request(job: Job) -> None:
+def _execute_request(job: Job, preview: Preview | None = None) -> None:
+    """Execute the request's plan: rebuilt (unless just rebuilt by the caller) and bound to the approved one."""
     from operations.models import Execution
     from operations.services.alter import alter_execute
-    from operations.services.change_requests import change_request_preview, finish_execution
+    from operations.services.change_requests import approved_plan, change_request_preview, finish_execution
 
     request = job.change_request
     assert request is not None, "an execute job belongs to a change request"
-    _log(job, f"Previewing {request.statement}")
-    preview = change_request_preview(request)
-    if preview.fingerprint != request.fingerprint:
-        _fail(job, request, None, "The table changed since the approved preview; nothing was executed.")
-        return
+    if preview is None:
+        _log(job, f"Previewing {request.statement}")
+        preview = change_request_preview(request)
+    else:
+        _log(job, f"Previewed {request.statement} when its execution was confirmed")
     try:
         execution = alter_execute(
+            approved=approved_plan(request),
             preview=preview,
             actor=request.requester.get_username(),
             source="ui",
@@ -137,8 +144,8 @@ def _log(job: Job, line: str) -> None:
     Job.objects.filter(pk=job.pk).update(log=job.log, heartbeat_at=now)
 
 
-def _run_in_thread(job_id: int) -> None:
+def _run_in_thread(job_id: int, preview: Preview | None = None) -> None:
     try:
-        run_job(job_id)
+        run_job(job_id, preview)
     finally:
         close_old_connections()

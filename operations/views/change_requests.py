@@ -21,7 +21,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.selectors.metastores import get_metastore
 from catalog_admin.utils.htmx import htmx_partial
-from operations.choices import ChangeRequestState
+from operations.choices import OPEN_STATES, ChangeRequestState
 from operations.ddl.parser import SUPPORTED_STATEMENTS
 from operations.forms import ChangeRequestForm, ExecuteForm
 from operations.models import ChangeRequest, Job
@@ -41,7 +41,7 @@ from operations.services.change_requests import (
     change_request_update,
     settle_stuck_request,
 )
-from operations.views.display import Freshness, check_freshness, preview_display
+from operations.views.display import Freshness, check_freshness, freshness_from_error, preview_display
 
 __all__ = (
     "change_request_approve_view",
@@ -50,6 +50,7 @@ __all__ = (
     "change_request_detail",
     "change_request_edit",
     "change_request_execute_view",
+    "change_request_freshness",
     "change_request_job",
     "change_request_new",
     "change_request_preview_partial",
@@ -184,8 +185,20 @@ def _live_preview(values: dict[str, str]) -> dict[str, Any]:
 def change_request_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """Everything about one request, and the actions the signed-in user may take (disabled ones say why)."""
     change = get_change_request(pk)
+    context = _detail_context(request, change, Freshness())
+    context["check_freshness"] = change.state in OPEN_STATES  # on demand: the page loads the check after itself
+    return render(request, "operations/change_request.html", context)
+
+
+@require_GET
+def change_request_freshness(request: HttpRequest, pk: int) -> HttpResponse:
+    """Whether the open request's plan still holds (one preview, loaded by htmx after the page); when it does not,
+    what changed, with the actions swapped in out of band (approval and execution wait for a refresh)."""
+    change = get_change_request(pk)
     freshness = check_freshness(change)
-    return render(request, "operations/change_request.html", _detail_context(request, change, freshness))
+    context = {"change": change, "freshness": freshness, "oob": freshness.stale and htmx_partial(request)}
+    context["actions"] = change_request_actions(change, request.user, stale=freshness.stale)
+    return render(request, "operations/htmx/freshness.html", context)
 
 
 def _detail_context(request: HttpRequest, change: ChangeRequest, freshness: Freshness) -> dict[str, Any]:
@@ -320,8 +333,8 @@ def change_request_schedule_view(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _confirm(request: HttpRequest, pk: int, *, schedule: bool) -> HttpResponse:
     change = get_change_request(pk)
-    freshness = check_freshness(change)
-    allowed = change_request_actions(change, request.user, stale=freshness.stale)["schedule" if schedule else "execute"]
+    # A POST previews once, in the service (which refuses a stale plan and says what changed); a GET checks here.
+    freshness = check_freshness(change) if request.method == "GET" else Freshness()
     form = ExecuteForm(request.POST if request.method == "POST" else None, schedule=schedule)
     status = 200
     if request.method == "POST":
@@ -331,6 +344,7 @@ def _confirm(request: HttpRequest, pk: int, *, schedule: bool) -> HttpResponse:
             except ApplicationError as exc:
                 form.add_error(None, exc.message)
                 status = exc.code.http_status
+                freshness = freshness_from_error(exc) or freshness
             else:
                 if done.state == ChangeRequestState.SCHEDULED:
                     messages.success(
@@ -342,6 +356,7 @@ def _confirm(request: HttpRequest, pk: int, *, schedule: bool) -> HttpResponse:
                 return redirect("operations:detail", pk=done.pk)
         else:
             status = 400
+    allowed = change_request_actions(change, request.user, stale=freshness.stale)["schedule" if schedule else "execute"]
     context = {
         "change": change,
         "pv": preview_display(change.preview, policy=change.policy),

@@ -8,15 +8,15 @@ live preview, the request page and the confirmation page render the very same da
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from catalog_admin.errors import ApplicationError
+from catalog_admin.errors import ApplicationError, ErrorCode
 from operations.choices import OPEN_STATES
 from operations.models import ChangeRequest
 from operations.policy import approval_requirement
-from operations.services.change_requests import change_request_preview
+from operations.services.change_requests import change_request_staleness
+from operations.staleness import FIELD_LABELS, ItemChange, StaleChange, list_changes
 
 __all__ = (
     "CountRow",
@@ -27,39 +27,9 @@ __all__ = (
     "check_freshness",
     "count_rows",
     "diff_rows",
+    "freshness_from_error",
     "preview_display",
 )
-
-FIELD_LABELS = {
-    "database": "Database",
-    "name": "Table name",
-    "type": "Table type",
-    "owner": "Owner",
-    "location": "Location",
-    "input_format": "Input format",
-    "output_format": "Output format",
-    "serde_lib": "SerDe library",
-    "columns": "Columns",
-    "partition_keys": "Partition keys",
-    "params": "Table parameters",
-    "serde_params": "SerDe parameters",
-}
-COMPARED = (
-    ("risk", "Risk"),
-    ("partitions_touched", "Partitions touched"),
-    ("statistics_moved", "Statistics moved"),
-    ("statistics_dropped", "Statistics dropped"),
-)
-
-
-@dataclass(frozen=True)
-class ItemChange:
-    """One entry of a list-valued field (a parameter, a column) that was added, removed or changed."""
-
-    key: str
-    kind: str  # added | removed | changed
-    before: str = ""
-    after: str = ""
 
 
 @dataclass(frozen=True)
@@ -128,15 +98,6 @@ class PreviewDisplay:
 
 
 @dataclass(frozen=True)
-class StaleChange:
-    """One aspect of the plan that differs between the stored preview and a fresh one."""
-
-    label: str
-    previewed: str
-    now: str
-
-
-@dataclass(frozen=True)
 class Freshness:
     """Whether a request's preview still describes the table: checked only for open requests."""
 
@@ -171,7 +132,7 @@ def diff_rows(diff: list[dict[str, Any]]) -> list[DiffRow]:
         name, before, after = entry["field"], entry.get("before"), entry.get("after")
         label = FIELD_LABELS.get(name, name.replace("_", " ").capitalize())
         if isinstance(before, list) or isinstance(after, list):
-            items, note = _list_changes(before or [], after or [])
+            items, note = list_changes(before or [], after or [])
             rows.append(DiffRow(name, label, before, after, items, note))
         else:
             rows.append(DiffRow(name, label, before, after))
@@ -190,104 +151,19 @@ def count_rows(row_changes: list[dict[str, Any]], actual: dict[str, Any] | None 
 
 
 def check_freshness(request: ChangeRequest) -> Freshness:
-    """Preview an open request again and say what changed since its stored preview."""
+    """Rebuild an open request's plan (one preview) and say what changed since the plan it stores."""
     if request.state not in OPEN_STATES:
         return Freshness()
     try:
-        fresh = change_request_preview(request)
+        staleness = change_request_staleness(request)
     except ApplicationError as exc:
         return Freshness(checked=True, error=exc.message)
-    if fresh.fingerprint == request.fingerprint:
-        return Freshness(checked=True)
-    now = json.loads(json.dumps(fresh.as_dict(), default=str))  # tuples as lists, like the stored preview
-    return Freshness(checked=True, stale=True, changes=tuple(_plan_changes(request.preview, now)))
+    return Freshness(checked=True, stale=staleness.is_stale, changes=staleness.changes)
 
 
-def _list_changes(before: list[Any], after: list[Any]) -> tuple[tuple[ItemChange, ...], str]:
-    old, new = _keyed(before), _keyed(after)
-    items = [ItemChange(k, "removed", before=v) for k, v in old.items() if k not in new]
-    items += [ItemChange(k, "changed", old[k], v) for k, v in new.items() if k in old and old[k] != v]
-    items += [ItemChange(k, "added", after=v) for k, v in new.items() if k not in old]
-    note = ""
-    if [k for k in old if k in new] != [k for k in new if k in old]:
-        note = f"Order: {', '.join(old)} → {', '.join(new)}"
-    return tuple(items), note
-
-
-def _keyed(entries: list[Any]) -> dict[str, str]:
-    """``[key, value, …]`` entries (parameters, columns, partition keys) as ``key -> readable value``."""
-    keyed = {}
-    for entry in entries:
-        if isinstance(entry, list | tuple) and entry:
-            key, rest = str(entry[0]), [part for part in entry[1:] if part not in (None, "")]
-            keyed[key] = " · ".join(str(part) for part in rest)
-        else:
-            keyed[str(entry)] = ""
-    return keyed
-
-
-def _plan_changes(previewed: dict[str, Any], now: dict[str, Any]) -> list[StaleChange]:
-    changes = []
-    old_diff = {d["field"]: d for d in previewed.get("diff") or []}
-    new_diff = {d["field"]: d for d in now.get("diff") or []}
-    for name in sorted(set(old_diff) | set(new_diff)):
-        old, new = old_diff.get(name), new_diff.get(name)
-        if old == new:
-            continue
-        label = FIELD_LABELS.get(name, name)
-        if old and new and isinstance(old.get("before"), list) and isinstance(new.get("before"), list):
-            items, _note = _list_changes(old["before"], new["before"])
-            if items:  # the table's own entries changed underneath the plan
-                changes.append(StaleChange(f"{label} (current table)", "as previewed", _items_text(items)))
-            items, _note = _list_changes(old.get("after") or [], new.get("after") or [])
-            if items:
-                changes.append(StaleChange(f"{label} (after the change)", "as previewed", _items_text(items)))
-        else:
-            changes.append(StaleChange(label, _arrow(old), _arrow(new)))
-    old_counts, new_counts = _counts_text(previewed), _counts_text(now)
-    for table in sorted(set(old_counts) | set(new_counts)):
-        if old_counts.get(table) != new_counts.get(table):
-            changes.append(StaleChange(f"Rows of {table}", old_counts.get(table, "—"), new_counts.get(table, "—")))
-    for key, label in COMPARED:
-        if previewed.get(key) != now.get(key):
-            changes.append(StaleChange(label, str(previewed.get(key, "—")), str(now.get(key, "—"))))
-    for key, label in (("blockers", "Blockers"), ("warnings", "Warnings"), ("moves", "Directory moves")):
-        if (previewed.get(key) or []) != (now.get(key) or []):
-            changes.append(StaleChange(label, _findings(previewed.get(key)), _findings(now.get(key))))
-    return changes
-
-
-def _items_text(items: tuple[ItemChange, ...]) -> str:
-    marks = {"added": "+", "removed": "−", "changed": "~"}
-    return "; ".join(
-        f"{marks[i.kind]} {i.key}"
-        + (f" = {i.after}" if i.kind == "added" else f": {i.before} → {i.after}" if i.kind == "changed" else "")
-        for i in items
-    )
-
-
-def _arrow(entry: dict[str, Any] | None) -> str:
-    if entry is None:
-        return "unchanged"
-    return f"{_short(entry.get('before'))} → {_short(entry.get('after'))}"
-
-
-def _short(value: Any) -> str:
-    text = "—" if value is None else str(value)
-    return text if len(text) <= 160 else text[:157] + "…"
-
-
-def _counts_text(summary: dict[str, Any]) -> dict[str, str]:
-    return {
-        r["table"]: f"+{r.get('inserted', 0)} ~{r.get('updated', 0)} −{r.get('deleted', 0)}"
-        for r in summary.get("row_changes") or []
-    }
-
-
-def _findings(entries: list[dict[str, Any]] | None) -> str:
-    if not entries:
-        return "none"
-    return "; ".join(
-        f"rule {e['rule']}: {e['message']}" if "rule" in e else f"{e.get('source')} → {e.get('destination')}"
-        for e in entries
-    )
+def freshness_from_error(error: ApplicationError) -> Freshness | None:
+    """The freshness a refused action reported (``stale_preview`` names what changed); ``None`` for other errors."""
+    if error.code != ErrorCode.STALE_PREVIEW:
+        return None
+    changes = tuple(StaleChange(**change) for change in error.details.get("changed") or [])
+    return Freshness(checked=True, stale=True, changes=changes)

@@ -398,7 +398,10 @@ def test_a_hive_change_committed_while_the_job_is_queued_fails_the_job_before_an
 
     # then
     assert job.state == "failed"
-    assert job.error == "The table changed since the approved preview; nothing was executed."
+    assert job.error == (
+        "The table changed since the approved preview (Table parameters (current table), "
+        "Table parameters (after the change)); nothing was executed."
+    )
     change = ChangeRequest.objects.get(pk=pk)
     assert (change.state, change.error) == ("failed", job.error)
     assert not Execution.objects.exists()

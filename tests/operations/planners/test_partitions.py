@@ -401,7 +401,7 @@ def test_dropping_one_partition_deletes_its_rows_and_moves_its_data_to_the_trash
         metastore=metastore, statement="ALTER TABLE sales.orders DROP PARTITION (dt='2024-01-02', hour=3)"
     )
     trash = location_of(
-        warehouse / "sales.db" / TRASH_DIR / "orders" / preview.fingerprint[:12] / "dt=2024-01-02/hour=3"
+        warehouse / "sales.db" / TRASH_DIR / "orders" / preview.state_fingerprint[:12] / "dt=2024-01-02/hour=3"
     )
     execution = execute(preview)
 

@@ -104,7 +104,8 @@ def test_a_new_partition_makes_the_preview_stale(metastore: Metastore, warehouse
 
 
 def test_a_partition_changed_after_the_preview_is_not_overwritten(metastore: Metastore, warehouse: Path) -> None:
-    """Partition-level changes escape the table fingerprint; the previewed statement still finds them stale."""
+    """Partition-level changes escape the table's rows; the partitions in the plan's scope, re-read under the lock
+    against the previewed digest, find them stale before anything runs, naming the partition."""
     # given
     location = "ALTER TABLE sales.orders PARTITION (dt='2024-01-02', hour=3) SET LOCATION 'file:/elsewhere'"
     rename = (
@@ -129,7 +130,11 @@ def test_a_partition_changed_after_the_preview_is_not_overwritten(metastore: Met
 
     # then
     assert [error.code for error in errors] == [ErrorCode.STALE_PREVIEW] * 2
-    assert all(error.message.endswith("the preview expected 1; nothing was applied.") for error in errors)
+    assert [[c["label"] for c in error.details["changed"]] for error in errors] == [
+        ["Location of partition dt=2024-01-02/hour=3"],
+        ["Partition dt=2024-01-02/hour=3"],
+    ]
+    assert errors[0].details["changed"][0]["now"] == f"file:{moved}"
     assert snapshot(metastore, warehouse) == before
 
 

@@ -137,7 +137,7 @@ def test_a_committed_partition_rename_is_recognized_by_its_new_location(
         Execution.objects.get().fingerprint
         == alter_preview_statement(
             metastore=metastore, statement="ALTER TABLE sales.orders SET OWNER USER x"
-        ).fingerprint
+        ).state_fingerprint
     )
 
     # when

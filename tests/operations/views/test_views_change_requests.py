@@ -95,6 +95,10 @@ def detail(pk: int) -> str:
     return reverse("operations:detail", args=[pk])
 
 
+def freshness(pk: int) -> str:
+    return reverse("operations:freshness", args=[pk])
+
+
 # The form and its live preview -------------------------------------------------------------------------------------
 
 
@@ -479,6 +483,8 @@ def test_the_job_progress_is_polled_until_done_then_answers_286(
 
 @ON_TWO_METASTORES
 def test_a_stale_preview_shows_what_changed_and_the_requester_refreshes_it(metastore, people):
+    """The request page loads its freshness check on demand (htmx); it says what changed and swaps in the actions
+    that now wait for a refresh; the requester refreshes the preview."""
     # given: the table changes after the request was submitted
     request = submitted(people, metastore, SET_PROPERTY)
     table = Table.objects.on(metastore).get(database__name="sales", name="customers")
@@ -486,19 +492,42 @@ def test_a_stale_preview_shows_what_changed_and_the_requester_refreshes_it(metas
         TableParam.objects.using(metastore.alias).create(table=table, key="changed_by_hive", value="1")
 
     # when
-    approver_page = html(signed_in(people["approver"]).get(detail(request.pk)))
+    approver = signed_in(people["approver"])
+    page = html(approver.get(detail(request.pk)))
+    approver_check = html(approver.get(freshness(request.pk), headers={"HX-Request": "true"}))
     steward = signed_in(people["steward"])
-    steward_page = html(steward.get(detail(request.pk)))
+    steward_check = html(steward.get(freshness(request.pk), headers={"HX-Request": "true"}))
     refreshed = steward.post(reverse("operations:refresh", args=[request.pk]), follow=True)
 
     # then
-    assert 'id="stale"' in approver_page and "Table parameters" in approver_page and "changed_by_hive" in approver_page
-    assert reason(approver_page, "approve").startswith(f"sales.customers changed since request #{request.pk}")
-    assert reason(approver_page, "refresh") == f"Only the requester can refresh the preview of request #{request.pk}."
-    assert not is_disabled(steward_page, "refresh")
-    assert 'id="stale"' not in html(refreshed)
+    assert 'id="stale"' not in page and f'hx-get="{freshness(request.pk)}"' in page
+    assert 'id="stale"' in approver_check and "Table parameters" in approver_check
+    assert "changed_by_hive" in approver_check
+    assert 'id="actions" hx-swap-oob="true"' in approver_check
+    assert reason(approver_check, "approve").startswith(f"sales.customers changed since request #{request.pk}")
+    assert reason(approver_check, "refresh") == (
+        f"Only the requester can refresh the preview of request #{request.pk}."
+    )
+    assert not is_disabled(steward_check, "refresh")
     assert "was refreshed" in html(refreshed)
+    assert 'id="stale"' not in html(steward.get(freshness(request.pk), headers={"HX-Request": "true"}))
     assert not is_disabled(html(signed_in(people["approver"]).get(detail(request.pk))), "approve")
+
+
+@ON_TWO_METASTORES
+def test_a_closed_request_page_checks_nothing(metastore, people):
+    """Only open requests are checked against the table: a rejected request's page has no freshness check."""
+    # given
+    request = submitted(people, metastore, SET_PROPERTY)
+    rejected = signed_in(people["approver"])
+    rejected.post(reverse("operations:reject", args=[request.pk]), {"comment": "no"})
+
+    # when
+    page = html(signed_in(people["steward"]).get(detail(request.pk)))
+
+    # then
+    assert ChangeRequest.objects.get(pk=request.pk).state == "rejected"
+    assert "operations:freshness" not in page and freshness(request.pk) not in page
 
 
 # Inbox and lists ---------------------------------------------------------------------------------------------------
