@@ -35,7 +35,7 @@ from operations.api.serializers import (
     RISKS,
     ApprovalListSerializer,
     ApproveSerializer,
-    AuditExportRowSerializer,
+    AuditExportSerializer,
     AuditPageSerializer,
     AuditRecordSerializer,
     ChangeRequestCreateSerializer,
@@ -544,9 +544,11 @@ class AuditExportView(OperationsAPIView):
             *_AUDIT_FILTERS,
         ],
         responses={
-            (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="One row per record, chain order."),
+            (200, "text/csv"): OpenApiResponse(
+                OpenApiTypes.STR, description="One row per record, chain order; a last line with the chain's anchor."
+            ),
             (200, "application/json"): OpenApiResponse(
-                AuditExportRowSerializer(many=True), description="A JSON array, the columns of the CSV."
+                AuditExportSerializer, description="The records (the columns of the CSV) and the chain's anchor."
             ),
             **_errors(400, 401, overrides={400: "invalid_parameter: an unknown format or a malformed filter."}),
         },
@@ -558,7 +560,7 @@ class AuditExportView(OperationsAPIView):
             raise ApplicationError(
                 ErrorCode.INVALID_PARAMETER, f"format must be csv or json, not '{fmt}'.", {"parameter": "format"}
             )
-        records = audit_records(AuditFilter.from_params(request.query_params)).iterator()
+        records = audit_records(AuditFilter.from_params(request.query_params))
         response = HttpResponse(export_audit(records, fmt), content_type=EXPORT_TYPES[fmt])
         response["Content-Disposition"] = f'attachment; filename="audit-{timezone.now():%Y%m%d-%H%M%S}.{fmt}"'
         return response
