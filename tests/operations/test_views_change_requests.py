@@ -494,7 +494,7 @@ def test_the_job_progress_is_polled_until_done_then_answers_286(
     assert waiting.status_code == 200 and 'data-state="queued"' in html(waiting)
     assert done.status_code == 286
     content = html(done)
-    assert 'data-state="succeeded"' in content and 'aria-valuenow="100"' in content
+    assert 'data-state="succeeded"' in content and 'value="100" max="100"' in content
     assert 'id="execution-duration"' in content and 'id="execution-counts"' in content
     assert '<span class="badge ok" id="state-badge" hx-swap-oob="true">Succeeded</span>' in content
     assert 'id="actions" hx-swap-oob="true"' in content
