@@ -48,7 +48,7 @@ from catalog_admin.selectors.partitions import (
     list_partitions,
     table_partition_keys,
 )
-from catalog_admin.selectors.search import search_catalog
+from catalog_admin.selectors.search import MIN_QUERY_LENGTH, search_catalog
 from catalog_admin.selectors.tables import TABLE_SORTS, TableFilter, get_table, get_table_detail, list_tables
 
 __all__ = (
@@ -126,7 +126,7 @@ _CURSOR = OpenApiParameter(
 )
 _PAGE_SIZE = OpenApiParameter(
     "page_size",
-    int,
+    {"type": "integer", "minimum": 1, "maximum": settings.CATALOG_MAX_PAGE_SIZE},
     description=f"Results per page, 1 to {settings.CATALOG_MAX_PAGE_SIZE} (default {settings.CATALOG_PAGE_SIZE}).",
     required=False,
 )
@@ -334,7 +334,18 @@ class SearchView(MetastoreAPIView):
         tags=["search"],
         operation_id="search",
         parameters=[
-            OpenApiParameter("q", str, required=True, description="At least 2 characters of a database or table name."),
+            OpenApiParameter(
+                "q",
+                # the server counts the characters left after stripping blanks: that many that are not blank
+                {
+                    "type": "string",
+                    "minLength": MIN_QUERY_LENGTH,
+                    "pattern": r"\S" + r"[\s\S]*\S" * (MIN_QUERY_LENGTH - 1),
+                },
+                required=True,
+                description=f"At least {MIN_QUERY_LENGTH} characters (not counting surrounding blanks) of a database "
+                "or table name.",
+            ),
             OpenApiParameter("metastore", str, description="Metastore to search; the default one when omitted."),
         ],
         responses={200: SearchSerializer, **_errors(400, 401, 404, 503)},

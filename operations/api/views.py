@@ -129,7 +129,7 @@ _PK = OpenApiParameter("id", int, OpenApiParameter.PATH, description="Change req
 _CURSOR = OpenApiParameter("cursor", str, description="Opaque cursor from next_cursor; omit for the first page.")
 _PAGE_SIZE = OpenApiParameter(
     "page_size",
-    int,
+    {"type": "integer", "minimum": 1, "maximum": settings.CATALOG_MAX_PAGE_SIZE},
     description=f"Results per page, 1 to {settings.CATALOG_MAX_PAGE_SIZE} (default {settings.CATALOG_PAGE_SIZE}).",
 )
 
@@ -186,12 +186,15 @@ class ChangeRequestListView(OperationsAPIView):
         tags=["change-requests"],
         operation_id="change_requests_list",
         parameters=[
-            OpenApiParameter("state", str, enum=list(ChangeRequestState.values), description="Only this state."),
+            # An empty filter means "any", as from a form (schemathesis: `?state=` was answered, though undeclared).
+            OpenApiParameter(
+                "state", str, enum=["", *ChangeRequestState.values], description="Only this state (empty: any)."
+            ),
             OpenApiParameter("metastore", str, description="Only requests on this metastore."),
             OpenApiParameter("database", str, description="Only requests on tables of this database (exact)."),
             OpenApiParameter("table", str, description="Substring of the table name."),
             OpenApiParameter("requester", str, description="Only requests of this user (username)."),
-            OpenApiParameter("risk", str, enum=list(RISKS), description="Only this risk."),
+            OpenApiParameter("risk", str, enum=["", *RISKS], description="Only this risk (empty: any)."),
             _CURSOR,
             _PAGE_SIZE,
         ],
