@@ -21,6 +21,8 @@ class ErrorCode(StrEnum):
 
     NOT_FOUND = "not_found"
     INVALID_PARAMETER = "invalid_parameter"
+    INVALID_JSON = "invalid_json"
+    PAYLOAD_TOO_LARGE = "payload_too_large"
     METASTORE_UNAVAILABLE = "metastore_unavailable"
     UNSUPPORTED_SCHEMA_VERSION = "unsupported_schema_version"
     WRITE_FORBIDDEN = "write_forbidden"
@@ -43,6 +45,8 @@ class ErrorCode(StrEnum):
 _HTTP_STATUS = {
     ErrorCode.NOT_FOUND: 404,
     ErrorCode.INVALID_PARAMETER: 400,
+    ErrorCode.INVALID_JSON: 400,
+    ErrorCode.PAYLOAD_TOO_LARGE: 413,
     ErrorCode.METASTORE_UNAVAILABLE: 503,
     ErrorCode.UNSUPPORTED_SCHEMA_VERSION: 503,
     ErrorCode.WRITE_FORBIDDEN: 403,

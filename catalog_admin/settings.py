@@ -46,6 +46,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "catalog_admin.middleware.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -53,6 +54,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "catalog_admin.middleware.LoginRequiredMiddleware",
+    "catalog_admin.middleware.RequestBodyLimitMiddleware",
     "catalog_admin.middleware.MetastoreErrorMiddleware",
 ]
 
@@ -84,6 +86,10 @@ DATABASES = {
     ),
     **{config.alias: database_settings(config, BASE_DIR) for config in METASTORE_CONFIGS},
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Concurrent writers (two approvals at once) wait for each other instead of failing with "database is locked":
+    # every transaction takes SQLite's write lock when it begins, and waits up to 20 s for it.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(transaction_mode="IMMEDIATE", timeout=20)
 DATABASE_ROUTERS = ["catalog_admin.routers.MetastoreRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -112,6 +118,11 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "catalog_admin.api.exception_handlers.api_exception_handler",
+    "DEFAULT_PARSER_CLASSES": [
+        "catalog_admin.api.parsers.DepthLimitedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
@@ -150,6 +161,26 @@ SPECTACULAR_SETTINGS = {
         "ExecutionStateEnum": "operations.models.executions.Execution.State",
     },
 }
+
+# Request bodies: statements, reasons and comments, never files. A larger body is refused with 413 payload_too_large
+# (catalog_admin.middleware.RequestBodyLimitMiddleware); a JSON body nested deeper than 32 levels with 400 invalid_json.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
+
+# Every response's Content-Security-Policy (catalog_admin.middleware.ContentSecurityPolicyMiddleware): scripts and
+# styles from our own static files only, no inline script, no eval (htmx runs with allowEval off, see base.html).
+CONTENT_SECURITY_POLICY = "; ".join(
+    (
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self' data:",
+        "connect-src 'self'",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    )
+)
 
 # Browsing: page sizes accepted from clients.
 CATALOG_PAGE_SIZE = 50

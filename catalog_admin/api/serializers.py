@@ -102,7 +102,8 @@ class Base64Field(serializers.Field):
         return base64.b64encode(bytes(value)).decode("ascii")
 
 
-@extend_schema_field({"oneOf": [{"type": "integer"}, {"type": "number"}, {"type": "string"}], "nullable": True})
+# anyOf, not oneOf: an integer is a number too, so it matched two of oneOf's schemas and was refused.
+@extend_schema_field({"anyOf": [{"type": "number"}, {"type": "string"}], "nullable": True})
 class StatisticValueField(serializers.Field):
     """A column statistic bound: integer, floating point or decimal (as a string), whichever Hive recorded."""
 

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from drf_spectacular.settings import spectacular_settings
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
@@ -48,7 +48,7 @@ from catalog_admin.selectors.partitions import (
     list_partitions,
     table_partition_keys,
 )
-from catalog_admin.selectors.search import search_catalog
+from catalog_admin.selectors.search import MIN_QUERY_LENGTH, search_catalog
 from catalog_admin.selectors.tables import TABLE_SORTS, TableFilter, get_table, get_table_detail, list_tables
 
 __all__ = (
@@ -79,12 +79,14 @@ class SchemaView(SpectacularAPIView):
         return response
 
 
-class DocsView(SpectacularSwaggerView):
+class DocsView(SpectacularSwaggerSplitView):
     """
     Swagger UI over :class:`SchemaView`, with every asset from drf-spectacular-sidecar (no internet needed).
 
     The page is a static shell and public; it fetches the schema with the browser's session. Swagger UI's
     online validator badge (validator.swagger.io) is switched off: it would send the schema URL outside.
+    Its start-up script is served by this view too (``?script``), so the page runs no inline script; only
+    inline styles (Swagger UI's own) are allowed on top of the console's Content-Security-Policy.
     """
 
     url_name = "api:schema"
@@ -92,7 +94,11 @@ class DocsView(SpectacularSwaggerView):
     @extend_schema(exclude=True)
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         response = super().get(request, *args, **kwargs)
-        response.data["settings"] = self._dump({**spectacular_settings.SWAGGER_UI_SETTINGS, "validatorUrl": None})
+        if "settings" in response.data:
+            response.data["settings"] = self._dump({**spectacular_settings.SWAGGER_UI_SETTINGS, "validatorUrl": None})
+        response.headers["Content-Security-Policy"] = settings.CONTENT_SECURITY_POLICY.replace(
+            "style-src 'self'", "style-src 'self' 'unsafe-inline'"
+        )
         return response
 
 
@@ -120,7 +126,7 @@ _CURSOR = OpenApiParameter(
 )
 _PAGE_SIZE = OpenApiParameter(
     "page_size",
-    int,
+    {"type": "integer", "minimum": 1, "maximum": settings.CATALOG_MAX_PAGE_SIZE},
     description=f"Results per page, 1 to {settings.CATALOG_MAX_PAGE_SIZE} (default {settings.CATALOG_PAGE_SIZE}).",
     required=False,
 )
@@ -323,7 +329,18 @@ class SearchView(MetastoreAPIView):
         tags=["search"],
         operation_id="search",
         parameters=[
-            OpenApiParameter("q", str, required=True, description="At least 2 characters of a database or table name."),
+            OpenApiParameter(
+                "q",
+                # the server counts the characters left after stripping blanks: that many that are not blank
+                {
+                    "type": "string",
+                    "minLength": MIN_QUERY_LENGTH,
+                    "pattern": r"\S" + r"[\s\S]*\S" * (MIN_QUERY_LENGTH - 1),
+                },
+                required=True,
+                description=f"At least {MIN_QUERY_LENGTH} characters (not counting surrounding blanks) of a database "
+                "or table name.",
+            ),
             OpenApiParameter("metastore", str, description="Metastore to search; the default one when omitted."),
         ],
         responses={200: SearchSerializer, **_errors(400, 401, 404, 503)},

@@ -44,7 +44,7 @@ _MAX_LENGTH = IdempotencyKey._meta.get_field("key").max_length
 
 IDEMPOTENCY_KEY_PARAMETER = OpenApiParameter(
     HEADER,
-    str,
+    {"type": "string", "minLength": 1, "maxLength": _MAX_LENGTH, "pattern": "^[ -~]+$"},  # printable ASCII
     OpenApiParameter.HEADER,
     required=False,
     description=(

@@ -28,6 +28,7 @@ __all__ = (
     "ApprovalSerializer",
     "ApproveSerializer",
     "AuditExportRowSerializer",
+    "AuditExportSerializer",
     "AuditPageSerializer",
     "AuditRecordSerializer",
     "ChangeRequestCreateSerializer",
@@ -542,3 +543,11 @@ class AuditExportRowSerializer(serializers.Serializer):
     details = serializers.DictField()
     previous_hash = serializers.CharField()
     hash = serializers.CharField()
+
+
+class AuditExportSerializer(serializers.Serializer):
+    """The JSON export: the records and the chain's anchor (``manage.py verify_audit --expect-head HEAD:COUNT``)."""
+
+    chain_head = serializers.CharField(help_text="The hash of the chain's last record when the export was taken.")
+    chain_count = serializers.IntegerField(help_text="How many records the chain held then.")
+    records = AuditExportRowSerializer(many=True)

@@ -37,7 +37,7 @@ from operations.api.serializers import (
     RISKS,
     ApprovalListSerializer,
     ApproveSerializer,
-    AuditExportRowSerializer,
+    AuditExportSerializer,
     AuditPageSerializer,
     AuditRecordSerializer,
     ChangeRequestCreateSerializer,
@@ -137,7 +137,7 @@ _PK = OpenApiParameter("id", int, OpenApiParameter.PATH, description="Change req
 _CURSOR = OpenApiParameter("cursor", str, description="Opaque cursor from next_cursor; omit for the first page.")
 _PAGE_SIZE = OpenApiParameter(
     "page_size",
-    int,
+    {"type": "integer", "minimum": 1, "maximum": settings.CATALOG_MAX_PAGE_SIZE},
     description=f"Results per page, 1 to {settings.CATALOG_MAX_PAGE_SIZE} (default {settings.CATALOG_PAGE_SIZE}).",
 )
 
@@ -194,12 +194,15 @@ class ChangeRequestListView(OperationsAPIView):
         tags=["change-requests"],
         operation_id="change_requests_list",
         parameters=[
-            OpenApiParameter("state", str, enum=list(ChangeRequestState.values), description="Only this state."),
+            # An empty filter means "any", as from a form (schemathesis: `?state=` was answered, though undeclared).
+            OpenApiParameter(
+                "state", str, enum=["", *ChangeRequestState.values], description="Only this state (empty: any)."
+            ),
             OpenApiParameter("metastore", str, description="Only requests on this metastore."),
             OpenApiParameter("database", str, description="Only requests on tables of this database (exact)."),
             OpenApiParameter("table", str, description="Substring of the table name."),
             OpenApiParameter("requester", str, description="Only requests of this user (username)."),
-            OpenApiParameter("risk", str, enum=list(RISKS), description="Only this risk."),
+            OpenApiParameter("risk", str, enum=["", *RISKS], description="Only this risk (empty: any)."),
             _CURSOR,
             _PAGE_SIZE,
         ],
@@ -592,9 +595,11 @@ class AuditExportView(OperationsAPIView):
             *_AUDIT_FILTERS,
         ],
         responses={
-            (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="One row per record, chain order."),
+            (200, "text/csv"): OpenApiResponse(
+                OpenApiTypes.STR, description="One row per record, chain order; a last line with the chain's anchor."
+            ),
             (200, "application/json"): OpenApiResponse(
-                AuditExportRowSerializer(many=True), description="A JSON array, the columns of the CSV."
+                AuditExportSerializer, description="The records (the columns of the CSV) and the chain's anchor."
             ),
             **_errors(400, 401, overrides={400: "invalid_parameter: an unknown format or a malformed filter."}),
         },
@@ -606,7 +611,7 @@ class AuditExportView(OperationsAPIView):
             raise ApplicationError(
                 ErrorCode.INVALID_PARAMETER, f"format must be csv or json, not '{fmt}'.", {"parameter": "format"}
             )
-        records = audit_records(AuditFilter.from_params(request.query_params)).iterator()
+        records = audit_records(AuditFilter.from_params(request.query_params))
         response = HttpResponse(export_audit(records, fmt), content_type=EXPORT_TYPES[fmt])
         response["Content-Disposition"] = f'attachment; filename="audit-{timezone.now():%Y%m%d-%H%M%S}.{fmt}"'
         return response

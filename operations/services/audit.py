@@ -4,6 +4,11 @@ The audit trail: append-only records chained by hashes, their verification and t
 Each record's ``hash`` covers its content and the previous record's hash; ``previous_hash`` is unique,
 so two writers can never fork the chain (the loser retries on the new head). ``verify_audit_chain``
 recomputes every hash and names the first record that was tampered with in the database.
+
+A chain verifies as well without its last records, so every export carries an anchor, the chain's head hash and
+record count when it was taken (:class:`AuditAnchor`); ``verify_audit --expect-head HASH:COUNT`` checks that the
+chain still holds that record at that position (``anchor_problem``): a cut tail is detected. CSV exports neutralise
+cells a spreadsheet would run as a formula (OWASP's CSV injection advice); JSON exports keep every value exact.
 """
 
 from __future__ import annotations
@@ -17,11 +22,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from operations.models import AuditRecord
 
-__all__ = ("GENESIS", "AuditProblem", "export_audit", "record_audit", "verify_audit_chain")
+__all__ = (
+    "GENESIS",
+    "AuditAnchor",
+    "AuditProblem",
+    "anchor_problem",
+    "audit_anchor",
+    "export_audit",
+    "record_audit",
+    "verify_audit_chain",
+)
 
 GENESIS = "0" * 64
 EXPORT_FIELDS = (
@@ -29,12 +44,35 @@ EXPORT_FIELDS = (
     "table_name", "statement", "outcome", "counts", "preview_summary", "details", "previous_hash", "hash",
 )  # fmt: skip
 _RETRIES = 5
+# A cell starting with one of these is a formula to a spreadsheet (OWASP, "CSV Injection").
+_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 
 @dataclass(frozen=True)
 class AuditProblem:
     record_id: int
     problem: str
+
+
+@dataclass(frozen=True)
+class AuditAnchor:
+    """The chain's head when an export was taken: the last record's hash and how many records the chain held."""
+
+    head_hash: str
+    count: int
+
+    def __str__(self) -> str:
+        return f"{self.head_hash}:{self.count}"
+
+    @classmethod
+    def parse(cls, text: str) -> AuditAnchor:
+        """``HASH:COUNT`` or ``HASH`` (count unchecked, -1); raises ``ValueError`` for anything else."""
+        head_hash, _, count = text.strip().partition(":")
+        if len(head_hash) != 64 or any(c not in "0123456789abcdef" for c in head_hash.lower()):
+            raise ValueError(f"'{head_hash}' is not a SHA-256 hash (64 hexadecimal digits).")
+        if count and not count.isdigit():
+            raise ValueError(f"'{count}' is not a record count.")
+        return cls(head_hash.lower(), int(count) if count else -1)
 
 
 def record_audit(
@@ -102,17 +140,69 @@ def verify_audit_chain(records: Iterable[AuditRecord] | None = None) -> list[Aud
     return problems
 
 
-def export_audit(records: Iterable[AuditRecord], fmt: str) -> str:
-    """The records as CSV or JSON text."""
-    rows = [{name: _value(getattr(record, name)) for name in EXPORT_FIELDS} for record in records]
+def audit_anchor() -> AuditAnchor:
+    """The chain's anchor now."""
+    return _anchor_and_head_id()[0]
+
+
+def _anchor_and_head_id() -> tuple[AuditAnchor, int]:
+    head = AuditRecord.objects.order_by("-id").values_list("id", "hash").first()
+    if head is None:
+        return AuditAnchor(GENESIS, 0), 0
+    return AuditAnchor(head[1], AuditRecord.objects.filter(id__lte=head[0]).count()), head[0]
+
+
+def anchor_problem(expected: AuditAnchor) -> str | None:
+    """Why the chain no longer holds ``expected``'s head record at its position, or ``None`` when it does.
+
+    Records appended since the anchor was taken are fine; a missing head record means the tail was cut.
+    """
+    current = audit_anchor()
+    if expected.head_hash == GENESIS:
+        return None if expected.count <= 0 else f"the anchor of {expected.count} records has no head hash"
+    record = AuditRecord.objects.filter(hash=expected.head_hash).values_list("id", flat=True).first()
+    if record is None:
+        return (
+            f"no record has the anchored head hash {expected.head_hash}: the chain's tail was removed "
+            f"(it now ends at {current.head_hash} with {current.count} records)"
+        )
+    position = AuditRecord.objects.filter(id__lte=record).count()
+    if expected.count >= 0 and position != expected.count:
+        return (
+            f"the anchored head is record {position} of the chain, not record {expected.count}: "
+            "records before it were removed or added"
+        )
+    return None
+
+
+def export_audit(records: QuerySet[AuditRecord], fmt: str) -> str:
+    """The records (chain order) as CSV or JSON text, with the chain's anchor.
+
+    CSV ends with an anchor line; JSON has top-level ``chain_head`` and ``chain_count``. Records appended while
+    exporting are left out, so that the anchor covers every exported record.
+    """
+    anchor, head_id = _anchor_and_head_id()
+    selected = records.filter(id__lte=head_id).order_by("id").iterator()
+    rows = [{name: _value(getattr(record, name)) for name in EXPORT_FIELDS} for record in selected]
     if fmt == "json":
-        return json.dumps(rows, indent=2, default=str)
+        document = {"chain_head": anchor.head_hash, "chain_count": anchor.count, "records": rows}
+        return json.dumps(document, indent=2, default=str)
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=EXPORT_FIELDS)
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: json.dumps(v, default=str) if isinstance(v, dict | list) else v for k, v in row.items()})
+        writer.writerow({name: _csv_cell(value) for name, value in row.items()})
+    csv.writer(buffer).writerow([f"# chain head {anchor} (check: manage.py verify_audit --expect-head {anchor})"])
     return buffer.getvalue()
+
+
+def _csv_cell(value: Any) -> Any:
+    """A CSV cell a spreadsheet shows as text: JSON for structures, a leading ``'`` before a formula character."""
+    if isinstance(value, dict | list):
+        value = json.dumps(value, default=str)
+    if isinstance(value, str) and value.startswith(_FORMULA_PREFIXES):
+        return f"'{value}"
+    return value
 
 
 def _summary(preview: dict[str, Any]) -> dict[str, Any]:

@@ -37,7 +37,7 @@ def audit_export(request: HttpRequest, fmt: str) -> HttpResponse:
         raise ApplicationError(
             ErrorCode.INVALID_PARAMETER, f"format must be csv or json, not '{fmt}'.", {"parameter": "format"}
         )
-    records = audit_records(AuditFilter.from_params(request.GET)).iterator()
+    records = audit_records(AuditFilter.from_params(request.GET))
     response = HttpResponse(export_audit(records, fmt), content_type=EXPORT_TYPES[fmt])
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
     response["Content-Disposition"] = f'attachment; filename="audit-{stamp}.{fmt}"'

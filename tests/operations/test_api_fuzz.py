@@ -7,6 +7,7 @@ same requests on every run), each sent once with a steward's token and once with
 
 * no 5xx (``not_a_server_error``);
 * its status code, content type and body are the ones the schema documents for the operation;
+* a request the schema rules out is refused (``negative_data_rejection``): the server enforces what the schema says;
 * a refused request (4xx) wrote nothing: no change request, approval, comment, job, execution or audit record, and
   the default metastore's TBLS and TABLE_PARAMS are unchanged (a checksum before and after).
 
@@ -19,12 +20,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from typing import Any
 
 import hypothesis
 import pytest
 import schemathesis
+from django.conf import settings
 from django.contrib.auth.models import Group, User
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections, connections
@@ -32,6 +35,7 @@ from drf_spectacular.renderers import OpenApiJsonRenderer
 from rest_framework.authtoken.models import Token
 from werkzeug.test import Client
 
+from catalog_admin.selectors.search import MIN_QUERY_LENGTH
 from operations.models import Approval, AuditRecord, ChangeRequest, Comment, Execution, Job
 
 METASTORE = "hive31_pg"  # the default metastore: where a request without a metastore goes
@@ -45,6 +49,7 @@ CHECKS = [
     schemathesis.checks.status_code_conformance,
     schemathesis.checks.content_type_conformance,
     schemathesis.checks.response_schema_conformance,
+    schemathesis.checks.negative_data_rejection,
 ]
 CONFIG = schemathesis.Config.from_dict(
     {
@@ -94,6 +99,13 @@ def served_schema() -> dict[str, Any]:
 # ``test_the_fuzzed_schema_is_the_one_the_api_serves`` proves it is the document the API serves.
 SCHEMA = served_schema()
 schema = schemathesis.openapi.from_dict(SCHEMA, config=CONFIG)
+
+
+def schema_operation(method: str, path: str) -> Any:
+    """The schema's operation that serves ``method path`` (a concrete path, query string allowed)."""
+    concrete = path.partition("?")[0]
+    template = next(t for t in SCHEMA["paths"] if re.fullmatch(re.sub(r"\{[^}]+\}", "[^/]+", t), concrete))
+    return schema[template][method.upper()]
 
 
 def footprint() -> dict[str, Any]:
@@ -223,3 +235,104 @@ def test_a_command_answers_a_malformed_key_and_an_unreadable_body_as_documented(
     # then
     assert (bad_key.status_code, bad_key.get_json()["code"]) == (400, "invalid_parameter")
     assert (text_body.status_code, text_body.get_json()["code"]) == (415, "unsupported_media_type")
+
+
+# Real answers checked against the schema: generated paths rarely name a table that exists --------------------------
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        f"/api/metastores/{METASTORE}/databases/sales/tables/orders/column-statistics/",
+        f"/api/metastores/{METASTORE}/databases/sales/tables/customers/column-statistics/",
+        f"/api/metastores/{METASTORE}/databases/sales/tables/orders/",
+        f"/api/metastores/{METASTORE}/databases/sales/tables/orders/partitions/?page_size=500",
+        f"/api/metastores/{METASTORE}/databases/sales/tables/?page_size=1&q=or",
+        "/api/search/?q=or",
+    ],
+    ids=["statistics-orders", "statistics-customers", "table", "partitions", "tables", "search"],
+)
+def test_answers_on_the_seeded_metastore_match_the_schema(
+    wsgi_application: Any, tokens: dict[str, str], path: str
+) -> None:
+    """Statistics bounds are integers, floats or decimal strings; the schema accepts each (its oneOf refused an
+    integer, which is a number too); page sizes at the limit answer as documented."""
+    # given
+    client = Client(wsgi_application)
+    headers = {"Authorization": f"Token {tokens['steward']}"}
+    operation = schema_operation("get", path)
+
+    # when
+    response = client.get(path, headers=headers)
+
+    # then
+    assert response.status_code == 200, response.get_data()
+    operation.validate_response(response)
+
+
+# Limits: the schema declares what the server enforces ---------------------------------------------------------------
+
+
+def parameters(name: str) -> dict[str, dict[str, Any]]:
+    """``name``'s parameter schema in every operation that takes it."""
+    return {
+        f"{method.upper()} {path}": parameter["schema"]
+        for path, operations in SCHEMA["paths"].items()
+        for method, operation in operations.items()
+        for parameter in operation.get("parameters", [])
+        if parameter["name"] == name
+    }
+
+
+def test_the_schema_declares_the_servers_limits() -> None:
+    """page_size, search's q and Idempotency-Key carry the bounds the server checks (they were undeclared)."""
+    # when
+    page_sizes = parameters("page_size")
+    keys = parameters("Idempotency-Key")
+    (search_q,) = (schema for operation, schema in parameters("q").items() if operation == "GET /api/search/")
+
+    # then
+    assert len(page_sizes) == 4 and len(keys) == 10
+    assert {(s["minimum"], s["maximum"]) for s in page_sizes.values()} == {(1, settings.CATALOG_MAX_PAGE_SIZE)}
+    assert {(s["minLength"], s["maxLength"], s["pattern"]) for s in keys.values()} == {(1, 255, "^[ -~]+$")}
+    assert search_q["minLength"] == MIN_QUERY_LENGTH
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "headers", "status"),
+    [
+        ("get", "/api/change-requests/?page_size=500", {}, 200),
+        ("get", "/api/change-requests/?page_size=501", {}, 400),
+        ("get", "/api/audit/?page_size=0", {}, 400),
+        ("get", f"/api/metastores/{METASTORE}/databases/sales/tables/?page_size=500", {}, 200),
+        ("get", f"/api/metastores/{METASTORE}/databases/sales/tables/?page_size=501", {}, 400),
+        ("get", "/api/search/?q=or", {}, 200),
+        ("get", "/api/search/?q=%20o%20", {}, 400),
+        ("post", "/api/change-requests/999999/submit/", {"Idempotency-Key": "k" * 255}, 404),
+        ("post", "/api/change-requests/999999/submit/", {"Idempotency-Key": "k" * 256}, 400),
+        ("get", "/api/change-requests/?state=&risk=", {}, 200),
+        ("get", "/api/change-requests/?state=x", {}, 400),
+    ],
+    ids=[
+        "page-500", "page-501", "page-0", "catalog-page-500", "catalog-page-501", "q-2", "q-1-blank-padded",
+        "key-255", "key-256", "empty-filters", "unknown-state",
+    ],
+)  # fmt: skip
+def test_requests_at_and_past_each_limit_answer_as_the_schema_says(
+    wsgi_application: Any, tokens: dict[str, str], method: str, path: str, headers: dict[str, str], status: int
+) -> None:
+    """At a declared limit the request is served; one past it is refused as invalid_parameter; both answers
+    conform to the schema."""
+    # given
+    client = Client(wsgi_application)
+    auth = {"Authorization": f"Token {tokens['steward']}", **headers}
+    operation = schema_operation(method, path)
+
+    # when
+    response = client.open(path, method=method.upper(), json={} if method == "post" else None, headers=auth)
+
+    # then
+    assert response.status_code == status, response.get_data()
+    if status == 400:
+        assert response.get_json()["code"] == "invalid_parameter"
+    operation.validate_response(response)

@@ -1,4 +1,5 @@
-"""``manage.py export_audit [--format csv|json]``: the audit log on standard output."""
+"""``manage.py export_audit [--format csv|json]``: the audit log on standard output, with the chain's anchor (its head
+hash and record count; ``verify_audit --expect-head`` checks it later)."""
 
 from __future__ import annotations
 
@@ -17,4 +18,4 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=("csv", "json"), default="csv")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        self.stdout.write(export_audit(AuditRecord.objects.order_by("id").iterator(), options["format"]), ending="")
+        self.stdout.write(export_audit(AuditRecord.objects.all(), options["format"]), ending="")

@@ -721,10 +721,14 @@ def test_the_audit_log_is_listed_filtered_and_exported(metastore: Metastore, api
     assert csv_export.status_code == 200
     assert csv_export["Content-Type"] == "text/csv; charset=utf-8"
     assert csv_export["Content-Disposition"].startswith('attachment; filename="audit-')
-    rows = list(csv.DictReader(io.StringIO(csv_export.content.decode())))
+    *rows, anchor = csv.DictReader(io.StringIO(csv_export.content.decode()))
     assert [row["action"] for row in rows] == ["create", "submit", "approve"]
+    assert anchor["id"].startswith("# chain head ")
     assert json_export["Content-Type"] == "application/json"
-    assert [(r["request_id_ref"], r["action"]) for r in json.loads(json_export.content)] == [(second, "create")]
+    exported = json.loads(json_export.content)
+    assert [(r["request_id_ref"], r["action"]) for r in exported["records"]] == [(second, "create")]
+    head = AuditRecord.objects.order_by("id").last()
+    assert (exported["chain_head"], exported["chain_count"]) == (head.hash, AuditRecord.objects.count())
     error(api["viewer"].get(url("audit-export"), {"format": "xml"}), 400, "invalid_parameter")
     error(api["viewer"].get(url("audit-list"), {"request": "first"}), 400, "invalid_parameter")
 
