@@ -25,6 +25,7 @@ from catalog_admin.models import (
 )
 from catalog_admin.schema import SchemaVersion
 from catalog_admin.selectors.metastores import Metastore
+from operations.containment import MoveContext, unsafe_leaf
 from operations.dependent_views import dependent_views_warning
 from operations.planners.common import (
     ACID_BOOKKEEPING,
@@ -64,6 +65,8 @@ def plan_rename_table(
     blockers += _names_in_use(metastore, state, spec)
     if move is not None:
         blockers += _move_blockers(move, state, spec)
+    if destination is not None and restore_location is None:
+        blockers += _escaping_destination(destination, spec.new.table)
     moves = (move,) if move is not None and move.source_exists else ()
     # Statistics carry the names only before Hive 4: that is the only case where their count matters.
     part_stats = labelled_partition_statistics(metastore, state) if state.is_partitioned and version < V4 else 0
@@ -82,6 +85,7 @@ def plan_rename_table(
         blockers=blockers,
         warnings=warnings,
         moves=moves,
+        move_contexts={state.location or "": MoveContext(table_id=state.table_id)},
         partitions_touched=touched,
         statistics_moved=stats_moved,
         hive=_hive_comparison(state, version, bool(moves), part_stats),
@@ -91,6 +95,15 @@ def plan_rename_table(
             "keep_sd_ids": _already_under(metastore, state, destination) if moves else [],
         },
     )
+
+
+def _escaping_destination(destination: str, name: str) -> list[Finding]:
+    """The new name must make one plain directory under the new database's (containment; names themselves follow
+    ``check_table_name``)."""
+    escape = unsafe_leaf(destination, name, 1)
+    if escape is None:
+        return []
+    return [Finding("destination_escapes", "containment", f"The destination {destination} is refused: {escape}.")]
 
 
 def _rename_blockers(metastore: Metastore, state: TableState, spec: RenameTable, *, moving: bool) -> list[Finding]:

@@ -6,6 +6,7 @@ data goes to the console's trash, and on a transactional table their ACID bookke
 from __future__ import annotations
 
 from catalog_admin.selectors.metastores import Metastore
+from operations.containment import MoveContext
 from operations.planners.common import acid_warnings, build_preview, hive_seconds, snapshot
 from operations.planners.partitions.bookkeeping import bookkeeping_cleanup_steps, bookkeeping_warnings
 from operations.planners.partitions.directories import trash_moves, unreachable_data_blockers
@@ -54,6 +55,16 @@ def plan_drop_partitions(metastore: Metastore, state: TableState, spec: DropPart
         + bookkeeping_warnings(metastore, state, names, steps)
         + _drop_warnings(state, spec, matched, moves),
         moves=moves,
+        move_contexts={
+            p["sd__location"]: MoveContext(
+                sd_ids=frozenset({p["sd_id"]}),
+                enclosing=frozenset({state.sd_id} - {None}),
+                leaf=p["name"],
+                leaf_segments=len(state.partition_keys),
+            )
+            for p in matched
+            if p["sd__location"]
+        },
         partitions_touched=len(matched),
         statistics_dropped=stats,
         drops=len(matched),

@@ -8,6 +8,7 @@ from __future__ import annotations
 from catalog_admin.models import Partition, PartitionColumnStatistics, PartitionKeyValue, StorageDescriptor
 from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.partitions import partition_name
+from operations.containment import MoveContext
 from operations.planners.common import acid_warnings, build_preview, hive_seconds, snapshot
 from operations.planners.locations import resolve_partition
 from operations.planners.partitions.bookkeeping import bookkeeping_in_use, relabel_bookkeeping_steps
@@ -57,6 +58,14 @@ def plan_rename_partition(metastore: Metastore, state: TableState, spec: RenameP
         blockers=blockers,
         warnings=acid_warnings(metastore, state) + rename_warnings(partition["location"], destination, move),
         moves=(move,) if move else (),
+        move_contexts={
+            partition["location"]: MoveContext(
+                sd_ids=frozenset({partition["sd_id"]}),
+                enclosing=frozenset({state.sd_id} - {None}),
+                leaf=new_name,
+                leaf_segments=len(keys),
+            )
+        },
         partitions_touched=1,
         statistics_moved=sum(s.expected_rows for s in steps if s.metastore_table == "PART_COL_STATS"),
         hive=HiveComparison(str(metastore.schema.version), 1, 0, hive_seconds(1, 0)),
