@@ -7,7 +7,10 @@ named ``metastore``. With neither, the embedded demo metastore (SQLite) is used.
 ``DEFAULT_METASTORE`` picks the default; otherwise it is the first registered.
 
 Each metastore may also name a warehouse root for relative paths and local checks:
-``METASTORE_WAREHOUSE_<NAME>`` (upper-cased name).
+``METASTORE_WAREHOUSE_<NAME>`` (upper-cased name), a path or a URI (``file:/…``, ``file:///…``, ``hdfs://nn/…``,
+``s3a://…``) as Hive's ``metastore.warehouse.dir`` is usually written. The console moves directories only inside a
+metastore's governed roots: its warehouse roots, the databases' locations and ``METASTORE_EXTRA_ROOTS_<NAME>``
+(comma-separated); ``METASTORE_ALLOW_OUTSIDE_ROOTS_<NAME>`` (``true``) lets ``SET LOCATION`` point outside them.
 """
 
 from __future__ import annotations
@@ -19,17 +22,23 @@ from urllib.parse import parse_qsl, urlsplit
 
 import dj_database_url
 
+from catalog_admin.locations import normalize_location
+
 __all__ = (
     "DEMO_METASTORE_NAME",
     "MetastoreConfig",
     "MetastoreConfigError",
+    "as_location",
     "database_settings",
+    "local_path",
     "parse_metastores",
 )
 
 DEMO_METASTORE_NAME = "demo"
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 RESERVED_NAMES = frozenset({"default"})
+URI_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")  # file:/…, hdfs://…, s3a://… (not a path)
+TRUE_VALUES = frozenset({"1", "true", "yes", "on"})
 ENGINES = {
     "postgresql": "catalog_admin.backends.postgresql",
     "mysql": "django.db.backends.mysql",
@@ -48,6 +57,9 @@ class MetastoreConfig:
     name: str
     url: str
     warehouse: str = ""
+    external_warehouse: str = ""  # Hive 4's metastore.warehouse.external.dir
+    extra_roots: tuple[str, ...] = ()
+    allow_outside_roots: bool = False
 
     @property
     def alias(self) -> str:
@@ -61,6 +73,22 @@ class MetastoreConfig:
             "pgsql": "postgresql",
             "mariadb": "mysql",
         }.get(scheme, scheme)
+
+    @property
+    def warehouse_location(self) -> str:
+        """The warehouse root as Hive writes locations (``file:/abs/path`` for a local path; "" when not set)."""
+        return as_location(self.warehouse)
+
+    @property
+    def warehouse_path(self) -> Path | None:
+        """The warehouse root on this machine's disk (None when not set or not a ``file:`` location)."""
+        return local_path(self.warehouse)
+
+    @property
+    def root_locations(self) -> tuple[str, ...]:
+        """The configured governed roots, as locations: warehouse, external warehouse and the extra roots."""
+        values = (self.warehouse, self.external_warehouse, *self.extra_roots)
+        return tuple(dict.fromkeys(as_location(v) for v in values if v.strip()))
 
     @property
     def display_url(self) -> str:
@@ -81,7 +109,7 @@ def parse_metastores(env: dict[str, str], base_dir: Path) -> tuple[list[Metastor
     else:
         demo = base_dir / "var" / "demo" / "metastore.sqlite3"
         pairs = [(DEMO_METASTORE_NAME, f"sqlite:///{demo}")]
-    configs = [MetastoreConfig(name=name, url=url, warehouse=_warehouse(env, name, base_dir)) for name, url in pairs]
+    configs = [_config(env, name, url, base_dir) for name, url in pairs]
     default = env.get("DEFAULT_METASTORE") or configs[0].name
     if default not in {c.name for c in configs}:
         raise MetastoreConfigError(f"DEFAULT_METASTORE names '{default}', which is not registered in METASTORES.")
@@ -130,6 +158,38 @@ def _split_pairs(value: str) -> list[tuple[str, str]]:
     if not pairs:
         raise MetastoreConfigError("METASTORES is set but registers no metastore.")
     return pairs
+
+
+def as_location(value: str) -> str:
+    """A configured directory as Hive writes locations: URIs as given (``file:///x`` as ``file:/x``), absolute paths
+    as ``file:/abs/path``; "" stays ""."""
+    value = value.strip()
+    if not value:
+        return ""
+    if URI_PATTERN.match(value):
+        return normalize_location(value)
+    return normalize_location(str(Path(value).absolute()))
+
+
+def local_path(value: str) -> Path | None:
+    """The local directory of a configured path or ``file:`` URI (None for other schemes or "")."""
+    location = as_location(value)
+    if not location.startswith("file:"):
+        return None
+    return Path(location.removeprefix("file:"))
+
+
+def _config(env: dict[str, str], name: str, url: str, base_dir: Path) -> MetastoreConfig:
+    suffix = name.upper()
+    extra = tuple(root.strip() for root in env.get(f"METASTORE_EXTRA_ROOTS_{suffix}", "").split(",") if root.strip())
+    return MetastoreConfig(
+        name=name,
+        url=url,
+        warehouse=_warehouse(env, name, base_dir),
+        external_warehouse=env.get(f"METASTORE_EXTERNAL_WAREHOUSE_{suffix}", "").strip(),
+        extra_roots=extra,
+        allow_outside_roots=env.get(f"METASTORE_ALLOW_OUTSIDE_ROOTS_{suffix}", "").strip().lower() in TRUE_VALUES,
+    )
 
 
 def _warehouse(env: dict[str, str], name: str, base_dir: Path) -> str:

@@ -87,8 +87,12 @@ def _url(alias: str) -> str:
     return f"sqlite:///{TEST_TMP_DIR / alias / 'metastore.sqlite3'}"
 
 
+# Tests point SET LOCATION at scratch locations outside the warehouse (file:/x, hdfs://…): allowed here; the strict
+# default is tested in tests/operations/test_containment.py.
 METASTORE_CONFIGS = [
-    MetastoreConfig(name=alias, url=_url(alias), warehouse=str(TEST_TMP_DIR / alias / "warehouse"))
+    MetastoreConfig(
+        name=alias, url=_url(alias), warehouse=str(TEST_TMP_DIR / alias / "warehouse"), allow_outside_roots=True
+    )
     for alias in HIVE_TEST_METASTORES
 ]
 DEFAULT_METASTORE = "hive31_pg"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 from django.conf import settings
@@ -19,6 +20,7 @@ from catalog_admin.models import (
     WriteSetEntry,
 )
 from catalog_admin.selectors.metastores import Metastore
+from operations.containment import MoveContext, move_blockers
 from operations.preview import DirectoryMove, HiveComparison, Preview, Step, TableSnapshot
 from operations.rules import Finding
 from operations.specs import AlterSpec
@@ -154,9 +156,14 @@ def build_preview(
     columns_changed: bool = False,
     hive: HiveComparison | None = None,
     inverse: dict | None = None,
+    move_contexts: Mapping[str, MoveContext] | None = None,
 ) -> Preview:
-    """Assemble a :class:`Preview` from a planner's parts, with the risk and estimates derived from them."""
+    """Assemble a :class:`Preview` from a planner's parts, with the risk and estimates derived from them.
+
+    Every directory move passes the containment guard here (``move_contexts``: what the planner knows of each move,
+    by source; a move without one is checked strictly), so no planner can leave it out."""
     frozen_steps = tuple(steps)
+    blockers = [*blockers, *move_blockers(metastore, moves, move_contexts or {})]
     return Preview(
         metastore=metastore.name,
         schema_version=str(metastore.schema.version),

@@ -13,6 +13,7 @@ from catalog_admin.hive.statistics import COLUMN_STATS_ACCURATE
 from catalog_admin.locations import filesystem_for
 from catalog_admin.models import Partition, PartitionParam, StorageDescriptor, TableParam
 from catalog_admin.selectors.metastores import Metastore
+from operations.containment import MoveContext, new_location_blockers
 from operations.planners.common import build_preview, param_delete_steps, replication_source, snapshot
 from operations.preview import Preview, Step
 from operations.rules import Finding
@@ -64,7 +65,10 @@ def plan_set_location(metastore: Metastore, state: TableState, spec: SetLocation
         old_location = partition["location"] if partition else None
     if state.is_view:
         blockers.append(Finding("view_location", "ddl", f"{state.ref} is a view and has no location"))
-    blockers += _absolute_location_blockers(spec.location) + _replication_blockers(metastore, state)
+    absolute = _absolute_location_blockers(spec.location)
+    blockers += absolute + _replication_blockers(metastore, state)
+    if not absolute and (partition or not spec.partition):
+        blockers += new_location_blockers(metastore, spec.location, own=_own(state, partition))
     steps = []
     if target_sd is not None and not blockers:
         location = sql.col(StorageDescriptor, "location")
@@ -114,6 +118,11 @@ def plan_rewrite_partition_locations(
     if spec.old_prefix == spec.new_prefix or not spec.old_prefix:
         blockers.append(Finding("no_change", "ddl", "The old and new prefixes must differ and not be empty"))
     blockers += _replication_blockers(metastore, state)
+    if spec.new_prefix and spec.old_prefix != spec.new_prefix:
+        # Every rewritten location lands in the new prefix's directory: it must be governed, and nobody else's.
+        directory = spec.new_prefix.rsplit("/", 1)[0] if "/" in spec.new_prefix else spec.new_prefix
+        own = MoveContext(table_id=state.table_id)
+        blockers += new_location_blockers(metastore, directory, own=own, above_only=True)
     location = sql.col(StorageDescriptor, "location")
     kept, kept_params = sql.not_among(sql.col(StorageDescriptor, "id"), keep_sd_ids)
     steps = (
@@ -166,6 +175,13 @@ def plan_rewrite_partition_locations(
         # One inverse rule for any number of rows; the ids listed are those a revert must not touch.
         inverse={"rule": {"old_prefix": spec.new_prefix, "new_prefix": spec.old_prefix}, "keep_sd_ids": untouched_new},
     )
+
+
+def _own(state: TableState, partition: dict | None) -> MoveContext:
+    """What may share a new location: a partition its own directory below its table's root; a table its own rows."""
+    if partition is None:
+        return MoveContext(table_id=state.table_id)
+    return MoveContext(sd_ids=frozenset({partition["sd_id"]}), enclosing=frozenset({state.sd_id} - {None}))
 
 
 def sd_ids_under(metastore: Metastore, table_id: int, prefix: str, *, not_under: str) -> list[int]:

@@ -25,14 +25,14 @@ from catalog_admin.models import (
 )
 from catalog_admin.schema import SchemaVersion
 from catalog_admin.selectors.metastores import Metastore
+from operations.containment import MoveContext, unsafe_leaf
 from operations.dependent_views import dependent_views_warning
 from operations.planners.common import (
     ACID_BOOKKEEPING,
     acid_warnings,
-    console_seconds,
+    build_preview,
     hive_seconds,
     replication_source,
-    risk_level,
     snapshot,
 )
 from operations.planners.locations import sd_ids_under
@@ -65,40 +65,46 @@ def plan_rename_table(
     blockers += _names_in_use(metastore, state, spec)
     if move is not None:
         blockers += _move_blockers(move, state, spec)
+    if destination is not None and restore_location is None:
+        blockers += _escaping_destination(destination, spec.new.table)
     moves = (move,) if move is not None and move.source_exists else ()
     # Statistics carry the names only before Hive 4: that is the only case where their count matters.
     labelled = state.is_partitioned and version.capabilities.statistics_labelled_by_name
     part_stats = labelled_partition_statistics(metastore, state) if labelled else 0
     moved = moves[0] if moves else None
-    steps = tuple(_steps(metastore, state, spec, new_db, destination, moved, part_stats, keep_sd_ids)) if new_db else ()
+    steps = _steps(metastore, state, spec, new_db, destination, moved, part_stats, keep_sd_ids) if new_db else []
     stats_moved = sum(s.expected_rows for s in steps if s.metastore_table.endswith("COL_STATS"))
     warnings = acid_warnings(metastore, state) + placement + _rename_warnings(state, move)
     warnings += dependent_views_warning(metastore, state.ref, "will fail after the rename")
     touched = moved.partitions_moving if moved else 0
-    return Preview(
-        metastore=metastore.name,
-        schema_version=str(version),
-        spec=spec,
-        statement=spec.to_ddl(),
-        state_fingerprint=state.fingerprint,
-        before=snapshot(state),
-        after=snapshot(state, database=spec.new.database, name=spec.new.table, location=destination or state.location),
+    return build_preview(
+        metastore,
+        state,
+        spec,
         steps=steps,
+        after=snapshot(state, database=spec.new.database, name=spec.new.table, location=destination or state.location),
+        blockers=blockers,
+        warnings=warnings,
         moves=moves,
-        blockers=tuple(blockers),
-        warnings=tuple(warnings),
-        hive=_hive_comparison(state, version, bool(moves), part_stats),
-        estimated_seconds=console_seconds(steps),
-        risk=risk_level(moves=moves, partitions_touched=touched, statistics_dropped=0),
+        move_contexts={state.location or "": MoveContext(table_id=state.table_id)},
         partitions_touched=touched,
         statistics_moved=stats_moved,
-        statistics_dropped=0,
+        hive=_hive_comparison(state, version, bool(moves), part_stats),
         inverse={
             "spec": RenameTable(target=spec.new, new=state.ref).as_dict(),
             "location": state.location,
             "keep_sd_ids": _already_under(metastore, state, destination) if moves else [],
         },
     )
+
+
+def _escaping_destination(destination: str, name: str) -> list[Finding]:
+    """The new name must make one plain directory under the new database's (containment; names themselves follow
+    ``check_table_name``)."""
+    escape = unsafe_leaf(destination, name, 1)
+    if escape is None:
+        return []
+    return [Finding("destination_escapes", "containment", f"The destination {destination} is refused: {escape}.")]
 
 
 def _rename_blockers(metastore: Metastore, state: TableState, spec: RenameTable, *, moving: bool) -> list[Finding]:

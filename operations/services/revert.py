@@ -31,6 +31,7 @@ from catalog_admin.models import (
     TableParam,
 )
 from catalog_admin.selectors.metastores import Metastore, get_metastore
+from operations.containment import MoveContext
 from operations.models import DirectoryMoveRecord, Execution
 from operations.planners.columns import partition_flag_steps
 from operations.planners.common import build_preview, param_delete_steps, param_upsert_steps, snapshot
@@ -174,6 +175,7 @@ def _restore_preview(metastore: Metastore, execution: Execution) -> Preview:
         after=snapshot(state),
         blockers=blockers,
         moves=moves,
+        move_contexts={move.source: MoveContext(table_id=state.table_id) for move in moves},
         partitions_touched=len(image.get("deleted_rows", {}).get("PARTITIONS", [])),
         inverse={"reverts": execution.pk},
     )

@@ -33,7 +33,8 @@ session_replication_role (superuser); elsewhere in batches. Everything runs in o
 
 def default_warehouse(metastore: Metastore) -> str:
     """The metastore's configured warehouse root, else ``<VAR_DIR>/warehouses/<name>``."""
-    return metastore.config.warehouse or str(Path(settings.VAR_DIR) / "warehouses" / metastore.name)
+    local = metastore.config.warehouse_path  # a file: URI is a path here, not <cwd>/file:/…
+    return str(local) if local else str(Path(settings.VAR_DIR) / "warehouses" / metastore.name)
 
 
 class Command(BaseCommand):

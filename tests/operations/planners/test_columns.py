@@ -27,7 +27,7 @@ from catalog_admin.models import (
 )
 from catalog_admin.selectors.metastores import Metastore
 from operations.models import Execution
-from operations.planners import columns as column_planner
+from operations.planners.columns import flags as column_flags
 from operations.services.alter import alter_preview, alter_preview_statement
 from operations.services.revert import revert_preview
 from operations.specs import AddColumns, ColumnDef, TableRef, spec_from_dict
@@ -523,7 +523,7 @@ def test_flag_edits_keep_each_partition_row_once_with_its_original_value(
     """Dropping two flagged columns edits each flagged partition's COLUMN_STATS_ACCURATE once, also when the edits
     are split over several statements: the before-image holds each row once, unedited, and a revert is exact."""
     # given
-    monkeypatch.setattr(column_planner, "FLAG_EDITS_PER_STEP", 1)
+    monkeypatch.setattr(column_flags, "FLAG_EDITS_PER_STEP", 1)
     orders = table_row(metastore, "sales", "orders")
     flags = PartitionParam.objects.using(metastore.alias).filter(partition__table_id=orders.id, key=STATS_KEY)
     original = sorted(flags.values_list("partition_id", "value"))

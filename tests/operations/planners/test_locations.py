@@ -45,7 +45,9 @@ def test_set_location_of_a_partition_repoints_that_partition(metastore: Metastor
     # given
     orders = table_row(metastore, "sales", "orders")
     partitions = partition_locations(metastore, orders.id)
-    target = location_of(warehouse / "sales.db" / "orders" / "dt=2024-01-02" / "hour=6")  # exists: no warning
+    free = warehouse / "sales.db" / "orders" / "dt=2024-01-01" / "hour=6-new"
+    free.mkdir()  # exists (no warning), and no other partition uses it (containment)
+    target = location_of(free)
 
     # when
     preview = alter_preview_statement(

@@ -1,0 +1,294 @@
+"""
+Containment: the directories the console may move, trash, create or point a table at.
+
+Each metastore has *governed roots*: its warehouse root, Hive 4's external warehouse root, the extra roots of its
+configuration (:class:`~catalog_admin.metastores.MetastoreConfig`) and every database's location (and managed
+location). The console never moves, trashes or creates a directory that is not strictly inside one; never moves a
+directory that another table or partition also uses, that contains another's location or lies inside another's
+directory; and never builds a destination that escapes its parent once normalised (``..``, ``.``, empty segments,
+``?``, ``#``, a ``%`` that is not an escape). ``SET LOCATION`` may not point at, into or above another table's or
+partition's directory, nor outside the roots unless the metastore's configuration allows it.
+
+The checks are pure functions over :class:`GovernedRoots` and the :class:`LocationUser` rows of one selector
+(:func:`catalog_admin.selectors.locations.location_users`); :func:`move_blockers` is the guard every plan with
+directory moves passes through (``build_preview``).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from catalog_admin.locations import normalize_location
+from catalog_admin.selectors.locations import LocationUser, database_locations, location_users
+from catalog_admin.selectors.metastores import Metastore
+from operations.preview import DirectoryMove
+from operations.rules import Finding
+
+__all__ = (
+    "GovernedRoots",
+    "MoveContext",
+    "ancestors",
+    "canonical",
+    "check_move",
+    "check_new_location",
+    "governed_roots",
+    "is_inside",
+    "move_blockers",
+    "new_location_blockers",
+    "unsafe_leaf",
+    "unsafe_path",
+)
+
+RULE = "containment"
+SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):(//[^/]*)?")
+ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
+@dataclass(frozen=True)
+class GovernedRoots:
+    """The directories a metastore's data may live in (canonical locations) and whether ``SET LOCATION`` may point
+    outside them."""
+
+    locations: tuple[str, ...]
+    allow_outside: bool = False
+
+    def governs(self, location: str) -> bool:
+        """Whether ``location`` is strictly inside one of the roots (a root itself is never moved)."""
+        return any(is_inside(location, root, strictly=True) for root in self.locations)
+
+    def describe(self) -> str:
+        return ", ".join(self.locations) or "none configured"
+
+
+@dataclass(frozen=True)
+class MoveContext:
+    """What a planner knows about one of its moves: whose rows follow the directory (every row of table ``table_id``,
+    or the storage descriptors ``sd_ids``), which storage descriptors may lie strictly *above* it (``enclosing``: a
+    partition's own table root), and the part of the destination it appended to its parent (``leaf``, with the
+    number of path segments it must have)."""
+
+    table_id: int | None = None
+    sd_ids: frozenset[int] = frozenset()
+    enclosing: frozenset[int] = frozenset()
+    leaf: str | None = None
+    leaf_segments: int = 1
+
+    def allows(self, user: LocationUser, *locations: str) -> bool:
+        """Whether ``user`` may be where it is relative to ``locations`` (a move's ends, a new location)."""
+        if user.table_id == self.table_id or user.sd_id in self.sd_ids:
+            return True
+        return user.sd_id in self.enclosing and all(
+            is_inside(location, user.location, strictly=True)
+            for location in locations
+            if _touches(user.location, location)
+        )
+
+
+# Pure checks ----------------------------------------------------------------------------------------------------
+
+
+def canonical(location: str) -> str:
+    """One spelling per directory: ``file:/x`` for ``/x`` and ``file:///x``, ``.`` and ``..`` resolved, no trailing
+    or doubled slash."""
+    normal = normalize_location(location)
+    match = SCHEME.match(normal)
+    prefix = match.group(0) if match else ""
+    path = normal[len(prefix) :]
+    if not path:
+        return prefix
+    resolved = posixpath.normpath(path)
+    return prefix + ("/" + resolved.lstrip("/") if resolved.startswith("/") else resolved)
+
+
+def is_inside(location: str, root: str, *, strictly: bool = False) -> bool:
+    """Whether ``location`` is ``root`` (unless ``strictly``) or inside it, compared canonically."""
+    child, parent = canonical(location), canonical(root)
+    return (child == parent and not strictly) or child.startswith(parent.rstrip("/") + "/")
+
+
+def ancestors(location: str) -> list[str]:
+    """The canonical parent directories of ``location``, nearest first (the bare filesystem root left out)."""
+    current, found = canonical(location), []
+    match = SCHEME.match(current)
+    prefix = match.group(0) if match else ""
+    path = current[len(prefix) :]
+    while (parent := posixpath.dirname(path)) not in ("", "/", path):
+        found.append(prefix + parent)
+        path = parent
+    return found
+
+
+def unsafe_path(location: str) -> str | None:
+    """Why ``location`` does not name one directory unambiguously (None: it does): ``..``, ``.`` or empty segments,
+    ``?`` and ``#`` (a URI parser cuts the path there), a ``%`` that is no escape."""
+    normal = normalize_location(location)
+    match = SCHEME.match(normal)
+    path = normal[len(match.group(0)) if match else 0 :]
+    segments = path.strip("/").split("/") if path.strip("/") else []  # a bucket's or filesystem's root has none
+    if any(segment in ("", ".", "..") for segment in segments):
+        return "it has an empty, '.' or '..' segment"
+    if "?" in path or "#" in path:
+        return "it contains '?' or '#'"
+    if ESCAPE.search(path):
+        return "it contains a '%' that is not an escape"
+    return None
+
+
+def unsafe_leaf(destination: str, leaf: str, segments: int) -> str | None:
+    """Why the ``leaf`` a planner appended to a parent does not stay a child of it in ``destination``."""
+    parts = leaf.split("/")
+    if len(parts) != segments:
+        return f"'{leaf}' makes {len(parts)} directory level(s) instead of {segments}"
+    if any(part in ("", ".", "..") for part in parts) or any(c in leaf for c in "?#\\"):
+        return f"'{leaf}' is not a plain directory name"
+    if not destination.rstrip("/").endswith("/" + leaf):
+        return f"the destination does not end with '{leaf}'"
+    return unsafe_path(destination)
+
+
+def check_move(
+    move: DirectoryMove, roots: GovernedRoots, users: Iterable[LocationUser], context: MoveContext
+) -> list[Finding]:
+    """Blockers for one directory move, given the tables and partitions found at, inside or above its source and
+    destination (``users``; those the move takes along are allowed)."""
+    findings = []
+    for end, location in (("source", move.source), ("destination", move.destination)):
+        unsafe = unsafe_path(location)
+        if unsafe:
+            findings.append(Finding("unsafe_location", RULE, f"The {end} {location} is refused: {unsafe}."))
+        elif not roots.governs(location):
+            findings.append(
+                Finding(
+                    "outside_roots",
+                    RULE,
+                    f"The {end} {location} is outside the directories this console governs ({roots.describe()}): "
+                    "it never moves, trashes or creates a directory there.",
+                )
+            )
+    if context.leaf is not None:
+        escape = unsafe_leaf(move.destination, context.leaf, context.leaf_segments)
+        if escape:
+            findings.append(
+                Finding("destination_escapes", RULE, f"The destination {move.destination} is refused: {escape}.")
+            )
+    for user in users:
+        if not context.allows(user, move.source, move.destination):
+            findings.append(_conflict(move, user))
+    return findings
+
+
+def check_new_location(
+    location: str, roots: GovernedRoots, users: Iterable[LocationUser], *, own: MoveContext
+) -> list[Finding]:
+    """Blockers for pointing a table or partition at ``location`` (``SET LOCATION``, a prefix rewrite)."""
+    unsafe = unsafe_path(location)
+    if unsafe:
+        return [Finding("unsafe_location", RULE, f"The location {location} is refused: {unsafe}.")]
+    findings = []
+    if not roots.governs(location) and not roots.allow_outside:
+        findings.append(
+            Finding(
+                "outside_roots",
+                RULE,
+                f"{location} is outside the directories this console governs ({roots.describe()}); allow it with "
+                "METASTORE_ALLOW_OUTSIDE_ROOTS_<NAME>=true.",
+            )
+        )
+    for user in users:
+        if own.allows(user, location):
+            continue
+        findings.append(
+            Finding(
+                "location_in_use",
+                RULE,
+                f"{location} {_relation(location, user.location)} {user.location}, the directory of {user.owner}: "
+                "two tables or partitions would share data.",
+            )
+        )
+    return findings
+
+
+def _conflict(move: DirectoryMove, user: LocationUser) -> Finding:
+    near = move.source if is_inside(user.location, move.source) or is_inside(move.source, user.location) else None
+    location = near or move.destination
+    return Finding(
+        "directory_in_use",
+        RULE,
+        f"{location} {_relation(location, user.location)} {user.location}, the directory of {user.owner}: moving "
+        "it would move or mix that data.",
+    )
+
+
+def _relation(location: str, other: str) -> str:
+    if canonical(location) == canonical(other):
+        return "is also"
+    if is_inside(other, location):
+        return "contains"
+    return "is inside"
+
+
+# Reads ----------------------------------------------------------------------------------------------------------
+
+
+def governed_roots(metastore: Metastore) -> GovernedRoots:
+    """The metastore's governed roots: configured roots and every database's location."""
+    config = metastore.config
+    roots = [*config.root_locations, *database_locations(metastore)]
+    return GovernedRoots(tuple(dict.fromkeys(canonical(r) for r in roots)), config.allow_outside_roots)
+
+
+def move_blockers(
+    metastore: Metastore, moves: Sequence[DirectoryMove], contexts: Mapping[str, MoveContext]
+) -> list[Finding]:
+    """The containment guard of every plan with directory moves: each move checked against the roots and against the
+    tables and partitions at, inside or above its source and destination (one query per chunk of moves)."""
+    if not moves:
+        return []
+    roots = governed_roots(metastore)
+    ends = [canonical(end) for move in moves for end in (move.source, move.destination)]
+    above = sorted({a for end in ends for a in ancestors(end)})
+    tables = {c.table_id for c in contexts.values()}
+    # A rename moves a whole table: its own rows are left out in the query (there may be 100,000 partitions).
+    excluded = next(iter(tables)) if len(tables) == 1 and None not in tables and len(contexts) == len(moves) else None
+    users = location_users(metastore, sorted(set(ends)), ancestors=above, excluding_table=excluded)
+    findings = _overlapping_moves(moves)
+    for move in moves:
+        near = [u for u in users if _touches(u.location, move.source) or _touches(u.location, move.destination)]
+        findings += check_move(move, roots, near, contexts.get(move.source, MoveContext()))
+    return list(dict.fromkeys(findings))
+
+
+def new_location_blockers(
+    metastore: Metastore, location: str, *, own: MoveContext, above_only: bool = False
+) -> list[Finding]:
+    """The containment blockers of pointing a table or partition at ``location`` (see :func:`check_new_location`);
+    ``above_only``: only directories at or above it count (a prefix rewrite's target directory)."""
+    target = canonical(location)
+    found = location_users(metastore, [] if above_only else [target], ancestors=[target, *ancestors(target)])
+    users = [u for u in found if is_inside(target, u.location) or (not above_only and _touches(u.location, target))]
+    return check_new_location(location, governed_roots(metastore), users, own=own)
+
+
+def _touches(location: str, other: str) -> bool:
+    """``location`` is ``other``, inside it, or above it."""
+    return is_inside(location, other) or is_inside(other, location)
+
+
+def _overlapping_moves(moves: Sequence[DirectoryMove]) -> list[Finding]:
+    """Two moves of one plan whose directories overlap would move each other's data (or fail half-way)."""
+    findings = []
+    ordered = sorted(moves, key=lambda m: canonical(m.source))
+    for first, second in zip(ordered, ordered[1:], strict=False):
+        if is_inside(second.source, first.source):
+            findings.append(
+                Finding(
+                    "directory_in_use",
+                    RULE,
+                    f"{second.source} {_relation(second.source, first.source)} {first.source}: the plan would move "
+                    "the same data twice.",
+                )
+            )
+    return findings

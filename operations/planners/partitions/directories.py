@@ -1,0 +1,176 @@
+"""
+The data directories of partition changes. A renamed partition of a managed table moves to its new directory
+(rule 17.3–17.4): the table's path plus the new name, under the scheme and authority of the partition's own
+location, as Hive's ``constructRenamedPath``. The data of dropped partitions of managed tables goes to a recoverable
+trash directory, never deleted outright (not even with PURGE).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from urllib.parse import urlsplit
+
+from catalog_admin.locations import filesystem_for, is_under, normalize_location
+from catalog_admin.selectors.metastores import Metastore
+from operations.planners.rename_destination import with_scheme_of
+from operations.preview import DirectoryMove
+from operations.rules import Finding
+from operations.table_state import TableState
+
+__all__ = (
+    "TRASH_DIR",
+    "partition_move",
+    "rename_warnings",
+    "renamed_partition_location",
+    "trash_moves",
+    "unreachable_data_blockers",
+)
+
+TRASH_DIR = ".catalog-admin-trash"
+
+
+def renamed_partition_location(
+    metastore: Metastore, state: TableState, location: str | None, new_name: str
+) -> str | None:
+    """
+    Rules 17.3–17.4: where a renamed partition's data goes (None: it stays). ``<table path>/<new name>``, with the
+    scheme and authority of the partition's own location (``constructRenamedPath``).
+    """
+    if not _moves_data(metastore, state) or not state.location:
+        return None
+    target = f"{state.location.rstrip('/')}/{new_name}"
+    return with_scheme_of(location, target) if location else target
+
+
+def _moves_data(metastore: Metastore, state: TableState) -> bool:
+    """
+    Rule 17.3: 4.x moves the data unless the table's EXTERNAL parameter is TRUE and TRANSLATED_TO_EXTERNAL is not
+    (the table type does not count); 2.3 and 3.1 move it unless the table type is EXTERNAL_TABLE.
+    """
+    if not metastore.schema.capabilities.partition_move_decided_by_external_parameter:
+        return state.table_type != "EXTERNAL_TABLE"
+    return not _is_true(state.params, "EXTERNAL") or _is_true(state.params, "TRANSLATED_TO_EXTERNAL")
+
+
+def _is_true(params: dict[str, str | None], key: str) -> bool:
+    """``MetaStoreUtils.isPropertyTrue``: the value is TRUE in any case."""
+    return (params.get(key) or "").upper() == "TRUE"
+
+
+def partition_move(
+    metastore: Metastore, state: TableState, source: str | None, destination: str | None
+) -> tuple[DirectoryMove | None, list[Finding]]:
+    """
+    The directory move of rule 17.4 and what blocks it. Source and destination share a filesystem by construction. An
+    existing target blocks the move; on 2.3 (whose HiveAlterHandler checks it first) even when the source is missing.
+    """
+    if not source or not destination or source == destination:
+        return None, []
+    source_fs = filesystem_for(source)
+    exists = source_fs.exists(source)
+    blockers = []
+    if exists is None:
+        # Hive would move the directory; without a client for the filesystem the console could only repoint the
+        # partition at an empty directory.
+        blockers.append(
+            Finding(
+                "filesystem_unreachable",
+                "17.4",
+                f"The console cannot check or move {source} (no client for its filesystem); rename the partition "
+                "with Hive itself.",
+            )
+        )
+    target_exists = filesystem_for(destination).exists(destination)
+    if target_exists and (exists or metastore.schema.capabilities.partition_rename_refuses_existing_destination_first):
+        blockers.append(
+            Finding(
+                "destination_exists",
+                "17.4",
+                f"New location for this table {state.ref.database}.{state.ref.table} already exists : {destination}",
+            )
+        )
+    if not exists:
+        return None, blockers
+    size = source_fs.tree_size(source)
+    move = DirectoryMove(
+        source=source,
+        destination=destination,
+        partitions_moving=1,
+        partitions_staying=0,
+        files=size.files if size else None,
+        bytes=size.bytes if size else None,
+        source_exists=exists,
+        destination_free=None if target_exists is None else not target_exists,
+        same_filesystem=_filesystem(source) == _filesystem(destination),
+    )
+    return move, blockers
+
+
+def rename_warnings(source: str | None, destination: str | None, move: DirectoryMove | None) -> list[Finding]:
+    """A renamed partition whose directory does not exist: only its metadata changes."""
+    if destination and source != destination and move is None:
+        return [Finding("source_missing", "17.4", f"{source} does not exist: only the metadata changes.", "warning")]
+    return []
+
+
+def unreachable_data_blockers(matched: list[dict]) -> list[Finding]:
+    """Managed data the console cannot move to its trash (hdfs, s3a …) would be orphaned: refuse instead."""
+    unreachable = sorted(
+        {urlsplit(p["sd__location"]).scheme for p in matched if p["sd__location"] and _unreachable(p["sd__location"])}
+    )
+    if not unreachable:
+        return []
+    return [
+        Finding(
+            "filesystem_unreachable",
+            "ddl",
+            f"The dropped partitions' data is on {', '.join(unreachable)}, which this console cannot reach: "
+            "it could not be moved to the trash.",
+        )
+    ]
+
+
+def _unreachable(location: str) -> bool:
+    return filesystem_for(location).exists(location) is None
+
+
+def trash_moves(state: TableState, matched: list[dict]) -> Iterator[DirectoryMove]:
+    """Managed data goes to ``<database location>/.catalog-admin-trash/<table>/<fingerprint>/<partition>``."""
+    root = f"{state.database_location.rstrip('/')}/{TRASH_DIR}/{state.ref.table}/{state.fingerprint[:12]}"
+    for partition in matched:
+        location = partition["sd__location"]
+        if not location:
+            continue
+        filesystem = filesystem_for(location)
+        if not filesystem.exists(location):
+            continue
+        size = filesystem.tree_size(location)
+        yield DirectoryMove(
+            source=location,
+            destination=f"{root}/{partition['name']}",
+            partitions_moving=1,
+            partitions_staying=0,
+            files=size.files if size else None,
+            bytes=size.bytes if size else None,
+            source_exists=True,
+            destination_free=True,
+            same_filesystem=_filesystem(location) == _filesystem(root),
+            prune_source_levels=_emptied_parent_levels(state, location),
+        )
+
+
+def _emptied_parent_levels(state: TableState, location: str) -> int:
+    """
+    How many of a dropped partition's parent folders go with it once empty: Hive's ``deleteParentRecursive`` (one
+    per partition key but the last, so ``dt=…/`` of ``dt=…/hour=…``), but only inside the table root, never the root
+    itself. An emptied ``dt=…/`` left behind makes Hive's ``MSCK REPAIR TABLE`` fail ("missing partition columns").
+    """
+    if not state.location or not is_under(location, state.location):
+        return 0
+    depth = normalize_location(location).count("/") - normalize_location(state.location).count("/")
+    return max(0, min(len(state.partition_keys) - 1, depth - 1))
+
+
+def _filesystem(location: str) -> tuple[str, str]:
+    parts = urlsplit(location)
+    return (parts.scheme or "file", parts.netloc)

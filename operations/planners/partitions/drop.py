@@ -1,0 +1,106 @@
+"""
+``DROP PARTITION`` by spec or by range of values: the partitions' rows go (kept in the before-image), their managed
+data goes to the console's trash, and on a transactional table their ACID bookkeeping goes as in Hive.
+"""
+
+from __future__ import annotations
+
+from catalog_admin.selectors.metastores import Metastore
+from operations.containment import MoveContext
+from operations.planners.common import acid_warnings, build_preview, hive_seconds, snapshot
+from operations.planners.partitions.bookkeeping import bookkeeping_cleanup_steps, bookkeeping_warnings
+from operations.planners.partitions.directories import trash_moves, unreachable_data_blockers
+from operations.planners.partitions.drop_steps import drop_steps
+from operations.planners.partitions.matching import matching_partitions, predicate_blockers
+from operations.preview import DirectoryMove, HiveComparison, Preview
+from operations.rules import Finding
+from operations.specs import DropPartitions
+from operations.sql import MetastoreSql
+from operations.table_state import TableState
+
+__all__ = ("plan_drop_partitions",)
+
+
+def plan_drop_partitions(metastore: Metastore, state: TableState, spec: DropPartitions) -> Preview:
+    """The plan of a ``DROP PARTITION`` on ``state``: a pure read."""
+    blockers = predicate_blockers(state, spec)
+    matched = matching_partitions(metastore, state, spec) if not blockers else []
+    if not matched and not blockers and not spec.if_exists:
+        blockers.append(
+            Finding(
+                "no_partition_matches",
+                "ddl",
+                f"No partition of {state.ref} matches {spec.to_ddl().split(' DROP ', 1)[1]}",
+            )
+        )
+    sql = MetastoreSql(metastore.alias)
+    part_ids = [p["id"] for p in matched]
+    sd_ids = [p["sd_id"] for p in matched if p["sd_id"]]
+    steps = drop_steps(metastore, sql, part_ids, sd_ids) if matched and not blockers else []
+    names = [p["name"] for p in matched]
+    if steps and state.is_transactional:
+        steps += bookkeeping_cleanup_steps(metastore, sql, state.ref, names)
+    moves = tuple(trash_moves(state, matched)) if not state.is_external else ()
+    if not state.is_external:
+        blockers += unreachable_data_blockers(matched)
+    stats = sum(s.expected_rows for s in steps if s.metastore_table == "PART_COL_STATS")
+    return build_preview(
+        metastore,
+        state,
+        spec,
+        steps=steps,
+        after=snapshot(state),
+        blockers=blockers,
+        warnings=acid_warnings(metastore, state)
+        + bookkeeping_warnings(metastore, state, names, steps)
+        + _drop_warnings(state, spec, matched, moves),
+        moves=moves,
+        move_contexts={
+            p["sd__location"]: MoveContext(
+                sd_ids=frozenset({p["sd_id"]}),
+                enclosing=frozenset({state.sd_id} - {None}),
+                leaf=p["name"],
+                leaf_segments=len(state.partition_keys),
+            )
+            for p in matched
+            if p["sd__location"]
+        },
+        partitions_touched=len(matched),
+        statistics_dropped=stats,
+        drops=len(matched),
+        hive=HiveComparison(str(metastore.schema.version), len(matched), stats, hive_seconds(len(matched), stats)),
+        inverse={
+            "dropped_partitions": [p["name"] for p in matched[:100]],
+            "count": len(matched),
+            "trash": [m.destination for m in moves[:100]],
+        },
+    )
+
+
+def _drop_warnings(
+    state: TableState, spec: DropPartitions, matched: list[dict], moves: tuple[DirectoryMove, ...]
+) -> list[Finding]:
+    warnings = []
+    if state.is_external:
+        warnings.append(
+            Finding(
+                "external_data_kept", "ddl", "The table is external: its data files stay where they are.", "warning"
+            )
+        )
+    elif spec.purge:
+        warnings.append(
+            Finding(
+                "purge_to_trash",
+                "ddl",
+                "PURGE is honoured as a move to the console's trash: data is never deleted outright.",
+                "warning",
+            )
+        )
+    missing = len(matched) - len(moves)
+    if not state.is_external and missing > 0:
+        warnings.append(
+            Finding(
+                "directories_missing", "ddl", f"{missing} dropped partition(s) have no directory on disk.", "warning"
+            )
+        )
+    return warnings

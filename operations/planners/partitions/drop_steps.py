@@ -1,0 +1,111 @@
+"""The statements of a ``DROP PARTITION``: every dependent row deleted in FK order, by the ids the preview pinned
+(execution keeps the deleted rows in the before-image)."""
+
+from __future__ import annotations
+
+from catalog_admin.models import (
+    BucketingColumn,
+    Column,
+    ColumnDescriptor,
+    Partition,
+    PartitionColumnPrivilege,
+    PartitionColumnStatistics,
+    PartitionKeyValue,
+    PartitionParam,
+    PartitionPrivilege,
+    SerDe,
+    SerDeParam,
+    SkewedColumnName,
+    SkewedColumnValueLocation,
+    SkewedValue,
+    SortColumn,
+    StorageDescriptor,
+    StorageDescriptorParam,
+)
+from catalog_admin.selectors.metastores import Metastore
+from operations.planners.partitions.chunks import chunks
+from operations.preview import Step
+from operations.sql import MetastoreSql
+
+__all__ = ("drop_steps",)
+
+
+def drop_steps(metastore: Metastore, sql: MetastoreSql, part_ids: list[int], sd_ids: list[int]) -> list[Step]:
+    """Delete the partitions ``part_ids`` and their storage descriptors ``sd_ids`` with every dependent row, in FK
+    order; SerDes and column descriptors only where no other storage descriptor uses them."""
+    alias = metastore.alias
+    steps: list[Step] = []
+    by_partition = [
+        PartitionColumnStatistics,
+        PartitionParam,
+        PartitionKeyValue,
+        PartitionPrivilege,
+        PartitionColumnPrivilege,
+    ]
+    by_sd = [
+        StorageDescriptorParam,
+        BucketingColumn,
+        SortColumn,
+        SkewedColumnName,
+        SkewedColumnValueLocation,
+        SkewedValue,
+    ]
+    for model in by_partition:
+        steps += _delete_by_ids(alias, sql, model, "partition", part_ids, "the dropped partitions'")
+    steps += _delete_by_ids(alias, sql, Partition, "id", part_ids, "")
+    for model in by_sd:
+        steps += _delete_by_ids(alias, sql, model, "sd", sd_ids, "their storage descriptors'")
+    serde_ids = _unshared(alias, StorageDescriptor, "serde_id", sd_ids)
+    cd_ids = _unshared(alias, StorageDescriptor, "cd_id", sd_ids)
+    steps += _delete_by_ids(alias, sql, StorageDescriptor, "id", sd_ids, "")
+    steps += _delete_by_ids(alias, sql, SerDeParam, "serde", serde_ids, "their SerDes'")
+    steps += _delete_by_ids(alias, sql, SerDe, "id", serde_ids, "")
+    steps += _delete_by_ids(alias, sql, Column, "cd", cd_ids, "unused descriptors'")
+    steps += _delete_by_ids(alias, sql, ColumnDescriptor, "id", cd_ids, "")
+    return steps
+
+
+def _unshared(alias: str, model: type, field: str, sd_ids: list[int]) -> list[int]:
+    """Ids (SerDes or descriptors) used only by the storage descriptors being deleted."""
+    if not sd_ids:
+        return []
+    used = set(
+        model.objects.using(alias).filter(id__in=sd_ids).exclude(**{f"{field}": None}).values_list(field, flat=True)
+    )
+    elsewhere = (
+        set(
+            model.objects.using(alias)
+            .filter(**{f"{field}__in": used})
+            .exclude(id__in=sd_ids)
+            .values_list(field, flat=True)
+        )
+        if used
+        else set()
+    )
+    return sorted(used - elsewhere)
+
+
+def _delete_by_ids(alias: str, sql: MetastoreSql, model: type, field: str, ids: list[int], whose: str) -> list[Step]:
+    if not ids:
+        return []
+    table = model._meta.db_table
+    column = sql.col(model, field) if field != "id" else sql.col(model, "id")
+    steps = []
+    for chunk in chunks(ids):
+        lookup = f"{field}__in" if field != "id" else "pk__in"
+        count = model.objects.using(alias).filter(**{lookup: chunk}).count()
+        if not count:
+            continue
+        placeholders = ", ".join(["%s"] * len(chunk))
+        where = f"WHERE {column} IN ({placeholders})"
+        steps.append(
+            Step(
+                f"Delete {count} {table} rows ({whose or 'the'} rows)".replace("  ", " "),
+                table,
+                "delete",
+                f"DELETE FROM {sql.table(model)} {where}",
+                tuple(chunk),
+                count,
+            )
+        )
+    return steps

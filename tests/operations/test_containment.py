@@ -1,0 +1,348 @@
+"""
+Containment (issue 9, case 2): the console moves, trashes and points tables only inside a metastore's governed roots
+(warehouse, external warehouse, database locations, extra roots), never a directory another table or partition also
+uses, contains or encloses, and never to a destination that escapes its parent.
+
+The reproductions run on real directories, on PostgreSQL and SQLite metastores, with a sacrificial directory outside
+the roots that must stay exactly as it was. A property test over names and locations checks the pure guard: no plan
+it lets through has a move source or destination outside the roots.
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from catalog_admin.db import allow_metastore_writes
+from catalog_admin.errors import ApplicationError
+from catalog_admin.locations import normalize_location
+from catalog_admin.metastores import as_location, local_path, parse_metastores
+from catalog_admin.models import Partition, StorageDescriptor, Table
+from catalog_admin.selectors.locations import LocationUser
+from catalog_admin.selectors.metastores import Metastore
+from operations.containment import (
+    GovernedRoots,
+    MoveContext,
+    canonical,
+    check_move,
+    governed_roots,
+    is_inside,
+)
+from operations.preview import DirectoryMove, Preview
+from operations.services.alter import alter_preview_statement
+from tests.fixtures.operations import execute, location_of, path_of, warehouse_tree
+
+PG_AND_SQLITE = pytest.mark.parametrize("metastore_alias", ["hive31_pg", "hive_sqlite"], indirect=True)
+PARTITION = "dt=2024-01-03/hour=0"
+PARTITION_SPEC = "(dt='2024-01-03', hour=0)"
+
+
+def table_location(metastore: Metastore, database: str, name: str) -> str:
+    return Table.objects.on(metastore, "sd").get(database__name=database, name=name).sd.location
+
+
+def point_partition_at(metastore: Metastore, name: str, location: str) -> None:
+    """Repoint a partition of sales.orders, as a Hive client could."""
+    sd_id = Partition.objects.using(metastore.alias).get(table__name="orders", name=name).sd_id
+    with allow_metastore_writes():
+        StorageDescriptor.objects.using(metastore.alias).filter(id=sd_id).update(location=location)
+
+
+def strict(metastore: Metastore) -> Metastore:
+    """The metastore with the production default: SET LOCATION outside the roots refused."""
+    return replace(metastore, config=replace(metastore.config, allow_outside_roots=False))
+
+
+def codes(preview: Preview) -> list[str]:
+    return [f.code for f in preview.blockers]
+
+
+@pytest.fixture
+def sacrificial(tmp_path: Path) -> Path:
+    """A directory with data outside every governed root."""
+    root = tmp_path / "outside" / "precious"
+    (root / "sub").mkdir(parents=True)
+    (root / "data.csv").write_text("1,2,3\n")
+    (root / "sub" / "more.csv").write_text("4,5,6\n")
+    return root
+
+
+@PG_AND_SQLITE
+def test_dropping_a_partition_that_points_at_another_tables_directory_is_blocked(
+    metastore: Metastore, warehouse: Path
+) -> None:
+    """DROP PARTITION of a partition pointing at sales.customers' directory names customers and trashes nothing."""
+    # given
+    customers = table_location(metastore, "sales", "customers")
+    tree = warehouse_tree(path_of(customers))
+    point_partition_at(metastore, PARTITION, customers)
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore, statement=f"ALTER TABLE sales.orders DROP PARTITION {PARTITION_SPEC}"
+    )
+    with pytest.raises(ApplicationError):
+        execute(preview)
+
+    # then
+    assert "directory_in_use" in codes(preview)
+    assert any("sales.customers" in f.message and customers in f.message for f in preview.blockers)
+    assert warehouse_tree(path_of(customers)) == tree
+
+
+@PG_AND_SQLITE
+def test_dropping_or_renaming_a_partition_outside_the_roots_leaves_that_directory_alone(
+    metastore: Metastore, warehouse: Path, sacrificial: Path
+) -> None:
+    """A partition pointing outside the warehouse is neither trashed nor moved: both plans are blocked."""
+    # given
+    tree = warehouse_tree(sacrificial)
+    point_partition_at(metastore, PARTITION, location_of(sacrificial))
+
+    # when
+    drop = alter_preview_statement(
+        metastore=metastore, statement=f"ALTER TABLE sales.orders DROP PARTITION {PARTITION_SPEC}"
+    )
+    rename = alter_preview_statement(
+        metastore=metastore,
+        statement=f"ALTER TABLE sales.orders PARTITION {PARTITION_SPEC} RENAME TO PARTITION (dt='2030-01-01', hour=1)",
+    )
+    for preview in (drop, rename):
+        with pytest.raises(ApplicationError):
+            execute(preview)
+
+    # then
+    assert "outside_roots" in codes(drop)
+    assert "outside_roots" in codes(rename)
+    assert warehouse_tree(sacrificial) == tree
+
+
+@PG_AND_SQLITE
+def test_renaming_a_partition_whose_directory_holds_another_tables_data_is_blocked(
+    metastore: Metastore, warehouse: Path
+) -> None:
+    """A partition pointing at a directory that contains sales.customers' directory does not move it."""
+    # given
+    customers = table_location(metastore, "sales", "customers")
+    parent = customers.rsplit("/", 1)[0]  # the sales database directory
+    point_partition_at(metastore, PARTITION, parent)
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore,
+        statement=f"ALTER TABLE sales.orders PARTITION {PARTITION_SPEC} RENAME TO PARTITION (dt='2030-01-01', hour=1)",
+    )
+
+    # then
+    assert preview.blockers
+    assert "outside_roots" in codes(preview) or "directory_in_use" in codes(preview)
+    assert any("contains" in f.message for f in preview.blockers if f.code == "directory_in_use")
+
+
+@PG_AND_SQLITE
+@pytest.mark.parametrize("inside", ["", "/part-0"], ids=["onto", "inside"])
+def test_set_location_onto_or_inside_another_tables_directory_is_blocked(metastore: Metastore, inside: str) -> None:
+    """SET LOCATION of a table or a partition onto sales.customers' directory (or into it) names its owner."""
+    # given
+    customers = table_location(metastore, "sales", "customers")
+    target = customers + inside
+
+    # when
+    table = alter_preview_statement(metastore=metastore, statement=f"ALTER TABLE sales.orders SET LOCATION '{target}'")
+    partition = alter_preview_statement(
+        metastore=metastore,
+        statement=f"ALTER TABLE sales.orders PARTITION {PARTITION_SPEC} SET LOCATION '{target}'",
+    )
+
+    # then
+    for preview in (table, partition):
+        assert set(codes(preview)) == {"location_in_use"}
+        assert any("sales.customers" in f.message for f in preview.blockers)
+
+
+@PG_AND_SQLITE
+def test_set_location_outside_the_roots_is_blocked_unless_the_metastore_allows_it(
+    metastore: Metastore, sacrificial: Path
+) -> None:
+    """Outside the governed roots, SET LOCATION is refused by default; METASTORE_ALLOW_OUTSIDE_ROOTS allows it."""
+    # given
+    statement = f"ALTER TABLE sales.customers SET LOCATION '{location_of(sacrificial)}'"
+
+    # when
+    refused = alter_preview_statement(metastore=strict(metastore), statement=statement)
+    allowed = alter_preview_statement(metastore=metastore, statement=statement)
+
+    # then
+    assert codes(refused) == ["outside_roots"]
+    assert codes(allowed) == []
+
+
+@PG_AND_SQLITE
+def test_a_prefix_rewrite_into_another_tables_directory_is_blocked(metastore: Metastore) -> None:
+    """Rewriting partition locations into sales.customers' directory is refused and names it."""
+    # given
+    orders = table_location(metastore, "sales", "orders")
+    customers = table_location(metastore, "sales", "customers")
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore,
+        statement=f"ALTER TABLE sales.orders PARTITION LOCATIONS REPLACE PREFIX '{orders}/' WITH '{customers}/x/'",
+    )
+
+    # then
+    assert set(codes(preview)) == {"location_in_use"}
+    assert any("sales.customers" in f.message for f in preview.blockers)
+
+
+@pytest.mark.parametrize("metastore_alias", ["hive40_pg", "hive_sqlite"], indirect=True)
+@pytest.mark.parametrize("name", ["`../../../../../../tmp/outside/x`", "`x?y`", "`a/b`"])
+def test_a_renamed_tables_destination_never_escapes_the_database_directory(
+    metastore: Metastore, warehouse: Path, name: str
+) -> None:
+    """A new name that would leave its database's directory (``..``, ``?``, ``/``) is blocked, whatever the name
+    rules of the version say; nothing moves."""
+    # given
+    customers = table_location(metastore, "sales", "customers")
+    tree = warehouse_tree(warehouse)
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore, statement=f"ALTER TABLE sales.customers RENAME TO sales.{name}"
+    )
+    with pytest.raises(ApplicationError):
+        execute(preview)
+
+    # then
+    assert "destination_escapes" in codes(preview)
+    assert path_of(customers).is_dir()
+    assert warehouse_tree(warehouse) == tree
+
+
+@PG_AND_SQLITE
+def test_governed_roots_are_the_warehouse_the_extra_roots_and_every_database_location(
+    metastore: Metastore, tmp_path: Path
+) -> None:
+    """Configured roots (written as paths or URIs) and the databases' locations, canonical."""
+    # given
+    config = replace(metastore.config, extra_roots=(f"file://{tmp_path}/extra/",), external_warehouse="s3a://b/ext")
+
+    # when
+    roots = governed_roots(replace(metastore, config=config))
+
+    # then
+    warehouse = location_of(Path(metastore.config.warehouse))
+    assert roots.locations[:3] == (warehouse, "s3a://b/ext", f"file:{tmp_path}/extra")
+    assert f"{warehouse}/sales.db" in roots.locations
+    assert roots.governs(f"{warehouse}/sales.db/orders")
+    assert not roots.governs(warehouse)
+
+
+def test_warehouse_settings_accept_uris_and_paths_alike(tmp_path: Path) -> None:
+    """``METASTORE_WAREHOUSE_<NAME>`` as ``file:/…``, ``file:///…``, ``hdfs://…`` or a path; extra roots and the
+    allowance come from their own variables."""
+    # given
+    env = {
+        "METASTORES": "a=sqlite:///a.db;b=sqlite:///b.db;c=sqlite:///c.db",
+        "METASTORE_WAREHOUSE_A": f"file:///{tmp_path}/wh/",
+        "METASTORE_WAREHOUSE_B": "hdfs://nn:8020/warehouse",
+        "METASTORE_WAREHOUSE_C": str(tmp_path / "wh"),
+        "METASTORE_EXTRA_ROOTS_A": "s3a://bucket/x, file:/data/y",
+        "METASTORE_EXTERNAL_WAREHOUSE_B": "hdfs://nn:8020/external",
+        "METASTORE_ALLOW_OUTSIDE_ROOTS_C": "true",
+    }
+
+    # when
+    a, b, c = parse_metastores(env, tmp_path)[0]
+
+    # then
+    assert a.warehouse_location == c.warehouse_location == f"file:{tmp_path}/wh"
+    assert a.warehouse_path == c.warehouse_path == tmp_path / "wh"
+    assert (b.warehouse_location, b.warehouse_path) == ("hdfs://nn:8020/warehouse", None)
+    assert a.root_locations == (f"file:{tmp_path}/wh", "s3a://bucket/x", "file:/data/y")
+    assert b.root_locations == ("hdfs://nn:8020/warehouse", "hdfs://nn:8020/external")
+    assert (a.allow_outside_roots, c.allow_outside_roots) == (False, True)
+    assert as_location("") == "" and local_path("s3a://b/x") is None
+
+
+# Property: no plan the guard lets through moves anything outside the roots ---------------------------------------
+
+ROOTS = GovernedRoots(("file:/wh", "file:/wh/sales.db", "hdfs://nn/ext"))
+segment_chars = string.ascii_letters + string.digits + "_-=.%?#/ "
+names = st.text(alphabet=segment_chars, min_size=0, max_size=12)
+bases = st.sampled_from(["file:/wh", "file:/wh/sales.db", "file:/", "file:/etc", "hdfs://nn/ext", "file:/tmp/x"])
+
+
+@st.composite
+def moves(draw: st.DrawFn) -> tuple[DirectoryMove, str, str, int]:
+    """A move as the planners build one: a source location, and a destination of ``parent/leaf``."""
+    source = f"{draw(bases).rstrip('/')}/{draw(names)}/{draw(names)}"
+    parent = draw(bases)
+    keys = draw(st.integers(min_value=1, max_value=2))
+    leaf = "/".join(draw(names) for _ in range(keys))
+    destination = f"{parent.rstrip('/')}/{leaf}"
+    move = DirectoryMove(source, destination, 1, 0, None, None, True, True, True)
+    return move, parent, leaf, keys
+
+
+@given(moves())
+@settings(max_examples=500, deadline=None, derandomize=True)
+def test_no_move_the_guard_allows_leaves_the_roots_or_its_parent(case: tuple[DirectoryMove, str, str, int]) -> None:
+    """For any names and locations, a move without blockers has both ends strictly inside a governed root, and its
+    destination inside the parent the planner appended its leaf to."""
+    # given
+    move, parent, leaf, keys = case
+
+    # when
+    blockers = check_move(move, ROOTS, [], MoveContext(leaf=leaf, leaf_segments=keys))
+
+    # then
+    if not blockers:
+        assert ROOTS.governs(move.source) and ROOTS.governs(move.destination)
+        assert is_inside(move.destination, parent, strictly=True)
+        assert canonical(move.destination) == normalize_location(move.destination)  # nothing left to resolve
+
+
+def test_another_tables_directory_blocks_a_move_unless_it_moves_along() -> None:
+    """A table at, inside or above a moving directory blocks it, unless the plan moves it (its own table) or it is
+    the partition's own table root above it."""
+    # given
+    move = DirectoryMove("file:/wh/sales.db/t/dt=1", "file:/wh/sales.db/t/dt=2", 1, 0, None, None, True, True, True)
+    other = LocationUser(7, "file:/wh/sales.db/t/dt=1/x", 2, "sales", "other")
+    root = LocationUser(1, "file:/wh/sales.db/t", 1, "sales", "t")
+    own = LocationUser(3, "file:/wh/sales.db/t/dt=1", 1, "sales", "t", "dt=1")
+    context = MoveContext(sd_ids=frozenset({3}), enclosing=frozenset({1}), leaf="dt=2")
+
+    # when
+    blocked = check_move(move, ROOTS, [other, root, own], context)
+    allowed = check_move(move, ROOTS, [root, own], context)
+
+    # then
+    assert [f.code for f in blocked] == ["directory_in_use"]
+    assert "sales.other" in blocked[0].message
+    assert allowed == []
+
+
+@pytest.mark.parametrize("metastore_alias", ["hive31_pg"], indirect=True)
+@given(values=st.lists(st.text(alphabet=segment_chars, min_size=1, max_size=8), min_size=1, max_size=1))
+@settings(max_examples=15, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_real_partition_renames_never_move_outside_the_roots(metastore: Metastore, values: list[str]) -> None:
+    """Real previews of partition renames to generated values: every move of an executable plan stays governed."""
+    # given
+    roots = governed_roots(metastore)
+    value = values[0].replace("'", "")
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore,
+        statement=f"ALTER TABLE sales.orders PARTITION {PARTITION_SPEC} RENAME TO PARTITION (dt='{value}', hour=1)",
+    )
+
+    # then
+    for move in preview.moves if not preview.blockers else ():
+        assert roots.governs(move.source) and roots.governs(move.destination)
