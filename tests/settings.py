@@ -99,8 +99,13 @@ DEFAULT_METASTORE = "hive31_pg"
 
 # The Spark witness's metastore: Spark's Hive 2.3 client writes it, so it gets the official 2.3.0 schema and no seed.
 SPARK_TEST_METASTORES = {} if QUICK_METASTORE else {"spark_pg": ("2.3.0", "2.3.0/hive-schema-2.3.0.postgres.sql")}
+# The differential tests keep partitions and locations in "outside" and "elsewhere" folders beside the warehouse, as
+# a site would under a second governed area: they are the metastore's extra roots.
 SPARK_METASTORE_CONFIG = MetastoreConfig(
-    name="spark_pg", url=_url("spark_pg"), warehouse=str(TEST_TMP_DIR / "spark_pg" / "warehouse")
+    name="spark_pg",
+    url=_url("spark_pg"),
+    warehouse=str(TEST_TMP_DIR / "spark_pg" / "warehouse"),
+    extra_roots=tuple(str(TEST_TMP_DIR / "spark_pg" / folder) for folder in ("outside", "elsewhere")),
 )
 
 DATABASES = {

@@ -534,7 +534,13 @@ _AUDIT_FILTERS = [
     OpenApiParameter("metastore", str, description="Only this metastore."),
     OpenApiParameter("database", str, description="Only this database (exact)."),
     OpenApiParameter("table", str, description="Only this table (exact name)."),
-    OpenApiParameter("request", int, description="Only the records of this change request (and its execution)."),
+    OpenApiParameter(
+        "request",
+        str,
+        pattern=r"^\s*#?[0-9]*\s*$",
+        description="Only the records of this change request (and its execution): its number, optionally as #N "
+        "(empty: any).",
+    ),
 ]
 
 

@@ -98,12 +98,12 @@ def test_a_blocked_statement_exits_2_after_printing_why(metastore: Metastore, wa
 
 def test_a_blocked_statement_still_prints_its_json(metastore: Metastore) -> None:
     # when
-    error, printed = hive_ddl_refused(metastore, "ALTER TABLE sales.orders ADD COLUMNS (note strang)", "--json")
+    error, printed = hive_ddl_refused(metastore, "ALTER TABLE sales.orders ADD COLUMNS (status string)", "--json")
 
     # then
     assert error.returncode == 2
     blockers = json.loads(printed)["preview"]["blockers"]
-    assert [(b["rule"], b["message"]) for b in blockers] == [("2.4", "Invalid column type: strang")]
+    assert [(b["rule"], b["message"]) for b in blockers] == [("ddl", "Duplicate column name: status")]
 
 
 @pytest.mark.parametrize(
