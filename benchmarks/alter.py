@@ -40,9 +40,9 @@ PREVIEW_STATEMENTS = {
     "ADD COLUMNS … CASCADE": "ALTER TABLE bench.{t} ADD COLUMNS (added string) CASCADE",
     "CHANGE COLUMN (rename) CASCADE": "ALTER TABLE bench.{t} CHANGE COLUMN country country_code string CASCADE",
     "SET TBLPROPERTIES": "ALTER TABLE bench.{t} SET TBLPROPERTIES ('owner_team'='bench')",
-    "SET LOCATION": "ALTER TABLE bench.{t} SET LOCATION 'file:/tmp/elsewhere'",
+    "SET LOCATION": "ALTER TABLE bench.{t} SET LOCATION '{warehouse}/elsewhere'",
     "partition locations by prefix": "ALTER TABLE bench.{t} PARTITION LOCATIONS REPLACE PREFIX '{root}' "
-    "WITH 'file:/data/moved'",
+    "WITH '{warehouse}/moved'",
     "PARTITION RENAME": "ALTER TABLE bench.{t} PARTITION (dt='{day}', hour=0) "
     "RENAME TO PARTITION (dt='1999-01-01', hour=0)",
     "DROP PARTITION (one day)": "ALTER TABLE bench.{t} DROP PARTITION (dt='{day}')",
@@ -147,7 +147,7 @@ def previews(metastore: str, table: str) -> dict[str, tuple[float, int, str]]:
     day, root = _first_day(table, metastore), "file:" + str(_table_dir(table, metastore))
     measured = {}
     for label, template in PREVIEW_STATEMENTS.items():
-        statement = template.format(t=table, day=day, root=root)
+        statement = template.format(t=table, day=day, root=root, warehouse=f"file:{WAREHOUSE / metastore}")
         samples = []
         for _ in range(5):
             started = time.perf_counter()
