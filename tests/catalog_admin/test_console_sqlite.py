@@ -17,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from django.conf import settings
 
 RACE = Path(__file__).with_name("sqlite_console_race.py")
@@ -24,6 +25,7 @@ THREADS = 8
 ROUNDS = 1
 
 
+@pytest.mark.matrix  # copies the seeded SQLite metastore, which the quick tier does not create
 def test_simultaneous_approvals_on_a_sqlite_console_database_are_all_recorded(django_db_setup, tmp_path) -> None:
     """Eight approvers approve eight requests at the same moment: eight 200s, eight approvals, eight audit records."""
     # given: a fresh console database and a copy of the seeded SQLite metastore

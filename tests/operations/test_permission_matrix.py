@@ -480,6 +480,7 @@ def pk_free(message: str) -> str:
 
 
 @ON_HIVE31_PG
+@pytest.mark.slow  # every action x every role through both channels: the full suite runs it, the quick tier does not
 @pytest.mark.parametrize(("action", "role", "expected"), CASES, ids=[f"{a}-{r}" for a, r, _e in CASES])
 def test_the_permission_matrix_holds_on_the_api_and_in_the_browser(
     metastore: Metastore, people: dict[str, User], action: str, role: str, expected: str

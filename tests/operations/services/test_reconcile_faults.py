@@ -42,7 +42,11 @@ STATEMENTS = {
 POINTS = {"locked": "old", "moved": "old", "step:1": "old", "before_commit": "old", "committed": "new"}
 OUTSIDE_KEY = "last_modified_by"
 
-pytestmark = pytest.mark.parametrize("metastore_alias", ["hive31_pg", "hive_sqlite", "hive40_my"], indirect=True)
+# An exhaustive matrix (statements x crash points x outside changes): the full suite runs it, the quick tier does not.
+pytestmark = [
+    pytest.mark.parametrize("metastore_alias", ["hive31_pg", "hive_sqlite", "hive40_my"], indirect=True),
+    pytest.mark.slow,
+]
 
 
 def restore_warehouse(root: Path) -> None:
