@@ -42,7 +42,7 @@ PREVIEW_STATEMENTS = {
     "SET TBLPROPERTIES": "ALTER TABLE bench.{t} SET TBLPROPERTIES ('owner_team'='bench')",
     "SET LOCATION": "ALTER TABLE bench.{t} SET LOCATION '{warehouse}/elsewhere'",
     "partition locations by prefix": "ALTER TABLE bench.{t} PARTITION LOCATIONS REPLACE PREFIX '{root}' "
-    "WITH '{warehouse}/moved'",
+    "WITH '{warehouse}/archive/moved'",
     "PARTITION RENAME": "ALTER TABLE bench.{t} PARTITION (dt='{day}', hour=0) "
     "RENAME TO PARTITION (dt='1999-01-01', hour=0)",
     "DROP PARTITION (one day)": "ALTER TABLE bench.{t} DROP PARTITION (dt='{day}')",
