@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import base64
 import logging
+import os
+import signal
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -94,7 +96,12 @@ NEEDS_PARTITION_LAYOUT = (RenameTable, AddColumns, ReplaceColumns, ChangeColumn)
 
 
 def fault_point(name: str) -> None:
-    """A named step of execution; tests replace this to inject failures."""
+    """A named step of execution; tests replace this to inject failures.
+
+    Test-only hook: a process whose ``CATALOG_ADMIN_KILL_AT`` names this point kills itself with SIGKILL here (a real
+    crash, see ``tests/operations/services/test_reconcile_kill.py``); nothing sets that variable in production."""
+    if os.environ.get("CATALOG_ADMIN_KILL_AT") == name:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def alter_preview(*, metastore: Metastore, spec: AlterSpec) -> Preview:
