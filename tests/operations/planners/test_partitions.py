@@ -40,8 +40,6 @@ from catalog_admin.selectors.partitions import (
     PartitionFilter,
     get_partition_detail,
     list_partitions,
-    partition_name,
-    partition_values,
     table_partition_keys,
 )
 from operations.planners.partitions import TRASH_DIR
@@ -156,51 +154,6 @@ def test_renaming_a_partition_of_an_external_table_keeps_its_location(metastore:
 
 ESCAPED_VALUE = "a'b*[c] café"  # Hive escapes ', * and [ ]; it keeps the space and the é
 ESCAPED_NAME = "dt=a%27b%2A%5Bc%5D café"
-
-
-@pytest.mark.parametrize(
-    ("spec", "name"),
-    [
-        pytest.param([("dt", "a'b*[c]")], "dt=a%27b%2A%5Bc%5D", id="quote-star-brackets"),
-        pytest.param([("dt", "café au lait")], "dt=café au lait", id="non-ascii-and-space-kept"),
-        pytest.param(
-            [("k", "\x00\x01\t\n\x1f\"#%'*/:=?\\\x7f{[]^")],
-            "k=%00%01%09%0A%1F%22%23%25%27%2A%2F%3A%3D%3F%5C%7F%7B%5B%5D%5E",
-            id="every-escaped-character",
-        ),
-        pytest.param([("k", "!$&()+,-.;<>@_`|}~ ")], "k=!$&()+,-.;<>@_`|}~ ", id="punctuation-kept"),
-        pytest.param([("DT", "2024-01-01"), ("hour", "")], "dt=2024-01-01/hour=__HIVE_DEFAULT_PARTITION__", id="empty"),
-    ],
-)
-def test_partition_names_are_escaped_as_hive_escapes_them(spec: list[tuple[str, str]], name: str) -> None:
-    """
-    Warehouse.makePartName: FileUtils.escapePathName's set (0x00-0x1F, " # % ' * / : = ? \\ 0x7F { [ ] ^) as %XX,
-    keys lower-cased, an empty value __HIVE_DEFAULT_PARTITION__; the values read back unescaped.
-    """
-    # given / when
-    made = partition_name(spec)
-
-    # then
-    assert made == name
-    assert partition_values(made) == tuple(value or "__HIVE_DEFAULT_PARTITION__" for _key, value in spec)
-
-
-@pytest.mark.parametrize(
-    ("name", "values"),
-    [
-        pytest.param("dt=100%", ("100%",), id="percent-at-the-end"),
-        pytest.param("dt=%zz%4%41", ("%zz%4A",), id="not-hex-then-hex"),
-        pytest.param("dt=caf%C3%A9", ("cafÃ©",), id="one-character-per-escape-not-utf8"),
-        pytest.param("dt=%e9t%E9", ("été",), id="either-case"),
-    ],
-)
-def test_partition_values_are_unescaped_as_hive_unescapes_them(name: str, values: tuple[str, ...]) -> None:
-    """FileUtils.unescapePathName: each %XX is the character XX (not a UTF-8 byte); a % without two hex digits stays."""
-    # given / when
-    unescaped = partition_values(name)
-
-    # then
-    assert unescaped == values
 
 
 def test_renaming_a_partition_to_values_hive_escapes_names_it_as_hive_does(metastore: Metastore) -> None:
