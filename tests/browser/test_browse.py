@@ -10,7 +10,6 @@ fails and says so, it is never skipped.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -19,16 +18,8 @@ from catalog_admin.selectors.databases import get_database
 from catalog_admin.selectors.metastores import get_metastore
 from catalog_admin.selectors.partitions import PartitionFilter, list_partitions
 from catalog_admin.selectors.tables import TableFilter, get_table_detail, list_tables
+from tests.fixtures.browser import launch_chromium
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 DATABASE = "sales"
 PAGE_SIZE = 5
 PASSWORD = "not-a-secret-1"
@@ -43,8 +34,6 @@ pytestmark = [
 
 def test_sign_in_filter_tables_and_page_through_partitions(live_server, django_user_model, tmp_path):
     # given: a steward, and what the seeded default metastore holds (read before the browser's event loop runs)
-    if not CHROMIUM.exists():
-        pytest.fail(f"Chromium is not installed at {CHROMIUM}: run `apt-get update && apt-get install -y chromium`.")
     from playwright.sync_api import expect, sync_playwright
 
     django_user_model.objects.create_user(username="steward", password=PASSWORD)
@@ -64,7 +53,7 @@ def test_sign_in_filter_tables_and_page_through_partitions(live_server, django_u
     tables_path = f"/m/{metastore.name}/db/{DATABASE}/"
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        browser = launch_chromium(playwright)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 900})
 

@@ -32,17 +32,9 @@ from django.conf import settings
 
 from catalog_admin.models import Table
 from operations.models import Approval, AuditRecord, ChangeRequest
+from tests.fixtures.browser import launch_chromium
 from tests.fixtures.factories import PASSWORD, make_user
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 METASTORE = settings.DEFAULT_METASTORE
 RENAME = "ALTER TABLE sales.customers RENAME TO sales.clients"
 NORMALIZED = "ALTER TABLE `sales`.`customers` RENAME TO `sales`.`clients`"
@@ -64,13 +56,6 @@ def rebuilt_metastore(django_db_blocker) -> Iterator[None]:
 
 
 @pytest.fixture
-def chromium() -> Path:
-    if not CHROMIUM.exists():
-        pytest.fail(f"Chromium is not installed at {CHROMIUM}: run `apt-get update && apt-get install -y chromium`.")
-    return CHROMIUM
-
-
-@pytest.fixture
 def screenshots(tmp_path: Path) -> Path:
     folder = Path(os.environ.get("CATALOG_ADMIN_SCREENSHOTS") or tmp_path)
     folder.mkdir(parents=True, exist_ok=True)
@@ -89,7 +74,7 @@ def sign_in(browser, base_url: str, username: str):
 
 
 def test_rename_requested_previewed_approved_twice_executed_and_audited(
-    live_server, chromium: Path, screenshots: Path, settings, rebuilt_metastore
+    live_server, screenshots: Path, settings, rebuilt_metastore
 ):
     # given: a steward, two approvers; jobs on a thread of the live server's process
     from playwright.sync_api import expect, sync_playwright
@@ -101,7 +86,7 @@ def test_rename_requested_previewed_approved_twice_executed_and_audited(
     base = live_server.url
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(chromium), headless=True, args=CHROMIUM_ARGS)
+        browser = launch_chromium(playwright)
         try:
             steward = sign_in(browser, base, "steward")
 
@@ -206,7 +191,7 @@ def test_rename_requested_previewed_approved_twice_executed_and_audited(
     ]
 
 
-def test_the_requester_cannot_approve_their_own_request(live_server, chromium: Path, screenshots: Path):
+def test_the_requester_cannot_approve_their_own_request(live_server, screenshots: Path):
     # given: a steward who is also an approver, with a submitted request of their own
     from playwright.sync_api import expect, sync_playwright
 
@@ -215,7 +200,7 @@ def test_the_requester_cannot_approve_their_own_request(live_server, chromium: P
     four_eyes = "Nobody approves their own change (four-eyes rule)."
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(chromium), headless=True, args=CHROMIUM_ARGS)
+        browser = launch_chromium(playwright)
         try:
             page = sign_in(browser, base, "stella")
             page.goto(f"{base}/changes/new/?statement=ALTER TABLE sales.customers SET TBLPROPERTIES ('team'='crm')")

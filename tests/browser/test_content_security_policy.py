@@ -13,20 +13,12 @@ Chromium must be installed at /usr/bin/chromium; without it this test fails and 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from django.conf import settings
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+from tests.fixtures.browser import launch_chromium
+
 METASTORE = settings.DEFAULT_METASTORE
 PASSWORD = "not-a-secret-1"
 STATEMENT = "ALTER TABLE sales.customers SET OWNER USER bob"
@@ -45,8 +37,6 @@ pytestmark = [
 def test_the_main_pages_report_no_csp_violation(live_server, django_user_model) -> None:
     """Every main page and its htmx interactions run under the policy without one violation."""
     # given
-    if not CHROMIUM.exists():
-        pytest.fail(f"Chromium is not installed at {CHROMIUM}: run `apt-get update && apt-get install -y chromium`.")
     from playwright.sync_api import expect, sync_playwright
 
     django_user_model.objects.create_superuser("admin", "admin@example.com", PASSWORD)
@@ -55,7 +45,7 @@ def test_the_main_pages_report_no_csp_violation(live_server, django_user_model) 
     violations: list[str] = []
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        browser = launch_chromium(playwright)
         try:
             page = browser.new_page()
             page.add_init_script(LISTEN)
