@@ -31,6 +31,7 @@ from operations.preview import Preview
 from operations.services.alter import alter_preview
 from operations.services.audit import record_audit
 from operations.services.jobs import EXECUTE, enqueue_execution
+from operations.services.reconcile import ACTOR as RECONCILE_ACTOR
 from operations.services.revert import revert_preview
 from operations.specs import AlterSpec, spec_from_dict
 from operations.staleness import Staleness, compare_plans, stale_preview_error
@@ -304,7 +305,7 @@ def settle_stuck_request(
             execution,
             f"settle_{outcome}",
             error,
-            actor=user.get_username() if user is not None else "system:reconcile_executions",
+            actor=user.get_username() if user is not None else RECONCILE_ACTOR,
             action="settle",
             details={"reason": reason.strip(), "job": job.pk if job else None},
         )

@@ -46,7 +46,7 @@ __all__ = (
     "Reconciliation",
     "reconcile_execution",
     "reconcile_executions",
-    "stale_after",
+    "silence_limit",
     "sweep_commit_markers",
 )
 
@@ -81,9 +81,10 @@ class Reconciliation:
     dry_run: bool = False
 
 
-def stale_after() -> float:
-    """Seconds after which a RUNNING execution or job without a sign of life is taken as abandoned."""
-    return heartbeat_timeout().total_seconds()
+def silence_limit(older_than: float | None = None) -> timedelta:
+    """How long a RUNNING execution or job may show no sign of life before it is taken as abandoned: ``older_than``
+    seconds when the operator says so, else the jobs' heartbeat timeout."""
+    return heartbeat_timeout() if older_than is None else timedelta(seconds=older_than)
 
 
 def reconcile_executions(
@@ -95,7 +96,7 @@ def reconcile_executions(
 ) -> list[Reconciliation]:
     """Settle every RUNNING execution with open journal records or running longer than ``older_than`` seconds
     (optionally of one metastore or one execution); with ``dry_run`` only report what would be done."""
-    cutoff = timezone.now() - timedelta(seconds=stale_after() if older_than is None else older_than)
+    cutoff = timezone.now() - silence_limit(older_than)
     executions = Execution.objects.filter(state=Execution.State.RUNNING).filter(
         Q(moves__state__in=OPEN_MOVES) | Q(started_at__lte=cutoff)
     )

@@ -1,7 +1,7 @@
 """
 Stuck jobs: a job left RUNNING by a worker that is gone, and the request it left EXECUTING.
 
-A job is stuck when it has shown no sign of life for ``stale_after()`` seconds. Its execution (if it got that
+A job is stuck when it has shown no sign of life for ``silence_limit()``. Its execution (if it got that
 far) is first settled by ``reconcile_execution`` (from the commit marker, exactly); then the request ends
 succeeded when the metastore transaction committed and failed otherwise, and the job likewise. Each settled
 job is audited. A job whose execution cannot be decided yet (metastore unreachable) is left and reported.
@@ -20,7 +20,7 @@ from operations.choices import ChangeRequestState, JobState
 from operations.models import Execution, Job
 from operations.services.audit import record_audit
 from operations.services.change_requests import settle_stuck_request
-from operations.services.reconcile import ACTOR, reconcile_execution, stale_after
+from operations.services.reconcile import ACTOR, reconcile_execution, silence_limit
 
 __all__ = ("JobSettlement", "settle_stuck_jobs")
 
@@ -42,8 +42,9 @@ class JobSettlement:
 def settle_stuck_jobs(
     *, dry_run: bool = False, older_than: float | None = None, metastore: str | None = None
 ) -> list[JobSettlement]:
-    """Settle every RUNNING job without a sign of life for ``older_than`` seconds (``stale_after()`` by default)."""
-    cutoff = timezone.now() - timedelta(seconds=stale_after() if older_than is None else older_than)
+    """Settle every RUNNING job without a sign of life for ``older_than`` seconds (the heartbeat timeout by default)."""
+    silent_for = silence_limit(older_than)
+    cutoff = timezone.now() - silent_for
     jobs = (
         Job.objects.annotate(last_sign_of_life=Coalesce("heartbeat_at", "started_at"))
         .filter(state=JobState.RUNNING, last_sign_of_life__lte=cutoff)
@@ -51,7 +52,6 @@ def settle_stuck_jobs(
     )
     if metastore:
         jobs = jobs.filter(change_request__metastore=metastore)
-    silent_for = timezone.now() - cutoff
     return [_settle_job(job, dry_run, silent_for) for job in jobs.order_by("pk")]
 
 
