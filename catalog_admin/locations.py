@@ -9,15 +9,18 @@ the same interface until a real client is configured for them.
 from __future__ import annotations
 
 import errno
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 from urllib.parse import urlsplit
 
+from catalog_admin.hive.acid import DirEntry
 from catalog_admin.hive.locations import is_under, normalize_location
 
 __all__ = (
+    "DirEntry",
     "FileSystem",
     "LocalFileSystem",
     "TreeSize",
@@ -45,6 +48,9 @@ class FileSystem(Protocol):
     def tree_size(self, location: str) -> TreeSize | None:
         """Files and bytes under the location; None when it cannot be checked."""
 
+    def list_directory(self, location: str) -> tuple[DirEntry, ...] | None:
+        """The location's children (for ``AcidUtils.getAcidState``); None when it cannot be listed."""
+
     def rename(self, source: str, destination: str) -> None:
         """Move a directory (creating the destination's parent), as Hive's ``Warehouse.renameDir``; an existing
         destination is refused (OSError), never merged into or replaced."""
@@ -71,6 +77,12 @@ class LocalFileSystem:
                 files += 1
                 size += os.path.getsize(os.path.join(dirpath, name))
         return TreeSize(files=files, bytes=size)
+
+    def list_directory(self, location: str) -> tuple[DirEntry, ...] | None:
+        root = _local_path(location)
+        if not root.is_dir():
+            return None
+        return tuple(_dir_entry(child) for child in sorted(root.iterdir(), key=lambda p: p.name))
 
     def rename(self, source: str, destination: str) -> None:
         target = _local_path(destination)
@@ -100,6 +112,9 @@ class UnreachableFileSystem:
     def tree_size(self, location: str) -> TreeSize | None:
         return None
 
+    def list_directory(self, location: str) -> tuple[DirEntry, ...] | None:
+        return None
+
     def rename(self, source: str, destination: str) -> None:
         raise OSError(f"The console has no client for {self.scheme}: locations cannot be moved there.")
 
@@ -114,3 +129,31 @@ def filesystem_for(location: str) -> FileSystem:
 
 def _local_path(location: str) -> Path:
     return Path(urlsplit(normalize_location(location)).path)  # Hive stores escaped names as they are on disk
+
+
+def _dir_entry(path: Path) -> DirEntry:
+    """A child of a table or partition directory: a file with its size, or a directory with the bytes and the
+    (non-hidden) files under it and whether the compactor marked it (``_metadata_acid``, Hive's ``MetaDataFile``)."""
+    if not path.is_dir():
+        return DirEntry(name=path.name, is_dir=False, size=path.stat().st_size)
+    files, size = [], 0
+    for dirpath, _dirs, names in os.walk(path):
+        for name in names:
+            size += os.path.getsize(os.path.join(dirpath, name))
+            if not name.startswith(("_", ".")):
+                files.append(os.path.relpath(os.path.join(dirpath, name), path))
+    return DirEntry(
+        name=path.name,
+        is_dir=True,
+        size=size,
+        compacted=_is_compacted(path / "_metadata_acid"),
+        files=tuple(sorted(files)),
+    )
+
+
+def _is_compacted(metadata: Path) -> bool:
+    """``MetaDataFile.isCompacted``: the file exists and its ``dataFormat`` is ``compacted``."""
+    try:
+        return json.loads(metadata.read_text()).get("dataFormat") == "compacted"
+    except (OSError, ValueError, AttributeError):
+        return False

@@ -46,9 +46,9 @@ def field_available(field: models.Field, version: SchemaVersion) -> bool:
 
 
 def model_available(model: type[models.Model], version: SchemaVersion) -> bool:
-    """Whether the whole table exists in ``version`` (declared on the model as ``hive_since``)."""
-    since = getattr(model, "hive_since", "")
-    return not since or version >= SchemaVersion.parse(since)
+    """Whether the whole table exists in ``version`` (declared on the model as ``hive_since`` / ``hive_until``)."""
+    since, until = getattr(model, "hive_since", ""), getattr(model, "hive_until", "")
+    return (not since or version >= SchemaVersion.parse(since)) and (not until or version < SchemaVersion.parse(until))
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,8 @@ __all__ = (
     "CompletedCompaction",
     "CompletedTransactionComponent",
     "HiveLock",
+    "NextCompactionQueueId",
+    "NextTransactionId",
     "NextWriteId",
     "Transaction",
     "TransactionComponent",
@@ -279,3 +281,29 @@ class CompactionMetric(HiveModel):
 
     class Meta(HiveModel.Meta):
         db_table = "COMPACTION_METRICS_CACHE"
+
+
+class NextTransactionId(HiveModel):
+    """NEXT_TXN_ID: one row, the next transaction id (2.x and 3.x; Hive 4's TXNS.TXN_ID is an identity column).
+
+    No primary key in Hive: the one column stands in for it.
+    """
+
+    hive_until = "4.0.0-alpha-1"
+
+    next = models.BigIntegerField(primary_key=True, db_column="NTXN_NEXT")
+
+    class Meta(HiveModel.Meta):
+        db_table = "NEXT_TXN_ID"
+
+
+class NextCompactionQueueId(HiveModel):
+    """NEXT_COMPACTION_QUEUE_ID: one row, the next COMPACTION_QUEUE id (``TxnHandler.generateCompactionQueueId``).
+
+    No primary key in Hive: the one column stands in for it.
+    """
+
+    next = models.BigIntegerField(primary_key=True, db_column="NCQ_NEXT")
+
+    class Meta(HiveModel.Meta):
+        db_table = "NEXT_COMPACTION_QUEUE_ID"
