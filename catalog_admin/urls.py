@@ -8,7 +8,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from catalog_admin import converters  # noqa: F401 (registers hive_name and partition_name)
-from catalog_admin.views import databases, metastores, partitions, search, tables
+from catalog_admin.views import acid, databases, metastores, partitions, search, tables
 
 # The browsing pages, under the "catalog" namespace (LOGIN_REDIRECT_URL is "catalog:metastores").
 catalog_patterns = [
@@ -22,6 +22,12 @@ catalog_patterns = [
         partitions.partition_list,
         name="partitions",
     ),
+    path(
+        "m/<str:metastore>/db/<hive_name:database>/t/<hive_name:table>/acid/",
+        acid.acid_directories,
+        name="acid-directories",
+    ),
+    path("m/<str:metastore>/compaction/", acid.compaction_needs, name="compaction-needs"),
     path(
         "m/<str:metastore>/db/<hive_name:database>/t/<hive_name:table>/p/<path:partition>/",
         partitions.partition_detail,

@@ -38,12 +38,14 @@ from catalog_admin.models import (
 )
 
 __all__ = (
+    "AcidDirectoryPageSerializer",
     "AcidSerializer",
     "Base64Field",
     "BasicStatsSerializer",
     "ColumnSerializer",
     "ColumnStatisticsPageSerializer",
     "ColumnStatisticsSerializer",
+    "CompactionNeedListSerializer",
     "CompactionSerializer",
     "CompletedCompactionSerializer",
     "DatabaseDetailSerializer",
@@ -649,3 +651,70 @@ class SearchSerializer(serializers.Serializer):
 
     def get_metastore(self, results: Any) -> str:
         return self.context["metastore"].name
+
+
+# ACID directories -----------------------------------------------------------------------------------------------------
+
+
+class AcidDirectorySerializer(serializers.Serializer):
+    """A base or (delete) delta directory as ``AcidUtils`` parses its name."""
+
+    name = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["base", "delta", "delete_delta"])
+    min_write_id = serializers.IntegerField()
+    max_write_id = serializers.IntegerField()
+    statement_id = serializers.IntegerField(help_text="-1 when the name has none.")
+    visibility_txn_id = serializers.IntegerField(help_text="Hive 4's _v suffix; 0 when the name has none.")
+    size = serializers.IntegerField(help_text="Bytes under the directory.")
+
+
+class AcidStateSerializer(serializers.Serializer):
+    """What ``AcidUtils.getAcidState`` returns for one directory."""
+
+    base = AcidDirectorySerializer(allow_null=True)
+    deltas = AcidDirectorySerializer(many=True)
+    delete_deltas = AcidDirectorySerializer(many=True)
+    obsolete = serializers.ListField(child=serializers.CharField())
+    aborted = serializers.ListField(child=serializers.CharField())
+    original_files = serializers.ListField(child=serializers.CharField())
+    not_enough_history = serializers.CharField(help_text="Hive's ACID_NOT_ENOUGH_HISTORY error, or ''.")
+
+
+class CompactionNeedSerializer(serializers.Serializer):
+    """Whether Hive's Initiator would queue a compaction (its thresholds), and why."""
+
+    needed = serializers.BooleanField()
+    compaction_type = serializers.CharField(help_text="major, minor or '' (none).")
+    reason = serializers.CharField()
+    base_bytes = serializers.IntegerField()
+    delta_bytes = serializers.IntegerField()
+    deltas = serializers.IntegerField()
+    aborted_transactions = serializers.IntegerField()
+    score = serializers.FloatField(help_text="How far past its worst threshold (1.0: at it).")
+
+
+class DirectoryReportSerializer(serializers.Serializer):
+    """One table or partition directory."""
+
+    partition = serializers.CharField(allow_null=True)
+    location = serializers.CharField(allow_null=True)
+    listed = serializers.BooleanField(help_text="False when the filesystem cannot be listed from the console.")
+    state = AcidStateSerializer(allow_null=True)
+    need = CompactionNeedSerializer(allow_null=True)
+
+
+class AcidDirectoryPageSerializer(_PageSerializer):
+    write_ids = serializers.CharField(help_text="The valid write-id list: high-water mark:min open:open:aborted.")
+    compaction_queue = CompactionSerializer(many=True)
+    completed_compactions = CompletedCompactionSerializer(many=True)
+    results = DirectoryReportSerializer(many=True)
+
+
+class CompactionNeedRowSerializer(serializers.Serializer):
+    database = serializers.CharField()
+    table = serializers.CharField()
+    report = DirectoryReportSerializer()
+
+
+class CompactionNeedListSerializer(serializers.Serializer):
+    results = CompactionNeedRowSerializer(many=True)

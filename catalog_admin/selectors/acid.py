@@ -161,10 +161,9 @@ def compaction_queue(metastore: Metastore, database: str, table: str) -> dict[st
     return {"queue": list(queued), "completed": list(done[: settings.CATALOG_PAGE_SIZE])}
 
 
-def partition_reports(metastore: Metastore, table: Table, *, cursor: str = "", size: int = 50) -> Page:
-    """A keyset page (by partition name) of the table's partitions, each with its directory report; for an
-    unpartitioned table, one report of the table's own directory."""
-    database = table.database.name
+def partition_reports(metastore: Metastore, database: str, table: Table, *, cursor: str = "", size: int = 50) -> Page:
+    """A keyset page (by partition name) of ``database``'s ``table``'s partitions, each with its directory report; for
+    an unpartitioned table, one report of the table's own directory."""
     txns = valid_txn_list(metastore)
     write_ids = valid_write_ids(metastore, database, table.name, txns)
     params = _table_params(metastore, table.id)
