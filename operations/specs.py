@@ -19,6 +19,7 @@ __all__ = (
     "AlterSpec",
     "ChangeColumn",
     "ColumnDef",
+    "CompactTable",
     "DropPartitions",
     "PartitionPredicate",
     "RenamePartition",
@@ -237,6 +238,19 @@ class DropPartitions(AlterSpec):
         return f"DROP{exists} {parts}{' PURGE' if self.purge else ''}"
 
 
+@dataclass(frozen=True)
+class CompactTable(AlterSpec):
+    """``[PARTITION (…)] COMPACT 'major'|'minor'``: a request in Hive's compaction queue (no table row changes)."""
+
+    kind: ClassVar[str] = "compact"
+    compaction_type: str  # major | minor
+    partition: tuple[tuple[str, str], ...] = ()
+
+    def _clause(self) -> str:
+        spec = f"PARTITION {render_partition_spec(self.partition)} " if self.partition else ""
+        return f"{spec}COMPACT {quote_string(self.compaction_type)}"
+
+
 def _cascade(cascade: bool) -> str:
     return " CASCADE" if cascade else ""
 
@@ -256,6 +270,7 @@ SPEC_KINDS: dict[str, type[AlterSpec]] = {
         RewritePartitionLocations,
         RenamePartition,
         DropPartitions,
+        CompactTable,
     )
 }
 

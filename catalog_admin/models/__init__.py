@@ -37,6 +37,7 @@ from catalog_admin.models.storage import (
 )
 from catalog_admin.models.tables import PartitionKey, Table, TableParam, TableType
 from catalog_admin.models.transactions import (
+    AuxTable,
     CompactionMetric,
     CompactionQueueEntry,
     CompletedCompaction,
@@ -52,6 +53,7 @@ from catalog_admin.models.transactions import (
 )
 
 __all__ = (
+    "AuxTable",
     "BucketingColumn",
     "Catalog",
     "Column",

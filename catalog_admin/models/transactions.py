@@ -11,6 +11,7 @@ from catalog_admin.models.base import HiveModel
 from catalog_admin.schema import versioned
 
 __all__ = (
+    "AuxTable",
     "CompactionMetric",
     "CompactionQueueEntry",
     "CompletedCompaction",
@@ -307,3 +308,16 @@ class NextCompactionQueueId(HiveModel):
 
     class Meta(HiveModel.Meta):
         db_table = "NEXT_COMPACTION_QUEUE_ID"
+
+
+class AuxTable(HiveModel):
+    """AUX_TABLE: the rows behind ``TxnHandler``'s mutexes (``MUTEX_KEY``: ``CompactionScheduler`` …), locked with
+    ``SELECT … FOR UPDATE`` by ``acquireLock``."""
+
+    pk = models.CompositePrimaryKey("key1", "key2")
+    key1 = models.CharField(max_length=128, db_column="MT_KEY1")
+    key2 = models.BigIntegerField(db_column="MT_KEY2")
+    comment = models.CharField(max_length=255, null=True, db_column="MT_COMMENT")
+
+    class Meta(HiveModel.Meta):
+        db_table = "AUX_TABLE"

@@ -19,6 +19,7 @@ SUPPORTED_STATEMENTS = (
     "ALTER TABLE t PARTITION LOCATIONS REPLACE PREFIX 'old' WITH 'new'",
     "ALTER TABLE t PARTITION (k='v', …) RENAME TO PARTITION (k='v2', …)",
     "ALTER TABLE t DROP [IF EXISTS] PARTITION (k op 'v', …)[, PARTITION (…)] [PURGE]",
+    "ALTER TABLE t [PARTITION (k='v', …)] COMPACT 'major'|'minor'",
 )
 
 

@@ -18,6 +18,7 @@ from operations.specs import (
     AlterSpec,
     ChangeColumn,
     ColumnDef,
+    CompactTable,
     DropPartitions,
     PartitionPredicate,
     RenamePartition,
@@ -57,7 +58,6 @@ UNSUPPORTED_TABLE_CLAUSES: dict[tuple[str, ...], str] = {
     ("TOUCH",): "TOUCH",
     ("ARCHIVE",): "ARCHIVE PARTITION",
     ("UNARCHIVE",): "UNARCHIVE PARTITION",
-    ("COMPACT",): "COMPACT",
     ("CONCATENATE",): "CONCATENATE",
     ("EXCHANGE",): "EXCHANGE PARTITION",
     ("RECOVER",): "RECOVER PARTITIONS",
@@ -75,7 +75,6 @@ UNSUPPORTED_PARTITION_CLAUSES: dict[tuple[str, ...], str] = {
     ("SET", "FILEFORMAT"): "PARTITION (…) SET FILEFORMAT",
     ("SET", "SERDE"): "PARTITION (…) SET SERDE",
     ("SET", "SERDEPROPERTIES"): "PARTITION (…) SET SERDEPROPERTIES",
-    ("COMPACT",): "PARTITION (…) COMPACT",
     ("CONCATENATE",): "PARTITION (…) CONCATENATE",
     ("CLUSTERED",): "PARTITION (…) CLUSTERED BY",
     ("NOT",): "PARTITION (…) NOT CLUSTERED / NOT SORTED / NOT SKEWED",
@@ -175,8 +174,10 @@ class _Parser:
             return self.partition_clause(target)
         if word == "DROP":
             return self.drop_partitions(target)
+        if word == "COMPACT":
+            return self.compact(target)
         raise self.error(
-            f"expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION or DROP, "
+            f"expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION, DROP or COMPACT, "
             f"found {self.describe(self.peek())}"
         )
 
@@ -230,7 +231,24 @@ class _Parser:
             return RenamePartition(target=target, partition=spec, new_partition=self.partition_spec())
         if self.peek_word() == "SET":
             return self.set_clause(target, spec)
-        raise self.error(f"expected RENAME TO PARTITION or SET LOCATION, found {self.describe(self.peek())}")
+        if self.peek_word() == "COMPACT":
+            return self.compact(target, spec)
+        raise self.error(f"expected RENAME TO PARTITION, SET LOCATION or COMPACT, found {self.describe(self.peek())}")
+
+    def compact(self, target: TableRef, partition: tuple[tuple[str, str], ...] = ()) -> CompactTable:
+        """``COMPACT 'major'|'minor'`` (HiveParser's alterStatementSuffixCompact; its AND WAIT, WITH OVERWRITE
+        TBLPROPERTIES, POOL and Hive 4's 'rebalance' are Hive's own to run)."""
+        self.expect_words("COMPACT")
+        kind = self.peek()
+        compaction_type = self.string().lower()
+        if compaction_type not in ("major", "minor"):
+            raise DdlParseError(
+                self.text, kind.position, f"the compaction type must be 'major' or 'minor', not '{compaction_type}'"
+            )
+        if self.peek().kind == "word":
+            clause = f"COMPACT … {self.peek_word()}"
+            raise self.unsupported(clause, f"{clause} is Hive DDL that the console does not run; use Hive for it")
+        return CompactTable(target=target, compaction_type=compaction_type, partition=partition)
 
     def drop_partitions(self, target: TableRef) -> DropPartitions:
         self.expect_words("DROP")

@@ -38,6 +38,7 @@ from operations.ddl.parser import parse_alter
 from operations.models import DirectoryMoveRecord, Execution
 from operations.planners.columns import plan_column_change
 from operations.planners.common import snapshot
+from operations.planners.compaction import plan_compaction
 from operations.planners.locations import plan_rewrite_partition_locations, plan_set_location
 from operations.planners.metadata import (
     plan_set_owner,
@@ -54,6 +55,7 @@ from operations.specs import (
     AddColumns,
     AlterSpec,
     ChangeColumn,
+    CompactTable,
     DropPartitions,
     RenamePartition,
     RenameTable,
@@ -85,6 +87,7 @@ PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Any], Preview]]
     RewritePartitionLocations: plan_rewrite_partition_locations,
     RenamePartition: plan_rename_partition,
     DropPartitions: plan_drop_partitions,
+    CompactTable: plan_compaction,
 }
 
 

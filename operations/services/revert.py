@@ -35,6 +35,7 @@ from operations.containment import MoveContext
 from operations.models import DirectoryMoveRecord, Execution
 from operations.planners.columns import partition_flag_steps
 from operations.planners.common import build_preview, param_delete_steps, param_upsert_steps, snapshot
+from operations.planners.compaction import plan_compaction_revert
 from operations.planners.locations import plan_rewrite_partition_locations
 from operations.planners.metadata import owner_step, table_type_step
 from operations.planners.partitions import bookkeeping_names_in_use, relabel_bookkeeping_steps
@@ -87,6 +88,10 @@ def _revert_plan(metastore: Metastore, execution: Execution) -> Preview:
         )
         state = read_table_state(metastore, rewrite.target)
         return plan_rewrite_partition_locations(metastore, state, rewrite, keep_sd_ids=image.get("keep_sd_ids", ()))
+    if kind == "compact":
+        target = TableRef(**operation["target"])
+        spec = RevertExecution(target=target, execution_id=execution.pk, statement=execution.statement)
+        return plan_compaction_revert(metastore, read_table_state(metastore, target), spec, image)
     return _restore_preview(metastore, execution)
 
 

@@ -162,6 +162,12 @@ GOLDEN = [
         "ALTER TABLE `default`.`t` DROP PARTITION (`hour`<='-1', `hour`>'10', `hour`<>'5')",
         id="drop-partition-numbers",
     ),
+    pytest.param(
+        "alter table t partition (dt='2024-01-01', hour=6) compact 'MAJOR';",
+        "ALTER TABLE `default`.`t` PARTITION (`dt`='2024-01-01', `hour`='6') COMPACT 'major'",
+        id="compact-partition",
+    ),
+    pytest.param("ALTER TABLE db.t COMPACT 'minor'", "ALTER TABLE `db`.`t` COMPACT 'minor'", id="compact-table"),
 ]
 
 
@@ -194,7 +200,7 @@ def test_every_supported_statement_form_has_a_golden_case() -> None:
     kinds = {type(parse_alter(case.values[0])).kind for case in GOLDEN}
 
     # when / then
-    assert len(SUPPORTED_STATEMENTS) == 12
+    assert len(SUPPORTED_STATEMENTS) == 13
     assert kinds == {
         "rename_table",
         "add_columns",
@@ -208,6 +214,7 @@ def test_every_supported_statement_form_has_a_golden_case() -> None:
         "rewrite_partition_locations",
         "rename_partition",
         "drop_partitions",
+        "compact",
     }
 
 
@@ -296,7 +303,7 @@ BAD = [
         "ALTER TABLE t",
         1,
         14,
-        "expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION or DROP, "
+        "expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION, DROP or COMPACT, "
         "found the end of the statement",
         id="no-action",
     ),
@@ -350,10 +357,13 @@ BAD = [
         id="partition-set-properties",
     ),
     pytest.param(
+        "ALTER TABLE t COMPACT 'rebalance'", 1, 23, "the compaction type must be 'major' or 'minor'", id="compact-type"
+    ),
+    pytest.param(
         "ALTER TABLE t PARTITION (a='1') DROP",
         1,
         33,
-        "expected RENAME TO PARTITION or SET LOCATION, found 'DROP'",
+        "expected RENAME TO PARTITION, SET LOCATION or COMPACT, found 'DROP'",
         id="partition-drop",
     ),
 ]
@@ -388,7 +398,9 @@ UNSUPPORTED = [
     pytest.param("alter table t set fileformat orc", 15, "SET FILEFORMAT", id="lower-case"),
     pytest.param("ALTER TABLE t CLUSTERED BY (id) INTO 4 BUCKETS", 15, "CLUSTERED BY", id="clustered"),
     pytest.param("ALTER TABLE t PARTITION COLUMN (a int)", 15, "PARTITION COLUMN (a partition key's type)", id="key"),
-    pytest.param("ALTER TABLE t PARTITION (a='1') COMPACT 'major'", 33, "PARTITION (…) COMPACT", id="compact"),
+    pytest.param(
+        "ALTER TABLE t PARTITION (a='1') COMPACT 'major' AND WAIT", 49, "COMPACT … AND", id="compact-and-wait"
+    ),
     pytest.param(
         "ALTER TABLE t PARTITION (a='1') SET SERDEPROPERTIES ('k'='v')",
         33,
