@@ -15,6 +15,7 @@ from operations.ddl.render import quote_ident, quote_string, render_partition_sp
 
 __all__ = (
     "SPEC_KINDS",
+    "AbortTransactions",
     "AddColumns",
     "AlterSpec",
     "ChangeColumn",
@@ -251,6 +252,18 @@ class CompactTable(AlterSpec):
         return f"{spec}COMPACT {quote_string(self.compaction_type)}"
 
 
+@dataclass(frozen=True)
+class AbortTransactions(AlterSpec):
+    """Console extension of Hive's ``ABORT TRANSACTIONS id …``, scoped to the table whose writes the transactions
+    hold up (so approvers' scopes and the table page apply)."""
+
+    kind: ClassVar[str] = "abort_transactions"
+    txn_ids: tuple[int, ...]
+
+    def _clause(self) -> str:
+        return f"ABORT TRANSACTIONS {' '.join(str(t) for t in self.txn_ids)}"
+
+
 def _cascade(cascade: bool) -> str:
     return " CASCADE" if cascade else ""
 
@@ -271,6 +284,7 @@ SPEC_KINDS: dict[str, type[AlterSpec]] = {
         RenamePartition,
         DropPartitions,
         CompactTable,
+        AbortTransactions,
     )
 }
 
@@ -303,6 +317,8 @@ def spec_from_dict(data: dict[str, Any]) -> AlterSpec:
             fields[name] = tuple(tuple(pair) for pair in fields[name])
     if "keys" in fields:
         fields["keys"] = tuple(fields["keys"])
+    if "txn_ids" in fields:
+        fields["txn_ids"] = tuple(fields["txn_ids"])
     if "specs" in fields:
         fields["specs"] = tuple(tuple(PartitionPredicate(**p) for p in spec) for spec in fields["specs"])
     return cls(**fields)

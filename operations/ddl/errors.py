@@ -20,6 +20,7 @@ SUPPORTED_STATEMENTS = (
     "ALTER TABLE t PARTITION (k='v', …) RENAME TO PARTITION (k='v2', …)",
     "ALTER TABLE t DROP [IF EXISTS] PARTITION (k op 'v', …)[, PARTITION (…)] [PURGE]",
     "ALTER TABLE t [PARTITION (k='v', …)] COMPACT 'major'|'minor'",
+    "ALTER TABLE t ABORT TRANSACTIONS id [id …]",
 )
 
 

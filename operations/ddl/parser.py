@@ -14,6 +14,7 @@ from catalog_admin.schema import SchemaVersion
 from operations.ddl.errors import SUPPORTED_STATEMENTS, DdlParseError
 from operations.ddl.types import TypeGrammar, grammar_for, read_type
 from operations.specs import (
+    AbortTransactions,
     AddColumns,
     AlterSpec,
     ChangeColumn,
@@ -176,8 +177,10 @@ class _Parser:
             return self.drop_partitions(target)
         if word == "COMPACT":
             return self.compact(target)
+        if word == "ABORT":
+            return self.abort_transactions(target)
         raise self.error(
-            f"expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION, DROP or COMPACT, "
+            f"expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION, DROP, COMPACT or ABORT, "
             f"found {self.describe(self.peek())}"
         )
 
@@ -234,6 +237,21 @@ class _Parser:
         if self.peek_word() == "COMPACT":
             return self.compact(target, spec)
         raise self.error(f"expected RENAME TO PARTITION, SET LOCATION or COMPACT, found {self.describe(self.peek())}")
+
+    def abort_transactions(self, target: TableRef) -> AbortTransactions:
+        """``ABORT TRANSACTIONS id [id …]`` (HiveParser's abortTransactionStatement: ids separated by spaces)."""
+        self.expect_words("ABORT", "TRANSACTIONS")
+        ids = []
+        while self.peek().kind == "number":
+            token = self.advance()
+            if not token.text.isdigit():
+                raise DdlParseError(
+                    self.text, token.position, f"a transaction id is a positive integer, not {token.text}"
+                )
+            ids.append(int(token.text))
+        if not ids:
+            raise self.error(f"expected a transaction id after ABORT TRANSACTIONS, found {self.describe(self.peek())}")
+        return AbortTransactions(target=target, txn_ids=tuple(sorted(set(ids))))
 
     def compact(self, target: TableRef, partition: tuple[tuple[str, str], ...] = ()) -> CompactTable:
         """``COMPACT 'major'|'minor'`` (HiveParser's alterStatementSuffixCompact; its AND WAIT, WITH OVERWRITE

@@ -48,10 +48,12 @@ from operations.planners.metadata import (
 )
 from operations.planners.partitions import plan_drop_partitions, plan_rename_partition
 from operations.planners.rename_table import plan_rename_table
+from operations.planners.transactions import plan_abort_transactions
 from operations.preview import DirectoryMove, NewId, Preview, Step
 from operations.services.audit import record_audit
 from operations.services.commit_markers import clear_commit_marker, new_commit_marker, write_commit_marker
 from operations.specs import (
+    AbortTransactions,
     AddColumns,
     AlterSpec,
     ChangeColumn,
@@ -88,6 +90,7 @@ PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Any], Preview]]
     RenamePartition: plan_rename_partition,
     DropPartitions: plan_drop_partitions,
     CompactTable: plan_compaction,
+    AbortTransactions: plan_abort_transactions,
 }
 
 

@@ -88,6 +88,13 @@ def _revert_plan(metastore: Metastore, execution: Execution) -> Preview:
         )
         state = read_table_state(metastore, rewrite.target)
         return plan_rewrite_partition_locations(metastore, state, rewrite, keep_sd_ids=image.get("keep_sd_ids", ()))
+    if kind == "abort_transactions":
+        raise ApplicationError(
+            ErrorCode.INVALID_STATE,
+            f"Execution #{execution.pk} aborted transactions: Hive cannot reopen an aborted transaction (its client "
+            "was told), so it cannot be reverted.",
+            {"execution": execution.pk},
+        )
     if kind == "compact":
         target = TableRef(**operation["target"])
         spec = RevertExecution(target=target, execution_id=execution.pk, statement=execution.statement)

@@ -168,6 +168,9 @@ GOLDEN = [
         id="compact-partition",
     ),
     pytest.param("ALTER TABLE db.t COMPACT 'minor'", "ALTER TABLE `db`.`t` COMPACT 'minor'", id="compact-table"),
+    pytest.param(
+        "alter table db.t abort transactions 12 7 12", "ALTER TABLE `db`.`t` ABORT TRANSACTIONS 7 12", id="abort-txns"
+    ),
 ]
 
 
@@ -200,7 +203,7 @@ def test_every_supported_statement_form_has_a_golden_case() -> None:
     kinds = {type(parse_alter(case.values[0])).kind for case in GOLDEN}
 
     # when / then
-    assert len(SUPPORTED_STATEMENTS) == 13
+    assert len(SUPPORTED_STATEMENTS) == 14
     assert kinds == {
         "rename_table",
         "add_columns",
@@ -215,6 +218,7 @@ def test_every_supported_statement_form_has_a_golden_case() -> None:
         "rename_partition",
         "drop_partitions",
         "compact",
+        "abort_transactions",
     }
 
 
@@ -303,7 +307,7 @@ BAD = [
         "ALTER TABLE t",
         1,
         14,
-        "expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION, DROP or COMPACT, "
+        "expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION, DROP, COMPACT or ABORT, "
         "found the end of the statement",
         id="no-action",
     ),
@@ -356,6 +360,8 @@ BAD = [
         "expected LOCATION after PARTITION (…) SET, found 'TBLPROPERTIES'",
         id="partition-set-properties",
     ),
+    pytest.param("ALTER TABLE t ABORT TRANSACTIONS", 1, 33, "expected a transaction id", id="abort-no-id"),
+    pytest.param("ALTER TABLE t ABORT TRANSACTIONS 1.5", 1, 34, "a transaction id is a positive", id="abort-id"),
     pytest.param(
         "ALTER TABLE t COMPACT 'rebalance'", 1, 23, "the compaction type must be 'major' or 'minor'", id="compact-type"
     ),
