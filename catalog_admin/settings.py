@@ -184,6 +184,14 @@ CONTENT_SECURITY_POLICY = "; ".join(
 
 # Browsing: page sizes accepted from clients.
 CATALOG_PAGE_SIZE = 50
+# Hive's Initiator thresholds for "needs compaction" (hive.compactor.delta.num.threshold, .delta.pct.threshold,
+# .abortedtxn.threshold; Hive's defaults) and how many directories the metastore-wide list may read.
+CATALOG_COMPACTION_THRESHOLDS = {
+    "delta_num": int(os.environ.get("CATALOG_COMPACTION_DELTA_NUM_THRESHOLD", "10")),
+    "delta_pct": float(os.environ.get("CATALOG_COMPACTION_DELTA_PCT_THRESHOLD", "0.1")),
+    "aborted": int(os.environ.get("CATALOG_COMPACTION_ABORTED_THRESHOLD", "1000")),
+}
+CATALOG_ACID_SCAN_LIMIT = int(os.environ.get("CATALOG_ACID_SCAN_LIMIT", "5000"))
 CATALOG_MAX_PAGE_SIZE = 500
 
 LOGGING = {

@@ -12,7 +12,16 @@ from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 
 from catalog_admin.api.serializers import AcidDirectoryPageSerializer, CompactionNeedListSerializer
-from catalog_admin.api.views import _CURSOR, _DATABASE, _METASTORE, _PAGE_SIZE, _TABLE, MetastoreAPIView, _errors
+from catalog_admin.api.views import (
+    _CURSOR,
+    _DATABASE,
+    _METASTORE,
+    _PAGE_SIZE,
+    _TABLE,
+    MetastoreAPIView,
+    _cursor_checked,
+    _errors,
+)
 from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.hive.acid import AcidDirectoryState
 from catalog_admin.selectors.acid import (
@@ -55,7 +64,8 @@ class AcidDirectoryListView(MetastoreAPIView):
         size = page_size(request.query_params.get("page_size"))
         ms = self.resolve_metastore(metastore)
         db, tbl = get_table(ms, database, table)
-        page = partition_reports(ms, db.name, tbl, cursor=request.query_params.get("cursor", ""), size=size)
+        with _cursor_checked(request.query_params.get("cursor", "")) as cursor:
+            page = partition_reports(ms, db.name, tbl, cursor=cursor, size=size)
         queue = compaction_queue(ms, db.name, tbl.name)
         next_url = None
         if page.next_cursor:

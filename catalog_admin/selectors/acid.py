@@ -123,7 +123,7 @@ def is_transactional(params: dict[str, str | None]) -> bool:
 
 def compaction_thresholds() -> CompactionThresholds:
     """The Initiator's thresholds from ``CATALOG_COMPACTION_THRESHOLDS`` (Hive's defaults when unset)."""
-    return CompactionThresholds(**getattr(settings, "CATALOG_COMPACTION_THRESHOLDS", {}))
+    return CompactionThresholds(**settings.CATALOG_COMPACTION_THRESHOLDS)
 
 
 def directory_report(
@@ -213,7 +213,7 @@ def worst_partitions(metastore: Metastore, *, limit: int = 50) -> list[Partition
 
 def _transactional_directories(metastore: Metastore) -> Iterator[tuple[Table, str | None, str | None]]:
     """(table, location, partition name) of every transactional table's directories, bounded by the scan limit."""
-    budget = getattr(settings, "CATALOG_ACID_SCAN_LIMIT", 5000)
+    budget = settings.CATALOG_ACID_SCAN_LIMIT
     ids = TableParam.objects.using(metastore.alias).filter(
         key__in=("transactional", "TRANSACTIONAL"), value__iexact="true"
     )

@@ -110,7 +110,12 @@ def test_needs_compaction_by_thresholds_and_the_worst_list(metastore, warehouse,
     assert worst[0].report.need.compaction_type == "major" and worst[0].report.need.deltas == 3
     assert worst[0].report.need.aborted_transactions == 1  # the seeded aborted transaction's component
     assert {(n.database, n.table) for n in worst} >= {ACID_JOBS}
+    # when the scan may read one directory only (every seeded directory has two deltas: each needs compaction)
+    settings.CATALOG_ACID_SCAN_LIMIT = 1
+    # then exactly that one is judged
+    assert len(worst_partitions(metastore)) == 1
     # when the table raises its own threshold
+    settings.CATALOG_ACID_SCAN_LIMIT = 5000
     with allow_metastore_writes():
         TableParam.objects.using(metastore.alias).create(
             table_id=table.id, key="compactorthreshold.hive.compactor.delta.num.threshold", value="5"
