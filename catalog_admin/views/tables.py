@@ -7,6 +7,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from catalog_admin.models import TableType
+from catalog_admin.selectors.acid import partition_reports
 from catalog_admin.selectors.databases import database_params, get_database
 from catalog_admin.selectors.metastores import get_metastore
 from catalog_admin.selectors.tables import TABLE_SORTS, TableFilter, get_table_detail, list_tables
@@ -44,4 +45,6 @@ def table_detail(request: HttpRequest, metastore: str, database: str, table: str
     current = get_metastore(metastore)
     detail = get_table_detail(current, database, table)
     context = {"metastore": current, "database": detail.database, "table": detail.table, "detail": detail}
+    if detail.is_transactional:  # the first directories as Hive's readers see them; the ACID page has them all
+        context["acid_directories"] = partition_reports(current, detail.database.name, detail.table, size=10)
     return render(request, "catalog_admin/table.html", context)

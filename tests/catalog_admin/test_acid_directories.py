@@ -138,6 +138,7 @@ def test_page_and_api_show_the_directories(metastore, warehouse, client, people,
     response = api["viewer"].get(reverse("api:acid-directory-list", args=args), {"page_size": 2})
     # then
     assert reverse("catalog:acid-directories", args=args) in table_page
+    assert 'id="acid-directories-summary"' in table_page and "base_0000002" in table_page
     assert "base_0000002" in page and 'id="write-ids">3:3:3:' in page
     body = response.json()
     assert response.status_code == 200 and len(body["results"]) == 2 and body["next_cursor"]
