@@ -197,13 +197,24 @@ def worst_partitions(metastore: Metastore, *, limit: int = 50) -> list[Partition
     worst first (by how far past a threshold); at most ``CATALOG_ACID_SCAN_LIMIT`` directories are listed."""
     txns = valid_txn_list(metastore)
     needs = []
+    per_table: dict[int, tuple[ValidWriteIdList, dict[str | None, int], dict[str, str | None]]] = {}
     for table, location, partition in _transactional_directories(metastore):
         database = table.database.name
-        write_ids = valid_write_ids(metastore, database, table.name, txns)
-        aborted = _aborted_counts(metastore, database, table.name).get(partition, 0)
-        params = _table_params(metastore, table.id)
+        if table.id not in per_table:  # a fixed number of queries per table, none per partition
+            per_table[table.id] = (
+                valid_write_ids(metastore, database, table.name, txns),
+                _aborted_counts(metastore, database, table.name),
+                _table_params(metastore, table.id),
+            )
+        write_ids, aborted, params = per_table[table.id]
         report = directory_report(
-            metastore, location, write_ids, txns, partition=partition, params=params, aborted_transactions=aborted
+            metastore,
+            location,
+            write_ids,
+            txns,
+            partition=partition,
+            params=params,
+            aborted_transactions=aborted.get(partition, 0),
         )
         if report.need is not None and report.need.needed:
             needs.append(PartitionNeed(database, table.name, report))
