@@ -60,8 +60,9 @@ def decode_cursor(cursor: str, *, types: tuple[type, ...]) -> list[Any] | None:
 
 
 def page_size(raw: str | int | None) -> int:
-    """A client-supplied page size, validated against the configured maximum."""
-    if raw in (None, ""):
+    """A client-supplied page size, validated against the configured maximum (None: the default; an empty value is
+    not an integer, as the API's schema says)."""
+    if raw is None:
         return settings.CATALOG_PAGE_SIZE
     try:
         size = int(raw)

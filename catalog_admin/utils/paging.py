@@ -22,7 +22,7 @@ class Paging:
 
     @classmethod
     def from_request(cls, request: HttpRequest) -> Paging:
-        return cls(size=page_size(request.GET.get("page_size")), cursor=request.GET.get("cursor", ""))
+        return cls(size=page_size(request.GET.get("page_size") or None), cursor=request.GET.get("cursor", ""))
 
     @property
     def is_first_page(self) -> bool:
