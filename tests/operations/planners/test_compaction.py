@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import User
+from django.urls import reverse
 
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError
@@ -25,6 +26,7 @@ from operations.services.change_requests import (
     change_request_submit,
 )
 from operations.services.revert import revert_preview
+from tests.fixtures.factories import html
 from tests.fixtures.operations import execute, metastore_dump
 
 pytestmark = pytest.mark.django_db
@@ -183,3 +185,23 @@ def test_request_goes_through_approval_execution_and_audit(
     assert CompactionQueueEntry.objects.on(metastore).filter(partition=OPEN_PARTITION, state="i").count() == 1
     actions = list(AuditRecord.objects.filter(request_id_ref=request.pk).values_list("action", flat=True))
     assert actions[:2] == ["create", "submit"] and actions[-2:] == ["execute", "finish"]
+
+
+@pytest.mark.parametrize("metastore_alias", ["hive31_pg"], indirect=True)
+def test_the_change_form_previews_a_compaction_and_its_refusal(metastore, people, client):
+    """The live preview shows the queue entry's statements, and Hive's refusal as a blocker."""
+    # given
+    client.force_login(people["steward"])
+    url = reverse("operations:preview")
+    # when
+    queued = client.post(
+        url, {"metastore": metastore.name, "statement": f"ALTER TABLE ops.job_runs_acid {OPEN_SPEC} COMPACT 'minor'"}
+    )
+    refused = client.post(
+        url, {"metastore": metastore.name, "statement": "ALTER TABLE sales.customers COMPACT 'major'"}
+    )
+    # then
+    assert queued.status_code == 200
+    assert "COMPACTION_QUEUE" in html(queued) and "NEXT_COMPACTION_QUEUE_ID" in html(queued)
+    assert 'id="preview-blockers"' not in html(queued)
+    assert 'id="preview-blockers"' in html(refused) and "non-ACID table sales.customers" in html(refused)
