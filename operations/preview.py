@@ -225,7 +225,7 @@ class Preview:
 
     @property
     def row_changes(self) -> tuple[RowChange, ...]:
-        """Expected counts per metastore table, summed over the steps."""
+        """Expected counts per metastore table, summed over the steps (the notification events: ``events``)."""
         totals: dict[str, dict[str, int]] = {}
         for step in self.steps:
             if step.expected_rows < 0:

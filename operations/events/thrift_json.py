@@ -52,7 +52,8 @@ def _value(value: T) -> Any:
     if value.type == "lst":
         return [value.element, len(value.value), *(_element(value.element, item) for item in value.value)]
     if value.type == "map":  # map<string,string>, or map<list<string>,string> (element "lst") left empty
-        return [value.element or "str", "str", len(value.value), dict(value.value)]
+        entries = {key: value.value[key] for key in java_hash_order(list(value.value))}
+        return [value.element or "str", "str", len(value.value), entries]
     return value.value
 
 
@@ -62,6 +63,25 @@ def _element(element: str, item: Any) -> Any:
     if element == "lst":
         return ["str", len(item), *item]
     return item
+
+
+def java_hash_order(keys: list[str]) -> list[str]:
+    """``keys`` in the order a Java ``HashMap`` copied from a map of them iterates (``ObjectStore.convertMap`` is
+    ``Maps.newHashMap(dnMap)``; Thrift writes a map in its iteration order): by bucket of ``String.hashCode`` spread
+    (``h ^ h >>> 16``) over a capacity of ``tableSizeFor(size / 0.75 + 1)``; keys sharing a bucket by their spread
+    hash (their order in the source map, which Hive does not fix either)."""
+    capacity = 1
+    while capacity < int(len(keys) / 0.75 + 1):
+        capacity *= 2
+    spread = {key: _spread(key) for key in keys}
+    return sorted(keys, key=lambda k: (spread[k] & (capacity - 1), spread[k]))
+
+
+def _spread(key: str) -> int:
+    h = 0
+    for unit in key.encode("utf-16-be").hex(" ", 2).split():  # Java hashes UTF-16 code units
+        h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
+    return h ^ (h >> 16)
 
 
 def at_least(version: SchemaVersion, major: int) -> bool:
