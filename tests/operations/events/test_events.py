@@ -120,11 +120,14 @@ def test_dropping_partitions_writes_one_drop_partition_event_per_partition(metas
     dropped = preview.scope.count
 
     # when
-    execute(preview)
+    with CaptureQueriesContext(connections[metastore.alias]) as queries:
+        execute(preview)
 
     # then
     written = events(metastore)
     assert preview.events.counts == (("DROP_PARTITION", dropped),) and len(written) == dropped > 1
+    inserts = [q for q in queries if q["sql"].startswith("INSERT INTO") and "NOTIFICATION_LOG" in q["sql"]]
+    assert len(inserts) == 1  # set-based: one multi-row INSERT (per 1,000 events), not one per event
     assert {e.event_type for e in written} == {"DROP_PARTITION"}
     partitions = [decode(metastore, e)["partitions"] for e in written]
     assert all(len(p) == 1 and p[0]["dt"] == "2024-01-02" for p in partitions)
