@@ -2,13 +2,15 @@
 Write the planned notification events inside the execution's metastore transaction.
 
 Ids follow Hive's lock discipline: the ``NOTIFICATION_SEQUENCE`` row is read ``FOR UPDATE`` first
-(``ObjectStore.addNotificationEvent`` → ``lockForUpdate`` in 3.1; ``DbNotificationListener.addNotificationLog``'s
-direct SQL in 4.0), ``EVENT_ID`` continues from its ``NEXT_EVENT_ID``, and ``NL_ID`` comes from
-``SEQUENCE_TABLE``'s ``MNotificationLog`` row as DataNucleus (2.3, 3.1) and Hive 4's direct SQL allocate it. A running
-metastore therefore waits for this transaction and never hands out the same ids. An empty ``NOTIFICATION_SEQUENCE``
-(Hive 2.3's schema creates none) gets its row as ``ObjectStore`` creates it (``new MNotificationNextId(1)``).
+(``ObjectStore.lockNotificationSequenceForUpdate`` from ``addNotificationEvent`` in 3.1; in 4.0
+``DbNotificationListener.addNotificationLogBatch``'s direct SQL: ``getNextEventId``, then ``getNextNLId``),
+``EVENT_ID`` continues from its ``NEXT_EVENT_ID``, and then ``NL_ID`` comes from ``SEQUENCE_TABLE``'s
+``MNotificationLog`` row, as DataNucleus (2.3, 3.1) and Hive 4's ``getNextNLId`` allocate it. A running metastore
+therefore waits for this transaction and never hands out the same ids. An empty ``NOTIFICATION_SEQUENCE`` (Hive
+2.3's schema creates none) gets its row as ``ObjectStore`` creates it (``new MNotificationNextId(1)``).
 ``EVENT_TIME`` and each message's ``timestamp`` are the commit's second (``DbNotificationListener.now()``).
-Rows go in with multi-row ``INSERT`` statements (1,000 rows each), never one statement per event.
+Rows go in with multi-row ``INSERT`` statements of 1,000 rows, as Hive 4 batches its inserts
+(``executeBatch`` per ``maxBatchSize``), never one statement per event.
 """
 
 from __future__ import annotations
