@@ -16,6 +16,7 @@ Rows go in with multi-row ``INSERT`` statements of 1,000 rows, as Hive 4 batches
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,71 +67,75 @@ def capture_before(metastore: Metastore, planned: PlannedEvents) -> EventCapture
 
 
 def write_events(metastore: Metastore, planned: PlannedEvents, before: EventCapture) -> int:
-    """After the statements: build each event from the before and after objects and insert them; returns how many.
+    """After the statements: build each event from the before and after objects and insert them, 1,000 at a time
+    (messages are built as they go in, so memory stays flat at 100,000 events); returns how many.
 
-    Raises ``stale_preview`` (the transaction rolls back) when the events differ from the planned counts."""
+    The planned number of ids is reserved first; when the events differ from the planned counts this raises
+    ``stale_preview`` and the transaction rolls back, ids and rows alike."""
     now = int(time.time())
-    rows = _event_rows(metastore, planned, before, now)
-    written = _counts_of(rows)
-    if written != _counts(planned):
+    planned_counts = _counts(planned)
+    first_event = _reserve_event_ids(metastore.alias, planned.total)
+    first_nl = allocate_ids(metastore.alias, NotificationEvent, planned.total) if planned.total else 0
+    written: dict[str, int] = {}
+    batch: list[Row] = []
+    for row in _event_rows(metastore, planned, before, now):
+        written[row[0]] = written.get(row[0], 0) + 1
+        if sum(written.values()) > planned.total:
+            break
+        batch.append(row)
+        if len(batch) == INSERT_BATCH:
+            _insert(metastore, batch, now, first_event, first_nl)
+            first_event, first_nl, batch = first_event + len(batch), first_nl + len(batch), []
+    if written != planned_counts:
         raise ApplicationError(
             ErrorCode.STALE_PREVIEW,
-            f"The change would write {written} notification events, the preview planned {_counts(planned)}; "
+            f"The change would write {written} notification events, the preview planned {planned_counts}; "
             "nothing was applied.",
-            {"planned_events": _counts(planned), "events": written},
+            {"planned_events": planned_counts, "events": written},
         )
-    _insert(metastore, rows, now)
-    return len(rows)
+    _insert(metastore, batch, now, first_event, first_nl)
+    return planned.total
 
 
-def _event_rows(metastore: Metastore, planned: PlannedEvents, before: EventCapture, now: int) -> list[Row]:
+def _event_rows(metastore: Metastore, planned: PlannedEvents, before: EventCapture, now: int) -> Iterator[Row]:
     """Each event in Hive's order, named by the table before the change (``DbNotificationListener``)."""
     version, alias, keys = metastore.schema.version, metastore.alias, list(planned.partition_keys)
     counts = _counts(planned)
     table_after = read_table(alias, version, planned.table_id)
+
+    def row(kind: str, table: TableObject, message: dict[str, Any]) -> Row:
+        return kind, table.database, table.name, messages.encode(version, message)
+
     if ALTER_TABLE in counts:
-        message = messages.alter_table_message(version, before.table, table_after, now)
-        return [(ALTER_TABLE, before.table.database, before.table.name, messages.encode(version, message))]
+        yield row(ALTER_TABLE, before.table, messages.alter_table_message(version, before.table, table_after, now))
+        return
     if DROP_PARTITION in counts:
-        return [
-            (DROP_PARTITION, before.table.database, before.table.name,
-             messages.encode(version, messages.drop_partition_message(version, before.table, keys, part, now)))
-            for part in before.partitions.values()
-        ]  # fmt: skip
-    after = list(read_partitions(alias, version, table_after, before.partition_ids))
+        for part in before.partitions.values():
+            yield row(
+                DROP_PARTITION, before.table, messages.drop_partition_message(version, before.table, keys, part, now)
+            )
+        return
+    after = read_partitions(alias, version, table_after, before.partition_ids)
     if DROP_TABLE in counts:  # a rename into another database on Hive 3.1+
-        rows = [
-            (DROP_TABLE, before.table.database, before.table.name,
-             messages.encode(version, messages.drop_table_message(version, before.table, now))),
-            (CREATE_TABLE, table_after.database, table_after.name,
-             messages.encode(version, messages.create_table_message(version, table_after, now))),
-        ]  # fmt: skip
-        if ADD_PARTITION in counts:
-            message = messages.add_partition_message(version, table_after, keys, after, now)
-            rows.append((ADD_PARTITION, table_after.database, table_after.name, messages.encode(version, message)))
-        return rows
-    if ADD_PARTITION in counts:
-        message = messages.add_partition_message(version, table_after, keys, after, now)
-        return (
-            [(ADD_PARTITION, table_after.database, table_after.name, messages.encode(version, message))]
-            if after
-            else []
+        yield row(DROP_TABLE, before.table, messages.drop_table_message(version, before.table, now))
+        yield row(CREATE_TABLE, table_after, messages.create_table_message(version, table_after, now))
+    if ADD_PARTITION in counts:  # one event carrying every partition, as add_partitions writes it
+        yield row(
+            ADD_PARTITION, table_after, messages.add_partition_message(version, table_after, keys, list(after), now)
         )
-    rows = []
+        return
     for part in after:
         old = before.partitions.get(part.id)
         if old is not None and old.json != part.json:
-            message = messages.alter_partition_message(version, table_after, keys, old, part, now)
-            rows.append((ALTER_PARTITION, table_after.database, table_after.name, messages.encode(version, message)))
-    return rows
+            yield row(ALTER_PARTITION, table_after,
+                      messages.alter_partition_message(version, table_after, keys, old, part, now))  # fmt: skip
 
 
-def _insert(metastore: Metastore, rows: list[Row], now: int) -> None:
+def _insert(metastore: Metastore, rows: list[Row], now: int, first_event: int, first_nl: int) -> None:
+    """One multi-row INSERT of ``rows`` with consecutive ids from ``first_event`` and ``first_nl``."""
     if not rows:
         return
     alias, version = metastore.alias, metastore.schema.version
-    first_event = _reserve_event_ids(alias, len(rows))
-    first_nl = allocate_ids(alias, NotificationEvent, len(rows))
     catalog = ["hive"] if at_least(version, 3) else []
     sql = MetastoreSql(alias)
     names = ["id", "event_id", "event_time", "event_type", *(["catalog_name"] if catalog else []), "db_name",
@@ -143,13 +148,10 @@ def _insert(metastore: Metastore, rows: list[Row], now: int) -> None:
     ]
     placeholders = "(" + ", ".join(["%s"] * len(names)) + ")"
     with connections[alias].cursor() as cursor:
-        for start in range(0, len(values), INSERT_BATCH):
-            batch = values[start : start + INSERT_BATCH]
-            rows_sql = ", ".join([placeholders] * len(batch))
-            cursor.execute(
-                f"INSERT INTO {sql.table(NotificationEvent)} ({columns}) VALUES {rows_sql}",
-                [v for row in batch for v in row],
-            )
+        cursor.execute(
+            f"INSERT INTO {sql.table(NotificationEvent)} ({columns}) VALUES {', '.join([placeholders] * len(rows))}",
+            [v for row in values for v in row],
+        )
 
 
 def _reserve_event_ids(alias: str, count: int) -> int:
@@ -157,6 +159,8 @@ def _reserve_event_ids(alias: str, count: int) -> int:
     rows = NotificationSequence.objects.using(alias)
     if connections[alias].features.has_select_for_update:
         rows = rows.select_for_update()
+    if count == 0:
+        return 0
     row = rows.order_by("pk").first()
     if row is None:  # Hive 2.3's schema has no row until the first event (ObjectStore: new MNotificationNextId(1))
         nni_id = allocate_ids(alias, NotificationSequence, 1)
@@ -185,10 +189,3 @@ def _partition_ids(alias: str, planned: PlannedEvents) -> list[int]:
 
 def _counts(planned: PlannedEvents) -> dict[str, int]:
     return {kind: count for kind, count in planned.counts if count}
-
-
-def _counts_of(rows: list[Row]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for kind, *_rest in rows:
-        counts[kind] = counts.get(kind, 0) + 1
-    return counts
