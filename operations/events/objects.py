@@ -28,7 +28,7 @@ from catalog_admin.models import (
     Table,
     TableParam,
 )
-from operations.events.thrift_json import T, at_least, encode_struct, field
+from operations.events.thrift_json import T, at_least, encode_struct, encode_value, field
 
 __all__ = ("PartitionObject", "TableObject", "read_partitions", "read_table")
 
@@ -151,18 +151,20 @@ def _storage_descriptors(alias: str, version: SchemaVersion, sd_ids: list[int]) 
                      .values_list("sd_id", "name", "order"))  # fmt: skip
     skewed = _grouped(SkewedColumnName.objects.using(alias).filter(sd_id__in=sd_ids).order_by("position")
                       .values_list("sd_id", "name"))  # fmt: skip
+    column_lists = {cd: _raw(T("lst", [_field_schema(*c) for c in cols], "rec")) for cd, cols in columns.items()}
+    empty_columns = _raw(T("lst", [], "rec"))
     result = {}
     for sd in sds:
         sid = sd["id"]
         skew = {1: T("lst", [n for (n,) in skewed.get(sid, [])], "str"), 2: T("lst", [], "lst"), 3: T("map", {}, "lst")}
         result[sid] = {
-            1: T("lst", [_field_schema(n, t, c) for n, t, c in columns.get(sd["cd_id"], [])], "rec"),
+            1: column_lists.get(sd["cd_id"], empty_columns),
             2: field("str", sd["location"]),
             3: field("str", sd["input_format"]),
             4: field("str", sd["output_format"]),
             5: T("tf", bool(sd["is_compressed"])),
             6: T("i32", int(sd["num_buckets"])),
-            7: field("rec", serdes.get(sd["serde_id"])),
+            7: serdes.get(sd["serde_id"]),
             8: T("lst", [n for (n,) in buckets.get(sid, [])], "str"),
             9: T("lst", [{1: T("str", n), 2: T("i32", int(o))} for n, o in sorts.get(sid, [])], "rec"),
             10: T("map", _params(sd_params.get(sid, []))),
@@ -172,7 +174,12 @@ def _storage_descriptors(alias: str, version: SchemaVersion, sd_ids: list[int]) 
     return result
 
 
-def _serdes(alias: str, version: SchemaVersion, serde_ids: set[int]) -> dict[int, dict[int, T | None]]:
+def _raw(value: T) -> T:
+    """``value`` encoded once, to be shared by every object that holds it."""
+    return T(value.type, encode_value(value), value.element, raw=True)
+
+
+def _serdes(alias: str, version: SchemaVersion, serde_ids: set[int]) -> dict[int, T]:
     """``convertToSerDeInfo``: name, library and parameters (3.x: description, classes and type when set)."""
     extra = ["description", "serializer_class", "deserializer_class", "serde_type"] if at_least(version, 3) else []
     rows = SerDe.objects.using(alias).filter(pk__in=serde_ids).values("id", "name", "slib", *extra)
@@ -189,7 +196,7 @@ def _serdes(alias: str, version: SchemaVersion, serde_ids: set[int]) -> dict[int
         if extra:
             fields |= {4: field("str", row["description"]), 5: field("str", row["serializer_class"]),
                        6: field("str", row["deserializer_class"]), 7: field("i32", row["serde_type"])}  # fmt: skip
-        result[row["id"]] = fields
+        result[row["id"]] = _raw(T("rec", fields))
     return result
 
 

@@ -9,8 +9,9 @@ The structures follow ``hive_metastore.thrift`` of each version (field ids and t
 
 from __future__ import annotations
 
-import json
+import functools
 from dataclasses import dataclass
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
 from catalog_admin.hive.versions import SchemaVersion
@@ -22,12 +23,14 @@ __all__ = ("T", "encode_struct", "field")
 class T:
     """A Thrift value with its TJSONProtocol type name: ``str``, ``i32``, ``i64``, ``tf``, ``rec``, ``lst``, ``map``.
 
-    ``element`` names a list's element type (``"str"``, ``"rec"``, ``"lst"``); a map is always ``map<string,string>``
-    here (``parameters``), except ``skewedColValueLocationMaps`` which Hive's ObjectStore leaves empty for us."""
+    ``element`` names a list's element type (``"str"``, ``"rec"``, ``"lst"``) or a map's key type (``"str"``, or
+    ``"lst"`` for ``skewedColValueLocationMaps``, always empty here). ``raw``: ``value`` is already encoded text (a
+    fragment many objects share, such as a column list, encoded once)."""
 
     type: str
     value: Any
     element: str = ""
+    raw: bool = False
 
 
 def field(type_: str, value: Any, element: str = "") -> T | None:
@@ -37,32 +40,40 @@ def field(type_: str, value: Any, element: str = "") -> T | None:
 
 def encode_struct(fields: dict[int, T | None]) -> str:
     """The TJSONProtocol text of a struct (fields by id, in id order, unset ones left out)."""
-    return json.dumps(_struct(fields), ensure_ascii=False, separators=(",", ":"))
+    parts = [f'"{fid}":{{"{value.type}":{encode_value(value)}}}' for fid, value in sorted(fields.items()) if value]
+    return "{" + ",".join(parts) + "}"
 
 
-def _struct(fields: dict[int, T | None]) -> dict[str, Any]:
-    return {str(fid): {value.type: _value(value)} for fid, value in sorted(fields.items()) if value is not None}
-
-
-def _value(value: T) -> Any:
+def encode_value(value: T) -> str:
+    """The TJSONProtocol text of one value (without its type wrapper)."""
+    if value.raw:
+        return value.value
     if value.type == "rec":
-        return _struct(value.value)
+        return encode_struct(value.value)
     if value.type == "tf":
-        return 1 if value.value else 0
+        return "1" if value.value else "0"
+    if value.type == "str":
+        return _string(value.value)
     if value.type == "lst":
-        return [value.element, len(value.value), *(_element(value.element, item) for item in value.value)]
-    if value.type == "map":  # map<string,string>, or map<list<string>,string> (element "lst") left empty
-        entries = {key: value.value[key] for key in java_hash_order(list(value.value))}
-        return [value.element or "str", "str", len(value.value), entries]
-    return value.value
+        items = [_element(value.element, item) for item in value.value]
+        return "[" + ",".join([_string(value.element), str(len(items)), *items]) + "]"
+    if value.type == "map":
+        keys = java_hash_order(list(value.value))
+        entries = ",".join(f"{_string(k)}:{_string(value.value[k])}" for k in keys)
+        return f'[{_string(value.element or "str")},"str",{len(keys)},{{{entries}}}]'
+    return str(int(value.value))
 
 
-def _element(element: str, item: Any) -> Any:
+def _element(element: str, item: Any) -> str:
     if element == "rec":
-        return _struct(item)
+        return encode_struct(item)
     if element == "lst":
-        return ["str", len(item), *item]
-    return item
+        return "[" + ",".join(['"str"', str(len(item)), *(_string(i) for i in item)]) + "]"
+    return _string(item)
+
+
+def _string(text: str) -> str:
+    return encode_basestring(text)  # json.dumps(text, ensure_ascii=False), without its per-call set-up
 
 
 def java_hash_order(keys: list[str]) -> list[str]:
@@ -77,6 +88,7 @@ def java_hash_order(keys: list[str]) -> list[str]:
     return sorted(keys, key=lambda k: (spread[k] & (capacity - 1), spread[k]))
 
 
+@functools.lru_cache(maxsize=4096)
 def _spread(key: str) -> int:
     h = 0
     for unit in key.encode("utf-16-be").hex(" ", 2).split():  # Java hashes UTF-16 code units
