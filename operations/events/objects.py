@@ -88,9 +88,11 @@ def read_table(alias: str, version: SchemaVersion, table_id: int) -> TableObject
     if at_least(version, 3):
         catalog = row["database__catalog_name"] or "hive"
         fields[17] = T("str", catalog)
-        fields[18] = field("i32", PRINCIPAL_TYPES.get(row["owner_type"] or ""))
+        # convertToTable: "Before the ownerType exists in an old Hive schema, USER was the default type for owner."
+        fields[18] = T("i32", PRINCIPAL_TYPES.get(row["owner_type"] or "USER", 1))
     if at_least(version, 4):
         fields[19] = field("i64", row["write_id"])
+        fields[25] = T("i64", table_id)  # t.setId(mtbl.getId())
     return TableObject(row["database__name"], row["name"], row["type"] or "", catalog, encode_struct(fields))
 
 
