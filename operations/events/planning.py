@@ -77,16 +77,16 @@ def _events_of(
 ) -> tuple[tuple[tuple[str, int], ...], dict[str, Any] | None]:
     spec = preview.spec
     if isinstance(spec, RenameTable) and _across_databases(metastore, spec):
-        partitioned = bool(state.partition_keys)
-        return ((DROP_TABLE, 1), (CREATE_TABLE, 1), (ADD_PARTITION, int(partitioned))), {"all": True}
+        added = ((ADD_PARTITION, 1),) if state.partition_keys else ()  # "plus ADD_PARTITION operations if needed"
+        return ((DROP_TABLE, 1), (CREATE_TABLE, 1), *added), {"all": True}
     if isinstance(spec, RevertExecution):
         return _revert_events(spec.execution_id)
     if isinstance(spec, DropPartitions) and preview.scope is not None:
         return ((DROP_PARTITION, preview.scope.count),), preview.scope.selection
-    if isinstance(spec, RenamePartition | SetLocation) and preview.scope is not None:
-        return ((ALTER_PARTITION, 1),), {"names": preview.scope.selection["names"][:1]} if isinstance(
-            spec, SetLocation
-        ) else {"ids": [preview.inverse["partition"]["id"]]}
+    if isinstance(spec, RenamePartition) and preview.scope is not None:
+        return ((ALTER_PARTITION, 1),), {"ids": [preview.inverse["partition"]["id"]]}
+    if isinstance(spec, SetLocation) and preview.scope is not None:
+        return ((ALTER_PARTITION, 1),), {"names": preview.scope.selection["names"][:1]}
     if isinstance(spec, RewritePartitionLocations):
         return ((ALTER_PARTITION, preview.partitions_touched),), {"prefixes": [spec.old_prefix]}
     return ((ALTER_TABLE, 1),), None
