@@ -218,3 +218,20 @@ def test_events_are_part_of_the_bound_plan_and_can_be_turned_off(metastore: Meta
     assert without.events is None and without.as_dict()["events"] is None
     assert with_events.fingerprint != without.fingerprint
     assert events(metastore) == []
+
+
+def test_an_unpartitioned_table_moved_to_another_database_writes_no_add_partition(metastore: Metastore) -> None:
+    """Hive adds ADD_PARTITION to DROP_TABLE and CREATE_TABLE only for a partitioned table ("if needed")."""
+    # given
+    preview = preview_of(metastore, "ALTER TABLE sales.customers RENAME TO ops.customers_moved")
+
+    # when
+    execute(preview)
+
+    # then
+    expected = ["ALTER_TABLE"] if metastore.schema.version.major < 3 else ["DROP_TABLE", "CREATE_TABLE"]
+    assert [e.event_type for e in events(metastore)] == expected
+    assert [t for t, _count in preview.events.counts] == expected
+    if len(expected) == 2:
+        created = thrift(decode(metastore, events(metastore)[1])["tableObjJson"])
+        assert (created[1], created[2]) == ("customers_moved", "ops")
