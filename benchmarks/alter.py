@@ -2,7 +2,7 @@
 The alter service at scale, on each official Hive schema, and Hive's own rename for comparison.
 
     .venv/bin/python benchmarks/alter.py [--partitions 100000] [--col-stats 5] [--hive-partitions 10000]
-                                         [--versions 2.3.0,3.1.0,4.0.0]
+                                         [--versions 2.3.0,3.1.0,4.0.0] [--rename-only [--rewrite]]
 
 1. For each schema version, a PostgreSQL database ``ca_bench_alter_<v>`` with Hive's official schema,
    ``bench.events`` seeded with P partitions and C statistics rows each (``seed_metastore``), its table
@@ -17,7 +17,9 @@ The alter service at scale, on each official Hive schema, and Hive's own rename 
    against the console's rename of identical tables there (median of three; target: at least 50× faster).
    Two more Hive renames calibrate the preview's estimate of Hive's cost (``CATALOG_HIVE_COST``).
 
-Results go to ``docs/benchmarks.md``.
+Results go to ``docs/benchmarks.md``. ``--rename-only`` runs just the end-to-end rename at P partitions on each
+schema (notification events on, as by default), ``--rewrite`` then a prefix rewrite of every partition's location
+(one ALTER_PARTITION event each), and writes its own section, "Rename with notification events".
 """
 
 from __future__ import annotations
@@ -66,8 +68,15 @@ def main() -> None:
     parser.add_argument("--col-stats", type=int, default=5)
     parser.add_argument("--hive-partitions", type=int, default=10_000)
     parser.add_argument("--versions", default=",".join(VERSIONS), help="schema versions, comma-separated")
+    parser.add_argument("--rename-only", action="store_true", help="only the end-to-end rename at P partitions")
+    parser.add_argument(
+        "--rewrite", action="store_true", help="with --rename-only: then rewrite every partition's location prefix"
+    )
     args = parser.parse_args()
     versions = [v for v in args.versions.split(",") if v]
+    if args.rename_only:
+        rename_only(args, versions)
+        return
 
     shutil.rmtree(WAREHOUSE, ignore_errors=True)
     urls = {}
@@ -89,6 +98,53 @@ def main() -> None:
     results = preview_table(preview_ms, args.partitions) + end_to_end_table(runs)
     results += hive_against_console(args.hive_partitions, args.col_stats)
     report(args, versions, results)
+
+
+def rename_only(args: argparse.Namespace, versions: list[str]) -> None:
+    """The end-to-end rename of a P-partition table on each schema with the events it writes, then a prefix rewrite
+    of every partition's location (one ALTER_PARTITION event per partition, as Hive's alter_partitions)."""
+    shutil.rmtree(WAREHOUSE, ignore_errors=True)
+    urls, suffix = {}, os.environ.get("CATALOG_ADMIN_TEST_DB_SUFFIX", "")  # beside other runs on the same server
+    for version in versions:
+        recreate_metastore(f"ca_{alias_of(version)}_alter{suffix}", version)
+        urls[alias_of(version)] = f"postgresql://postgres@127.0.0.1:5432/ca_{alias_of(version)}_alter{suffix}"
+    setup_django(";".join(f"{alias}={url}" for alias, url in urls.items()))
+    lines = [
+        f"### Rename and prefix rewrite with notification events on ({args.partitions:,} partitions, "
+        f"{args.partitions * args.col_stats:,} statistics rows; preview + execute, one metastore transaction)",
+        "",
+        "| operation | schema | seconds | metastore rows changed | notification events written |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for version in versions:
+        alias = alias_of(version)
+        table = seed_table(args.partitions, args.col_stats, alias)
+        statements = {
+            "RENAME TO (managed, directory moved)": lambda t=table: END_TO_END[
+                "RENAME TO (managed, directory moved)"
+            ].format(t=t),
+            "partition locations by prefix": lambda t=f"{table}_renamed", a=alias: PREVIEW_STATEMENTS[
+                "partition locations by prefix"
+            ].format(t=t, root="file:" + str(_table_dir(t, a)), warehouse=f"file:{WAREHOUSE / a}"),
+        }
+        if not args.rewrite:
+            statements.pop("partition locations by prefix")
+        for label, statement in statements.items():
+            seconds, _peak, counts = _execute(statement(), alias, trace_memory=False)
+            events = counts.pop("NOTIFICATION_LOG", {}).get("insert", 0)
+            rows = sum(sum(c.values()) for c in counts.values())
+            lines.append(f"| {label} | Hive {version} | {seconds:.2f} | {rows:,} | {events:,} |")
+            print(f"{alias}: {label} at {args.partitions:,} partitions: {seconds:.2f} s, {events} events", flush=True)
+    header = [
+        f"Command: `.venv/bin/python benchmarks/alter.py --rename-only --partitions {args.partitions} "
+        f"--col-stats {args.col_stats} --versions {','.join(versions)}`",
+        "",
+        f"Machine: {platform.machine()}, Python {platform.python_version()}, 2 cores shared with six other engineers' "
+        f"test runs at the same time (load average {os.getloadavg()[0]:.1f} when the report was written); "
+        "PostgreSQL on 127.0.0.1, Hive's official schemas; timed without memory tracing.",
+        "",
+    ]
+    write_section(REPO / "docs" / "benchmarks.md", "Rename with notification events", "\n".join(header + lines + [""]))
 
 
 def seed_table(partitions: int, col_stats: int, metastore: str) -> str:

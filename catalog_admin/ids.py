@@ -26,6 +26,8 @@ DATANUCLEUS_CLASSES = {
     "PARTITIONS": "MPartition",
     "TAB_COL_STATS": "MTableColumnStatistics",
     "PART_COL_STATS": "MPartitionColumnStatistics",
+    "NOTIFICATION_LOG": "MNotificationLog",
+    "NOTIFICATION_SEQUENCE": "MNotificationNextId",
 }
 # SEQUENCE_TABLE row per metastore table the console's executions insert into.
 MODEL_SEQUENCES = {

@@ -11,6 +11,9 @@ Each metastore may also name a warehouse root for relative paths and local check
 ``s3a://…``) as Hive's ``metastore.warehouse.dir`` is usually written. The console moves directories only inside a
 metastore's governed roots: its warehouse roots, the databases' locations and ``METASTORE_EXTRA_ROOTS_<NAME>``
 (comma-separated); ``METASTORE_ALLOW_OUTSIDE_ROOTS_<NAME>`` (``true``) lets ``SET LOCATION`` point outside them.
+Every change the console executes writes Hive's notification events (NOTIFICATION_LOG) unless
+``METASTORE_EVENTS_<NAME>=off`` (for a metastore that runs no notification listener, whose cleaner would never remove
+them).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 RESERVED_NAMES = frozenset({"default"})
 URI_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")  # file:/…, hdfs://…, s3a://… (not a path)
 TRUE_VALUES = frozenset({"1", "true", "yes", "on"})
+OFF_VALUES = frozenset({"0", "false", "no", "off"})
 ENGINES = {
     "postgresql": "catalog_admin.backends.postgresql",
     "mysql": "django.db.backends.mysql",
@@ -60,6 +64,7 @@ class MetastoreConfig:
     external_warehouse: str = ""  # Hive 4's metastore.warehouse.external.dir
     extra_roots: tuple[str, ...] = ()
     allow_outside_roots: bool = False
+    events: bool = True  # write Hive's notification events (METASTORE_EVENTS_<NAME>=off turns them off)
 
     @property
     def alias(self) -> str:
@@ -189,6 +194,7 @@ def _config(env: dict[str, str], name: str, url: str, base_dir: Path) -> Metasto
         external_warehouse=env.get(f"METASTORE_EXTERNAL_WAREHOUSE_{suffix}", "").strip(),
         extra_roots=extra,
         allow_outside_roots=env.get(f"METASTORE_ALLOW_OUTSIDE_ROOTS_{suffix}", "").strip().lower() in TRUE_VALUES,
+        events=env.get(f"METASTORE_EVENTS_{suffix}", "").strip().lower() not in OFF_VALUES,
     )
 
 

@@ -23,6 +23,7 @@ __all__ = (
     "HiveComparison",
     "NewId",
     "PartitionScope",
+    "PlannedEvents",
     "Preview",
     "RowChange",
     "Step",
@@ -143,6 +144,28 @@ class PartitionScope:
 
 
 @dataclass(frozen=True)
+class PlannedEvents:
+    """The notification events execution writes in its transaction (those Hive writes for the same statement).
+
+    ``counts``: ``(event type, how many)``; ``partitions``: which partitions the partition events describe (a scope
+    selection, resolved under the table lock before the statements run), ``None`` for table events only."""
+
+    table_id: int
+    counts: tuple[tuple[str, int], ...]
+    message_format: str
+    partitions: dict[str, Any] | None = None
+    partition_keys: tuple[str, ...] = ()
+
+    @property
+    def total(self) -> int:
+        return sum(count for _type, count in self.counts)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"counts": dict(self.counts), "total": self.total, "message_format": self.message_format,
+                "partitions": self.partitions}  # fmt: skip
+
+
+@dataclass(frozen=True)
 class HiveComparison:
     """What Hive itself would do for the same statement on this schema version."""
 
@@ -176,6 +199,7 @@ class Preview:
     statistics_dropped: int = 0
     inverse: dict[str, Any] = field(default_factory=dict)
     scope: PartitionScope | None = None
+    events: PlannedEvents | None = None
 
     @cached_property
     def fingerprint(self) -> str:
@@ -191,6 +215,8 @@ class Preview:
             "moves": [(m.source, m.destination, m.prune_source_levels) for m in self.moves],
             "counts": (self.partitions_touched, self.statistics_moved, self.statistics_dropped),
         }
+        if self.events is not None:
+            plan["events"] = self.events.as_dict()
         return _digest(plan)
 
     @property
@@ -199,7 +225,7 @@ class Preview:
 
     @property
     def row_changes(self) -> tuple[RowChange, ...]:
-        """Expected counts per metastore table, summed over the steps."""
+        """Expected counts per metastore table, summed over the steps (the notification events: ``events``)."""
         totals: dict[str, dict[str, int]] = {}
         for step in self.steps:
             if step.expected_rows < 0:
@@ -236,6 +262,7 @@ class Preview:
             "statistics_moved": self.statistics_moved,
             "statistics_dropped": self.statistics_dropped,
             "hive": asdict(self.hive),
+            "events": self.events.as_dict() if self.events else None,
             "estimated_seconds": self.estimated_seconds,
             "steps": [
                 {

@@ -271,6 +271,13 @@ class PreviewHiveSerializer(serializers.Serializer):
     notes = serializers.ListField(child=serializers.CharField())
 
 
+class PreviewEventsSerializer(serializers.Serializer):
+    counts = serializers.DictField(child=serializers.IntegerField(), help_text="Events per type (ALTER_TABLE …).")
+    total = serializers.IntegerField()
+    message_format = serializers.CharField(help_text="json-0.2 (Hive 2.3, 3.1) or gzip(json-2.0) (Hive 4.0).")
+    partitions = serializers.DictField(allow_null=True, help_text="Which partitions the partition events describe.")
+
+
 class PreviewStepSerializer(serializers.Serializer):
     description = serializers.CharField()
     table = serializers.CharField()
@@ -297,6 +304,9 @@ class PreviewSerializer(serializers.Serializer):
     statistics_moved = serializers.IntegerField()
     statistics_dropped = serializers.IntegerField()
     hive = PreviewHiveSerializer(help_text="What Hive itself would do.")
+    events = PreviewEventsSerializer(
+        allow_null=True, help_text="Notification events execution writes (null: events off or nothing runs)."
+    )
     estimated_seconds = serializers.FloatField()
     steps = PreviewStepSerializer(many=True)
 

@@ -35,6 +35,8 @@ from catalog_admin.models import ColumnDescriptor, Partition, StorageDescriptor
 from catalog_admin.selectors.metastores import Metastore, get_metastore
 from catalog_admin.utils.text import first_line
 from operations.ddl.parser import parse_alter
+from operations.events.planning import plan_events
+from operations.events.writer import capture_before, write_events
 from operations.models import DirectoryMoveRecord, Execution
 from operations.planners.columns import plan_column_change
 from operations.planners.common import snapshot
@@ -72,7 +74,7 @@ from operations.specs import (
 from operations.staleness import compare_plans, stale_preview_error
 from operations.table_state import TableState, read_partition_scope, read_table_state
 
-__all__ = ("alter_execute", "alter_preview", "alter_preview_statement", "fault_point")
+__all__ = ("alter_execute", "alter_preview", "alter_preview_statement", "fault_point", "with_events")
 
 logger = logging.getLogger(__name__)
 
@@ -123,9 +125,14 @@ def alter_preview(*, metastore: Metastore, spec: AlterSpec) -> Preview:
     state = read_table_state(metastore, spec.target, layout=layout)
     preview = planner(metastore, state, spec)
     selection = _scope_selection(state, spec, preview)
-    if selection is None:
-        return preview
-    return replace(preview, scope=read_partition_scope(metastore, state.table_id, selection))
+    if selection is not None:
+        preview = replace(preview, scope=read_partition_scope(metastore, state.table_id, selection))
+    return with_events(metastore, state, preview)
+
+
+def with_events(metastore: Metastore, state: TableState, preview: Preview) -> Preview:
+    """``preview`` with the notification events its execution writes (part of the plan an approval binds)."""
+    return replace(preview, events=plan_events(metastore, state, preview))
 
 
 def _scope_selection(state: TableState, spec: AlterSpec, preview: Preview) -> dict[str, Any] | None:
@@ -233,7 +240,7 @@ def _start_execution(preview: Preview, *, actor: str, source: str, reason: str) 
         actor=actor,
         source=source,
         reason=reason,
-        expected_counts=_counts(preview.steps),
+        expected_counts=_expected_counts(preview),
         before_image=preview.inverse,
         reverts_id=preview.inverse.get("reverts"),
         commit_marker=new_commit_marker(),
@@ -255,7 +262,11 @@ def _apply(
                 moved.append(_move_directory(execution, move))
             fault_point("moved")
             steps, allocated = _resolve_ids(metastore, preview.steps)
+            events_before = capture_before(metastore, preview.events) if preview.events else None
             counts, captured = _run_steps(metastore, steps, progress)
+            if preview.events and events_before:
+                written = write_events(metastore, preview.events, events_before)
+                counts["NOTIFICATION_LOG"] = {"insert": written, "update": 0, "delete": 0}
             _keep_before_image(execution, allocated, captured)
             fault_point("before_commit")
     except BaseException:
@@ -410,6 +421,14 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, datetime):  # e.g. COMPLETED_TXN_COMPONENTS.CTC_TIMESTAMP
         return {"datetime": value.isoformat()}
     return value
+
+
+def _expected_counts(preview: Preview) -> dict[str, dict[str, int]]:
+    """Rows per metastore table the steps change, and the notification events written."""
+    counts = _counts(preview.steps)
+    if preview.events is not None:
+        counts["NOTIFICATION_LOG"] = {"insert": preview.events.total, "update": 0, "delete": 0}
+    return counts
 
 
 def _counts(steps: tuple[Step, ...]) -> dict[str, dict[str, int]]:

@@ -32,6 +32,7 @@ from catalog_admin.models import (
 )
 from catalog_admin.selectors.metastores import Metastore, get_metastore
 from operations.containment import MoveContext
+from operations.events.planning import plan_events
 from operations.models import DirectoryMoveRecord, Execution
 from operations.planners.columns import partition_flag_steps
 from operations.planners.common import build_preview, param_delete_steps, param_upsert_steps, snapshot
@@ -68,7 +69,9 @@ def revert_preview(*, execution: Execution) -> Preview:
     _check_revertible(execution)
     metastore = get_metastore(execution.metastore)
     preview = _revert_plan(metastore, execution)
-    return replace(preview, inverse={**preview.inverse, "reverts": execution.pk})
+    preview = replace(preview, inverse={**preview.inverse, "reverts": execution.pk})
+    state = read_table_state(metastore, preview.spec.target)
+    return replace(preview, events=plan_events(metastore, state, preview))
 
 
 def _revert_plan(metastore: Metastore, execution: Execution) -> Preview:

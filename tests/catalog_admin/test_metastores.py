@@ -91,6 +91,16 @@ def test_warehouse_comes_from_the_per_metastore_variable():
     assert [c.warehouse for c in configs] == ["s3a://wh", ""]
 
 
+def test_notification_events_are_on_unless_turned_off_for_one_metastore():
+    """METASTORE_EVENTS_<NAME>=off turns Hive's notification events off for that metastore only."""
+    env = {"METASTORES": "prod=sqlite:///a.db;quiet=sqlite:///b.db;odd=sqlite:///c.db", "METASTORE_EVENTS_QUIET": "off",
+           "METASTORE_EVENTS_ODD": "yes"}  # fmt: skip
+
+    configs, _ = parse_metastores(env, BASE)
+
+    assert [(c.name, c.events) for c in configs] == [("prod", True), ("quiet", False), ("odd", True)]
+
+
 @pytest.mark.parametrize(
     ("value", "message"),
     [

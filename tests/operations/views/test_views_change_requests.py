@@ -135,6 +135,9 @@ def test_the_live_preview_shows_statement_diff_counts_moves_cost_risk_and_approv
     assert "policy: high risk" in content
     assert f"Hive {metastore.schema.version.major}.{metastore.schema.version.minor}" in content
     assert 'id="preview-hive-cost"' in content
+    assert re.search(
+        r'data-event="ALTER_TABLE"><td class="mono">ALTER_TABLE</td><td class="num">1</td>', content
+    )  # the notification event the rename writes
 
 
 @ON_TWO_METASTORES

@@ -1,0 +1,1 @@
+"""Hive's notification events (NOTIFICATION_LOG) for every change the console executes: planning, objects, writing."""

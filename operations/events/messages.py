@@ -1,0 +1,132 @@
+"""
+Notification messages in each version's default format.
+
+- Hive 2.3: ``hive.metastore.event.message.factory`` defaults to
+  ``org.apache.hadoop.hive.metastore.messaging.json.JSONMessageFactory`` (``HiveConf``), format ``json-0.2``; the
+  message is the Jackson text of ``JSONAlterTableMessage`` / ``JSONAlterPartitionMessage`` /
+  ``JSONDropPartitionMessage`` / ``JSONAddPartitionMessage`` (fields in declaration order, read with ``javap``
+  from hive-metastore-2.3.10.jar).
+- Hive 3.1: ``MetastoreConf.EVENT_MESSAGE_FACTORY``'s JSON factory, format ``json-0.2``; the messages add ``tableType``
+  and ``isTruncateOp`` (``standalone-metastore/.../JSONAlterTableMessage.java``).
+- Hive 4.0: ``MetastoreConf.EVENT_MESSAGE_FACTORY`` defaults to ``...messaging.json.gzip.GzipJSONMessageEncoder``,
+  format ``gzip(json-2.0)``: the JSON text gzipped and Base64-encoded (``DeSerializer.serialize``); messages add
+  ``writeId`` and ``locOwner`` (``metastore-server/.../JSONAlterTableMessage.java``).
+
+``server`` and ``servicePrincipal`` are Hive's ``hive.metastore.uris`` and Kerberos principal, empty by default.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from typing import Any
+
+from catalog_admin.hive.versions import SchemaVersion
+from operations.events.objects import PartitionObject, TableObject
+from operations.events.thrift_json import at_least
+
+__all__ = (
+    "add_partition_message",
+    "alter_partition_message",
+    "alter_table_message",
+    "create_table_message",
+    "drop_partition_message",
+    "drop_table_message",
+    "encode",
+    "message_format",
+)
+
+JSON_FORMAT = "json-0.2"
+GZIP_FORMAT = "gzip(json-2.0)"
+
+
+def message_format(version: SchemaVersion) -> str:
+    """``MESSAGE_FORMAT`` of the version's default encoder."""
+    return GZIP_FORMAT if at_least(version, 4) else JSON_FORMAT
+
+
+def encode(version: SchemaVersion, message: dict[str, Any]) -> str:
+    """The ``MESSAGE`` text: Jackson-style JSON; on 4.0 gzipped and Base64-encoded (``GzipJSONMessageEncoder``)."""
+    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    if not at_least(version, 4):
+        return text
+    return base64.b64encode(gzip.compress(text.encode(), mtime=0)).decode()
+
+
+def alter_table_message(version: SchemaVersion, before: TableObject, after: TableObject, now: int) -> dict[str, Any]:
+    """``JSONAlterTableMessage``: db, table and table type of the table *before* the change, both objects."""
+    message: dict[str, Any] = {"server": "", "servicePrincipal": "", "db": before.database, "table": before.name}
+    if at_least(version, 3):
+        message["tableType"] = before.table_type
+    message |= {"tableObjBeforeJson": before.json, "tableObjAfterJson": after.json}
+    if at_least(version, 4):
+        message["locOwner"] = None
+    if at_least(version, 3):
+        message["isTruncateOp"] = "false"
+    message["timestamp"] = now
+    if at_least(version, 4):
+        message["writeId"] = None
+    return message
+
+
+def alter_partition_message(
+    version: SchemaVersion,
+    table: TableObject,
+    keys: list[str],
+    before: PartitionObject,
+    after: PartitionObject,
+    now: int,
+) -> dict[str, Any]:
+    """``JSONAlterPartitionMessage``: the partition's key values before the change, both partition objects."""
+    message = _table_part(version, table, now)
+    message |= {
+        "keyValues": dict(zip(keys, before.values, strict=False)),
+        "partitionObjBeforeJson": before.json,
+        "partitionObjAfterJson": after.json,
+    }
+    if at_least(version, 3):
+        message["isTruncateOp"] = "false"
+    if at_least(version, 4):
+        message["writeId"] = None
+    return message
+
+
+def drop_partition_message(
+    version: SchemaVersion, table: TableObject, keys: list[str], part: PartitionObject, now: int
+) -> dict[str, Any]:
+    """``JSONDropPartitionMessage`` for one partition (``drop_partitions_req`` fires one event per partition)."""
+    return _table_part(version, table, now) | {"partitions": [dict(zip(keys, part.values, strict=False))]}
+
+
+def drop_table_message(version: SchemaVersion, table: TableObject, now: int) -> dict[str, Any]:
+    """``JSONDropTableMessage``: the table as it was."""
+    return _table_part(version, table, now)
+
+
+def create_table_message(version: SchemaVersion, table: TableObject, now: int) -> dict[str, Any]:
+    """``JSONCreateTableMessage``: the new table; ``files`` (DbNotificationListener lists the directory) is empty."""
+    return _table_part(version, table, now) | {"files": []}
+
+
+def add_partition_message(
+    version: SchemaVersion, table: TableObject, keys: list[str], parts: list[PartitionObject], now: int
+) -> dict[str, Any]:
+    """``JSONAddPartitionMessage`` for partitions added together (``add_partitions_core`` fires one event).
+
+    ``partitionFiles`` (the files DbNotificationListener lists in each new partition's directory) is empty."""
+    message = _table_part(version, table, now)
+    message |= {
+        "partitions": [dict(zip(keys, p.values, strict=False)) for p in parts],
+        "partitionListJson": [p.json for p in parts],
+        "partitionFiles": [],
+    }
+    return message
+
+
+def _table_part(version: SchemaVersion, table: TableObject, now: int) -> dict[str, Any]:
+    message: dict[str, Any] = {"server": "", "servicePrincipal": "", "db": table.database, "table": table.name}
+    if at_least(version, 3):
+        message["tableType"] = table.table_type
+    message |= {"tableObjJson": table.json, "timestamp": now}
+    return message

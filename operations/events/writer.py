@@ -1,0 +1,191 @@
+"""
+Write the planned notification events inside the execution's metastore transaction.
+
+Ids follow Hive's lock discipline: the ``NOTIFICATION_SEQUENCE`` row is read ``FOR UPDATE`` first
+(``ObjectStore.lockNotificationSequenceForUpdate`` from ``addNotificationEvent`` in 3.1; in 4.0
+``DbNotificationListener.addNotificationLogBatch``'s direct SQL: ``getNextEventId``, then ``getNextNLId``),
+``EVENT_ID`` continues from its ``NEXT_EVENT_ID``, and then ``NL_ID`` comes from ``SEQUENCE_TABLE``'s
+``MNotificationLog`` row, as DataNucleus (2.3, 3.1) and Hive 4's ``getNextNLId`` allocate it. A running metastore
+therefore waits for this transaction and never hands out the same ids. An empty ``NOTIFICATION_SEQUENCE`` (Hive
+2.3's schema creates none) gets its row as ``ObjectStore`` creates it (``new MNotificationNextId(1)``).
+``EVENT_TIME`` and each message's ``timestamp`` are the commit's second (``DbNotificationListener.now()``).
+Rows go in with multi-row ``INSERT`` statements of 1,000 rows, as Hive 4 batches its inserts
+(``executeBatch`` per ``maxBatchSize``), never one statement per event.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import connections
+
+from catalog_admin.errors import ApplicationError, ErrorCode
+from catalog_admin.ids import allocate_ids
+from catalog_admin.models import NotificationEvent, NotificationSequence, Partition
+from catalog_admin.selectors.metastores import Metastore
+from operations.events import messages
+from operations.events.objects import PartitionObject, TableObject, read_partitions, read_table
+from operations.events.planning import (
+    ADD_PARTITION,
+    ALTER_PARTITION,
+    ALTER_TABLE,
+    CREATE_TABLE,
+    DROP_PARTITION,
+    DROP_TABLE,
+)
+from operations.events.thrift_json import at_least
+from operations.preview import PlannedEvents
+from operations.sql import MetastoreSql
+
+__all__ = ("EventCapture", "capture_before", "write_events")
+
+INSERT_BATCH = 1000
+Row = tuple[str, str, str, str]  # event type, database, table, message
+
+
+@dataclass
+class EventCapture:
+    """The table and partitions the events describe, as they were before the statements ran."""
+
+    table: TableObject
+    partition_ids: list[int]
+    partitions: dict[int, PartitionObject] = field(default_factory=dict)
+
+
+def capture_before(metastore: Metastore, planned: PlannedEvents) -> EventCapture:
+    """Under the table lock, before the statements: the table and the partitions in the events' scope."""
+    version = metastore.schema.version
+    table = read_table(metastore.alias, version, planned.table_id)
+    ids = _partition_ids(metastore.alias, planned) if planned.partitions else []
+    partitions = {} if _counts(planned).get(ADD_PARTITION) else {
+        p.id: p for p in read_partitions(metastore.alias, version, table, ids)
+    }  # fmt: skip
+    return EventCapture(table=table, partition_ids=ids, partitions=partitions)
+
+
+def write_events(metastore: Metastore, planned: PlannedEvents, before: EventCapture) -> int:
+    """After the statements: build each event from the before and after objects and insert them, 1,000 at a time
+    (messages are built as they go in, so memory stays flat at 100,000 events); returns how many.
+
+    The planned number of ids is reserved first; when the events differ from the planned counts this raises
+    ``stale_preview`` and the transaction rolls back, ids and rows alike."""
+    now = int(time.time())
+    planned_counts = _counts(planned)
+    first_event = _reserve_event_ids(metastore.alias, planned.total)
+    first_nl = allocate_ids(metastore.alias, NotificationEvent, planned.total) if planned.total else 0
+    written: dict[str, int] = {}
+    batch: list[Row] = []
+    for row in _event_rows(metastore, planned, before, now):
+        written[row[0]] = written.get(row[0], 0) + 1
+        if sum(written.values()) > planned.total:
+            break
+        batch.append(row)
+        if len(batch) == INSERT_BATCH:
+            _insert(metastore, batch, now, first_event, first_nl)
+            first_event, first_nl, batch = first_event + len(batch), first_nl + len(batch), []
+    if written != planned_counts:
+        raise ApplicationError(
+            ErrorCode.STALE_PREVIEW,
+            f"The change would write {written} notification events, the preview planned {planned_counts}; "
+            "nothing was applied.",
+            {"planned_events": planned_counts, "events": written},
+        )
+    _insert(metastore, batch, now, first_event, first_nl)
+    return planned.total
+
+
+def _event_rows(metastore: Metastore, planned: PlannedEvents, before: EventCapture, now: int) -> Iterator[Row]:
+    """Each event in Hive's order, named by the table before the change (``DbNotificationListener``)."""
+    version, alias, keys = metastore.schema.version, metastore.alias, list(planned.partition_keys)
+    counts = _counts(planned)
+    table_after = read_table(alias, version, planned.table_id)
+
+    def row(kind: str, table: TableObject, message: dict[str, Any]) -> Row:
+        return kind, table.database, table.name, messages.encode(version, message)
+
+    if ALTER_TABLE in counts:
+        yield row(ALTER_TABLE, before.table, messages.alter_table_message(version, before.table, table_after, now))
+        return
+    if DROP_PARTITION in counts:
+        for part in before.partitions.values():
+            yield row(
+                DROP_PARTITION, before.table, messages.drop_partition_message(version, before.table, keys, part, now)
+            )
+        return
+    after = read_partitions(alias, version, table_after, before.partition_ids)
+    if DROP_TABLE in counts:  # a rename into another database on Hive 3.1+
+        yield row(DROP_TABLE, before.table, messages.drop_table_message(version, before.table, now))
+        yield row(CREATE_TABLE, table_after, messages.create_table_message(version, table_after, now))
+    if ADD_PARTITION in counts:  # one event carrying every partition, as add_partitions writes it
+        yield row(
+            ADD_PARTITION, table_after, messages.add_partition_message(version, table_after, keys, list(after), now)
+        )
+        return
+    for part in after:
+        old = before.partitions.get(part.id)
+        if old is not None and old.json != part.json:
+            yield row(ALTER_PARTITION, table_after,
+                      messages.alter_partition_message(version, table_after, keys, old, part, now))  # fmt: skip
+
+
+def _insert(metastore: Metastore, rows: list[Row], now: int, first_event: int, first_nl: int) -> None:
+    """One multi-row INSERT of ``rows`` with consecutive ids from ``first_event`` and ``first_nl``."""
+    if not rows:
+        return
+    alias, version = metastore.alias, metastore.schema.version
+    catalog = ["hive"] if at_least(version, 3) else []
+    sql = MetastoreSql(alias)
+    names = ["id", "event_id", "event_time", "event_type", *(["catalog_name"] if catalog else []), "db_name",
+             "table_name", "message", "message_format"]  # fmt: skip
+    columns = ", ".join(sql.col(NotificationEvent, n) for n in names)
+    fmt = messages.message_format(version)
+    values = [
+        (first_nl + i, first_event + i, now, kind, *catalog, database, table, message, fmt)
+        for i, (kind, database, table, message) in enumerate(rows)
+    ]
+    placeholders = "(" + ", ".join(["%s"] * len(names)) + ")"
+    with connections[alias].cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {sql.table(NotificationEvent)} ({columns}) VALUES {', '.join([placeholders] * len(rows))}",
+            [v for row in values for v in row],
+        )
+
+
+def _reserve_event_ids(alias: str, count: int) -> int:
+    """Lock ``NOTIFICATION_SEQUENCE`` (``SELECT … FOR UPDATE``) and take ``count`` event ids from it."""
+    rows = NotificationSequence.objects.using(alias)
+    if connections[alias].features.has_select_for_update:
+        rows = rows.select_for_update()
+    if count == 0:
+        return 0
+    row = rows.order_by("pk").first()
+    if row is None:  # Hive 2.3's schema has no row until the first event (ObjectStore: new MNotificationNextId(1))
+        nni_id = allocate_ids(alias, NotificationSequence, 1)
+        NotificationSequence.objects.using(alias).create(id=nni_id, next_event_id=1 + count)
+        return 1
+    NotificationSequence.objects.using(alias).filter(pk=row.pk).update(next_event_id=row.next_event_id + count)
+    return row.next_event_id
+
+
+def _partition_ids(alias: str, planned: PlannedEvents) -> list[int]:
+    selection: dict[str, Any] = planned.partitions or {}
+    partitions = Partition.objects.using(alias).filter(table_id=planned.table_id)
+    if "ids" in selection:
+        return sorted(selection["ids"])
+    if selection.get("all"):
+        return sorted(partitions.values_list("pk", flat=True))
+    if "names" in selection:
+        partitions = partitions.filter(name__in=selection["names"])
+    elif "sd_ids" in selection:
+        partitions = partitions.filter(sd_id__in=selection["sd_ids"])
+    else:
+        prefixes = selection.get("prefixes", [])
+        partitions = partitions.filter(sd__location__startswith=prefixes[0]) if prefixes else partitions.none()
+    return sorted(partitions.values_list("pk", flat=True))
+
+
+def _counts(planned: PlannedEvents) -> dict[str, int]:
+    return {kind: count for kind, count in planned.counts if count}
