@@ -18,6 +18,7 @@ class ColumnPlan:
 
     columns: list[ColumnInfo]
     renamed: dict[str, str] = field(default_factory=dict)  # old name -> new name, same type
+    column_rename: tuple[str, str] | None = None  # a CHANGE's (old name, new name), whatever the type does
     stats_dropped: set[str] = field(default_factory=set)  # old names whose data changes meaning or disappears
     # BUCKETING_COLS / SORT_COLS column a CHANGE renames: (stored name, new name)
     list_renames: dict[type, tuple[str, str]] = field(default_factory=dict)
@@ -57,7 +58,7 @@ def _changed_column(old: list[ColumnInfo], spec: ChangeColumn) -> ColumnPlan:
         columns.insert(after.index(spec.after.lower()) + 1, new)
     else:
         columns.insert(index, new)
-    plan = ColumnPlan(columns=columns)
+    plan = ColumnPlan(columns=columns, column_rename=(previous.name, new.name) if new.name != previous.name else None)
     if new.type.lower() != previous.type.lower():
         plan.stats_dropped.add(previous.name)
     elif new.name != previous.name:

@@ -683,3 +683,43 @@ def test_flags_already_naming_the_new_column_are_kept_row_by_row(metastore: Meta
         len(forward.before_image["updated_rows"]["PARTITION_PARAMS"])
         == forward.expected_counts["PARTITION_PARAMS"]["update"]
     )
+
+
+SPARK_LISTED = {
+    "spark.sql.sources.provider": "parquet",
+    "spark.sql.sources.schema.numBucketCols": "1",
+    "spark.sql.sources.schema.bucketCol.0": "country",
+    "spark.sql.sources.schema.numSortCols": "2",
+    "spark.sql.sources.schema.sortCol.0": "Country",
+    "spark.sql.sources.schema.sortCol.1": "name",
+}
+
+
+@pytest.mark.parametrize("new_type", ["string", "varchar(2)"], ids=["rename", "rename-and-retype"])
+def test_spark_bucketing_and_sort_columns_follow_a_renamed_column(metastore: Metastore, new_type: str) -> None:
+    """CHANGE country region: Spark's ``bucketCol.N`` / ``sortCol.N`` naming country (in any case) say region after
+    it, whether or not the type changes too; the other sort column and the counts stay."""
+    # given
+    customers = table_row(metastore, "sales", "customers")
+    with allow_metastore_writes():
+        TableParam.objects.using(metastore.alias).bulk_create(
+            [TableParam(table_id=customers.id, key=key, value=value) for key, value in SPARK_LISTED.items()]
+        )
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore, statement=f"ALTER TABLE sales.customers CHANGE country region {new_type}"
+    )
+    execute(preview)
+
+    # then
+    after = dict(preview.after.params)
+    stored = dict(
+        TableParam.objects.using(metastore.alias)
+        .filter(table_id=customers.id, key__startswith="spark.sql.sources.schema.")
+        .values_list("key", "value")
+    )
+    expected = {k: v for k, v in SPARK_LISTED.items() if k != "spark.sql.sources.provider"}
+    expected |= {"spark.sql.sources.schema.bucketCol.0": "region", "spark.sql.sources.schema.sortCol.0": "region"}
+    assert {k: after[k] for k in expected} == expected
+    assert stored == expected
