@@ -45,6 +45,11 @@ class FileSystem(Protocol):
     def tree_size(self, location: str) -> TreeSize | None:
         """Files and bytes under the location; None when it cannot be checked."""
 
+    def quick_stats(self, location: str) -> TreeSize | None:
+        """Files and bytes under the location as Hive's quick statistics count them (``populateQuickStats`` over
+        ``getFileStatusRecurse``: hidden names, ``_…`` and ``.…``, skipped with what is below them; a missing
+        location counts nothing); None when it cannot be checked."""
+
     def rename(self, source: str, destination: str) -> None:
         """Move a directory (creating the destination's parent), as Hive's ``Warehouse.renameDir``; an existing
         destination is refused (OSError), never merged into or replaced."""
@@ -70,6 +75,16 @@ class LocalFileSystem:
             for name in names:
                 files += 1
                 size += os.path.getsize(os.path.join(dirpath, name))
+        return TreeSize(files=files, bytes=size)
+
+    def quick_stats(self, location: str) -> TreeSize | None:
+        files = size = 0
+        for dirpath, dirs, names in os.walk(_local_path(location)):
+            dirs[:] = [d for d in dirs if not _hidden(d)]
+            for name in names:
+                if not _hidden(name):
+                    files += 1
+                    size += os.path.getsize(os.path.join(dirpath, name))
         return TreeSize(files=files, bytes=size)
 
     def rename(self, source: str, destination: str) -> None:
@@ -100,6 +115,9 @@ class UnreachableFileSystem:
     def tree_size(self, location: str) -> TreeSize | None:
         return None
 
+    def quick_stats(self, location: str) -> TreeSize | None:
+        return None
+
     def rename(self, source: str, destination: str) -> None:
         raise OSError(f"The console has no client for {self.scheme}: locations cannot be moved there.")
 
@@ -110,6 +128,11 @@ class UnreachableFileSystem:
 def filesystem_for(location: str) -> FileSystem:
     scheme = urlsplit(location).scheme or "file"
     return LocalFileSystem() if scheme == "file" else UnreachableFileSystem(scheme)
+
+
+def _hidden(name: str) -> bool:
+    """Hive's ``FileUtils.HIDDEN_FILES_PATH_FILTER``."""
+    return name.startswith(("_", "."))
 
 
 def _local_path(location: str) -> Path:

@@ -172,6 +172,10 @@ class Capabilities:
     #: REPLACE COLUMNS accepts Iceberg's serde and no longer DynamicSerDe (AlterTableReplaceColumnsOperation, 4.x).
     replace_columns_serdes_of_4: bool
 
+    # --- basic statistics (rule 13) ---
+    #: Recomputed quick statistics include ``numFilesErasureCoded`` (``MetaStoreServerUtils.populateQuickStats``, 4.x).
+    quick_stats_count_erasure_coded_files: bool
+
     @classmethod
     def of(cls, version: SchemaVersion) -> Capabilities:
         hive3, hive4 = version >= HIVE_3, version >= HIVE_4
@@ -199,6 +203,7 @@ class Capabilities:
             column_change_touches_partitions_without_cascade=hive3 and not hive4,
             parquet_replace_needs_cascade_to_drop=hive3,
             replace_columns_serdes_of_4=hive4,
+            quick_stats_count_erasure_coded_files=hive4,
         )
 
     def names(self) -> tuple[str, ...]:

@@ -14,8 +14,14 @@ from catalog_admin.locations import filesystem_for
 from catalog_admin.models import Partition, PartitionParam, StorageDescriptor, TableParam
 from catalog_admin.selectors.metastores import Metastore
 from operations.containment import MoveContext, new_location_blockers
-from operations.planners.common import build_preview, param_delete_steps, replication_source, snapshot
-from operations.preview import Preview, Step
+from operations.planners.common import (
+    build_preview,
+    param_delete_steps,
+    param_upsert_steps,
+    replication_source,
+    snapshot,
+)
+from operations.preview import Preview, Step, TableSnapshot
 from operations.rules import Finding
 from operations.specs import RewritePartitionLocations, SetLocation
 from operations.sql import MetastoreSql
@@ -87,16 +93,22 @@ def plan_set_location(metastore: Metastore, state: TableState, spec: SetLocation
             )
         )
         steps += _stale_statistics_steps(metastore, sql, state, partition)
+    quick = _quick_stats(metastore, state, spec) if not partition and not blockers else None
+    if quick:
+        steps += param_upsert_steps(sql, TableParam, "table", state.table_id, state.params, tuple(quick.items()))
     return build_preview(
         metastore,
         state,
         spec,
         steps=steps,
-        after=snapshot(state) if partition else snapshot(state, location=spec.location),
+        after=snapshot(state) if partition else _table_after(state, spec, quick),
         blockers=blockers,
-        warnings=_location_warnings(state, spec, partition is not None) + _statistics_warnings(steps),
+        warnings=_location_warnings(state, spec, partition is not None)
+        + _statistics_warnings(steps)
+        + _quick_stats_warnings(state, spec, partition, quick),
         partitions_touched=1 if partition else 0,
-        inverse={"sd_id": target_sd, "location": old_location},
+        inverse={"sd_id": target_sd, "location": old_location}
+        | ({"table_params": {key: state.params.get(key) for key in quick}} if quick else {}),
     )
 
 
@@ -232,6 +244,46 @@ def _stale_statistics_steps(
     if state.is_partitioned or STATS_FLAG not in state.params:
         return []
     return param_delete_steps(sql, TableParam, "table", state.table_id, [STATS_FLAG])
+
+
+def _quick_stats(metastore: Metastore, state: TableState, spec: SetLocation) -> dict[str, str] | None:
+    """Rule 13.2: Hive's client lets the metastore recompute an unpartitioned table's quick statistics after SET
+    LOCATION only (2.3/3.1 ``DDLTask.alterTableOrSinglePartition`` removes ``DO_NOT_UPDATE_STATS`` for ALTERLOCATION
+    alone; 4.0 ``AlterTableSetLocationOperation``), from the new directory: ``HiveAlterHandler.alterTable`` →
+    ``updateTableStatsFast`` (2.3, 3.1) / ``updateTableStatsSlow`` (4.x, which also counts erasure-coded files) →
+    ``populateQuickStats``. None for views, partitioned tables and a filesystem the console cannot list."""
+    if state.is_view or state.is_partitioned:
+        return None
+    size = filesystem_for(spec.location).quick_stats(spec.location)
+    if size is None:
+        return None
+    values = {"numFiles": str(size.files), "totalSize": str(size.bytes)}
+    if metastore.schema.capabilities.quick_stats_count_erasure_coded_files:
+        values["numFilesErasureCoded"] = "0"  # a local filesystem has no erasure coding
+    return {key: value for key, value in values.items() if state.params.get(key) != value}
+
+
+def _table_after(state: TableState, spec: SetLocation, quick: dict[str, str] | None) -> TableSnapshot:
+    """The table after SET LOCATION: its new location, quick statistics and no accuracy flags (rule 13.2)."""
+    params = {k: v for k, v in state.params.items() if k != STATS_FLAG or state.is_partitioned} | (quick or {})
+    return snapshot(state, location=spec.location, params=tuple(sorted(params.items())))
+
+
+def _quick_stats_warnings(
+    state: TableState, spec: SetLocation, partition: dict | None, quick: dict[str, str] | None
+) -> list[Finding]:
+    if partition or state.is_view or state.is_partitioned or quick is not None:
+        return []
+    scheme = filesystem_for(spec.location).scheme
+    return [
+        Finding(
+            "quick_stats_unknown",
+            "13.2",
+            f"Hive recomputes numFiles and totalSize from the new location; the console cannot list {scheme} "
+            "locations, so they keep their old values.",
+            "warning",
+        )
+    ]
 
 
 def _statistics_warnings(steps: list[Step]) -> list[Finding]:

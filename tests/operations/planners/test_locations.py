@@ -5,12 +5,15 @@ console's rewrite of partition locations by prefix. No directory moves (rule 10.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.models import Database, DatabaseParam, PartitionParam, TableParam
 from catalog_admin.selectors.metastores import Metastore
-from operations.services.alter import alter_preview_statement
+from operations.services.alter import alter_execute, alter_preview_statement
+from operations.services.revert import revert_preview
 from tests.fixtures.factories import partition_locations, table_row
 from tests.fixtures.operations import execute, location_of, row_changes, warehouse_tree
 
@@ -160,7 +163,8 @@ def test_set_location_of_an_unpartitioned_table_marks_its_statistics_inaccurate(
     execute(preview)
 
     # then
-    assert row_changes(preview) == {"SDS": (0, 1, 0), "TABLE_PARAMS": (0, 0, 1)}
+    erasure_coded = int(metastore.schema.capabilities.quick_stats_count_erasure_coded_files)  # a new key on 4.x
+    assert row_changes(preview) == {"SDS": (0, 1, 0), "TABLE_PARAMS": (erasure_coded, 2, 1)}
     assert "statistics_inaccurate" in [w.code for w in preview.warnings]
     assert not flag.exists()
 
@@ -203,3 +207,73 @@ def test_hive_4_keeps_managed_locations_in_a_replication_source(metastore: Metas
     # then
     refused = ["replication_location"] if metastore.schema.version.major >= 4 else []
     assert blocked == [refused, refused, refused, []]
+
+
+def test_set_location_of_an_unpartitioned_table_recomputes_its_quick_statistics(
+    metastore: Metastore, warehouse: Path
+) -> None:
+    """Rule 13.2: after SET LOCATION Hive recounts numFiles and totalSize from the new directory, hidden files
+    (``_…``, ``.…``) left out (4.x: numFilesErasureCoded too); the preview shows the new values and execution writes
+    exactly them."""
+    # given
+    customers = table_row(metastore, "sales", "customers")
+    target = warehouse / "customers_copy"
+    shutil.copytree(urlsplit(customers.sd.location).path, target)
+    (target / "_SUCCESS").write_bytes(b"")
+    (target / ".part.crc").write_bytes(b"12345678")
+    (target / "extra").mkdir()
+    (target / "extra" / "more.parquet").write_bytes(b"x" * 10)
+    visible = [f for f in target.rglob("*") if f.is_file() and not f.name.startswith(("_", "."))]
+    expected = {"numFiles": str(len(visible)), "totalSize": str(sum(f.stat().st_size for f in visible))}
+    if metastore.schema.capabilities.quick_stats_count_erasure_coded_files:
+        expected["numFilesErasureCoded"] = "0"
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore, statement=f"ALTER TABLE sales.customers SET LOCATION '{location_of(target)}'"
+    )
+    execute(preview)
+
+    # then
+    after = dict(preview.after.params)
+    stored = dict(TableParam.objects.using(metastore.alias).filter(table_id=customers.id).values_list("key", "value"))
+    assert len(visible) >= 2
+    assert {key: after[key] for key in expected} == expected
+    assert {key: stored[key] for key in expected} == expected
+    assert "COLUMN_STATS_ACCURATE" not in after
+
+
+def test_reverting_set_location_puts_the_quick_statistics_back(metastore: Metastore, warehouse: Path) -> None:
+    """A revert of SET LOCATION restores the location and the table's parameters exactly as they were."""
+    # given
+    customers = table_row(metastore, "sales", "customers")
+    params = TableParam.objects.using(metastore.alias).filter(table_id=customers.id)
+    before = dict(params.values_list("key", "value"))
+    preview = alter_preview_statement(
+        metastore=metastore, statement=f"ALTER TABLE sales.customers SET LOCATION '{location_of(warehouse / 'gone')}'"
+    )
+    execution = execute(preview)
+    assert dict(params.values_list("key", "value"))["numFiles"] == "0"
+
+    # when
+    alter_execute(preview=revert_preview(execution=execution), actor="tester", source="cli")
+
+    # then
+    assert dict(params.values_list("key", "value")) == before
+    assert table_row(metastore, "sales", "customers").sd.location == customers.sd.location
+
+
+def test_set_location_of_a_partitioned_table_leaves_its_quick_statistics(metastore: Metastore, warehouse: Path) -> None:
+    """A partitioned table's quick statistics are its partitions' business: SET LOCATION of the table leaves them."""
+    # given
+    orders = table_row(metastore, "sales", "orders")
+    before = dict(TableParam.objects.using(metastore.alias).filter(table_id=orders.id).values_list("key", "value"))
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore, statement=f"ALTER TABLE sales.orders SET LOCATION '{location_of(warehouse / 'o')}'"
+    )
+
+    # then
+    assert dict(preview.after.params) == before
+    assert all(step.metastore_table == "SDS" for step in preview.steps)
