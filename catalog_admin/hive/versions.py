@@ -156,6 +156,9 @@ class Capabilities:
     #: An existing destination refuses a partition rename even when the source directory is missing (2.3 checks it
     #: first).
     partition_rename_refuses_existing_destination_first: bool
+    #: A partition rename deletes all the partition's column statistics (2.3); later only those whose column no longer
+    #: matches by name and type (rule 17.5).
+    partition_rename_deletes_statistics: bool
 
     # --- column changes (rules 10-12) ---
     #: Columns only appended (no CASCADE) or the same (CASCADE) leave the partitions alone (rule 10.2, 4.x); before,
@@ -198,6 +201,7 @@ class Capabilities:
             rename_batches_partitions=hive4,
             partition_move_decided_by_external_parameter=hive4,
             partition_rename_refuses_existing_destination_first=not hive3,
+            partition_rename_deletes_statistics=not hive3,
             column_change_skips_unchanged_partitions=hive4,
             column_change_prunes_partitioned_table_statistics=hive4,
             column_change_touches_partitions_without_cascade=hive3 and not hive4,

@@ -35,6 +35,7 @@ def test_an_unparseable_version_is_refused() -> None:
 
 EXPECTED = {
     "2.3.0": {"acid_requires_bucketing", "rename_deletes_partition_statistics", "string_to_double_type_change",
+              "partition_rename_deletes_statistics",
               "partition_rename_refuses_existing_destination_first", "statistics_labelled_by_name"},
     "3.1.0": {"catalogs", "write_ids", "writes_bucketing_version", "string_to_double_type_change",
               "statistics_labelled_by_name", "column_change_touches_partitions_without_cascade",

@@ -129,6 +129,34 @@ def test_renaming_a_managed_partition_moves_its_directory_and_keeps_its_statisti
     assert warehouse_tree(path_of(target)) == tree
 
 
+def test_renaming_a_partition_drops_only_statistics_whose_column_type_no_longer_matches(
+    metastore: Metastore, warehouse: Path
+) -> None:
+    """Rule 17.5: a statistics row recorded for a type the partition's column no longer has is deleted (Hive 3.1 and
+    4.0 do not re-insert it); the others follow the partition. Hive's own cost: 2.3 deletes all 4 rows, later versions
+    only the stale one."""
+    # given
+    orders = table_row(metastore, "sales", "orders")
+    part = partitions(metastore, orders.id)["dt=2024-01-02/hour=3"]
+    rows = PartitionColumnStatistics.objects.on(metastore).filter(partition_id=part["id"])
+    stale = rows.order_by("column_name").first()
+    with allow_metastore_writes():
+        rows.filter(column_name=stale.column_name).update(column_type="binary")
+    version = metastore.schema.version
+
+    # when
+    preview = rename(metastore, "sales.orders", "(dt='2024-02-01', hour=4)")
+    execute(preview)
+
+    # then
+    assert row_changes(preview)["PART_COL_STATS"][2] == 1
+    assert preview.statistics_dropped == 1
+    assert sorted(rows.values_list("column_name", flat=True)) == sorted(
+        c for c in ("id", "customer_id", "amount", "status") if c != stale.column_name
+    )
+    assert preview.hive.statistics_deleted == (4 if (version.major, version.minor) == (2, 3) else 1)
+
+
 def test_renaming_a_partition_of_an_external_table_keeps_its_location(metastore: Metastore, warehouse: Path) -> None:
     """Rule 17.3: external data stays; only the name and key values change."""
     # given
