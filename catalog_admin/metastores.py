@@ -11,6 +11,8 @@ Each metastore may also name a warehouse root for relative paths and local check
 ``s3a://…``) as Hive's ``metastore.warehouse.dir`` is usually written. The console moves directories only inside a
 metastore's governed roots: its warehouse roots, the databases' locations and ``METASTORE_EXTRA_ROOTS_<NAME>``
 (comma-separated); ``METASTORE_ALLOW_OUTSIDE_ROOTS_<NAME>`` (``true``) lets ``SET LOCATION`` point outside them.
+``METASTORE_PARTITION_NAME_WHITELIST_<NAME>`` is that metastore's ``metastore.partition.name.whitelist.pattern``
+(a Java regular expression every partition value must match in full; unset by default, as in Hive).
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ class MetastoreConfig:
     external_warehouse: str = ""  # Hive 4's metastore.warehouse.external.dir
     extra_roots: tuple[str, ...] = ()
     allow_outside_roots: bool = False
+    partition_name_whitelist: str = ""  # metastore.partition.name.whitelist.pattern ("" = none)
 
     @property
     def alias(self) -> str:
@@ -189,7 +192,19 @@ def _config(env: dict[str, str], name: str, url: str, base_dir: Path) -> Metasto
         external_warehouse=env.get(f"METASTORE_EXTERNAL_WAREHOUSE_{suffix}", "").strip(),
         extra_roots=extra,
         allow_outside_roots=env.get(f"METASTORE_ALLOW_OUTSIDE_ROOTS_{suffix}", "").strip().lower() in TRUE_VALUES,
+        partition_name_whitelist=_whitelist(env, suffix),
     )
+
+
+def _whitelist(env: dict[str, str], suffix: str) -> str:
+    """The metastore's partition-name whitelist pattern, checked to be a regular expression."""
+    pattern = env.get(f"METASTORE_PARTITION_NAME_WHITELIST_{suffix}", "")
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        message = f"METASTORE_PARTITION_NAME_WHITELIST_{suffix} is not a regular expression: {exc}"
+        raise MetastoreConfigError(message) from exc
+    return pattern
 
 
 def _warehouse(env: dict[str, str], name: str, base_dir: Path) -> str:

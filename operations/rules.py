@@ -22,6 +22,7 @@ __all__ = (
     "check_column_types",
     "check_database_name",
     "check_partition_keys",
+    "check_partition_name_whitelist",
     "check_reorder_serde",
     "check_replace_columns_serde",
     "check_table_name",
@@ -295,3 +296,24 @@ def check_reorder_serde(
     name = _hive_table_name(database, table)
     message = f"Reordering columns is not supported for table {name}. SerDe may be incompatible"
     return [Finding("cannot_reorder_columns", "ddl", message)]
+
+
+def check_partition_name_whitelist(values: list[str], pattern: str, version: SchemaVersion) -> list[Finding]:
+    """Rule 17.1: with ``metastore.partition.name.whitelist.pattern`` set (none by default), every new partition value
+    must match it in full (``MetaStoreUtils.validatePartitionNameCharacters``: ``Pattern.matcher(value).matches()``);
+    the first that does not is named with Hive's message (2.3 names the setting ``hive.metastore.…``)."""
+    if not pattern:
+        return []
+    invalid = next((value for value in values if not re.fullmatch(pattern, value)), None)
+    if invalid is None:
+        return []
+    setting = "metastore.partition.name.whitelist.pattern"
+    setting = setting if version.capabilities.catalogs else f"hive.{setting}"
+    return [
+        Finding(
+            "partition_name_whitelist",
+            "17.1",
+            f"Partition value '{invalid}' contains a character not matched by whitelist pattern '{pattern}'.  "
+            f"(configure with {setting})",
+        )
+    ]

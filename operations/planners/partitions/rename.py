@@ -14,7 +14,7 @@ from operations.planners.locations import resolve_partition
 from operations.planners.partitions.bookkeeping import bookkeeping_in_use, relabel_bookkeeping_steps
 from operations.planners.partitions.directories import partition_move, rename_warnings, renamed_partition_location
 from operations.preview import HiveComparison, Preview, Step
-from operations.rules import Finding
+from operations.rules import Finding, check_partition_name_whitelist
 from operations.specs import RenamePartition
 from operations.sql import MetastoreSql
 from operations.table_state import TableState
@@ -36,6 +36,9 @@ def plan_rename_partition(metastore: Metastore, state: TableState, spec: RenameP
         return build_preview(metastore, state, spec, steps=[], after=snapshot(state), blockers=blockers)
     values = [new_values[k] for k in keys]
     new_name = partition_name(zip(keys, values, strict=True))
+    blockers += check_partition_name_whitelist(
+        values, metastore.config.partition_name_whitelist, metastore.schema.version
+    )
     exists = _new_partition_exists(metastore, state, new_name, values)
     # Refused when the new partition exists: the bookkeeping under its name is its own.
     blockers += exists or bookkeeping_in_use(metastore, state, new_name)

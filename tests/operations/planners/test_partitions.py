@@ -11,6 +11,7 @@ bookkeeping follows Hive: a rename re-labels it (``onRename``), a drop deletes w
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -155,6 +156,32 @@ def test_renaming_a_partition_drops_only_statistics_whose_column_type_no_longer_
         c for c in ("id", "customer_id", "amount", "status") if c != stale.column_name
     )
     assert preview.hive.statistics_deleted == (4 if (version.major, version.minor) == (2, 3) else 1)
+
+
+def test_a_configured_partition_name_whitelist_refuses_other_values(metastore: Metastore) -> None:
+    """Rule 17.1: with the metastore's whitelist pattern set, a new value must match it in full (Hive's message names
+    the value, the pattern and the setting of that version); without one, any value goes."""
+    # given
+    strict = replace(metastore, config=replace(metastore.config, partition_name_whitelist="[0-9-]*"))
+    statement = "ALTER TABLE sales.orders PARTITION (dt='2024-01-02', hour=3) RENAME TO PARTITION (dt='{}', hour=4)"
+    setting = "metastore.partition.name.whitelist.pattern"
+    setting = setting if metastore.schema.capabilities.catalogs else f"hive.{setting}"
+
+    # when
+    refused = alter_preview_statement(metastore=strict, statement=statement.format("2024-02-01 x"))
+    matching = alter_preview_statement(metastore=strict, statement=statement.format("2024-02-01"))
+    unset = alter_preview_statement(metastore=metastore, statement=statement.format("2024-02-01 x"))
+
+    # then
+    assert findings(refused) == [
+        (
+            "partition_name_whitelist",
+            "17.1",
+            "Partition value '2024-02-01 x' contains a character not matched by whitelist pattern '[0-9-]*'.  "
+            f"(configure with {setting})",
+        )
+    ]
+    assert matching.blockers == unset.blockers == ()
 
 
 def test_renaming_a_partition_of_an_external_table_keeps_its_location(metastore: Metastore, warehouse: Path) -> None:
