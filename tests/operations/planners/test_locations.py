@@ -10,7 +10,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from catalog_admin.db import allow_metastore_writes
-from catalog_admin.models import Database, DatabaseParam, PartitionParam, TableParam
+from catalog_admin.models import Database, DatabaseParam, Partition, PartitionParam, TableParam
 from catalog_admin.selectors.metastores import Metastore
 from operations.services.alter import alter_execute, alter_preview_statement
 from operations.services.revert import revert_preview
@@ -44,10 +44,14 @@ def test_set_location_of_a_table_repoints_the_table_only(metastore: Metastore, w
 
 
 def test_set_location_of_a_partition_repoints_that_partition(metastore: Metastore, warehouse: Path) -> None:
-    """PARTITION (…) SET LOCATION changes that partition's SDS row and nothing else."""
+    """PARTITION (…) SET LOCATION changes that partition's SDS row and nothing else: the partition has numFiles and
+    totalSize, so Hive leaves its statistics and flags as they were (rule 13.1, as Hive 2.3's Driver does); Hive
+    saves that one partition."""
     # given
     orders = table_row(metastore, "sales", "orders")
     partitions = partition_locations(metastore, orders.id)
+    params = PartitionParam.objects.using(metastore.alias).filter(partition__table=orders.id)
+    before = sorted(params.values_list("partition_id", "key", "value"))
     free = warehouse / "sales.db" / "orders" / "dt=2024-01-01" / "hour=6-new"
     free.mkdir()  # exists (no warning), and no other partition uses it (containment)
     target = location_of(free)
@@ -59,19 +63,42 @@ def test_set_location_of_a_partition_repoints_that_partition(metastore: Metastor
     )
     execution = execute(preview)
 
-    # then: rule 13.3, the partition's statistics describe the old data: no longer marked accurate
-    assert row_changes(preview) == {"SDS": (0, 1, 0), "PARTITION_PARAMS": (0, 0, 1)}
-    assert (preview.risk, preview.partitions_touched) == ("medium", 1)
-    assert [w.code for w in preview.warnings] == ["metadata_only", "statistics_inaccurate"]
+    # then
+    assert row_changes(preview) == {"SDS": (0, 1, 0)}
+    assert (preview.risk, preview.partitions_touched, preview.hive.partition_round_trips) == ("medium", 1, 1)
+    assert [w.code for w in preview.warnings] == ["metadata_only"]
     assert preview.inverse["location"] == partitions["dt=2024-01-01/hour=6"]
     assert execution.actual_counts == execution.expected_counts
     assert partition_locations(metastore, orders.id) == {**partitions, "dt=2024-01-01/hour=6": target}
     assert table_row(metastore, "sales", "orders").sd.location == orders.sd.location
-    flags = PartitionParam.objects.using(metastore.alias).filter(
-        key="COLUMN_STATS_ACCURATE", partition__table=orders.id
+    assert sorted(params.values_list("partition_id", "key", "value")) == before
+
+
+def test_set_location_of_a_partition_without_quick_statistics_marks_it_inaccurate(
+    metastore: Metastore, warehouse: Path
+) -> None:
+    """Rule 13.3: a partition without numFiles/totalSize is one Hive recounts (and whose COLUMN_STATS_ACCURATE it
+    removes): the console removes the flag and says it leaves the count to ANALYZE."""
+    # given
+    orders = table_row(metastore, "sales", "orders")
+    part = Partition.objects.using(metastore.alias).get(table_id=orders.id, name="dt=2024-01-01/hour=6")
+    flags = PartitionParam.objects.using(metastore.alias).filter(partition_id=part.id, key="COLUMN_STATS_ACCURATE")
+    with allow_metastore_writes():
+        PartitionParam.objects.using(metastore.alias).filter(partition_id=part.id, key="numFiles").delete()
+    assert flags.exists()
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore,
+        statement="ALTER TABLE sales.orders PARTITION (dt='2024-01-01', hour=6) "
+        f"SET LOCATION '{location_of(warehouse / 'p')}'",
     )
-    assert "dt=2024-01-01/hour=6" not in set(flags.values_list("partition__name", flat=True))
-    assert flags.count() > 0, "the other partitions keep theirs"
+    execute(preview)
+
+    # then
+    assert row_changes(preview) == {"SDS": (0, 1, 0), "PARTITION_PARAMS": (0, 0, 1)}
+    assert {"statistics_inaccurate", "partition_quick_stats"} <= {w.code for w in preview.warnings}
+    assert not flags.exists()
 
 
 def test_set_location_of_an_unknown_partition_or_a_view_is_blocked(metastore: Metastore) -> None:
