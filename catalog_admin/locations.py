@@ -51,6 +51,11 @@ class FileSystem(Protocol):
     def list_directory(self, location: str) -> tuple[DirEntry, ...] | None:
         """The location's children (for ``AcidUtils.getAcidState``); None when it cannot be listed."""
 
+    def quick_stats(self, location: str) -> TreeSize | None:
+        """Files and bytes under the location as Hive's quick statistics count them (``populateQuickStats`` over
+        ``getFileStatusRecurse``: hidden names, ``_…`` and ``.…``, skipped with what is below them; a missing
+        location counts nothing); None when it cannot be checked."""
+
     def rename(self, source: str, destination: str) -> None:
         """Move a directory (creating the destination's parent), as Hive's ``Warehouse.renameDir``; an existing
         destination is refused (OSError), never merged into or replaced."""
@@ -84,6 +89,16 @@ class LocalFileSystem:
             return None
         return tuple(_dir_entry(child) for child in sorted(root.iterdir(), key=lambda p: p.name))
 
+    def quick_stats(self, location: str) -> TreeSize | None:
+        files = size = 0
+        for dirpath, dirs, names in os.walk(_local_path(location)):
+            dirs[:] = [d for d in dirs if not _hidden(d)]
+            for name in names:
+                if not _hidden(name):
+                    files += 1
+                    size += os.path.getsize(os.path.join(dirpath, name))
+        return TreeSize(files=files, bytes=size)
+
     def rename(self, source: str, destination: str) -> None:
         target = _local_path(destination)
         if target.exists() or target.is_symlink():
@@ -115,6 +130,9 @@ class UnreachableFileSystem:
     def list_directory(self, location: str) -> tuple[DirEntry, ...] | None:
         return None
 
+    def quick_stats(self, location: str) -> TreeSize | None:
+        return None
+
     def rename(self, source: str, destination: str) -> None:
         raise OSError(f"The console has no client for {self.scheme}: locations cannot be moved there.")
 
@@ -125,6 +143,11 @@ class UnreachableFileSystem:
 def filesystem_for(location: str) -> FileSystem:
     scheme = urlsplit(location).scheme or "file"
     return LocalFileSystem() if scheme == "file" else UnreachableFileSystem(scheme)
+
+
+def _hidden(name: str) -> bool:
+    """Hive's ``FileUtils.HIDDEN_FILES_PATH_FILTER``."""
+    return name.startswith(("_", "."))
 
 
 def _local_path(location: str) -> Path:

@@ -13,7 +13,8 @@ metastore's governed roots: its warehouse roots, the databases' locations and ``
 (comma-separated); ``METASTORE_ALLOW_OUTSIDE_ROOTS_<NAME>`` (``true``) lets ``SET LOCATION`` point outside them.
 Every change the console executes writes Hive's notification events (NOTIFICATION_LOG) unless
 ``METASTORE_EVENTS_<NAME>=off`` (for a metastore that runs no notification listener, whose cleaner would never remove
-them).
+them). ``METASTORE_PARTITION_NAME_WHITELIST_<NAME>`` is that metastore's ``metastore.partition.name.whitelist.pattern``
+(a Java regular expression every partition value must match in full; unset by default, as in Hive).
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ class MetastoreConfig:
     extra_roots: tuple[str, ...] = ()
     allow_outside_roots: bool = False
     events: bool = True  # write Hive's notification events (METASTORE_EVENTS_<NAME>=off turns them off)
+    partition_name_whitelist: str = ""  # metastore.partition.name.whitelist.pattern ("" = none)
 
     @property
     def alias(self) -> str:
@@ -195,7 +197,19 @@ def _config(env: dict[str, str], name: str, url: str, base_dir: Path) -> Metasto
         extra_roots=extra,
         allow_outside_roots=env.get(f"METASTORE_ALLOW_OUTSIDE_ROOTS_{suffix}", "").strip().lower() in TRUE_VALUES,
         events=env.get(f"METASTORE_EVENTS_{suffix}", "").strip().lower() not in OFF_VALUES,
+        partition_name_whitelist=_whitelist(env, suffix),
     )
+
+
+def _whitelist(env: dict[str, str], suffix: str) -> str:
+    """The metastore's partition-name whitelist pattern, checked to be a regular expression."""
+    pattern = env.get(f"METASTORE_PARTITION_NAME_WHITELIST_{suffix}", "")
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        message = f"METASTORE_PARTITION_NAME_WHITELIST_{suffix} is not a regular expression: {exc}"
+        raise MetastoreConfigError(message) from exc
+    return pattern
 
 
 def _warehouse(env: dict[str, str], name: str, base_dir: Path) -> str:

@@ -22,6 +22,9 @@ __all__ = (
     "check_column_types",
     "check_database_name",
     "check_partition_keys",
+    "check_partition_name_whitelist",
+    "check_reorder_serde",
+    "check_replace_columns_serde",
     "check_table_name",
     "incompatible_columns",
     "is_known_type",
@@ -61,6 +64,24 @@ KNOWN_TYPES = frozenset(
 )
 # Rule 5.5: metastore.allow.incompatible.col.type.changes.serdes, by default.
 EXEMPT_SERDES = frozenset({"org.apache.hadoop.hive.kudu.KuduSerDe", "org.apache.iceberg.mr.hive.HiveIcebergSerDe"})
+ORC_SERDE = "org.apache.hadoop.hive.ql.io.orc.OrcSerde"
+ORC_INPUT_FORMAT = "org.apache.hadoop.hive.ql.io.orc.OrcInputFormat"
+PARQUET_SERDE = "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"
+COLUMNSET_SERDE = "org.apache.hadoop.hive.serde.thrift.columnsetSerDe"  # REPLACE COLUMNS turns it into LazySimpleSerDe
+# The serdes REPLACE COLUMNS accepts. Hive 2.3 and 3.1: DDLTask.alterTableOrSinglePartition (REPLACECOLS, read from
+# hive-exec-2.3.10's bytecode and from the pre-split DDLTask); 4.0: AlterTableReplaceColumnsOperation's
+# VALID_SERIALIZATION_LIBS, which drops DynamicSerDe and adds Iceberg's serde. Avro (AvroSerDe) is in none of them.
+_REPLACEABLE = frozenset(
+    {
+        "org.apache.hadoop.hive.serde2.MetadataTypedColumnsetSerDe",
+        "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe",
+        "org.apache.hadoop.hive.serde2.columnar.ColumnarSerDe",
+        PARQUET_SERDE,
+        ORC_SERDE,
+    }
+)
+REPLACEABLE_SERDES_BEFORE_4 = _REPLACEABLE | {"org.apache.hadoop.hive.serde2.dynamic_type.DynamicSerDe"}
+REPLACEABLE_SERDES_4 = _REPLACEABLE | {"org.apache.iceberg.mr.hive.HiveIcebergSerDe"}
 NUMERIC_ORDER = ("tinyint", "smallint", "int", "bigint", "decimal", "float", "double")
 STRING_FAMILY = frozenset({"string", "varchar", "char"})
 DATE_FAMILY = frozenset({"date", "datetime", "timestamp"})
@@ -217,3 +238,82 @@ def check_partition_keys(old: list[str], new: list[str], *, is_view: bool) -> li
     if is_view or old == new:
         return []
     return [Finding("partition_keys_changed", "6.3", "partition keys can not be changed.")]
+
+
+def _hive_table_name(database: str, table: str) -> str:
+    """The ``db.table`` DDLTask puts in its messages (``AlterTableDesc.getOldName`` / ``getDbTableName``)."""
+    return f"{database}.{table}"
+
+
+def check_replace_columns_serde(
+    *,
+    database: str,
+    table: str,
+    serde: str | None,
+    old_count: int,
+    new_count: int,
+    cascade: bool,
+    partitioned: bool,
+    version: SchemaVersion,
+    schema_evolution: bool = True,
+) -> list[Finding]:
+    """What Hive's client refuses in REPLACE COLUMNS before the metastore sees it, by serde.
+
+    Hive 2.3 and 3.1: ``DDLTask.alterTableOrSinglePartition`` (``REPLACECOLS``); 4.0:
+    ``AlterTableReplaceColumnsOperation.doAlteration``:
+
+    * a serde outside the list (Avro's among them) gives CANNOT_REPLACE_COLUMNS;
+    * ORC (``OrcSerde``) with schema evolution (the table is transactional, or ``hive.exec.schema.evolution``, true by
+      default) may not end with fewer columns: REPLACE_CANNOT_DROP_COLUMNS;
+    * Parquet (``ParquetHiveSerDe.isParquetTable``) with schema evolution may not drop columns of a partitioned table
+      without CASCADE (3.1 and 4.0; not in 2.3.10's DDLTask): REPLACE_CANNOT_DROP_COLUMNS.
+
+    ``schema_evolution`` is ``isSchemaEvolutionEnabled``: the caller passes True for a transactional table."""
+    name = _hive_table_name(database, table)
+    allowed = REPLACEABLE_SERDES_4 if version.capabilities.replace_columns_serdes_of_4 else REPLACEABLE_SERDES_BEFORE_4
+    if serde != COLUMNSET_SERDE and serde not in allowed:
+        message = f"Replace columns is not supported for table {name}. SerDe may be incompatible."
+        return [Finding("replace_columns_serde", "ddl", message)]
+    dropping = new_count < old_count
+    cannot_drop = f"Replacing columns cannot drop columns for table {name}. SerDe may be incompatible"
+    if serde == ORC_SERDE and schema_evolution and dropping:
+        return [Finding("replace_cannot_drop_columns", "ddl", cannot_drop)]
+    parquet_rule = version.capabilities.parquet_replace_needs_cascade_to_drop
+    if parquet_rule and serde == PARQUET_SERDE and schema_evolution and dropping and partitioned and not cascade:
+        return [Finding("replace_cannot_drop_columns", "ddl", cannot_drop)]
+    return []
+
+
+def check_reorder_serde(
+    *, database: str, table: str, input_format: str | None, reorders: bool, schema_evolution: bool = True
+) -> list[Finding]:
+    """CHANGE COLUMN … FIRST|AFTER on an ORC table (``OrcInputFormat``) with schema evolution: CANNOT_REORDER_COLUMNS,
+    in every version (2.3/3.1 ``DDLTask.alterTableOrSinglePartition``, RENAMECOLUMN; 4.0
+    ``AlterTableChangeColumnOperation.doAlteration``). Hive refuses the clause itself, even when the position would
+    not change; other formats may reorder."""
+    if not (reorders and schema_evolution and input_format == ORC_INPUT_FORMAT):
+        return []
+    name = _hive_table_name(database, table)
+    message = f"Reordering columns is not supported for table {name}. SerDe may be incompatible"
+    return [Finding("cannot_reorder_columns", "ddl", message)]
+
+
+def check_partition_name_whitelist(values: list[str], pattern: str, version: SchemaVersion) -> list[Finding]:
+    """Rule 17.1: with ``metastore.partition.name.whitelist.pattern`` set (none by default), every new partition value
+    must match it in full (``MetaStoreUtils.validatePartitionNameCharacters``: ``Pattern.matcher(value).matches()``);
+    the first that does not is named with Hive's message (2.3 names the setting ``hive.metastore.…``)."""
+    if not pattern:
+        return []
+    invalid = next((value for value in values if not re.fullmatch(pattern, value)), None)
+    if invalid is None:
+        return []
+    setting = "metastore.partition.name.whitelist.pattern"
+    setting = setting if version.capabilities.catalogs else f"hive.{setting}"
+    return [
+        Finding(
+            "partition_name_whitelist",
+            "17.1",
+            f"Partition value '{invalid}' contains a character not matched by whitelist pattern '{pattern}'.  "
+            f"(configure with {setting})",
+        )
+    ]

@@ -9,7 +9,13 @@ import json
 import re
 from typing import Any
 
-__all__ = ("SCHEMA_KEY", "hive_to_spark_type", "rewrite_spark_schema", "spark_schema_keys")
+__all__ = (
+    "SCHEMA_KEY",
+    "hive_to_spark_type",
+    "rename_spark_bucket_sort_columns",
+    "rewrite_spark_schema",
+    "spark_schema_keys",
+)
 
 SCHEMA_KEY = "spark.sql.sources.schema"
 PART_SIZE = 4000  # Spark's default spark.sql.sources.schemaStringLengthThreshold
@@ -83,6 +89,22 @@ def rewrite_spark_schema(
         return {SCHEMA_KEY: text}
     chunks = [text[i : i + PART_SIZE] for i in range(0, len(text), PART_SIZE)]
     return {f"{SCHEMA_KEY}.numParts": str(len(chunks)), **{f"{SCHEMA_KEY}.part.{i}": c for i, c in enumerate(chunks)}}
+
+
+# Spark's bucketing and sort columns of a data-source table (HiveExternalCatalog.tableMetaToTableProps:
+# ``spark.sql.sources.schema.numBucketCols`` and ``bucketCol.N``, ``numSortCols`` and ``sortCol.N``).
+_LISTED_COLUMN_KEY = re.compile(rf"{re.escape(SCHEMA_KEY)}\.(bucketCol|sortCol)\.\d+")
+
+
+def rename_spark_bucket_sort_columns(params: dict[str, str | None], old: str, new: str) -> dict[str, str]:
+    """New values of Spark's ``bucketCol.N`` / ``sortCol.N`` keys naming ``old`` (compared ignoring case, as Spark
+    resolves them against the schema): Spark refuses to read a table whose bucketing or sort column is not one of
+    its columns."""
+    return {
+        key: new
+        for key, value in params.items()
+        if _LISTED_COLUMN_KEY.fullmatch(key) and value is not None and value.lower() == old.lower()
+    }
 
 
 def hive_to_spark_type(hive_type: str) -> tuple[Any, dict[str, str]]:

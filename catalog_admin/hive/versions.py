@@ -156,6 +156,9 @@ class Capabilities:
     #: An existing destination refuses a partition rename even when the source directory is missing (2.3 checks it
     #: first).
     partition_rename_refuses_existing_destination_first: bool
+    #: A partition rename deletes all the partition's column statistics (2.3); later only those whose column no longer
+    #: matches by name and type (rule 17.5).
+    partition_rename_deletes_statistics: bool
 
     # --- column changes (rules 10-12) ---
     #: Columns only appended (no CASCADE) or the same (CASCADE) leave the partitions alone (rule 10.2, 4.x); before,
@@ -163,6 +166,18 @@ class Capabilities:
     column_change_skips_unchanged_partitions: bool
     #: A partitioned table's column change deletes its table-level column statistics (4.x).
     column_change_prunes_partitioned_table_statistics: bool
+    #: Without CASCADE a column change still loads and saves every partition to prune its statistics (rule 10.6, 3.1
+    #: only: 2.3's HiveAlterHandler.alterTable touches partitions only when CASCADE is asked, 4.x follows rule 10.2).
+    column_change_touches_partitions_without_cascade: bool
+    #: REPLACE COLUMNS on a partitioned Parquet table may drop columns only with CASCADE (the client's DDLTask, 3.x+;
+    #: not in 2.3.10's).
+    parquet_replace_needs_cascade_to_drop: bool
+    #: REPLACE COLUMNS accepts Iceberg's serde and no longer DynamicSerDe (AlterTableReplaceColumnsOperation, 4.x).
+    replace_columns_serdes_of_4: bool
+
+    # --- basic statistics (rule 13) ---
+    #: Recomputed quick statistics include ``numFilesErasureCoded`` (``MetaStoreServerUtils.populateQuickStats``, 4.x).
+    quick_stats_count_erasure_coded_files: bool
 
     @classmethod
     def of(cls, version: SchemaVersion) -> Capabilities:
@@ -186,8 +201,13 @@ class Capabilities:
             rename_batches_partitions=hive4,
             partition_move_decided_by_external_parameter=hive4,
             partition_rename_refuses_existing_destination_first=not hive3,
+            partition_rename_deletes_statistics=not hive3,
             column_change_skips_unchanged_partitions=hive4,
             column_change_prunes_partitioned_table_statistics=hive4,
+            column_change_touches_partitions_without_cascade=hive3 and not hive4,
+            parquet_replace_needs_cascade_to_drop=hive3,
+            replace_columns_serdes_of_4=hive4,
+            quick_stats_count_erasure_coded_files=hive4,
         )
 
     def names(self) -> tuple[str, ...]:

@@ -9,9 +9,10 @@ serde2's type infos check before the type is stored:
 - primitives ``tinyint smallint int bigint boolean float double string binary date timestamp``, ``integer``
   (= int, Hive 2.2.0, HIVE-14950), ``double precision`` (= double, Hive 2.2.0), ``decimal[(p[,s])]``,
   ``varchar(n)``, ``char(n)``; ``numeric`` (= decimal) from Hive 3.0.0 (HIVE-16764), ``dec`` (= decimal) in the
-  4.x lexer only; ``timestamp with local time zone`` and ``timestamplocaltz`` from Hive 3.0.0 (HIVE-16614).
+  4.x lexer only; ``real`` (= float: ``KW_REAL -> TOK_FLOAT``) in the 4.x parser only (2.3.10's lexer has no
+  ``KW_REAL``); ``timestamp with local time zone`` and ``timestamplocaltz`` from Hive 3.0.0 (HIVE-16614).
   ``datetime`` parses but ``getTypeName`` refuses it (``ErrorMsg.UNSUPPORTED_TYPE``); interval types are
-  commented out of ``primitiveType``; ``void``, ``real`` and anything else are no column type.
+  commented out of ``primitiveType``; ``void`` and anything else are no column type.
 - ``array<T>``, ``map<K,V>`` with a primitive key, ``struct<name:T [COMMENT 'c'], …>`` (at least one field, no
   name twice: ``AMBIGUOUS_STRUCT_ATTRIBUTE``; the comment is not part of the stored type), ``uniontype<T, …>``.
 - parameters as serde2 validates them: ``BaseCharUtils.validateVarcharParameter`` (1 to 65535),
@@ -83,16 +84,17 @@ class TypeGrammar:
     numeric: bool  # NUMERIC = DECIMAL (3.0.0, HIVE-16764)
     dec: bool  # DEC = DECIMAL (the 4.x lexer, HiveLexerParent.g)
     local_time_zone: bool  # TIMESTAMP WITH LOCAL TIME ZONE, TIMESTAMPLOCALTZ (3.0.0, HIVE-16614)
+    real: bool = False  # REAL = FLOAT (the 4.x parser's primitiveType)
 
 
 GRAMMARS = {
     (2, 3): TypeGrammar("Hive 2.3", numeric=False, dec=False, local_time_zone=False),
     (3, 1): TypeGrammar("Hive 3.1", numeric=True, dec=False, local_time_zone=True),
-    (4, 0): TypeGrammar("Hive 4.0", numeric=True, dec=True, local_time_zone=True),
+    (4, 0): TypeGrammar("Hive 4.0", numeric=True, dec=True, local_time_zone=True, real=True),
 }
 # Before the metastore is known (a request being written): what at least one supported line accepts. The preview
 # checks the metastore's own line again (operations.rules.check_column_types).
-ANY_VERSION = TypeGrammar("Hive 2.3, 3.1 or 4.0", numeric=True, dec=True, local_time_zone=True)
+ANY_VERSION = TypeGrammar("Hive 2.3, 3.1 or 4.0", numeric=True, dec=True, local_time_zone=True, real=True)
 
 
 def grammar_for(version: SchemaVersion | None) -> TypeGrammar:
@@ -243,6 +245,9 @@ class _TypeParser:
             return "double"
         if word == "timestamp":
             return self.timestamp(token)
+        if word == "real":
+            self.require(self.grammar.real, token, "REAL")
+            return "float"
         if word == "timestamplocaltz":
             self.require(self.grammar.local_time_zone, token, "TIMESTAMPLOCALTZ")
             return _LOCAL_TIME_ZONE

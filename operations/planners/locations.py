@@ -14,8 +14,15 @@ from catalog_admin.locations import filesystem_for
 from catalog_admin.models import Partition, PartitionParam, StorageDescriptor, TableParam
 from catalog_admin.selectors.metastores import Metastore
 from operations.containment import MoveContext, new_location_blockers
-from operations.planners.common import build_preview, param_delete_steps, replication_source, snapshot
-from operations.preview import Preview, Step
+from operations.planners.common import (
+    build_preview,
+    hive_seconds,
+    param_delete_steps,
+    param_upsert_steps,
+    replication_source,
+    snapshot,
+)
+from operations.preview import HiveComparison, Preview, Step, TableSnapshot
 from operations.rules import Finding
 from operations.specs import RewritePartitionLocations, SetLocation
 from operations.sql import MetastoreSql
@@ -24,6 +31,7 @@ from operations.table_state import TableState
 __all__ = ("plan_rewrite_partition_locations", "plan_set_location", "resolve_partition", "sd_ids_under")
 
 STATS_FLAG = COLUMN_STATS_ACCURATE
+FAST_STATS = ("numFiles", "totalSize")  # StatsSetupConst.fastStats
 
 
 def resolve_partition(
@@ -87,16 +95,24 @@ def plan_set_location(metastore: Metastore, state: TableState, spec: SetLocation
             )
         )
         steps += _stale_statistics_steps(metastore, sql, state, partition)
+    quick = _quick_stats(metastore, state, spec) if not partition and not blockers else None
+    if quick:
+        steps += param_upsert_steps(sql, TableParam, "table", state.table_id, state.params, tuple(quick.items()))
     return build_preview(
         metastore,
         state,
         spec,
         steps=steps,
-        after=snapshot(state) if partition else snapshot(state, location=spec.location),
+        after=snapshot(state) if partition else _table_after(state, spec, quick),
         blockers=blockers,
-        warnings=_location_warnings(state, spec, partition is not None) + _statistics_warnings(steps),
+        warnings=_location_warnings(state, spec, partition is not None)
+        + _statistics_warnings(steps)
+        + _quick_stats_warnings(state, spec, partition, quick)
+        + _partition_statistics_warnings(metastore, partition),
         partitions_touched=1 if partition else 0,
-        inverse={"sd_id": target_sd, "location": old_location},
+        hive=_hive_comparison(metastore, partition),
+        inverse={"sd_id": target_sd, "location": old_location}
+        | ({"table_params": {key: state.params.get(key) for key in quick}} if quick else {}),
     )
 
 
@@ -224,14 +240,86 @@ def _replication_blockers(metastore: Metastore, state: TableState) -> list[Findi
 def _stale_statistics_steps(
     metastore: Metastore, sql: MetastoreSql, state: TableState, partition: dict | None
 ) -> list[Step]:
-    """Rule 13.2/13.3: after a location change the basic statistics no longer describe the data: Hive marks them
-    inaccurate by removing COLUMN_STATS_ACCURATE (of the table when unpartitioned, else of the partition)."""
+    """Rules 13.1-13.3: after a location change Hive marks the basic statistics inaccurate by removing
+    COLUMN_STATS_ACCURATE (``setBasicStatsState(FALSE)``): of an unpartitioned table always (its quick statistics are
+    recounted, ``_quick_stats``); of a partition only when it lacks numFiles or totalSize, for
+    ``MetaStoreUtils.requireCalStats`` is false for a partition whose fast statistics are there and unchanged, so Hive
+    then leaves its parameters alone (seen with Hive 2.3's Driver: tests/witness)."""
     if partition is not None:
+        if _has_fast_stats(metastore, partition):
+            return []
         flagged = PartitionParam.objects.using(metastore.alias).filter(partition_id=partition["id"], key=STATS_FLAG)
         return param_delete_steps(sql, PartitionParam, "partition", partition["id"], [STATS_FLAG]) if flagged else []
     if state.is_partitioned or STATS_FLAG not in state.params:
         return []
     return param_delete_steps(sql, TableParam, "table", state.table_id, [STATS_FLAG])
+
+
+def _has_fast_stats(metastore: Metastore, partition: dict) -> bool:
+    """``StatsSetupConst.containsAllFastStats``: the partition has numFiles and totalSize."""
+    keys = PartitionParam.objects.using(metastore.alias).filter(partition_id=partition["id"], key__in=FAST_STATS)
+    return keys.count() == len(FAST_STATS)
+
+
+def _partition_statistics_warnings(metastore: Metastore, partition: dict | None) -> list[Finding]:
+    if partition is None or _has_fast_stats(metastore, partition):
+        return []
+    return [
+        Finding(
+            "partition_quick_stats",
+            "13.3",
+            f"Partition {partition['name']} has no numFiles/totalSize: Hive would count them in the new directory; "
+            "the console leaves that to ANALYZE TABLE … PARTITION (…) COMPUTE STATISTICS.",
+            "warning",
+        )
+    ]
+
+
+def _hive_comparison(metastore: Metastore, partition: dict | None) -> HiveComparison | None:
+    """Hive saves the one partition (``alter_partition``); a table's SET LOCATION touches table rows only."""
+    if partition is None:
+        return None
+    return HiveComparison(str(metastore.schema.version), 1, 0, hive_seconds(1, 0))
+
+
+def _quick_stats(metastore: Metastore, state: TableState, spec: SetLocation) -> dict[str, str] | None:
+    """Rule 13.2: Hive's client lets the metastore recompute an unpartitioned table's quick statistics after SET
+    LOCATION only (2.3/3.1 ``DDLTask.alterTableOrSinglePartition`` removes ``DO_NOT_UPDATE_STATS`` for ALTERLOCATION
+    alone; 4.0 ``AlterTableSetLocationOperation``), from the new directory: ``HiveAlterHandler.alterTable`` →
+    ``updateTableStatsFast`` (2.3, 3.1) / ``updateTableStatsSlow`` (4.x, which also counts erasure-coded files) →
+    ``populateQuickStats``. None for views, partitioned tables and a filesystem the console cannot list."""
+    if state.is_view or state.is_partitioned:
+        return None
+    size = filesystem_for(spec.location).quick_stats(spec.location)
+    if size is None:
+        return None
+    values = {"numFiles": str(size.files), "totalSize": str(size.bytes)}
+    if metastore.schema.capabilities.quick_stats_count_erasure_coded_files:
+        values["numFilesErasureCoded"] = "0"  # a local filesystem has no erasure coding
+    return {key: value for key, value in values.items() if state.params.get(key) != value}
+
+
+def _table_after(state: TableState, spec: SetLocation, quick: dict[str, str] | None) -> TableSnapshot:
+    """The table after SET LOCATION: its new location, quick statistics and no accuracy flags (rule 13.2)."""
+    params = {k: v for k, v in state.params.items() if k != STATS_FLAG or state.is_partitioned} | (quick or {})
+    return snapshot(state, location=spec.location, params=tuple(sorted(params.items())))
+
+
+def _quick_stats_warnings(
+    state: TableState, spec: SetLocation, partition: dict | None, quick: dict[str, str] | None
+) -> list[Finding]:
+    if partition or state.is_view or state.is_partitioned or quick is not None:
+        return []
+    scheme = filesystem_for(spec.location).scheme
+    return [
+        Finding(
+            "quick_stats_unknown",
+            "13.2",
+            f"Hive recomputes numFiles and totalSize from the new location; the console cannot list {scheme} "
+            "locations, so they keep their old values.",
+            "warning",
+        )
+    ]
 
 
 def _statistics_warnings(steps: list[Step]) -> list[Finding]:

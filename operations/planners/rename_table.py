@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from catalog_admin.locations import filesystem_for
 from catalog_admin.models import (
     Database,
+    Partition,
     PartitionColumnStatistics,
     SerDeParam,
     StorageDescriptor,
@@ -89,7 +90,7 @@ def plan_rename_table(
         move_contexts={state.location or "": MoveContext(table_id=state.table_id)},
         partitions_touched=touched,
         statistics_moved=stats_moved,
-        hive=_hive_comparison(state, version, bool(moves), part_stats),
+        hive=_hive_comparison(metastore, state, version, bool(moves), part_stats),
         inverse={
             "spec": RenameTable(target=spec.new, new=state.ref).as_dict(),
             "location": state.location,
@@ -255,12 +256,12 @@ def _rename_warnings(state: TableState, move: DirectoryMove | None) -> list[Find
     return warnings
 
 
-def _hive_comparison(state: TableState, version: SchemaVersion, moved: bool, stats: int) -> HiveComparison:
+def _hive_comparison(
+    metastore: Metastore, state: TableState, version: SchemaVersion, moved: bool, stats: int
+) -> HiveComparison:
     partitions = state.partitions.count if moved else 0
     if version.capabilities.rename_deletes_partition_statistics:
-        deleted = stats if state.is_partitioned else 0
-        notes = ("Hive 2.3 deletes every partition column statistic of the table on rename.",) if deleted else ()
-        return HiveComparison(str(version), partitions, deleted, hive_seconds(partitions, deleted), notes)
+        return _hive_2_3_comparison(metastore, state, version, moved)
     if not version.capabilities.rename_batches_partitions:
         notes = (
             ("Hive 3.1 deletes and re-inserts each partition's statistics one partition at a time.",)
@@ -270,6 +271,29 @@ def _hive_comparison(state: TableState, version: SchemaVersion, moved: bool, sta
         return HiveComparison(str(version), partitions * 2, 0, hive_seconds(partitions * 2, stats * 2), notes)
     notes = ("Hive 4 rewrites partitions in batches of 300 and statistics in bulk.",)
     return HiveComparison(str(version), partitions, 0, hive_seconds(partitions, 0), notes)
+
+
+def _hive_2_3_comparison(
+    metastore: Metastore, state: TableState, version: SchemaVersion, moved: bool
+) -> HiveComparison:
+    """Hive 2.3's ``HiveAlterHandler.alterTable`` (read from hive-metastore-2.3.10): once the directory moved, each
+    partition whose location *contains* the old table path is saved with the new path and loses its column statistics
+    (``deletePartitionColumnStatistics``); the others, outside the table directory, are not touched and keep their
+    statistics under the old table name. Without a move no partition is touched."""
+    old_path = urlsplit(state.location or "").path
+    if not (moved and state.is_partitioned and old_path):
+        return HiveComparison(str(version), 0, 0, hive_seconds(0, 0))
+    inside = Partition.objects.using(metastore.alias).filter(table_id=state.table_id, sd__location__contains=old_path)
+    partitions = inside.count()
+    deleted = PartitionColumnStatistics.objects.using(metastore.alias).filter(partition__in=inside.values("id")).count()
+    notes = [f"Hive 2.3 saves the {partitions} partitions inside the table directory one at a time"]
+    notes[0] += f" and deletes their {deleted} column statistics." if deleted else "."
+    if partitions < state.partitions.count:
+        notes.append(
+            f"The {state.partitions.count - partitions} partition(s) outside it keep their location, and their "
+            "statistics stay labelled with the old table name."
+        )
+    return HiveComparison(str(version), partitions, deleted, hive_seconds(partitions, deleted), tuple(notes))
 
 
 def _steps(

@@ -441,3 +441,18 @@ def test_mariadb_loads_the_40_scripts_without_the_mysql8_statement(official_sche
     assert MARIADB_INCOMPATIBLE_STATEMENT not in loaded_40
     assert len(script_40.read_text().splitlines()) == len(loaded_40.splitlines())
     assert loaded_31 == script_31.read_text()
+
+
+def test_a_metastore_may_name_its_partition_name_whitelist() -> None:
+    """METASTORE_PARTITION_NAME_WHITELIST_<NAME> is that metastore's whitelist pattern; none by default; a pattern
+    that is no regular expression is refused, naming the variable."""
+    # given
+    env = {"METASTORES": "a=sqlite:///a.db;b=sqlite:///b.db", "METASTORE_PARTITION_NAME_WHITELIST_A": "[\\w-]*"}
+
+    # when
+    configs, _ = parse_metastores(env, BASE)
+    with pytest.raises(MetastoreConfigError, match="METASTORE_PARTITION_NAME_WHITELIST_B"):
+        parse_metastores({**env, "METASTORE_PARTITION_NAME_WHITELIST_B": "[unclosed"}, BASE)
+
+    # then
+    assert [c.partition_name_whitelist for c in configs] == ["[\\w-]*", ""]

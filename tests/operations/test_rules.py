@@ -24,6 +24,7 @@ from operations.rules import (
     check_bucket_columns,
     check_column_types,
     check_partition_keys,
+    check_replace_columns_serde,
     check_table_name,
     incompatible_columns,
     is_known_type,
@@ -711,8 +712,9 @@ def test_becoming_acid_needs_orc_and_on_hive_2_3_buckets(metastore: Metastore) -
 
 
 @per_version
-def test_replace_columns_on_acid_cannot_drop_columns(metastore: Metastore) -> None:
-    """REPLACE COLUMNS on an ACID table may rename or widen columns, not leave fewer of them."""
+def test_replace_columns_on_orc_cannot_drop_columns(metastore: Metastore) -> None:
+    """REPLACE COLUMNS on an ORC table (payments_acid) may rename or widen columns, not leave fewer of them: Hive's
+    client refuses it with its own message (REPLACE_CANNOT_DROP_COLUMNS), on every version."""
     # given
     columns = "payment_id bigint, order_id bigint, amount decimal(10,2)"
 
@@ -724,12 +726,150 @@ def test_replace_columns_on_acid_cannot_drop_columns(metastore: Metastore) -> No
     # then
     assert [(f.code, f.message) for f in fewer.blockers] == [
         (
-            "acid_replace",
-            "Replacing columns cannot drop columns for table `sales`.`payments_acid`. SerDe may be incompatible",
+            "replace_cannot_drop_columns",
+            "Replacing columns cannot drop columns for table sales.payments_acid. SerDe may be incompatible",
         )
     ]
     assert renamed.blockers == ()
     assert more.blockers == ()
+
+
+@per_version
+def test_replace_columns_dropping_parquet_columns_follows_each_versions_client(metastore: Metastore) -> None:
+    """Parquet: an unpartitioned table may drop columns everywhere; a partitioned one only with CASCADE from 3.1
+    (2.3.10's DDLTask has no such check); text tables may always drop columns."""
+    # given
+    orders = "id bigint, customer_id bigint, amount decimal(10,2)"
+
+    # when
+    customers = preview(metastore, "ALTER TABLE sales.customers REPLACE COLUMNS (id bigint, name string)")
+    uncascaded = preview(metastore, f"ALTER TABLE sales.orders REPLACE COLUMNS ({orders})")
+    cascaded = preview(metastore, f"ALTER TABLE sales.orders REPLACE COLUMNS ({orders}) CASCADE")
+    text = preview(metastore, "ALTER TABLE default.scratch_notes REPLACE COLUMNS (id int)")
+
+    # then
+    refused = [] if line(metastore) == "2.3" else ["replace_cannot_drop_columns"]
+    assert [f.code for f in customers.blockers] == []
+    assert [f.code for f in uncascaded.blockers] == refused
+    assert [f.code for f in cascaded.blockers] == []
+    assert [f.code for f in text.blockers] == []
+    if refused:
+        assert uncascaded.blockers[0].message == (
+            "Replacing columns cannot drop columns for table sales.orders. SerDe may be incompatible"
+        )
+
+
+@per_version
+def test_replace_columns_on_an_avro_table_is_refused(metastore: Metastore) -> None:
+    """AvroSerDe is not among the serdes whose columns REPLACE COLUMNS may replace, on any version (Hive:
+    CANNOT_REPLACE_COLUMNS)."""
+    # given
+    customers = table_row(metastore, "sales", "customers")
+    with allow_metastore_writes():
+        SerDe.objects.using(metastore.alias).filter(id=customers.sd.serde_id).update(
+            slib="org.apache.hadoop.hive.serde2.avro.AvroSerDe"
+        )
+
+    # when
+    result = preview(metastore, "ALTER TABLE sales.customers REPLACE COLUMNS (id bigint, name string, email string)")
+
+    # then
+    assert [(f.code, f.message) for f in result.blockers] == [
+        (
+            "replace_columns_serde",
+            "Replace columns is not supported for table sales.customers. SerDe may be incompatible.",
+        )
+    ]
+
+
+@per_version
+def test_reordering_columns_of_an_orc_table_is_refused(metastore: Metastore) -> None:
+    """CHANGE … FIRST|AFTER on an ORC table: Hive's client refuses the clause (CANNOT_REORDER_COLUMNS) before the
+    metastore judges the types; a plain CHANGE and a Parquet table's reorder are allowed."""
+    # given
+    clause = "CHANGE paid_at paid_at timestamp"
+
+    # when
+    first = preview(metastore, f"ALTER TABLE sales.payments_acid {clause} FIRST")
+    after = preview(metastore, f"ALTER TABLE sales.payments_acid {clause} AFTER amount")
+    in_place = preview(metastore, f"ALTER TABLE sales.payments_acid {clause} COMMENT 'when'")
+    parquet = preview(metastore, "ALTER TABLE sales.customers CHANGE country country string AFTER id")
+
+    # then
+    message = "Reordering columns is not supported for table sales.payments_acid. SerDe may be incompatible"
+    assert (first.blockers[0].code, first.blockers[0].message) == ("cannot_reorder_columns", message)  # Hive's first
+    assert [f.code for f in after.blockers] == ["cannot_reorder_columns"]
+    assert in_place.blockers == ()
+    assert parquet.blockers == ()
+
+
+SERDES = {
+    "orc": "org.apache.hadoop.hive.ql.io.orc.OrcSerde",
+    "parquet": "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
+    "text": "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe",
+    "avro": "org.apache.hadoop.hive.serde2.avro.AvroSerDe",
+    "dynamic": "org.apache.hadoop.hive.serde2.dynamic_type.DynamicSerDe",
+    "iceberg": "org.apache.iceberg.mr.hive.HiveIcebergSerDe",
+    "columnset": "org.apache.hadoop.hive.serde.thrift.columnsetSerDe",
+}
+# (serde, dropping, partitioned, cascade) -> the refusal on 2.3, 3.1 and 4.0 ("" allowed, "serde", "drop").
+REPLACE_CASES = [
+    ("orc", True, False, False, ("drop", "drop", "drop")),
+    ("orc", False, True, False, ("", "", "")),
+    ("parquet", True, False, False, ("", "", "")),
+    ("parquet", True, True, False, ("", "drop", "drop")),
+    ("parquet", True, True, True, ("", "", "")),
+    ("text", True, True, False, ("", "", "")),
+    ("avro", False, False, False, ("serde", "serde", "serde")),
+    ("dynamic", True, False, False, ("", "", "serde")),
+    ("iceberg", True, False, False, ("serde", "serde", "")),
+    ("columnset", True, False, False, ("", "", "")),
+]
+
+
+@pytest.mark.parametrize(("serde", "dropping", "partitioned", "cascade", "expected"), REPLACE_CASES)
+def test_replace_columns_refusals_by_serde_and_version(
+    serde: str, dropping: bool, partitioned: bool, cascade: bool, expected: tuple[str, str, str]
+) -> None:
+    """REPLACE COLUMNS rules of Hive's client per serde and version (DDLTask, AlterTableReplaceColumnsOperation)."""
+    # given
+    codes_by_kind = {"": [], "serde": ["replace_columns_serde"], "drop": ["replace_cannot_drop_columns"]}
+
+    # when
+    found = [
+        [
+            f.code
+            for f in check_replace_columns_serde(
+                database="db",
+                table="t",
+                serde=SERDES[serde],
+                old_count=3,
+                new_count=2 if dropping else 3,
+                cascade=cascade,
+                partitioned=partitioned,
+                version=version,
+            )
+        ]
+        for version in VERSIONS.values()
+    ]
+
+    # then
+    assert found == [codes_by_kind[kind] for kind in expected]
+
+
+def test_a_transactional_table_drops_no_orc_columns_even_without_schema_evolution() -> None:
+    """``isSchemaEvolutionEnabled`` is true for a transactional table whatever hive.exec.schema.evolution says; a
+    non-transactional ORC table without schema evolution may drop columns."""
+    # given
+    common = dict(database="db", table="t", serde=SERDES["orc"], old_count=3, new_count=2, cascade=False)
+
+    # when
+    without = check_replace_columns_serde(**common, partitioned=False, version=V31, schema_evolution=False)
+    with_it = check_replace_columns_serde(**common, partitioned=False, version=V31, schema_evolution=True)
+
+    # then
+    assert without == []
+    assert [f.code for f in with_it] == ["replace_cannot_drop_columns"]
 
 
 # 17 Rename partition ------------------------------------------------------------------------------------------------

@@ -3,9 +3,9 @@ Issue 3's proof: an ALTER TABLE run by the console leaves the metastore and the 
 
 Each test makes two identical tables through Spark (``spark_twins``: ``diff_hive.<t>`` and ``diff_console.<t>``,
 parquet, partitioned by (dt string, hour int), one partition outside the table root, Hive-style column statistics),
-runs one statement through Spark SQL on the first (Hive 2.3's HMSHandler → HiveAlterHandler → ObjectStore, in
-Spark's JVM) and through the console on the second (``alter_preview_statement`` + ``alter_execute``, which commit),
-then compares:
+runs one statement through Hive 2.3's own Driver on the first (``hive_ql``: HiveQL parser → DDLSemanticAnalyzer →
+DDLTask → HMSHandler → HiveAlterHandler → ObjectStore, in Spark's JVM, as Beeline would) and through the console on
+the second (``alter_preview_statement`` + ``alter_execute``, which commit), then compares:
 
 * the two metastore images (``tests/witness/differential.py``: every row of the table, with ids, database names, each
   copy's own location prefixes, creation times and ``transient_lastDdlTime`` left out): their ``differences`` are
@@ -14,23 +14,25 @@ then compares:
 * the whole metastore's orphan rows, which neither side may add;
 * the rows Spark reads back from the console's table after ``REFRESH TABLE``: the inserted rows, as from Hive's.
 
-Spark SQL refuses ``CHANGE COLUMN`` renames and type changes on Hive tables; for those the witness is Hive's own
-HiveQL ``Driver`` in the same JVM (``hive_ql``), as Beeline would run them.
+Spark SQL alters tables its own way (it copies the table's columns into a renamed partition, lets the metastore
+recount numFiles/totalSize on every alter, stamps ``spark.sql.partitionProvider``), so it is the witness only where
+Hive's Driver cannot run the statement or the table is Spark's: DROP PARTITION (its analysis needs classes Spark does
+not ship) and Spark's data-source (``USING parquet``) tables, whose ``path`` only Spark keeps.
 
 The differences the console makes on purpose, each asserted where it shows:
 
 * Hive 2.3 deletes the column statistics of every partition a table RENAME moves (and leaves those of a partition
-  outside the root under the old table name); a partition renamed through Spark loses its statistics too; a column
-  rename drops the column's statistics and its COLUMN_STATS_ACCURATE flag. The console keeps them all, under the
-  new names.
-* Hive leaves Spark's copy of the schema (``spark.sql.sources.schema``) stale after CHANGE COLUMN; the console
-  rewrites it to what Spark itself writes. After ADD COLUMNS, which Spark runs itself, the two copies are identical.
+  outside the root under the old table name); a renamed partition loses its statistics too; a column rename drops
+  the column's statistics and its COLUMN_STATS_ACCURATE flag. The console keeps them all, under the new names.
+* Hive leaves Spark's copy of the schema (``spark.sql.sources.schema``) stale after ADD COLUMNS and CHANGE COLUMN;
+  the console rewrites it to what Spark itself writes (after Spark's own ADD COLUMNS the two copies are identical).
+* Hive's client (DDLTask) stamps ``last_modified_by``/``last_modified_time`` on the table, or on the partition it
+  alters; the console does not.
 * DROP PARTITION: Hive deletes a managed partition's data; the console moves it to ``<database>/.catalog-admin-trash``.
   Both remove the key folders the drop empties inside the table root (``dt=…/``), but Hive also removes the emptied
   folder above a partition location outside the table root; the console removes no folder outside the table root.
-* Not Hive's doing but Spark's, and not copied: Spark stamps ``spark.sql.partitionProvider`` on every ALTER of a
-  partitioned table, rewrites a partition it alters with its own size parameter and ``numBuckets`` 0 (Hive's "not
-  bucketed" is -1), and HiveQL's client stamps ``last_modified_by``/``last_modified_time``.
+* Not Hive's doing but Spark's, and not copied (where Spark is the witness): Spark stamps
+  ``spark.sql.partitionProvider`` on every ALTER of a partitioned table.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.partitions import get_partition_detail
 from operations.models import Execution
 from operations.services.alter import alter_execute, alter_preview_statement
-from tests.fixtures.spark import TWIN_ROWS, TableCopy, Twins
+from tests.fixtures.spark import TWIN_ROWS, HiveQLError, TableCopy, Twins
 from tests.witness.differential import ABSENT, differences, metastore_image, orphans, read_rows, tree_image
 
 AnalysisException = pytest.importorskip("pyspark.errors").AnalysisException
@@ -57,8 +59,6 @@ pytestmark = [pytest.mark.spark, pytest.mark.django_db(transaction=True, databas
 IN_ROOT = ("dt=2024-01-01/hour=1", "dt=2024-01-01/hour=2", "dt=2024-01-02/hour=1")
 OUTSIDE = "dt=2024-01-03/hour=0"
 COLUMNS = ("amount", "id", "name")
-# Spark's own bookkeeping: every ALTER of a partitioned table Spark tracks stamps this parameter.
-SPARK_PARTITION_PROVIDER = {("params", "spark.sql.partitionProvider"): ("catalog", ABSENT)}
 # Written by HiveQL's DDLTask (the client), not by the metastore.
 HIVE_CLIENT_STAMPS = ("last_modified_by", "last_modified_time")
 SCHEMA_KEY = "spark.sql.sources.schema"
@@ -81,22 +81,22 @@ class Outcome:
 
 
 def alter_both(
-    spark,
     metastore: Metastore,
     twins: Twins,
     statement: str,
     *,
-    witness: Callable[[str], Any] | None = None,
+    witness: Callable[[str], Any],
     renamed_to: str = "",
 ) -> Outcome:
     """
-    Run ``statement`` through Spark SQL (or ``witness``) on the Hive copy and through the console on the other.
+    Run ``statement`` through ``witness`` (Hive's Driver, or Spark SQL) on the Hive copy and through the console on
+    the other.
 
     ``{table}``, ``{database}`` and ``{elsewhere}`` in the statement are each copy's own.
     """
     orphans_before = orphans()
     before = metastore_image(twins.console)
-    (witness or spark.sql)(_for(statement, twins.hive))
+    witness(_for(statement, twins.hive))
 
     preview = alter_preview_statement(metastore=metastore, statement=_for(statement, twins.console))
     assert not preview.blockers, preview.blockers
@@ -126,12 +126,21 @@ def statistics(image: dict[str, Any], partition: str, column: str, **changes: An
     return {**image["partitions"][partition]["column_statistics"][column], **changes}
 
 
-def without_hive_client_stamps(found: dict[tuple[str, ...], tuple[Any, Any]]) -> dict[tuple[str, ...], Any]:
-    """``found`` less the parameters HiveQL's client stamps on the Hive copy (asserted to be exactly those)."""
-    for key in HIVE_CLIENT_STAMPS:
-        hive, console = found[("params", key)]
-        assert hive not in (None, ABSENT) and console == ABSENT, key
-    return {path: values for path, values in found.items() if path not in {("params", k) for k in HIVE_CLIENT_STAMPS}}
+def without_hive_client_stamps(
+    found: dict[tuple[str, ...], tuple[Any, Any]], owner: tuple[str, ...] = ()
+) -> dict[tuple[str, ...], Any]:
+    """``found`` less the parameters Hive's client (DDLTask) stamps on the table, or on the partition ``owner``
+    (``("partitions", name)``) it alters: asserted to be there on the Hive copy only."""
+    stamps = {(*owner, "params", key) for key in HIVE_CLIENT_STAMPS}
+    for path in stamps:
+        hive, console = found[path]
+        assert hive not in (None, ABSENT) and console == ABSENT, path
+    return {path: values for path, values in found.items() if path not in stamps}
+
+
+def hive_driver(hive_ql, twins: Twins) -> Callable[[str], Any]:
+    """Hive's Driver, in the Hive copy's database."""
+    return hive_ql.using(twins.hive.database)
 
 
 def rows(change: Callable[[tuple[Any, ...]], tuple[Any, ...] | None] = lambda row: row) -> list[tuple[Any, ...]]:
@@ -145,21 +154,23 @@ def rows(change: Callable[[tuple[Any, ...]], tuple[Any, ...] | None] = lambda ro
 
 @DATASOURCE
 def test_rename_table_moves_like_hive_and_keeps_the_statistics_hive_deletes(
-    spark, spark_metastore, spark_twins, datasource
+    spark, hive_ql, spark_metastore, spark_twins, datasource
 ):
     """
     RENAME TO moves the folder, rewrites every location under the old root (and a data-source table's ``path``) and
-    leaves the outside partition where it is, exactly as Hive 2.3. Hive deletes the moved partitions' statistics and
-    leaves the outside partition's under the old table name; the console keeps all of them, under the new name.
+    leaves the outside partition where it is, exactly as Hive 2.3 (Hive's Driver; Spark SQL for the data-source
+    table, whose ``path`` only Spark keeps). Hive deletes the moved partitions' statistics and leaves the outside
+    partition's under the old table name; the console keeps all of them, under the new name.
     """
     # given
     name = "rename_ds" if datasource else "rename_serde"
     twins = spark_twins(name, datasource=datasource)
     new = f"{name}_renamed"
+    witness = spark.sql if datasource else hive_driver(hive_ql, twins)
 
     # when
     outcome = alter_both(
-        spark, spark_metastore, twins, f"ALTER TABLE {{table}} RENAME TO {{database}}.{new}", renamed_to=new
+        spark_metastore, twins, f"ALTER TABLE {{table}} RENAME TO {{database}}.{new}", witness=witness, renamed_to=new
     )
 
     # then
@@ -172,25 +183,36 @@ def test_rename_table_moves_like_hive_and_keeps_the_statistics_hive_deletes(
         for column in COLUMNS
     }
     left_stale = {("partitions", OUTSIDE, "column_statistics", column, "table_name"): (name, new) for column in COLUMNS}
-    assert outcome.metastore == kept | left_stale
+    found = outcome.metastore if datasource else without_hive_client_stamps(outcome.metastore)
+    assert found == kept | left_stale
     assert outcome.trees == {}
     assert tree_image(outcome.console)["tables"][0] == f"{new}/"
     assert read_rows(spark, outcome.console) == read_rows(spark, outcome.hive) == rows()
 
 
 @DATASOURCE
-def test_add_columns_matches_spark_including_its_schema_copy(spark, spark_metastore, spark_twins, datasource):
-    """ADD COLUMNS leaves exactly what Spark leaves, ``spark.sql.sources.schema`` included; partitions keep theirs."""
+def test_add_columns_matches_hive_and_keeps_spark_schema_copy(spark, hive_ql, spark_metastore, spark_twins, datasource):
+    """
+    ADD COLUMNS changes the same rows as Hive's Driver, partitions keeping their columns; Hive leaves Spark's schema
+    copy stale, the console writes what Spark itself writes (for the data-source table, where Spark is the witness,
+    the two copies are identical).
+    """
     # given
     twins = spark_twins("add_columns_ds" if datasource else "add_columns_serde", datasource=datasource)
+    witness = spark.sql if datasource else hive_driver(hive_ql, twins)
 
     # when
     outcome = alter_both(
-        spark, spark_metastore, twins, "ALTER TABLE {table} ADD COLUMNS (note string COMMENT 'free text')"
+        spark_metastore, twins, "ALTER TABLE {table} ADD COLUMNS (note string COMMENT 'free text')", witness=witness
     )
 
     # then
-    assert outcome.metastore == {}
+    if datasource:
+        assert outcome.metastore == {}
+    else:
+        stale = outcome.before["params"][SCHEMA_KEY]
+        current = metastore_image(outcome.console)["params"][SCHEMA_KEY]
+        assert without_hive_client_stamps(outcome.metastore) == {("params", SCHEMA_KEY): (stale, current)}
     assert outcome.trees == {}
     image = metastore_image(outcome.console)
     assert (
@@ -219,7 +241,10 @@ def test_change_column_rename_keeps_the_statistics_hive_drops(spark, hive_ql, sp
 
     # when
     outcome = alter_both(
-        spark, spark_metastore, twins, "ALTER TABLE {table} CHANGE COLUMN name label string CASCADE", witness=hive_ql
+        spark_metastore,
+        twins,
+        "ALTER TABLE {table} CHANGE COLUMN name label string CASCADE",
+        witness=hive_driver(hive_ql, twins),
     )
 
     # then
@@ -252,7 +277,10 @@ def test_change_column_type_drops_the_statistics_as_hive_does(spark, hive_ql, sp
 
     # when
     outcome = alter_both(
-        spark, spark_metastore, twins, "ALTER TABLE {table} CHANGE COLUMN id id bigint CASCADE", witness=hive_ql
+        spark_metastore,
+        twins,
+        "ALTER TABLE {table} CHANGE COLUMN id id bigint CASCADE",
+        witness=hive_driver(hive_ql, twins),
     )
 
     # then
@@ -278,19 +306,20 @@ def test_change_column_type_drops_the_statistics_as_hive_does(spark, hive_ql, sp
     ],
     ids=["set_tblproperties", "unset_tblproperties", "set_serdeproperties", "set_location"],
 )
-def test_table_metadata_changes_match_spark(spark, spark_metastore, spark_twins, twin, statement):
+def test_table_metadata_changes_match_hive(spark, hive_ql, spark_metastore, spark_twins, twin, statement):
     """
-    SET/UNSET TBLPROPERTIES, SET SERDEPROPERTIES and the table's SET LOCATION (partitions keep theirs, no data moves)
-    change the same rows as Spark, apart from the partition provider Spark stamps on every ALTER.
+    SET/UNSET TBLPROPERTIES, SET SERDEPROPERTIES and the table's SET LOCATION (partitions keep theirs, no data moves;
+    a partitioned table's quick statistics are its partitions') change the same rows as Hive's Driver, apart from the
+    stamps of Hive's client.
     """
     # given
     twins = spark_twins(twin)
 
     # when
-    outcome = alter_both(spark, spark_metastore, twins, statement)
+    outcome = alter_both(spark_metastore, twins, statement, witness=hive_driver(hive_ql, twins))
 
     # then
-    assert outcome.metastore == SPARK_PARTITION_PROVIDER
+    assert without_hive_client_stamps(outcome.metastore) == {}
     assert outcome.trees == {}
     assert differences(outcome.before, metastore_image(outcome.console)), "the statement changed something"
     assert read_rows(spark, outcome.console) == read_rows(spark, outcome.hive) == rows()
@@ -299,55 +328,52 @@ def test_table_metadata_changes_match_spark(spark, spark_metastore, spark_twins,
 # Partitions -------------------------------------------------------------------------------------------------------
 
 
-def test_set_partition_location_matches_spark(spark, spark_metastore, spark_twins):
+def test_set_partition_location_matches_hive(spark, hive_ql, spark_metastore, spark_twins):
     """
-    PARTITION (…) SET LOCATION points the partition at its new folder; Spark also rewrites the partition with its own
-    size parameter and numBuckets 0. Deliberate difference: the console marks the partition's statistics inaccurate
-    (COLUMN_STATS_ACCURATE removed), as Hive's own client does for a location change (rule 13.3); Spark's client asks
-    the metastore not to touch statistics.
+    PARTITION (…) SET LOCATION points the partition at its new folder and changes nothing else, as Hive's Driver:
+    the partition carries numFiles and totalSize, equal before and after, so Hive's ``requireCalStats`` is false and
+    its statistics stay as they were (rule 13.1). Only the stamps of Hive's client (on the partition) differ.
     """
     # given
     twins = spark_twins("partition_location")
     partition = "dt=2024-01-01/hour=2"
-    for copy in (twins.hive, twins.console):  # a steward copies the data first; SET LOCATION moves nothing
+    for copy in (twins.hive, twins.console):  # a steward copies the data first (one file twice); nothing moves
         shutil.copytree(copy.root / partition, copy.elsewhere / "p")
+        data = next(f for f in sorted((copy.elsewhere / "p").iterdir()) if f.suffix == ".parquet")
+        shutil.copyfile(data, copy.elsewhere / "p" / "again.parquet")
 
     # when
     outcome = alter_both(
-        spark,
         spark_metastore,
         twins,
         "ALTER TABLE {table} PARTITION (dt='2024-01-01', hour=2) SET LOCATION '{elsewhere}/p'",
+        witness=hive_driver(hive_ql, twins),
     )
 
     # then
-    before = outcome.before["partitions"][partition]["params"]
-    assert outcome.metastore == {
-        ("partitions", partition, "params", "spark.sql.statistics.totalSize"): (before["totalSize"], ABSENT),
-        ("partitions", partition, "params", "COLUMN_STATS_ACCURATE"): (before["COLUMN_STATS_ACCURATE"], ABSENT),
-        ("partitions", partition, "storage", "num_buckets"): (0, -1),
-    }
+    assert without_hive_client_stamps(outcome.metastore, ("partitions", partition)) == {}
     assert outcome.trees == {}
     assert metastore_image(outcome.console)["partitions"][partition]["storage"]["location"] == "<elsewhere>/p"
-    assert read_rows(spark, outcome.console) == read_rows(spark, outcome.hive) == rows()
+    copied_twice = [row for row in rows() if (row[3], row[4]) == ("2024-01-01", 2)]
+    assert read_rows(spark, outcome.console) == read_rows(spark, outcome.hive) == sorted(rows() + copied_twice)
 
 
-def test_rename_partition_moves_like_hive_and_keeps_the_statistics_hive_loses(spark, spark_metastore, spark_twins):
+def test_rename_partition_moves_like_hive_and_keeps_the_statistics_hive_deletes(
+    spark, hive_ql, spark_metastore, spark_twins
+):
     """
-    PARTITION (…) RENAME TO PARTITION (…) renames the partition and moves its folder as Hive does (both leave the
-    emptied ``dt=2024-01-02/`` behind). Hive loses the partition's statistics; the console keeps them.
+    PARTITION (…) RENAME TO PARTITION (…) renames the partition and moves its folder as Hive's Driver does (both
+    leave the emptied ``dt=2024-01-02/`` behind). Hive 2.3 deletes the partition's statistics (as the preview's
+    "what Hive would do" says); the console keeps them.
     """
     # given
     twins = spark_twins("rename_partition")
     old, new = "dt=2024-01-02/hour=1", "dt=2024-01-05/hour=1"
+    statement = "ALTER TABLE {table} PARTITION (dt='2024-01-02', hour=1) RENAME TO PARTITION (dt='2024-01-05', hour=1)"
+    predicted = alter_preview_statement(metastore=spark_metastore, statement=_for(statement, twins.hive)).hive
 
     # when
-    outcome = alter_both(
-        spark,
-        spark_metastore,
-        twins,
-        "ALTER TABLE {table} PARTITION (dt='2024-01-02', hour=1) RENAME TO PARTITION (dt='2024-01-05', hour=1)",
-    )
+    outcome = alter_both(spark_metastore, twins, statement, witness=hive_driver(hive_ql, twins))
 
     # then
     kept = {
@@ -357,14 +383,17 @@ def test_rename_partition_moves_like_hive_and_keeps_the_statistics_hive_loses(sp
         )
         for column in COLUMNS
     }
-    assert outcome.metastore == kept | {("partitions", new, "storage", "num_buckets"): (0, -1)}
+    assert outcome.metastore == kept
+    assert predicted.statistics_deleted == len(COLUMNS)
     assert outcome.trees == {}
     assert "rename_partition/dt=2024-01-05/hour=1/" in tree_image(outcome.console)["tables"]
     expected = rows(lambda row: (*row[:3], "2024-01-05", row[4]) if row[3] == "2024-01-02" else row)
     assert read_rows(spark, outcome.console) == read_rows(spark, outcome.hive) == expected
 
 
-def test_rename_partition_to_values_hive_escapes_is_named_and_placed_as_hive_does(spark, spark_metastore, spark_twins):
+def test_rename_partition_to_values_hive_escapes_is_named_and_placed_as_hive_does(
+    spark, hive_ql, spark_metastore, spark_twins
+):
     """
     RENAME TO PARTITION (dt='a\\'b*[c] café', hour=1): the console's preview gives the partition the PART_NAME, key
     values and location Hive gives it (', * and [ ] as %XX, the space and the é kept; the directory named literally
@@ -373,7 +402,7 @@ def test_rename_partition_to_values_hive_escapes_is_named_and_placed_as_hive_doe
     # given
     twins = spark_twins("escaped_partition")
     clause = f"PARTITION (dt='2024-01-02', hour=1) RENAME TO PARTITION {ESCAPED_SPEC}"
-    spark.sql(f"ALTER TABLE {twins.hive.qualified} {clause}")
+    hive_driver(hive_ql, twins)(f"ALTER TABLE {twins.hive.qualified} {clause}")
     hive = metastore_image(twins.hive)
     new = ESCAPED_NAME
 
@@ -404,17 +433,19 @@ def test_rename_partition_to_values_hive_escapes_is_named_and_placed_as_hive_doe
     assert get_partition_detail(spark_metastore, table, new).values == {"dt": ESCAPED_VALUE, "hour": "1"}
 
 
-def test_rename_partition_to_values_hive_escapes_moves_the_folder_as_hive_does(spark, spark_metastore, spark_twins):
+def test_rename_partition_to_values_hive_escapes_moves_the_folder_as_hive_does(
+    spark, hive_ql, spark_metastore, spark_twins
+):
     """The renamed partition's folder is the literal escaped name its location gives, on both copies."""
     # given
     twins = spark_twins("escaped_folder")
 
     # when
     outcome = alter_both(
-        spark,
         spark_metastore,
         twins,
         f"ALTER TABLE {{table}} PARTITION (dt='2024-01-02', hour=1) RENAME TO PARTITION {ESCAPED_SPEC}",
+        witness=hive_driver(hive_ql, twins),
     )
 
     # then
@@ -424,7 +455,7 @@ def test_rename_partition_to_values_hive_escapes_moves_the_folder_as_hive_does(s
 
 
 def test_rename_partition_onto_an_existing_folder_without_a_source_is_refused_as_hive_2_3_does(
-    spark, spark_metastore, spark_twins
+    hive_ql, spark_metastore, spark_twins
 ):
     """
     Hive 2.3 checks the target folder even when the partition's own folder is missing ('New location for this table
@@ -439,8 +470,8 @@ def test_rename_partition_onto_an_existing_folder_without_a_source_is_refused_as
     before = metastore_image(twins.hive)
 
     # when
-    with pytest.raises(Exception, match="already exists") as refused:
-        spark.sql(f"ALTER TABLE {twins.hive.qualified} {clause}")
+    with pytest.raises(HiveQLError, match="already exists") as refused:
+        hive_driver(hive_ql, twins)(f"ALTER TABLE {twins.hive.qualified} {clause}")
     preview = alter_preview_statement(
         metastore=spark_metastore, statement=f"ALTER TABLE {twins.console.qualified} {clause}"
     )
@@ -458,17 +489,19 @@ def test_drop_partition_moves_the_data_to_trash_where_hive_deletes_it(spark, hiv
     """
     DROP PARTITION removes the same rows as Hive and the same folders inside the table root, the emptied
     ``dt=2024-01-02/`` included, so Hive's MSCK REPAIR TABLE still accepts the table. The data goes to the console's
-    trash instead of being deleted, and the emptied folder outside the table root stays.
+    trash instead of being deleted, and the emptied folder outside the table root stays. The witness is Spark SQL
+    (Hive's metastore code underneath): Hive's Driver cannot analyse DROP PARTITION here, its partition expressions
+    need FunctionRegistry classes (LLAP) that Spark does not ship.
     """
     # given
     twins = spark_twins("drop_partition")
 
     # when
     outcome = alter_both(
-        spark,
         spark_metastore,
         twins,
         "ALTER TABLE {table} DROP PARTITION (dt='2024-01-02', hour=1), PARTITION (dt='2024-01-03', hour=0)",
+        witness=spark.sql,
     )
 
     # then

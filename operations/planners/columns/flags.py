@@ -19,7 +19,7 @@ from catalog_admin.models import PartitionParam
 from catalog_admin.selectors.metastores import Metastore
 from operations.planners.columns.listing import ColumnPlan
 from operations.preview import Step
-from operations.spark_schema import rewrite_spark_schema
+from operations.spark_schema import rename_spark_bucket_sort_columns, rewrite_spark_schema
 from operations.sql import MetastoreSql
 from operations.table_state import TableState
 
@@ -142,7 +142,8 @@ def _flag_expression(column: str, edits: list[tuple[str, str]]) -> tuple[str, tu
 
 
 def params_after(state: TableState, plan: ColumnPlan) -> dict[str, str | None]:
-    """The table's parameters after the change: accuracy flags edited, Spark's schema copy rewritten."""
+    """The table's parameters after the change: accuracy flags edited, Spark's schema copy rewritten, and Spark's
+    bucketing and sort columns following a renamed column."""
     params = dict(state.params)
     flags = params.get(STATS_KEY)
     if flags:
@@ -155,6 +156,8 @@ def params_after(state: TableState, plan: ColumnPlan) -> dict[str, str | None]:
     )
     if spark:
         params.update(spark)
+    if plan.column_rename:
+        params.update(rename_spark_bucket_sort_columns(params, *plan.column_rename))
     return params
 
 

@@ -62,12 +62,14 @@ def _hive_rewrites_partitions(
     version: SchemaVersion, old: list[ColumnInfo], new: list[ColumnInfo], cascade: bool
 ) -> bool:
     """Rule 10.2 (4.x): with CASCADE unless the columns are the same, without it unless columns were only appended;
-    rule 10.6 (3.1, 2.3): whenever the column lists differ at all (names, types and comments as stored)."""
-    if not version.capabilities.column_change_skips_unchanged_partitions:
-        return [(c.name, c.type, c.comment) for c in old] != [(c.name, c.type, c.comment) for c in new]
-    if cascade:
-        return not _same_columns(old, new)
-    return not _prefix_columns(old, new)
+    rule 10.6 (3.1): whenever the column lists differ at all (names, types and comments as stored); 2.3
+    (``HiveAlterHandler.alterTable``, read from hive-metastore-2.3.10's bytecode): only with CASCADE, and then when
+    ``MetaStoreUtils.isCascadeNeededInAlterTable`` finds the lists differ; without it no partition is read."""
+    capabilities = version.capabilities
+    if capabilities.column_change_skips_unchanged_partitions:
+        return not _same_columns(old, new) if cascade else not _prefix_columns(old, new)
+    differ = [(c.name, c.type, c.comment) for c in old] != [(c.name, c.type, c.comment) for c in new]
+    return differ and (cascade or capabilities.column_change_touches_partitions_without_cascade)
 
 
 def _same_columns(old: list[ColumnInfo], new: list[ColumnInfo]) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from catalog_admin.selectors.metastores import Metastore
-from operations.rules import Finding, check_column_types
+from operations.rules import Finding, check_column_types, check_reorder_serde, check_replace_columns_serde
 from operations.specs import AddColumns, ChangeColumn, ColumnDef, ReplaceColumns
 from operations.table_state import ColumnInfo, TableState
 
@@ -18,6 +18,7 @@ class ColumnPlan:
 
     columns: list[ColumnInfo]
     renamed: dict[str, str] = field(default_factory=dict)  # old name -> new name, same type
+    column_rename: tuple[str, str] | None = None  # a CHANGE's (old name, new name), whatever the type does
     stats_dropped: set[str] = field(default_factory=set)  # old names whose data changes meaning or disappears
     # BUCKETING_COLS / SORT_COLS column a CHANGE renames: (stored name, new name)
     list_renames: dict[type, tuple[str, str]] = field(default_factory=dict)
@@ -57,7 +58,7 @@ def _changed_column(old: list[ColumnInfo], spec: ChangeColumn) -> ColumnPlan:
         columns.insert(after.index(spec.after.lower()) + 1, new)
     else:
         columns.insert(index, new)
-    plan = ColumnPlan(columns=columns)
+    plan = ColumnPlan(columns=columns, column_rename=(previous.name, new.name) if new.name != previous.name else None)
     if new.type.lower() != previous.type.lower():
         plan.stats_dropped.add(previous.name)
     elif new.name != previous.name:
@@ -84,15 +85,7 @@ def column_findings(
         findings.append(
             Finding("partition_key_clash", "6.2", f"Column name {', '.join(clashes)} is already a partition key")
         )
-    # Hive's REPLACE_CANNOT_DROP_COLUMNS: fewer columns than before (renames and type changes keep the count).
-    if isinstance(spec, ReplaceColumns) and state.is_transactional and len(plan.columns) < len(state.columns):
-        findings.append(
-            Finding(
-                "acid_replace",
-                "acid",
-                f"Replacing columns cannot drop columns for table {state.ref}. SerDe may be incompatible",
-            )
-        )
+    findings += _serde_findings(metastore, state, spec, plan)
     old = [(c.name, c.type) for c in state.columns]
     new = [(c.name, c.type) for c in plan.columns]
     version = metastore.schema.version
@@ -100,3 +93,31 @@ def column_findings(
     if not state.cd_id:
         findings.append(Finding("no_columns", "ddl", f"{state.ref} has no column descriptor"))
     return findings
+
+
+def _serde_findings(
+    metastore: Metastore, state: TableState, spec: AddColumns | ReplaceColumns | ChangeColumn, plan: ColumnPlan
+) -> list[Finding]:
+    """What Hive's client refuses by serde before the metastore sees the change (``operations.rules``): REPLACE
+    COLUMNS on a serde it cannot replace, or dropping ORC (and partitioned Parquet, without CASCADE) columns; CHANGE
+    … FIRST|AFTER on ORC. Schema evolution is on, as ``hive.exec.schema.evolution`` is by default."""
+    if state.is_view:
+        return []
+    ref = state.ref
+    if isinstance(spec, ReplaceColumns):
+        return check_replace_columns_serde(
+            database=ref.database,
+            table=ref.table,
+            serde=state.serde_lib,
+            old_count=len(state.columns),
+            new_count=len(plan.columns),
+            cascade=spec.cascade,
+            partitioned=state.is_partitioned,
+            version=metastore.schema.version,
+        )
+    if isinstance(spec, ChangeColumn):
+        reorders = spec.first or bool(spec.after)
+        return check_reorder_serde(
+            database=ref.database, table=ref.table, input_format=state.input_format, reorders=reorders
+        )
+    return []

@@ -6,7 +6,7 @@ directory change; it keeps its statistics and, on a transactional table, its ACI
 from __future__ import annotations
 
 from catalog_admin.hive.partition_names import partition_name
-from catalog_admin.models import Partition, PartitionColumnStatistics, PartitionKeyValue, StorageDescriptor
+from catalog_admin.models import Column, Partition, PartitionColumnStatistics, PartitionKeyValue, StorageDescriptor
 from catalog_admin.selectors.metastores import Metastore
 from operations.containment import MoveContext
 from operations.planners.common import acid_warnings, build_preview, hive_seconds, snapshot
@@ -14,7 +14,7 @@ from operations.planners.locations import resolve_partition
 from operations.planners.partitions.bookkeeping import bookkeeping_in_use, relabel_bookkeeping_steps
 from operations.planners.partitions.directories import partition_move, rename_warnings, renamed_partition_location
 from operations.preview import HiveComparison, Preview, Step
-from operations.rules import Finding
+from operations.rules import Finding, check_partition_name_whitelist
 from operations.specs import RenamePartition
 from operations.sql import MetastoreSql
 from operations.table_state import TableState
@@ -36,6 +36,9 @@ def plan_rename_partition(metastore: Metastore, state: TableState, spec: RenameP
         return build_preview(metastore, state, spec, steps=[], after=snapshot(state), blockers=blockers)
     values = [new_values[k] for k in keys]
     new_name = partition_name(zip(keys, values, strict=True))
+    blockers += check_partition_name_whitelist(
+        values, metastore.config.partition_name_whitelist, metastore.schema.version
+    )
     exists = _new_partition_exists(metastore, state, new_name, values)
     # Refused when the new partition exists: the bookkeeping under its name is its own.
     blockers += exists or bookkeeping_in_use(metastore, state, new_name)
@@ -67,8 +70,13 @@ def plan_rename_partition(metastore: Metastore, state: TableState, spec: RenameP
             )
         },
         partitions_touched=1,
-        statistics_moved=sum(s.expected_rows for s in steps if s.metastore_table == "PART_COL_STATS"),
-        hive=HiveComparison(str(metastore.schema.version), 1, 0, hive_seconds(1, 0)),
+        statistics_moved=sum(
+            s.expected_rows for s in steps if s.metastore_table == "PART_COL_STATS" and s.action == "update"
+        ),
+        statistics_dropped=sum(
+            s.expected_rows for s in steps if s.metastore_table == "PART_COL_STATS" and s.action == "delete"
+        ),
+        hive=_hive_comparison(metastore, partition),
         inverse={
             "partition": {**partition, "values": [dict(spec.partition)[k] for k in keys]},
             "new_name": new_name,
@@ -102,6 +110,59 @@ def _incorrect_spec(keys: list[str], values: list[str]) -> Finding:
     """Rule 17.4: ``Warehouse.makePartPath`` refuses an empty value for the directory of a partition that moves."""
     spec = ", ".join(f"{key}={value}" for key, value in zip(keys, values, strict=True))
     return Finding("partition_spec", "17.4", f"Partition spec is incorrect. {{{spec}}}")
+
+
+def _statistics_counts(metastore: Metastore, partition: dict) -> tuple[int, int]:
+    """The partition's PART_COL_STATS rows whose column no longer matches one of its columns by name and type
+    (ignoring case, as ``HiveAlterHandler.updateOrGetPartitionColumnStats`` compares them), and the others."""
+    columns = {
+        (name.lower(), (kind or "").lower())
+        for name, kind in Column.objects.using(metastore.alias)
+        .filter(
+            cd_id__in=StorageDescriptor.objects.using(metastore.alias).filter(id=partition["sd_id"]).values("cd_id")
+        )
+        .values_list("name", "type")
+    }
+    rows = PartitionColumnStatistics.objects.using(metastore.alias).filter(partition_id=partition["id"])
+    pairs = [(name.lower(), (kind or "").lower()) for name, kind in rows.values_list("column_name", "column_type")]
+    stale = sum(1 for pair in pairs if pair not in columns)
+    return stale, len(pairs) - stale
+
+
+def _stale_statistics_step(sql: MetastoreSql, partition: dict, rows: int) -> Step:
+    """Rule 17.5 (3.1, 4.0): Hive re-inserts under the new name only the statistics whose column still matches the
+    partition's columns by name and type; the others are deleted. The console keeps every other row (2.3 deletes them
+    all), and deletes these stale ones on every version: they describe a column the partition no longer has."""
+    stats, column, sd = PartitionColumnStatistics, Column, StorageDescriptor
+    stats_table = sql.table(stats)
+    match = (
+        f"SELECT 1 FROM {sql.table(column)} c "
+        f"JOIN {sql.table(sd)} d ON d.{sql.col(sd, 'cd')} = c.{sql.col(column, 'cd')} "
+        f"WHERE d.{sql.col(sd, 'id')} = %s "
+        f"AND LOWER(c.{sql.col(column, 'name')}) = LOWER({stats_table}.{sql.col(stats, 'column_name')}) "
+        f"AND LOWER(c.{sql.col(column, 'type')}) = LOWER({stats_table}.{sql.col(stats, 'column_type')})"
+    )
+    return Step(
+        "Delete the partition's statistics of columns it no longer has with that type (rule 17.5)",
+        "PART_COL_STATS",
+        "delete",
+        f"DELETE FROM {stats_table} WHERE {sql.col(stats, 'partition')} = %s AND NOT EXISTS ({match})",
+        (partition["id"], partition["sd_id"]),
+        rows,
+    )
+
+
+def _hive_comparison(metastore: Metastore, partition: dict) -> HiveComparison:
+    """Hive's cost of the rename: one partition saved; 2.3 deletes all its statistics
+    (``HiveAlterHandler.alterPartition`` calls ``deletePartitionColumnStatistics`` for the old name), 3.1 and 4.0
+    those no longer matching (rule 17.5)."""
+    version = metastore.schema.version
+    stale, kept = _statistics_counts(metastore, partition)
+    if version.capabilities.partition_rename_deletes_statistics:
+        deleted, note = stale + kept, "Hive 2.3 deletes the partition's column statistics."
+    else:
+        deleted, note = stale, "Hive keeps the statistics of the partition's columns under the new name."
+    return HiveComparison(str(version), 1, deleted, hive_seconds(1, deleted), (note,) if stale + kept else ())
 
 
 def _rename_partition_steps(
@@ -152,7 +213,9 @@ def _rename_partition_steps(
                 1,
             )
         )
-    stats = PartitionColumnStatistics.objects.using(metastore.alias).filter(partition_id=part_id).count()
+    stale, stats = _statistics_counts(metastore, partition)
+    if stale:
+        steps.append(_stale_statistics_step(sql, partition, stale))
     if stats and metastore.schema.has(PartitionColumnStatistics, "partition_name"):
         steps.append(
             Step(

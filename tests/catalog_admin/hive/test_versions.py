@@ -35,16 +35,19 @@ def test_an_unparseable_version_is_refused() -> None:
 
 EXPECTED = {
     "2.3.0": {"acid_requires_bucketing", "rename_deletes_partition_statistics", "string_to_double_type_change",
+              "partition_rename_deletes_statistics",
               "partition_rename_refuses_existing_destination_first", "statistics_labelled_by_name"},
     "3.1.0": {"catalogs", "write_ids", "writes_bucketing_version", "string_to_double_type_change",
-              "statistics_labelled_by_name"},
+              "statistics_labelled_by_name", "column_change_touches_partitions_without_cascade",
+              "parquet_replace_needs_cascade_to_drop"},
     "4.0.0-beta-2": {"catalogs", "write_ids", "writes_bucketing_version", "statistics_labelled_by_name",
                      "seeds_committed_transaction_zero", "special_characters_in_table_names",
                      "incompatible_type_exempt_serdes", "validates_bucket_columns", "renames_bucketing_columns",
                      "replication_source_guards", "moves_translated_external_on_rename",
                      "rename_destination_from_managed_location", "rename_batches_partitions",
                      "partition_move_decided_by_external_parameter", "column_change_skips_unchanged_partitions",
-                     "column_change_prunes_partitioned_table_statistics"},
+                     "column_change_prunes_partitioned_table_statistics", "parquet_replace_needs_cascade_to_drop",
+                     "replace_columns_serdes_of_4", "quick_stats_count_erasure_coded_files"},
 }  # fmt: skip
 EXPECTED["4.0.0"] = EXPECTED["4.0.0-beta-2"] - {"statistics_labelled_by_name"}
 

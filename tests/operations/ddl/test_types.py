@@ -73,6 +73,9 @@ PER_VERSION = [
     ("timestamplocaltz", {V31, V40}, "timestamp with local time zone"),
     ("array<timestamp with local time zone>", {V31, V40}, "array<timestamp with local time zone>"),
     ("map<numeric,int>", {V31, V40}, "map<decimal(10,0),int>"),
+    ("real", {V40}, "float"),  # KW_REAL -> TOK_FLOAT, the 4.x parser
+    ("REAL", {V40}, "float"),
+    ("struct<a:real,b:double precision>", {V40}, "struct<a:float,b:double>"),
 ]
 
 
@@ -81,7 +84,8 @@ PER_VERSION = [
 def test_each_hive_line_accepts_its_own_type_words(
     written: str, accepted_by: set[SchemaVersion], stored: str, version: SchemaVersion
 ) -> None:
-    """NUMERIC and TIMESTAMP WITH LOCAL TIME ZONE came with Hive 3.0, DEC with 4.x; older lines refuse them."""
+    """NUMERIC and TIMESTAMP WITH LOCAL TIME ZONE came with Hive 3.0, DEC and REAL with 4.x; older lines refuse
+    them."""
     # given / when
     if version in accepted_by:
         result = parse_type(written, version=version)
@@ -107,7 +111,7 @@ def test_without_a_version_any_supported_line_is_enough() -> None:
 BAD = [
     ("", 1, "expected a column type, found the end"),
     ("foo", 1, "'foo' is not a column type of Hive 4.0"),
-    ("real", 1, "'real' is not a column type"),
+    ("real precision", 6, "unexpected 'precision' after the column type float"),
     ("void", 1, "'void' is not a column type"),
     ("interval", 1, "'interval' is not a column type"),
     ("text", 1, "'text' is not a column type"),

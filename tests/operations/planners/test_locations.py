@@ -5,12 +5,15 @@ console's rewrite of partition locations by prefix. No directory moves (rule 10.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from catalog_admin.db import allow_metastore_writes
-from catalog_admin.models import Database, DatabaseParam, PartitionParam, TableParam
+from catalog_admin.models import Database, DatabaseParam, Partition, PartitionParam, TableParam
 from catalog_admin.selectors.metastores import Metastore
-from operations.services.alter import alter_preview_statement
+from operations.services.alter import alter_execute, alter_preview_statement
+from operations.services.revert import revert_preview
 from tests.fixtures.factories import partition_locations, table_row
 from tests.fixtures.operations import execute, location_of, row_changes, warehouse_tree
 
@@ -41,10 +44,14 @@ def test_set_location_of_a_table_repoints_the_table_only(metastore: Metastore, w
 
 
 def test_set_location_of_a_partition_repoints_that_partition(metastore: Metastore, warehouse: Path) -> None:
-    """PARTITION (…) SET LOCATION changes that partition's SDS row and nothing else."""
+    """PARTITION (…) SET LOCATION changes that partition's SDS row and nothing else: the partition has numFiles and
+    totalSize, so Hive leaves its statistics and flags as they were (rule 13.1, as Hive 2.3's Driver does); Hive
+    saves that one partition."""
     # given
     orders = table_row(metastore, "sales", "orders")
     partitions = partition_locations(metastore, orders.id)
+    params = PartitionParam.objects.using(metastore.alias).filter(partition__table=orders.id)
+    before = sorted(params.values_list("partition_id", "key", "value"))
     free = warehouse / "sales.db" / "orders" / "dt=2024-01-01" / "hour=6-new"
     free.mkdir()  # exists (no warning), and no other partition uses it (containment)
     target = location_of(free)
@@ -56,19 +63,42 @@ def test_set_location_of_a_partition_repoints_that_partition(metastore: Metastor
     )
     execution = execute(preview)
 
-    # then: rule 13.3, the partition's statistics describe the old data: no longer marked accurate
-    assert row_changes(preview) == {"SDS": (0, 1, 0), "PARTITION_PARAMS": (0, 0, 1)}
-    assert (preview.risk, preview.partitions_touched) == ("medium", 1)
-    assert [w.code for w in preview.warnings] == ["metadata_only", "statistics_inaccurate"]
+    # then
+    assert row_changes(preview) == {"SDS": (0, 1, 0)}
+    assert (preview.risk, preview.partitions_touched, preview.hive.partition_round_trips) == ("medium", 1, 1)
+    assert [w.code for w in preview.warnings] == ["metadata_only"]
     assert preview.inverse["location"] == partitions["dt=2024-01-01/hour=6"]
     assert execution.actual_counts == execution.expected_counts
     assert partition_locations(metastore, orders.id) == {**partitions, "dt=2024-01-01/hour=6": target}
     assert table_row(metastore, "sales", "orders").sd.location == orders.sd.location
-    flags = PartitionParam.objects.using(metastore.alias).filter(
-        key="COLUMN_STATS_ACCURATE", partition__table=orders.id
+    assert sorted(params.values_list("partition_id", "key", "value")) == before
+
+
+def test_set_location_of_a_partition_without_quick_statistics_marks_it_inaccurate(
+    metastore: Metastore, warehouse: Path
+) -> None:
+    """Rule 13.3: a partition without numFiles/totalSize is one Hive recounts (and whose COLUMN_STATS_ACCURATE it
+    removes): the console removes the flag and says it leaves the count to ANALYZE."""
+    # given
+    orders = table_row(metastore, "sales", "orders")
+    part = Partition.objects.using(metastore.alias).get(table_id=orders.id, name="dt=2024-01-01/hour=6")
+    flags = PartitionParam.objects.using(metastore.alias).filter(partition_id=part.id, key="COLUMN_STATS_ACCURATE")
+    with allow_metastore_writes():
+        PartitionParam.objects.using(metastore.alias).filter(partition_id=part.id, key="numFiles").delete()
+    assert flags.exists()
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore,
+        statement="ALTER TABLE sales.orders PARTITION (dt='2024-01-01', hour=6) "
+        f"SET LOCATION '{location_of(warehouse / 'p')}'",
     )
-    assert "dt=2024-01-01/hour=6" not in set(flags.values_list("partition__name", flat=True))
-    assert flags.count() > 0, "the other partitions keep theirs"
+    execute(preview)
+
+    # then
+    assert row_changes(preview) == {"SDS": (0, 1, 0), "PARTITION_PARAMS": (0, 0, 1)}
+    assert {"statistics_inaccurate", "partition_quick_stats"} <= {w.code for w in preview.warnings}
+    assert not flags.exists()
 
 
 def test_set_location_of_an_unknown_partition_or_a_view_is_blocked(metastore: Metastore) -> None:
@@ -160,7 +190,8 @@ def test_set_location_of_an_unpartitioned_table_marks_its_statistics_inaccurate(
     execute(preview)
 
     # then
-    assert row_changes(preview) == {"SDS": (0, 1, 0), "TABLE_PARAMS": (0, 0, 1)}
+    erasure_coded = int(metastore.schema.capabilities.quick_stats_count_erasure_coded_files)  # a new key on 4.x
+    assert row_changes(preview) == {"SDS": (0, 1, 0), "TABLE_PARAMS": (erasure_coded, 2, 1)}
     assert "statistics_inaccurate" in [w.code for w in preview.warnings]
     assert not flag.exists()
 
@@ -203,3 +234,73 @@ def test_hive_4_keeps_managed_locations_in_a_replication_source(metastore: Metas
     # then
     refused = ["replication_location"] if metastore.schema.version.major >= 4 else []
     assert blocked == [refused, refused, refused, []]
+
+
+def test_set_location_of_an_unpartitioned_table_recomputes_its_quick_statistics(
+    metastore: Metastore, warehouse: Path
+) -> None:
+    """Rule 13.2: after SET LOCATION Hive recounts numFiles and totalSize from the new directory, hidden files
+    (``_…``, ``.…``) left out (4.x: numFilesErasureCoded too); the preview shows the new values and execution writes
+    exactly them."""
+    # given
+    customers = table_row(metastore, "sales", "customers")
+    target = warehouse / "customers_copy"
+    shutil.copytree(urlsplit(customers.sd.location).path, target)
+    (target / "_SUCCESS").write_bytes(b"")
+    (target / ".part.crc").write_bytes(b"12345678")
+    (target / "extra").mkdir()
+    (target / "extra" / "more.parquet").write_bytes(b"x" * 10)
+    visible = [f for f in target.rglob("*") if f.is_file() and not f.name.startswith(("_", "."))]
+    expected = {"numFiles": str(len(visible)), "totalSize": str(sum(f.stat().st_size for f in visible))}
+    if metastore.schema.capabilities.quick_stats_count_erasure_coded_files:
+        expected["numFilesErasureCoded"] = "0"
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore, statement=f"ALTER TABLE sales.customers SET LOCATION '{location_of(target)}'"
+    )
+    execute(preview)
+
+    # then
+    after = dict(preview.after.params)
+    stored = dict(TableParam.objects.using(metastore.alias).filter(table_id=customers.id).values_list("key", "value"))
+    assert len(visible) >= 2
+    assert {key: after[key] for key in expected} == expected
+    assert {key: stored[key] for key in expected} == expected
+    assert "COLUMN_STATS_ACCURATE" not in after
+
+
+def test_reverting_set_location_puts_the_quick_statistics_back(metastore: Metastore, warehouse: Path) -> None:
+    """A revert of SET LOCATION restores the location and the table's parameters exactly as they were."""
+    # given
+    customers = table_row(metastore, "sales", "customers")
+    params = TableParam.objects.using(metastore.alias).filter(table_id=customers.id)
+    before = dict(params.values_list("key", "value"))
+    preview = alter_preview_statement(
+        metastore=metastore, statement=f"ALTER TABLE sales.customers SET LOCATION '{location_of(warehouse / 'gone')}'"
+    )
+    execution = execute(preview)
+    assert dict(params.values_list("key", "value"))["numFiles"] == "0"
+
+    # when
+    alter_execute(preview=revert_preview(execution=execution), actor="tester", source="cli")
+
+    # then
+    assert dict(params.values_list("key", "value")) == before
+    assert table_row(metastore, "sales", "customers").sd.location == customers.sd.location
+
+
+def test_set_location_of_a_partitioned_table_leaves_its_quick_statistics(metastore: Metastore, warehouse: Path) -> None:
+    """A partitioned table's quick statistics are its partitions' business: SET LOCATION of the table leaves them."""
+    # given
+    orders = table_row(metastore, "sales", "orders")
+    before = dict(TableParam.objects.using(metastore.alias).filter(table_id=orders.id).values_list("key", "value"))
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore, statement=f"ALTER TABLE sales.orders SET LOCATION '{location_of(warehouse / 'o')}'"
+    )
+
+    # then
+    assert dict(preview.after.params) == before
+    assert all(step.metastore_table == "SDS" for step in preview.steps)

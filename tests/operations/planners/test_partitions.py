@@ -11,6 +11,7 @@ bookkeeping follows Hive: a rename re-labels it (``onRename``), a drop deletes w
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -127,6 +128,60 @@ def test_renaming_a_managed_partition_moves_its_directory_and_keeps_its_statisti
         assert set(statistics.values_list("partition_name", flat=True)) == {"dt=2024-02-01/hour=4"}
     assert not path_of(before["sd__location"]).exists()
     assert warehouse_tree(path_of(target)) == tree
+
+
+def test_renaming_a_partition_drops_only_statistics_whose_column_type_no_longer_matches(
+    metastore: Metastore, warehouse: Path
+) -> None:
+    """Rule 17.5: a statistics row recorded for a type the partition's column no longer has is deleted (Hive 3.1 and
+    4.0 do not re-insert it); the others follow the partition. Hive's own cost: 2.3 deletes all 4 rows, later versions
+    only the stale one."""
+    # given
+    orders = table_row(metastore, "sales", "orders")
+    part = partitions(metastore, orders.id)["dt=2024-01-02/hour=3"]
+    rows = PartitionColumnStatistics.objects.on(metastore).filter(partition_id=part["id"])
+    stale = rows.order_by("column_name").first()
+    with allow_metastore_writes():
+        rows.filter(column_name=stale.column_name).update(column_type="binary")
+    version = metastore.schema.version
+
+    # when
+    preview = rename(metastore, "sales.orders", "(dt='2024-02-01', hour=4)")
+    execute(preview)
+
+    # then
+    assert row_changes(preview)["PART_COL_STATS"][2] == 1
+    assert preview.statistics_dropped == 1
+    assert sorted(rows.values_list("column_name", flat=True)) == sorted(
+        c for c in ("id", "customer_id", "amount", "status") if c != stale.column_name
+    )
+    assert preview.hive.statistics_deleted == (4 if (version.major, version.minor) == (2, 3) else 1)
+
+
+def test_a_configured_partition_name_whitelist_refuses_other_values(metastore: Metastore) -> None:
+    """Rule 17.1: with the metastore's whitelist pattern set, a new value must match it in full (Hive's message names
+    the value, the pattern and the setting of that version); without one, any value goes."""
+    # given
+    strict = replace(metastore, config=replace(metastore.config, partition_name_whitelist="[0-9-]*"))
+    statement = "ALTER TABLE sales.orders PARTITION (dt='2024-01-02', hour=3) RENAME TO PARTITION (dt='{}', hour=4)"
+    setting = "metastore.partition.name.whitelist.pattern"
+    setting = setting if metastore.schema.capabilities.catalogs else f"hive.{setting}"
+
+    # when
+    refused = alter_preview_statement(metastore=strict, statement=statement.format("2024-02-01 x"))
+    matching = alter_preview_statement(metastore=strict, statement=statement.format("2024-02-01"))
+    unset = alter_preview_statement(metastore=metastore, statement=statement.format("2024-02-01 x"))
+
+    # then
+    assert findings(refused) == [
+        (
+            "partition_name_whitelist",
+            "17.1",
+            "Partition value '2024-02-01 x' contains a character not matched by whitelist pattern '[0-9-]*'.  "
+            f"(configure with {setting})",
+        )
+    ]
+    assert matching.blockers == unset.blockers == ()
 
 
 def test_renaming_a_partition_of_an_external_table_keeps_its_location(metastore: Metastore, warehouse: Path) -> None:
