@@ -88,7 +88,15 @@ def approved(api: dict[str, APIClient], metastore: Metastore, statement: str = R
 
 
 def audit_actions(pk: int) -> list[str]:
-    return list(AuditRecord.objects.filter(request_id_ref=pk).order_by("id").values_list("action", flat=True))
+    """The actions done on request ``pk`` (refused ones are in :func:`refusals`)."""
+    records = AuditRecord.objects.filter(request_id_ref=pk).exclude(outcome="refused").order_by("id")
+    return list(records.values_list("action", flat=True))
+
+
+def refusals(pk: int) -> list[tuple[str, str]]:
+    """``(action, error code)`` of every refused action on request ``pk``, as the audit log records them."""
+    records = AuditRecord.objects.filter(request_id_ref=pk, outcome="refused").order_by("id")
+    return [(r.action, r.details["code"]) for r in records]
 
 
 # The lifecycle -------------------------------------------------------------------------------------------------------
@@ -266,6 +274,7 @@ def test_a_draft_is_edited_with_patch_by_its_requester_only(metastore: Metastore
     assert error(moved, 400, "invalid_parameter")["details"] == {"parameter": "metastore"}
     assert error(frozen, 409, "invalid_state")["details"]["state"] == "submitted"
     assert audit_actions(pk) == ["create", "edit", "edit", "submit"]
+    assert refusals(pk) == [("edit", "permission_denied"), ("edit", "invalid_parameter"), ("edit", "invalid_state")]
 
 
 @on_metastores
@@ -507,6 +516,7 @@ def test_comments_are_added_and_listed(metastore: Metastore, api: dict[str, APIC
     assert [(c["author"], c["body"]) for c in listed] == [("approver", "Which team asked?"), ("steward", "CRM")]
     assert error(empty, 400, "invalid_parameter")["details"] == {"field": "body"}
     assert audit_actions(pk) == ["create", "comment", "comment"]
+    assert refusals(pk) == [("comment", "invalid_parameter")]
 
 
 # Lists: filters and cursor pages ---------------------------------------------------------------------------------
@@ -608,6 +618,7 @@ def test_a_command_retried_with_its_key_acts_once(metastore: Metastore, api: dic
     assert same_key_elsewhere["body"] == "ok"
     assert Approval.objects.filter(request_id=pk).count() == 1
     assert audit_actions(pk) == ["create", "submit", "approve", "comment"]
+    assert refusals(pk) == [("approve", "invalid_state")]  # the second approval; a replay runs nothing
 
 
 @on_metastores
