@@ -261,3 +261,18 @@ def test_the_api_schema_shows_in_a_browser_and_downloads_for_tools(people) -> No
     assert browser.status_code == 302 and browser["Location"] == reverse("api:docs")
     assert tool.status_code == 200 and tool.content.startswith(b"openapi:")
     assert as_json.status_code == 200 and as_json.json()["openapi"].startswith("3.")
+
+
+def test_a_drop_partition_preview_lists_what_goes_with_rows_bytes_and_the_datas_fate(metastore, people) -> None:
+    """The live preview names each dropped partition with its rows and size, the totals, and where the data goes."""
+    # when
+    page = live_preview(
+        signed_in(people["steward"]), metastore, "ALTER TABLE sales.orders DROP PARTITION (dt='2024-01-01')"
+    )
+
+    # then
+    section = re.search(r'<section class="panel" id="preview-partitions">.*?</section>', page, re.DOTALL).group(0)
+    assert re.findall(r'data-partition="([^"]+)"', section) == [f"dt=2024-01-01/hour={h}" for h in (0, 3, 6, 9)]
+    assert re.search(r'id="partition-totals">4 partitions · \d+ rows · [\d.]+ [KM]?i?B<', section)
+    assert "to the trash: " in section and "never deletes data" in section and "fs.trash.interval" in section
+    assert 'data-criterion="partitions_dropped"' in page and 'id="preview-risk">high risk<' in page
