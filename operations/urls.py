@@ -9,6 +9,7 @@ app_name = "operations"
 urlpatterns = [
     path("", lists.change_request_list, name="list"),
     path("home/", home.home, name="home"),
+    path("home/anomalies/", home.home_anomalies, name="home_anomalies"),
     path("inbox/", lists.change_request_inbox, name="inbox"),
     path("mine/", lists.change_request_mine, name="mine"),
     path("new/", change_requests.change_request_new, name="new"),

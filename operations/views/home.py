@@ -10,9 +10,9 @@ from django.views.decorators.http import require_GET
 from catalog_admin.selectors.metastores import get_metastore
 from operations.policy import can_request
 from operations.selectors import change_request_actions
-from operations.work import metastore_work
+from operations.work import metastore_work, partition_anomalies
 
-__all__ = ("home",)
+__all__ = ("home", "home_anomalies")
 
 
 @require_GET
@@ -29,3 +29,12 @@ def home(request: HttpRequest) -> HttpResponse:
         "waiting": [(r, change_request_actions(r, request.user)["approve"]) for r in work.waiting],
     }
     return render(request, "operations/home.html", context)
+
+
+@require_GET
+def home_anomalies(request: HttpRequest) -> HttpResponse:
+    """The home page's "tables with partitions outside their root" panel, loaded by htmx after the page (one grouped
+    statement over the metastore's partitions)."""
+    metastore = get_metastore(request.GET.get("metastore") or None)
+    context = {"metastore_name": metastore.name, "anomalies": partition_anomalies(metastore)}
+    return render(request, "operations/htmx/home_anomalies.html", context)

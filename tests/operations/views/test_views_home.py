@@ -127,3 +127,21 @@ def test_the_anomaly_statement_is_one_grouped_pass_with_a_limit(metastore) -> No
     assert plan.lstrip().startswith("Limit")
     assert "Aggregate" in plan
     assert plan.count('Seq Scan on "PARTITIONS"') <= 1
+
+
+def test_the_home_page_loads_its_anomaly_panel_after_itself(metastore, people) -> None:
+    """The page names the panel's URL (htmx, on load); the panel links each table with its count."""
+    # given
+    client = signed_in(people["viewer"])
+
+    # when
+    page = html(client.get(reverse("operations:home"), {"metastore": metastore.name}))
+    panel = html(client.get(reverse("operations:home_anomalies"), {"metastore": metastore.name}))
+
+    # then
+    url = reverse("operations:home_anomalies") + f"?metastore={metastore.name}"
+    assert f'hx-get="{url}" hx-trigger="load"' in page
+    table = reverse("catalog:table", args=[metastore.name, "sales", "orders"])
+    assert re.search(
+        rf'data-table="sales.orders">\s*<td><a href="{table}">sales.orders</a></td>\s*<td class="num">2<', panel
+    )
