@@ -348,6 +348,29 @@ def test_a_rejection_needs_a_comment_and_ends_the_request(metastore: Metastore, 
     ]
 
 
+@on_metastores
+def test_a_rejected_request_is_revised_edited_and_submitted_again(
+    metastore: Metastore, api: dict[str, APIClient]
+) -> None:
+    """revise: the requester only, a rejected request only; it becomes a draft with its rejection as a comment."""
+    pk = submitted(api, metastore, PROPERTIES)
+    ok(post(api["approver"], command(pk, "reject"), {"comment": "wrong owner"}))
+
+    other = post(api["steward2"], command(pk, "revise"))
+    revised = ok(post(api["steward"], command(pk, "revise")))
+    again = post(api["steward"], command(pk, "revise"))
+    edited = ok(api["steward"].patch(url("change-request-detail", pk=pk), {"reason": "the right owner"}, format="json"))
+    resubmitted = ok(post(api["steward"], command(pk, "submit")))
+
+    error(other, 403, "permission_denied")
+    assert revised["state"] == "draft"
+    error(again, 409, "invalid_state")
+    assert (edited["reason"], resubmitted["state"]) == ("the right owner", "submitted")
+    comments = ok(api["viewer"].get(command(pk, "comments")))["results"]
+    assert [(c["author"], c["body"]) for c in comments] == [("approver", "Rejected before revision: wrong owner")]
+    assert refusals(pk) == [("revise", "permission_denied"), ("revise", "invalid_state")]
+
+
 # Refusals --------------------------------------------------------------------------------------------------------
 
 
