@@ -113,8 +113,9 @@ def test_the_anomalies_are_the_tables_with_partitions_outside_their_root(metasto
     assert len(partition_anomalies(metastore, limit=1)) == 1
 
 
+@pytest.mark.parametrize("metastore_alias", ["hive31_pg"], indirect=True)  # PostgreSQL's EXPLAIN
 def test_the_anomaly_statement_is_one_grouped_pass_with_a_limit(metastore) -> None:
-    """EXPLAIN: a single aggregate under a LIMIT (no per-table query); PostgreSQL's plan joins by keys."""
+    """EXPLAIN: a single aggregate under a LIMIT (no per-table query), at most one scan of PARTITIONS."""
     # given
     sql, params = anomaly_sql(metastore, 10)
 
