@@ -78,9 +78,10 @@ def change_request_new(request: HttpRequest) -> HttpResponse:
     allowed = can_request(request.user)
     if request.method == "POST":
         form = ChangeRequestForm(request.POST)
-        if not allowed:
-            form.add_error(None, allowed.reason)
-        elif form.is_valid():
+        if not form.is_valid():
+            if not allowed:
+                form.add_error(None, allowed.reason)
+        else:  # the service refuses a viewer with the same words, and audits the refusal
             try:
                 created = change_request_create(
                     user=request.user,
@@ -128,9 +129,10 @@ def change_request_edit(request: HttpRequest, pk: int) -> HttpResponse:
     status = 200
     if request.method == "POST":
         form = ChangeRequestForm(request.POST)
-        if not allowed:
-            form.add_error(None, allowed.reason)
-        elif form.is_valid():
+        if not form.is_valid():
+            if not allowed:
+                form.add_error(None, allowed.reason)
+        else:  # the service refuses with the lifecycle's words, and audits the refusal
             try:
                 change_request_update(
                     request=change,

@@ -276,3 +276,18 @@ def test_a_drop_partition_preview_lists_what_goes_with_rows_bytes_and_the_datas_
     assert re.search(r'id="partition-totals">4 partitions · \d+ rows · [\d.]+ [KM]?i?B<', section)
     assert "to the trash: " in section and "never deletes data" in section and "fs.trash.interval" in section
     assert 'data-criterion="partitions_dropped"' in page and 'id="preview-risk">high risk<' in page
+
+
+def test_a_viewer_posting_a_request_anyway_is_refused_and_audited(metastore, people) -> None:
+    """The form posted by hand: refused with the lifecycle's words (403), nothing created, the refusal audited."""
+    # when
+    response = signed_in(people["viewer"]).post(
+        reverse("operations:new"), {"metastore": metastore.name, "statement": SET_PROPERTY, "reason": "mine"}
+    )
+
+    # then
+    assert response.status_code == 403 and "Only stewards can request changes." in html(response)
+    assert not ChangeRequest.objects.exists()
+    refused = AuditRecord.objects.get(outcome="refused")
+    assert (refused.action, refused.actor, refused.details["code"]) == ("create", "viewer", "permission_denied")
+    assert (refused.database_name, refused.table_name) == ("sales", "customers")
