@@ -70,6 +70,8 @@ TRANSITIONS: dict[str, tuple[tuple[str, ...], str]] = {
         ChangeRequestState.CANCELLED,
     ),
     "mark_reverted": ((ChangeRequestState.SUCCEEDED,), ChangeRequestState.REVERTED),
+    # the requester takes a rejected request back as a draft, to revise and submit it again (history kept)
+    "revise": ((ChangeRequestState.REJECTED,), ChangeRequestState.DRAFT),
     # the scheduler starts a scheduled request whose time has come
     "start": ((ChangeRequestState.SCHEDULED,), ChangeRequestState.EXECUTING),
     # a refreshed preview that changed asks for approvals again

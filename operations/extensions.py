@@ -11,6 +11,7 @@ from typing import Any
 from django.template import Context
 
 from catalog_admin.extensions import register_slot_content
+from operations.policy import can_request
 from operations.selectors import inbox_count, table_history
 
 __all__ = ("navigation_context", "register_page_slots", "table_history_context")
@@ -22,15 +23,18 @@ def register_page_slots() -> None:
 
 
 def navigation_context(context: Context) -> dict[str, Any]:
-    """How many submitted requests wait for the signed-in user's decision (0 for non-approvers)."""
+    """How many submitted requests wait for the signed-in user's decision (0 for non-approvers), and whether the
+    user may request changes (viewers are not offered "+ New request")."""
     user = context.get("user")
-    waiting = inbox_count(user) if user is not None and user.is_authenticated else 0
-    return {"waiting": waiting}
+    signed_in = user is not None and user.is_authenticated
+    return {"waiting": inbox_count(user) if signed_in else 0, "can_request": signed_in and bool(can_request(user))}
 
 
 def table_history_context(context: Context, *, metastore: str, database: str, table: str) -> dict[str, Any]:
-    """The table's latest audit records, and its names for the "Request a change" link."""
+    """The table's latest audit records, and its names for the "Request a change" link (for stewards only)."""
+    user = context.get("user")
     return {
+        "can_request": user is not None and bool(can_request(user)),
         "records": table_history(metastore, database, table),
         "metastore": metastore,
         "database": database,

@@ -41,6 +41,7 @@ __all__ = (
     "can_refresh",
     "can_reject",
     "can_revert",
+    "can_revise",
     "can_schedule",
     "can_settle",
     "can_start",
@@ -57,6 +58,7 @@ __all__ = (
 
 ACTIONS = (
     "edit",
+    "revise",
     "submit",
     "refresh",
     "approve",
@@ -72,7 +74,8 @@ SETTLE_OUTCOMES = ("succeeded", "failed")
 _PAST = {"edit": "edited", "submit": "submitted", "refresh": "refreshed", "approve": "approved",
          "reject": "rejected", "execute": "executed", "schedule": "scheduled", "cancel": "cancelled",
          "revert": "reverted", "comment": "commented", "start": "started", "succeed": "marked succeeded",
-         "fail": "marked failed", "settle": "settled", "mark_reverted": "marked reverted"}  # fmt: skip
+         "fail": "marked failed", "settle": "settled", "mark_reverted": "marked reverted",
+         "revise": "revised"}  # fmt: skip
 _OK = Allowed(True)
 User = AbstractBaseUser | None
 
@@ -221,6 +224,11 @@ def can_submit(change: ChangeRequest, user: User) -> Allowed:
 def can_refresh(change: ChangeRequest, user: User) -> Allowed:
     """The requester previews an open, not yet scheduled request again (a draft, submitted or approved)."""
     return check(_requester(change, user, "refresh the preview of"), lambda: _in_state(change, "refresh"))
+
+
+def can_revise(change: ChangeRequest, user: User) -> Allowed:
+    """The requester takes a rejected request back as a draft (then edits and submits it again)."""
+    return check(_requester(change, user, "revise"), lambda: _in_state(change, "revise"))
 
 
 def can_cancel(change: ChangeRequest, user: User) -> Allowed:

@@ -1,8 +1,9 @@
 """
 Who may do what to a change request, and how many approvals a change needs.
 
-The approval policy comes from ``settings.CATALOG_APPROVAL_POLICY`` (rules matched against the preview,
-the highest count wins) and approvers can be limited to databases with ``settings.CATALOG_APPROVER_SCOPES``
+The approval policy comes from ``settings.CATALOG_APPROVAL_POLICY``: rules matched against the preview's risk,
+its named risk criteria (``operations.risk.CRITERIA``) and counts; the highest count wins. Approvers can be limited to
+databases with ``settings.CATALOG_APPROVER_SCOPES``
 (a group name -> database name patterns). Every check returns an :class:`Allowed` with the reason,
 so the browser can show why a button is disabled and the API can refuse with the same words.
 """
@@ -20,15 +21,37 @@ from django.contrib.auth.models import AbstractBaseUser
 from catalog_admin.errors import ErrorCode
 from catalog_admin.roles import Role
 
-__all__ = ("Allowed", "approval_requirement", "can_approve", "can_request", "has_role")
+__all__ = ("Allowed", "RuleMatch", "approval_requirement", "can_approve", "can_request", "has_role", "rule_matches")
 
 DEFAULT_POLICY = {
     "default": 1,
     "rules": [
-        {"name": "high risk (data moved, statistics dropped, partitions dropped)", "risk": ["high"], "approvals": 2},
-        {"name": "more than 10,000 partitions touched", "partitions_over": 10_000, "approvals": 2},
+        {
+            "name": "high risk",
+            "criteria": [
+                "data_moved",
+                "partitions_dropped",
+                "statistics_dropped",
+                "views_broken",
+                "columns_removed",
+                "many_partitions",
+            ],
+            "approvals": 2,
+        },
     ],
 }
+
+
+@dataclass(frozen=True)
+class RuleMatch:
+    """A policy rule that matched a preview, and the labels of the risk criteria that made it match."""
+
+    rule: str
+    approvals: int
+    criteria: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"rule": self.rule, "approvals": self.approvals, "criteria": list(self.criteria)}
 
 
 @dataclass(frozen=True)
@@ -74,15 +97,30 @@ def can_approve(user: AbstractBaseUser, *, requester_id: int, databases: Iterabl
 def approval_requirement(preview: dict[str, Any]) -> tuple[int, list[str]]:
     """How many approvals a preview needs, and the names of the rules that asked for them."""
     policy = getattr(settings, "CATALOG_APPROVAL_POLICY", DEFAULT_POLICY)
-    needed, reasons = int(policy.get("default", 1)), []
+    matches = rule_matches(preview)
+    return max([int(policy.get("default", 1)), *(m.approvals for m in matches)]), [m.rule for m in matches]
+
+
+def rule_matches(preview: dict[str, Any]) -> list[RuleMatch]:
+    """The policy's rules that match a preview summary, each with the criteria (labels) that fired for it."""
+    policy = getattr(settings, "CATALOG_APPROVAL_POLICY", DEFAULT_POLICY)
+    fired = preview.get("criteria") or []
+    matches = []
     for rule in policy.get("rules", []):
         if _matches(rule, preview):
-            reasons.append(rule["name"])
-            needed = max(needed, int(rule["approvals"]))
-    return needed, reasons
+            wanted = rule.get("criteria")
+            if wanted is None and "risk" in rule:
+                labels = [c["label"] for c in fired if c.get("level") in rule["risk"]]
+            else:
+                labels = [c["label"] for c in fired if c.get("name") in (wanted or ())]
+            matches.append(RuleMatch(rule["name"], int(rule["approvals"]), tuple(labels)))
+    return matches
 
 
 def _matches(rule: dict[str, Any], preview: dict[str, Any]) -> bool:
+    fired = {c.get("name") for c in preview.get("criteria") or []}
+    if "criteria" in rule and not fired.intersection(rule["criteria"]):
+        return False
     if "risk" in rule and preview.get("risk") not in rule["risk"]:
         return False
     if "partitions_over" in rule and preview.get("partitions_touched", 0) <= rule["partitions_over"]:

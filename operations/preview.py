@@ -13,16 +13,21 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from operations.rules import Finding
 from operations.specs import AlterSpec
 
+if TYPE_CHECKING:
+    from operations.risk import RiskCriterion
+
 __all__ = (
+    "AffectedPartition",
     "DirectoryMove",
     "HiveComparison",
     "NewId",
     "PartitionScope",
+    "PartitionsAffected",
     "PlannedEvents",
     "Preview",
     "RowChange",
@@ -166,6 +171,37 @@ class PlannedEvents:
 
 
 @dataclass(frozen=True)
+class AffectedPartition:
+    """One partition a partition-level plan drops or renames: its rows (``numRows``), size (files on disk when
+    known, else ``totalSize``) and what happens to its data."""
+
+    name: str
+    location: str | None
+    rows: int | None
+    bytes: int | None
+    files: int | None
+    fate: str
+    new_name: str = ""
+
+
+@dataclass(frozen=True)
+class PartitionsAffected:
+    """The partitions a plan drops or renames: the count and totals over all of them, the first ``listed`` by name
+    (a bounded list on a huge table), and what happens to their data, as the console does it and as Hive would."""
+
+    action: str  # dropped | renamed
+    count: int
+    rows: int | None
+    bytes: int | None
+    listed: tuple[AffectedPartition, ...]
+    data: str
+    hive_data: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "more": max(0, self.count - len(self.listed))}
+
+
+@dataclass(frozen=True)
 class HiveComparison:
     """What Hive itself would do for the same statement on this schema version."""
 
@@ -200,6 +236,8 @@ class Preview:
     inverse: dict[str, Any] = field(default_factory=dict)
     scope: PartitionScope | None = None
     events: PlannedEvents | None = None
+    criteria: tuple[RiskCriterion, ...] = ()  # why the risk is what it is (derived from the plan: not fingerprinted)
+    affected: PartitionsAffected | None = None  # the partitions that go or are renamed (a listing: not fingerprinted)
 
     @cached_property
     def fingerprint(self) -> str:
@@ -252,6 +290,8 @@ class Preview:
             "state_fingerprint": self.state_fingerprint,
             "scope": self.scope.as_dict() if self.scope else None,
             "risk": self.risk,
+            "criteria": [criterion.as_dict() for criterion in self.criteria],
+            "affected": self.affected.as_dict() if self.affected else None,
             "executable": self.is_executable,
             "diff": [{"field": f, "before": b, "after": a} for f, b, a in self.diff],
             "row_changes": [asdict(r) for r in self.row_changes],

@@ -18,6 +18,7 @@ from operations.ddl.types import type_problem
 __all__ = (
     "Finding",
     "canonical_type",
+    "check_alter_form",
     "check_bucket_columns",
     "check_column_types",
     "check_database_name",
@@ -96,6 +97,22 @@ class Finding:
     rule: str
     message: str
     severity: str = "blocker"
+
+
+def check_alter_form(*, written_on_view: bool, is_view: bool) -> list[Finding]:
+    """ALTER TABLE alters tables and ALTER VIEW views, with Hive's messages (ErrorMsg 10131 and 10132).
+
+    Hive: ``DDLSemanticAnalyzer.validateAlterTableType(Table, AlterTableType, boolean expectView)`` (2.3 to 4.0,
+    ``ql/src/java/org/apache/hadoop/hive/ql/parse/DDLSemanticAnalyzer.java``): on a view, ALTER TABLE is refused with
+    ``ALTER_COMMAND_FOR_VIEWS``; on a table, ALTER VIEW with ``ALTER_COMMAND_FOR_TABLES``. The view forms Hive allows
+    (RENAME, ADD/DROP PROPS, partitions) are the only ones the parser accepts after ALTER VIEW.
+    """
+    if is_view and not written_on_view:
+        return [Finding("alter_table_on_view", "views", "To alter a view you need to use the ALTER VIEW command.")]
+    if written_on_view and not is_view:
+        message = "To alter a base table you need to use the ALTER TABLE command."
+        return [Finding("alter_view_on_table", "views", message)]
+    return []
 
 
 def check_table_name(name: str, version: SchemaVersion) -> list[Finding]:

@@ -161,6 +161,7 @@ def change_request_actions(
     """
     return {
         "edit": lifecycle.can_edit(request, user),
+        "revise": lifecycle.can_revise(request, user),
         "submit": lifecycle.can_submit(request, user),
         "refresh": lifecycle.can_refresh(request, user),
         "approve": lifecycle.can_approve(request, user, stale=stale),

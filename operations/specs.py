@@ -8,7 +8,7 @@ renders the normalized Hive statement shown in previews.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, ClassVar
 
 from operations.ddl.render import quote_ident, quote_string, render_partition_spec, render_properties
@@ -84,19 +84,24 @@ class PartitionPredicate:
 
 @dataclass(frozen=True)
 class AlterSpec:
-    """Base of all operations: the table it alters."""
+    """Base of all operations: the table it alters; ``on_view``: written ``ALTER VIEW`` (Hive checks the object is
+    a view then, and a table otherwise: ``DDLSemanticAnalyzer.validateAlterTableType``)."""
 
     kind: ClassVar[str] = ""
     target: TableRef
+    on_view: bool = field(default=False, kw_only=True)
 
     def to_ddl(self) -> str:
-        return f"ALTER TABLE {self.target} {self._clause()}"
+        return f"ALTER {'VIEW' if self.on_view else 'TABLE'} {self.target} {self._clause()}"
 
     def _clause(self) -> str:
         raise NotImplementedError
 
     def as_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, **asdict(self)}
+        data = {"kind": self.kind, **asdict(self)}
+        if not self.on_view:
+            del data["on_view"]  # the ALTER TABLE form: the summary every request stored before ALTER VIEW
+        return data
 
 
 @dataclass(frozen=True)

@@ -2,12 +2,14 @@
 
 from django.urls import path
 
-from operations.views import audit, change_requests, lists
+from operations.views import audit, change_requests, home, lists
 
 app_name = "operations"
 
 urlpatterns = [
     path("", lists.change_request_list, name="list"),
+    path("home/", home.home, name="home"),
+    path("home/anomalies/", home.home_anomalies, name="home_anomalies"),
     path("inbox/", lists.change_request_inbox, name="inbox"),
     path("mine/", lists.change_request_mine, name="mine"),
     path("new/", change_requests.change_request_new, name="new"),
@@ -21,6 +23,7 @@ urlpatterns = [
     path("<int:pk>/reject/", change_requests.change_request_reject_view, name="reject"),
     path("<int:pk>/refresh/", change_requests.change_request_refresh_view, name="refresh"),
     path("<int:pk>/cancel/", change_requests.change_request_cancel_view, name="cancel"),
+    path("<int:pk>/revise/", change_requests.change_request_revise_view, name="revise"),
     path("<int:pk>/revert/", change_requests.change_request_revert_view, name="revert"),
     path("<int:pk>/comment/", change_requests.change_request_comment_view, name="comment"),
     path("<int:pk>/execute/", change_requests.change_request_execute_view, name="execute"),

@@ -13,6 +13,8 @@ from typing import Any
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
+from django.http.response import HttpResponseBase
+from django.shortcuts import redirect
 from drf_spectacular.settings import spectacular_settings
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
@@ -68,9 +70,19 @@ __all__ = (
 
 
 class SchemaView(SpectacularAPIView):
-    """The OpenAPI 3 schema (YAML; ``?format=json`` for JSON), for signed-in users and tokens; errors as JSON."""
+    """The OpenAPI 3 schema (YAML; ``?format=json`` for JSON), for signed-in users and tokens; errors as JSON.
+
+    A browser that navigates here (it asks for ``text/html`` and names no ``format``) is sent to the Swagger UI page
+    (``api:docs``), which shows the same schema; tools (and ``?format=yaml|json``) get the document itself.
+    """
 
     permission_classes = [IsAuthenticated]
+
+    @extend_schema(exclude=True)
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        if "format" not in request.query_params and "text/html" in request.headers.get("Accept", ""):
+            return redirect("api:docs")
+        return super().get(request, *args, **kwargs)
 
     def handle_exception(self, exc: Exception) -> Response:
         response = super().handle_exception(exc)

@@ -285,6 +285,34 @@ class PreviewStepSerializer(serializers.Serializer):
     expected_rows = serializers.IntegerField(help_text="-1: not checked (id bookkeeping).")
 
 
+class PreviewCriterionSerializer(serializers.Serializer):
+    name = serializers.CharField(help_text="The criterion's name, as the approval policy's rules name it.")
+    level = serializers.CharField(help_text="low, medium or high (the preview's risk is the highest level).")
+    label = serializers.CharField()
+    explanation = serializers.CharField(help_text="Why it fired, with the plan's own numbers and names.")
+
+
+class AffectedPartitionSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    location = serializers.CharField(allow_null=True)
+    rows = serializers.IntegerField(allow_null=True, help_text="numRows, when the partition has statistics.")
+    bytes = serializers.IntegerField(allow_null=True, help_text="Files on disk when measured, else totalSize.")
+    files = serializers.IntegerField(allow_null=True)
+    fate = serializers.CharField(help_text="What happens to its data.")
+    new_name = serializers.CharField(help_text="A renamed partition's new name (empty for a drop).")
+
+
+class PartitionsAffectedSerializer(serializers.Serializer):
+    action = serializers.ChoiceField(choices=["dropped", "renamed"])
+    count = serializers.IntegerField(help_text="Every affected partition.")
+    rows = serializers.IntegerField(allow_null=True, help_text="Sum of numRows over all of them.")
+    bytes = serializers.IntegerField(allow_null=True)
+    listed = AffectedPartitionSerializer(many=True, help_text="The first ones by name (a bounded list).")
+    more = serializers.IntegerField(help_text="How many are not listed.")
+    data = serializers.CharField(help_text="What the console does with their data.")
+    hive_data = serializers.CharField(help_text="What Hive would do with it (trash, PURGE, auto.purge).")
+
+
 class PreviewSerializer(serializers.Serializer):
     """What the change will do (documentation of the stored preview summary; rendered as stored)."""
 
@@ -293,7 +321,11 @@ class PreviewSerializer(serializers.Serializer):
     operation = serializers.DictField()
     statement = serializers.CharField()
     fingerprint = serializers.CharField(help_text="What the preview read; approval and execution need it unchanged.")
-    risk = serializers.ChoiceField(choices=RISKS)
+    risk = serializers.ChoiceField(choices=RISKS, help_text="The highest level among the criteria that fired.")
+    criteria = PreviewCriterionSerializer(many=True, required=False, help_text="The risk criteria that fired.")
+    affected = PartitionsAffectedSerializer(
+        required=False, allow_null=True, help_text="The partitions a DROP PARTITION or partition rename affects."
+    )
     executable = serializers.BooleanField(help_text="False when a Hive rule blocks the change (see blockers).")
     diff = PreviewDiffSerializer(many=True, help_text="The table's fields before and after.")
     row_changes = PreviewRowChangeSerializer(many=True, help_text="Expected rows per metastore table.")

@@ -21,6 +21,7 @@ urlpatterns = [
     path(f"{_REQUEST}reject/", views.ChangeRequestRejectView.as_view(), name="change-request-reject"),
     path(f"{_REQUEST}execute/", views.ChangeRequestExecuteView.as_view(), name="change-request-execute"),
     path(f"{_REQUEST}cancel/", views.ChangeRequestCancelView.as_view(), name="change-request-cancel"),
+    path(f"{_REQUEST}revise/", views.ChangeRequestReviseView.as_view(), name="change-request-revise"),
     path(f"{_REQUEST}revert/", views.ChangeRequestRevertView.as_view(), name="change-request-revert"),
     path(f"{_REQUEST}settle/", views.ChangeRequestSettleView.as_view(), name="change-request-settle"),
     path(f"{_REQUEST}approvals/", views.ChangeRequestApprovalsView.as_view(), name="change-request-approvals"),

@@ -73,6 +73,7 @@ from operations.services.change_requests import (
     change_request_refresh,
     change_request_reject,
     change_request_revert,
+    change_request_revise,
     change_request_submit,
     change_request_update,
     settle_stuck_request,
@@ -93,6 +94,7 @@ __all__ = (
     "ChangeRequestRefreshView",
     "ChangeRequestRejectView",
     "ChangeRequestRevertView",
+    "ChangeRequestReviseView",
     "ChangeRequestSettleView",
     "ChangeRequestSubmitView",
     "Command",
@@ -408,6 +410,15 @@ COMMANDS: dict[str, Command] = {
         """,
         _executing_or_scheduled,
     ),
+    "ChangeRequestReviseView": Command(
+        "change_requests_revise",
+        "Take a rejected request back as a draft, to revise and resubmit it (the requester)",
+        None,
+        {200: ChangeRequestSerializer, **_errors(401, 403, 404, 409, 422)},
+        lambda change, user, data: change_request_revise(request=change, user=user),
+        "The request becomes a draft again with its history (the rejections become comments); edit it with PATCH, "
+        "then submit it.",
+    ),
     "ChangeRequestCancelView": Command(
         "change_requests_cancel",
         "Cancel an open request (the requester)",
@@ -461,6 +472,7 @@ ChangeRequestApproveView = command_view("ChangeRequestApproveView", COMMANDS["Ch
 ChangeRequestRejectView = command_view("ChangeRequestRejectView", COMMANDS["ChangeRequestRejectView"])
 ChangeRequestExecuteView = command_view("ChangeRequestExecuteView", COMMANDS["ChangeRequestExecuteView"])
 ChangeRequestCancelView = command_view("ChangeRequestCancelView", COMMANDS["ChangeRequestCancelView"])
+ChangeRequestReviseView = command_view("ChangeRequestReviseView", COMMANDS["ChangeRequestReviseView"])
 ChangeRequestRevertView = command_view("ChangeRequestRevertView", COMMANDS["ChangeRequestRevertView"])
 ChangeRequestSettleView = command_view("ChangeRequestSettleView", COMMANDS["ChangeRequestSettleView"])
 

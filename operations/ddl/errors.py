@@ -21,6 +21,8 @@ SUPPORTED_STATEMENTS = (
     "ALTER TABLE t DROP [IF EXISTS] PARTITION (k op 'v', …)[, PARTITION (…)] [PURGE]",
     "ALTER TABLE t [PARTITION (k='v', …)] COMPACT 'major'|'minor'",
     "ALTER TABLE t ABORT TRANSACTIONS id [id …]",
+    "ALTER VIEW [db.]v RENAME TO [db.]v2",
+    "ALTER VIEW v SET TBLPROPERTIES ('k'='v', …) | UNSET TBLPROPERTIES [IF EXISTS] ('k', …)",
 )
 
 

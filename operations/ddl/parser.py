@@ -1,5 +1,5 @@
 """
-A parser for the ALTER TABLE statements the console supports, as a steward types them in Beeline.
+A parser for the ALTER TABLE (and ALTER VIEW) statements the console supports, as a steward types them in Beeline.
 
 ``parse_alter(text)`` returns an :class:`~operations.specs.AlterSpec`; on bad input it raises
 :class:`DdlParseError` pointing at the position and listing the supported statements.
@@ -8,7 +8,7 @@ A parser for the ALTER TABLE statements the console supports, as a steward types
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from catalog_admin.schema import SchemaVersion
 from operations.ddl.errors import SUPPORTED_STATEMENTS, DdlParseError
@@ -139,12 +139,14 @@ class _Parser:
         if self.peek().kind == "end":
             raise self.error("the statement is empty; expected ALTER TABLE …")
         first, second = (self.words(2) + ("",))[:2]
-        kind = first if first != "ALTER" else f"ALTER {second}" if second not in ("", "TABLE") else ""
+        kind = first if first != "ALTER" else f"ALTER {second}" if second not in ("", "TABLE", "VIEW") else ""
         if first and kind:
             raise self.unsupported(kind, f"{kind} is not an ALTER TABLE statement; the console runs ALTER TABLE only")
-        self.expect_words("ALTER", "TABLE")
-        target = self.table_ref()
-        spec = self.action(target)
+        if self.accept_words("ALTER", "VIEW"):
+            spec = self.view_action(self.table_ref())
+        else:
+            self.expect_words("ALTER", "TABLE")
+            spec = self.action(self.table_ref())
         self.accept_op(";")
         if self.peek().kind != "end":
             raise self.error(f"unexpected {self.describe(self.peek())} after the end of the statement")
@@ -183,6 +185,19 @@ class _Parser:
             f"expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION, DROP, COMPACT or ABORT, "
             f"found {self.describe(self.peek())}"
         )
+
+    def view_action(self, target: TableRef) -> AlterSpec:
+        """The ALTER VIEW forms the console runs: RENAME TO, SET and UNSET TBLPROPERTIES (HiveParser.g's
+        alterViewStatementSuffix also has ADD/DROP PARTITION, for partitioned views, and AS SELECT)."""
+        if self.words(1) == ("AS",):
+            problem = "ALTER VIEW … AS SELECT is Hive DDL that the console does not run"
+            raise self.unsupported("ALTER VIEW … AS", problem)
+        if self.words(2) not in (("RENAME", "TO"), ("SET", "TBLPROPERTIES"), ("UNSET", "TBLPROPERTIES")):
+            raise self.error(
+                f"expected RENAME TO, SET TBLPROPERTIES or UNSET TBLPROPERTIES after ALTER VIEW, "
+                f"found {self.describe(self.peek())}"
+            )
+        return replace(self.action(target), on_view=True)
 
     def change_column(self, target: TableRef) -> ChangeColumn:
         self.expect_words("CHANGE")

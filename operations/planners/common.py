@@ -1,4 +1,4 @@
-"""Pieces every planner uses: snapshots, Hive cost estimates, risk, ACID warnings."""
+"""Pieces every planner uses: snapshots, Hive cost estimates, ACID warnings (risk criteria: ``operations.risk``)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,9 @@ from catalog_admin.models import (
 )
 from catalog_admin.selectors.metastores import Metastore
 from operations.containment import MoveContext, move_blockers
-from operations.preview import DirectoryMove, HiveComparison, Preview, Step, TableSnapshot
-from operations.rules import Finding
+from operations.preview import DirectoryMove, HiveComparison, PartitionsAffected, Preview, Step, TableSnapshot
+from operations.risk import plan_criteria, risk_of
+from operations.rules import Finding, check_alter_form
 from operations.specs import AlterSpec
 from operations.sql import MetastoreSql
 from operations.table_state import TableState
@@ -37,7 +38,6 @@ __all__ = (
     "param_delete_steps",
     "param_upsert_steps",
     "replication_source",
-    "risk_level",
     "snapshot",
 )
 
@@ -94,24 +94,6 @@ def console_seconds(steps: tuple[Step, ...]) -> float:
     return round(CONSOLE_SECONDS_BASE + CONSOLE_SECONDS_PER_ROW * rows, 3)
 
 
-def risk_level(
-    *,
-    moves: tuple[DirectoryMove, ...],
-    partitions_touched: int,
-    statistics_dropped: int,
-    drops: int = 0,
-    columns_changed: bool = False,
-) -> str:
-    """high: data moved, statistics lost, partitions dropped or many partitions touched; medium: any partition or
-    column change; low: table-level metadata only."""
-    many = getattr(settings, "CATALOG_HIGH_RISK_PARTITIONS", 10_000)
-    if moves or statistics_dropped or drops or partitions_touched > many:
-        return "high"
-    if partitions_touched or columns_changed:
-        return "medium"
-    return "low"
-
-
 def replication_source(metastore: Metastore, *databases: str) -> bool:
     """Whether any of ``databases`` is a replication source (a non-empty ``repl.source.for`` parameter)."""
     return (
@@ -157,20 +139,34 @@ def build_preview(
     hive: HiveComparison | None = None,
     inverse: dict | None = None,
     move_contexts: Mapping[str, MoveContext] | None = None,
+    affected: PartitionsAffected | None = None,
 ) -> Preview:
     """Assemble a :class:`Preview` from a planner's parts, with the risk and estimates derived from them.
 
     Every directory move passes the containment guard here (``move_contexts``: what the planner knows of each move,
     by source; a move without one is checked strictly), so no planner can leave it out."""
     frozen_steps = tuple(steps)
-    blockers = [*blockers, *move_blockers(metastore, moves, move_contexts or {})]
+    form = check_alter_form(written_on_view=spec.on_view, is_view=state.is_view)
+    blockers = [*form, *blockers, *move_blockers(metastore, moves, move_contexts or {})]
+    before = snapshot(state)
+    criteria = plan_criteria(
+        before=before,
+        after=after,
+        moves=moves,
+        warnings=warnings,
+        partitions_touched=partitions_touched,
+        statistics_moved=statistics_moved,
+        statistics_dropped=statistics_dropped,
+        drops=drops,
+        columns_changed=columns_changed,
+    )
     return Preview(
         metastore=metastore.name,
         schema_version=str(metastore.schema.version),
         spec=spec,
         statement=spec.to_ddl(),
         state_fingerprint=state.fingerprint,
-        before=snapshot(state),
+        before=before,
         after=after,
         steps=frozen_steps,
         moves=moves,
@@ -178,17 +174,13 @@ def build_preview(
         warnings=tuple(warnings),
         hive=hive or metadata_only_hive(metastore),
         estimated_seconds=console_seconds(frozen_steps),
-        risk=risk_level(
-            moves=moves,
-            partitions_touched=partitions_touched,
-            statistics_dropped=statistics_dropped,
-            drops=drops,
-            columns_changed=columns_changed,
-        ),
+        risk=risk_of(criteria),
+        criteria=criteria,
         partitions_touched=partitions_touched,
         statistics_moved=statistics_moved,
         statistics_dropped=statistics_dropped,
         inverse=inverse or {},
+        affected=affected,
     )
 
 

@@ -92,7 +92,7 @@ def plan_rename_table(
         statistics_moved=stats_moved,
         hive=_hive_comparison(metastore, state, version, bool(moves), part_stats),
         inverse={
-            "spec": RenameTable(target=spec.new, new=state.ref).as_dict(),
+            "spec": RenameTable(target=spec.new, new=state.ref, on_view=spec.on_view).as_dict(),
             "location": state.location,
             "keep_sd_ids": _already_under(metastore, state, destination) if moves else [],
         },

@@ -1,6 +1,6 @@
 """
-Change-request transitions: create, edit, submit, refresh, approve, reject, schedule, execute, cancel, revert,
-comment; the scheduler's start, the job's finish, and settling a request whose job died.
+Change-request transitions: create, edit, submit, refresh, approve, reject, revise, schedule, execute, cancel,
+revert, comment; the scheduler's start, the job's finish, and settling a request whose job died.
 
 Each service first asks :mod:`operations.lifecycle` (the same ``can_<action>`` the pages and the API explain
 with) and refuses with its code and words. Each transition moves the state with a guarded UPDATE
@@ -26,12 +26,13 @@ from operations import lifecycle
 from operations.choices import ACTION_STATES, TRANSITIONS, ChangeRequestState, Decision, JobState
 from operations.models import Approval, ChangeRequest, Comment, Execution, Job
 from operations.notifications import notify_transition
-from operations.policy import Allowed, approval_requirement, can_request
+from operations.policy import Allowed, approval_requirement, can_request, rule_matches
 from operations.preview import Preview
 from operations.services.alter import alter_preview
 from operations.services.audit import record_audit
 from operations.services.jobs import EXECUTE, enqueue_execution
 from operations.services.reconcile import ACTOR as RECONCILE_ACTOR
+from operations.services.refusals import refusals_audited
 from operations.services.revert import revert_preview
 from operations.specs import AlterSpec, spec_from_dict
 from operations.staleness import Staleness, compare_plans, stale_preview_error
@@ -47,6 +48,7 @@ __all__ = (
     "change_request_refresh",
     "change_request_reject",
     "change_request_revert",
+    "change_request_revise",
     "change_request_staleness",
     "change_request_start",
     "change_request_submit",
@@ -77,6 +79,7 @@ def approved_plan(request: ChangeRequest) -> dict[str, Any]:
     return {**request.preview, "fingerprint": request.fingerprint}
 
 
+@refusals_audited("create")
 def change_request_create(*, user: User, metastore: str | None, spec: AlterSpec, reason: str = "") -> ChangeRequest:
     """A draft request with its preview attached (blockers are shown, not raised, until submit)."""
     _require(can_request(user))
@@ -88,6 +91,7 @@ def change_request_create(*, user: User, metastore: str | None, spec: AlterSpec,
     return request
 
 
+@refusals_audited("edit")
 def change_request_update(
     *,
     request: ChangeRequest,
@@ -120,6 +124,7 @@ def change_request_update(
     return _reload(request)
 
 
+@refusals_audited("submit")
 def change_request_submit(*, request: ChangeRequest, user: User) -> ChangeRequest:
     """Freeze the statement and its preview fingerprint, and ask for approval."""
     request = _reload(request)  # the checks read the request as it is now
@@ -134,6 +139,7 @@ def change_request_submit(*, request: ChangeRequest, user: User) -> ChangeReques
     return _reload(request)
 
 
+@refusals_audited("refresh")
 def change_request_refresh(*, request: ChangeRequest, user: User) -> ChangeRequest:
     """Preview an open request again (a draft, submitted or approved).
 
@@ -160,6 +166,7 @@ def change_request_refresh(*, request: ChangeRequest, user: User) -> ChangeReque
     return _reload(request)
 
 
+@refusals_audited("approve")
 def change_request_approve(*, request: ChangeRequest, user: User, comment: str = "") -> ChangeRequest:
     """Record an approval; the request is approved once the policy's number of approvals is reached."""
     request = _reload(request)  # the checks read the request as it is now
@@ -188,6 +195,7 @@ def change_request_approve(*, request: ChangeRequest, user: User, comment: str =
     return _reload(request)
 
 
+@refusals_audited("reject")
 def change_request_reject(*, request: ChangeRequest, user: User, comment: str) -> ChangeRequest:
     """Reject a submitted request (a comment saying why is required)."""
     request = _reload(request)  # the checks read the request as it is now
@@ -204,6 +212,7 @@ def change_request_reject(*, request: ChangeRequest, user: User, comment: str) -
     return _reload(request)
 
 
+@refusals_audited("execute")
 def change_request_execute(*, request: ChangeRequest, user: User, at: datetime | None = None) -> ChangeRequest:
     """Execute an approved request now (as a background job) or schedule it for ``at``, which must be in the
     future."""
@@ -224,6 +233,26 @@ def change_request_execute(*, request: ChangeRequest, user: User, at: datetime |
     return _reload(request)
 
 
+@refusals_audited("revise")
+def change_request_revise(*, request: ChangeRequest, user: User) -> ChangeRequest:
+    """The requester takes a rejected request back as a draft, to give it a new statement, reason and preview and
+    submit it again. The rejections become comments on the request (the audit log keeps the decisions too), so the
+    next round of approvers reads why it was rejected; approvers decide again."""
+    request = _reload(request)  # the checks read the request as it is now
+    _require(lifecycle.can_revise(request, user))
+    with transaction.atomic():
+        _guarded(request, "revise", submitted_at=None)  # a new submission, a new time
+        decisions = list(request.approvals.select_related("approver"))
+        Comment.objects.bulk_create(
+            Comment(request=request, author=d.approver, body=f"{d.get_decision_display()} before revision: {d.comment}")
+            for d in decisions
+        )
+        request.approvals.all().delete()
+        _audit(request, user, "revise", "draft", None, details={"decisions": len(decisions)})
+    return _reload(request)
+
+
+@refusals_audited("cancel")
 def change_request_cancel(*, request: ChangeRequest, user: User) -> ChangeRequest:
     """The requester withdraws an open request."""
     request = _reload(request)  # the checks read the request as it is now
@@ -235,6 +264,7 @@ def change_request_cancel(*, request: ChangeRequest, user: User) -> ChangeReques
     return _reload(request)
 
 
+@refusals_audited("revert")
 def change_request_revert(*, request: ChangeRequest, user: User, reason: str = "") -> ChangeRequest:
     """A new request that restores what ``request`` changed, from its before-image; it needs approval too."""
     request = _reload(request)  # the checks read the request as it is now
@@ -249,6 +279,7 @@ def change_request_revert(*, request: ChangeRequest, user: User, reason: str = "
     return revert
 
 
+@refusals_audited("comment")
 def change_request_comment(*, request: ChangeRequest, user: User, body: str) -> Comment:
     """A remark on a request, in any state."""
     request = _reload(request)  # the checks read the request as it is now
@@ -260,6 +291,7 @@ def change_request_comment(*, request: ChangeRequest, user: User, body: str) -> 
     return comment
 
 
+@refusals_audited("start")
 def change_request_start(request: ChangeRequest) -> Job:
     """The scheduler's move of a scheduled request whose time has come to executing, with its queued job."""
     request = _reload(request)  # the checks read the request as it is now
@@ -277,6 +309,7 @@ def finish_execution(request: ChangeRequest, execution: Execution | None, error:
     _end_execution(request, execution, "succeed" if succeeded else "fail", error, actor="job", action="finish")
 
 
+@refusals_audited("settle")
 def settle_stuck_request(
     request: ChangeRequest,
     user: User | None,
@@ -367,6 +400,7 @@ def _end_execution(
 def _preview_fields(preview: Preview) -> dict[str, Any]:
     summary = preview.as_dict()
     needed, reasons = approval_requirement(summary)
+    matched = [match.as_dict() for match in rule_matches(summary)]
     return {
         "metastore": preview.metastore,
         "database_name": preview.spec.target.database,
@@ -377,7 +411,7 @@ def _preview_fields(preview: Preview) -> dict[str, Any]:
         "fingerprint": preview.fingerprint,
         "risk": preview.risk,
         "required_approvals": needed,
-        "policy": {"rules": reasons, "approvals": needed},
+        "policy": {"rules": reasons, "approvals": needed, "matched": matched},
     }
 
 

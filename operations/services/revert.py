@@ -81,6 +81,7 @@ def _revert_plan(metastore: Metastore, execution: Execution) -> Preview:
     if kind == "rename_table":
         rename = cast(RenameTable, spec_from_dict(image["spec"]))
         state = read_table_state(metastore, rename.target, layout=True)
+        rename = replace(rename, on_view=state.is_view)  # a view is renamed back with ALTER VIEW, as Hive asks
         keep, location = image.get("keep_sd_ids", ()), image.get("location")
         return plan_rename_table(metastore, state, rename, keep_sd_ids=keep, restore_location=location)
     if kind == "rewrite_partition_locations":

@@ -6,13 +6,24 @@ Template filters of the change-request pages: badges for states and risks, durat
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 from django import template
+from django.utils import timezone
 
 from operations.choices import ChangeRequestState
 
-__all__ = ("badge_for_risk", "badge_for_state", "duration_ms", "readable", "seconds")
+__all__ = (
+    "badge_for_risk",
+    "badge_for_state",
+    "duration_ms",
+    "late_minutes",
+    "readable",
+    "request_badge",
+    "request_state",
+    "seconds",
+)
 
 register = template.Library()
 
@@ -24,6 +35,29 @@ _RISK_BADGES = {"low": "ok", "medium": "warn", "high": "danger"}
 def badge_for_state(state: str) -> str:
     """The badge class of a request state (its colour in ``operations.choices``)."""
     return _COLOUR_BADGES.get(ChangeRequestState.colour(state), "muted")
+
+
+def late_minutes(change: Any, now: datetime | None = None) -> int:
+    """Whole minutes a scheduled request is past its time (0 when it is not scheduled, or not late yet)."""
+    at = getattr(change, "scheduled_for", None)
+    if getattr(change, "state", "") != ChangeRequestState.SCHEDULED or at is None:
+        return 0
+    return max(0, int(((now or timezone.now()) - at).total_seconds() // 60))
+
+
+@register.filter
+def request_state(change: Any) -> str:
+    """A request's state as a steward reads it: a scheduled request past its time says how late it is."""
+    late = late_minutes(change)
+    if late:
+        return f"Late by {late} min"
+    return change.get_state_display()
+
+
+@register.filter
+def request_badge(change: Any) -> str:
+    """The badge class of a request's state; a late scheduled request is a warning."""
+    return "warn" if late_minutes(change) else badge_for_state(change.state)
 
 
 @register.filter

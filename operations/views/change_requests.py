@@ -16,6 +16,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from catalog_admin.errors import ApplicationError, ErrorCode
@@ -24,6 +25,7 @@ from catalog_admin.utils.htmx import htmx_partial
 from operations.choices import OPEN_STATES, ChangeRequestState
 from operations.ddl.parser import SUPPORTED_STATEMENTS
 from operations.forms import ChangeRequestForm, ExecuteForm
+from operations.guided import guided_operations, initial_statement
 from operations.models import ChangeRequest, Job
 from operations.policy import can_request
 from operations.selectors import change_request_actions, get_change_request, request_history
@@ -37,6 +39,7 @@ from operations.services.change_requests import (
     change_request_refresh,
     change_request_reject,
     change_request_revert,
+    change_request_revise,
     change_request_submit,
     change_request_update,
     settle_stuck_request,
@@ -57,6 +60,7 @@ __all__ = (
     "change_request_refresh_view",
     "change_request_reject_view",
     "change_request_revert_view",
+    "change_request_revise_view",
     "change_request_schedule_view",
     "change_request_settle_view",
     "change_request_submit_view",
@@ -74,9 +78,10 @@ def change_request_new(request: HttpRequest) -> HttpResponse:
     allowed = can_request(request.user)
     if request.method == "POST":
         form = ChangeRequestForm(request.POST)
-        if not allowed:
-            form.add_error(None, allowed.reason)
-        elif form.is_valid():
+        if not form.is_valid():
+            if not allowed:
+                form.add_error(None, allowed.reason)
+        else:  # the service refuses a viewer with the same words, and audits the refusal
             try:
                 created = change_request_create(
                     user=request.user,
@@ -90,18 +95,30 @@ def change_request_new(request: HttpRequest) -> HttpResponse:
                 messages.success(request, f"Draft #{created.pk} saved. Check the preview, then submit it.")
                 return redirect("operations:detail", pk=created.pk)
         status = 403 if not allowed else 400
+        guide = _guide(form.data.get("metastore", ""), request.POST.get("table", ""), "")
     else:
+        metastore = request.GET.get("metastore") or settings.DEFAULT_METASTORE
+        guide = _guide(metastore, request.GET.get("table", ""), request.GET.get("operation", ""))
+        statement = request.GET.get("statement") or initial_statement(guide["operations"], guide["chosen"])
         form = ChangeRequestForm(
-            initial={
-                "metastore": request.GET.get("metastore") or settings.DEFAULT_METASTORE,
-                "statement": request.GET.get("statement", ""),
-                "reason": request.GET.get("reason", ""),
-            }
+            initial={"metastore": metastore, "statement": statement, "reason": request.GET.get("reason", "")}
         )
         status = 200
     context = {"form": form, "allowed": allowed, "live": _live_preview(_form_values(form)), "editing": None,
-               "supported": SUPPORTED_STATEMENTS}  # fmt: skip
+               "supported": SUPPORTED_STATEMENTS, "guide": guide}  # fmt: skip
     return render(request, "operations/change_request_form.html", context, status=status)
+
+
+def _guide(metastore: str, table: str, operation: str) -> dict[str, Any]:
+    """The guided request's picker for ``table`` (``db.name``) on ``metastore``: its operations and the chosen one."""
+    if not table:
+        return {"table": "", "operations": (), "chosen": ""}
+    try:
+        operations = guided_operations(get_metastore(metastore or None), table)
+    except ApplicationError:
+        operations = ()
+    chosen = operation if any(op.key == operation for op in operations) else (operations[0].key if operations else "")
+    return {"table": table, "metastore": metastore, "operations": operations, "chosen": chosen}
 
 
 @require_http_methods(["GET", "POST"])
@@ -112,9 +129,10 @@ def change_request_edit(request: HttpRequest, pk: int) -> HttpResponse:
     status = 200
     if request.method == "POST":
         form = ChangeRequestForm(request.POST)
-        if not allowed:
-            form.add_error(None, allowed.reason)
-        elif form.is_valid():
+        if not form.is_valid():
+            if not allowed:
+                form.add_error(None, allowed.reason)
+        else:  # the service refuses with the lifecycle's words, and audits the refusal
             try:
                 change_request_update(
                     request=change,
@@ -144,7 +162,8 @@ def change_request_edit(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_POST
 def change_request_preview_partial(request: HttpRequest) -> HttpResponse:
-    """The live preview of the form's statement (htmx ``keyup changed delay:500ms``); errors are shown in it."""
+    """The live preview of the form's statement (htmx: the statement's ``input changed delay:500ms`` and the
+    metastore's ``change``; typing the reason, or leaving the statement, does not re-run it); errors are in it."""
     values = {"metastore": request.POST.get("metastore", ""), "statement": request.POST.get("statement", "")}
     return render(request, "operations/htmx/preview.html", {"live": _live_preview(values)})
 
@@ -222,7 +241,8 @@ def _detail_context(request: HttpRequest, change: ChangeRequest, freshness: Fres
 
 
 def _act(request: HttpRequest, pk: int, act: Callable[[ChangeRequest], str | tuple[str, int]]) -> HttpResponse:
-    """Run one transition and go back to the request page (or to the request it created) with its message."""
+    """Run one transition and go back to the request page (or to the request it created) with its message; a form
+    on another page of the console (the home page) names it in ``next`` to come back there."""
     change = get_change_request(pk)
     target = change.pk
     try:
@@ -232,6 +252,9 @@ def _act(request: HttpRequest, pk: int, act: Callable[[ChangeRequest], str | tup
     else:
         message, target = outcome if isinstance(outcome, tuple) else (outcome, change.pk)
         messages.success(request, message)
+    back = request.POST.get("next", "")
+    if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}, require_https=False):
+        return redirect(back)
     return redirect("operations:detail", pk=target)
 
 
@@ -275,6 +298,19 @@ def change_request_refresh_view(request: HttpRequest, pk: int) -> HttpResponse:
         return f"The preview of request #{done.pk} was refreshed: approvals given on the old preview lapsed."
 
     return _act(request, pk, act)
+
+
+@require_POST
+def change_request_revise_view(request: HttpRequest, pk: int) -> HttpResponse:
+    """The requester takes a rejected request back as a draft and goes on to edit it (new statement, reason and
+    preview), then submits it again; the rejection stays in its history."""
+    try:
+        done = change_request_revise(request=get_change_request(pk), user=request.user)
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+        return redirect("operations:detail", pk=pk)
+    messages.success(request, f"Request #{done.pk} is a draft again: revise it, then submit it.")
+    return redirect("operations:edit", pk=done.pk)
 
 
 @require_POST

@@ -8,13 +8,14 @@ live preview, the request page and the confirmation page render the very same da
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from catalog_admin.errors import ApplicationError, ErrorCode
 from operations.choices import OPEN_STATES
 from operations.models import ChangeRequest
-from operations.policy import approval_requirement
+from operations.policy import RuleMatch, approval_requirement, rule_matches
 from operations.services.change_requests import change_request_staleness
 from operations.staleness import FIELD_LABELS, ItemChange, StaleChange, list_changes
 
@@ -71,6 +72,12 @@ class PreviewDisplay:
     approvals: int
     rules: list[str]
     executed: bool = False
+    matched: tuple[RuleMatch, ...] = ()
+
+    @property
+    def criteria(self) -> list[dict[str, Any]]:
+        """The risk criteria that fired (name, level, label, explanation)."""
+        return self.summary.get("criteria") or []
 
     @property
     def blockers(self) -> list[dict[str, Any]]:
@@ -111,18 +118,26 @@ def preview_display(
     summary: dict[str, Any], *, actual: dict[str, Any] | None = None, policy: dict[str, Any] | None = None
 ) -> PreviewDisplay:
     """The display of ``summary``; ``actual``: an execution's counts; ``policy``: the request's stored policy."""
+    summary = _as_stored(summary)
     if policy and "approvals" in policy:
         approvals, rules = int(policy["approvals"]), list(policy.get("rules", []))
+        matched = tuple(RuleMatch(m["rule"], m["approvals"], tuple(m["criteria"])) for m in policy.get("matched", []))
     else:
-        approvals, rules = approval_requirement(summary)
+        (approvals, rules), matched = approval_requirement(summary), tuple(rule_matches(summary))
     return PreviewDisplay(
         summary=summary,
+        matched=matched,
         diff=diff_rows(summary.get("diff") or []),
         counts=count_rows(summary.get("row_changes") or [], actual),
         approvals=approvals,
         rules=rules,
         executed=actual is not None,
     )
+
+
+def _as_stored(summary: dict[str, Any]) -> dict[str, Any]:
+    """The summary as a request stores it (JSON: tuples become lists), so a live preview reads like a saved one."""
+    return json.loads(json.dumps(summary, default=str))
 
 
 def diff_rows(diff: list[dict[str, Any]]) -> list[DiffRow]:

@@ -30,7 +30,7 @@ def change_request_list(request: HttpRequest) -> HttpResponse:
         "filters": filters,
         "page": list_change_requests(filters, cursor=paging.cursor, size=paging.size),
         "paging": paging,
-        **_choices(),
+        **_choices(request),
     }
     return render_list(request, "operations/change_requests.html", "operations/htmx/change_request_list.html", context)
 
@@ -45,8 +45,7 @@ def change_request_mine(request: HttpRequest) -> HttpResponse:
         "filters": filters,
         "page": list_change_requests(filters, cursor=paging.cursor, size=paging.size),
         "paging": paging,
-        "can_request": can_request(request.user),
-        **_choices(),
+        **_choices(request),
     }
     return render_list(request, "operations/change_requests.html", "operations/htmx/change_request_list.html", context)
 
@@ -59,12 +58,14 @@ def change_request_inbox(request: HttpRequest) -> HttpResponse:
         "mode": "inbox",
         "page": Page(items=waiting),
         "paging": Paging(size=len(waiting) or settings.CATALOG_PAGE_SIZE, cursor=""),
+        "can_request": can_request(request.user),
     }
     return render(request, "operations/change_requests.html", context)
 
 
-def _choices() -> dict[str, object]:
+def _choices(request: HttpRequest) -> dict[str, object]:
     return {
+        "can_request": can_request(request.user),
         "states": ChangeRequestState.choices,
         "risks": RISKS,
         "metastores": [config.name for config in settings.METASTORE_CONFIGS],

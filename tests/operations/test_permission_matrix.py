@@ -4,9 +4,9 @@ role, none for anonymous) and the browser pages (a session of each role, POSTs t
 
 ``MATRIX`` is the single source of truth: for every action and every role, the outcome both channels must give.
 The API's answer carries its error code; the browser's refusal must show the very same words as the API (the
-services refuse, both channels only relay). A refused action writes nothing (requests, approvals, comments, jobs,
-executions, audit records, idempotency keys and the table's metastore parameters are compared before and after);
-an allowed one has its effect.
+services refuse, both channels only relay). A refused action writes nothing but its own ``refused`` audit record
+(requests, approvals, comments, jobs, executions, the other audit records, idempotency keys and the table's metastore
+parameters are compared before and after); an allowed one has its effect.
 
 "Own" requests: the actor is the requester. A viewer or an approver cannot request, so their own requests are ones
 they made while they were stewards: the rights on one's own request follow the request (its requester), not one's
@@ -462,7 +462,7 @@ def world(metastore: Metastore) -> dict[str, Any]:
         "comments": Comment.objects.count(),
         "jobs": Job.objects.count(),
         "executions": Execution.objects.count(),
-        "audit": AuditRecord.objects.count(),
+        "audit": AuditRecord.objects.exclude(outcome="refused").count(),  # refusals are audited: not a change
         "idempotency_keys": IdempotencyKey.objects.count(),
         "table_params": sorted(
             TableParam.objects.using(metastore.alias)

@@ -11,6 +11,7 @@ from operations.planners.common import acid_warnings, build_preview, hive_second
 from operations.planners.partitions.bookkeeping import bookkeeping_cleanup_steps, bookkeeping_warnings
 from operations.planners.partitions.directories import trash_moves, unreachable_data_blockers
 from operations.planners.partitions.drop_steps import drop_steps
+from operations.planners.partitions.listing import dropped_partitions
 from operations.planners.partitions.matching import matching_partitions, predicate_blockers
 from operations.preview import DirectoryMove, HiveComparison, Preview
 from operations.rules import Finding
@@ -68,6 +69,7 @@ def plan_drop_partitions(metastore: Metastore, state: TableState, spec: DropPart
         partitions_touched=len(matched),
         statistics_dropped=stats,
         drops=len(matched),
+        affected=dropped_partitions(metastore, state, spec, matched, moves) if matched else None,
         hive=HiveComparison(str(metastore.schema.version), len(matched), stats, hive_seconds(len(matched), stats)),
         inverse={
             "dropped_partitions": [p["name"] for p in matched[:100]],

@@ -13,6 +13,7 @@ from operations.planners.common import acid_warnings, build_preview, hive_second
 from operations.planners.locations import resolve_partition
 from operations.planners.partitions.bookkeeping import bookkeeping_in_use, relabel_bookkeeping_steps
 from operations.planners.partitions.directories import partition_move, rename_warnings, renamed_partition_location
+from operations.planners.partitions.listing import renamed_partition
 from operations.preview import HiveComparison, Preview, Step
 from operations.rules import Finding, check_partition_name_whitelist
 from operations.specs import RenamePartition
@@ -70,6 +71,7 @@ def plan_rename_partition(metastore: Metastore, state: TableState, spec: RenameP
             )
         },
         partitions_touched=1,
+        affected=renamed_partition(metastore, state, partition, new_name, move),
         statistics_moved=sum(
             s.expected_rows for s in steps if s.metastore_table == "PART_COL_STATS" and s.action == "update"
         ),

@@ -88,7 +88,15 @@ def approved(api: dict[str, APIClient], metastore: Metastore, statement: str = R
 
 
 def audit_actions(pk: int) -> list[str]:
-    return list(AuditRecord.objects.filter(request_id_ref=pk).order_by("id").values_list("action", flat=True))
+    """The actions done on request ``pk`` (refused ones are in :func:`refusals`)."""
+    records = AuditRecord.objects.filter(request_id_ref=pk).exclude(outcome="refused").order_by("id")
+    return list(records.values_list("action", flat=True))
+
+
+def refusals(pk: int) -> list[tuple[str, str]]:
+    """``(action, error code)`` of every refused action on request ``pk``, as the audit log records them."""
+    records = AuditRecord.objects.filter(request_id_ref=pk, outcome="refused").order_by("id")
+    return [(r.action, r.details["code"]) for r in records]
 
 
 # The lifecycle -------------------------------------------------------------------------------------------------------
@@ -266,6 +274,7 @@ def test_a_draft_is_edited_with_patch_by_its_requester_only(metastore: Metastore
     assert error(moved, 400, "invalid_parameter")["details"] == {"parameter": "metastore"}
     assert error(frozen, 409, "invalid_state")["details"]["state"] == "submitted"
     assert audit_actions(pk) == ["create", "edit", "edit", "submit"]
+    assert refusals(pk) == [("edit", "permission_denied"), ("edit", "invalid_parameter"), ("edit", "invalid_state")]
 
 
 @on_metastores
@@ -337,6 +346,29 @@ def test_a_rejection_needs_a_comment_and_ends_the_request(metastore: Metastore, 
     assert [(a["approver"], a["decision"], a["comment"], a["current"]) for a in approvals] == [
         ("approver", "reject", "wrong table", True)
     ]
+
+
+@on_metastores
+def test_a_rejected_request_is_revised_edited_and_submitted_again(
+    metastore: Metastore, api: dict[str, APIClient]
+) -> None:
+    """revise: the requester only, a rejected request only; it becomes a draft with its rejection as a comment."""
+    pk = submitted(api, metastore, PROPERTIES)
+    ok(post(api["approver"], command(pk, "reject"), {"comment": "wrong owner"}))
+
+    other = post(api["steward2"], command(pk, "revise"))
+    revised = ok(post(api["steward"], command(pk, "revise")))
+    again = post(api["steward"], command(pk, "revise"))
+    edited = ok(api["steward"].patch(url("change-request-detail", pk=pk), {"reason": "the right owner"}, format="json"))
+    resubmitted = ok(post(api["steward"], command(pk, "submit")))
+
+    error(other, 403, "permission_denied")
+    assert revised["state"] == "draft"
+    error(again, 409, "invalid_state")
+    assert (edited["reason"], resubmitted["state"]) == ("the right owner", "submitted")
+    comments = ok(api["viewer"].get(command(pk, "comments")))["results"]
+    assert [(c["author"], c["body"]) for c in comments] == [("approver", "Rejected before revision: wrong owner")]
+    assert refusals(pk) == [("revise", "permission_denied"), ("revise", "invalid_state")]
 
 
 # Refusals --------------------------------------------------------------------------------------------------------
@@ -507,6 +539,7 @@ def test_comments_are_added_and_listed(metastore: Metastore, api: dict[str, APIC
     assert [(c["author"], c["body"]) for c in listed] == [("approver", "Which team asked?"), ("steward", "CRM")]
     assert error(empty, 400, "invalid_parameter")["details"] == {"field": "body"}
     assert audit_actions(pk) == ["create", "comment", "comment"]
+    assert refusals(pk) == [("comment", "invalid_parameter")]
 
 
 # Lists: filters and cursor pages ---------------------------------------------------------------------------------
@@ -608,6 +641,7 @@ def test_a_command_retried_with_its_key_acts_once(metastore: Metastore, api: dic
     assert same_key_elsewhere["body"] == "ok"
     assert Approval.objects.filter(request_id=pk).count() == 1
     assert audit_actions(pk) == ["create", "submit", "approve", "comment"]
+    assert refusals(pk) == [("approve", "invalid_state")]  # the second approval; a replay runs nothing
 
 
 @on_metastores

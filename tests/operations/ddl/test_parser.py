@@ -29,6 +29,16 @@ from operations.specs import (
 # (statement as typed, its normalized DDL)
 GOLDEN = [
     pytest.param(
+        "alter view marketing.v rename to marketing.v2",
+        "ALTER VIEW `marketing`.`v` RENAME TO `marketing`.`v2`",
+        id="view-rename",
+    ),
+    pytest.param(
+        "ALTER VIEW v UNSET TBLPROPERTIES IF EXISTS ('a')",
+        "ALTER VIEW `default`.`v` UNSET TBLPROPERTIES IF EXISTS ('a')",
+        id="view-unset-properties",
+    ),
+    pytest.param(
         "ALTER TABLE sales.orders RENAME TO sales.orders_v2",
         "ALTER TABLE `sales`.`orders` RENAME TO `sales`.`orders_v2`",
         id="rename-qualified",
@@ -203,7 +213,7 @@ def test_every_supported_statement_form_has_a_golden_case() -> None:
     kinds = {type(parse_alter(case.values[0])).kind for case in GOLDEN}
 
     # when / then
-    assert len(SUPPORTED_STATEMENTS) == 14
+    assert len(SUPPORTED_STATEMENTS) == 16  # with COMPACT, ABORT TRANSACTIONS and ALTER VIEW's two forms
     assert kinds == {
         "rename_table",
         "add_columns",
@@ -398,7 +408,8 @@ def test_bad_input_names_the_position_and_the_supported_statements(
 # (Hive DDL the console does not run, column where it starts, the clause the error names)
 UNSUPPORTED = [
     pytest.param("SELECT 1", 1, "SELECT", id="not-alter"),
-    pytest.param("ALTER VIEW v AS SELECT 1", 1, "ALTER VIEW", id="alter-view"),
+    pytest.param("ALTER VIEW v AS SELECT 1", 14, "ALTER VIEW … AS", id="alter-view"),
+    pytest.param("ALTER MATERIALIZED VIEW v REBUILD", 1, "ALTER MATERIALIZED", id="alter-materialized"),
     pytest.param("ALTER TABLE t ADD PARTITION (a='1')", 15, "ADD PARTITION", id="add-partition"),
     pytest.param("ALTER TABLE t ADD IF NOT EXISTS PARTITION (a='1')", 15, "ADD IF NOT EXISTS PARTITION", id="add-if"),
     pytest.param("alter table t set fileformat orc", 15, "SET FILEFORMAT", id="lower-case"),
@@ -429,3 +440,17 @@ def test_hive_ddl_the_console_does_not_run_is_named_as_unsupported(statement: st
     assert error.message.startswith(f"Unsupported statement at line 1, column {column}: ")
     assert clause in error.message
     assert (error.details["unsupported"], error.details["supported"]) == (clause, list(SUPPORTED_STATEMENTS))
+
+
+def test_alter_view_takes_only_the_forms_hive_allows_on_a_view() -> None:
+    """After ALTER VIEW only RENAME TO and SET/UNSET TBLPROPERTIES are run (HiveParser.g's alterViewStatementSuffix;
+    its partition forms are for partitioned views, which the console does not alter)."""
+    # when
+    with pytest.raises(DdlParseError) as caught:
+        parse_alter("ALTER VIEW v ADD COLUMNS (a int)")
+
+    # then
+    assert "expected RENAME TO, SET TBLPROPERTIES or UNSET TBLPROPERTIES after ALTER VIEW, found 'ADD'" in (
+        caught.value.message
+    )
+    assert parse_alter("ALTER VIEW v RENAME TO v2").on_view is True

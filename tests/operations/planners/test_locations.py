@@ -34,7 +34,8 @@ def test_set_location_of_a_table_repoints_the_table_only(metastore: Metastore, w
 
     # then
     assert row_changes(preview) == {"SDS": (0, 1, 0)}
-    assert (preview.risk, preview.moves, preview.partitions_touched) == ("low", (), 0)
+    assert (preview.risk, preview.moves, preview.partitions_touched) == ("medium", (), 0)
+    assert [c.name for c in preview.criteria] == ["location_missing"]
     assert [w.code for w in preview.warnings] == ["metadata_only", "partitions_keep_locations", "location_missing"]
     assert preview.diff == [("location", orders.sd.location, target)]
     assert execution.actual_counts == execution.expected_counts
@@ -118,7 +119,7 @@ def test_set_location_of_an_unknown_partition_or_a_view_is_blocked(metastore: Me
     # then
     assert [b.code for b in unknown.blockers] == ["unknown_partition"]
     assert [b.code for b in partial.blockers] == ["partition_spec"]
-    assert [b.code for b in view.blockers] == ["view_location"]
+    assert [b.code for b in view.blockers] == ["alter_table_on_view", "view_location"]
     assert unknown.steps == partial.steps == view.steps == ()
 
 

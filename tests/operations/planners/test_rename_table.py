@@ -250,7 +250,9 @@ def test_rename_of_an_external_table_changes_metadata_only(metastore: Metastore,
 
     # then
     assert row_changes(preview) == {"TBLS": (0, 1, 0)} | ({"PART_COL_STATS": (0, stats, 0)} if stats else {})
-    assert (preview.moves, preview.risk, preview.partitions_touched) == ((), "low", 0)
+    assert (preview.moves, preview.partitions_touched) == ((), 0)
+    # the view marketing.campaign_performance reads it: a broken view makes the rename high risk
+    assert (preview.risk, [c.name for c in preview.criteria]) == ("high", ["views_broken"])
     assert execution.actual_counts == execution.expected_counts
     assert table_row(metastore, "ops", "clicks").sd.location == clicks.sd.location
     assert partition_locations(metastore, clicks.id) == locations
@@ -258,13 +260,13 @@ def test_rename_of_an_external_table_changes_metadata_only(metastore: Metastore,
 
 
 def test_rename_of_a_view_changes_its_name_only(metastore: Metastore) -> None:
-    """Rule 7.6: a view has no location; only TBLS changes."""
+    """Rule 7.6: a view has no location; only TBLS changes. Written ALTER VIEW, as Hive asks for a view."""
     # given
     view = table_row(metastore, "marketing", "campaign_performance")
 
     # when
     preview = alter_preview_statement(
-        metastore=metastore, statement="ALTER TABLE marketing.campaign_performance RENAME TO sales.performance"
+        metastore=metastore, statement="ALTER VIEW marketing.campaign_performance RENAME TO sales.performance"
     )
     execution = execute(preview)
 
@@ -274,6 +276,28 @@ def test_rename_of_a_view_changes_its_name_only(metastore: Metastore) -> None:
     assert execution.actual_counts == execution.expected_counts
     renamed = table_row(metastore, "sales", "performance")
     assert (renamed.id, renamed.type, renamed.view_original_text) == (view.id, "VIRTUAL_VIEW", view.view_original_text)
+
+
+def test_alter_table_on_a_view_and_alter_view_on_a_table_are_refused_with_hives_messages(metastore: Metastore) -> None:
+    """DDLSemanticAnalyzer.validateAlterTableType: ALTER TABLE … RENAME on a view is refused (ErrorMsg 10131), and
+    ALTER VIEW on a base table too (10132); nothing would run."""
+    # when
+    table_form = alter_preview_statement(
+        metastore=metastore, statement="ALTER TABLE marketing.campaign_performance RENAME TO marketing.cp"
+    )
+    view_form = alter_preview_statement(metastore=metastore, statement="ALTER VIEW sales.customers RENAME TO sales.c2")
+    properties = alter_preview_statement(
+        metastore=metastore, statement="ALTER VIEW marketing.campaign_performance SET TBLPROPERTIES ('team'='growth')"
+    )
+
+    # then
+    assert [(b.code, b.message) for b in table_form.blockers] == [
+        ("alter_table_on_view", "To alter a view you need to use the ALTER VIEW command.")
+    ]
+    assert [(b.code, b.message) for b in view_form.blockers] == [
+        ("alter_view_on_table", "To alter a base table you need to use the ALTER TABLE command.")
+    ]
+    assert properties.blockers == () and properties.statement.startswith("ALTER VIEW `marketing`")
 
 
 # Where the data goes, version by version (rules 7–8) -----------------------------------------------------------------

@@ -28,6 +28,7 @@ STATEMENTS = {
     "rename": "ALTER TABLE sales.orders RENAME TO sales.orders_renamed",
     "rename_across_databases": "ALTER TABLE sales.orders RENAME TO ops.orders_moved",
     "rename_acid": "ALTER TABLE ops.job_runs_acid RENAME TO ops.job_runs",
+    "rename_view": "ALTER VIEW marketing.campaign_performance RENAME TO marketing.performance_view",
     "add_columns_cascade": "ALTER TABLE sales.orders ADD COLUMNS (channel string COMMENT 'web or shop') CASCADE",
     "add_columns": "ALTER TABLE sales.orders ADD COLUMNS (channel string)",
     "rename_column_cascade": "ALTER TABLE sales.orders CHANGE COLUMN amount amount_eur double CASCADE",
@@ -106,6 +107,29 @@ def test_revert_restores_every_row_and_directory(metastore: Metastore, warehouse
     assert tree(warehouse) == files_before
     events = execution.actual_counts["NOTIFICATION_LOG"]["insert"] + revert.actual_counts["NOTIFICATION_LOG"]["insert"]
     assert events >= 2 and NotificationEvent.objects.using(metastore.alias).count() == events
+
+
+def test_a_view_renamed_before_alter_view_existed_is_renamed_back_with_alter_view(metastore: Metastore) -> None:
+    """An execution's before-image from before ALTER VIEW (its inverse spec says nothing of a view) reverts as
+    ALTER VIEW: the revert plan reads that the table is a view, so Hive's ALTER TABLE-on-a-view rule does not block."""
+    # given
+    execution = alter_execute(
+        preview=alter_preview_statement(
+            metastore=metastore, statement="ALTER VIEW marketing.campaign_performance RENAME TO marketing.cp_old"
+        ),
+        actor="tester",
+        source="cli",
+    )
+    image = execution.before_image
+    image["spec"].pop("on_view", None)
+    execution.before_image = image
+
+    # when
+    preview = revert_preview(execution=execution)
+
+    # then
+    assert preview.blockers == ()
+    assert preview.statement.startswith("ALTER VIEW `marketing`.`cp_old` RENAME TO")
 
 
 @pytest.mark.parametrize(

@@ -118,21 +118,27 @@ def test_the_live_preview_shows_statement_diff_counts_moves_cost_risk_and_approv
     # then
     form = html(page)
     assert page.status_code == 200
-    assert 'hx-post="/changes/preview/"' in form and 'hx-trigger="keyup changed delay:500ms, change"' in form
+    assert 'hx-post="/changes/preview/"' in form
+    # only the statement (typed, debounced) and the metastore re-run the preview, not the reason
+    trigger = re.search(r'hx-trigger="([^"]*)"', form).group(1)
+    assert trigger == "input changed delay:500ms from:#id_statement, change from:#id_metastore"
     content = html(response)
     assert response.status_code == 200
     assert "<html" not in content  # only the partial
     assert escape("ALTER TABLE `sales`.`customers` RENAME TO `sales`.`clients`") in content
     assert re.search(r'data-field="name">\s*<th scope="row">Table name</th>\s*<td[^>]*>customers</td>', content)
     assert re.search(
-        r'data-table="TBLS">\s*<td class="mono">TBLS</td>\s*<td class="num">0</td><td class="num">1</td>', content
+        r'data-table="TBLS">\s*<td class="mono table-name">TBLS</td>\s*<td class="num">0</td><td class="num">1</td>',
+        content,
     )
     assert "sales.db/customers" in content and "sales.db/clients" in content  # the directory move
     assert "high risk" in content
     assert re.search(
         r'id="preview-approvals"><span class="label">Approvals needed</span><span class="value">2<', content
     )
-    assert "policy: high risk" in content
+    assert "rule “high risk” matched by data moved" in content
+    assert 'data-criterion="data_moved"' in content  # the criteria that fired, explained
+    assert "(('" not in content and "('" not in content  # no Python tuples anywhere
     assert f"Hive {metastore.schema.version.major}.{metastore.schema.version.minor}" in content
     assert 'id="preview-hive-cost"' in content
     assert re.search(
@@ -273,7 +279,9 @@ def test_request_approve_twice_confirm_execute_then_the_table_has_its_new_name(
     assert 'id="state-badge">Succeeded<' in page
     assert 'id="execution-duration"' in page
     counts = re.search(r'id="execution-counts".*?</table>', page, re.DOTALL).group(0)
-    assert re.search(r'data-table="TBLS">\s*<td class="mono">TBLS</td>(\s*<td class="num[^"]*">\d+</td>){6}', counts)
+    assert re.search(
+        r'data-table="TBLS">\s*<td class="mono table-name">TBLS</td>(\s*<td class="num[^"]*">\d+</td>){6}', counts
+    )
     assert 'data-table="TBLS">' in counts and 'class="row-warn"' not in counts.split('data-table="TBLS"')[1][:400]
     assert "checked by approver" in page and "checked by approver2" in page
     assert not is_disabled(page, "revert")
@@ -643,11 +651,14 @@ def test_the_table_page_lists_the_tables_change_history(metastore, people):
     create(people, metastore, "ALTER TABLE sales.orders SET OWNER USER bob")  # another table
 
     # when
-    page = html(signed_in(people["viewer"]).get(reverse("catalog:table", args=[metastore.name, "sales", "customers"])))
+    url = reverse("catalog:table", args=[metastore.name, "sales", "customers"])
+    page = html(signed_in(people["viewer"]).get(url))
+    steward_page = html(signed_in(people["steward"]).get(url))
 
     # then
     section = re.search(r'<section class="panel" id="change-history">.*?</section>', page, re.DOTALL).group(0)
     assert re.findall(r'data-action="(\w+)"', section) == ["submit", "create"]
     assert f'href="{detail(request.pk)}"' in section
     assert "SET OWNER" not in section
-    assert "statement=ALTER%20TABLE%20sales.customers%20" in section  # "Request a change…" pre-filled
+    assert 'id="request-change"' not in section  # a viewer cannot request changes: no link to a refusal
+    assert f"?metastore={metastore.name}&amp;table=sales.customers" in steward_page  # the guided request

@@ -1,0 +1,124 @@
+"""
+The guided request: an operation picker whose choices are ready-to-edit statements for one table.
+
+Each choice is Hive DDL text built from the table's own columns, partition keys, first partition and location, so a
+steward starts from a statement that parses and previews, and still sees (and may edit) the text that runs.
+A read: one table state and at most one partition row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from catalog_admin.errors import ApplicationError
+from catalog_admin.hive.partition_names import partition_values
+from catalog_admin.models import Partition
+from catalog_admin.selectors.metastores import Metastore
+from operations.specs import TableRef
+from operations.table_state import TableState, read_table_state
+
+__all__ = ("GuidedOperation", "guided_operations", "initial_statement")
+
+
+@dataclass(frozen=True)
+class GuidedOperation:
+    """One choice of the picker: its key (``?operation=``), label and the statement it starts from."""
+
+    key: str
+    label: str
+    statement: str
+    hint: str = ""
+
+
+def guided_operations(metastore: Metastore, qualified: str) -> tuple[GuidedOperation, ...]:
+    """The picker's choices for ``db.table`` (empty when the name is not a table of ``metastore``)."""
+    database, _, table = qualified.partition(".")
+    if not database or not table:
+        return ()
+    try:
+        state = read_table_state(metastore, TableRef(database, table))
+    except ApplicationError:
+        return ()
+    return _view_operations(state) if state.is_view else _table_operations(metastore, state)
+
+
+def initial_statement(operations: tuple[GuidedOperation, ...], key: str) -> str:
+    """The statement of the chosen operation (the first one when ``key`` names none)."""
+    chosen = next((op for op in operations if op.key == key), operations[0] if operations else None)
+    return chosen.statement if chosen else ""
+
+
+def _table_operations(metastore: Metastore, state: TableState) -> tuple[GuidedOperation, ...]:
+    ref = f"{_quote(state.ref.database)}.{_quote(state.ref.table)}"
+    last = state.columns[-1] if state.columns else None
+    ops = [
+        GuidedOperation(
+            "properties", "Set table properties", f"ALTER TABLE {ref} SET TBLPROPERTIES ('comment'='…')",
+            "Metadata only: the cheapest change.",
+        ),
+        GuidedOperation("rename", "Rename the table", f"ALTER TABLE {ref} RENAME TO {ref[:-1]}_new`"),
+        GuidedOperation("add_columns", "Add columns", f"ALTER TABLE {ref} ADD COLUMNS (new_column string COMMENT '…')"),
+    ]  # fmt: skip
+    if last is not None:
+        columns = ", ".join(f"{_quote(c.name)} {c.type}" for c in state.columns)
+        ops += [
+            GuidedOperation(
+                "change_column", "Change a column",
+                f"ALTER TABLE {ref} CHANGE COLUMN {_quote(last.name)} {_quote(last.name)} {last.type} COMMENT '…'",
+                "Rename it, change its type or comment, or move it with FIRST / AFTER.",
+            ),
+            GuidedOperation(
+                "replace_columns", "Replace the columns", f"ALTER TABLE {ref} REPLACE COLUMNS ({columns})",
+                "Leaving a column out removes it from the schema (its data stays in the files).",
+            ),
+        ]  # fmt: skip
+    if state.location:
+        location = f"ALTER TABLE {ref} SET LOCATION '{state.location}'"
+        ops.append(GuidedOperation("location", "Set the location", location, "Metadata only: no data moves."))
+    partition = _first_partition(metastore, state)
+    if partition:
+        ops += [
+            GuidedOperation(
+                "partition_rename", "Rename a partition",
+                f"ALTER TABLE {ref} PARTITION ({partition}) RENAME TO PARTITION ({partition})",
+                "Edit the values after RENAME TO.",
+            ),
+            GuidedOperation(
+                "partition_drop", "Drop partitions", f"ALTER TABLE {ref} DROP IF EXISTS PARTITION ({partition})",
+                "Comparisons (<, <=, >, >=, <>) drop ranges; the preview lists what goes.",
+            ),
+        ]  # fmt: skip
+    return tuple(ops)
+
+
+def _view_operations(state: TableState) -> tuple[GuidedOperation, ...]:
+    ref = f"{_quote(state.ref.database)}.{_quote(state.ref.table)}"
+    return (
+        GuidedOperation("properties", "Set view properties", f"ALTER VIEW {ref} SET TBLPROPERTIES ('comment'='…')"),
+        GuidedOperation("rename", "Rename the view", f"ALTER VIEW {ref} RENAME TO {ref[:-1]}_new`"),
+    )
+
+
+def _first_partition(metastore: Metastore, state: TableState) -> str:
+    """The table's first partition as a spec (``dt='2024-01-01', hour='0'``), or ``""`` (one indexed row)."""
+    if not state.partition_keys:
+        return ""
+    name = (
+        Partition.objects.using(metastore.alias)
+        .filter(table_id=state.table_id)
+        .order_by("id")
+        .values_list("name", flat=True)
+        .first()
+    )
+    if not name:
+        return ""
+    values = partition_values(name)
+    return ", ".join(f"{_quote(k.name)}='{_escape(v)}'" for k, v in zip(state.partition_keys, values, strict=False))
+
+
+def _quote(identifier: str) -> str:
+    return "`" + identifier.replace("`", "``") + "`"
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("'", "\\'")

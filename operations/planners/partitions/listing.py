@@ -1,0 +1,157 @@
+"""
+Which partitions a DROP PARTITION or a partition rename affects, with their rows and bytes, and what happens to
+their data: the listing a steward reads before approving (``Preview.affected``).
+
+Counts and totals cover every affected partition (``numRows`` and ``totalSize`` from PARTITION_PARAMS, read in
+chunks of ids); the listing itself is bounded (the first :data:`LISTED` by name), so a 100,000-partition drop shows
+a count and the first page instead of every name.
+
+What Hive does with a dropped partition's data (``HiveMetaStore.drop_partition_common`` with ``deleteData``, 2.3 to
+4.0): an external table keeps its files; a managed table's directory is deleted through ``Warehouse.deleteDir``,
+into the file system's trash (kept ``fs.trash.interval`` minutes) unless ``isMustPurge``: ``PURGE`` was given
+(``ifPurge``) or the table has ``auto.purge=true``, then it is deleted outright. The console never deletes: it moves
+the directory to its own trash with a journaled move (a revert moves it back), and nothing empties that trash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from catalog_admin.models import PartitionParam
+from catalog_admin.selectors.metastores import Metastore
+from operations.planners.partitions.chunks import chunks
+from operations.planners.partitions.directories import TRASH_DIR
+from operations.preview import AffectedPartition, DirectoryMove, PartitionsAffected
+from operations.specs import DropPartitions
+from operations.table_state import TableState
+
+__all__ = ("LISTED", "dropped_partitions", "renamed_partition")
+
+LISTED = 100
+_STATISTICS = ("numRows", "totalSize")
+
+
+def dropped_partitions(
+    metastore: Metastore, state: TableState, spec: DropPartitions, matched: list[dict], moves: Iterable[DirectoryMove]
+) -> PartitionsAffected:
+    """The partitions a DROP PARTITION removes (``matched``: id, name, ``sd__location``; by name)."""
+    by_source = {move.source: move for move in moves}
+    statistics = _statistics(metastore, [p["id"] for p in matched])
+    listed = tuple(
+        _affected(
+            p, statistics.get(p["id"], {}), by_source.get(p["sd__location"] or ""), _drop_fate(state, p, by_source)
+        )
+        for p in matched[:LISTED]
+    )
+    return PartitionsAffected(
+        action="dropped",
+        count=len(matched),
+        rows=_total(statistics, "numRows"),
+        bytes=_total_bytes(matched, statistics, by_source),
+        listed=listed,
+        data=_console_drop(state, by_source),
+        hive_data=_hive_drop(state, spec),
+    )
+
+
+def renamed_partition(
+    metastore: Metastore, state: TableState, partition: Mapping, new_name: str, move: DirectoryMove | None
+) -> PartitionsAffected:
+    """The one partition a rename relabels (``partition``: id, name, location)."""
+    statistics = _statistics(metastore, [partition["id"]]).get(partition["id"], {})
+    row = {"name": partition["name"], "sd__location": partition["location"]}
+    if move is not None:
+        fate = f"moves to {move.destination} (journaled; a revert moves it back)"
+    elif state.is_external:
+        fate = "stays where it is (external table); only the name changes"
+    else:
+        fate = "stays where it is: only the metadata changes"
+    listed = (_affected(row, statistics, move, fate, new_name),)
+    return PartitionsAffected(
+        action="renamed",
+        count=1,
+        rows=listed[0].rows,
+        bytes=listed[0].bytes,
+        listed=listed,
+        data=f"The partition keeps its statistics; its data {fate}.",
+    )
+
+
+def _affected(
+    partition: Mapping, statistics: Mapping[str, int], move: DirectoryMove | None, fate: str, new_name: str = ""
+) -> AffectedPartition:
+    on_disk = move.bytes if move is not None else None
+    return AffectedPartition(
+        name=partition["name"],
+        location=partition["sd__location"],
+        rows=statistics.get("numRows"),
+        bytes=on_disk if on_disk is not None else statistics.get("totalSize"),
+        files=move.files if move is not None else None,
+        fate=fate,
+        new_name=new_name,
+    )
+
+
+def _drop_fate(state: TableState, partition: Mapping, by_source: Mapping[str, DirectoryMove]) -> str:
+    if state.is_external:
+        return "files kept (external table)"
+    move = by_source.get(partition["sd__location"] or "")
+    return f"to the trash: {move.destination}" if move is not None else "no directory on disk: metadata only"
+
+
+def _console_drop(state: TableState, by_source: Mapping[str, DirectoryMove]) -> str:
+    if state.is_external:
+        return "The table is external: the console drops the partitions' metadata and leaves every file where it is."
+    trash = f"{state.database_location.rstrip('/')}/{TRASH_DIR}/{state.ref.table}/"
+    return (
+        f"The console never deletes data: it moves {len(by_source):,} partition director"
+        f"{'y' if len(by_source) == 1 else 'ies'} into its trash under {trash} with a journaled move, in the same "
+        "change (a revert moves them back). PURGE and auto.purge do not delete here, and nothing empties the "
+        "console's trash: it is kept until an operator removes it."
+    )
+
+
+def _hive_drop(state: TableState, spec: DropPartitions) -> str:
+    if state.is_external:
+        return "Hive keeps an external table's files too."
+    auto_purge = (state.params.get("auto.purge") or "").lower() == "true"
+    if spec.purge or auto_purge:
+        why = "PURGE" if spec.purge else "auto.purge=true"
+        return f"Hive would delete the directories outright ({why}: they would skip the file system's trash)."
+    return (
+        "Hive would delete the directories into the file system's trash (.Trash of the user), kept for "
+        "fs.trash.interval minutes, then gone."
+    )
+
+
+def _statistics(metastore: Metastore, ids: list[int]) -> dict[int, dict[str, int]]:
+    """``{partition id: {"numRows": n, "totalSize": b}}`` for the numeric statistics the partitions have."""
+    found: dict[int, dict[str, int]] = {}
+    for chunk in chunks(ids):
+        rows = PartitionParam.objects.using(metastore.alias).filter(partition_id__in=chunk, key__in=_STATISTICS)
+        for partition_id, key, value in rows.values_list("partition_id", "key", "value"):
+            if value is not None and value.strip().lstrip("-").isdigit():
+                found.setdefault(partition_id, {})[key] = int(value)
+    return found
+
+
+def _total(statistics: Mapping[int, Mapping[str, int]], key: str) -> int | None:
+    values = [s[key] for s in statistics.values() if key in s]
+    return sum(values) if values else None
+
+
+def _total_bytes(
+    matched: list[dict], statistics: Mapping[int, Mapping[str, int]], by_source: Mapping[str, DirectoryMove]
+) -> int | None:
+    """Bytes on disk where the directory was measured, else the ``totalSize`` statistic."""
+    sizes = []
+    for partition in matched:
+        move = by_source.get(partition["sd__location"] or "")
+        size = (
+            move.bytes
+            if move is not None and move.bytes is not None
+            else statistics.get(partition["id"], {}).get("totalSize")
+        )
+        if size is not None:
+            sizes.append(size)
+    return sum(sizes) if sizes else None

@@ -1,0 +1,122 @@
+"""
+Risk you can read: the named criteria a plan fires, each with its level and a sentence saying why.
+
+The criteria derive from the plan alone (its moves, counts, before/after snapshots and warnings), so they add nothing
+to what approval binds: the same plan fires the same criteria. A preview's risk is the highest level among them, and
+the approval policy (``operations.policy``) matches rules on the same names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from operations.preview import DirectoryMove, TableSnapshot
+from operations.rules import Finding
+
+__all__ = ("CRITERIA", "LEVELS", "RiskCriterion", "plan_criteria", "risk_of")
+
+LEVELS = ("low", "medium", "high")
+
+# name -> (level, label): every criterion a plan can fire, the names the policy's rules use.
+CRITERIA = {
+    "data_moved": ("high", "data moved"),
+    "partitions_dropped": ("high", "partitions dropped"),
+    "statistics_dropped": ("high", "statistics dropped"),
+    "views_broken": ("high", "views broken"),
+    "columns_removed": ("high", "columns removed"),
+    "many_partitions": ("high", "many partitions touched"),
+    "statistics_rewritten": ("medium", "many statistics rewritten"),
+    "location_missing": ("medium", "location does not exist"),
+    "partitions_changed": ("medium", "partitions changed"),
+    "columns_changed": ("medium", "columns changed"),
+}
+_MISSING_LOCATION_FINDINGS = ("location_missing", "source_missing", "directories_missing")
+
+
+@dataclass(frozen=True)
+class RiskCriterion:
+    """One reason a plan is risky: its name (what the policy matches), level, label and explanation."""
+
+    name: str
+    explanation: str
+
+    @property
+    def level(self) -> str:
+        return CRITERIA[self.name][0]
+
+    @property
+    def label(self) -> str:
+        return CRITERIA[self.name][1]
+
+    def as_dict(self) -> dict[str, str]:
+        return {"name": self.name, "level": self.level, "label": self.label, "explanation": self.explanation}
+
+
+def risk_of(criteria: Iterable[RiskCriterion]) -> str:
+    """The highest level among ``criteria``; ``low`` when none fired."""
+    return max((c.level for c in criteria), key=LEVELS.index, default="low")
+
+
+def plan_criteria(
+    *,
+    before: TableSnapshot,
+    after: TableSnapshot,
+    moves: tuple[DirectoryMove, ...],
+    warnings: Iterable[Finding],
+    partitions_touched: int,
+    statistics_moved: int,
+    statistics_dropped: int,
+    drops: int,
+    columns_changed: bool,
+) -> tuple[RiskCriterion, ...]:
+    """The criteria the plan fires, in :data:`CRITERIA`'s order."""
+    warnings = tuple(warnings)
+    found = {
+        "data_moved": _moved(moves),
+        "partitions_dropped": f"{drops:,} partition(s) are dropped from the metastore." if drops else "",
+        "statistics_dropped": (
+            f"{statistics_dropped:,} column statistics row(s) are deleted; queries plan without them until "
+            "ANALYZE runs again."
+            if statistics_dropped
+            else ""
+        ),
+        "views_broken": " ".join(f.message for f in warnings if f.code == "dependent_views"),
+        "columns_removed": _removed_columns(before, after),
+        "many_partitions": _many_partitions(partitions_touched),
+        "statistics_rewritten": _statistics_rewritten(statistics_moved),
+        "location_missing": " ".join(f.message for f in warnings if f.code in _MISSING_LOCATION_FINDINGS),
+        "partitions_changed": f"{partitions_touched:,} partition(s) change." if partitions_touched else "",
+        "columns_changed": "The table's columns change." if columns_changed else "",
+    }
+    return tuple(RiskCriterion(name, why) for name, why in found.items() if why)
+
+
+def _moved(moves: tuple[DirectoryMove, ...]) -> str:
+    if not moves:
+        return ""
+    known = [m.bytes for m in moves if m.bytes is not None]
+    size = f", {sum(known):,} bytes" if known else ""
+    return f"{len(moves):,} data directory move(s){size}: readers of the old paths fail until they follow."
+
+
+def _removed_columns(before: TableSnapshot, after: TableSnapshot) -> str:
+    if len(after.columns) >= len(before.columns):  # a CHANGE renames a column: it is not removed
+        return ""
+    kept = {name.lower() for name, *_ in after.columns}
+    removed = [name for name, *_ in before.columns if name.lower() not in kept]
+    if not removed:
+        return ""
+    return f"Column(s) {', '.join(removed)} are no longer in the schema: their data can no longer be read."
+
+
+def _many_partitions(touched: int) -> str:
+    limit = getattr(settings, "CATALOG_HIGH_RISK_PARTITIONS", 10_000)
+    return f"{touched:,} partitions are touched (more than {limit:,})." if touched > limit else ""
+
+
+def _statistics_rewritten(moved: int) -> str:
+    limit = getattr(settings, "CATALOG_RISK_STATISTICS_ROWS", 100_000)
+    return f"{moved:,} statistics rows are rewritten (at least {limit:,})." if moved >= limit else ""

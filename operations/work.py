@@ -1,0 +1,107 @@
+"""
+The work of one metastore, for the home page: selectors (reads only), each bounded.
+
+What waits for the signed-in user (approvals they can give, their drafts, their rejected requests), what is approved
+but not run, scheduled (and late), running with its progress, recently executed (the console's own database), and
+the tables whose partitions lie outside the table's root (the metastore: one grouped statement over its partitions,
+loaded by the page after itself; ``benchmarks/home.py`` times both on 50,000 partitions with its ``EXPLAIN``).
+Every list is cut at :data:`HOME_LIMIT`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import connections
+from django.db.models import QuerySet
+
+from catalog_admin.models import Database, Partition, StorageDescriptor, Table
+from catalog_admin.selectors.metastores import Metastore
+from operations.choices import ChangeRequestState, JobState
+from operations.models import ChangeRequest, Execution, Job
+from operations.selectors import inbox
+from operations.sql import MetastoreSql
+
+__all__ = ("HOME_LIMIT", "Anomaly", "MetastoreWork", "anomaly_sql", "metastore_work", "partition_anomalies")
+
+HOME_LIMIT = 10
+
+
+@dataclass(frozen=True)
+class Anomaly:
+    """A table with partitions outside its own root (a location that is not ``<table location>/…``)."""
+
+    database: str
+    table: str
+    outside_root: int
+
+
+@dataclass(frozen=True)
+class MetastoreWork:
+    """Everything the home page shows for one metastore and one user."""
+
+    metastore: str
+    waiting: list[ChangeRequest]
+    drafts: list[ChangeRequest]
+    rejected: list[ChangeRequest]
+    approved: list[ChangeRequest]
+    scheduled: list[ChangeRequest]
+    running: list[Job]
+    executions: list[Execution]
+
+
+def metastore_work(metastore: Metastore, user: AbstractBaseUser) -> MetastoreWork:
+    """The home page's lists for ``metastore`` as ``user`` sees them."""
+    mine = _requests(metastore).filter(requester=user)
+    return MetastoreWork(
+        metastore=metastore.name,
+        waiting=[r for r in inbox(user) if r.metastore == metastore.name][:HOME_LIMIT],
+        drafts=list(mine.filter(state=ChangeRequestState.DRAFT).order_by("-updated_at")[:HOME_LIMIT]),
+        rejected=list(mine.filter(state=ChangeRequestState.REJECTED).order_by("-updated_at")[:HOME_LIMIT]),
+        approved=list(_requests(metastore).filter(state=ChangeRequestState.APPROVED).order_by("-updated_at")[:HOME_LIMIT]),
+        scheduled=list(_requests(metastore).filter(state=ChangeRequestState.SCHEDULED).order_by("scheduled_for")[:HOME_LIMIT]),
+        running=list(
+            Job.objects.filter(change_request__metastore=metastore.name, state__in=(JobState.QUEUED, JobState.RUNNING))
+            .select_related("change_request")
+            .order_by("created_at")[:HOME_LIMIT]
+        ),
+        executions=list(
+            Execution.objects.filter(metastore=metastore.name).select_related("change_request").order_by("-pk")[:HOME_LIMIT]
+        ),
+    )  # fmt: skip
+
+
+def partition_anomalies(metastore: Metastore, limit: int = HOME_LIMIT) -> list[Anomaly]:
+    """The tables with the most partitions outside the table's root (one grouped statement, ``limit`` rows)."""
+    sql, params = anomaly_sql(metastore, limit)
+    with connections[metastore.alias].cursor() as cursor:
+        cursor.execute(sql, params)
+        return [Anomaly(database, table, count) for database, table, count in cursor.fetchall()]
+
+
+def anomaly_sql(metastore: Metastore, limit: int) -> tuple[str, list[int]]:
+    """The statement of :func:`partition_anomalies` (also for ``EXPLAIN``)."""
+    q = MetastoreSql(metastore.alias)
+    sds, part, tbl, db = StorageDescriptor, Partition, Table, Database
+    table_root = q.concat(f"ts.{q.col(sds, 'location')}", "'/'")
+    length = "CHAR_LENGTH" if connections[metastore.alias].vendor == "mysql" else "LENGTH"  # characters, not bytes
+    outside = f"SUBSTR(ps.{q.col(sds, 'location')}, 1, {length}({table_root})) <> {table_root}"
+    sql = (
+        f"SELECT d.{q.col(db, 'name')}, t.{q.col(tbl, 'name')}, COUNT(*) AS outside "
+        f"FROM {q.table(part)} p "
+        f"JOIN {q.table(sds)} ps ON ps.{q.col(sds, 'id')} = p.{q.col(part, 'sd')} "
+        f"JOIN {q.table(tbl)} t ON t.{q.col(tbl, 'id')} = p.{q.col(part, 'table')} "
+        f"JOIN {q.table(sds)} ts ON ts.{q.col(sds, 'id')} = t.{q.col(tbl, 'sd')} "
+        f"JOIN {q.table(db)} d ON d.{q.col(db, 'id')} = t.{q.col(tbl, 'database')} "
+        f"WHERE ps.{q.col(sds, 'location')} IS NOT NULL AND ts.{q.col(sds, 'location')} IS NOT NULL AND {outside} "
+        f"GROUP BY d.{q.col(db, 'name')}, t.{q.col(tbl, 'name')} "
+        f"ORDER BY outside DESC, d.{q.col(db, 'name')}, t.{q.col(tbl, 'name')} LIMIT %s"
+    )
+    return sql, [limit]
+
+
+def _requests(metastore: Metastore) -> QuerySet[ChangeRequest]:
+    return (
+        ChangeRequest.objects.filter(metastore=metastore.name).select_related("requester").prefetch_related("approvals")
+    )
