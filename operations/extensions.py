@@ -11,6 +11,7 @@ from typing import Any
 from django.template import Context
 
 from catalog_admin.extensions import register_slot_content
+from catalog_admin.selectors.acid import table_is_transactional
 from operations.selectors import inbox_count, table_history
 
 __all__ = ("navigation_context", "register_page_slots", "table_history_context")
@@ -29,10 +30,12 @@ def navigation_context(context: Context) -> dict[str, Any]:
 
 
 def table_history_context(context: Context, *, metastore: str, database: str, table: str) -> dict[str, Any]:
-    """The table's latest audit records, and its names for the "Request a change" link."""
+    """The table's latest audit records, its names for the "Request a change" link, and whether it is transactional
+    (a "Request a compaction" link)."""
     return {
         "records": table_history(metastore, database, table),
         "metastore": metastore,
         "database": database,
         "table": table,
+        "transactional": table_is_transactional(metastore, database, table),
     }
