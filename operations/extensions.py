@@ -11,6 +11,7 @@ from typing import Any
 from django.template import Context
 
 from catalog_admin.extensions import register_slot_content
+from catalog_admin.selectors.acid import table_is_transactional
 from operations.policy import can_request
 from operations.selectors import inbox_count, table_history
 
@@ -31,7 +32,8 @@ def navigation_context(context: Context) -> dict[str, Any]:
 
 
 def table_history_context(context: Context, *, metastore: str, database: str, table: str) -> dict[str, Any]:
-    """The table's latest audit records, and its names for the "Request a change" link (for stewards only)."""
+    """The table's latest audit records, its names for the "Request a change" link (for stewards only), and whether it
+    is transactional (a "Request a compaction" link)."""
     user = context.get("user")
     return {
         "can_request": user is not None and bool(can_request(user)),
@@ -39,4 +41,5 @@ def table_history_context(context: Context, *, metastore: str, database: str, ta
         "metastore": metastore,
         "database": database,
         "table": table,
+        "transactional": table_is_transactional(metastore, database, table),
     }

@@ -39,7 +39,7 @@ from catalog_admin.models import (
     TransactionComponent,
     TransactionWriteId,
 )
-from catalog_admin.selectors.metastores import Metastore
+from catalog_admin.selectors.metastores import Metastore, get_metastore
 from catalog_admin.selectors.pagination import Page, keyset_page
 
 __all__ = (
@@ -50,6 +50,7 @@ __all__ = (
     "directory_report",
     "is_transactional",
     "partition_reports",
+    "table_is_transactional",
     "valid_txn_list",
     "valid_write_ids",
     "worst_partitions",
@@ -119,6 +120,14 @@ def is_transactional(params: dict[str, str | None]) -> bool:
     """``AcidUtils.isTablePropertyTransactional``: ``transactional`` (or ``TRANSACTIONAL``) is ``true``."""
     value = params.get("transactional") or params.get("TRANSACTIONAL") or ""
     return value.lower() == "true"
+
+
+def table_is_transactional(metastore_name: str, database: str, table: str) -> bool:
+    """Whether ``database.table`` of the metastore named ``metastore_name`` is transactional (one query)."""
+    params = TableParam.objects.using(get_metastore(metastore_name).alias).filter(
+        table__database__name=database, table__name=table, key__in=("transactional", "TRANSACTIONAL")
+    )
+    return is_transactional(dict(params.values_list("key", "value")))
 
 
 def compaction_thresholds() -> CompactionThresholds:
