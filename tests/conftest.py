@@ -13,6 +13,7 @@ pytest_plugins = [
     "tests.fixtures.roles",
     "tests.fixtures.spark",
     "tests.fixtures.tiers",
+    "tests.fixtures.workers",
 ]
 
 # Every database test runs in rolled-back transactions on the console's database and on all seven

@@ -11,7 +11,7 @@ same requests on every run), each sent once with a steward's token and once with
 * a refused request (4xx) wrote nothing: no change request, approval, comment, job, execution or audit record, and
   the default metastore's TBLS and TABLE_PARAMS are unchanged (a checksum before and after).
 
-Jobs are left queued (``CATALOG_JOBS_MODE = "worker"``), so nothing a generated request starts touches a metastore.
+Jobs are left queued (``CATALOG_JOBS_MODE = "tasks"``), so nothing a generated request starts touches a metastore.
 The requests run inside the test's rolled-back transaction: Django's WSGI handler is used as is, except that it does
 not close the test's database connections at the end of each request (as Django's own test client does not).
 """
@@ -75,7 +75,7 @@ def wsgi_application() -> Iterator[Any]:
 @pytest.fixture
 def tokens(db: None, settings) -> dict[str, str]:
     """A token for a steward and one for an approver."""
-    settings.CATALOG_JOBS_MODE = "worker"
+    settings.CATALOG_JOBS_MODE = "tasks"
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
     keys = {}
     for role in ROLES:
