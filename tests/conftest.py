@@ -12,6 +12,7 @@ pytest_plugins = [
     "tests.fixtures.operations",
     "tests.fixtures.roles",
     "tests.fixtures.spark",
+    "tests.fixtures.spark_cluster",
     "tests.fixtures.tiers",
     "tests.fixtures.workers",
 ]
