@@ -528,11 +528,15 @@ class JobDetailView(OperationsAPIView):
 
 
 _JOB_ERRORS = _errors(
+    400,
     401,
     403,
     404,
     409,
+    415,
+    422,
     overrides={
+        400: "invalid_parameter: a malformed Idempotency-Key.",
         403: "permission_denied: only an admin or the job's requester.",
         404: "not_found: no such job.",
         409: "invalid_state: the job is not in a state that allows it (details: job, state).",
@@ -545,10 +549,14 @@ class JobCancelView(OperationsAPIView):
         tags=["jobs"],
         operation_id="jobs_cancel",
         summary="Cancel a queued or running job, or discard a failed Spark job",
-        parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH, description="Job number.")],
+        parameters=[
+            OpenApiParameter("id", int, OpenApiParameter.PATH, description="Job number."),
+            IDEMPOTENCY_KEY_PARAMETER,
+        ],
         request=None,
         responses={202: JobSerializer, **_JOB_ERRORS},
     )
+    @idempotent
     def post(self, request: Request, pk: int) -> Response:
         """A queued job ends cancelled at once; a running one's worker stops its Spark driver (nothing is swapped)
         and removes its staging, then ends it cancelled: poll the job. Audited as cancel_job."""
@@ -561,10 +569,14 @@ class JobResumeView(OperationsAPIView):
         tags=["jobs"],
         operation_id="jobs_resume",
         summary="Queue a failed Spark job again, skipping the units it verified",
-        parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH, description="Job number.")],
+        parameters=[
+            OpenApiParameter("id", int, OpenApiParameter.PATH, description="Job number."),
+            IDEMPOTENCY_KEY_PARAMETER,
+        ],
         request=None,
         responses={202: JobSerializer, **_JOB_ERRORS},
     )
+    @idempotent
     def post(self, request: Request, pk: int) -> Response:
         """The job is queued again with its verified units (completed); its program skips them. Audited as
         resume_job."""
