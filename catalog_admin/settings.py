@@ -145,6 +145,8 @@ CATALOG_JOBS_MODE = os.environ.get("CATALOG_JOBS_MODE", "tasks")
 # Where Spark programs run (operations/spark/engine.py): local[*] (the embedded default), spark://host:port
 # (standalone), yarn, k8s://https://host:port (through spark-submit) or sc://host:port (Spark Connect).
 CATALOG_SPARK_MASTER = os.environ.get("CATALOG_SPARK_MASTER", "local[*]")
+# A standalone master's web UI (http://host:8080): cancelling a job also kills its application there.
+CATALOG_SPARK_MASTER_UI = os.environ.get("CATALOG_SPARK_MASTER_UI", "")
 # Extra Spark configuration for every program, as "key=value" pairs separated by whitespace or commas.
 CATALOG_SPARK_CONF = os.environ.get("CATALOG_SPARK_CONF", "")
 # Where a Spark job keeps its plan, progress, log and manifest files.

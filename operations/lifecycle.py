@@ -388,7 +388,8 @@ def _resumable(job: Job) -> bool:
 def _job_operator(job: Job, user: User, verb: str) -> Allowed:
     if user is None or has_role(user, Role.ADMIN):
         return _OK
-    if job.change_request_id is not None and user.is_authenticated and user.pk == job.change_request.requester_id:
+    request = job.change_request
+    if request is not None and user.is_authenticated and user.pk == request.requester_id:
         return _OK
     return Allowed(False, f"Only an admin or the job's requester can {verb} job #{job.pk}.", details={"job": job.pk})
 

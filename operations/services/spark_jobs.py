@@ -52,7 +52,11 @@ COUNTERS = tuple(key for key in PROGRESS_KEYS if key != "message")
 
 def spark_engine() -> spark.SparkEngine:
     """The engine the settings configure (``CATALOG_SPARK_MASTER``, ``CATALOG_SPARK_CONF``)."""
-    return spark.SparkEngine(master=settings.CATALOG_SPARK_MASTER, conf=spark.parse_conf(settings.CATALOG_SPARK_CONF))
+    return spark.SparkEngine(
+        master=settings.CATALOG_SPARK_MASTER,
+        conf=spark.parse_conf(settings.CATALOG_SPARK_CONF),
+        master_ui=settings.CATALOG_SPARK_MASTER_UI,
+    )
 
 
 def enqueue_spark_job(
@@ -96,6 +100,9 @@ def run_spark_program(job: Job) -> dict[str, Any] | None:
         time.sleep(POLL_SECONDS)
         _record_progress(job, reader, files)
         if _cancel_requested(job):
+            job.refresh_from_db(fields=["spark_app_id"])
+            if spark.kill_application(engine, job.spark_app_id):
+                job_log(job, f"Asked {engine.master_ui} to kill {job.spark_app_id}")
             spark.stop_driver(process)
             _record_progress(job, reader, files)
             _end_cancelled(job)

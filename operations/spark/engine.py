@@ -20,6 +20,8 @@ import re
 import signal
 import subprocess
 import sys
+import urllib.parse
+import urllib.request
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -33,6 +35,7 @@ __all__ = (
     "ProgressReader",
     "SparkEngine",
     "driver_command",
+    "kill_application",
     "launch_driver",
     "log_tail",
     "package_zip",
@@ -56,6 +59,7 @@ class SparkEngine:
 
     master: str = "local[*]"
     conf: dict[str, str] = field(default_factory=dict)
+    master_ui: str = ""  # a standalone master's web UI (http://host:8080): cancel also kills the application there
 
     @property
     def is_connect(self) -> bool:
@@ -192,6 +196,19 @@ def stop_driver(process: subprocess.Popen[bytes], *, grace_seconds: float = 10.0
         except subprocess.TimeoutExpired:
             continue
     return process.wait()
+
+
+def kill_application(engine: SparkEngine, app_id: str, *, timeout: float = 10.0) -> bool:
+    """Ask a standalone master to kill ``app_id`` (its web UI's kill action, ``spark.ui.killEnabled``); whether it
+    answered. Nothing to do elsewhere: a client-mode application ends with its driver."""
+    if engine.kind != "standalone" or not engine.master_ui or not app_id:
+        return False
+    body = urllib.parse.urlencode({"id": app_id, "terminate": "true"}).encode()
+    try:
+        with urllib.request.urlopen(f"{engine.master_ui.rstrip('/')}/app/kill/", data=body, timeout=timeout):
+            return True
+    except OSError:
+        return False
 
 
 class ProgressReader:
