@@ -51,6 +51,10 @@ PROGRAM_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 LOG_FILE = "driver.log"
 # Quiet, predictable drivers: no console progress bars in the log; a UI port found by Spark when 4040 is taken.
 DEFAULT_CONF = {"spark.ui.showConsoleProgress": "false"}
+# The hidden field of a standalone master page's kill form (Spark 4.3 checks it on every state-changing request).
+CSRF_INPUT = re.compile(
+    r'<input[^>]*name="csrfToken"[^>]*value="([^"]+)"|<input[^>]*value="([^"]+)"[^>]*name="csrfToken"'
+)
 
 
 @dataclass(frozen=True)
@@ -199,13 +203,22 @@ def stop_driver(process: subprocess.Popen[bytes], *, grace_seconds: float = 10.0
 
 
 def kill_application(engine: SparkEngine, app_id: str, *, timeout: float = 10.0) -> bool:
-    """Ask a standalone master to kill ``app_id`` (its web UI's kill action, ``spark.ui.killEnabled``); whether it
-    answered. Nothing to do elsewhere: a client-mode application ends with its driver."""
+    """Ask a standalone master to kill ``app_id`` as its web UI's kill link does (``spark.ui.killEnabled``; the form
+    carries the page's CSRF token); whether the master took the request. Nothing to do for other masters: a
+    client-mode application ends with its driver."""
     if engine.kind != "standalone" or not engine.master_ui or not app_id:
         return False
-    body = urllib.parse.urlencode({"id": app_id, "terminate": "true"}).encode()
+    root = engine.master_ui.rstrip("/")
     try:
-        with urllib.request.urlopen(f"{engine.master_ui.rstrip('/')}/app/kill/", data=body, timeout=timeout):
+        with urllib.request.urlopen(f"{root}/", timeout=timeout) as page:
+            token = CSRF_INPUT.search(page.read().decode("utf-8", errors="replace"))
+        fields = {
+            "id": app_id,
+            "terminate": "true",
+            **({"csrfToken": token.group(1) or token.group(2)} if token else {}),
+        }
+        request = urllib.request.Request(f"{root}/app/kill/", data=urllib.parse.urlencode(fields).encode())
+        with urllib.request.urlopen(request, timeout=timeout):
             return True
     except OSError:
         return False
