@@ -501,10 +501,14 @@ class JobSerializer(serializers.Serializer):
     spark_app_id = serializers.CharField()
     spark_ui_url = serializers.CharField(help_text="The Spark application's web UI, while it runs.")
     cancel_requested_at = serializers.DateTimeField(allow_null=True)
-    result = serializers.JSONField(allow_null=True, help_text="The Spark program's result manifest.")
+    result = serializers.SerializerMethodField(help_text="The Spark program's result manifest, once the job is done.")
 
     def get_url(self, job: Job) -> str:
         return _link("job-detail", self.context, pk=job.pk)
+
+    @extend_schema_field({"type": "object", "nullable": True, "additionalProperties": True})
+    def get_result(self, job: Job) -> Any:
+        return job.result if job.is_done else None  # a manifest can be large: not sent to every poll
 
     @extend_schema_field(OpenApiTypes.FLOAT)
     def get_eta_seconds(self, job: Job) -> float | None:
