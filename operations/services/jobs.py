@@ -12,9 +12,10 @@ Scheduled requests are started by ``start_due_requests_task``, enqueued with ``r
 when it is scheduled; the worker's housekeeping (``run_jobs``) also looks for due requests every interval, so none
 stays late because its task was lost.
 
-A running job beats: its claim, every progress report and every log line set ``heartbeat_at``. A job silent for
-longer than ``CATALOG_JOB_HEARTBEAT_TIMEOUT_SECONDS`` counts as dead (:func:`operations.lifecycle.job_is_alive`) and
-is settled by ``operations.services.stuck_jobs``.
+A running job beats: its claim, every progress report and every log line set ``heartbeat_at``, and so does a thread
+of its worker every tenth of ``CATALOG_JOB_HEARTBEAT_TIMEOUT_SECONDS`` while the job runs (a long metastore
+transaction reports nothing for minutes, yet its worker is alive). A job silent for longer than the timeout counts as
+dead (:func:`operations.lifecycle.job_is_alive`): its worker is gone, and ``operations.services.stuck_jobs`` settles it.
 """
 
 from __future__ import annotations
@@ -22,11 +23,13 @@ from __future__ import annotations
 import logging
 import os
 import socket
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -108,7 +111,8 @@ def run_job(job_id: int) -> Job:
     if not claimed:
         return job
     try:
-        JOB_RUNNERS.get(job.kind, _unknown_kind)(job)
+        with _beating(job.pk):
+            JOB_RUNNERS.get(job.kind, _unknown_kind)(job)
     except Exception as exc:  # the job records every failure; nothing escapes a worker
         logger.exception("Job %s failed", job_id)
         job_log(job, f"Failed: {exc}")
@@ -139,6 +143,31 @@ def job_log(job: Job, line: str, **fields: Any) -> None:
     now = timezone.now()
     job.log = [*job.log, {"at": now.isoformat(), "message": line}]
     Job.objects.filter(pk=job.pk).update(log=job.log, heartbeat_at=now, **fields)
+
+
+@contextmanager
+def _beating(job_id: int) -> Iterator[None]:
+    """While the block runs, a thread of this worker sets the running job's ``heartbeat_at`` every tenth of the
+    heartbeat timeout (on its own connection, closed when it stops)."""
+    from operations.lifecycle import heartbeat_timeout
+
+    interval = max(heartbeat_timeout().total_seconds() / 10, 0.1)
+    stop = threading.Event()
+
+    def beat() -> None:
+        try:
+            while not stop.wait(interval):
+                Job.objects.filter(pk=job_id, state=JobState.RUNNING).update(heartbeat_at=timezone.now())
+        finally:
+            connection.close()
+
+    beater = threading.Thread(target=beat, name=f"job-{job_id}-heartbeat", daemon=True)
+    beater.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        beater.join(timeout=5)  # a beat waiting for a row lock finds the job finished and changes nothing
 
 
 def _unknown_kind(job: Job) -> None:
