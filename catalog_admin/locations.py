@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -63,6 +64,9 @@ class FileSystem(Protocol):
     def prune_empty_parents(self, location: str, levels: int | None = None) -> None:
         """Remove the location's parent directories as long as they are empty (at most ``levels`` of them)."""
 
+    def remove_tree(self, location: str) -> bool:
+        """Remove a directory and everything under it (a job's staging); False when it was not there."""
+
 
 class LocalFileSystem:
     """``file:`` locations on this machine's disk."""
@@ -107,6 +111,13 @@ class LocalFileSystem:
         target.parent.mkdir(parents=True, exist_ok=True)
         os.rename(_local_path(source), target)
 
+    def remove_tree(self, location: str) -> bool:
+        path = _local_path(location)
+        if not path.exists():
+            return False
+        shutil.rmtree(path)
+        return True
+
     def prune_empty_parents(self, location: str, levels: int | None = None) -> None:
         parent = _local_path(location).parent
         while levels != 0 and parent != parent.parent and parent.is_dir() and not any(parent.iterdir()):
@@ -138,6 +149,9 @@ class UnreachableFileSystem:
 
     def prune_empty_parents(self, location: str, levels: int | None = None) -> None:
         return None
+
+    def remove_tree(self, location: str) -> bool:
+        raise OSError(f"The console has no client for {self.scheme}: {location} cannot be removed.")
 
 
 def filesystem_for(location: str) -> FileSystem:

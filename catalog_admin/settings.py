@@ -40,6 +40,8 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "django_tasks",
+    "django_tasks_db",
     "catalog_admin",
     "operations",
 ]
@@ -135,6 +137,20 @@ CATALOG_API_TOKEN_TTL = timedelta(days=int(os.environ.get("CATALOG_API_TOKEN_TTL
 CATALOG_IDEMPOTENCY_KEY_TTL = timedelta(hours=int(os.environ.get("CATALOG_IDEMPOTENCY_KEY_TTL_HOURS", "24")))
 # A job silent (no progress, no log line) for longer than this counts as dead: its request can then be settled.
 CATALOG_JOB_HEARTBEAT_TIMEOUT_SECONDS = int(os.environ.get("CATALOG_JOB_HEARTBEAT_TIMEOUT_SECONDS", "300"))
+# Background work runs in worker processes (``manage.py run_jobs``, or django-tasks-db's ``db_worker``) that take
+# tasks from the console's own database (Django's Tasks API through django-tasks). "eager" runs a job's task inline
+# when the enqueuing transaction commits: for tests only.
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+CATALOG_JOBS_MODE = os.environ.get("CATALOG_JOBS_MODE", "tasks")
+# Where Spark programs run (operations/spark/engine.py): local[*] (the embedded default), spark://host:port
+# (standalone), yarn, k8s://https://host:port (through spark-submit) or sc://host:port (Spark Connect).
+CATALOG_SPARK_MASTER = os.environ.get("CATALOG_SPARK_MASTER", "local[*]")
+# A standalone master's web UI (http://host:8080): cancelling a job also kills its application there.
+CATALOG_SPARK_MASTER_UI = os.environ.get("CATALOG_SPARK_MASTER_UI", "")
+# Extra Spark configuration for every program, as "key=value" pairs separated by whitespace or commas.
+CATALOG_SPARK_CONF = os.environ.get("CATALOG_SPARK_CONF", "")
+# Where a Spark job keeps its plan, progress, log and manifest files.
+CATALOG_SPARK_WORK_DIR = Path(os.environ.get("CATALOG_SPARK_WORK_DIR", VAR_DIR / "spark-jobs"))
 # What Hive itself would take, for the comparison in every preview (operations/planners/common.py): a fixed cost,
 # plus one per partition Hive rewrites and one per statistics row it deletes. The defaults are calibrated by
 # benchmarks/alter.py against Spark's Hive 2.3 client on a local PostgreSQL; production Hive is usually slower,

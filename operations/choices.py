@@ -102,3 +102,4 @@ class JobState(models.TextChoices):
     RUNNING = "running", "Running"
     SUCCEEDED = "succeeded", "Succeeded"
     FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"

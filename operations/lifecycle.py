@@ -34,12 +34,14 @@ __all__ = (
     "SETTLE_OUTCOMES",
     "can_approve",
     "can_cancel",
+    "can_cancel_job",
     "can_comment",
     "can_edit",
     "can_execute",
     "can_fail",
     "can_refresh",
     "can_reject",
+    "can_resume_job",
     "can_revert",
     "can_revise",
     "can_schedule",
@@ -361,3 +363,49 @@ def job_is_alive(job: Job, *, now: datetime | None = None, timeout: timedelta | 
 
 def _beat(job: Job) -> datetime:
     return job.heartbeat_at or job.started_at or job.created_at
+
+
+def can_cancel_job(job: Job, user: User) -> Allowed:
+    """Cancel a queued or running Spark job, or discard a failed one kept for resuming (its staging is removed):
+    an admin, or the requester of the job's change request (``None``: the system). An ALTER execution is one short
+    metastore transaction: it is not cancelled half-way."""
+    return check(
+        lambda: _job_operator(job, user, "cancel"),
+        lambda: _OK if job.program else _job_refusal(job, "cancelled (an ALTER execution runs to its end)"),
+        lambda: (
+            _OK
+            if job.state in (JobState.QUEUED, JobState.RUNNING) or _resumable(job)
+            else _job_refusal(job, "cancelled")
+        ),
+        lambda: _OK if job.cancel_requested_at is None else _job_refusal(job, "cancelled again"),
+    )
+
+
+def can_resume_job(job: Job, user: User) -> Allowed:
+    """Queue a failed Spark job again, to skip the units it verified: an admin or the requester."""
+    return check(
+        lambda: _job_operator(job, user, "resume"),
+        lambda: _OK if _resumable(job) else _job_refusal(job, "resumed"),
+    )
+
+
+def _resumable(job: Job) -> bool:
+    return job.state == JobState.FAILED and bool(job.program) and job.cancel_requested_at is None
+
+
+def _job_operator(job: Job, user: User, verb: str) -> Allowed:
+    if user is None or has_role(user, Role.ADMIN):
+        return _OK
+    request = job.change_request
+    if request is not None and user.is_authenticated and user.pk == request.requester_id:
+        return _OK
+    return Allowed(False, f"Only an admin or the job's requester can {verb} job #{job.pk}.", details={"job": job.pk})
+
+
+def _job_refusal(job: Job, past: str) -> Allowed:
+    return Allowed(
+        False,
+        f"Job #{job.pk} is {job.get_state_display().lower()}: it cannot be {past} now.",
+        ErrorCode.INVALID_STATE,
+        {"job": job.pk, "state": job.state},
+    )

@@ -22,7 +22,7 @@ from catalog_admin.selectors.pagination import Page, keyset_page
 from operations import lifecycle
 from operations.choices import ChangeRequestState
 from operations.lifecycle import ACTIONS
-from operations.models import Approval, AuditRecord, ChangeRequest, Execution
+from operations.models import Approval, AuditRecord, ChangeRequest, Execution, Job
 from operations.policy import Allowed, can_approve, has_role
 
 __all__ = (
@@ -33,6 +33,7 @@ __all__ = (
     "audit_records",
     "change_request_actions",
     "get_change_request",
+    "get_job",
     "inbox",
     "inbox_count",
     "list_audit",
@@ -81,6 +82,14 @@ def _requests() -> QuerySet[ChangeRequest]:
     return ChangeRequest.objects.select_related("requester").prefetch_related(
         Prefetch("approvals", queryset=Approval.objects.select_related("approver"))
     )
+
+
+def get_job(pk: int) -> Job:
+    """One background job with its change request; NotFound otherwise."""
+    found = Job.objects.select_related("change_request").filter(pk=pk).first()
+    if found is None:
+        raise NotFound("job", f"#{pk}")
+    return found
 
 
 def get_change_request(pk: int) -> ChangeRequest:

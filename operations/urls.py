@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from operations.views import audit, change_requests, home, lists
+from operations.views import audit, change_requests, home, jobs, lists
 
 app_name = "operations"
 
@@ -31,4 +31,8 @@ urlpatterns = [
     path("<int:pk>/settle/", change_requests.change_request_settle_view, name="settle"),
     path("<int:pk>/freshness/", change_requests.change_request_freshness, name="freshness"),
     path("<int:pk>/job/", change_requests.change_request_job, name="job"),
+    path("jobs/<int:pk>/", jobs.job_detail, name="job-detail"),
+    path("jobs/<int:pk>/progress/", jobs.job_progress, name="job-progress"),
+    path("jobs/<int:pk>/cancel/", jobs.job_cancel_view, name="job-cancel"),
+    path("jobs/<int:pk>/resume/", jobs.job_resume_view, name="job-resume"),
 ]

@@ -12,7 +12,9 @@ pytest_plugins = [
     "tests.fixtures.operations",
     "tests.fixtures.roles",
     "tests.fixtures.spark",
+    "tests.fixtures.spark_cluster",
     "tests.fixtures.tiers",
+    "tests.fixtures.workers",
 ]
 
 # Every database test runs in rolled-back transactions on the console's database and on all seven

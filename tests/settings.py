@@ -111,7 +111,8 @@ SPARK_METASTORE_CONFIG = MetastoreConfig(
 DATABASES = {
     "default": {
         "ENGINE": "django.db.backends.postgresql",
-        "NAME": f"catalog_admin_test{_SUFFIX}",
+        # A job worker process a test starts (tests/fixtures/workers.py) uses the test runner's database as it is.
+        "NAME": os.environ.get("CATALOG_ADMIN_TEST_WORKER_DB") or f"catalog_admin_test{_SUFFIX}",
         "USER": "postgres",
         "HOST": "127.0.0.1",
         "PORT": "5432",
@@ -121,3 +122,6 @@ DATABASES = {
         for config in [*METASTORE_CONFIGS, *([] if QUICK_METASTORE else [SPARK_METASTORE_CONFIG])]
     },
 }
+
+# Spark jobs' working directories (plans, progress, logs, manifests) stay in the session's temp folder.
+CATALOG_SPARK_WORK_DIR = TEST_TMP_DIR / "spark-jobs"

@@ -513,7 +513,7 @@ class JobSerializer(serializers.Serializer):
     url = serializers.SerializerMethodField()
     kind = serializers.CharField()
     state = serializers.ChoiceField(choices=JobState.choices)
-    done = serializers.BooleanField(source="is_done", help_text="succeeded or failed: stop polling.")
+    done = serializers.BooleanField(source="is_done", help_text="succeeded, failed or cancelled: stop polling.")
     progress = serializers.IntegerField(help_text="0 to 100.")
     message = serializers.CharField()
     log = JobLogLineSerializer(many=True)
@@ -526,9 +526,35 @@ class JobSerializer(serializers.Serializer):
     heartbeat_at = serializers.DateTimeField(
         allow_null=True, help_text="The worker's last progress report; a job silent for longer is dead."
     )
+    attempts = serializers.IntegerField(help_text="How many times a worker claimed the job (resumes count).")
+    worker = serializers.CharField(help_text="host:pid of the worker that ran it last.")
+    program = serializers.CharField(help_text="The Spark program, for a Spark job; empty otherwise.")
+    partitions_done = serializers.IntegerField(allow_null=True)
+    partitions_total = serializers.IntegerField(allow_null=True)
+    files_done = serializers.IntegerField(allow_null=True)
+    files_total = serializers.IntegerField(allow_null=True)
+    bytes_done = serializers.IntegerField(allow_null=True)
+    bytes_total = serializers.IntegerField(allow_null=True)
+    bytes_per_second = serializers.FloatField(allow_null=True, help_text="Throughput so far.")
+    eta_seconds = serializers.SerializerMethodField(help_text="Time left at the throughput so far.")
+    completed = serializers.ListField(child=serializers.CharField(), help_text="Units (partitions) verified so far.")
+    log_tail = serializers.CharField(help_text="The last lines of the Spark driver's log.")
+    spark_master = serializers.CharField()
+    spark_app_id = serializers.CharField()
+    spark_ui_url = serializers.CharField(help_text="The Spark application's web UI, while it runs.")
+    cancel_requested_at = serializers.DateTimeField(allow_null=True)
+    result = serializers.SerializerMethodField(help_text="The Spark program's result manifest, once the job is done.")
 
     def get_url(self, job: Job) -> str:
         return _link("job-detail", self.context, pk=job.pk)
+
+    @extend_schema_field({"type": "object", "nullable": True, "additionalProperties": True})
+    def get_result(self, job: Job) -> Any:
+        return job.result if job.is_done else None  # a manifest can be large: not sent to every poll
+
+    @extend_schema_field(OpenApiTypes.FLOAT)
+    def get_eta_seconds(self, job: Job) -> float | None:
+        return None if job.eta is None else round(job.eta.total_seconds(), 1)
 
     @extend_schema_field(OpenApiTypes.URI)
     def get_change_request_url(self, job: Job) -> str | None:

@@ -54,12 +54,13 @@ from operations.api.serializers import (
     SettleSerializer,
 )
 from operations.choices import ChangeRequestState
-from operations.models import AuditRecord, ChangeRequest, Job
+from operations.models import AuditRecord, ChangeRequest
 from operations.selectors import (
     AuditFilter,
     ChangeRequestFilter,
     audit_records,
     get_change_request,
+    get_job,
     list_audit,
     list_change_requests,
 )
@@ -78,6 +79,7 @@ from operations.services.change_requests import (
     change_request_update,
     settle_stuck_request,
 )
+from operations.services.spark_jobs import job_cancel, job_resume
 
 __all__ = (
     "COMMANDS",
@@ -98,7 +100,9 @@ __all__ = (
     "ChangeRequestSettleView",
     "ChangeRequestSubmitView",
     "Command",
+    "JobCancelView",
     "JobDetailView",
+    "JobResumeView",
     "command_view",
 )
 
@@ -530,11 +534,66 @@ class JobDetailView(OperationsAPIView):
         responses={200: JobSerializer, **_errors(401, 404, overrides={404: "not_found: no such job."})},
     )
     def get(self, request: Request, pk: int) -> Response:
-        """A background job's state, progress (0–100), message and log; poll until done is true."""
-        job = Job.objects.filter(pk=pk).first()
-        if job is None:
-            raise NotFound("job", f"#{pk}")
-        return Response(JobSerializer(job, context=self.context()).data)
+        """A background job's state, progress (0–100; partitions, files and bytes done of total, throughput, ETA),
+        message, log and the Spark driver's log tail; poll until done is true."""
+        return Response(JobSerializer(get_job(pk), context=self.context()).data)
+
+
+_JOB_ERRORS = _errors(
+    400,
+    401,
+    403,
+    404,
+    409,
+    415,
+    422,
+    overrides={
+        400: "invalid_parameter: a malformed Idempotency-Key.",
+        403: "permission_denied: only an admin or the job's requester.",
+        404: "not_found: no such job.",
+        409: "invalid_state: the job is not in a state that allows it (details: job, state).",
+    },
+)
+
+
+class JobCancelView(OperationsAPIView):
+    @extend_schema(
+        tags=["jobs"],
+        operation_id="jobs_cancel",
+        summary="Cancel a queued or running job, or discard a failed Spark job",
+        parameters=[
+            OpenApiParameter("id", int, OpenApiParameter.PATH, description="Job number."),
+            IDEMPOTENCY_KEY_PARAMETER,
+        ],
+        request=None,
+        responses={202: JobSerializer, **_JOB_ERRORS},
+    )
+    @idempotent
+    def post(self, request: Request, pk: int) -> Response:
+        """A queued job ends cancelled at once; a running one's worker stops its Spark driver (nothing is swapped)
+        and removes its staging, then ends it cancelled: poll the job. Audited as cancel_job."""
+        job = job_cancel(job=get_job(pk), user=request.user)
+        return Response(JobSerializer(job, context=self.context()).data, status=202)
+
+
+class JobResumeView(OperationsAPIView):
+    @extend_schema(
+        tags=["jobs"],
+        operation_id="jobs_resume",
+        summary="Queue a failed Spark job again, skipping the units it verified",
+        parameters=[
+            OpenApiParameter("id", int, OpenApiParameter.PATH, description="Job number."),
+            IDEMPOTENCY_KEY_PARAMETER,
+        ],
+        request=None,
+        responses={202: JobSerializer, **_JOB_ERRORS},
+    )
+    @idempotent
+    def post(self, request: Request, pk: int) -> Response:
+        """The job is queued again with its verified units (completed); its program skips them. Audited as
+        resume_job."""
+        job = job_resume(job=get_job(pk), user=request.user)
+        return Response(JobSerializer(job, context=self.context()).data, status=202)
 
 
 # Audit ---------------------------------------------------------------------------------------------------------------

@@ -1,16 +1,25 @@
-"""Background jobs: queued work with progress and a log the browser polls."""
+"""Background jobs: queued work run by worker processes, with progress and a log the browser polls."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.db import models
+from django.utils import timezone
 
 from operations.choices import JobState
 
 __all__ = ("Job",)
 
+FINISHED_STATES = (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED)
+
 
 class Job(models.Model):
-    """One unit of background work (executing a change request), with progress 0–100 and a log."""
+    """One unit of background work (executing a change request, or a Spark program), with progress and a log.
+
+    A Spark job also counts partitions, files and bytes (done of total, as its program reports them), keeps the
+    units it verified (``completed``: a resumed run skips them), its driver's log tail and the Spark application.
+    """
 
     kind = models.CharField(max_length=32)
     change_request = models.ForeignKey(
@@ -27,6 +36,25 @@ class Job(models.Model):
     heartbeat_at = models.DateTimeField(
         null=True, blank=True, help_text="When the worker last reported progress; a silent job counts as dead."
     )
+    attempts = models.PositiveIntegerField(default=0, help_text="How many times a worker claimed the job.")
+    worker = models.CharField(max_length=200, blank=True, help_text="host:pid of the worker running it.")
+    program = models.CharField(max_length=64, blank=True, help_text="The Spark program (operations.spark.programs).")
+    plan = models.JSONField(default=dict, blank=True, help_text="The Spark program's JSON input.")
+    result = models.JSONField(null=True, blank=True, help_text="The Spark program's JSON result manifest.")
+    completed = models.JSONField(default=list, blank=True, help_text="Units (partitions) verified so far.")
+    partitions_done = models.BigIntegerField(null=True, blank=True)
+    partitions_total = models.BigIntegerField(null=True, blank=True)
+    files_done = models.BigIntegerField(null=True, blank=True)
+    files_total = models.BigIntegerField(null=True, blank=True)
+    bytes_done = models.BigIntegerField(null=True, blank=True)
+    bytes_total = models.BigIntegerField(null=True, blank=True)
+    log_tail = models.TextField(blank=True, help_text="The last lines of the Spark driver's log.")
+    spark_master = models.CharField(max_length=300, blank=True)
+    spark_app_id = models.CharField(max_length=200, blank=True)
+    spark_ui_url = models.CharField(max_length=500, blank=True)
+    driver_pid = models.IntegerField(null=True, blank=True)
+    cancel_requested_at = models.DateTimeField(null=True, blank=True)
+    cancel_requested_by = models.CharField(max_length=150, blank=True)
 
     class Meta:
         ordering = ("-created_at",)
@@ -37,4 +65,20 @@ class Job(models.Model):
 
     @property
     def is_done(self) -> bool:
-        return self.state in (JobState.SUCCEEDED, JobState.FAILED)
+        return self.state in FINISHED_STATES
+
+    @property
+    def bytes_per_second(self) -> float | None:
+        """Throughput so far: bytes done over the time since the job started (None before any byte)."""
+        if not self.bytes_done or self.started_at is None:
+            return None
+        elapsed = ((self.finished_at or timezone.now()) - self.started_at).total_seconds()
+        return self.bytes_done / elapsed if elapsed > 0 else None
+
+    @property
+    def eta(self) -> timedelta | None:
+        """Time left at the throughput so far (None when unknown or finished)."""
+        rate = self.bytes_per_second
+        if self.is_done or not rate or self.bytes_total is None or self.bytes_done is None:
+            return None
+        return timedelta(seconds=max(self.bytes_total - self.bytes_done, 0) / rate)

@@ -30,7 +30,7 @@ from operations.policy import Allowed, approval_requirement, can_request, rule_m
 from operations.preview import Preview
 from operations.services.alter import alter_preview
 from operations.services.audit import record_audit
-from operations.services.jobs import EXECUTE, enqueue_execution
+from operations.services.jobs import enqueue_execution, schedule_due_check
 from operations.services.reconcile import ACTOR as RECONCILE_ACTOR
 from operations.services.refusals import refusals_audited
 from operations.services.revert import revert_preview
@@ -223,12 +223,13 @@ def change_request_execute(*, request: ChangeRequest, user: User, at: datetime |
         with transaction.atomic():
             _guarded(request, "schedule", scheduled_for=at)
             _audit(request, user, "schedule", "scheduled", None, details={"at": at.isoformat()})
+            schedule_due_check(_reload(request))
         return _reload(request)
     _require(lifecycle.can_execute(request, user))
-    preview = _fresh_preview(request)
+    _fresh_preview(request)  # refuses a stale plan; the worker rebuilds it and binds it to the approved one again
     with transaction.atomic():
         _guarded(request, "execute")
-        job = enqueue_execution(request, actor=user.get_username(), preview=preview)
+        job = enqueue_execution(request, actor=user.get_username())
         _audit(request, user, "execute", "executing", None, details={"job": job.pk})
     return _reload(request)
 
@@ -298,7 +299,7 @@ def change_request_start(request: ChangeRequest) -> Job:
     _require(lifecycle.can_start(request))
     with transaction.atomic():
         _guarded(request, "start")
-        job = Job.objects.create(kind=EXECUTE, change_request=request, message="Queued by its schedule")
+        job = enqueue_execution(request, actor="its schedule")
         _audit(request, None, "start", "executing", None, details={"job": job.pk, "scheduled_for": _iso(request)})
     return job
 

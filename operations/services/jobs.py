@@ -1,63 +1,121 @@
 """
-Background jobs that execute approved change requests, with progress and a log.
+Background jobs, run by worker processes: executing approved change requests, and Spark programs.
 
-``enqueue_execution`` creates a queued job; after the transaction commits it runs on a worker thread of
-this process (``CATALOG_JOBS_MODE = "thread"``, the default for the console's own server), inline
-(``"eager"``, for tests), or is left to ``manage.py run_jobs`` workers (``"worker"``). Scheduled requests
-are picked up by ``run_jobs`` when their time comes (through the lifecycle, audited).
+A job is a ``Job`` row plus a task of Django's Tasks API (``operations.tasks.run_job_task``) enqueued after the
+transaction that created the job commits; a worker process (``manage.py run_jobs``, or django-tasks-db's
+``db_worker``) takes the task from the database and runs :func:`run_job`. The job is claimed with a guarded update
+(``QUEUED`` → ``RUNNING``), so two workers never run it twice, and more workers run more jobs at once. A web
+restart loses nothing: the job and its task are rows. ``CATALOG_JOBS_MODE = "eager"`` (tests only) runs the same
+task function inline when the transaction commits.
 
-A running job beats: its claim, every progress report and every log line set ``heartbeat_at``. A job silent for
-longer than ``CATALOG_JOB_HEARTBEAT_TIMEOUT_SECONDS`` counts as dead (:func:`operations.lifecycle.job_is_alive`).
+Scheduled requests are started by ``start_due_requests_task``, enqueued with ``run_after`` = the request's time
+when it is scheduled; the worker's housekeeping (``run_jobs``) also looks for due requests every interval, so none
+stays late because its task was lost.
+
+A running job beats: its claim, every progress report and every log line set ``heartbeat_at``, and so does a thread
+of its worker every tenth of ``CATALOG_JOB_HEARTBEAT_TIMEOUT_SECONDS`` while the job runs (a long metastore
+transaction reports nothing for minutes, yet its worker is alive). A job silent for longer than the timeout counts as
+dead (:func:`operations.lifecycle.job_is_alive`): its worker is gone, and ``operations.services.stuck_jobs`` settles it.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
 
 from django.conf import settings
-from django.db import close_old_connections, transaction
+from django.db import connection, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from catalog_admin.errors import ApplicationError, ErrorCode
 from operations.choices import ChangeRequestState, JobState
-from operations.models import ChangeRequest, Job
-from operations.preview import Preview
+from operations.models import ChangeRequest, Execution, Job
 
-__all__ = ("EXECUTE", "enqueue_execution", "run_job", "run_pending_jobs", "start_due_requests")
+__all__ = (
+    "EXECUTE",
+    "JOB_RUNNERS",
+    "enqueue_execution",
+    "enqueue_job",
+    "job_log",
+    "register_job_runner",
+    "run_job",
+    "schedule_due_check",
+    "start_due_requests",
+    "worker_name",
+)
 
 logger = logging.getLogger(__name__)
 EXECUTE = "execute_change_request"
+JobRunner = Callable[[Job], None]
+# kind -> what runs a claimed job of that kind; it ends the job itself (state, finished_at) or raises.
+JOB_RUNNERS: dict[str, JobRunner] = {}
 
 
-def enqueue_execution(request: ChangeRequest, *, actor: str, preview: Preview | None = None) -> Job:
-    """``preview``: the request's plan, just rebuilt and found identical to the approved one (a job run in this
-    process executes it without previewing again; a worker rebuilds it)."""
+def register_job_runner(kind: str, runner: JobRunner) -> None:
+    """Make ``run_job`` run jobs of ``kind`` with ``runner``."""
+    JOB_RUNNERS[kind] = runner
+
+
+def enqueue_execution(request: ChangeRequest, *, actor: str) -> Job:
+    """A queued job executing ``request``'s approved plan; a worker runs it once the transaction commits."""
     job = Job.objects.create(kind=EXECUTE, change_request=request, message=f"Queued by {actor}")
-    mode = getattr(settings, "CATALOG_JOBS_MODE", "thread")
-    if mode == "eager":
-        transaction.on_commit(lambda: run_job(job.pk, preview))
-    elif mode == "thread":
-        transaction.on_commit(
-            lambda: threading.Thread(target=_run_in_thread, args=(job.pk, preview), daemon=True).start()
-        )
+    enqueue_job(job)
     return job
 
 
-def run_job(job_id: int, preview: Preview | None = None) -> Job:
+def enqueue_job(job: Job) -> None:
+    """Hand a queued job to the workers once the current transaction commits (inline in ``eager`` mode)."""
+    from operations.tasks import run_job_task
+
+    if settings.CATALOG_JOBS_MODE == "eager":
+        transaction.on_commit(lambda: run_job_task.call(job.pk))
+    else:
+        transaction.on_commit(lambda: run_job_task.enqueue(job.pk))
+
+
+def schedule_due_check(request: ChangeRequest) -> None:
+    """Have a worker start the scheduled ``request`` when its time comes (a task with ``run_after``)."""
+    from operations.tasks import start_due_requests_task
+
+    when = request.scheduled_for
+    if when is None or settings.CATALOG_JOBS_MODE == "eager":
+        return  # eager mode has no later: tests start due requests themselves
+    transaction.on_commit(lambda: start_due_requests_task.using(run_after=when).enqueue())
+
+
+def worker_name() -> str:
+    """This process, as ``host:pid``."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def run_job(job_id: int) -> Job:
     """Run one queued job (claimed with a guarded update, so two workers never run it twice)."""
     now = timezone.now()
     claimed = Job.objects.filter(pk=job_id, state=JobState.QUEUED).update(
-        state=JobState.RUNNING, started_at=now, heartbeat_at=now, message="Starting"
+        state=JobState.RUNNING,
+        started_at=now,
+        heartbeat_at=now,
+        message="Starting",
+        attempts=F("attempts") + 1,
+        worker=worker_name(),
+        finished_at=None,
+        error="",
     )
     job = Job.objects.get(pk=job_id)
     if not claimed:
         return job
     try:
-        _execute_request(job, preview)
+        with _beating(job.pk):
+            JOB_RUNNERS.get(job.kind, _unknown_kind)(job)
     except Exception as exc:  # the job records every failure; nothing escapes a worker
         logger.exception("Job %s failed", job_id)
-        _log(job, f"Failed: {exc}")
+        job_log(job, f"Failed: {exc}")
         Job.objects.filter(pk=job.pk).update(state=JobState.FAILED, error=str(exc), finished_at=timezone.now())
     return Job.objects.get(pk=job_id)
 
@@ -79,29 +137,55 @@ def start_due_requests() -> int:
     return started
 
 
-def run_pending_jobs() -> int:
-    """Start scheduled requests whose time has come, then run every queued job; returns how many ran."""
-    start_due_requests()
-    ran = 0
-    for job_id in Job.objects.filter(state=JobState.QUEUED).order_by("created_at").values_list("pk", flat=True):
-        run_job(job_id)
-        ran += 1
-    return ran
+def job_log(job: Job, line: str, **fields: Any) -> None:
+    """Append a line to the job's log (a beat too), with other fields of the job to set at the same time."""
+    job.refresh_from_db(fields=["log"])
+    now = timezone.now()
+    job.log = [*job.log, {"at": now.isoformat(), "message": line}]
+    Job.objects.filter(pk=job.pk).update(log=job.log, heartbeat_at=now, **fields)
 
 
-def _execute_request(job: Job, preview: Preview | None = None) -> None:
-    """Execute the request's plan: rebuilt (unless just rebuilt by the caller) and bound to the approved one."""
-    from operations.models import Execution
+@contextmanager
+def _beating(job_id: int) -> Iterator[None]:
+    """While the block runs, a thread of this worker sets the running job's ``heartbeat_at`` every tenth of the
+    heartbeat timeout (on its own connection, closed when it stops)."""
+    from operations.lifecycle import heartbeat_timeout
+
+    interval = max(heartbeat_timeout().total_seconds() / 10, 0.1)
+    stop = threading.Event()
+
+    def beat() -> None:
+        try:
+            while not stop.wait(interval):
+                Job.objects.filter(pk=job_id, state=JobState.RUNNING).update(heartbeat_at=timezone.now())
+        finally:
+            connection.close()
+
+    beater = threading.Thread(target=beat, name=f"job-{job_id}-heartbeat", daemon=True)
+    beater.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        beater.join(timeout=5)  # a beat waiting for a row lock finds the job finished and changes nothing
+
+
+def _unknown_kind(job: Job) -> None:
+    raise ApplicationError(ErrorCode.INVALID_PARAMETER, f"No worker runs jobs of kind {job.kind!r}.")
+
+
+# Executing a change request ----------------------------------------------------------------------------------------
+
+
+def _execute_request(job: Job) -> None:
+    """Execute the request's plan: rebuilt by the worker and bound to the approved one."""
     from operations.services.alter import alter_execute
     from operations.services.change_requests import approved_plan, change_request_preview, finish_execution
 
     request = job.change_request
     assert request is not None, "an execute job belongs to a change request"
-    if preview is None:
-        _log(job, f"Previewing {request.statement}")
-        preview = change_request_preview(request)
-    else:
-        _log(job, f"Previewed {request.statement} when its execution was confirmed")
+    job_log(job, f"Previewing {request.statement}")
+    preview = change_request_preview(request)
     try:
         execution = alter_execute(
             approved=approved_plan(request),
@@ -117,35 +201,24 @@ def _execute_request(job: Job, preview: Preview | None = None) -> None:
         _fail(job, request, failed, exc.message)
         return
     finish_execution(request, execution)
-    _log(job, f"Done in {execution.duration_ms} ms")
+    job_log(job, f"Done in {execution.duration_ms} ms")
     Job.objects.filter(pk=job.pk).update(
         state=JobState.SUCCEEDED, progress=100, finished_at=timezone.now(), message="Done"
     )
 
 
-def _fail(job: Job, request: ChangeRequest, execution, error: str) -> None:  # noqa: ANN001
+def _fail(job: Job, request: ChangeRequest, execution: Execution | None, error: str) -> None:
     from operations.services.change_requests import finish_execution
 
     finish_execution(request, execution, error)
-    _log(job, error)
+    job_log(job, error)
     Job.objects.filter(pk=job.pk).update(state=JobState.FAILED, error=error, finished_at=timezone.now(), message=error)
 
 
 def _progress(job: Job, done: int, total: int, what: str) -> None:
     percent = int(100 * done / total) if total else 0
     Job.objects.filter(pk=job.pk).update(progress=min(percent, 99), message=what[:500], heartbeat_at=timezone.now())
-    _log(job, what)
+    job_log(job, what)
 
 
-def _log(job: Job, line: str) -> None:
-    job.refresh_from_db(fields=["log"])
-    now = timezone.now()
-    job.log = [*job.log, {"at": now.isoformat(), "message": line}]
-    Job.objects.filter(pk=job.pk).update(log=job.log, heartbeat_at=now)
-
-
-def _run_in_thread(job_id: int, preview: Preview | None = None) -> None:
-    try:
-        run_job(job_id, preview)
-    finally:
-        close_old_connections()
+register_job_runner(EXECUTE, _execute_request)

@@ -6,10 +6,11 @@ and the page follows the job until it is done; the table then shows under its ne
 every step. And the four-eyes rule: the requester's own approve button is disabled with the reason, and posting
 anyway is refused.
 
-How the job runs here: ``CATALOG_JOBS_MODE = "thread"`` (the console's default). The live server answers from its
-own thread, so the test data must be committed (``transaction=True``); the job's thread then opens its own
-connections to the same test databases and sees the committed request. ("eager" would work too, but the execute
-request would only answer once the job is done, and the progress bar would never be seen polling.)
+How the job runs here: as in production, in a separate worker process (``manage.py run_jobs``, started by the
+``job_workers`` fixture) that takes the job's task from the console's database. The live server answers from its
+own thread, so the test data must be committed (``transaction=True``); the worker opens its own connections to the
+same test databases and sees the committed request. ("eager" would work too, but the execute request would only
+answer once the job is done, and the progress bar would never be seen polling.)
 
 The execution really renames the metastore's rows and the table's directory, and commits: the test puts the
 metastore back afterwards by rebuilding it (schema and seed, as at the start of the session). A transactional test
@@ -74,12 +75,12 @@ def sign_in(browser, base_url: str, username: str):
 
 
 def test_rename_requested_previewed_approved_twice_executed_and_audited(
-    live_server, screenshots: Path, settings, rebuilt_metastore
+    live_server, screenshots: Path, rebuilt_metastore, job_workers
 ):
-    # given: a steward, two approvers; jobs on a thread of the live server's process
+    # given: a steward, two approvers; a job worker process
     from playwright.sync_api import expect, sync_playwright
 
-    settings.CATALOG_JOBS_MODE = "thread"
+    job_workers("browser")
     make_user("steward", "steward")
     make_user("approver1", "approver")
     make_user("approver2", "approver")

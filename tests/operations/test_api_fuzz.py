@@ -11,7 +11,7 @@ same requests on every run), each sent once with a steward's token and once with
 * a refused request (4xx) wrote nothing: no change request, approval, comment, job, execution or audit record, and
   the default metastore's TBLS and TABLE_PARAMS are unchanged (a checksum before and after).
 
-Jobs are left queued (``CATALOG_JOBS_MODE = "worker"``), so nothing a generated request starts touches a metastore.
+Jobs are left queued (``CATALOG_JOBS_MODE = "tasks"``), so nothing a generated request starts touches a metastore.
 The requests run inside the test's rolled-back transaction: Django's WSGI handler is used as is, except that it does
 not close the test's database connections at the end of each request (as Django's own test client does not).
 """
@@ -75,7 +75,7 @@ def wsgi_application() -> Iterator[Any]:
 @pytest.fixture
 def tokens(db: None, settings) -> dict[str, str]:
     """A token for a steward and one for an approver."""
-    settings.CATALOG_JOBS_MODE = "worker"
+    settings.CATALOG_JOBS_MODE = "tasks"
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
     keys = {}
     for role in ROLES:
@@ -214,7 +214,7 @@ def test_every_write_documents_a_malformed_idempotency_key_and_an_unreadable_bod
         if method in ("post", "patch")
     }
 
-    assert len(writes) == 12  # settle and revise included
+    assert len(writes) == 14  # settle, revise, and the jobs' cancel and resume included
     assert {write: {"400", "415"} - documented for write, documented in writes.items()} == dict.fromkeys(writes, set())
 
 
@@ -292,7 +292,7 @@ def test_the_schema_declares_the_servers_limits() -> None:
     (search_q,) = (schema for operation, schema in parameters("q").items() if operation == "GET /api/search/")
 
     # then
-    assert len(page_sizes) == 5 and len(keys) == 12  # with the ACID directories and revise
+    assert len(page_sizes) == 5 and len(keys) == 14  # with the ACID directories, revise, cancel and resume
     assert {(s["minimum"], s["maximum"]) for s in page_sizes.values()} == {(1, settings.CATALOG_MAX_PAGE_SIZE)}
     assert {(s["minLength"], s["maxLength"], s["pattern"]) for s in keys.values()} == {(1, 255, "^[ -~]+$")}
     assert search_q["minLength"] == MIN_QUERY_LENGTH

@@ -389,7 +389,7 @@ def test_a_hive_change_committed_while_the_job_is_queued_fails_the_job_before_an
     """The execution is accepted and its job queued; Hive sets a property before a worker picks the job up: the job
     finds the table changed, fails the request and runs nothing."""
     # given
-    settings.CATALOG_JOBS_MODE = "worker"
+    settings.CATALOG_JOBS_MODE = "tasks"
     pk = approved(api)
     assert post(api["steward"], pk, "execute").status_code == 202
     hive.add_param(customers_id(metastore.alias))
@@ -421,7 +421,7 @@ def test_a_hive_change_racing_the_execution_for_the_table_lock_makes_it_stale(
     not see it and the execution waits for the table's lock. Hive commits; the execution, now holding the lock, sees
     the change and refuses: the execution fails as stale and nothing of it is applied."""
     # given: a queued job, and Hive's uncommitted write
-    settings.CATALOG_JOBS_MODE = "worker"
+    settings.CATALOG_JOBS_MODE = "tasks"
     pk = approved(api)
     assert post(api["steward"], pk, "execute").status_code == 202
     job_id = Job.objects.get(change_request_id=pk).pk

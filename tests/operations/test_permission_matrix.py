@@ -13,11 +13,12 @@ they made while they were stewards: the rights on one's own request follow the r
 current role, while approving follows the role and never covers one's own request.
 
 Everything runs on the PostgreSQL 3.1 metastore with a metadata-only change (one approval). Jobs are left queued
-(``CATALOG_JOBS_MODE = "worker"``): an allowed execution answers "executing" and nothing touches the metastore.
+(``CATALOG_JOBS_MODE = "tasks"``): an allowed execution answers "executing" and nothing touches the metastore.
 """
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from typing import Any
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import Group, User
+from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -54,7 +56,7 @@ from operations.services.change_requests import (
     change_request_reject,
     change_request_submit,
 )
-from operations.services.jobs import run_job, run_pending_jobs
+from operations.services.jobs import run_job
 from tests.fixtures.factories import make_user
 
 ALIAS = "hive31_pg"
@@ -108,7 +110,7 @@ CASES = [(action, role, outcomes[ROLES.index(role)]) for action, outcomes in MAT
 @pytest.fixture(autouse=True)
 def queued_jobs(settings) -> None:
     """Jobs stay queued (a worker would run them): an allowed execution only moves the request to executing."""
-    settings.CATALOG_JOBS_MODE = "worker"
+    settings.CATALOG_JOBS_MODE = "tasks"
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 
 
@@ -601,6 +603,6 @@ def test_no_path_executes_an_unapproved_request(
             assert answers[2].status == answers[3].status == 409
             assert world(metastore) == before
 
-    assert run_pending_jobs() == 0
+    call_command("run_jobs", once=True, stdout=io.StringIO())
     assert world(metastore) == before
     assert not Job.objects.exists() and not Execution.objects.exists()

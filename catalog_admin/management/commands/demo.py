@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +21,7 @@ from catalog_admin.metastores import DEMO_METASTORE_NAME, MetastoreConfig
 from catalog_admin.seeding import SeedOptions, seed_metastore
 from catalog_admin.selectors.metastores import clear_schema_cache, get_metastore
 
-__all__ = ("DEMO_USERS", "Command")
+__all__ = ("DEMO_USERS", "Command", "stop_worker")
 
 DEFAULT_PASSWORD = "demo-password"
 # username -> (group, is_staff and is_superuser)
@@ -41,6 +44,9 @@ class Command(BaseCommand):
             "--addr", default="127.0.0.1:8000", help="address:port to serve on (default 127.0.0.1:8000)"
         )
         parser.add_argument("--no-serve", action="store_true", help="only prepare; do not start the server")
+        parser.add_argument(
+            "--no-worker", action="store_true", help="do not start a job worker (manage.py run_jobs) beside the server"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         config = _demo_config()
@@ -51,9 +57,21 @@ class Command(BaseCommand):
         for username, (group, superuser) in DEMO_USERS.items():
             _ensure_user(username, password, group, superuser=superuser)
         self.write_instructions(options["addr"], password)
-        if not options["no_serve"]:
+        if options["no_serve"]:
+            return
+        worker = None if options["no_worker"] else self.start_worker()
+        try:
             # DEBUG is off by default: let runserver serve the static files (CSS, htmx) anyway.
             call_command("runserver", options["addr"], use_reloader=False, insecure_serving=True)
+        finally:
+            if worker is not None:
+                stop_worker(worker)
+
+    def start_worker(self) -> subprocess.Popen[bytes]:
+        """A job worker process (``manage.py run_jobs``) beside the server, on the same settings and databases."""
+        worker = subprocess.Popen([sys.executable, str(Path(settings.BASE_DIR) / "manage.py"), "run_jobs"])
+        self.stdout.write(f"Job worker started (pid {worker.pid}); it stops with the server.")
+        return worker
 
     def prepare_metastore(self, config: MetastoreConfig) -> None:
         """Create the demo metastore's schema when its database is new, then seed it (existing content is kept)."""
@@ -80,6 +98,18 @@ class Command(BaseCommand):
         for username, (group, _) in DEMO_USERS.items():
             self.stdout.write(f"  {username:<9} role {group}")
         self.stdout.write(f"Password (all users): {password}   (set DEMO_PASSWORD to choose another)\n")
+
+
+def stop_worker(worker: subprocess.Popen[bytes], grace_seconds: float = 30.0) -> None:
+    """Ask the worker to stop after its running task (SIGTERM); kill it when it has not within ``grace_seconds``."""
+    if worker.poll() is not None:
+        return
+    worker.send_signal(signal.SIGTERM)
+    try:
+        worker.wait(timeout=grace_seconds)
+    except subprocess.TimeoutExpired:
+        worker.kill()
+        worker.wait()
 
 
 def _demo_config() -> MetastoreConfig:

@@ -1,5 +1,10 @@
-"""``manage.py run_jobs``: a worker that runs queued jobs and scheduled change requests, and forgets expired
-Idempotency-Keys."""
+"""``manage.py run_jobs``: the console's worker process.
+
+It is django-tasks-db's worker (the one ``manage.py db_worker`` runs: it takes one ready task at a time from the
+console's database with ``SELECT … FOR UPDATE SKIP LOCKED``, so several workers share the queue), plus housekeeping
+every ``--interval`` seconds: start the scheduled requests whose time has come, settle jobs whose worker died
+(``operations.services.stuck_jobs``), and forget expired Idempotency-Keys. Start as many as you want jobs at once.
+"""
 
 from __future__ import annotations
 
@@ -7,29 +12,55 @@ import time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
+from django.db import close_old_connections
+from django_tasks import DEFAULT_TASK_BACKEND_ALIAS
+from django_tasks.base import DEFAULT_TASK_QUEUE_NAME
+from django_tasks_db.management.commands.db_worker import Worker
 
 from operations.services.idempotency import purge_expired_idempotency_keys
-from operations.services.jobs import run_pending_jobs, start_due_requests
+from operations.services.jobs import start_due_requests, worker_name
+from operations.services.stuck_jobs import settle_stuck_jobs
 
 
 class Command(BaseCommand):
-    help = "Run queued jobs and change requests whose scheduled window has come (--once, or loop)."
+    help = (
+        "Run background tasks (job executions, Spark programs, scheduled starts) and, every --interval seconds, "
+        "start due scheduled requests, settle jobs whose worker died and purge expired Idempotency-Keys."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--once", action="store_true", help="run what is pending, then exit")
-        parser.add_argument("--interval", type=float, default=5.0, help="seconds between polls")
+        parser.add_argument("--once", action="store_true", help="housekeeping and every ready task once, then exit")
+        parser.add_argument("--interval", type=float, default=2.0, help="seconds between polls (default 2)")
+        parser.add_argument("--queue-name", default=DEFAULT_TASK_QUEUE_NAME, help="queues to take tasks from (',')")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        while True:
-            started = start_due_requests()
-            if started:
-                self.stdout.write(f"Started {started} scheduled request(s).")
-            ran = run_pending_jobs()
-            if ran:
-                self.stdout.write(f"Ran {ran} job(s).")
-            purged = purge_expired_idempotency_keys()
-            if purged:
-                self.stdout.write(f"Forgot {purged} expired Idempotency-Key(s).")
+        worker = Worker(
+            queue_names=options["queue_name"].split(","),
+            interval=0,
+            batch=True,  # run every ready task, then come back here for housekeeping
+            backend_name=DEFAULT_TASK_BACKEND_ALIAS,
+            startup_delay=False,
+            max_tasks=None,
+            worker_id=worker_name()[:64],
+        )
+        if not options["once"]:
+            worker.configure_signals()  # SIGTERM: finish the running task, then stop
+        self.stdout.write(f"Worker {worker.worker_id} started.")
+        while worker.running:
+            self.housekeeping()
+            worker.run()
             if options["once"]:
                 return
+            close_old_connections()  # as after a web request: drop broken or aged connections
             time.sleep(options["interval"])
+
+    def housekeeping(self) -> None:
+        """What no task asks for: due scheduled requests, stuck jobs, expired Idempotency-Keys."""
+        started = start_due_requests()
+        if started:
+            self.stdout.write(f"Started {started} scheduled request(s).")
+        for settled in settle_stuck_jobs():
+            self.stdout.write(f"Job #{settled.job_id}: {settled.outcome or 'left'} ({settled.reason})")
+        purged = purge_expired_idempotency_keys()
+        if purged:
+            self.stdout.write(f"Forgot {purged} expired Idempotency-Key(s).")

@@ -143,7 +143,7 @@ def test_a_statement_is_requested_approved_by_others_and_executed_as_a_job(
     job = ok(api["viewer"].get(job_url))
     assert (job["state"], job["progress"], job["done"], job["error"]) == ("succeeded", 100, True, "")
     assert job["change_request"] == pk
-    assert job["log"][0]["message"].startswith("Previewed ")  # once, by the execute call (the job runs that plan)
+    assert job["log"][0]["message"].startswith("Previewing ")  # the worker rebuilds the plan and binds it
     assert job["log"][-1]["message"].startswith("Done in")
     done = ok(api["viewer"].get(url("change-request-detail", pk=pk)))
     assert done["state"] == "succeeded"

@@ -126,7 +126,7 @@ def test_a_queued_job_refuses_a_drop_whose_partition_moved_after_it_was_accepted
     """The execution is accepted and queued for a worker; the partition is pointed elsewhere before the worker runs
     it: the job rebuilds the plan, finds it is not the approved one, fails the request and moves nothing."""
     # given
-    settings.CATALOG_JOBS_MODE = "worker"
+    settings.CATALOG_JOBS_MODE = "tasks"
     request = approved(people, metastore, DROP)
     with django_capture_on_commit_callbacks(execute=True):
         change_request_execute(request=request, user=people["steward"])
@@ -192,15 +192,15 @@ def test_an_unchanged_approved_plan_runs_exactly_as_approved(
 
 
 @pytest.mark.parametrize("metastore_alias", ["hive31_pg", "hive_sqlite"], indirect=True)
-def test_an_execute_post_builds_the_plan_once_and_runs_that_plan(
+def test_an_execute_post_checks_the_plan_and_the_worker_rebuilds_and_binds_it(
     metastore: Metastore,
     people: dict[str, User],
     warehouse: Path,
     monkeypatch: pytest.MonkeyPatch,
     django_capture_on_commit_callbacks,
 ) -> None:
-    """Confirming the execution builds the plan once: the service rebuilds and checks it, and the job it starts in
-    this process runs that very plan instead of previewing again."""
+    """Confirming the execution builds the plan once in the web request (to refuse a stale one at once); the job runs
+    in a worker process, which builds it once more and executes it only because it is the approved plan."""
     # given
     request = approved(people, metastore, DROP)
     built = []
@@ -215,7 +215,7 @@ def test_an_execute_post_builds_the_plan_once_and_runs_that_plan(
 
     # then
     assert response.status_code == 302
-    assert built == [parse_alter(DROP)]
+    assert built == [parse_alter(DROP), parse_alter(DROP)]
     request.refresh_from_db()
     assert request.state == "succeeded"
     assert request.execution.preview["fingerprint"] == request.fingerprint

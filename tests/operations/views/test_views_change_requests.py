@@ -458,7 +458,7 @@ def test_the_job_progress_is_polled_until_done_then_answers_286(
     metastore, people, warehouse: Path, settings, django_capture_on_commit_callbacks
 ):
     # given: jobs left to a worker, so the request page finds the job queued
-    settings.CATALOG_JOBS_MODE = "worker"
+    settings.CATALOG_JOBS_MODE = "tasks"
     request = approved(people, metastore)
     client = signed_in(people["steward"])
     with django_capture_on_commit_callbacks(execute=True):

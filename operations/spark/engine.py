@@ -1,0 +1,265 @@
+"""
+Where and how Spark programs run: the engine's configuration, and launching, following and stopping a driver.
+
+``CATALOG_SPARK_MASTER`` says where: ``local[*]`` (the embedded default: Spark inside the driver process),
+``spark://host:port`` (standalone), ``yarn`` or ``k8s://https://host:port`` — all through ``spark-submit`` from
+pyspark's own install, in client deploy mode, so the driver runs here as a child of the worker and its progress file
+is local — or ``sc://host:port`` (Spark Connect: ``python -m operations.spark.entry``, the work runs on the server).
+``CATALOG_SPARK_CONF`` adds ``key=value`` settings (executor memory, YARN queue, Kubernetes image …).
+
+A driver runs in a process group of its own: stopping it (cancel) ends the group (``spark-submit``'s JVM and the
+Python driver), which ends the application on the cluster too, since a client-mode application lives as long as its
+driver. Programs and this package reach the executors as a zip (``--py-files``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import urllib.parse
+import urllib.request
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from operations.spark.entry import MANIFEST_FILE, PROGRESS_FILE, SPEC_FILE
+
+__all__ = (
+    "DriverFiles",
+    "ProgressReader",
+    "SparkEngine",
+    "driver_command",
+    "kill_application",
+    "launch_driver",
+    "log_tail",
+    "package_zip",
+    "parse_conf",
+    "program_exists",
+    "read_manifest",
+    "stop_driver",
+    "write_driver_files",
+)
+
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent  # the project root, holding operations/
+PROGRAM_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+LOG_FILE = "driver.log"
+# Quiet, predictable drivers: no console progress bars in the log; a UI port found by Spark when 4040 is taken.
+DEFAULT_CONF = {"spark.ui.showConsoleProgress": "false"}
+# The hidden field of a standalone master page's kill form (Spark 4.3 checks it on every state-changing request).
+CSRF_INPUT = re.compile(
+    r'<input[^>]*name="csrfToken"[^>]*value="([^"]+)"|<input[^>]*value="([^"]+)"[^>]*name="csrfToken"'
+)
+
+
+@dataclass(frozen=True)
+class SparkEngine:
+    """Where Spark runs: a master URL and extra configuration."""
+
+    master: str = "local[*]"
+    conf: dict[str, str] = field(default_factory=dict)
+    master_ui: str = ""  # a standalone master's web UI (http://host:8080): cancel also kills the application there
+
+    @property
+    def is_connect(self) -> bool:
+        return self.master.startswith("sc://")
+
+    @property
+    def kind(self) -> str:
+        """local, standalone, yarn, kubernetes or connect."""
+        for prefix, kind in (
+            ("local", "local"),
+            ("spark://", "standalone"),
+            ("yarn", "yarn"),
+            ("k8s://", "kubernetes"),
+        ):
+            if self.master.startswith(prefix):
+                return kind
+        return "connect" if self.is_connect else "other"
+
+
+@dataclass(frozen=True)
+class DriverFiles:
+    """A driver's working directory: its input (``job.json``), progress, manifest and log."""
+
+    directory: Path
+
+    @property
+    def spec(self) -> Path:
+        return self.directory / SPEC_FILE
+
+    @property
+    def progress(self) -> Path:
+        return self.directory / PROGRESS_FILE
+
+    @property
+    def manifest(self) -> Path:
+        return self.directory / MANIFEST_FILE
+
+    @property
+    def log(self) -> Path:
+        return self.directory / LOG_FILE
+
+
+def parse_conf(text: str) -> dict[str, str]:
+    """``"a=1 b=2"`` or ``"a=1,b=2"`` -> ``{"a": "1", "b": "2"}``; a pair without ``=`` is refused."""
+    pairs = [item for item in re.split(r"[\s,]+", text.strip()) if item]
+    bad = [item for item in pairs if "=" not in item]
+    if bad:
+        raise ValueError(f"CATALOG_SPARK_CONF: {', '.join(bad)} is not key=value")
+    return dict(item.split("=", 1) for item in pairs)
+
+
+def program_exists(name: str) -> bool:
+    """Whether ``operations/spark/programs/<name>.py`` is a program this console ships."""
+    return bool(PROGRAM_NAME.match(name)) and (Path(__file__).parent / "programs" / f"{name}.py").is_file()
+
+
+def package_zip(directory: Path) -> Path:
+    """``operations/__init__.py`` and ``operations/spark/`` as a zip for the driver's and executors' Python path."""
+    target = directory / "catalog_admin_spark.zip"
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.write(PACKAGE_ROOT / "operations" / "__init__.py", "operations/__init__.py")
+        for path in sorted((PACKAGE_ROOT / "operations" / "spark").rglob("*.py")):
+            archive.write(path, path.relative_to(PACKAGE_ROOT).as_posix())
+    return target
+
+
+def write_driver_files(
+    directory: Path, *, engine: SparkEngine, program: str, plan: dict[str, Any], app_name: str, worker_pid: int
+) -> DriverFiles:
+    """A fresh working directory with the driver's ``job.json`` and the package zip."""
+    directory.mkdir(parents=True, exist_ok=True)
+    files = DriverFiles(directory)
+    for stale in (files.progress, files.manifest, files.log):
+        stale.unlink(missing_ok=True)
+    spec = {
+        "program": program,
+        "plan": plan,
+        "master": engine.master,
+        "conf": {**DEFAULT_CONF, **engine.conf},
+        "app_name": app_name,
+        "worker_pid": worker_pid,
+        "py_files": [str(package_zip(directory))],
+    }
+    files.spec.write_text(json.dumps(spec, default=str))
+    return files
+
+
+def driver_command(engine: SparkEngine, files: DriverFiles) -> list[str]:
+    """The command that starts the driver for ``files``."""
+    if engine.is_connect:
+        return [sys.executable, "-m", "operations.spark.entry", str(files.directory)]
+    spec = json.loads(files.spec.read_text())
+    command = [_spark_submit(), "--master", engine.master, "--deploy-mode", "client", "--name", spec["app_name"]]
+    for key, value in spec["conf"].items():
+        command += ["--conf", f"{key}={value}"]
+    command += [
+        "--py-files",
+        ",".join(spec["py_files"]),
+        str(Path(__file__).with_name("entry.py")),
+        str(files.directory),
+    ]
+    return command
+
+
+def launch_driver(engine: SparkEngine, files: DriverFiles) -> subprocess.Popen[bytes]:
+    """Start the driver in a process group of its own, its output going to the log file."""
+    environment = {
+        **os.environ,
+        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_DRIVER_PYTHON": sys.executable,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(PACKAGE_ROOT), os.environ.get("PYTHONPATH", "")])),
+    }
+    with files.log.open("ab") as log:
+        return subprocess.Popen(
+            driver_command(engine, files),
+            cwd=PACKAGE_ROOT,
+            env=environment,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+
+def stop_driver(process: subprocess.Popen[bytes], *, grace_seconds: float = 10.0) -> int:
+    """End the driver's process group: SIGTERM, then SIGKILL after ``grace_seconds``; returns its exit code."""
+    for sig, wait in ((signal.SIGTERM, grace_seconds), (signal.SIGKILL, None)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            return process.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue
+    return process.wait()
+
+
+def kill_application(engine: SparkEngine, app_id: str, *, timeout: float = 10.0) -> bool:
+    """Ask a standalone master to kill ``app_id`` as its web UI's kill link does (``spark.ui.killEnabled``; the form
+    carries the page's CSRF token); whether the master took the request. Nothing to do for other masters: a
+    client-mode application ends with its driver."""
+    if engine.kind != "standalone" or not engine.master_ui or not app_id:
+        return False
+    root = engine.master_ui.rstrip("/")
+    try:
+        with urllib.request.urlopen(f"{root}/", timeout=timeout) as page:
+            token = CSRF_INPUT.search(page.read().decode("utf-8", errors="replace"))
+        fields = {
+            "id": app_id,
+            "terminate": "true",
+            **({"csrfToken": token.group(1) or token.group(2)} if token else {}),
+        }
+        request = urllib.request.Request(f"{root}/app/kill/", data=urllib.parse.urlencode(fields).encode())
+        with urllib.request.urlopen(request, timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+class ProgressReader:
+    """The progress file's new lines since the last read (a line being written is left for the next read)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+
+    def read(self) -> Iterator[dict[str, Any]]:
+        if not self.path.exists():
+            return
+        with self.path.open("rb") as stream:
+            stream.seek(self.offset)
+            data = stream.read()
+        complete = data[: data.rfind(b"\n") + 1]
+        self.offset += len(complete)
+        for line in complete.splitlines():
+            if line.strip():
+                yield json.loads(line)
+
+
+def log_tail(path: Path, lines: int = 40, max_bytes: int = 64 * 1024) -> str:
+    """The last ``lines`` lines of a log file (read from its last ``max_bytes``)."""
+    if not path.exists():
+        return ""
+    with path.open("rb") as stream:
+        stream.seek(max(path.stat().st_size - max_bytes, 0))
+        text = stream.read().decode("utf-8", errors="replace")
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def read_manifest(files: DriverFiles) -> dict[str, Any] | None:
+    """The program's result manifest, or None when it wrote none (it failed or was stopped)."""
+    return json.loads(files.manifest.read_text()) if files.manifest.exists() else None
+
+
+def _spark_submit() -> str:
+    import pyspark
+
+    return str(Path(pyspark.__file__).parent / "bin" / "spark-submit")

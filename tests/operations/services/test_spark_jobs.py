@@ -1,0 +1,210 @@
+"""
+Spark jobs without Spark: who may cancel and resume which job, what each does to the job (audited), and how the API
+and the job page show a job's progress. The driver itself runs in the ``slow`` tests
+(``tests/operations/test_workers.py``, ``tests/operations/spark/``).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+from django_tasks_db.models import DBTaskResult
+from rest_framework.test import APIClient
+
+from catalog_admin.errors import ApplicationError, ErrorCode
+from operations.choices import JobState
+from operations.models import AuditRecord, Job
+from operations.services.jobs import EXECUTE
+from operations.services.spark_jobs import enqueue_spark_job, job_cancel, job_resume
+from tests.fixtures.factories import html
+
+pytestmark = pytest.mark.django_db
+PLAN = {"directories": ["file:/data/a", "file:/data/b"]}
+
+
+def spark_job(state: str = JobState.QUEUED, **fields) -> Job:
+    job = enqueue_spark_job(program="checksum", plan=PLAN, actor="test")
+    Job.objects.filter(pk=job.pk).update(state=state, **fields)
+    return Job.objects.get(pk=job.pk)
+
+
+def test_an_unknown_program_is_refused_and_nothing_is_queued() -> None:
+    with pytest.raises(ApplicationError) as caught:
+        enqueue_spark_job(program="../../etc/passwd", plan={}, actor="test")
+    assert (caught.value.code, caught.value.details) == (ErrorCode.INVALID_PARAMETER, {"field": "program"})
+    assert not Job.objects.exists()
+
+
+def test_a_queued_job_is_cancelled_at_once_and_audited(people: dict[str, User]) -> None:
+    # given
+    job = spark_job()
+
+    # when
+    job = job_cancel(job=job, user=people["admin"])
+
+    # then
+    assert (job.state, job.cancel_requested_by, job.message) == ("cancelled", "admin", "Cancelled by admin")
+    record = AuditRecord.objects.get(action="cancel_job")
+    assert (record.actor, record.outcome, record.details["job"]) == ("admin", "cancelled", job.pk)
+
+
+def test_a_running_job_gets_a_cancel_request_its_worker_acts_on(people: dict[str, User]) -> None:
+    """The worker stops the driver; until then the job runs, and a second cancel is refused."""
+    # given
+    job = spark_job(JobState.RUNNING, started_at=timezone.now())
+
+    # when
+    job = job_cancel(job=job, user=people["admin"])
+
+    # then
+    assert job.state == "running" and job.cancel_requested_at is not None
+    assert AuditRecord.objects.get(action="cancel_job").outcome == "cancel requested"
+    with pytest.raises(ApplicationError) as again:
+        job_cancel(job=job, user=people["admin"])
+    assert again.value.code == ErrorCode.INVALID_STATE
+
+
+@pytest.mark.parametrize(
+    ("who", "state", "kind", "code"),
+    [
+        ("viewer", JobState.RUNNING, "spark", ErrorCode.PERMISSION_DENIED),
+        ("steward", JobState.RUNNING, "spark", ErrorCode.PERMISSION_DENIED),
+        ("admin", JobState.SUCCEEDED, "spark", ErrorCode.INVALID_STATE),
+        ("admin", JobState.RUNNING, "alter", ErrorCode.INVALID_STATE),
+    ],
+)
+def test_cancel_is_refused_with_the_reason(people: dict[str, User], who: str, state: str, kind: str, code) -> None:
+    """Only an admin or the job's requester; only a queued, running or resumable Spark job; never an ALTER execution
+    (one short metastore transaction)."""
+    # given
+    job = spark_job(state) if kind == "spark" else Job.objects.create(kind=EXECUTE, state=state)
+
+    # when
+    with pytest.raises(ApplicationError) as caught:
+        job_cancel(job=job, user=people[who])
+
+    # then
+    assert caught.value.code == code
+    assert Job.objects.get(pk=job.pk).state == state and not AuditRecord.objects.exists()
+
+
+def test_a_failed_spark_job_resumes_with_its_verified_units(
+    people: dict[str, User], django_capture_on_commit_callbacks
+) -> None:
+    """Queued again with its task; ``completed`` is kept for the program to skip."""
+    # given
+    job = spark_job(JobState.FAILED, completed=["file:/data/a"], attempts=1, error="The Spark driver exited with -9")
+
+    # when
+    with django_capture_on_commit_callbacks(execute=True):
+        job = job_resume(job=job, user=people["admin"])
+
+    # then
+    assert (job.state, job.completed, job.attempts) == ("queued", ["file:/data/a"], 1)
+    assert job.message == "Resumed by admin: 1 unit(s) already verified"
+    assert DBTaskResult.objects.filter(task_path="operations.tasks.run_job_task").count() == 1
+    record = AuditRecord.objects.get(action="resume_job")
+    assert (record.outcome, record.details["completed"]) == ("queued", 1)
+
+
+def test_only_a_failed_spark_job_resumes(people: dict[str, User]) -> None:
+    for job in (
+        spark_job(JobState.RUNNING),
+        spark_job(JobState.SUCCEEDED),
+        Job.objects.create(kind=EXECUTE, state="failed"),
+    ):
+        with pytest.raises(ApplicationError) as caught:
+            job_resume(job=job, user=people["admin"])
+        assert caught.value.code == ErrorCode.INVALID_STATE
+
+
+def test_the_api_shows_a_jobs_progress_and_cancels_it(api: dict[str, APIClient], people: dict[str, User]) -> None:
+    """Counters, throughput, ETA, the Spark application and the log tail; POST cancel answers 202, a viewer 403."""
+    # given
+    started = timezone.now() - timedelta(seconds=10)
+    job = spark_job(
+        JobState.RUNNING, started_at=started, partitions_done=1, partitions_total=2, files_done=3, files_total=6,
+        bytes_done=1000, bytes_total=3000, spark_app_id="app-1", spark_ui_url="http://127.0.0.1:4040",
+        log_tail="INFO SparkContext: Running Spark", completed=["file:/data/a"], result={"partial": True},
+    )  # fmt: skip
+    path = reverse("operations_api:job-detail", args=[job.pk])
+
+    # when
+    shown = api["viewer"].get(path).json()
+
+    # then
+    assert (shown["partitions_done"], shown["partitions_total"], shown["files_done"], shown["bytes_total"]) == (
+        1,
+        2,
+        3,
+        3000,
+    )
+    assert 0 < shown["bytes_per_second"] <= 100  # 1000 bytes in 10 s or more
+    assert shown["eta_seconds"] == pytest.approx(2000 / shown["bytes_per_second"], rel=0.05)  # 2000 bytes left
+    assert (shown["spark_app_id"], shown["spark_ui_url"]) == ("app-1", "http://127.0.0.1:4040")
+    assert shown["result"] is None  # the manifest comes with the finished job only
+    assert (shown["log_tail"], shown["completed"], shown["done"]) == (
+        "INFO SparkContext: Running Spark",
+        ["file:/data/a"],
+        False,
+    )
+
+    # when
+    refused = api["viewer"].post(reverse("operations_api:job-cancel", args=[job.pk]))
+    cancelled = api["admin"].post(reverse("operations_api:job-cancel", args=[job.pk]))
+
+    # then
+    assert (refused.status_code, refused.json()["code"]) == (403, "permission_denied")
+    assert cancelled.status_code == 202 and cancelled.json()["cancel_requested_at"] is not None
+    resumed = api["admin"].post(reverse("operations_api:job-resume", args=[job.pk]))
+    assert (resumed.status_code, resumed.json()["code"]) == (409, "invalid_state")
+
+
+def test_the_job_page_shows_the_counters_links_spark_and_polls_until_done(people: dict[str, User]) -> None:
+    # given
+    job = spark_job(
+        JobState.RUNNING,
+        partitions_done=1,
+        partitions_total=2,
+        spark_ui_url="http://127.0.0.1:4040",
+        spark_app_id="app-1",
+    )
+    client = Client()
+    client.force_login(people["admin"])
+
+    # when
+    page = client.get(reverse("operations:job-detail", args=[job.pk]))
+    running = client.get(reverse("operations:job-progress", args=[job.pk]), HTTP_HX_REQUEST="true")
+    Job.objects.filter(pk=job.pk).update(state=JobState.SUCCEEDED)
+    finished = client.get(reverse("operations:job-progress", args=[job.pk]), HTTP_HX_REQUEST="true")
+
+    # then
+    text = html(page)
+    assert page.status_code == 200
+    assert 'id="job-partitions">1 of 2<' in text
+    assert 'href="http://127.0.0.1:4040" id="job-spark-ui"' in text
+    assert f'hx-get="{reverse("operations:job-progress", args=[job.pk])}"' in text
+    assert '<button type="submit" class="danger">Cancel job</button>' in text
+    assert running.status_code == 200
+    assert finished.status_code == 286  # htmx stops polling
+    assert 'id="job-spark-ui"' not in html(finished)  # the UI is gone with the application
+
+
+def test_a_cancel_from_the_page_by_someone_not_allowed_shows_the_reason(people: dict[str, User]) -> None:
+    # given
+    job = spark_job(JobState.RUNNING)
+    client = Client()
+    client.force_login(people["viewer"])
+
+    # when
+    response = client.post(reverse("operations:job-cancel", args=[job.pk]))
+
+    # then
+    assert response.status_code == 403
+    assert f"Only an admin or the job&#x27;s requester can cancel job #{job.pk}." in html(response)
+    assert Job.objects.get(pk=job.pk).cancel_requested_at is None

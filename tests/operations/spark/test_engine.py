@@ -1,0 +1,123 @@
+"""
+The Spark engine's pure parts: configuration, the driver command for each kind of master, the package zip the
+executors import, and reading a progress file and a log while a driver writes them.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from operations.spark.engine import (
+    DriverFiles,
+    ProgressReader,
+    SparkEngine,
+    driver_command,
+    log_tail,
+    parse_conf,
+    program_exists,
+    write_driver_files,
+)
+
+
+def files_for(tmp_path: Path, master: str) -> tuple[SparkEngine, DriverFiles]:
+    engine = SparkEngine(master=master, conf={"spark.executor.memory": "2g"})
+    files = write_driver_files(
+        tmp_path, engine=engine, program="checksum", plan={"directories": []}, app_name="job 7", worker_pid=123
+    )
+    return engine, files
+
+
+@pytest.mark.parametrize(
+    ("master", "kind"),
+    [("local[*]", "local"), ("spark://h:7077", "standalone"), ("yarn", "yarn"), ("k8s://https://h:6443", "kubernetes")],
+)
+def test_cluster_masters_go_through_spark_submit_in_client_mode(tmp_path: Path, master: str, kind: str) -> None:
+    """spark-submit from pyspark's own install, the master, the configuration and the package zip, then entry.py."""
+    # given
+    engine, files = files_for(tmp_path, master)
+
+    # when
+    command = driver_command(engine, files)
+
+    # then
+    assert engine.kind == kind
+    assert command[0].endswith("pyspark/bin/spark-submit")
+    assert command[1:7] == ["--master", master, "--deploy-mode", "client", "--name", "job 7"]
+    assert "spark.executor.memory=2g" in command and "spark.ui.showConsoleProgress=false" in command
+    assert command[command.index("--py-files") + 1] == str(tmp_path / "catalog_admin_spark.zip")
+    assert command[-2:] == [str(Path("operations/spark/entry.py").resolve()), str(tmp_path)]
+
+
+def test_spark_connect_runs_the_entry_module_with_the_remote_in_its_plan(tmp_path: Path) -> None:
+    # given
+    engine, files = files_for(tmp_path, "sc://spark.example:15002")
+
+    # when
+    command = driver_command(engine, files)
+
+    # then
+    assert engine.kind == "connect"
+    assert command[1:] == ["-m", "operations.spark.entry", str(tmp_path)]
+    spec = json.loads(files.spec.read_text())
+    assert (spec["master"], spec["program"], spec["worker_pid"]) == ("sc://spark.example:15002", "checksum", 123)
+
+
+def test_the_package_zip_holds_the_spark_package_and_nothing_of_django(tmp_path: Path) -> None:
+    # given / when
+    files_for(tmp_path, "local[2]")
+
+    # then
+    names = set(zipfile.ZipFile(tmp_path / "catalog_admin_spark.zip").namelist())
+    assert {"operations/__init__.py", "operations/spark/entry.py", "operations/spark/programs/checksum.py"} <= names
+    assert all(name.startswith("operations/spark/") or name == "operations/__init__.py" for name in names)
+    package = Path("operations/spark")
+    assert not [
+        path
+        for path in package.rglob("*.py")
+        if "import django" in path.read_text() or "from django" in path.read_text()
+    ]
+
+
+def test_configuration_pairs_are_parsed_and_a_bad_one_is_named() -> None:
+    assert parse_conf("a=1 b=x=y,c=3\n") == {"a": "1", "b": "x=y", "c": "3"}
+    assert parse_conf("") == {}
+    with pytest.raises(ValueError, match="CATALOG_SPARK_CONF: oops is not key=value"):
+        parse_conf("a=1 oops")
+
+
+def test_only_shipped_programs_with_plain_names_exist() -> None:
+    assert program_exists("checksum")
+    assert not program_exists("nope")
+    assert not program_exists("../entry")
+    assert not program_exists("__init__")
+
+
+def test_the_progress_reader_returns_whole_lines_once(tmp_path: Path) -> None:
+    """A line the driver is still writing is left for the next read; nothing is read twice."""
+    # given
+    path = tmp_path / "progress.jsonl"
+    reader = ProgressReader(path)
+    assert list(reader.read()) == []  # no file yet
+    path.write_text('{"files_done": 1}\n{"files_do')
+
+    # when
+    first = list(reader.read())
+    with path.open("a") as stream:
+        stream.write('ne": 2}\n{"unit_done": "a"}\n')
+    second = list(reader.read())
+
+    # then
+    assert first == [{"files_done": 1}]
+    assert second == [{"files_done": 2}, {"unit_done": "a"}]
+    assert list(reader.read()) == []
+
+
+def test_the_log_tail_is_the_last_lines(tmp_path: Path) -> None:
+    path = tmp_path / "driver.log"
+    assert log_tail(path) == ""
+    path.write_text("".join(f"line {n}\n" for n in range(100)))
+    assert log_tail(path, lines=3) == "line 97\nline 98\nline 99"

@@ -1,0 +1,204 @@
+"""
+Jobs in real worker processes (``manage.py run_jobs`` started by ``job_workers``) on the test run's databases: a job
+queued while no worker runs is run by one started later (a web restart loses nothing) and its progress shows through
+the API while it runs; two workers never run the same job; kill -9 of a worker or of a Spark driver leaves a job that
+is settled or failed with its verified units, and resuming it finishes the rest; cancel stops the driver, removes the
+staging and swaps nothing.
+
+These tests commit (``transaction=True``) on the console's database only; they never write a metastore.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings
+from django.db import transaction
+from django.urls import reverse
+from django_tasks_db.models import DBTaskResult
+
+from operations.choices import JobState
+from operations.models import AuditRecord, Job
+from operations.services.spark_jobs import enqueue_spark_job, job_resume
+from operations.services.stuck_jobs import settle_stuck_jobs
+from operations.spark.entry import process_alive
+from operations.tasks import run_job_task
+from tests.fixtures.factories import make_user, token_client
+from tests.fixtures.spark_jobs import data_directories, expected_checksums
+from tests.fixtures.workers import Worker, wait_for
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True, databases=["default"]),
+    pytest.mark.usefixtures("restore_roles"),
+]
+StartWorker = Callable[..., Worker]
+
+
+def queued_checksum(locations: list[str], **plan: Any) -> Job:
+    """A committed checksum job (its task enqueued on commit)."""
+    with transaction.atomic():
+        return enqueue_spark_job(program="checksum", plan={"directories": locations, **plan}, actor="test")
+
+
+def job_now(job: Job) -> Job:
+    return Job.objects.get(pk=job.pk)
+
+
+def verified_units(job: Job, at_least: int = 1) -> Job | None:
+    """The job once it is running and has verified ``at_least`` units (None before)."""
+    current = job_now(job)
+    return current if current.state == JobState.RUNNING and len(current.completed) >= at_least else None
+
+
+def test_a_job_queued_while_no_worker_runs_is_run_by_a_worker_started_later(
+    job_workers: StartWorker, tmp_path: Path
+) -> None:
+    """The job and its task are rows: nothing is lost between the web process that queued them and a worker that
+    starts afterwards; the API shows the job's progress while it runs."""
+    # given: queued by the "web" process; no worker yet
+    locations = data_directories(tmp_path / "data", count=3)
+    job = queued_checksum(locations, pause_seconds=1)
+    assert job_now(job).state == "queued"
+    assert DBTaskResult.objects.get().status == "READY"
+    viewer = token_client(make_user("viewer", "viewer"))
+    path = reverse("operations_api:job-detail", args=[job.pk])
+
+    # when: a worker process starts
+    worker = job_workers("late")
+    running = wait_for(
+        lambda: (shown := viewer.get(path).json())["state"] == "running" and shown["partitions_total"] and shown,
+        "the API to show the job running with its totals",
+    )
+    done = wait_for(lambda: (shown := viewer.get(path).json())["done"] and shown, "the job to finish")
+
+    # then
+    assert (running["partitions_total"], running["files_total"]) == (3, 9)
+    assert running["spark_app_id"].startswith("local-") and running["spark_ui_url"].startswith("http://")
+    assert (done["state"], done["error"], done["attempts"]) == ("succeeded", "", 1)
+    assert done["worker"].endswith(f":{worker.process.pid}")
+    assert done["result"]["directories"] == expected_checksums(locations)
+    assert (done["partitions_done"], done["files_done"], done["bytes_done"]) == (3, 9, done["bytes_total"])
+    assert done["log_tail"]
+    assert DBTaskResult.objects.get().status == "SUCCESSFUL"
+
+
+def test_two_workers_never_run_the_same_job(job_workers: StartWorker) -> None:
+    """Eight jobs, each with two tasks (a retried enqueue): two workers take the tasks with SKIP LOCKED and claim each
+    job with a guarded update, so every job is claimed exactly once. (The jobs are of a kind no worker knows: each
+    fails at once, which needs no metastore and no Spark.)"""
+    # given
+    with transaction.atomic():
+        jobs = [Job.objects.create(kind="no_such_kind") for _ in range(8)]
+        for job in jobs * 2:
+            run_job_task.enqueue(job.pk)
+
+    # when
+    workers = [job_workers("a"), job_workers("b")]
+    wait_for(lambda: not DBTaskResult.objects.exclude(status="SUCCESSFUL").exists(), "the workers to run all 16 tasks")
+
+    # then
+    claimed = list(Job.objects.values_list("attempts", "state", "error", "worker"))
+    assert [(attempts, state) for attempts, state, _, _ in claimed] == [(1, "failed")] * 8
+    assert {error for _, _, error, _ in claimed} == {"No worker runs jobs of kind 'no_such_kind'."}
+    pids = {f":{worker.process.pid}" for worker in workers}
+    assert all(any(name.endswith(pid) for pid in pids) for *_, name in claimed)
+    assert DBTaskResult.objects.count() == 16
+
+
+def test_kill_9_of_the_worker_ends_its_driver_and_the_settled_job_resumes_from_its_verified_units(
+    job_workers: StartWorker, tmp_path: Path
+) -> None:
+    """The driver's watchdog ends it when its worker dies; the silent job is settled as failed with the units it
+    verified; resumed, a new worker's run skips them and checksums only the rest."""
+    # given: a job past its first directory
+    locations = data_directories(tmp_path / "data", count=4)
+    job = queued_checksum(locations, pause_seconds=2)
+    first = job_workers("first")
+    running = wait_for(lambda: verified_units(job), "the first verified directory")
+    driver = running.driver_pid
+
+    # when: kill -9 of the worker
+    first.kill(signal.SIGKILL)
+
+    # then: its driver goes too, and the job is silent, then settled
+    wait_for(lambda: not process_alive(driver), "the orphaned driver to end")
+    [settled] = settle_stuck_jobs(older_than=0)
+    assert (settled.job_id, settled.outcome) == (job.pk, "failed")
+    failed = job_now(job)
+    done_before = list(failed.completed)
+    assert failed.state == "failed" and 1 <= len(done_before) < 4
+    assert AuditRecord.objects.filter(action="settle_job", outcome="failed").count() == 1
+
+    # when: resumed, and a new worker runs it
+    job_resume(job=failed, user=make_user("operator", "admin"))
+    job_workers("second")
+    finished = wait_for(lambda: (current := job_now(job)).is_done and current, "the resumed job to finish")
+
+    # then
+    assert (finished.state, finished.attempts, finished.completed) == ("succeeded", 2, locations)
+    assert finished.result["skipped"] == sorted(done_before)
+    rest = [location for location in locations if location not in done_before]
+    assert finished.result["directories"] == expected_checksums(rest)
+
+
+def test_kill_9_of_the_driver_fails_the_job_with_its_verified_units_and_resume_finishes_it(
+    job_workers: StartWorker, tmp_path: Path
+) -> None:
+    # given
+    locations = data_directories(tmp_path / "data", count=3)
+    job = queued_checksum(locations, pause_seconds=2)
+    job_workers("w")
+    running = wait_for(lambda: verified_units(job), "the first verified directory")
+
+    # when: kill -9 of the driver's process group (spark-submit's JVM and the Python driver)
+    os.killpg(running.driver_pid, signal.SIGKILL)
+    failed = wait_for(lambda: (current := job_now(job)).is_done and current, "the worker to notice")
+
+    # then
+    assert failed.state == "failed" and failed.error.startswith("The Spark driver exited with -9")
+    assert 1 <= len(failed.completed) < 3 and failed.result is None
+
+    # when
+    job_resume(job=failed, user=make_user("operator", "admin"))
+    finished = wait_for(lambda: (current := job_now(job)).is_done and current, "the resumed job to finish")
+
+    # then
+    assert (finished.state, finished.attempts, finished.completed) == ("succeeded", 2, locations)
+    assert finished.result["skipped"] == sorted(failed.completed)
+
+
+def test_cancel_stops_the_driver_removes_the_staging_and_swaps_nothing(
+    job_workers: StartWorker, tmp_path: Path
+) -> None:
+    """Through the API: 202 at once; within a second the worker stops the driver's process group, removes
+    ``plan["staging"]`` (inside a governed root of the plan's metastore) and ends the job cancelled."""
+    # given: a running job with a staging directory in the metastore's warehouse
+    warehouse = Path(next(c.warehouse for c in settings.METASTORE_CONFIGS if c.name == settings.DEFAULT_METASTORE))
+    staging = warehouse / f"_staging_job_test_{os.getpid()}"
+    (staging / "part=0").mkdir(parents=True)
+    (staging / "part=0" / "copy-00000").write_bytes(b"half a copy")
+    locations = data_directories(tmp_path / "data", count=4)
+    job = queued_checksum(locations, pause_seconds=3, staging=f"file:{staging}", metastore=settings.DEFAULT_METASTORE)
+    job_workers("w")
+    running = wait_for(lambda: verified_units(job), "the first verified directory")
+    admin = token_client(make_user("operator", "admin"))
+
+    # when
+    answer = admin.post(reverse("operations_api:job-cancel", args=[job.pk]))
+    cancelled = wait_for(lambda: (current := job_now(job)).is_done and current, "the worker to stop the driver")
+
+    # then
+    assert answer.status_code == 202 and answer.json()["state"] == "running"
+    assert (cancelled.state, cancelled.result, cancelled.cancel_requested_by) == ("cancelled", None, "operator")
+    assert not process_alive(running.driver_pid)
+    assert not staging.exists()
+    messages = [line["message"] for line in cancelled.log]
+    assert f"Staging file:{staging} removed" in messages
+    assert "Cancelled by operator: the driver was stopped; nothing was swapped" in messages
+    assert AuditRecord.objects.get(action="cancel_job").actor == "operator"
