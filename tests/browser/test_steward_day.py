@@ -5,9 +5,10 @@ diff, the risk criteria; typing the reason does not re-run it), save and submit;
 page; the steward executes it and the page follows the job to the end (the counts table stays inside its card); then
 the revert, approved and executed the same way, puts the table back.
 
-Jobs run on a thread of the live server's process (``CATALOG_JOBS_MODE = "thread"``), so the data is committed
-(``transaction=True``) and the metastore is rebuilt (schema and seed) afterwards. Screenshots of every step go to
-``$CATALOG_ADMIN_SCREENSHOTS`` (``.ci/run`` sets ``var/screenshots``) or else ``var/screenshots/steward-day``.
+Jobs run in a separate worker process (``manage.py run_jobs``, the ``job_workers`` fixture), as in production, so the
+data is committed (``transaction=True``) and the metastore is rebuilt (schema and seed) afterwards. Screenshots of
+every step go to ``$CATALOG_ADMIN_SCREENSHOTS`` (``.ci/run`` sets ``var/screenshots``) or else
+``var/screenshots/steward-day``.
 """
 
 from __future__ import annotations
@@ -88,11 +89,11 @@ def execute_and_follow(page, shots: Path, name: str) -> None:
     page.screenshot(path=str(shots / f"{name}-executed.png"), full_page=True)
 
 
-def test_a_stewards_day(live_server, settings, rebuilt_metastore) -> None:
-    # given: a steward and an approver; jobs on a thread of the live server
+def test_a_stewards_day(live_server, rebuilt_metastore, job_workers) -> None:
+    # given: a steward and an approver; a job worker process, as in production
     from playwright.sync_api import expect, sync_playwright
 
-    settings.CATALOG_JOBS_MODE = "thread"
+    job_workers("steward-day")
     make_user("sam", "steward")
     make_user("abe", "approver")
     base = live_server.url
