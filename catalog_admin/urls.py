@@ -8,7 +8,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from catalog_admin import converters  # noqa: F401 (registers hive_name and partition_name)
-from catalog_admin.views import databases, metastores, partitions, search, tables
+from catalog_admin.views import databases, health, metastores, partitions, search, tables
 
 # The browsing pages, under the "catalog" namespace (LOGIN_REDIRECT_URL is "catalog:metastores").
 catalog_patterns = [
@@ -32,6 +32,7 @@ catalog_patterns = [
 urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("health/", health.health, name="health"),
     path("admin/", admin.site.urls),
     path("api/", include("catalog_admin.api.urls")),
     path("api/", include("operations.api.urls")),

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ from catalog_admin.metastore_ddl import DEFAULT_SCHEMA_VERSION, create_metastore
 from catalog_admin.metastores import DEMO_METASTORE_NAME, MetastoreConfig
 from catalog_admin.seeding import SeedOptions, seed_metastore
 from catalog_admin.selectors.metastores import clear_schema_cache, get_metastore
+from catalog_admin.serving import gunicorn_command
 
 __all__ = ("DEMO_USERS", "Command")
 
@@ -33,7 +36,7 @@ DEMO_USERS = {
 class Command(BaseCommand):
     help = (
         "Prepare the embedded demo idempotently (migrate the console database, create and seed the SQLite demo "
-        "metastore, create the demo users) and run the development server."
+        "metastore, create the demo users) and serve the console with gunicorn and WhiteNoise."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -52,8 +55,18 @@ class Command(BaseCommand):
             _ensure_user(username, password, group, superuser=superuser)
         self.write_instructions(options["addr"], password)
         if not options["no_serve"]:
-            # DEBUG is off by default: let runserver serve the static files (CSS, htmx) anyway.
-            call_command("runserver", options["addr"], use_reloader=False, insecure_serving=True)
+            self.serve(options["addr"])
+
+    def serve(self, addr: str) -> None:
+        """Run gunicorn (WhiteNoise serves the static files) until it stops, Ctrl-C or SIGTERM."""
+        call_command("collectstatic", interactive=False, verbosity=0)
+        server = subprocess.Popen(gunicorn_command(addr, workers=2))
+        signal.signal(signal.SIGTERM, lambda *_: server.terminate())
+        try:
+            server.wait()
+        except KeyboardInterrupt:
+            server.terminate()
+            server.wait()
 
     def prepare_metastore(self, config: MetastoreConfig) -> None:
         """Create the demo metastore's schema when its database is new, then seed it (existing content is kept)."""
