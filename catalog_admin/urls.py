@@ -8,7 +8,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from catalog_admin import converters  # noqa: F401 (registers hive_name and partition_name)
-from catalog_admin.views import databases, health, metastores, partitions, search, tables
+from catalog_admin.views import data, databases, health, metastores, partitions, search, tables
 
 # The browsing pages, under the "catalog" namespace (LOGIN_REDIRECT_URL is "catalog:metastores").
 catalog_patterns = [
@@ -18,9 +18,19 @@ catalog_patterns = [
     path("m/<str:metastore>/db/<hive_name:database>/", tables.table_list, name="tables"),
     path("m/<str:metastore>/db/<hive_name:database>/t/<hive_name:table>/", tables.table_detail, name="table"),
     path(
+        "m/<str:metastore>/db/<hive_name:database>/t/<hive_name:table>/sample/",
+        data.table_sample_panel,
+        name="table-sample",
+    ),
+    path(
         "m/<str:metastore>/db/<hive_name:database>/t/<hive_name:table>/partitions/",
         partitions.partition_list,
         name="partitions",
+    ),
+    path(
+        "m/<str:metastore>/db/<hive_name:database>/t/<hive_name:table>/partitions/anomalies/",
+        partitions.partition_anomalies,
+        name="partition-anomalies",
     ),
     path(
         "m/<str:metastore>/db/<hive_name:database>/t/<hive_name:table>/p/<path:partition>/",

@@ -164,6 +164,11 @@ class Capabilities:
     #: A partitioned table's column change deletes its table-level column statistics (4.x).
     column_change_prunes_partitioned_table_statistics: bool
 
+    # --- SHOW CREATE TABLE (catalog_admin/hive/show_create.py) ---
+    #: ``ShowCreateTableOperation`` (4.x): always ``ROW FORMAT SERDE``, statistics keys left out of TBLPROPERTIES;
+    #: before, ``DDLTask.showCreateTable`` prints ``ROW FORMAT DELIMITED`` when the SerDe has delimiters.
+    show_create_table_operation: bool
+
     @classmethod
     def of(cls, version: SchemaVersion) -> Capabilities:
         hive3, hive4 = version >= HIVE_3, version >= HIVE_4
@@ -188,6 +193,7 @@ class Capabilities:
             partition_rename_refuses_existing_destination_first=not hive3,
             column_change_skips_unchanged_partitions=hive4,
             column_change_prunes_partitioned_table_statistics=hive4,
+            show_create_table_operation=hive4,
         )
 
     def names(self) -> tuple[str, ...]:

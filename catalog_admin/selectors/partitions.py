@@ -29,7 +29,9 @@ from catalog_admin.models import (
     Table,
 )
 from catalog_admin.selectors.metastores import Metastore
-from catalog_admin.selectors.pagination import Page, keyset_page
+from catalog_admin.selectors.pagination import Page, encode_cursor, keyset_page
+from catalog_admin.selectors.partition_anomalies import ANOMALIES, location_missing, with_anomaly
+from catalog_admin.selectors.partition_order import natural_order, sort_key_names
 
 __all__ = (
     "HIVE_DEFAULT_PARTITION",
@@ -55,10 +57,11 @@ _PAGE_PARAMS = ("numFiles", "totalSize", "numRows", "COLUMN_STATS_ACCURATE")
 
 @dataclass(frozen=True)
 class PartitionFilter:
-    """Exact values for some partition keys (``?key.dt=2024-01-01``) and/or a substring of the name."""
+    """Exact values for some partition keys (``?key.dt=2024-01-01``), a substring of the name, an anomaly."""
 
     values: tuple[tuple[str, str], ...] = ()
     q: str = ""
+    anomaly: str = ""  # one of partition_anomalies.ANOMALIES, or "" for every partition
 
     @classmethod
     def from_params(cls, params: Any, keys: list[PartitionKey]) -> PartitionFilter:
@@ -76,7 +79,14 @@ class PartitionFilter:
                 )
             if params.get(param) != "":
                 values.append((key, params.get(param)))
-        return cls(values=tuple(values), q=params.get("q", "").strip())
+        anomaly = params.get("anomaly", "").strip()
+        if anomaly and anomaly not in ANOMALIES:
+            raise ApplicationError(
+                ErrorCode.INVALID_PARAMETER,
+                f"anomaly must be one of {', '.join(ANOMALIES)}, not '{anomaly}'.",
+                {"parameter": "anomaly"},
+            )
+        return cls(values=tuple(values), q=params.get("q", "").strip(), anomaly=anomaly)
 
 
 @dataclass(frozen=True)
@@ -106,7 +116,12 @@ def list_partitions(
     size: int = 50,
     check_disk: bool = True,
 ) -> Page[PartitionRow]:
-    """One keyset page of ``table``'s partitions, ordered by partition name."""
+    """
+    One keyset page of ``table``'s partitions in their natural order (``partition_order``), filtered.
+
+    The ``missing`` anomaly is checked on disk: pages are scanned from the cursor until ``size`` missing partitions are
+    found or :data:`MISSING_SCAN_LIMIT` partitions were checked; the next cursor continues the scan.
+    """
     alias = metastore.alias
     qs = Partition.objects.using(alias).filter(table_id=table.id)
     positions = {k.name: k.position for k in keys}
@@ -126,16 +141,47 @@ def list_partitions(
             qs = qs.filter(name__lt=prefix + MAX_CHARACTER)
     if filters.q:
         qs = qs.filter(name__contains=filters.q)
-    page = keyset_page(
-        qs, keys=("name",), types=(str,), cursor=cursor, size=size, fields=("id", "name", "create_time", "sd__location")
-    )
-    rows = page.items
-    params = _page_params(metastore, [r["id"] for r in rows])
+    qs = natural_order(with_anomaly(qs, table, filters.anomaly), keys)
+    order = sort_key_names(keys)
+    fields = ("id", "name", "create_time", "sd__location", *(k for k in order if k != "name"))
     table_root = table.sd.location if table.sd_id and table.sd else None
+    if filters.anomaly == "missing":
+        rows, next_cursor = _missing_rows(qs, order, cursor, size, fields)
+        check_disk = True
+    else:
+        page = keyset_page(qs, keys=order, types=(str,) * len(order), cursor=cursor, size=size, fields=fields)
+        rows, next_cursor = page.items, page.next_cursor
+    params = _page_params(metastore, [r["id"] for r in rows])
     return Page(
         items=[_row(r, params.get(r["id"], {}), table_root, check_disk) for r in rows],
-        next_cursor=page.next_cursor,
+        next_cursor=next_cursor,
     )
+
+
+MISSING_SCAN_LIMIT = 20_000
+_SCAN_PAGE = 1_000
+
+
+def _missing_rows(
+    qs: Any, order: tuple[str, ...], cursor: str, size: int, fields: tuple[str, ...]
+) -> tuple[list[dict[str, Any]], str]:
+    """Up to ``size`` rows whose location is missing on disk, scanning at most MISSING_SCAN_LIMIT from ``cursor``."""
+    found: list[dict[str, Any]] = []
+    scanned = 0
+    while True:
+        page = keyset_page(qs, keys=order, types=(str,) * len(order), cursor=cursor, size=_SCAN_PAGE, fields=fields)
+        for index, row in enumerate(page.items):
+            scanned += 1
+            if location_missing(row["sd__location"]):
+                found.append(row)
+                if len(found) == size:
+                    rest = page.has_next or index < len(page.items) - 1
+                    return found, encode_cursor([row[k] for k in order]) if rest else ""
+        if not page.has_next:
+            return found, ""
+        cursor = page.next_cursor
+        if scanned >= MISSING_SCAN_LIMIT:
+            return found, cursor
 
 
 EXACT_COUNT_LIMIT = 100_000

@@ -9,6 +9,7 @@ from django.views.decorators.http import require_GET
 from catalog_admin.models import TableType
 from catalog_admin.selectors.databases import database_params, get_database
 from catalog_admin.selectors.metastores import get_metastore
+from catalog_admin.selectors.table_ddl import show_create_statement
 from catalog_admin.selectors.tables import TABLE_SORTS, TableFilter, get_table_detail, list_tables
 from catalog_admin.utils.htmx import render_list
 from catalog_admin.utils.paging import Paging
@@ -43,5 +44,11 @@ def table_detail(request: HttpRequest, metastore: str, database: str, table: str
     """Everything about one table: columns, storage, parameters, statistics, privileges, ACID state."""
     current = get_metastore(metastore)
     detail = get_table_detail(current, database, table)
-    context = {"metastore": current, "database": detail.database, "table": detail.table, "detail": detail}
+    context = {
+        "metastore": current,
+        "database": detail.database,
+        "table": detail.table,
+        "detail": detail,
+        "show_create": show_create_statement(current, detail),
+    }
     return render(request, "catalog_admin/table.html", context)
