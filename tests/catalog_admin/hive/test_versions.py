@@ -44,7 +44,7 @@ EXPECTED = {
                      "replication_source_guards", "moves_translated_external_on_rename",
                      "rename_destination_from_managed_location", "rename_batches_partitions",
                      "partition_move_decided_by_external_parameter", "column_change_skips_unchanged_partitions",
-                     "column_change_prunes_partitioned_table_statistics"},
+                     "column_change_prunes_partitioned_table_statistics", "show_create_table_operation"},
 }  # fmt: skip
 EXPECTED["4.0.0"] = EXPECTED["4.0.0-beta-2"] - {"statistics_labelled_by_name"}
 
