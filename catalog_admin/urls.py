@@ -14,6 +14,7 @@ from catalog_admin.views import data, databases, health, metastores, partitions,
 catalog_patterns = [
     path("", metastores.metastore_list, name="metastores"),
     path("search/", search.search, name="search"),
+    path("search/suggestions/", search.search_suggestions, name="search-suggestions"),
     path("m/<str:metastore>/", databases.database_list, name="databases"),
     path("m/<str:metastore>/db/<hive_name:database>/", tables.table_list, name="tables"),
     path("m/<str:metastore>/db/<hive_name:database>/t/<hive_name:table>/", tables.table_detail, name="table"),

@@ -338,15 +338,15 @@ class SearchView(MetastoreAPIView):
                     "pattern": r"\S" + r"[\s\S]*\S" * (MIN_QUERY_LENGTH - 1),
                 },
                 required=True,
-                description=f"At least {MIN_QUERY_LENGTH} characters (not counting surrounding blanks) of a database "
-                "or table name.",
+                description=f"At least {MIN_QUERY_LENGTH} characters (not counting surrounding blanks) of a database, "
+                "table or column name, a qualified db.table or db.table.column, or a comment.",
             ),
             OpenApiParameter("metastore", str, description="Metastore to search; the default one when omitted."),
         ],
         responses={200: SearchSerializer, **_errors(400, 401, 404, 503)},
     )
     def get(self, request: Request) -> Response:
-        """Databases and tables of one metastore whose name contains ``q``."""
+        """Databases, tables, columns and comments of one metastore matching ``q`` (``sales.orders`` qualified)."""
         ms = self.resolve_metastore(request.query_params.get("metastore") or None)
         results = search_catalog(ms, request.query_params.get("q", ""))
         return Response(SearchSerializer(results, context=self.context()).data)
