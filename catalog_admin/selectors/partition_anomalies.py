@@ -20,6 +20,7 @@ from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.hive.locations import normalize_location
 from catalog_admin.models import Partition, PartitionParam, Table
 from catalog_admin.selectors.metastores import Metastore
+from catalog_admin.selectors.sql_text import AllDigits
 
 __all__ = (
     "ANOMALIES",
@@ -137,7 +138,7 @@ def partition_row_total(metastore: Metastore, table: Table) -> RowTotal:
     alias = metastore.alias
     counted = (
         PartitionParam.objects.using(alias)
-        .filter(partition__table_id=table.id, key="numRows", value__regex=r"^[0-9]{1,18}$")
+        .filter(AllDigits("value"), partition__table_id=table.id, key="numRows")
         .aggregate(rows=Sum(Cast("value", BigIntegerField())), counted=Count("partition_id"))
     )
     partitions = Partition.objects.using(alias).filter(table_id=table.id).aggregate(n=Count("id"))["n"]

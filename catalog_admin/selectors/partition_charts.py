@@ -17,12 +17,12 @@ from django.db.models.functions import Cast
 
 from catalog_admin.models import Partition, PartitionKey, Table
 from catalog_admin.selectors.metastores import Metastore
+from catalog_admin.selectors.sql_text import AllDigits
 
 __all__ = ("FILE_SIZE_BUCKETS", "MAX_GROUPS", "Chart", "day_key", "file_size_histogram", "partitions_by_key")
 
 MAX_GROUPS = 400
 DAY_KEY_NAMES = ("dt", "ds", "date", "day", "event_date", "partition_date")
-_NUMBER = r"^[0-9]{1,18}$"
 MIB = 1024 * 1024
 # (label, upper bound of the average file size in bytes; None = no bound)
 FILE_SIZE_BUCKETS: tuple[tuple[str, int | None], ...] = (
@@ -68,7 +68,7 @@ def day_key(keys: list[PartitionKey]) -> PartitionKey | None:
 
 def _number(field: str) -> Case:
     return Case(
-        When(**{f"{field}__regex": _NUMBER}, then=Cast(field, BigIntegerField())),
+        When(AllDigits(field), then=Cast(field, BigIntegerField())),
         default=Value(None),
         output_field=BigIntegerField(),
     )

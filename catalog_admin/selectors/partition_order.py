@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from django.db.models import BigIntegerField, CharField, F, FilteredRelation, Q, QuerySet, Value
 from django.db.models.expressions import Case, When
-from django.db.models.functions import Cast, Coalesce, Concat, LPad
+from django.db.models.functions import Cast, Coalesce, Concat, LPad, Substr
 
 from catalog_admin.models import PartitionKey
+from catalog_admin.selectors.sql_text import AllDigits
 
 __all__ = ("INTEGRAL_TYPES", "natural_order", "sort_key_names")
 
@@ -52,13 +53,14 @@ def natural_order(qs: QuerySet, keys: list[PartitionKey]) -> QuerySet:
 
 def _integral_sort_text(value: F) -> Case:
     text = CharField()
+    magnitude = Substr(value, 2)
     return Case(
         When(
-            **{f"{value.name}__regex": rf"^[0-9]{{1,{_WIDTH - 1}}}$"},
+            AllDigits(value, _WIDTH - 1),
             then=Concat(Value("1"), LPad(value, _WIDTH, Value("0")), output_field=text),
         ),
         When(
-            **{f"{value.name}__regex": rf"^-[0-9]{{1,{_WIDTH - 2}}}$"},
+            Q(AllDigits(magnitude, _WIDTH - 2), **{f"{value.name}__startswith": "-"}),
             then=Concat(
                 Value("0"),
                 LPad(

@@ -29,7 +29,7 @@ from catalog_admin.models import (
     Table,
 )
 from catalog_admin.selectors.metastores import Metastore
-from catalog_admin.selectors.pagination import Page, encode_cursor, keyset_page
+from catalog_admin.selectors.pagination import Page, encode_cursor, keyset_ordered, keyset_page
 from catalog_admin.selectors.partition_anomalies import ANOMALIES, location_missing, with_anomaly
 from catalog_admin.selectors.partition_order import natural_order, sort_key_names
 
@@ -159,29 +159,29 @@ def list_partitions(
 
 
 MISSING_SCAN_LIMIT = 20_000
-_SCAN_PAGE = 1_000
 
 
 def _missing_rows(
     qs: Any, order: tuple[str, ...], cursor: str, size: int, fields: tuple[str, ...]
 ) -> tuple[list[dict[str, Any]], str]:
-    """Up to ``size`` rows whose location is missing on disk, scanning at most MISSING_SCAN_LIMIT from ``cursor``."""
+    """
+    Up to ``size`` rows whose location is missing on disk, from one streamed query in page order after ``cursor``;
+    at most MISSING_SCAN_LIMIT rows are checked, and the next cursor resumes after the last one checked.
+    """
     found: list[dict[str, Any]] = []
-    scanned = 0
-    while True:
-        page = keyset_page(qs, keys=order, types=(str,) * len(order), cursor=cursor, size=_SCAN_PAGE, fields=fields)
-        for index, row in enumerate(page.items):
-            scanned += 1
-            if location_missing(row["sd__location"]):
-                found.append(row)
-                if len(found) == size:
-                    rest = page.has_next or index < len(page.items) - 1
-                    return found, encode_cursor([row[k] for k in order]) if rest else ""
-        if not page.has_next:
-            return found, ""
-        cursor = page.next_cursor
-        if scanned >= MISSING_SCAN_LIMIT:
-            return found, cursor
+    ordered = keyset_ordered(qs, keys=order, types=(str,) * len(order), cursor=cursor).values(*fields)
+    last = None
+    for scanned, row in enumerate(ordered[: MISSING_SCAN_LIMIT + 1].iterator(chunk_size=2_000), start=1):
+        if scanned > MISSING_SCAN_LIMIT:
+            return found, encode_cursor([last[k] for k in order]) if last else ""
+        last = row
+        if location_missing(row["sd__location"]):
+            found.append(row)
+            if len(found) == size:
+                after = encode_cursor([row[k] for k in order])
+                more = keyset_ordered(qs, keys=order, types=(str,) * len(order), cursor=after).exists()
+                return found, after if more else ""
+    return found, ""
 
 
 EXACT_COUNT_LIMIT = 100_000

@@ -140,10 +140,10 @@ def _directories(
         return ((partition.sd.location or "", tuple(partition_values(partition.name or ""))),)
     if not keys:
         return ((table.sd.location or "", ()),)
-    rows = (
+    rows = (  # the newest partitions first: where the data usually is
         Partition.objects.using(metastore.alias)
         .filter(table_id=table.id)
-        .order_by("name")
+        .order_by("-name")
         .values_list("name", "sd__location")[:MAX_PARTITIONS]
     )
     return tuple((location or "", tuple(partition_values(name or ""))) for name, location in rows)

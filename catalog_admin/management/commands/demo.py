@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from django.db import connections
 from catalog_admin.metastore_ddl import DEFAULT_SCHEMA_VERSION, create_metastore_schema
 from catalog_admin.metastores import DEMO_METASTORE_NAME, MetastoreConfig
 from catalog_admin.seeding import SeedOptions, seed_metastore
+from catalog_admin.seeding.demo_scale import DEMO_SCALE_PARTITIONS, add_demo_scale_table
 from catalog_admin.selectors.metastores import clear_schema_cache, get_metastore
 from catalog_admin.serving import gunicorn_command
 
@@ -44,12 +46,20 @@ class Command(BaseCommand):
             "--addr", default="127.0.0.1:8000", help="address:port to serve on (default 127.0.0.1:8000)"
         )
         parser.add_argument("--no-serve", action="store_true", help="only prepare; do not start the server")
+        parser.add_argument(
+            "--scale-partitions",
+            type=int,
+            default=DEMO_SCALE_PARTITIONS,
+            help=f"partitions of the demo's table at scale, bench.events (default {DEMO_SCALE_PARTITIONS:,}; 0: none)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         config = _demo_config()
         call_command("migrate", database="default", interactive=False, verbosity=0)
         self.stdout.write("Console database migrated.")
         self.prepare_metastore(config)
+        if options["scale_partitions"]:
+            self.prepare_scale_table(config, options["scale_partitions"])
         password = os.environ.get("DEMO_PASSWORD") or DEFAULT_PASSWORD
         for username, (group, superuser) in DEMO_USERS.items():
             _ensure_user(username, password, group, superuser=superuser)
@@ -85,6 +95,13 @@ class Command(BaseCommand):
             )
         else:
             self.stdout.write(f"Demo metastore {database} is already seeded.")
+
+    def prepare_scale_table(self, config: MetastoreConfig, partitions: int) -> None:
+        """Add bench.events with its partitions, files and anomalies, once (the first start takes longer)."""
+        started = time.monotonic()
+        added = add_demo_scale_table(get_metastore(config.name), config.warehouse, partitions)
+        if added:
+            self.stdout.write(f"Added bench.events: {added:,} partitions in {time.monotonic() - started:.0f} s.")
 
     def write_instructions(self, addr: str, password: str) -> None:
         host, _, port = addr.rpartition(":")
