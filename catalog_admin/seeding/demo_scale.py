@@ -5,10 +5,10 @@ anomaly counts and the charts mean something in ``bin/demo``.
 Added once (skipped when ``bench.events`` exists) after the demo content, with the scale seeder
 (:func:`catalog_admin.seeding.seed_metastore`, ``big_table_partitions``), then made realistic set-based:
 
-* every partition directory exists on disk, except one in :data:`MISSING_EVERY` (missing on disk);
+* every partition directory exists on disk, except :data:`MISSING` of them, spread over the table;
 * the last :data:`DAYS_WITH_FILES` days hold real Parquet files whose statistics (``numRows``, ``totalSize``) are
   the files' own; a few hours of each of those days hold many small files (the small-file histogram);
-* one partition in :data:`OUTSIDE_EVERY` lives in an archive directory outside the table's root;
+* :data:`OUTSIDE` partitions live in an archive directory outside the table's root;
 * Hive's ``COLUMN_STATS_ACCURATE`` marks basic statistics accurate, except on one partition in :data:`STALE_EVERY`.
 """
 
@@ -36,7 +36,7 @@ __all__ = ("DEMO_SCALE_PARTITIONS", "add_demo_scale_table")
 DEMO_SCALE_PARTITIONS = 30_000  # about 3.4 years of hourly partitions
 DAYS_WITH_FILES = 14
 SMALL_FILES_HOURS = (0, 6, 12, 18)  # of each day with files: 40 small files instead of one
-MISSING_EVERY, OUTSIDE_EVERY, STALE_EVERY = 2_500, 4_000, 97
+MISSING, OUTSIDE, STALE_EVERY = 12, 7, 97
 _ACCURATE = '{"BASIC_STATS":"true"}'
 
 
@@ -59,10 +59,12 @@ def _ids(alias: str, table: Table) -> list[int]:
 
 
 def _relocate_some(alias: str, table: Table) -> None:
-    """One partition in OUTSIDE_EVERY moves (in the metastore) under ``<db>/archive/``: outside the table's root."""
+    """OUTSIDE partitions move (in the metastore) under ``<db>/archive_<table>/``: outside the table's root."""
     root = (table.sd.location or "").rstrip("/")
     archive = root.rsplit("/", 1)[0] + "/archive_" + table.name
-    chosen = _ids(alias, table)[OUTSIDE_EVERY // 2 :: OUTSIDE_EVERY]
+    ids = _ids(alias, table)
+    every = max(len(ids) // OUTSIDE, 1)
+    chosen = ids[every // 2 :: every][:OUTSIDE]
     sds = Partition.objects.using(alias).filter(id__in=chosen).values_list("sd_id", flat=True)
     StorageDescriptor.objects.using(alias).filter(id__in=list(sds)).update(
         location=Replace("location", Value(root + "/"), Value(archive + "/"))
@@ -87,18 +89,21 @@ def _local(location: str) -> Path:
 
 
 def _write_files(alias: str, table: Table) -> None:
-    """Directories for every partition but one in MISSING_EVERY; real Parquet files for the last days."""
+    """Directories for every partition but MISSING of them (never among the last days); Parquet for the last days."""
     rows = list(
         Partition.objects.using(alias)
         .filter(table_id=table.id)
         .order_by("id")
         .values_list("id", "name", "sd__location")
     )
-    for index, (_part, _name, location) in enumerate(rows):
-        if index % MISSING_EVERY != MISSING_EVERY // 2:
+    with_files = rows[-DAYS_WITH_FILES * 24 :]
+    every = max((len(rows) - len(with_files)) // MISSING, 1)
+    missing = {row[0] for row in rows[: len(rows) - len(with_files)][every // 2 :: every][:MISSING]}
+    for part, _name, location in rows:
+        if part not in missing:
             _local(location).mkdir(parents=True, exist_ok=True)
     rng = random.Random(7)
-    for part, name, location in rows[-DAYS_WITH_FILES * 24 :]:
+    for part, name, location in with_files:
         hour = int(name.rsplit("=", 1)[1])
         files = 40 if hour in SMALL_FILES_HOURS else 1
         count = rng.randint(800, 1_200)

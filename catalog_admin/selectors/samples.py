@@ -25,7 +25,7 @@ from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.hive.locations import normalize_location
 from catalog_admin.hive.partition_names import partition_values
 from catalog_admin.hive.text_format import TextFormat, split_fields
-from catalog_admin.models import Column, Partition, PartitionKey, SerDeParam, Table
+from catalog_admin.models import Column, Partition, PartitionKey, SerDe, SerDeParam, Table
 from catalog_admin.selectors.metastores import Metastore
 
 __all__ = (
@@ -117,11 +117,13 @@ def table_sample(
     serde_params = dict(
         SerDeParam.objects.using(metastore.alias).filter(serde_id=sd.serde_id).values_list("key", "value")
     )
-    fmt = data_format(sd.input_format, sd.serde.slib if sd.serde_id else None)
+    # Only SLIB: SERDES has version-dependent columns (DESCRIPTION …) a whole-row read would name.
+    serde_lib = SerDe.objects.using(metastore.alias).filter(id=sd.serde_id).values_list("slib", flat=True).first()
+    fmt = data_format(sd.input_format, serde_lib)
     if fmt is None:
         raise _unreadable(
             f"The console cannot read {sd.input_format or 'this format'} "
-            f"(SerDe {sd.serde.slib if sd.serde_id else 'none'}); it reads Parquet, ORC, Avro and text."
+            f"(SerDe {serde_lib or 'none'}); it reads Parquet, ORC, Avro and text."
         )
     source = SampleSource(
         format=fmt,
