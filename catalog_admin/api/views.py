@@ -291,13 +291,19 @@ class PartitionListView(MetastoreAPIView):
                 description="Exact value of the partition key {name}, e.g. key.dt=2024-01-01; one per key.",
             ),
             OpenApiParameter("q", str, description="Substring of the partition name."),
+            OpenApiParameter(
+                "anomaly",
+                str,
+                enum=["outside", "missing", "stale"],
+                description="Only partitions outside the table's root, missing on disk, or with stale statistics.",
+            ),
             _CURSOR,
             _PAGE_SIZE,
         ],
         responses={200: PartitionPageSerializer, **_errors(400, 401, 404, 503)},
     )
     def get(self, request: Request, metastore: str, database: str, table: str) -> Response:
-        """One page of the table's partitions by name, with size, freshness and location checks."""
+        """One page of the table's partitions in natural key order, with size, freshness and location checks."""
         params = request.query_params
         size = page_size(params.get("page_size"))
         ms = self.resolve_metastore(metastore)

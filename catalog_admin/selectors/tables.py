@@ -231,7 +231,8 @@ def get_table_detail(metastore: Metastore, db_name: str, table_name: str) -> Tab
         partition_count_exact=count.exact,
         acid=None,
         basic_stats={k: params.get(k) for k in BASIC_STAT_KEYS},
-        partition_rows=partition_row_total(metastore, table) if partition_keys else None,
+        # Summed while the partitions are counted exactly (up to EXACT_COUNT_LIMIT): one aggregate, bounded.
+        partition_rows=partition_row_total(metastore, table) if partition_keys and count.exact else None,
     )
     if detail.is_transactional:
         return _with_acid(metastore, detail)
