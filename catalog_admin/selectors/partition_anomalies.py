@@ -84,9 +84,11 @@ def location_missing(location: str | None) -> bool | None:
 
 @dataclass(frozen=True)
 class AnomalyCounts:
-    outside: int
-    stale: int
-    missing: int | None  # None: not checkable here (another filesystem) or more partitions than the limit
+    """Partitions per anomaly; None: not counted (more than DISK_CHECK_LIMIT partitions, or another filesystem)."""
+
+    outside: int | None
+    stale: int | None
+    missing: int | None
     missing_checked: int
 
     def as_dict(self) -> dict[str, int | None]:
@@ -96,18 +98,17 @@ class AnomalyCounts:
 def anomaly_counts(metastore: Metastore, table: Table) -> AnomalyCounts:
     """How many of the table's partitions have each anomaly."""
     partitions = Partition.objects.using(metastore.alias).filter(table_id=table.id)
-    missing: int | None = 0
-    checked = uncheckable = 0
     if partitions.values("id")[: DISK_CHECK_LIMIT + 1].count() > DISK_CHECK_LIMIT:
-        missing = None  # too many to stat on every view: the filter still finds them page by page
-    else:
-        for location in partitions.values_list("sd__location", flat=True).iterator(chunk_size=5000):
-            state = location_missing(location)
-            if state is None:
-                uncheckable += 1
-                continue
-            checked += 1
-            missing += state  # type: ignore[operator]
+        # Too many to count on every view (each count reads every partition): the filters still find them.
+        return AnomalyCounts(outside=None, stale=None, missing=None, missing_checked=0)
+    missing = checked = uncheckable = 0
+    for location in partitions.values_list("sd__location", flat=True).iterator(chunk_size=5000):
+        state = location_missing(location)
+        if state is None:
+            uncheckable += 1
+            continue
+        checked += 1
+        missing += state
     return AnomalyCounts(
         outside=with_anomaly(partitions, table, "outside").count(),
         stale=with_anomaly(partitions, table, "stale").count(),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import BigIntegerField, Count, F, FilteredRelation, Q, Sum, Value
+from django.db.models import BigIntegerField, Count, F, FilteredRelation, Q, QuerySet, Sum, Value
 from django.db.models.expressions import Case, When
 from django.db.models.functions import Cast
 
@@ -22,6 +22,8 @@ from catalog_admin.selectors.sql_text import AllDigits
 __all__ = ("FILE_SIZE_BUCKETS", "MAX_GROUPS", "Chart", "day_key", "file_size_histogram", "partitions_by_key")
 
 MAX_GROUPS = 400
+#: Charts of a table with more partitions read its newest this many (by name, the bound found on Hive's name index).
+MAX_PARTITIONS = 100_000
 DAY_KEY_NAMES = ("dt", "ds", "date", "day", "event_date", "partition_date")
 MIB = 1024 * 1024
 # (label, upper bound of the average file size in bytes; None = no bound)
@@ -66,6 +68,16 @@ def day_key(keys: list[PartitionKey]) -> PartitionKey | None:
     return keys[0] if keys else None
 
 
+def _charted(metastore: Metastore, table: Table) -> tuple[QuerySet, bool]:
+    """The partitions a chart aggregates: all, or the newest MAX_PARTITIONS by name (and True) beyond that."""
+    partitions = Partition.objects.using(metastore.alias).filter(table_id=table.id)
+    boundary = partitions.order_by("-name").values_list("name", flat=True)[MAX_PARTITIONS - 1 : MAX_PARTITIONS]
+    first = next(iter(boundary), None)
+    if first is None or not partitions.filter(name__lt=first).exists():
+        return partitions, False
+    return partitions.filter(name__gte=first), True
+
+
 def _number(field: str) -> Case:
     return Case(
         When(AllDigits(field), then=Cast(field, BigIntegerField())),
@@ -80,10 +92,9 @@ def partitions_by_key(metastore: Metastore, table: Table, keys: list[PartitionKe
     if key is None:
         empty = Chart("Partitions", "", [], {"partitions": []})
         return empty, Chart("Bytes", "", [], {"bytes": []})
+    charted, bounded = _charted(metastore, table)
     rows = list(
-        Partition.objects.using(metastore.alias)
-        .filter(table_id=table.id)
-        .alias(
+        charted.alias(
             kv=FilteredRelation("key_values", condition=Q(key_values__position=key.position)),
             size=FilteredRelation("params", condition=Q(params__key="totalSize")),
         )
@@ -91,7 +102,7 @@ def partitions_by_key(metastore: Metastore, table: Table, keys: list[PartitionKe
         .annotate(partitions=Count("id"), bytes=Sum(_number("size__value")))
         .order_by("-group")[: MAX_GROUPS + 1]
     )
-    truncated = len(rows) > MAX_GROUPS
+    truncated = len(rows) > MAX_GROUPS or bounded
     rows = rows[:MAX_GROUPS][::-1]
     labels = [row["group"] or "" for row in rows]
     return (
@@ -113,10 +124,9 @@ def file_size_histogram(metastore: Metastore, table: Table) -> Chart:
         When(Q(files__gt=0, size__isnull=False), then=Value(FILE_SIZE_BUCKETS[-1][0])),
         default=Value(NO_STATISTICS),
     )
+    charted, bounded = _charted(metastore, table)
     rows = (
-        Partition.objects.using(metastore.alias)
-        .filter(table_id=table.id)
-        .alias(
+        charted.alias(
             files_param=FilteredRelation("params", condition=Q(params__key="numFiles")),
             size_param=FilteredRelation("params", condition=Q(params__key="totalSize")),
         )
@@ -128,11 +138,12 @@ def file_size_histogram(metastore: Metastore, table: Table) -> Chart:
     found = {row["bucket"]: row for row in rows}
     labels = [label for label, _ in FILE_SIZE_BUCKETS] + ([NO_STATISTICS] if NO_STATISTICS in found else [])
     return Chart(
-        "Average file size per partition",
+        "Average file size per partition" + (f" (the newest {MAX_PARTITIONS:,} by name)" if bounded else ""),
         "average file size",
         labels,
         {
             "partitions": [found.get(label, {}).get("partitions", 0) for label in labels],
             "files": [found.get(label, {}).get("data_files") or 0 for label in labels],
         },
+        bounded,
     )

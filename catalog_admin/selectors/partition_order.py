@@ -19,9 +19,12 @@ from django.db.models.functions import Cast, Coalesce, Concat, LPad, Substr
 from catalog_admin.models import PartitionKey
 from catalog_admin.selectors.sql_text import AllDigits
 
-__all__ = ("INTEGRAL_TYPES", "natural_order", "sort_key_names")
+__all__ = ("INTEGRAL_TYPES", "NATURAL_ORDER_LIMIT", "is_natural", "natural_order", "sort_key_names")
 
 INTEGRAL_TYPES = frozenset({"tinyint", "smallint", "int", "integer", "bigint"})
+#: Above this many partitions in one table, pages follow PART_NAME (an index scan) instead of the natural order, whose
+#: sort reads every partition of the table (about a second at 1,000,000 partitions: docs/benchmarks.md).
+NATURAL_ORDER_LIMIT = 100_000
 _WIDTH = 19
 _NEGATIVE_OFFSET = 10**18
 
@@ -30,16 +33,21 @@ def _is_integral(key: PartitionKey) -> bool:
     return (key.type or "").strip().lower() in INTEGRAL_TYPES
 
 
-def sort_key_names(keys: list[PartitionKey]) -> tuple[str, ...]:
-    """The annotated fields of :func:`natural_order` (``("name",)`` when every key sorts as text)."""
-    if not any(_is_integral(k) for k in keys):
+def is_natural(keys: list[PartitionKey], partitions: int | None = None) -> bool:
+    """Whether pages sort by key values: an integral key, and (when known) at most NATURAL_ORDER_LIMIT partitions."""
+    return any(_is_integral(k) for k in keys) and (partitions is None or partitions <= NATURAL_ORDER_LIMIT)
+
+
+def sort_key_names(keys: list[PartitionKey], partitions: int | None = None) -> tuple[str, ...]:
+    """The annotated fields of :func:`natural_order` (``("name",)`` when the order is PART_NAME's)."""
+    if not is_natural(keys, partitions):
         return ("name",)
     return (*(f"sort_{k.position}" for k in keys), "name")
 
 
-def natural_order(qs: QuerySet, keys: list[PartitionKey]) -> QuerySet:
+def natural_order(qs: QuerySet, keys: list[PartitionKey], partitions: int | None = None) -> QuerySet:
     """``qs`` (partitions of one table) annotated with the sort fields of :func:`sort_key_names`."""
-    if sort_key_names(keys) == ("name",):
+    if sort_key_names(keys, partitions) == ("name",):
         return qs
     annotations = {}
     for key in keys:

@@ -31,7 +31,7 @@ from catalog_admin.models import (
 from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.pagination import Page, encode_cursor, keyset_ordered, keyset_page
 from catalog_admin.selectors.partition_anomalies import ANOMALIES, location_missing, with_anomaly
-from catalog_admin.selectors.partition_order import natural_order, sort_key_names
+from catalog_admin.selectors.partition_order import NATURAL_ORDER_LIMIT, is_natural, natural_order, sort_key_names
 
 __all__ = (
     "HIVE_DEFAULT_PARTITION",
@@ -47,6 +47,7 @@ __all__ = (
     "partition_column_statistics",
     "partition_name",
     "partition_values",
+    "sorted_naturally",
     "table_partition_keys",
     "unescape_path_name",
 )
@@ -141,8 +142,9 @@ def list_partitions(
             qs = qs.filter(name__lt=prefix + MAX_CHARACTER)
     if filters.q:
         qs = qs.filter(name__contains=filters.q)
-    qs = natural_order(with_anomaly(qs, table, filters.anomaly), keys)
-    order = sort_key_names(keys)
+    partitions = _bounded_count(metastore, table) if is_natural(keys) else None
+    qs = natural_order(with_anomaly(qs, table, filters.anomaly), keys, partitions)
+    order = sort_key_names(keys, partitions)
     fields = ("id", "name", "create_time", "sd__location", *(k for k in order if k != "name"))
     table_root = table.sd.location if table.sd_id and table.sd else None
     if filters.anomaly == "missing":
@@ -159,6 +161,17 @@ def list_partitions(
 
 
 MISSING_SCAN_LIMIT = 20_000
+
+
+def _bounded_count(metastore: Metastore, table: Table) -> int:
+    """The table's partitions, counted up to NATURAL_ORDER_LIMIT + 1 (an index-only scan that stops there)."""
+    partitions = Partition.objects.using(metastore.alias).filter(table_id=table.id)
+    return partitions.values("id")[: NATURAL_ORDER_LIMIT + 1].count()
+
+
+def sorted_naturally(metastore: Metastore, table: Table, keys: list[PartitionKey]) -> bool:
+    """Whether :func:`list_partitions` pages ``table`` in the natural order (else by PART_NAME)."""
+    return is_natural(keys, _bounded_count(metastore, table)) if is_natural(keys) else False
 
 
 def _missing_rows(

@@ -7,13 +7,15 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from catalog_admin.selectors.metastores import get_metastore
-from catalog_admin.selectors.partition_anomalies import ANOMALIES, anomaly_counts
+from catalog_admin.selectors.partition_anomalies import ANOMALIES, DISK_CHECK_LIMIT, anomaly_counts
+from catalog_admin.selectors.partition_order import NATURAL_ORDER_LIMIT
 from catalog_admin.selectors.partitions import (
     KEY_PARAM_PREFIX,
     PartitionFilter,
     count_partitions,
     get_partition_detail,
     list_partitions,
+    sorted_naturally,
     table_partition_keys,
 )
 from catalog_admin.selectors.tables import get_table
@@ -43,6 +45,8 @@ def partition_list(request: HttpRequest, metastore: str, database: str, table: s
         "page": list_partitions(current, found_table, keys, filters, cursor=paging.cursor, size=paging.size),
         "paging": paging,
         "anomalies": ANOMALIES,
+        "sorted_naturally": sorted_naturally(current, found_table, keys),
+        "natural_order_limit": NATURAL_ORDER_LIMIT,
     }
     return render_list(request, "catalog_admin/partitions.html", "catalog_admin/htmx/partition_list.html", context)
 
@@ -72,5 +76,6 @@ def partition_anomalies(request: HttpRequest, metastore: str, database: str, tab
         "table": found_table,
         "counts": anomaly_counts(current, found_table),
         "anomalies": ANOMALIES,
+        "limit": DISK_CHECK_LIMIT,
     }
     return render(request, "catalog_admin/htmx/partition_anomalies.html", context)

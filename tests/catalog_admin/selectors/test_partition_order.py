@@ -164,3 +164,31 @@ def test_an_unknown_anomaly_is_refused_naming_the_choices(metastore: Metastore) 
         PartitionFilter.from_params({"anomaly": "odd"}, table_partition_keys(metastore, table))
 
     assert raised.value.message == "anomaly must be one of outside, missing, stale, not 'odd'."
+
+
+def test_above_the_limit_pages_follow_the_name_index(metastore: Metastore, monkeypatch) -> None:
+    """A table with more partitions than NATURAL_ORDER_LIMIT is paged by PART_NAME, and the page says so."""
+    from django.test import Client
+    from django.urls import reverse
+
+    from catalog_admin.selectors import partition_order
+    from catalog_admin.selectors import partitions as partitions_module
+    from tests.fixtures.factories import html, make_user
+
+    # given
+    table = hourly_table(metastore)
+    add_partitions(metastore, table, "2024-01-01", ("2", "10"))
+    for module in (partitions_module, partition_order):
+        monkeypatch.setattr(module, "NATURAL_ORDER_LIMIT", 5)
+    client = Client()
+    client.force_login(make_user("order-viewer", "viewer"))
+
+    # when
+    names = names_in_order(metastore, table, size=3)
+    database = Table.objects.using(metastore.alias).filter(id=table.id).values_list("database__name", flat=True)[0]
+    page = html(client.get(reverse("catalog:partitions", args=[metastore.name, database, table.name])))
+
+    # then
+    assert names == sorted(names)  # PART_NAME order: hour=10 before hour=2
+    assert names.index("dt=2024-01-01/hour=10") < names.index("dt=2024-01-01/hour=2")
+    assert "sorted by partition name" in page

@@ -158,3 +158,19 @@ def test_the_anomaly_counts_link_to_the_filtered_partitions(client, metastore) -
     assert "?anomaly=missing" in counts
     assert missing.count("/p/dt=2024-01-03/hour=9/") == 1
     assert "/p/dt=2024-01-01/hour=0/" not in missing
+
+
+def test_the_charts_of_a_table_beyond_the_limit_read_its_newest_partitions(api, metastore, monkeypatch) -> None:
+    from catalog_admin.selectors import partition_charts
+
+    # given: a limit of 5 partitions (sales.orders has 12: 4 per day over 3 days)
+    monkeypatch.setattr(partition_charts, "MAX_PARTITIONS", 5)
+
+    # when
+    charts = api.get(api_url("partition-charts", metastore, ORDERS)).json()
+
+    # then: the newest five by name: dt=2024-01-03 (4) and the last of dt=2024-01-02
+    assert charts["partitions_per_day"]["labels"] == ["2024-01-02", "2024-01-03"]
+    assert charts["partitions_per_day"]["series"]["partitions"] == [1, 4]
+    assert charts["partitions_per_day"]["truncated"] is True
+    assert sum(charts["file_sizes"]["series"]["partitions"]) == 5
