@@ -13,7 +13,9 @@ Two printers, chosen by ``Capabilities.show_create_table_operation``:
   and ``SKEWED BY`` printed.
 
 Both name the table as it was asked for; the console always asks for ``db.table``. Views print
-``CREATE VIEW `db.view` AS <expanded text>``.
+``CREATE VIEW `db.view` AS <expanded text>``. As the result reaches a client (Beeline, Hive's ``Driver.getResults``),
+the template's empty lines (no comment, no buckets …) are gone, and property values keep their double quotes: Hive
+2.3's own Driver, run in the Spark witness (``tests/witness/test_spark_data.py``), prints exactly this.
 """
 
 from __future__ import annotations
@@ -78,8 +80,9 @@ def escape_hive_command(text: str) -> str:
 
 
 def escape_java(text: str) -> str:
-    """commons-lang 2 ``StringEscapeUtils.escapeJava``: backslash escapes, ``\\uXXXX`` (upper case) beyond ASCII."""
-    named = {"\b": "\\b", "\n": "\\n", "\t": "\\t", "\f": "\\f", "\r": "\\r", '"': '\\"', "\\": "\\\\"}
+    """The escaping of property values in Hive 2.3's output: backslash escapes for control characters and ``\\``,
+    ``\\uXXXX`` (upper case) beyond ASCII; double quotes stay as they are (the witness shows JSON values verbatim)."""
+    named = {"\b": "\\b", "\n": "\\n", "\t": "\\t", "\f": "\\f", "\r": "\\r", "\\": "\\\\"}
     out = []
     for c in text:
         if c in named:
@@ -98,6 +101,11 @@ def _escape_unicode(text: str) -> str:
 
 def show_create_table(source: CreateTableSource, *, operation: bool) -> str:
     """The statement Hive prints; ``operation`` selects 4.x's ``ShowCreateTableOperation`` over 2.3/3.1's DDLTask."""
+    return "\n".join(line for line in _rendered(source, operation=operation).split("\n") if line)
+
+
+def _rendered(source: CreateTableSource, *, operation: bool) -> str:
+    """The template as rendered, with its empty lines."""
     qualified = f"{source.database}.{source.name}"
     if source.table_type == "VIRTUAL_VIEW":
         return f"CREATE VIEW `{qualified}` AS {source.view_expanded_text or ''}"
