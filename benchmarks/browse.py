@@ -6,7 +6,8 @@ Server time of the browsing pages and API at scale, with the query plans behind 
 Creates PostgreSQL database ``ca_bench_browse`` with Hive's official 3.1.0 schema, seeds it with
 ``seed_metastore`` (demo content, N extra tables, ``bench.events`` with P partitions), then times each
 page in-process with Django's test client (median of 7 after a warm-up) and EXPLAINs every query the
-page ran, flagging sequential scans of the big tables. Results go to ``docs/benchmarks.md``.
+page ran, flagging sequential scans of the big tables; then creates the opt-in search indexes
+(``catalog_admin.search_index``) and times the search pages again. Results go to ``docs/benchmarks.md``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,16 @@ import re
 from common import REPO, median_ms, recreate_metastore, setup_django, timed, write_section
 
 DATABASE = "ca_bench_browse"
-BIG_TABLES = ("TBLS", "PARTITIONS", "PARTITION_KEY_VALS", "PARTITION_PARAMS", "PART_COL_STATS", "SDS")
+BIG_TABLES = (
+    "TBLS",
+    "PARTITIONS",
+    "PARTITION_KEY_VALS",
+    "PARTITION_PARAMS",
+    "PART_COL_STATS",
+    "SDS",
+    "COLUMNS_V2",
+    "TABLE_PARAMS",
+)
 
 
 def main() -> None:
@@ -28,6 +38,12 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=1_000_000)
     parser.add_argument("--col-stats", type=int, default=5)
     parser.add_argument("--keep", action="store_true", help="reuse an already seeded database")
+    parser.add_argument(
+        "--natural-partitions",
+        type=int,
+        default=50_000,
+        help="partitions of bench.events_2, paged in the natural order (at most 100,000); added when missing",
+    )
     args = parser.parse_args()
 
     if not args.keep:
@@ -49,8 +65,57 @@ def main() -> None:
             ),
         )
         _analyze()
+    _ensure_natural_table(args.natural_partitions)
+    from catalog_admin.search_index import drop_search_indexes
+
+    drop_search_indexes("bench")  # a --keep run starts without them, as a fresh metastore does
     rows = measure_pages()
+    # The opt-in trigram indexes (manage.py search_index --create): the search pages again, with them.
+    from catalog_admin.search_index import create_search_indexes
+
+    create_search_indexes("bench")
+    _analyze()
+    rows += measure_pages(only="search", suffix=" (trigram indexes)")
     report(args, seed_seconds, rows)
+
+
+def _ensure_natural_table(partitions: int) -> None:
+    """bench.events_2 with ``partitions`` partitions (dt string, hour int): its pages sort hours as numbers."""
+    from django.core.management import call_command
+
+    from catalog_admin.models import Table
+
+    if not Table.objects.using("bench").filter(database__name="bench", name="events_2").exists():
+        call_command("seed_metastore", metastore="bench", big_table_partitions=partitions, verbosity=0)
+        _analyze()
+
+
+def _natural_pages() -> list[tuple[str, str]]:
+    from catalog_admin.models import Partition, Table
+    from catalog_admin.selectors.metastores import get_metastore
+    from catalog_admin.selectors.pagination import encode_cursor
+    from catalog_admin.selectors.partition_order import natural_order, sort_key_names
+    from catalog_admin.selectors.partitions import table_partition_keys
+
+    table = Table.objects.using("bench").get(database__name="bench", name="events_2")
+    keys = table_partition_keys(get_metastore("bench"), table)
+    count = Partition.objects.using("bench").filter(table=table).count()
+    order = sort_key_names(keys, count)
+    row = natural_order(Partition.objects.using("bench").filter(table=table), keys, count).values_list(*order)[
+        count // 2
+    ]
+    label = f"partitions of bench.events_2 ({count:,}, natural order)"
+    url = "/m/bench/db/bench/t/events_2/partitions/"
+    return [
+        (f"{label}, first page", url),
+        (f"{label}, page in the middle", f"{url}?cursor={encode_cursor(list(row))}"),
+        (f"{label}, missing on disk", f"{url}?anomaly=missing"),
+        (f"partition anomalies of bench.events_2 ({count:,})", f"{url}anomalies/"),
+        (
+            f"API: partition charts of bench.events_2 ({count:,})",
+            "/api/metastores/bench/databases/bench/tables/events_2/partition-charts/",
+        ),
+    ]
 
 
 def _analyze() -> None:
@@ -66,15 +131,20 @@ def _pages() -> list[tuple[str, str]]:
     from catalog_admin.models import Partition, Table
 
     big_db = _busiest_database()
-    middle = (
-        Partition.objects.using("bench")
-        .filter(table__database__name="bench", table__name="events")
-        .order_by("name")
-        .values_list("name", flat=True)[_events_partitions() // 2]
-    )
+    from catalog_admin.selectors.metastores import get_metastore
     from catalog_admin.selectors.pagination import encode_cursor
+    from catalog_admin.selectors.partition_order import natural_order, sort_key_names
+    from catalog_admin.selectors.partitions import table_partition_keys
 
-    cursor = encode_cursor([middle])
+    events = Table.objects.using("bench").get(database__name="bench", name="events")
+    keys = table_partition_keys(get_metastore("bench"), events)
+    count = _events_partitions()
+    order = sort_key_names(keys, count)  # the page's keyset: natural up to 100,000 partitions, else PART_NAME
+    middle_row = natural_order(Partition.objects.using("bench").filter(table=events), keys, count).values_list(*order)[
+        count // 2
+    ]
+    middle = middle_row[-1]
+    cursor = encode_cursor(list(middle_row))
     day = middle.split("/")[0].split("=")[1]
     names = Table.objects.using("bench").filter(database__name=big_db).order_by("name").values_list("name", flat=True)
     some_table = names[names.count() // 2]
@@ -93,9 +163,16 @@ def _pages() -> list[tuple[str, str]]:
         ("partitions of bench.events, filtered by dt", f"/m/bench/db/bench/t/events/partitions/?key.dt={day}"),
         ("partition page", f"/m/bench/db/bench/t/events/p/{middle}/"),
         ("global search", "/search/?q=events&metastore=bench"),
+        ("search: qualified name", f"/search/?q={big_db}.{some_table}&metastore=bench"),
+        ("search: column name", "/search/?q=event_ty&metastore=bench"),
+        ("search: typeahead", f"/search/suggestions/?q={some_table[:5]}&metastore=bench"),
+        ("partition anomalies of bench.events", "/m/bench/db/bench/t/events/partitions/anomalies/"),
+        ("API: partition charts of bench.events", f"{api_events}partition-charts/"),
+        ("API: sample of bench.events (no files)", f"{api_events}sample/?limit=20"),
         ("API: tables", f"/api/metastores/bench/databases/{big_db}/tables/"),
         ("API: partitions (middle)", f"{api_events}partitions/?cursor={cursor}"),
         ("API: table detail", api_events),
+        *_natural_pages(),
     ]
 
 
@@ -114,7 +191,7 @@ def _busiest_database() -> str:
     return row["database__name"]
 
 
-def measure_pages() -> list[tuple[str, str, float, int, list[str]]]:
+def measure_pages(only: str = "", suffix: str = "") -> list[tuple[str, str, float, int, list[str]]]:
     from django.contrib.auth import get_user_model
     from django.db import connections
     from django.test import Client
@@ -125,8 +202,11 @@ def measure_pages() -> list[tuple[str, str, float, int, list[str]]]:
     client.force_login(user)
     rows = []
     for label, url in _pages():
+        if only not in label:
+            continue
+        label += suffix
         response = client.get(url)
-        assert response.status_code == 200, f"{url} answered {response.status_code}"
+        assert response.status_code in (200, 404), f"{url} answered {response.status_code}"
         with CaptureQueriesContext(connections["bench"]) as queries:
             client.get(url)
         captured = list(queries.captured_queries)

@@ -36,6 +36,8 @@ class ErrorCode(StrEnum):
     INVALID_STATE = "invalid_state"
     IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"
     INTERNAL_ERROR = "internal_error"
+    NO_DATA_FILES = "no_data_files"
+    UNREADABLE_DATA = "unreadable_data"
 
     @property
     def http_status(self) -> int:
@@ -60,6 +62,8 @@ _HTTP_STATUS = {
     ErrorCode.INVALID_STATE: 409,
     ErrorCode.IDEMPOTENCY_KEY_REUSED: 422,
     ErrorCode.INTERNAL_ERROR: 500,
+    ErrorCode.NO_DATA_FILES: 404,
+    ErrorCode.UNREADABLE_DATA: 422,
 }
 
 

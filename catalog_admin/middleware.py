@@ -22,7 +22,7 @@ __all__ = (
     "error_response",
 )
 
-PUBLIC_PREFIXES = ("/accounts/login/", "/static/", "/api/", "/healthz")
+PUBLIC_PREFIXES = ("/accounts/login/", "/static/", "/api/", "/health/")
 
 
 class LoginRequiredMiddleware:

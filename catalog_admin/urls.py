@@ -8,15 +8,21 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from catalog_admin import converters  # noqa: F401 (registers hive_name and partition_name)
-from catalog_admin.views import acid, databases, metastores, partitions, search, tables
+from catalog_admin.views import acid, data, databases, health, metastores, partitions, search, tables
 
 # The browsing pages, under the "catalog" namespace (LOGIN_REDIRECT_URL is "catalog:metastores").
 catalog_patterns = [
     path("", metastores.metastore_list, name="metastores"),
     path("search/", search.search, name="search"),
+    path("search/suggestions/", search.search_suggestions, name="search-suggestions"),
     path("m/<str:metastore>/", databases.database_list, name="databases"),
     path("m/<str:metastore>/db/<hive_name:database>/", tables.table_list, name="tables"),
     path("m/<str:metastore>/db/<hive_name:database>/t/<hive_name:table>/", tables.table_detail, name="table"),
+    path(
+        "m/<str:metastore>/db/<hive_name:database>/t/<hive_name:table>/sample/",
+        data.table_sample_panel,
+        name="table-sample",
+    ),
     path(
         "m/<str:metastore>/db/<hive_name:database>/t/<hive_name:table>/partitions/",
         partitions.partition_list,
@@ -29,6 +35,11 @@ catalog_patterns = [
     ),
     path("m/<str:metastore>/compaction/", acid.compaction_needs, name="compaction-needs"),
     path(
+        "m/<str:metastore>/db/<hive_name:database>/t/<hive_name:table>/partitions/anomalies/",
+        partitions.partition_anomalies,
+        name="partition-anomalies",
+    ),
+    path(
         "m/<str:metastore>/db/<hive_name:database>/t/<hive_name:table>/p/<path:partition>/",
         partitions.partition_detail,
         name="partition",
@@ -38,6 +49,7 @@ catalog_patterns = [
 urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("health/", health.health, name="health"),
     path("admin/", admin.site.urls),
     path("api/", include("catalog_admin.api.urls")),
     path("api/", include("operations.api.urls")),

@@ -48,6 +48,7 @@ BASE_DIR: Path = _base["BASE_DIR"]  # type: ignore[assignment]
 
 SECRET_KEY = "catalog-admin-tests-only"  # not a secret: tests only
 DEBUG = False
+STATIC_ROOT = None  # no collected files in tests: WhiteNoise serves static/ through the finders
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 # Optional suffix for every test database and the temp folder, so that two sessions on one machine do not

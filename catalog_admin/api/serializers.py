@@ -42,9 +42,11 @@ __all__ = (
     "AcidSerializer",
     "Base64Field",
     "BasicStatsSerializer",
+    "ColumnHitSerializer",
     "ColumnSerializer",
     "ColumnStatisticsPageSerializer",
     "ColumnStatisticsSerializer",
+    "CommentHitSerializer",
     "CompactionNeedListSerializer",
     "CompactionSerializer",
     "CompletedCompactionSerializer",
@@ -640,14 +642,38 @@ class TableHitSerializer(serializers.Serializer):
         return _table_url("table-detail", self.context, hit.database, hit.name)
 
 
+class ColumnHitSerializer(serializers.Serializer):
+    database = serializers.CharField()
+    table = serializers.CharField()
+    column = serializers.CharField()
+    type = serializers.CharField()
+    url = serializers.SerializerMethodField(help_text="The table's URL.")
+
+    def get_url(self, hit: Any) -> str:
+        return _table_url("table-detail", self.context, hit.database, hit.table)
+
+
+class CommentHitSerializer(serializers.Serializer):
+    database = serializers.CharField()
+    table = serializers.CharField()
+    column = serializers.CharField(allow_blank=True, help_text="Empty for the table's own comment.")
+    comment = serializers.CharField(allow_blank=True)
+    url = serializers.SerializerMethodField(help_text="The table's URL.")
+
+    def get_url(self, hit: Any) -> str:
+        return _table_url("table-detail", self.context, hit.database, hit.table)
+
+
 class SearchSerializer(serializers.Serializer):
-    """Databases and tables whose name contains the query (``SearchResults``)."""
+    """Databases, tables (by name or ``db.table``), columns and comments matching the query (``SearchResults``)."""
 
     query = serializers.CharField(help_text="The query, trimmed and lower-cased.")
     metastore = serializers.SerializerMethodField()
     databases = DatabaseHitSerializer(many=True)
     tables = TableHitSerializer(many=True, help_text="Exact and prefix matches first.")
     truncated = serializers.BooleanField(help_text="More tables matched than are listed.")
+    columns = ColumnHitSerializer(many=True, help_text="Columns by name, or by db.table.column.")
+    comments = CommentHitSerializer(many=True, help_text="Tables and columns whose comment contains the query.")
 
     def get_metastore(self, results: Any) -> str:
         return self.context["metastore"].name

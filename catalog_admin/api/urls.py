@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.urls import path
 
 from catalog_admin import converters  # noqa: F401 (registers hive_name and partition_name)
-from catalog_admin.api import acid, views
+from catalog_admin.api import acid, data_views, views
 
 __all__ = ("app_name", "urlpatterns")
 
@@ -30,11 +30,14 @@ urlpatterns = [
     ),
     path(_TABLE, views.TableDetailView.as_view(), name="table-detail"),
     path(f"{_TABLE}column-statistics/", views.TableColumnStatisticsView.as_view(), name="table-column-statistics"),
+    path(f"{_TABLE}sample/", data_views.TableSampleView.as_view(), name="table-sample"),
+    path(f"{_TABLE}show-create/", data_views.ShowCreateTableView.as_view(), name="table-show-create"),
     path(f"{_TABLE}partitions/", views.PartitionListView.as_view(), name="partition-list"),
     path(f"{_TABLE}acid-directories/", acid.AcidDirectoryListView.as_view(), name="acid-directory-list"),
     path(
         "metastores/<str:metastore>/compaction-needs/", acid.CompactionNeedListView.as_view(), name="compaction-needs"
     ),
+    path(f"{_TABLE}partition-charts/", data_views.PartitionChartsView.as_view(), name="partition-charts"),
     path(
         f"{_TABLE}partitions/<partition_name:partition_name>/",
         views.PartitionDetailView.as_view(),

@@ -303,13 +303,19 @@ class PartitionListView(MetastoreAPIView):
                 description="Exact value of the partition key {name}, e.g. key.dt=2024-01-01; one per key.",
             ),
             OpenApiParameter("q", str, description="Substring of the partition name."),
+            OpenApiParameter(
+                "anomaly",
+                str,
+                enum=["outside", "missing", "stale"],
+                description="Only partitions outside the table's root, missing on disk, or with stale statistics.",
+            ),
             _CURSOR,
             _PAGE_SIZE,
         ],
         responses={200: PartitionPageSerializer, **_errors(400, 401, 404, 503)},
     )
     def get(self, request: Request, metastore: str, database: str, table: str) -> Response:
-        """One page of the table's partitions by name, with size, freshness and location checks."""
+        """One page of the table's partitions in natural key order, with size, freshness and location checks."""
         params = request.query_params
         size = page_size(params.get("page_size"))
         ms = self.resolve_metastore(metastore)
@@ -350,15 +356,15 @@ class SearchView(MetastoreAPIView):
                     "pattern": r"\S" + r"[\s\S]*\S" * (MIN_QUERY_LENGTH - 1),
                 },
                 required=True,
-                description=f"At least {MIN_QUERY_LENGTH} characters (not counting surrounding blanks) of a database "
-                "or table name.",
+                description=f"At least {MIN_QUERY_LENGTH} characters (not counting surrounding blanks) of a database, "
+                "table or column name, a qualified db.table or db.table.column, or a comment.",
             ),
             OpenApiParameter("metastore", str, description="Metastore to search; the default one when omitted."),
         ],
         responses={200: SearchSerializer, **_errors(400, 401, 404, 503)},
     )
     def get(self, request: Request) -> Response:
-        """Databases and tables of one metastore whose name contains ``q``."""
+        """Databases, tables, columns and comments of one metastore matching ``q`` (``sales.orders`` qualified)."""
         ms = self.resolve_metastore(request.query_params.get("metastore") or None)
         results = search_catalog(ms, request.query_params.get("q", ""))
         return Response(SearchSerializer(results, context=self.context()).data)

@@ -179,6 +179,11 @@ class Capabilities:
     #: Recomputed quick statistics include ``numFilesErasureCoded`` (``MetaStoreServerUtils.populateQuickStats``, 4.x).
     quick_stats_count_erasure_coded_files: bool
 
+    # --- SHOW CREATE TABLE (catalog_admin/hive/show_create.py) ---
+    #: ``ShowCreateTableOperation`` (4.x): always ``ROW FORMAT SERDE``, statistics keys left out of TBLPROPERTIES;
+    #: before, ``DDLTask.showCreateTable`` prints ``ROW FORMAT DELIMITED`` when the SerDe has delimiters.
+    show_create_table_operation: bool
+
     @classmethod
     def of(cls, version: SchemaVersion) -> Capabilities:
         hive3, hive4 = version >= HIVE_3, version >= HIVE_4
@@ -208,6 +213,7 @@ class Capabilities:
             parquet_replace_needs_cascade_to_drop=hive3,
             replace_columns_serdes_of_4=hive4,
             quick_stats_count_erasure_coded_files=hive4,
+            show_create_table_operation=hive4,
         )
 
     def names(self) -> tuple[str, ...]:

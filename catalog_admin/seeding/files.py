@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import random
 from collections.abc import Sequence as Seq
 from datetime import date, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,7 @@ from catalog_admin.models import PartitionColumnStatistics
 from catalog_admin.seeding.content import WORDS, TableSpec
 from catalog_admin.seeding.context import Context
 
-__all__ = ("generate_rows", "plan_column_stats", "write_files")
+__all__ = ("encode_rows", "generate_rows", "plan_column_stats", "write_files")
 
 
 def generate_rows(
@@ -45,17 +47,24 @@ def _value(rng: random.Random, name: str, type_name: str, serial: int, when: tup
 def write_files(
     ctx: Context, spec: TableSpec, directory: Path, data: list[tuple[Any, ...]], *, write: bool
 ) -> tuple[int, int, int]:
-    """Write ``data`` as Hive-named files under ``directory`` (unless ``write`` is false): files, bytes, rows."""
-    lines = [",".join(str(v).lower() if isinstance(v, bool) else str(v) for v in row) + "\n" for row in data]
-    if spec.acid:  # one delta directory per committed write id
-        half = len(lines) // 2
-        files = {"delta_0000001_0000001_0000/bucket_00000": lines[:half]}
-        files["delta_0000002_0000002_0000/bucket_00000"] = lines[half:]
+    """
+    Write ``data`` as Hive-named files under ``directory`` (unless ``write`` is false): files, bytes, rows.
+
+    Files are in the table's declared format: Parquet and ORC through pyarrow, text as LazySimpleSerDe reads it with
+    the ``,`` delimiter of ``FORMATS["text"]``. ACID tables get one delta directory per committed write id (plain ORC
+    rows: the sample reads them; Hive's ACID row struct is not reproduced).
+    """
+    if spec.acid:
+        half = len(data) // 2
+        files = {
+            "delta_0000001_0000001_0000/bucket_00000": data[:half],
+            "delta_0000002_0000002_0000/bucket_00000": data[half:],
+        }
     else:
-        files = {"000000_0": lines}
+        files = {"000000_0": data}
     size = 0
-    for relative, chunk in files.items():
-        content = "".join(chunk).encode()
+    for relative, rows in files.items():
+        content = encode_rows(spec.fmt, spec.columns, rows)
         size += len(content)
         if write:
             path = directory / relative
@@ -63,6 +72,55 @@ def write_files(
             path.write_bytes(content)
             ctx.files += 1
     return len(files), size, len(data)
+
+
+def encode_rows(fmt: str, columns: Seq[tuple[str, str]], rows: Seq[tuple[Any, ...]]) -> bytes:
+    """The bytes of one data file holding ``rows`` in format ``fmt`` (parquet, orc, else comma-separated text)."""
+    if fmt not in ("parquet", "orc"):
+        return "".join(
+            ",".join(str(v).lower() if isinstance(v, bool) else str(v) for v in row) + "\n" for row in rows
+        ).encode()
+    import pyarrow as pa
+    import pyarrow.orc as orc
+    import pyarrow.parquet as pq
+
+    arrays = {
+        name: pa.array([_arrow_value(type_name, row[i]) for row in rows], _arrow_type(type_name))
+        for i, (name, type_name) in enumerate(columns)
+    }
+    buffer = io.BytesIO()
+    table = pa.table(arrays)
+    if fmt == "parquet":
+        pq.write_table(table, buffer)
+    else:
+        orc.write_table(table, buffer)
+    return buffer.getvalue()
+
+
+def _arrow_type(type_name: str) -> Any:
+    import pyarrow as pa
+
+    if type_name.startswith("decimal"):
+        precision, scale = (int(n) for n in type_name[len("decimal(") : -1].split(","))
+        return pa.decimal128(precision, scale)
+    return {
+        "int": pa.int32(),
+        "bigint": pa.int64(),
+        "double": pa.float64(),
+        "boolean": pa.bool_(),
+        "date": pa.date32(),
+        "timestamp": pa.timestamp("us"),
+    }.get(type_name, pa.string())
+
+
+def _arrow_value(type_name: str, value: Any) -> Any:
+    if type_name.startswith("decimal"):
+        return Decimal(str(value))
+    if type_name == "date":
+        return date.fromisoformat(value)
+    if type_name == "timestamp":
+        return datetime.fromisoformat(value)
+    return value
 
 
 def plan_column_stats(

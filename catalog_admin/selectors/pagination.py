@@ -13,7 +13,7 @@ from django.db.models import Q, QuerySet
 
 from catalog_admin.errors import ApplicationError, ErrorCode
 
-__all__ = ("Page", "decode_cursor", "encode_cursor", "keyset_page", "page_size")
+__all__ = ("Page", "decode_cursor", "encode_cursor", "keyset_ordered", "keyset_page", "page_size")
 
 T = TypeVar("T")
 
@@ -100,6 +100,14 @@ def keyset_page(
     rows = list(qs[: size + 1])
     next_cursor = encode_cursor([_value(rows[size - 1], k) for k in keys]) if len(rows) > size else ""
     return Page(items=rows[:size], next_cursor=next_cursor)
+
+
+def keyset_ordered(qs: QuerySet, *, keys: tuple[str, ...], types: tuple[type, ...], cursor: str) -> QuerySet:
+    """``qs`` in the order of ``keys`` from just after ``cursor``: for a caller that streams rather than pages."""
+    after = decode_cursor(cursor, types=types)
+    if after is not None:
+        qs = qs.filter(_after(keys, after, False))
+    return qs.order_by(*keys)
 
 
 def _after(keys: tuple[str, ...], values: list[Any], descending: bool) -> Q:

@@ -29,7 +29,9 @@ from catalog_admin.models import (
     Table,
 )
 from catalog_admin.selectors.metastores import Metastore
-from catalog_admin.selectors.pagination import Page, keyset_page
+from catalog_admin.selectors.pagination import Page, encode_cursor, keyset_ordered, keyset_page
+from catalog_admin.selectors.partition_anomalies import ANOMALIES, location_missing, with_anomaly
+from catalog_admin.selectors.partition_order import NATURAL_ORDER_LIMIT, is_natural, natural_order, sort_key_names
 
 __all__ = (
     "HIVE_DEFAULT_PARTITION",
@@ -45,6 +47,7 @@ __all__ = (
     "partition_column_statistics",
     "partition_name",
     "partition_values",
+    "sorted_naturally",
     "table_partition_keys",
     "unescape_path_name",
 )
@@ -55,10 +58,11 @@ _PAGE_PARAMS = ("numFiles", "totalSize", "numRows", "COLUMN_STATS_ACCURATE")
 
 @dataclass(frozen=True)
 class PartitionFilter:
-    """Exact values for some partition keys (``?key.dt=2024-01-01``) and/or a substring of the name."""
+    """Exact values for some partition keys (``?key.dt=2024-01-01``), a substring of the name, an anomaly."""
 
     values: tuple[tuple[str, str], ...] = ()
     q: str = ""
+    anomaly: str = ""  # one of partition_anomalies.ANOMALIES, or "" for every partition
 
     @classmethod
     def from_params(cls, params: Any, keys: list[PartitionKey]) -> PartitionFilter:
@@ -76,7 +80,14 @@ class PartitionFilter:
                 )
             if params.get(param) != "":
                 values.append((key, params.get(param)))
-        return cls(values=tuple(values), q=params.get("q", "").strip())
+        anomaly = params.get("anomaly", "").strip()
+        if anomaly and anomaly not in ANOMALIES:
+            raise ApplicationError(
+                ErrorCode.INVALID_PARAMETER,
+                f"anomaly must be one of {', '.join(ANOMALIES)}, not '{anomaly}'.",
+                {"parameter": "anomaly"},
+            )
+        return cls(values=tuple(values), q=params.get("q", "").strip(), anomaly=anomaly)
 
 
 @dataclass(frozen=True)
@@ -106,7 +117,12 @@ def list_partitions(
     size: int = 50,
     check_disk: bool = True,
 ) -> Page[PartitionRow]:
-    """One keyset page of ``table``'s partitions, ordered by partition name."""
+    """
+    One keyset page of ``table``'s partitions in their natural order (``partition_order``), filtered.
+
+    The ``missing`` anomaly is checked on disk: pages are scanned from the cursor until ``size`` missing partitions are
+    found or :data:`MISSING_SCAN_LIMIT` partitions were checked; the next cursor continues the scan.
+    """
     alias = metastore.alias
     qs = Partition.objects.using(alias).filter(table_id=table.id)
     positions = {k.name: k.position for k in keys}
@@ -126,16 +142,59 @@ def list_partitions(
             qs = qs.filter(name__lt=prefix + MAX_CHARACTER)
     if filters.q:
         qs = qs.filter(name__contains=filters.q)
-    page = keyset_page(
-        qs, keys=("name",), types=(str,), cursor=cursor, size=size, fields=("id", "name", "create_time", "sd__location")
-    )
-    rows = page.items
-    params = _page_params(metastore, [r["id"] for r in rows])
+    partitions = _bounded_count(metastore, table) if is_natural(keys) else None
+    qs = natural_order(with_anomaly(qs, table, filters.anomaly), keys, partitions)
+    order = sort_key_names(keys, partitions)
+    fields = ("id", "name", "create_time", "sd__location", *(k for k in order if k != "name"))
     table_root = table.sd.location if table.sd_id and table.sd else None
+    if filters.anomaly == "missing":
+        rows, next_cursor = _missing_rows(qs, order, cursor, size, fields)
+        check_disk = True
+    else:
+        page = keyset_page(qs, keys=order, types=(str,) * len(order), cursor=cursor, size=size, fields=fields)
+        rows, next_cursor = page.items, page.next_cursor
+    params = _page_params(metastore, [r["id"] for r in rows])
     return Page(
         items=[_row(r, params.get(r["id"], {}), table_root, check_disk) for r in rows],
-        next_cursor=page.next_cursor,
+        next_cursor=next_cursor,
     )
+
+
+MISSING_SCAN_LIMIT = 20_000
+
+
+def _bounded_count(metastore: Metastore, table: Table) -> int:
+    """The table's partitions, counted up to NATURAL_ORDER_LIMIT + 1 (an index-only scan that stops there)."""
+    partitions = Partition.objects.using(metastore.alias).filter(table_id=table.id)
+    return partitions.values("id")[: NATURAL_ORDER_LIMIT + 1].count()
+
+
+def sorted_naturally(metastore: Metastore, table: Table, keys: list[PartitionKey]) -> bool:
+    """Whether :func:`list_partitions` pages ``table`` in the natural order (else by PART_NAME)."""
+    return is_natural(keys, _bounded_count(metastore, table)) if is_natural(keys) else False
+
+
+def _missing_rows(
+    qs: Any, order: tuple[str, ...], cursor: str, size: int, fields: tuple[str, ...]
+) -> tuple[list[dict[str, Any]], str]:
+    """
+    Up to ``size`` rows whose location is missing on disk, from one streamed query in page order after ``cursor``;
+    at most MISSING_SCAN_LIMIT rows are checked, and the next cursor resumes after the last one checked.
+    """
+    found: list[dict[str, Any]] = []
+    ordered = keyset_ordered(qs, keys=order, types=(str,) * len(order), cursor=cursor).values(*fields)
+    last = None
+    for scanned, row in enumerate(ordered[: MISSING_SCAN_LIMIT + 1].iterator(chunk_size=2_000), start=1):
+        if scanned > MISSING_SCAN_LIMIT:
+            return found, encode_cursor([last[k] for k in order]) if last else ""
+        last = row
+        if location_missing(row["sd__location"]):
+            found.append(row)
+            if len(found) == size:
+                after = encode_cursor([row[k] for k in order])
+                more = keyset_ordered(qs, keys=order, types=(str,) * len(order), cursor=after).exists()
+                return found, after if more else ""
+    return found, ""
 
 
 EXACT_COUNT_LIMIT = 100_000

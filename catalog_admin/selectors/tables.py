@@ -32,6 +32,7 @@ from catalog_admin.models import (
 from catalog_admin.selectors.databases import get_database
 from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.pagination import Page, keyset_page
+from catalog_admin.selectors.partition_anomalies import RowTotal, partition_row_total
 from catalog_admin.selectors.partitions import PartitionCount, count_partitions
 
 __all__ = (
@@ -136,6 +137,8 @@ class TableDetail:
     partition_count_exact: bool
     acid: AcidState | None
     basic_stats: dict[str, str | None] = field(default_factory=dict)
+    #: A partitioned table's rows: the sum of its partitions' numRows (Hive keeps none at the table level).
+    partition_rows: RowTotal | None = None
 
     @property
     def is_transactional(self) -> bool:
@@ -228,6 +231,8 @@ def get_table_detail(metastore: Metastore, db_name: str, table_name: str) -> Tab
         partition_count_exact=count.exact,
         acid=None,
         basic_stats={k: params.get(k) for k in BASIC_STAT_KEYS},
+        # Summed while the partitions are counted exactly (up to EXACT_COUNT_LIMIT): one aggregate, bounded.
+        partition_rows=partition_row_total(metastore, table) if partition_keys and count.exact else None,
     )
     if detail.is_transactional:
         return _with_acid(metastore, detail)

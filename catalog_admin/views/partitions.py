@@ -7,19 +7,22 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from catalog_admin.selectors.metastores import get_metastore
+from catalog_admin.selectors.partition_anomalies import ANOMALIES, DISK_CHECK_LIMIT, anomaly_counts
+from catalog_admin.selectors.partition_order import NATURAL_ORDER_LIMIT
 from catalog_admin.selectors.partitions import (
     KEY_PARAM_PREFIX,
     PartitionFilter,
     count_partitions,
     get_partition_detail,
     list_partitions,
+    sorted_naturally,
     table_partition_keys,
 )
 from catalog_admin.selectors.tables import get_table
 from catalog_admin.utils.htmx import render_list
 from catalog_admin.utils.paging import Paging
 
-__all__ = ("partition_detail", "partition_list")
+__all__ = ("partition_anomalies", "partition_detail", "partition_list")
 
 
 @require_GET
@@ -41,6 +44,9 @@ def partition_list(request: HttpRequest, metastore: str, database: str, table: s
         "key_filters": [(key, f"{KEY_PARAM_PREFIX}{key.name}", chosen.get(key.name, "")) for key in keys],
         "page": list_partitions(current, found_table, keys, filters, cursor=paging.cursor, size=paging.size),
         "paging": paging,
+        "anomalies": ANOMALIES,
+        "sorted_naturally": sorted_naturally(current, found_table, keys),
+        "natural_order_limit": NATURAL_ORDER_LIMIT,
     }
     return render_list(request, "catalog_admin/partitions.html", "catalog_admin/htmx/partition_list.html", context)
 
@@ -57,3 +63,19 @@ def partition_detail(request: HttpRequest, metastore: str, database: str, table:
         "detail": get_partition_detail(current, found_table, partition),
     }
     return render(request, "catalog_admin/partition.html", context)
+
+
+@require_GET
+def partition_anomalies(request: HttpRequest, metastore: str, database: str, table: str) -> HttpResponse:
+    """The anomaly counts of a table's partitions, each a link to the partitions filtered by it (an htmx partial)."""
+    current = get_metastore(metastore)
+    found_database, found_table = get_table(current, database, table)
+    context = {
+        "metastore": current,
+        "database": found_database,
+        "table": found_table,
+        "counts": anomaly_counts(current, found_table),
+        "anomalies": ANOMALIES,
+        "limit": DISK_CHECK_LIMIT,
+    }
+    return render(request, "catalog_admin/htmx/partition_anomalies.html", context)

@@ -10,6 +10,7 @@ from catalog_admin.models import TableType
 from catalog_admin.selectors.acid import partition_reports
 from catalog_admin.selectors.databases import database_params, get_database
 from catalog_admin.selectors.metastores import get_metastore
+from catalog_admin.selectors.table_ddl import show_create_statement
 from catalog_admin.selectors.tables import TABLE_SORTS, TableFilter, get_table_detail, list_tables
 from catalog_admin.utils.htmx import render_list
 from catalog_admin.utils.paging import Paging
@@ -44,7 +45,13 @@ def table_detail(request: HttpRequest, metastore: str, database: str, table: str
     """Everything about one table: columns, storage, parameters, statistics, privileges, ACID state."""
     current = get_metastore(metastore)
     detail = get_table_detail(current, database, table)
-    context = {"metastore": current, "database": detail.database, "table": detail.table, "detail": detail}
+    context = {
+        "metastore": current,
+        "database": detail.database,
+        "table": detail.table,
+        "detail": detail,
+        "show_create": show_create_statement(current, detail),
+    }
     if detail.is_transactional:  # the first directories as Hive's readers see them; the ACID page has them all
         context["acid_directories"] = partition_reports(current, detail.database.name, detail.table, size=10)
     return render(request, "catalog_admin/table.html", context)

@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,9 @@ from django.db import connections
 from catalog_admin.metastore_ddl import DEFAULT_SCHEMA_VERSION, create_metastore_schema
 from catalog_admin.metastores import DEMO_METASTORE_NAME, MetastoreConfig
 from catalog_admin.seeding import SeedOptions, seed_metastore
+from catalog_admin.seeding.demo_scale import DEMO_SCALE_PARTITIONS, add_demo_scale_table
 from catalog_admin.selectors.metastores import clear_schema_cache, get_metastore
+from catalog_admin.serving import gunicorn_command
 
 __all__ = ("DEMO_USERS", "Command", "stop_worker")
 
@@ -36,7 +39,7 @@ DEMO_USERS = {
 class Command(BaseCommand):
     help = (
         "Prepare the embedded demo idempotently (migrate the console database, create and seed the SQLite demo "
-        "metastore, create the demo users) and run the development server."
+        "metastore, create the demo users) and serve the console with gunicorn and WhiteNoise."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -47,12 +50,20 @@ class Command(BaseCommand):
         parser.add_argument(
             "--no-worker", action="store_true", help="do not start a job worker (manage.py run_jobs) beside the server"
         )
+        parser.add_argument(
+            "--scale-partitions",
+            type=int,
+            default=DEMO_SCALE_PARTITIONS,
+            help=f"partitions of the demo's table at scale, bench.events (default {DEMO_SCALE_PARTITIONS:,}; 0: none)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         config = _demo_config()
         call_command("migrate", database="default", interactive=False, verbosity=0)
         self.stdout.write("Console database migrated.")
         self.prepare_metastore(config)
+        if options["scale_partitions"]:
+            self.prepare_scale_table(config, options["scale_partitions"])
         password = os.environ.get("DEMO_PASSWORD") or DEFAULT_PASSWORD
         for username, (group, superuser) in DEMO_USERS.items():
             _ensure_user(username, password, group, superuser=superuser)
@@ -61,8 +72,7 @@ class Command(BaseCommand):
             return
         worker = None if options["no_worker"] else self.start_worker()
         try:
-            # DEBUG is off by default: let runserver serve the static files (CSS, htmx) anyway.
-            call_command("runserver", options["addr"], use_reloader=False, insecure_serving=True)
+            self.serve(options["addr"])
         finally:
             if worker is not None:
                 stop_worker(worker)
@@ -72,6 +82,17 @@ class Command(BaseCommand):
         worker = subprocess.Popen([sys.executable, str(Path(settings.BASE_DIR) / "manage.py"), "run_jobs"])
         self.stdout.write(f"Job worker started (pid {worker.pid}); it stops with the server.")
         return worker
+
+    def serve(self, addr: str) -> None:
+        """Run gunicorn (WhiteNoise serves the static files) until it stops, Ctrl-C or SIGTERM."""
+        call_command("collectstatic", interactive=False, verbosity=0)
+        server = subprocess.Popen(gunicorn_command(addr, workers=2))
+        signal.signal(signal.SIGTERM, lambda *_: server.terminate())
+        try:
+            server.wait()
+        except KeyboardInterrupt:
+            server.terminate()
+            server.wait()
 
     def prepare_metastore(self, config: MetastoreConfig) -> None:
         """Create the demo metastore's schema when its database is new, then seed it (existing content is kept)."""
@@ -90,6 +111,13 @@ class Command(BaseCommand):
             )
         else:
             self.stdout.write(f"Demo metastore {database} is already seeded.")
+
+    def prepare_scale_table(self, config: MetastoreConfig, partitions: int) -> None:
+        """Add bench.events with its partitions, files and anomalies, once (the first start takes longer)."""
+        started = time.monotonic()
+        added = add_demo_scale_table(get_metastore(config.name), config.warehouse, partitions)
+        if added:
+            self.stdout.write(f"Added bench.events: {added:,} partitions in {time.monotonic() - started:.0f} s.")
 
     def write_instructions(self, addr: str, password: str) -> None:
         host, _, port = addr.rpartition(":")

@@ -47,7 +47,8 @@ EXPECTED = {
                      "rename_destination_from_managed_location", "rename_batches_partitions",
                      "partition_move_decided_by_external_parameter", "column_change_skips_unchanged_partitions",
                      "column_change_prunes_partitioned_table_statistics", "parquet_replace_needs_cascade_to_drop",
-                     "replace_columns_serdes_of_4", "quick_stats_count_erasure_coded_files"},
+                     "replace_columns_serdes_of_4", "quick_stats_count_erasure_coded_files",
+                     "show_create_table_operation"},
 }  # fmt: skip
 EXPECTED["4.0.0"] = EXPECTED["4.0.0-beta-2"] - {"statistics_labelled_by_name"}
 

@@ -1,0 +1,53 @@
+"""Health of the console: its own database and every registered metastore, each asked one ``SELECT 1``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
+
+from catalog_admin.utils.text import first_line
+
+__all__ = ("HealthCheck", "HealthReport", "check_health")
+
+
+@dataclass(frozen=True)
+class HealthCheck:
+    """One database's answer: ``ok``, or the first line of the error it gave."""
+
+    name: str
+    kind: str  # "console" or "metastore"
+    ok: bool
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class HealthReport:
+    checks: tuple[HealthCheck, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(check.ok for check in self.checks)
+
+    @property
+    def failing(self) -> tuple[str, ...]:
+        return tuple(check.name for check in self.checks if not check.ok)
+
+
+def check_health() -> HealthReport:
+    """Ask the console's database and each metastore (in ``METASTORE_CONFIGS`` order) to answer a query."""
+    checks = [_answer("console", "console", DEFAULT_DB_ALIAS)]
+    checks += [_answer(config.name, "metastore", config.alias) for config in settings.METASTORE_CONFIGS]
+    return HealthReport(tuple(checks))
+
+
+def _answer(name: str, kind: str, alias: str) -> HealthCheck:
+    try:
+        with connections[alias].cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    except DatabaseError as exc:
+        connections[alias].close_if_unusable_or_obsolete()
+        return HealthCheck(name, kind, ok=False, error=first_line(exc))
+    return HealthCheck(name, kind, ok=True)
