@@ -120,7 +120,7 @@ def test_the_live_preview_shows_statement_diff_counts_moves_cost_risk_and_approv
     assert page.status_code == 200
     assert 'hx-post="/changes/preview/"' in form
     # only the statement (typed, debounced) and the metastore re-run the preview, not the reason
-    trigger = re.search(r'hx-trigger="([^"]*)"', form).group(1)
+    trigger = re.search(r'hx-post="/changes/preview/" hx-trigger="([^"]*)"', form).group(1)
     assert trigger == "input changed delay:500ms from:#id_statement, change from:#id_metastore"
     content = html(response)
     assert response.status_code == 200
