@@ -1,31 +1,40 @@
 """
 The filesystems behind Hive locations (URIs); the pure location rules are in :mod:`catalog_admin.hive.locations`.
 
-Hive stores local paths as ``file:/abs/path``; other writers use ``file:///abs/path``. Only
-``file:`` locations can be checked here; other schemes (hdfs, s3a …) report "unknown" through
-the same interface until a real client is configured for them.
+Hive stores local paths as ``file:/abs/path``; other writers use ``file:///abs/path``. ``file:`` locations are this
+machine's disk; ``s3a://``, ``s3://`` and ``s3n://`` are S3-compatible object stores and ``hdfs://`` is HDFS, both
+through fsspec (:mod:`catalog_admin.object_stores`, configured by :mod:`catalog_admin.filesystem_options`). Other
+schemes report "unknown" through the same interface.
 """
 
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from catalog_admin.filesystem_options import OBJECT_STORE_SCHEMES
 from catalog_admin.hive.locations import is_under, normalize_location
 
 __all__ = (
+    "CHECKSUM_CHUNK",
+    "FileEntry",
     "FileSystem",
     "LocalFileSystem",
     "TreeSize",
     "UnreachableFileSystem",
+    "file_checksum",
     "filesystem_for",
     "is_under",
     "normalize_location",
 )
+
+CHECKSUM_CHUNK = 4 << 20
 
 
 @dataclass(frozen=True)
@@ -34,16 +43,38 @@ class TreeSize:
     bytes: int
 
 
+@dataclass(frozen=True)
+class FileEntry:
+    """One file below a listed location: its own location, its path relative to the listed one, its size."""
+
+    location: str
+    relative: str
+    size: int
+
+
 class FileSystem(Protocol):
     """What the console needs of a filesystem holding table data."""
 
     scheme: str
+    renames_by_copy: bool  # an object store: a "rename" copies every file and deletes the originals
 
     def exists(self, location: str) -> bool | None:
         """Whether the location exists; None when it cannot be checked."""
 
     def tree_size(self, location: str) -> TreeSize | None:
         """Files and bytes under the location; None when it cannot be checked."""
+
+    def list_files(self, location: str, limit: int | None = None) -> list[FileEntry] | None:
+        """The files under the location (recursively, sorted, at most ``limit``); None when it cannot be listed."""
+
+    def checksum(self, location: str) -> str:
+        """The MD5 of one file's content (read in full)."""
+
+    def copy_file(self, source: str, destination: str) -> None:
+        """Copy one file's bytes (creating the destination's parents), replacing a partial earlier copy."""
+
+    def delete_tree(self, location: str) -> None:
+        """Remove a file or a directory with everything below it (nothing when it does not exist)."""
 
     def rename(self, source: str, destination: str) -> None:
         """Move a directory (creating the destination's parent), as Hive's ``Warehouse.renameDir``; an existing
@@ -53,24 +84,59 @@ class FileSystem(Protocol):
         """Remove the location's parent directories as long as they are empty (at most ``levels`` of them)."""
 
 
+def file_checksum(stream: Any) -> str:
+    """The MD5 of a readable binary stream, read in chunks (S3's ETag of a single-part object is the same)."""
+    digest = hashlib.md5(usedforsecurity=False)
+    while chunk := stream.read(CHECKSUM_CHUNK):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
 class LocalFileSystem:
     """``file:`` locations on this machine's disk."""
 
     scheme = "file"
+    renames_by_copy = False
 
     def exists(self, location: str) -> bool | None:
         return _local_path(location).exists()
 
     def tree_size(self, location: str) -> TreeSize | None:
+        files = self.list_files(location)
+        return None if files is None else TreeSize(files=len(files), bytes=sum(f.size for f in files))
+
+    def list_files(self, location: str, limit: int | None = None) -> list[FileEntry] | None:
         root = _local_path(location)
         if not root.exists():
             return None
-        files = size = 0
-        for dirpath, _dirs, names in os.walk(root):
-            for name in names:
-                files += 1
-                size += os.path.getsize(os.path.join(dirpath, name))
-        return TreeSize(files=files, bytes=size)
+        prefix = normalize_location(location)
+        entries = []
+        for dirpath, dirs, names in os.walk(root):
+            dirs.sort()
+            for name in sorted(names):
+                relative = os.path.relpath(os.path.join(dirpath, name), root)
+                entries.append(
+                    FileEntry(f"{prefix}/{relative}", relative, os.path.getsize(os.path.join(dirpath, name)))
+                )
+                if limit is not None and len(entries) >= limit:
+                    return entries
+        return entries
+
+    def checksum(self, location: str) -> str:
+        with open(_local_path(location), "rb") as stream:
+            return file_checksum(stream)
+
+    def copy_file(self, source: str, destination: str) -> None:
+        target = _local_path(destination)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(_local_path(source), target)
+
+    def delete_tree(self, location: str) -> None:
+        path = _local_path(location)
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        elif path.exists() or path.is_symlink():
+            path.unlink()
 
     def rename(self, source: str, destination: str) -> None:
         target = _local_path(destination)
@@ -89,7 +155,9 @@ class LocalFileSystem:
 
 
 class UnreachableFileSystem:
-    """A scheme this console has no client for (hdfs, s3a …): nothing can be checked."""
+    """A scheme this console has no client for: nothing can be checked."""
+
+    renames_by_copy = False
 
     def __init__(self, scheme: str) -> None:
         self.scheme = scheme
@@ -100,16 +168,49 @@ class UnreachableFileSystem:
     def tree_size(self, location: str) -> TreeSize | None:
         return None
 
+    def list_files(self, location: str, limit: int | None = None) -> list[FileEntry] | None:
+        return None
+
+    def checksum(self, location: str) -> str:
+        raise self._refusal()
+
+    def copy_file(self, source: str, destination: str) -> None:
+        raise self._refusal()
+
+    def delete_tree(self, location: str) -> None:
+        raise self._refusal()
+
     def rename(self, source: str, destination: str) -> None:
-        raise OSError(f"The console has no client for {self.scheme}: locations cannot be moved there.")
+        raise self._refusal()
 
     def prune_empty_parents(self, location: str, levels: int | None = None) -> None:
         return None
 
+    def _refusal(self) -> OSError:
+        return OSError(f"The console has no client for {self.scheme}: locations cannot be moved there.")
 
-def filesystem_for(location: str) -> FileSystem:
+
+def filesystem_for(location: str, metastore: str | None = None, options: dict[str, Any] | None = None) -> FileSystem:
+    """The filesystem of ``location``: with ``metastore``, that metastore's own object-store options apply;
+    ``options`` (a :func:`~catalog_admin.filesystem_options.filesystem_options` mapping) replaces the settings'."""
     scheme = urlsplit(location).scheme or "file"
-    return LocalFileSystem() if scheme == "file" else UnreachableFileSystem(scheme)
+    if scheme == "file":
+        return LocalFileSystem()
+    if scheme not in OBJECT_STORE_SCHEMES and scheme != "hdfs":
+        return UnreachableFileSystem(scheme)
+    from catalog_admin.object_stores import FsspecFileSystem
+
+    configured = options if options is not None else _settings_options()
+    if scheme == "hdfs":
+        return FsspecFileSystem(scheme, configured.get("hdfs", {}), renames_by_copy=False)
+    own = configured.get("metastores", {}).get(metastore or "", {}).get("s3")
+    return FsspecFileSystem(scheme, own if own is not None else configured.get("s3", {}))
+
+
+def _settings_options() -> dict[str, Any]:
+    from django.conf import settings
+
+    return getattr(settings, "CATALOG_FILESYSTEMS", {})
 
 
 def _local_path(location: str) -> Path:

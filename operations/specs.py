@@ -22,6 +22,7 @@ __all__ = (
     "DropPartitions",
     "PartitionPredicate",
     "RenamePartition",
+    "Relocate",
     "RenameTable",
     "ReplaceColumns",
     "RevertExecution",
@@ -193,6 +194,33 @@ class SetLocation(AlterSpec):
 
 
 @dataclass(frozen=True)
+class Relocate(AlterSpec):
+    """``[PARTITION (…)] SET LOCATION '…' WITH DATA``, the console's one extension of Hive's syntax: the data is copied
+    to the new root (a Spark job, each file verified), then the table and its partitions are re-pointed at once.
+
+    Without ``partitions`` the whole table moves: its root becomes ``location`` and each partition keeps its path
+    below the root. With them (``k op v`` as in DROP PARTITION), every matching partition moves to
+    ``location/<partition name>``. Plain ``SET LOCATION`` keeps Hive's metadata-only meaning."""
+
+    kind: ClassVar[str] = "relocate"
+    location: str
+    partitions: tuple[PartitionPredicate, ...] = ()
+
+    @property
+    def specs(self) -> tuple[tuple[PartitionPredicate, ...], ...]:
+        """The partition predicates as DROP PARTITION's matcher takes them (one spec, or none: the whole table)."""
+        return (self.partitions,) if self.partitions else ()
+
+    def _clause(self) -> str:
+        spec = (
+            "PARTITION (" + ", ".join(f"{quote_ident(p.key)}{p.op}{quote_string(p.value)}" for p in self.partitions) + ") "
+            if self.partitions
+            else ""
+        )
+        return f"{spec}SET LOCATION {quote_string(self.location)} WITH DATA"
+
+
+@dataclass(frozen=True)
 class RewritePartitionLocations(AlterSpec):
     """Console extension: replace a location prefix on every partition (metadata only)."""
 
@@ -256,6 +284,7 @@ SPEC_KINDS: dict[str, type[AlterSpec]] = {
         RewritePartitionLocations,
         RenamePartition,
         DropPartitions,
+        Relocate,
     )
 }
 
@@ -288,6 +317,8 @@ def spec_from_dict(data: dict[str, Any]) -> AlterSpec:
             fields[name] = tuple(tuple(pair) for pair in fields[name])
     if "keys" in fields:
         fields["keys"] = tuple(fields["keys"])
+    if "partitions" in fields:
+        fields["partitions"] = tuple(PartitionPredicate(**p) for p in fields["partitions"])
     if "specs" in fields:
         fields["specs"] = tuple(tuple(PartitionPredicate(**p) for p in spec) for spec in fields["specs"])
     return cls(**fields)

@@ -21,6 +21,7 @@ from catalog_admin.models import (
 )
 from catalog_admin.selectors.metastores import Metastore
 from operations.containment import MoveContext, move_blockers
+from operations.planners.object_store_moves import object_store_move_findings
 from operations.preview import DirectoryMove, HiveComparison, Preview, Step, TableSnapshot
 from operations.rules import Finding
 from operations.specs import AlterSpec
@@ -163,7 +164,8 @@ def build_preview(
     Every directory move passes the containment guard here (``move_contexts``: what the planner knows of each move,
     by source; a move without one is checked strictly), so no planner can leave it out."""
     frozen_steps = tuple(steps)
-    blockers = [*blockers, *move_blockers(metastore, moves, move_contexts or {})]
+    copy_blockers, copy_warnings = object_store_move_findings(moves)
+    blockers = [*blockers, *move_blockers(metastore, moves, move_contexts or {}), *copy_blockers]
     return Preview(
         metastore=metastore.name,
         schema_version=str(metastore.schema.version),
@@ -175,7 +177,7 @@ def build_preview(
         steps=frozen_steps,
         moves=moves,
         blockers=tuple(blockers),
-        warnings=tuple(warnings),
+        warnings=(*warnings, *copy_warnings),
         hive=hive or metadata_only_hive(metastore),
         estimated_seconds=console_seconds(frozen_steps),
         risk=risk_level(

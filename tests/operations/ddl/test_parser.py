@@ -162,6 +162,21 @@ GOLDEN = [
         "ALTER TABLE `default`.`t` DROP PARTITION (`hour`<='-1', `hour`>'10', `hour`<>'5')",
         id="drop-partition-numbers",
     ),
+    pytest.param(
+        "ALTER TABLE t SET LOCATION 's3a://lake/t' WITH DATA",
+        "ALTER TABLE `default`.`t` SET LOCATION 's3a://lake/t' WITH DATA",
+        id="relocate-table",
+    ),
+    pytest.param(
+        "alter table t partition (dt < '2024-01-02', hour >= 6) set location 'file:/new' with data",
+        "ALTER TABLE `default`.`t` PARTITION (`dt`<'2024-01-02', `hour`>='6') SET LOCATION 'file:/new' WITH DATA",
+        id="relocate-partition-range",
+    ),
+    pytest.param(
+        "ALTER TABLE t PARTITION (dt='2024-01-01') SET LOCATION 'file:/new' WITH DATA",
+        "ALTER TABLE `default`.`t` PARTITION (`dt`='2024-01-01') SET LOCATION 'file:/new' WITH DATA",
+        id="relocate-partition-exact",
+    ),
 ]
 
 
@@ -194,8 +209,9 @@ def test_every_supported_statement_form_has_a_golden_case() -> None:
     kinds = {type(parse_alter(case.values[0])).kind for case in GOLDEN}
 
     # when / then
-    assert len(SUPPORTED_STATEMENTS) == 12
+    assert len(SUPPORTED_STATEMENTS) == 13
     assert kinds == {
+        "relocate",
         "rename_table",
         "add_columns",
         "replace_columns",
@@ -411,3 +427,16 @@ def test_hive_ddl_the_console_does_not_run_is_named_as_unsupported(statement: st
     assert error.message.startswith(f"Unsupported statement at line 1, column {column}: ")
     assert clause in error.message
     assert (error.details["unsupported"], error.details["supported"]) == (clause, list(SUPPORTED_STATEMENTS))
+
+
+def test_a_partition_range_without_with_data_is_refused() -> None:
+    """Hive's SET LOCATION names one partition exactly: a range is accepted only when the data moves too."""
+    # given
+    statement = "ALTER TABLE t PARTITION (dt < '2024-01-02') SET LOCATION 'file:/new'"
+
+    # when
+    with pytest.raises(DdlParseError) as raised:
+        parse_alter(statement)
+
+    # then
+    assert "WITH DATA" in raised.value.message
