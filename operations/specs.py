@@ -21,8 +21,8 @@ __all__ = (
     "ColumnDef",
     "DropPartitions",
     "PartitionPredicate",
-    "RenamePartition",
     "Relocate",
+    "RenamePartition",
     "RenameTable",
     "ReplaceColumns",
     "RevertExecution",
@@ -212,11 +212,8 @@ class Relocate(AlterSpec):
         return (self.partitions,) if self.partitions else ()
 
     def _clause(self) -> str:
-        spec = (
-            "PARTITION (" + ", ".join(f"{quote_ident(p.key)}{p.op}{quote_string(p.value)}" for p in self.partitions) + ") "
-            if self.partitions
-            else ""
-        )
+        predicates = ", ".join(f"{quote_ident(p.key)}{p.op}{quote_string(p.value)}" for p in self.partitions)
+        spec = f"PARTITION ({predicates}) " if self.partitions else ""
         return f"{spec}SET LOCATION {quote_string(self.location)} WITH DATA"
 
 
