@@ -15,7 +15,7 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Protocol
 from urllib.parse import urlsplit
 
 from catalog_admin.filesystem_options import OBJECT_STORE_SCHEMES
@@ -70,6 +70,9 @@ class FileSystem(Protocol):
     def checksum(self, location: str) -> str:
         """The MD5 of one file's content (read in full)."""
 
+    def open(self, location: str, mode: str = "rb") -> BinaryIO:
+        """One file as a binary stream (``rb`` or ``wb``; writing creates the parents where there are any)."""
+
     def copy_file(self, source: str, destination: str) -> None:
         """Copy one file's bytes (creating the destination's parents), replacing a partial earlier copy."""
 
@@ -123,8 +126,14 @@ class LocalFileSystem:
         return entries
 
     def checksum(self, location: str) -> str:
-        with open(_local_path(location), "rb") as stream:
+        with self.open(location) as stream:
             return file_checksum(stream)
+
+    def open(self, location: str, mode: str = "rb") -> BinaryIO:
+        path = _local_path(location)
+        if "w" in mode:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        return open(path, mode)  # noqa: SIM115 - the caller closes it
 
     def copy_file(self, source: str, destination: str) -> None:
         target = _local_path(destination)
@@ -172,6 +181,9 @@ class UnreachableFileSystem:
         return None
 
     def checksum(self, location: str) -> str:
+        raise self._refusal()
+
+    def open(self, location: str, mode: str = "rb") -> BinaryIO:
         raise self._refusal()
 
     def copy_file(self, source: str, destination: str) -> None:

@@ -119,11 +119,14 @@ class FsspecFileSystem:
         return entries
 
     def checksum(self, location: str) -> str:
-        with self.fs.open(self.path(location), "rb") as stream:
+        with self.open(location) as stream:
             return file_checksum(stream)
 
+    def open(self, location: str, mode: str = "rb") -> Any:
+        return self.fs.open(self.path(location), mode)
+
     def copy_file(self, source: str, destination: str) -> None:
-        with self.fs.open(self.path(source), "rb") as reader, self.fs.open(self.path(destination), "wb") as writer:
+        with self.open(source) as reader, self.open(destination, "wb") as writer:
             while chunk := reader.read(CHECKSUM_CHUNK):
                 writer.write(chunk)
 

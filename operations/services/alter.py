@@ -46,6 +46,7 @@ from operations.planners.metadata import (
     plan_unset_table_properties,
 )
 from operations.planners.partitions import plan_drop_partitions, plan_rename_partition
+from operations.planners.relocate import plan_relocate
 from operations.planners.rename_table import plan_rename_table
 from operations.preview import DirectoryMove, NewId, Preview, Step
 from operations.services.audit import record_audit
@@ -55,6 +56,7 @@ from operations.specs import (
     AlterSpec,
     ChangeColumn,
     DropPartitions,
+    Relocate,
     RenamePartition,
     RenameTable,
     ReplaceColumns,
@@ -85,6 +87,7 @@ PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Any], Preview]]
     RewritePartitionLocations: plan_rewrite_partition_locations,
     RenamePartition: plan_rename_partition,
     DropPartitions: plan_drop_partitions,
+    Relocate: plan_relocate,
 }
 
 

@@ -1,0 +1,1 @@
+"""PySpark programs: ``run(spark, plan, report) -> manifest`` each (see relocate.py)."""
