@@ -7,8 +7,10 @@ Globally, ``CATALOG_S3_ENDPOINT_URL`` (an S3-compatible server; AWS when unset),
 metastore, ``METASTORE_S3_ENDPOINT_<NAME>``, ``METASTORE_S3_REGION_<NAME>`` and ``METASTORE_S3_PROFILE_<NAME>``
 override the global ones for locations of that metastore. HDFS is reached through ``hdfs-native``, which reads the
 cluster's ``core-site.xml``/``hdfs-site.xml`` from ``HADOOP_CONF_DIR`` (name services, HA, Kerberos);
-``CATALOG_HDFS_USER`` names the user for simple authentication. ``CATALOG_OBJECT_STORE_RENAME_LIMIT_BYTES``
-(default 1 GiB) is the largest directory an ALTER may "rename" on an object store in the request thread.
+``CATALOG_HDFS_OPTIONS`` adds Hadoop configuration keys (``key=value,key=value``).
+``CATALOG_OBJECT_STORE_RENAME_LIMIT_BYTES`` (default 1 GiB) is the largest directory an ALTER may "rename" on an
+object store in the request thread. Without any S3 option or AWS credential variable, S3 is not configured and the
+console reports s3 locations as unreachable (set ``CATALOG_S3_REGION`` to use a machine role's credentials).
 
 The options are plain JSON (no secrets): a Spark program's plan carries them to its executors.
 """
@@ -29,7 +31,8 @@ _S3_KEYS = {"ENDPOINT": "endpoint_url", "REGION": "region", "PROFILE": "profile"
 def filesystem_options(env: Mapping[str, str], metastores: tuple[str, ...] = ()) -> dict[str, Any]:
     """``{"s3": {...}, "hdfs": {...}, "metastores": {name: {"s3": {...}}}}`` from an environment mapping."""
     s3 = _s3(env, "CATALOG_S3_{}", {"ENDPOINT": "CATALOG_S3_ENDPOINT_URL"})
-    hdfs = {"user": env["CATALOG_HDFS_USER"]} if env.get("CATALOG_HDFS_USER") else {}
+    pairs = (item.partition("=") for item in env.get("CATALOG_HDFS_OPTIONS", "").split(",") if "=" in item)
+    hdfs = {key.strip(): value.strip() for key, _, value in pairs}
     per_metastore = {}
     for name in metastores:
         own = _s3(env, "METASTORE_S3_{}_" + name.upper(), {})

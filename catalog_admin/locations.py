@@ -214,9 +214,17 @@ def filesystem_for(location: str, metastore: str | None = None, options: dict[st
 
     configured = options if options is not None else _settings_options()
     if scheme == "hdfs":
-        return FsspecFileSystem(scheme, configured.get("hdfs", {}), renames_by_copy=False)
+        hdfs = configured.get("hdfs", {})
+        if not hdfs and not os.environ.get("HADOOP_CONF_DIR"):
+            return UnreachableFileSystem(scheme)  # no cluster configured: nothing to ask
+        probe = float(configured.get("hdfs_probe_seconds", 10))
+        authority = urlsplit(location).netloc
+        return FsspecFileSystem(scheme, hdfs, renames_by_copy=False, authority=authority, probe_seconds=probe)
     own = configured.get("metastores", {}).get(metastore or "", {}).get("s3")
-    return FsspecFileSystem(scheme, own if own is not None else configured.get("s3", {}))
+    s3 = own if own is not None else configured.get("s3", {})
+    if not s3 and not (os.environ.get("AWS_ACCESS_KEY_ID") or os.environ.get("AWS_PROFILE")):
+        return UnreachableFileSystem(scheme)  # no object store configured: nothing to ask
+    return FsspecFileSystem(scheme, s3)
 
 
 def _settings_options() -> dict[str, Any]:

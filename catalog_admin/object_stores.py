@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import errno
 import os
+import queue
+import threading
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
@@ -18,11 +21,15 @@ from urllib.parse import urlsplit
 from catalog_admin.hive.locations import normalize_location
 from catalog_admin.locations import CHECKSUM_CHUNK, FileEntry, TreeSize, file_checksum
 
-__all__ = ("FsspecFileSystem", "fsspec_filesystem", "with_credentials")
+__all__ = ("UNREACHABLE", "FsspecFileSystem", "fsspec_filesystem", "with_credentials")
+
+# What a client raises when the store cannot be reached or asked (hdfs-native raises RuntimeError for a missing or
+# unreachable namenode, botocore its own errors for missing credentials): the interface answers "unknown" (None).
+UNREACHABLE = (Exception,)
 
 
 @cache
-def _cached_filesystem(protocol: str, frozen: tuple[tuple[str, str], ...]) -> Any:
+def _cached_filesystem(protocol: str, frozen: tuple[tuple[str, str], ...], authority: str = "") -> Any:
     import fsspec
 
     options = dict(frozen)
@@ -35,15 +42,18 @@ def _cached_filesystem(protocol: str, frozen: tuple[tuple[str, str], ...]) -> An
             if name in options:
                 kwargs[name] = options[name]
         return fsspec.filesystem("s3", **kwargs)
-    return fsspec.filesystem("hdfs", **options)
+    host, _, port = authority.partition(":")
+    # hdfs-native: one client per namenode (or name service); the options are Hadoop configuration keys.
+    return fsspec.filesystem("hdfs", host=host or None, port=int(port) if port else None, **options)
 
 
-def fsspec_filesystem(scheme: str, options: dict[str, str]) -> Any:
-    """The fsspec filesystem of ``scheme`` (``s3``/``s3a``/``s3n`` → s3fs, ``hdfs`` → hdfs-native), one per options."""
-    protocol = "hdfs" if scheme in ("hdfs", "viewfs") else "s3"
-    if protocol == "s3" and "profile" not in options:
-        options = {**with_credentials(options)}
-    return _cached_filesystem(protocol, tuple(sorted(options.items())))
+def fsspec_filesystem(scheme: str, options: dict[str, str], authority: str = "") -> Any:
+    """The fsspec filesystem of ``scheme`` (``s3``/``s3a``/``s3n`` → s3fs, ``hdfs`` → hdfs-native for the namenode
+    ``authority``), one per options."""
+    if scheme not in ("hdfs", "viewfs"):
+        options = options if "profile" in options else with_credentials(options)
+        return _cached_filesystem("s3", tuple(sorted(options.items())))
+    return _cached_filesystem("hdfs", tuple(sorted(options.items())), authority)
 
 
 def with_credentials(options: dict[str, str]) -> dict[str, str]:
@@ -59,14 +69,24 @@ def with_credentials(options: dict[str, str]) -> dict[str, str]:
 class FsspecFileSystem:
     """A Hive location scheme served by an fsspec filesystem."""
 
-    def __init__(self, scheme: str, options: dict[str, str] | None = None, *, renames_by_copy: bool = True) -> None:
+    def __init__(
+        self,
+        scheme: str,
+        options: dict[str, str] | None = None,
+        *,
+        renames_by_copy: bool = True,
+        authority: str = "",
+        probe_seconds: float = 10.0,
+    ) -> None:
         self.scheme = scheme
         self.options = dict(options or {})
         self.renames_by_copy = renames_by_copy
+        self.authority = authority  # HDFS: the namenode or name service
+        self.probe_seconds = probe_seconds
 
     @property
     def fs(self) -> Any:
-        return fsspec_filesystem(self.scheme, self.options)
+        return fsspec_filesystem(self.scheme, self.options, self.authority)
 
     def path(self, location: str) -> str:
         """The path fsspec is given: ``bucket/key`` on an object store, the URL itself on HDFS."""
@@ -83,16 +103,40 @@ class FsspecFileSystem:
             return path if parts.scheme else f"{self.scheme}://{path.lstrip('/')}"
         return f"{self.scheme}://{path.lstrip('/')}"
 
+    def _probe(self, ask: Callable[[], Any]) -> Any:
+        """``ask()``, or None when it fails or, on HDFS, takes longer than ``probe_seconds`` (hdfs-native retries an
+        unreachable namenode without end): a preview then says "unknown" instead of hanging."""
+        if self.renames_by_copy:
+            try:
+                return ask()
+            except UNREACHABLE:
+                return None
+        answer: queue.Queue = queue.Queue(maxsize=1)
+
+        def probe() -> None:
+            try:
+                answer.put(ask())
+            except UNREACHABLE:
+                answer.put(None)
+
+        threading.Thread(target=probe, daemon=True, name=f"probe {self.scheme}://{self.authority}").start()
+        try:
+            return answer.get(timeout=self.probe_seconds)
+        except queue.Empty:
+            return None
+
     def exists(self, location: str) -> bool | None:
         """On an object store a directory exists while an object lies under its prefix (an emptied "folder" some
         servers keep does not count)."""
-        try:
-            path = self.path(location)
-            if not self.renames_by_copy:
-                return bool(self.fs.exists(path))
-            return bool(self.fs.isfile(path) or self.fs.find(path))
-        except (OSError, ValueError, ImportError):
-            return None
+        path = self.path(location)
+        if not self.renames_by_copy:
+            return self._probe(lambda: bool(self.fs.exists(path)))
+
+        def under_prefix() -> bool:
+            found = self.fs.find(path, detail=True)
+            return any(info.get("type") != "directory" for info in found.values()) or bool(self.fs.isfile(path))
+
+        return self._probe(under_prefix)
 
     def tree_size(self, location: str) -> TreeSize | None:
         files = self.list_files(location)
@@ -101,12 +145,14 @@ class FsspecFileSystem:
         return TreeSize(files=len(files), bytes=sum(f.size for f in files))
 
     def list_files(self, location: str, limit: int | None = None) -> list[FileEntry] | None:
-        try:
-            root = self.path(location)
+        root = self.path(location)
+
+        def listing() -> dict[str, Any] | None:
             found = self.fs.find(root, detail=True)
-            if not found and not self.fs.exists(root):
-                return None
-        except (OSError, ValueError, ImportError):
+            return found if found or self.fs.exists(root) else None
+
+        found = self._probe(listing)
+        if found is None:
             return None
         entries = []
         for path, info in sorted(found.items()):
