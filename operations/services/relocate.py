@@ -97,7 +97,9 @@ def relocate_execute(
     copy_seconds = manifest.get("seconds", time.monotonic() - started)
     verify_copy_manifest(plan, manifest)
     try:
-        execution = alter_execute(preview=preview, actor=actor, source=source, reason=reason, approved=approved)
+        execution = alter_execute(
+            preview=preview, actor=actor, source=source, reason=reason, approved=approved, data_copied=True
+        )
     except ApplicationError:
         _remove_copies(plan)
         raise

@@ -7,10 +7,12 @@ source, revert, resume and cleanup.
 from __future__ import annotations
 
 import filecmp
+import io
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 from django.utils import timezone
 
 from catalog_admin.errors import ApplicationError, ErrorCode
@@ -220,3 +222,42 @@ def test_an_incomplete_copy_swaps_nothing(metastore: Metastore, warehouse: Path)
     assert refused.value.code == ErrorCode.EXECUTION_FAILED
     assert day_partitions(metastore) == moving
     assert not Execution.objects.exists()
+
+
+def test_a_relocation_never_runs_as_a_plain_alter(metastore: Metastore, warehouse: Path) -> None:
+    """Re-pointing without the copy would lose the data: alter_execute refuses a plan with a data copy."""
+    # given
+    moving = day_partitions(metastore)
+    target = location_of(warehouse / "sales.db" / "orders_moved")
+    preview = alter_preview_statement(
+        metastore=metastore,
+        statement=f"ALTER TABLE sales.orders PARTITION (dt='2024-01-02') SET LOCATION '{target}' WITH DATA",
+    )
+
+    # when
+    with pytest.raises(ApplicationError) as refused:
+        alter_execute(preview=preview, actor="steward", source="cli")
+
+    # then
+    assert refused.value.code == ErrorCode.INVALID_STATE
+    assert "relocation job" in refused.value.message
+    assert day_partitions(metastore) == moving
+
+
+def test_the_cleanup_command_reports_what_it_removed(metastore: Metastore, warehouse: Path) -> None:
+    """``relocations_cleanup`` removes the copy of a reverted relocation and says so."""
+    # given
+    target = warehouse / "sales.db" / "customers_v2"
+    preview = alter_preview_statement(
+        metastore=metastore, statement=f"ALTER TABLE sales.customers SET LOCATION '{location_of(target)}' WITH DATA"
+    )
+    execution = relocate_execute(preview=preview, actor="steward", source="cli", run_program=in_process())
+    alter_execute(preview=revert_preview(execution=execution), actor="steward", source="cli")
+    out = io.StringIO()
+
+    # when
+    call_command("relocations_cleanup", stdout=out)
+
+    # then
+    assert out.getvalue() == f"Execution #{execution.pk}: removed the copy (1 unit(s)).\n"
+    assert not target.exists()
