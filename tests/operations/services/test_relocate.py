@@ -15,7 +15,9 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
+from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError, ErrorCode
+from catalog_admin.models import Partition, StorageDescriptor
 from catalog_admin.selectors.metastores import Metastore
 from operations.models import AuditRecord, Execution, Relocation
 from operations.services.alter import alter_execute, alter_preview_statement
@@ -261,3 +263,35 @@ def test_the_cleanup_command_reports_what_it_removed(metastore: Metastore, wareh
     # then
     assert out.getvalue() == f"Execution #{execution.pk}: removed the copy (1 unit(s)).\n"
     assert not target.exists()
+
+
+def test_a_whole_partitioned_table_moves_with_each_partition_path_kept(metastore: Metastore, warehouse: Path) -> None:
+    """The root and every partition below it are re-pointed by prefix in one statement; revert restores them all."""
+    # given: every partition of sales.orders below its root (the seeded archive ones brought home)
+    orders = table_row(metastore, "sales", "orders")
+    root = orders.sd.location
+    with allow_metastore_writes():
+        for part in Partition.objects.using(metastore.alias).filter(table_id=orders.id).select_related("sd"):
+            if not part.sd.location.startswith(root + "/"):
+                StorageDescriptor.objects.using(metastore.alias).filter(id=part.sd_id).update(
+                    location=f"{root}/{part.name}"
+                )
+    before = partition_locations(metastore, orders.id)
+    target = location_of(warehouse / "moved" / "orders")
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore, statement=f"ALTER TABLE sales.orders SET LOCATION '{target}' WITH DATA"
+    )
+    execution = relocate_execute(preview=preview, actor="steward", source="cli", run_program=in_process())
+    moved = partition_locations(metastore, orders.id)
+    alter_execute(preview=revert_preview(execution=execution), actor="steward", source="cli")
+
+    # then
+    assert preview.blockers == ()
+    assert row_changes(preview) == {"SDS": (0, 1 + len(before), 0)}
+    assert preview.diff == [("location", root, target)]
+    assert moved == {name: target + loc[len(root) :] for name, loc in before.items()}
+    assert sorted(p.name for p in (warehouse / "moved" / "orders").rglob("*") if p.is_file())
+    assert partition_locations(metastore, orders.id) == before
+    assert table_row(metastore, "sales", "orders").sd.location == root
