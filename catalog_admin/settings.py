@@ -16,6 +16,7 @@ from pathlib import Path
 import dj_database_url
 import pymysql
 
+from catalog_admin.filesystem_options import filesystem_options, rename_limit_bytes
 from catalog_admin.metastores import database_settings, parse_metastores
 from catalog_admin.secrets import local_secret_key
 
@@ -164,6 +165,15 @@ CATALOG_HIVE_COST = {
     "partition_ms": float(os.environ.get("CATALOG_HIVE_COST_PARTITION_MS", "2.05")),
     "statistic_ms": float(os.environ.get("CATALOG_HIVE_COST_STATISTIC_MS", "0.14")),
 }
+# Object stores and HDFS (catalog_admin/filesystem_options.py): endpoints and profiles from the environment, never
+# credentials in the repository. An ALTER "renaming" more than CATALOG_OBJECT_STORE_RENAME_LIMIT_BYTES on an object
+# store is refused in the request thread: relocate the data with SET LOCATION … WITH DATA (a Spark job) instead.
+CATALOG_FILESYSTEMS = filesystem_options(os.environ, tuple(config.name for config in METASTORE_CONFIGS))
+CATALOG_OBJECT_STORE_RENAME_LIMIT_BYTES = rename_limit_bytes(os.environ)
+# A relocation keeps the source data this long after the swap (revert swaps back meanwhile); then cleanup removes it.
+CATALOG_RELOCATION_RETENTION = timedelta(hours=int(os.environ.get("CATALOG_RELOCATION_RETENTION_HOURS", "168")))
+# A relocation preview lists at most this many partitions' files and extrapolates the rest (the sample is shown).
+CATALOG_RELOCATION_SAMPLE_PARTITIONS = int(os.environ.get("CATALOG_RELOCATION_SAMPLE_PARTITIONS", "200"))
 SPECTACULAR_SETTINGS = {
     "TITLE": "catalog-admin API",
     "DESCRIPTION": "Browse and govern Apache Hive metastores.",

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 __all__ = (
     "AffectedPartition",
+    "CopyUnit",
+    "DataCopy",
     "DirectoryMove",
     "HiveComparison",
     "NewId",
@@ -202,6 +204,57 @@ class PartitionsAffected:
 
 
 @dataclass(frozen=True)
+class CopyUnit:
+    """One directory a data job copies as a unit (a partition, or an unpartitioned table's root), verified and
+    reported done (``key``) before the next; the metastore is re-pointed only after every unit is done."""
+
+    key: str
+    source: str
+    destination: str
+
+
+@dataclass(frozen=True)
+class DataCopy:
+    """The data a job copies before the swap (relocate): its units and what a listing found of their size.
+
+    ``files``/``bytes`` cover every unit when ``sampled_units`` equals the units' count; otherwise they are
+    extrapolated from the ``sampled_units`` listed (``sample_files``/``sample_bytes``), and the page says so.
+    ``estimated_seconds`` is from the throughput of earlier copies (None when there were none)."""
+
+    units: tuple[CopyUnit, ...]
+    files: int
+    bytes: int
+    sampled_units: int
+    sample_files: int
+    sample_bytes: int
+    estimated_seconds: float | None = None
+    retention_hours: float = 0.0
+
+    @property
+    def is_sampled(self) -> bool:
+        return self.sampled_units < len(self.units)
+
+    @property
+    def digest(self) -> str:
+        return _digest([(u.key, u.source, u.destination) for u in self.units])
+
+    def as_dict(self, first: int = 20) -> dict[str, Any]:
+        return {
+            "units": len(self.units),
+            "files": self.files,
+            "bytes": self.bytes,
+            "sampled": self.is_sampled,
+            "sampled_units": self.sampled_units,
+            "sample_files": self.sample_files,
+            "sample_bytes": self.sample_bytes,
+            "estimated_seconds": self.estimated_seconds,
+            "retention_hours": self.retention_hours,
+            "digest": self.digest,
+            "first_units": [asdict(u) for u in self.units[:first]],
+        }
+
+
+@dataclass(frozen=True)
 class HiveComparison:
     """What Hive itself would do for the same statement on this schema version."""
 
@@ -238,6 +291,7 @@ class Preview:
     events: PlannedEvents | None = None
     criteria: tuple[RiskCriterion, ...] = ()  # why the risk is what it is (derived from the plan: not fingerprinted)
     affected: PartitionsAffected | None = None  # the partitions that go or are renamed (a listing: not fingerprinted)
+    data_copy: DataCopy | None = None  # a data job (relocate) copies these before the steps re-point the metastore
 
     @cached_property
     def fingerprint(self) -> str:
@@ -255,6 +309,8 @@ class Preview:
         }
         if self.events is not None:
             plan["events"] = self.events.as_dict()
+        if self.data_copy is not None:
+            plan["data_copy"] = self.data_copy.digest
         return _digest(plan)
 
     @property
@@ -304,6 +360,7 @@ class Preview:
             "hive": asdict(self.hive),
             "events": self.events.as_dict() if self.events else None,
             "estimated_seconds": self.estimated_seconds,
+            **({"data_copy": self.data_copy.as_dict()} if self.data_copy is not None else {}),
             "steps": [
                 {
                     "description": s.description,

@@ -23,6 +23,7 @@ __all__ = (
     "CompactTable",
     "DropPartitions",
     "PartitionPredicate",
+    "Relocate",
     "RenamePartition",
     "RenameTable",
     "ReplaceColumns",
@@ -200,6 +201,30 @@ class SetLocation(AlterSpec):
 
 
 @dataclass(frozen=True)
+class Relocate(AlterSpec):
+    """``[PARTITION (…)] SET LOCATION '…' WITH DATA``, the console's one extension of Hive's syntax: the data is copied
+    to the new root (a Spark job, each file verified), then the table and its partitions are re-pointed at once.
+
+    Without ``partitions`` the whole table moves: its root becomes ``location`` and each partition keeps its path
+    below the root. With them (``k op v`` as in DROP PARTITION), every matching partition moves to
+    ``location/<partition name>``. Plain ``SET LOCATION`` keeps Hive's metadata-only meaning."""
+
+    kind: ClassVar[str] = "relocate"
+    location: str
+    partitions: tuple[PartitionPredicate, ...] = ()
+
+    @property
+    def specs(self) -> tuple[tuple[PartitionPredicate, ...], ...]:
+        """The partition predicates as DROP PARTITION's matcher takes them (one spec, or none: the whole table)."""
+        return (self.partitions,) if self.partitions else ()
+
+    def _clause(self) -> str:
+        predicates = ", ".join(f"{quote_ident(p.key)}{p.op}{quote_string(p.value)}" for p in self.partitions)
+        spec = f"PARTITION ({predicates}) " if self.partitions else ""
+        return f"{spec}SET LOCATION {quote_string(self.location)} WITH DATA"
+
+
+@dataclass(frozen=True)
 class RewritePartitionLocations(AlterSpec):
     """Console extension: replace a location prefix on every partition (metadata only)."""
 
@@ -290,6 +315,7 @@ SPEC_KINDS: dict[str, type[AlterSpec]] = {
         DropPartitions,
         CompactTable,
         AbortTransactions,
+        Relocate,
     )
 }
 
@@ -324,6 +350,8 @@ def spec_from_dict(data: dict[str, Any]) -> AlterSpec:
         fields["keys"] = tuple(fields["keys"])
     if "txn_ids" in fields:
         fields["txn_ids"] = tuple(fields["txn_ids"])
+    if "partitions" in fields:
+        fields["partitions"] = tuple(PartitionPredicate(**p) for p in fields["partitions"])
     if "specs" in fields:
         fields["specs"] = tuple(tuple(PartitionPredicate(**p) for p in spec) for spec in fields["specs"])
     return cls(**fields)

@@ -22,6 +22,7 @@ from operations.specs import (
     CompactTable,
     DropPartitions,
     PartitionPredicate,
+    Relocate,
     RenamePartition,
     RenameTable,
     ReplaceColumns,
@@ -215,7 +216,11 @@ class _Parser:
         word = self.peek_word()
         if word == "LOCATION":
             self.advance()
-            return SetLocation(target=target, location=self.string(), partition=partition)
+            location = self.string()
+            if self.accept_words("WITH", "DATA"):
+                predicates = tuple(PartitionPredicate(key=k, op="=", value=v) for k, v in partition)
+                return Relocate(target=target, location=location, partitions=predicates)
+            return SetLocation(target=target, location=location, partition=partition)
         if partition:
             raise self.error(f"expected LOCATION after PARTITION (…) SET, found {self.describe(self.peek())}")
         if word == "TBLPROPERTIES":
@@ -242,7 +247,10 @@ class _Parser:
             old = self.string()
             self.expect_words("WITH")
             return RewritePartitionLocations(target=target, old_prefix=old, new_prefix=self.string())
-        spec = self.partition_spec()
+        predicates = tuple(self.parenthesized(self.predicate))
+        if any(p.op != "=" for p in predicates):
+            return self.relocate_range(target, predicates)
+        spec = tuple((p.key, p.value) for p in predicates)
         self.refuse_known(UNSUPPORTED_PARTITION_CLAUSES, "ALTER TABLE … ")
         if self.peek_word() == "RENAME":
             self.expect_words("RENAME", "TO", "PARTITION")
@@ -282,6 +290,17 @@ class _Parser:
             clause = f"COMPACT … {self.peek_word()}"
             raise self.unsupported(clause, f"{clause} is Hive DDL that the console does not run; use Hive for it")
         return CompactTable(target=target, compaction_type=compaction_type, partition=partition)
+
+    def relocate_range(self, target: TableRef, predicates: tuple[PartitionPredicate, ...]) -> Relocate:
+        """A range of partitions (``PARTITION (dt < '2024-01-01')``) can only be relocated (``… WITH DATA``)."""
+        self.expect_words("SET", "LOCATION")
+        location = self.string()
+        if not self.accept_words("WITH", "DATA"):
+            raise self.error(
+                "a partition range (<, <=, >, >=, <>) is accepted only by SET LOCATION '…' WITH DATA; "
+                "Hive's SET LOCATION names one partition exactly"
+            )
+        return Relocate(target=target, location=location, partitions=predicates)
 
     def drop_partitions(self, target: TableRef) -> DropPartitions:
         self.expect_words("DROP")

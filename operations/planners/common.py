@@ -21,6 +21,7 @@ from catalog_admin.models import (
 )
 from catalog_admin.selectors.metastores import Metastore
 from operations.containment import MoveContext, move_blockers
+from operations.planners.object_store_moves import object_store_move_findings
 from operations.preview import DirectoryMove, HiveComparison, PartitionsAffected, Preview, Step, TableSnapshot
 from operations.risk import plan_criteria, risk_of
 from operations.rules import Finding, check_alter_form
@@ -146,8 +147,10 @@ def build_preview(
     Every directory move passes the containment guard here (``move_contexts``: what the planner knows of each move,
     by source; a move without one is checked strictly), so no planner can leave it out."""
     frozen_steps = tuple(steps)
+    copy_blockers, copy_warnings = object_store_move_findings(moves)
+    warnings = [*warnings, *copy_warnings]
     form = check_alter_form(written_on_view=spec.on_view, is_view=state.is_view)
-    blockers = [*form, *blockers, *move_blockers(metastore, moves, move_contexts or {})]
+    blockers = [*form, *blockers, *move_blockers(metastore, moves, move_contexts or {}), *copy_blockers]
     before = snapshot(state)
     criteria = plan_criteria(
         before=before,

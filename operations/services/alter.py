@@ -49,6 +49,7 @@ from operations.planners.metadata import (
     plan_unset_table_properties,
 )
 from operations.planners.partitions import plan_drop_partitions, plan_rename_partition
+from operations.planners.relocate import plan_relocate
 from operations.planners.rename_table import plan_rename_table
 from operations.planners.transactions import plan_abort_transactions
 from operations.preview import DirectoryMove, NewId, Preview, Step
@@ -61,6 +62,7 @@ from operations.specs import (
     ChangeColumn,
     CompactTable,
     DropPartitions,
+    Relocate,
     RenamePartition,
     RenameTable,
     ReplaceColumns,
@@ -93,6 +95,7 @@ PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Any], Preview]]
     DropPartitions: plan_drop_partitions,
     CompactTable: plan_compaction,
     AbortTransactions: plan_abort_transactions,
+    Relocate: plan_relocate,
 }
 
 
@@ -168,12 +171,21 @@ def alter_execute(
     reason: str = "",
     progress: Progress | None = None,
     approved: dict[str, Any] | None = None,
+    data_copied: bool = False,
 ) -> Execution:
     """Run exactly ``preview`` (or nothing), audit it, and return the execution record.
 
     ``approved``: the summary of the plan that was approved (a change request's); ``preview``, rebuilt just before,
     must be that very plan, or nothing runs. ``progress(done, total, description)`` is called before each statement.
+    A plan that copies data first (relocate) runs only as the swap of ``relocate_execute`` (``data_copied``).
     """
+    if preview.data_copy is not None and not data_copied:
+        raise ApplicationError(
+            ErrorCode.INVALID_STATE,
+            f"{preview.statement} copies data before it re-points the metastore: it runs as a relocation job "
+            "(operations.services.relocate.relocate_execute, on Spark), not as a plain ALTER.",
+            {"operation": preview.spec.kind},
+        )
     if approved is not None:
         staleness = compare_plans(approved, preview)
         if staleness.is_stale:

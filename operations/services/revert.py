@@ -67,6 +67,7 @@ def revert_preview(*, execution: Execution) -> Preview:
             {"execution": execution.pk},
         )
     _check_revertible(execution)
+    _check_relocation_kept(execution)
     metastore = get_metastore(execution.metastore)
     preview = _revert_plan(metastore, execution)
     preview = replace(preview, inverse={**preview.inverse, "reverts": execution.pk})
@@ -142,6 +143,20 @@ def _check_revertible(execution: Execution) -> None:
             f"Execution #{blocking[-1].pk} changed the table after #{execution.pk}; revert it first.",
             {"execution": execution.pk, "later": [e.pk for e in blocking]},
         )
+
+
+def _check_relocation_kept(execution: Execution) -> None:
+    """A relocation swaps back only while its source data is kept (before the cleanup removed it)."""
+    relocation = getattr(execution, "relocation", None)
+    if relocation is None or relocation.state == relocation.State.SWAPPED:
+        return
+    raise ApplicationError(
+        ErrorCode.INVALID_STATE,
+        f"Execution #{execution.pk} relocated the data and the source was removed on "
+        f"{relocation.cleaned_at:%Y-%m-%d %H:%M} UTC after its retention time: there is nothing to swap back to. "
+        "Relocate the data again to move it back.",
+        {"execution": execution.pk, "relocation": relocation.state},
+    )
 
 
 def _restore_preview(metastore: Metastore, execution: Execution) -> Preview:
@@ -226,6 +241,7 @@ UPDATED_ROW_KEYS = {
     "TABLE_PARAMS": (("TBL_ID", "PARAM_KEY"), "PARAM_VALUE"),
     "BUCKETING_COLS": (("SD_ID", "INTEGER_IDX"), "BUCKET_COL_NAME"),
     "SORT_COLS": (("SD_ID", "INTEGER_IDX"), "COLUMN_NAME"),
+    "SDS": (("SD_ID",), "LOCATION"),  # a relocation's re-pointed storage descriptors
 }
 
 

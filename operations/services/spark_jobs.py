@@ -175,7 +175,9 @@ def remove_staging(job: Job) -> bool:
     if not metastore or not governed_roots(get_metastore(metastore)).governs(staging):
         job_log(job, f"Staging {staging} left in place: it is not inside a governed root of {metastore!r}")
         return False
-    removed = filesystem_for(staging).remove_tree(staging)
+    filesystem = filesystem_for(staging, metastore)
+    removed = bool(filesystem.exists(staging))
+    filesystem.delete_tree(staging)
     job_log(job, f"Staging {staging} {'removed' if removed else 'was not there'}")
     return removed
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -73,6 +74,7 @@ def start_spark_hive(dbname: str, warehouse: Path, conf: dict[str, str] | None =
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no loopback-hostname warning
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # Python workers use the venv (programs import fsspec)
     warehouse = warehouse.resolve()
     warehouse.mkdir(parents=True, exist_ok=True)
     jar = str(JDBC_JAR)

@@ -181,6 +181,21 @@ GOLDEN = [
     pytest.param(
         "alter table db.t abort transactions 12 7 12", "ALTER TABLE `db`.`t` ABORT TRANSACTIONS 7 12", id="abort-txns"
     ),
+    pytest.param(
+        "ALTER TABLE t SET LOCATION 's3a://lake/t' WITH DATA",
+        "ALTER TABLE `default`.`t` SET LOCATION 's3a://lake/t' WITH DATA",
+        id="relocate-table",
+    ),
+    pytest.param(
+        "alter table t partition (dt < '2024-01-02', hour >= 6) set location 'file:/new' with data",
+        "ALTER TABLE `default`.`t` PARTITION (`dt`<'2024-01-02', `hour`>='6') SET LOCATION 'file:/new' WITH DATA",
+        id="relocate-partition-range",
+    ),
+    pytest.param(
+        "ALTER TABLE t PARTITION (dt='2024-01-01') SET LOCATION 'file:/new' WITH DATA",
+        "ALTER TABLE `default`.`t` PARTITION (`dt`='2024-01-01') SET LOCATION 'file:/new' WITH DATA",
+        id="relocate-partition-exact",
+    ),
 ]
 
 
@@ -213,8 +228,9 @@ def test_every_supported_statement_form_has_a_golden_case() -> None:
     kinds = {type(parse_alter(case.values[0])).kind for case in GOLDEN}
 
     # when / then
-    assert len(SUPPORTED_STATEMENTS) == 16  # with COMPACT, ABORT TRANSACTIONS and ALTER VIEW's two forms
+    assert len(SUPPORTED_STATEMENTS) == 17  # with COMPACT, ABORT TRANSACTIONS, ALTER VIEW's two forms, WITH DATA
     assert kinds == {
+        "relocate",
         "rename_table",
         "add_columns",
         "replace_columns",
@@ -454,3 +470,16 @@ def test_alter_view_takes_only_the_forms_hive_allows_on_a_view() -> None:
         caught.value.message
     )
     assert parse_alter("ALTER VIEW v RENAME TO v2").on_view is True
+
+
+def test_a_partition_range_without_with_data_is_refused() -> None:
+    """Hive's SET LOCATION names one partition exactly: a range is accepted only when the data moves too."""
+    # given
+    statement = "ALTER TABLE t PARTITION (dt < '2024-01-02') SET LOCATION 'file:/new'"
+
+    # when
+    with pytest.raises(DdlParseError) as raised:
+        parse_alter(statement)
+
+    # then
+    assert "WITH DATA" in raised.value.message

@@ -1,0 +1,218 @@
+"""
+Filesystems reached through fsspec: S3-compatible object stores (s3fs) and HDFS (hdfs-native).
+
+Locations keep Hive's spelling (``s3a://bucket/key``, ``hdfs://namenode:8020/path``); fsspec is given the scheme's
+own path (``bucket/key`` for s3fs, the full URL for hdfs-native). On an object store a directory is a key prefix: a
+"rename" copies every object and deletes the originals, which is why :attr:`FsspecFileSystem.renames_by_copy` tells
+previews to show that cost (``operations.planners.common``) and large ones go through a relocation job.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import queue
+import threading
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+from urllib.parse import urlsplit
+
+from catalog_admin.hive.acid import DirEntry
+from catalog_admin.hive.locations import normalize_location
+from catalog_admin.locations import CHECKSUM_CHUNK, FileEntry, TreeSize, dir_entries, file_checksum, is_hidden
+
+__all__ = ("UNREACHABLE", "FsspecFileSystem", "fsspec_filesystem", "with_credentials")
+
+# What a client raises when the store cannot be reached or asked (hdfs-native raises RuntimeError for a missing or
+# unreachable namenode, botocore its own errors for missing credentials): the interface answers "unknown" (None).
+UNREACHABLE = (Exception,)
+
+
+@cache
+def _cached_filesystem(protocol: str, frozen: tuple[tuple[str, str], ...], authority: str = "") -> Any:
+    import fsspec
+
+    options = dict(frozen)
+    if protocol == "s3":
+        client: dict[str, Any] = {k: options[k] for k in ("endpoint_url",) if k in options}
+        if "region" in options:
+            client["region_name"] = options["region"]
+        kwargs: dict[str, Any] = {"client_kwargs": client, "use_listings_cache": False, "skip_instance_cache": True}
+        for name in ("profile", "key", "secret"):
+            if name in options:
+                kwargs[name] = options[name]
+        return fsspec.filesystem("s3", **kwargs)
+    host, _, port = authority.partition(":")
+    # hdfs-native: one client per namenode (or name service); the options are Hadoop configuration keys.
+    return fsspec.filesystem("hdfs", host=host or None, port=int(port) if port else None, **options)
+
+
+def fsspec_filesystem(scheme: str, options: dict[str, str], authority: str = "") -> Any:
+    """The fsspec filesystem of ``scheme`` (``s3``/``s3a``/``s3n`` → s3fs, ``hdfs`` → hdfs-native for the namenode
+    ``authority``), one per options."""
+    if scheme not in ("hdfs", "viewfs"):
+        options = options if "profile" in options else with_credentials(options)
+        return _cached_filesystem("s3", tuple(sorted(options.items())))
+    return _cached_filesystem("hdfs", tuple(sorted(options.items())), authority)
+
+
+def with_credentials(options: dict[str, str]) -> dict[str, str]:
+    """``options`` plus the S3 credentials of this process's environment (``AWS_ACCESS_KEY_ID`` and
+    ``AWS_SECRET_ACCESS_KEY``), if set: a Spark program's driver hands them to its executors this way, never in
+    its JSON plan."""
+    key, secret = os.environ.get("AWS_ACCESS_KEY_ID"), os.environ.get("AWS_SECRET_ACCESS_KEY")
+    if "key" in options or not key or not secret:
+        return options
+    return {**options, "key": key, "secret": secret}
+
+
+class FsspecFileSystem:
+    """A Hive location scheme served by an fsspec filesystem."""
+
+    def __init__(
+        self,
+        scheme: str,
+        options: dict[str, str] | None = None,
+        *,
+        renames_by_copy: bool = True,
+        authority: str = "",
+        probe_seconds: float = 10.0,
+    ) -> None:
+        self.scheme = scheme
+        self.options = dict(options or {})
+        self.renames_by_copy = renames_by_copy
+        self.authority = authority  # HDFS: the namenode or name service
+        self.probe_seconds = probe_seconds
+
+    @property
+    def fs(self) -> Any:
+        return fsspec_filesystem(self.scheme, self.options, self.authority)
+
+    def path(self, location: str) -> str:
+        """The path fsspec is given: ``bucket/key`` on an object store, the URL itself on HDFS."""
+        location = normalize_location(location)
+        if not self.renames_by_copy:
+            return location
+        parts = urlsplit(location)
+        return f"{parts.netloc}{parts.path}".rstrip("/")
+
+    def location(self, path: str) -> str:
+        """A path fsspec returned, as a location of this scheme."""
+        if not self.renames_by_copy:
+            parts = urlsplit(path)
+            return path if parts.scheme else f"{self.scheme}://{path.lstrip('/')}"
+        return f"{self.scheme}://{path.lstrip('/')}"
+
+    def _probe(self, ask: Callable[[], Any]) -> Any:
+        """``ask()``, or None when it fails or, on HDFS, takes longer than ``probe_seconds`` (hdfs-native retries an
+        unreachable namenode without end): a preview then says "unknown" instead of hanging."""
+        if self.renames_by_copy:
+            try:
+                return ask()
+            except UNREACHABLE:
+                return None
+        answer: queue.Queue = queue.Queue(maxsize=1)
+
+        def probe() -> None:
+            try:
+                answer.put(ask())
+            except UNREACHABLE:
+                answer.put(None)
+
+        threading.Thread(target=probe, daemon=True, name=f"probe {self.scheme}://{self.authority}").start()
+        try:
+            return answer.get(timeout=self.probe_seconds)
+        except queue.Empty:
+            return None
+
+    def exists(self, location: str) -> bool | None:
+        """On an object store a directory exists while an object lies under its prefix (an emptied "folder" some
+        servers keep does not count)."""
+        path = self.path(location)
+        if not self.renames_by_copy:
+            return self._probe(lambda: bool(self.fs.exists(path)))
+
+        def under_prefix() -> bool:
+            found = self.fs.find(path, detail=True)
+            return any(info.get("type") != "directory" for info in found.values()) or bool(self.fs.isfile(path))
+
+        return self._probe(under_prefix)
+
+    def tree_size(self, location: str) -> TreeSize | None:
+        files = self.list_files(location)
+        if files is None:
+            return None
+        return TreeSize(files=len(files), bytes=sum(f.size for f in files))
+
+    def list_files(self, location: str, limit: int | None = None) -> list[FileEntry] | None:
+        root = self.path(location)
+
+        def listing() -> dict[str, Any] | None:
+            found = self.fs.find(root, detail=True)
+            return found if found or self.fs.exists(root) else None
+
+        found = self._probe(listing)
+        if found is None:
+            return None
+        entries = []
+        for path, info in sorted(found.items()):
+            if info.get("type") == "directory":
+                continue
+            relative = path[len(root) :].lstrip("/") if path.startswith(root) else path.rsplit("/", 1)[-1]
+            entries.append(FileEntry(self.location(path), relative, int(info.get("size") or 0)))
+            if limit is not None and len(entries) >= limit:
+                break
+        return entries
+
+    def list_directory(self, location: str) -> tuple[DirEntry, ...] | None:
+        files = self.list_files(location)
+        if files is None:
+            return None
+        return dir_entries(files, lambda child: self.open(child).read().decode())
+
+    def quick_stats(self, location: str) -> TreeSize | None:
+        files = self.list_files(location)
+        if files is None:
+            return None if self.exists(location) is None else TreeSize(files=0, bytes=0)
+        shown = [f for f in files if not is_hidden(f.relative)]
+        return TreeSize(files=len(shown), bytes=sum(f.size for f in shown))
+
+    def checksum(self, location: str) -> str:
+        with self.open(location) as stream:
+            return file_checksum(stream)
+
+    def open(self, location: str, mode: str = "rb") -> Any:
+        return self.fs.open(self.path(location), mode)
+
+    def copy_file(self, source: str, destination: str) -> None:
+        with self.open(source) as reader, self.open(destination, "wb") as writer:
+            while chunk := reader.read(CHECKSUM_CHUNK):
+                writer.write(chunk)
+
+    def delete_tree(self, location: str) -> None:
+        path = self.path(location)
+        if self.fs.exists(path):
+            self.fs.rm(path, recursive=True)
+
+    def rename(self, source: str, destination: str) -> None:
+        """Hive's ``renameDir``: on an object store every object is copied, then the originals deleted."""
+        if self.exists(destination):
+            raise FileExistsError(errno.EEXIST, "the destination already exists", destination)
+        if not self.renames_by_copy:
+            self.fs.mv(self.path(source), self.path(destination))
+            return
+        files = self.list_files(source) or []
+        for entry in files:
+            self.copy_file(entry.location, f"{destination.rstrip('/')}/{entry.relative}")
+        self.delete_tree(source)
+
+    def prune_empty_parents(self, location: str, levels: int | None = None) -> None:
+        """Object stores have no directories to leave behind; on HDFS empty parents are removed."""
+        if self.renames_by_copy:
+            return
+        parent = location.rstrip("/").rpartition("/")[0]
+        while levels != 0 and parent.count("/") > 3 and self.exists(parent) and not self.fs.ls(self.path(parent)):
+            self.fs.rmdir(self.path(parent))
+            parent = parent.rpartition("/")[0]
+            levels = None if levels is None else levels - 1

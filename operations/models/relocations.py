@@ -1,0 +1,37 @@
+"""Relocations: the data a relocate job copied, where the source is kept, and when it goes."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from operations.models.executions import Execution
+
+__all__ = ("Relocation",)
+
+
+class Relocation(models.Model):
+    """The data side of one relocate execution (the swap): the copied units, their size and the copy's duration, and
+    the source kept until ``keep_until`` (a revert swaps back meanwhile); the cleanup then removes the source, or,
+    after a revert, the copy."""
+
+    class State(models.TextChoices):
+        SWAPPED = "swapped", "Swapped; source kept"
+        CLEANED = "cleaned", "Source removed after the retention time"
+        REVERTED = "reverted", "Swapped back; the copy removed"
+
+    execution = models.OneToOneField(Execution, on_delete=models.PROTECT, related_name="relocation")
+    metastore = models.CharField(max_length=64)
+    units = models.JSONField(help_text="[{key, source, destination}] as copied.")
+    files = models.BigIntegerField()
+    bytes = models.BigIntegerField()
+    copy_seconds = models.FloatField()
+    keep_until = models.DateTimeField()
+    state = models.CharField(max_length=16, choices=State.choices, default=State.SWAPPED)
+    cleaned_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["state", "keep_until"], name="relocation_due_idx")]
+
+    def __str__(self) -> str:
+        return f"Relocation of execution #{self.execution_id} ({self.state})"

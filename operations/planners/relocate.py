@@ -1,0 +1,337 @@
+"""
+Relocate: copy a table's or some partitions' data to a new root, then re-point the metastore in one transaction.
+
+Hive's ``SET LOCATION`` changes metadata only (rule 10.5); ``SET LOCATION '…' WITH DATA`` is the console's extension
+that also moves the data, as a governed job: the preview lists what a Spark program will copy (:class:`DataCopy`:
+one unit per partition, or the root of an unpartitioned table), and its steps re-point the storage descriptors,
+set-based. The copies keep every file as it is (same bytes, same names), so statistics and bucketing stay valid.
+The source is kept for the retention time (``CATALOG_RELOCATION_RETENTION``); a revert swaps back meanwhile.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from django.conf import settings
+from django.db.models import F
+
+from catalog_admin.locations import filesystem_for
+from catalog_admin.models import Partition, StorageDescriptor
+from catalog_admin.selectors.metastores import Metastore
+from operations.containment import MoveContext, canonical, is_inside, move_blockers, new_location_blockers
+from operations.planners.common import acid_warnings, build_preview, metadata_only_hive, snapshot
+from operations.planners.locations import _absolute_location_blockers, _replication_blockers
+from operations.planners.partitions.chunks import chunks
+from operations.planners.partitions.matching import matching_partitions, predicate_blockers
+from operations.preview import CopyUnit, DataCopy, DirectoryMove, HiveComparison, Preview, Step
+from operations.rules import Finding
+from operations.specs import Relocate
+from operations.sql import MetastoreSql
+from operations.table_state import TableState, read_partition_scope
+
+__all__ = ("TABLE_UNIT", "plan_relocate", "relocated_location")
+
+RULE = "relocate"
+TABLE_UNIT = "<table root>"  # the unit key of an unpartitioned table's root
+
+
+def relocated_location(old_root: str, new_root: str, location: str) -> str:
+    """Where a location below ``old_root`` (as stored) lands below ``new_root`` (its path below the root kept)."""
+    return new_root.rstrip("/") + location[len(old_root.rstrip("/")) :]
+
+
+def plan_relocate(metastore: Metastore, state: TableState, spec: Relocate) -> Preview:
+    sql = MetastoreSql(metastore.alias)
+    destination = canonical(spec.location) if spec.location.strip() else ""
+    blockers = _table_blockers(metastore, state, spec, destination)
+    partitions, selection = _partitions_in_scope(metastore, state, spec, blockers)
+    units = _units(state, spec, destination, partitions, blockers) if not blockers else []
+    if units:
+        sd_ids = {p["name"]: p["sd_id"] for p in partitions} if spec.partitions else {}
+        blockers += _destination_blockers(metastore, state, destination, units, sd_ids)
+    data_copy = _data_copy(metastore, units, blockers)
+    steps = [] if blockers else _steps(sql, state, spec, destination, partitions)
+    preview = build_preview(
+        metastore,
+        state,
+        spec,
+        steps=steps,
+        after=snapshot(state, location=destination) if not spec.partitions and destination else snapshot(state),
+        blockers=blockers,
+        warnings=_warnings(metastore, state, spec, data_copy),
+        partitions_touched=len(partitions),
+        hive=_hive(metastore),
+        inverse={"relocate": True},
+    )
+    scope = read_partition_scope(metastore, state.table_id, selection) if selection else None
+    return replace(preview, scope=scope, data_copy=data_copy, risk="high")
+
+
+# Scope ---------------------------------------------------------------------------------------------------------------
+
+
+def _table_blockers(metastore: Metastore, state: TableState, spec: Relocate, destination: str) -> list[Finding]:
+    blockers = _absolute_location_blockers(spec.location) + _replication_blockers(metastore, state)
+    if state.is_view:
+        blockers.append(Finding("view_location", "ddl", f"{state.ref} is a view and has no data to relocate"))
+    if state.is_transactional:
+        blockers.append(
+            Finding(
+                "transactional_rewrite",
+                RULE,
+                f"{state.ref} is transactional: copying its base_/delta_ directories outside Hive bypasses its write "
+                "ids and open transactions. Compact it with Hive (ALTER TABLE … COMPACT 'major') and move it with "
+                "Hive's own tools instead.",
+            )
+        )
+    if spec.partitions and not state.is_partitioned:
+        blockers.append(Finding("not_partitioned", "ddl", f"Table {state.ref} is not partitioned"))
+    elif spec.partitions:
+        blockers += predicate_blockers(state, spec)  # type: ignore[arg-type]  # it reads only .specs
+    blockers += [
+        Finding(f.code, "acid", f.message + " Relocate after they end.") for f in acid_warnings(metastore, state)
+    ]
+    for side, location in (("source", state.location or ""), ("destination", destination)):
+        if location and filesystem_for(location, metastore.name).exists(location) is None:
+            blockers.append(
+                Finding(
+                    "unreachable_filesystem",
+                    RULE,
+                    f"The console has no client for the {side} {location}: configure it (README, filesystems).",
+                )
+            )
+    return blockers
+
+
+def _partitions_in_scope(
+    metastore: Metastore, state: TableState, spec: Relocate, blockers: list[Finding]
+) -> tuple[list[dict], dict | None]:
+    """The partitions that move (``{id, name, sd_id, location}``) and how the scope digest finds them again."""
+    if blockers or not state.is_partitioned:
+        return [], None
+    if spec.partitions:
+        rows = [
+            {"id": r["id"], "name": r["name"], "sd_id": r["sd_id"], "location": r["sd__location"]}
+            for r in matching_partitions(metastore, state, spec)  # type: ignore[arg-type]
+        ]
+        if not rows:
+            blockers.append(Finding("nothing_matches", RULE, f"No partition of {state.ref} matches {spec.partitions}"))
+        return rows, {"ids": sorted(r["id"] for r in rows)}
+    rows = list(
+        Partition.objects.using(metastore.alias)
+        .filter(table_id=state.table_id)
+        .order_by("name")
+        .values("id", "name", "sd_id", location=F("sd__location"))
+    )
+    return rows, {"prefixes": [(state.location or "").rstrip("/") + "/"]} if state.location else None
+
+
+def _units(
+    state: TableState, spec: Relocate, destination: str, partitions: list[dict], blockers: list[Finding]
+) -> list[CopyUnit]:
+    if not destination:
+        return []
+    if not state.is_partitioned:
+        return [CopyUnit(TABLE_UNIT, canonical(state.location or ""), destination)]
+    if spec.partitions:
+        return [CopyUnit(p["name"], canonical(p["location"]), f"{destination}/{p['name']}") for p in partitions]
+    root = (state.location or "").rstrip("/")  # as stored: the prefix rewrite compares the stored spelling
+    outside = [p["name"] for p in partitions if not (p["location"] or "").startswith(root + "/")]
+    if outside:
+        blockers.append(
+            Finding(
+                "partition_outside_root",
+                RULE,
+                f"{len(outside)} partition(s) lie outside {root} (first: {outside[0]}): relocate them with their own "
+                "PARTITION (…) clause, then the table.",
+            )
+        )
+        return []
+    return [
+        CopyUnit(p["name"], canonical(p["location"]), relocated_location(root, destination, p["location"]))
+        for p in partitions
+    ]
+
+
+# Destination ---------------------------------------------------------------------------------------------------------
+
+
+def _unit_context(state: TableState, unit: CopyUnit, sd_ids: dict[str, int]) -> MoveContext:
+    """A partition's own directory, below its table's root; or the whole table."""
+    if unit.key in sd_ids:
+        return MoveContext(sd_ids=frozenset({sd_ids[unit.key]}), enclosing=frozenset({state.sd_id} - {None}))
+    return MoveContext(table_id=state.table_id)
+
+
+def _destination_blockers(
+    metastore: Metastore, state: TableState, destination: str, units: list[CopyUnit], sd_ids: dict[str, int]
+) -> list[Finding]:
+    """Both ends of every unit lie inside the governed roots (whatever SET LOCATION may point at, the console writes
+    and later deletes data only there) and are nobody else's; the new root does not overlap the data it copies, and
+    nothing is there yet."""
+    moves = [DirectoryMove(u.source, u.destination, 1, 0, None, None, None, None, True) for u in units]
+    blockers = move_blockers(metastore, moves, {u.source: _unit_context(state, u, sd_ids) for u in units})
+    blockers += new_location_blockers(metastore, destination, own=MoveContext(table_id=state.table_id))
+    blockers = list(dict.fromkeys(blockers))
+    overlapping = next((u for u in units if is_inside(destination, u.source) or is_inside(u.source, destination)), None)
+    if overlapping:
+        blockers.append(
+            Finding(
+                "relocation_overlaps",
+                RULE,
+                f"{destination} and {overlapping.source} contain one another: the copy would read what it writes.",
+            )
+        )
+        return blockers
+    filesystem = filesystem_for(destination, metastore.name)
+    if filesystem.exists(destination):
+        blockers.append(
+            Finding("destination_exists", RULE, f"{destination} already exists: relocate into a new directory.")
+        )
+    return blockers
+
+
+# The data copy ---------------------------------------------------------------------------------------------------
+
+
+def _data_copy(metastore: Metastore, units: list[CopyUnit], blockers: list[Finding]) -> DataCopy | None:
+    """The units with their size: every unit listed up to the sample limit, the rest extrapolated from the sample."""
+    if not units:
+        return None
+    sample = units[: settings.CATALOG_RELOCATION_SAMPLE_PARTITIONS]
+    files = size = 0
+    for unit in sample:
+        listed = filesystem_for(unit.source, metastore.name).list_files(unit.source)
+        files += len(listed or ())
+        size += sum(entry.size for entry in listed or ())
+    scale = len(units) / len(sample)
+    total_files, total_bytes = round(files * scale), round(size * scale)
+    return DataCopy(
+        units=tuple(units),
+        files=total_files,
+        bytes=total_bytes,
+        sampled_units=len(sample),
+        sample_files=files,
+        sample_bytes=size,
+        estimated_seconds=_estimated_seconds(total_bytes),
+        retention_hours=settings.CATALOG_RELOCATION_RETENTION.total_seconds() / 3600,
+    )
+
+
+def _estimated_seconds(size: int) -> float | None:
+    """From the bytes per second of earlier relocations' copies (None before the first)."""
+    from operations.selectors import copy_throughput
+
+    throughput = copy_throughput()
+    return round(size / throughput, 1) if throughput else None
+
+
+# Statements ------------------------------------------------------------------------------------------------------
+
+
+def _steps(
+    sql: MetastoreSql, state: TableState, spec: Relocate, destination: str, partitions: list[dict]
+) -> list[Step]:
+    """Set-based re-pointing: the table's root and every partition below it by prefix, or the chosen partitions by
+    name below the new root. Each step first captures the old locations (the before-image a revert writes back)."""
+    sds, sd_id, location = (
+        sql.table(StorageDescriptor),
+        sql.col(StorageDescriptor, "id"),
+        sql.col(StorageDescriptor, "location"),
+    )
+    capture = f"SELECT {sd_id}, {location} FROM {sds} WHERE "
+    if spec.partitions:
+        return [
+            _partitions_by_name_step(sql, capture, destination, chunk)
+            for chunk in chunks([p["sd_id"] for p in partitions])
+        ]
+    steps = []
+    if state.sd_id is not None:
+        where = f"{sd_id} = %s AND {location} = %s"
+        steps.append(
+            Step(f"Point the table at {destination}", "SDS", "update",
+                 f"UPDATE {sds} SET {location} = %s WHERE {where}", (destination, state.sd_id, state.location), 1,
+                 capture + where, (state.sd_id, state.location))
+        )  # fmt: skip
+    if partitions:
+        old = (state.location or "").rstrip("/") + "/"
+        where = f"{sql.of_table_partitions(sd_id, 'sd')} AND {sql.has_prefix(location)}"
+        params = (state.table_id, len(old), old)
+        steps.append(
+            Step(f"Re-point {len(partitions)} partitions from {old} to {destination}/", "SDS", "update",
+                 f"UPDATE {sds} SET {location} = {sql.replace_prefix(location)} WHERE {where}",
+                 (destination + "/", len(old) + 1, *params), len(partitions), capture + where, params)
+        )  # fmt: skip
+    return steps
+
+
+def _partitions_by_name_step(sql: MetastoreSql, capture: str, destination: str, sd_ids: list[int]) -> Step:
+    sds, sd_id, location = (
+        sql.table(StorageDescriptor),
+        sql.col(StorageDescriptor, "id"),
+        sql.col(StorageDescriptor, "location"),
+    )
+    named = (
+        f"(SELECT {sql.concat('%s', 'p.' + sql.col(Partition, 'name'))} FROM {sql.table(Partition)} p "
+        f"WHERE p.{sql.col(Partition, 'sd')} = {sds}.{sd_id})"
+    )
+    where = f"{sd_id} IN ({', '.join(['%s'] * len(sd_ids))})"
+    return Step(
+        f"Point {len(sd_ids)} partitions at {destination}/<partition name>", "SDS", "update",
+        f"UPDATE {sds} SET {location} = {named} WHERE {where}", (destination + "/", *sd_ids), len(sd_ids),
+        capture + where, tuple(sd_ids),
+    )  # fmt: skip
+
+
+# Findings for the steward --------------------------------------------------------------------------------------------
+
+
+def _warnings(metastore: Metastore, state: TableState, spec: Relocate, data_copy: DataCopy | None) -> list[Finding]:
+    warnings = [
+        Finding(
+            "engines_cache_locations",
+            RULE,
+            "Engines that cache locations read the old data until refreshed: run INVALIDATE METADATA on Impala and "
+            "REFRESH TABLE on long-running Spark sessions after the swap.",
+            "warning",
+        ),
+    ]
+    if data_copy is not None:
+        hours = data_copy.retention_hours
+        warnings.append(
+            Finding(
+                "source_retained",
+                RULE,
+                f"The source data is kept for {hours:g} hour(s) after the swap (revert swaps back meanwhile), then "
+                "removed by the relocation cleanup.",
+                "warning",
+            )
+        )
+        if data_copy.is_sampled:
+            warnings.append(
+                Finding(
+                    "size_sampled",
+                    RULE,
+                    f"Size estimated from {data_copy.sampled_units} of {len(data_copy.units)} partitions "
+                    f"({data_copy.sample_files} files, {data_copy.sample_bytes} bytes listed).",
+                    "warning",
+                )
+            )
+    if state.is_partitioned and not spec.partitions:
+        warnings.append(
+            Finding(
+                "only_partition_data",
+                RULE,
+                "Only the partitions' directories are copied: other files directly under the old root stay there.",
+                "warning",
+            )
+        )
+    return warnings
+
+
+def _hive(metastore: Metastore) -> HiveComparison:
+    base = metadata_only_hive(metastore)
+    return HiveComparison(
+        base.version, 0, 0, base.estimated_seconds,
+        notes=("Hive's SET LOCATION moves no data (rule 10.5): the data would have to be copied by hand (distcp).",),
+    )  # fmt: skip

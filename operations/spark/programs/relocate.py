@@ -1,0 +1,132 @@
+"""
+The relocate program: copy the files the console planned, in parallel on Spark, each verified by size and checksum.
+
+``plan`` (JSON, built by ``operations.services.relocate.relocation_copy_plan``)::
+
+    {"units": [{"key": "dt=2024-01-01", "source": "...", "destination": "...",
+                "files": [{"source": "...", "destination": "...", "size": 123}, ...]}, ...],
+     "filesystems": {...},           # catalog_admin.filesystem_options, no secrets
+     "completed": ["dt=...", ...],   # units a previous run verified: skipped
+     "batch_files": 256}             # files per Spark job (optional)
+
+Units are copied in batches (one Spark job each, the files spread over the executors); after a batch every unit whose
+files all verified is reported with ``{"unit_done": key}``, so a resumed run skips it. A file that fails to verify
+fails the program: nothing is swapped, and the run can resume. The manifest returns what was copied and verified.
+Credentials are not in the plan: the driver takes them from its environment into the executors' closure.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from catalog_admin.object_stores import with_credentials
+from operations.spark.programs.file_copy import copy_verified
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ("CopyFailed", "run")
+
+DEFAULT_BATCH_FILES = 256
+
+
+class CopyFailed(RuntimeError):
+    """Some files did not copy or verify; the units reported done stay done for a resumed run."""
+
+
+def run(spark: SparkSession | None, plan: dict, report: Callable[[dict], None]) -> dict:
+    """Copy every unit not in ``plan["completed"]``; the manifest of what was copied and verified.
+
+    ``spark`` None copies in this process (small relocations, and the quick tests of everything around the copy)."""
+    started = time.monotonic()
+    completed = set(plan.get("completed", ()))
+    pending = [unit for unit in plan["units"] if unit["key"] not in completed]
+    totals = _totals(plan["units"], completed)
+    report({"message": f"Copying {len(pending)} of {len(plan['units'])} units", **totals})
+    options = _executor_options(plan.get("filesystems", {}))
+    done: dict[str, dict[str, Any]] = {}
+    progress = {"partitions_done": totals["partitions_done"], "files_done": totals["files_done"],
+                "bytes_done": totals["bytes_done"]}  # fmt: skip
+    for batch in _batches(pending, plan.get("batch_files", DEFAULT_BATCH_FILES)):
+        results = _copy_batch(spark, options, batch)
+        failed = [r for r in results if not r["ok"]]
+        for unit in batch:
+            verified = [r for r in results if r["unit"] == unit["key"] and r["ok"]]
+            if len(verified) != len(unit["files"]):
+                continue
+            done[unit["key"]] = _unit_manifest(unit, verified)
+            progress["partitions_done"] += 1
+            progress["files_done"] += len(verified)
+            progress["bytes_done"] += sum(r["size"] for r in verified)
+            report({"unit_done": unit["key"]})
+        report(dict(progress))
+        if failed:
+            first = failed[0]
+            raise CopyFailed(
+                f"{len(failed)} file(s) failed to copy or verify; first: {first['source']}: {first['error']}"
+            )
+    return {
+        "program": "relocate",
+        "units": done,
+        "skipped": sorted(completed),
+        "files": sum(u["files"] for u in done.values()),
+        "bytes": sum(u["bytes"] for u in done.values()),
+        "seconds": round(time.monotonic() - started, 3),
+    }
+
+
+def _copy_batch(spark: SparkSession | None, options: dict[str, Any], batch: list[dict]) -> list[dict]:
+    """The batch's files copied on the executors (without a session: in this process, one after another)."""
+    items = [{"unit": unit["key"], **entry} for unit in batch for entry in unit["files"]]
+    if not items:
+        return []
+    if spark is None:
+        return [copy_verified(options, item) for item in items]
+    context = spark.sparkContext
+    slices = max(1, min(len(items), context.defaultParallelism * 2))
+    return context.parallelize(items, slices).map(lambda item: copy_verified(options, item)).collect()
+
+
+def _batches(units: list[dict], batch_files: int) -> Iterator[list[dict]]:
+    """Consecutive units holding about ``batch_files`` files together (a unit is never split)."""
+    batch: list[dict] = []
+    files = 0
+    for unit in units:
+        batch.append(unit)
+        files += len(unit["files"])
+        if files >= batch_files:
+            yield batch
+            batch, files = [], 0
+    if batch:
+        yield batch
+
+
+def _unit_manifest(unit: dict, verified: list[dict]) -> dict[str, Any]:
+    return {
+        "source": unit["source"],
+        "destination": unit["destination"],
+        "files": len(verified),
+        "bytes": sum(r["size"] for r in verified),
+        "md5": {r["destination"]: r["md5"] for r in verified},
+    }
+
+
+def _totals(units: list[dict], completed: set[str]) -> dict[str, int]:
+    files = [f for u in units for f in u["files"]]
+    done = [f for u in units if u["key"] in completed for f in u["files"]]
+    return {
+        "partitions_total": len(units),
+        "partitions_done": sum(1 for u in units if u["key"] in completed),
+        "files_total": len(files),
+        "files_done": len(done),
+        "bytes_total": sum(f["size"] for f in files),
+        "bytes_done": sum(f["size"] for f in done),
+    }
+
+
+def _executor_options(filesystems: dict[str, Any]) -> dict[str, Any]:
+    """The plan's filesystem options with the driver's S3 credentials added (the executors' environment may lack
+    them, e.g. on a cluster)."""
+    return {**filesystems, "s3": with_credentials(dict(filesystems.get("s3", {})))}
