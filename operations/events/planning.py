@@ -38,7 +38,7 @@ statement without an entry fails loudly instead of silently writing an ``ALTER_T
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from catalog_admin.selectors.metastores import Metastore
 from operations.events.messages import message_format
@@ -119,7 +119,7 @@ def _events_of(metastore: Metastore, state: TableState, preview: Preview) -> Pla
 
 
 def _rename_table(metastore: Metastore, state: TableState, preview: Preview) -> Planned:
-    if not _across_databases(metastore, preview.spec):
+    if not _across_databases(metastore, cast(RenameTable, preview.spec)):
         return ONE_ALTER_TABLE
     return _moved_table_events(state)
 
@@ -155,11 +155,11 @@ def _rename_partition(_metastore: Metastore, _state: TableState, preview: Previe
 
 
 def _rewrite_partition_locations(_metastore: Metastore, _state: TableState, preview: Preview) -> Planned:
-    return ((ALTER_PARTITION, preview.partitions_touched),), {"prefixes": [preview.spec.old_prefix]}
+    return ((ALTER_PARTITION, preview.partitions_touched),), {"prefixes": [cast(RewritePartitionLocations, preview.spec).old_prefix]}
 
 
 def _revert(metastore: Metastore, state: TableState, preview: Preview) -> Planned:
-    execution = Execution.objects.get(pk=preview.spec.execution_id)
+    execution = Execution.objects.get(pk=cast(RevertExecution, preview.spec).execution_id)
     if execution.operation["kind"] == RenameTable.kind and _moved_across_databases(metastore, execution.operation):
         return _moved_table_events(state)  # renaming back into the old database: the same split as the rename
     return _revert_events(execution)
