@@ -155,7 +155,8 @@ def _rename_partition(_metastore: Metastore, _state: TableState, preview: Previe
 
 
 def _rewrite_partition_locations(_metastore: Metastore, _state: TableState, preview: Preview) -> Planned:
-    return ((ALTER_PARTITION, preview.partitions_touched),), {"prefixes": [cast(RewritePartitionLocations, preview.spec).old_prefix]}
+    spec = cast(RewritePartitionLocations, preview.spec)
+    return ((ALTER_PARTITION, preview.partitions_touched),), {"prefixes": [spec.old_prefix]}
 
 
 def _revert(metastore: Metastore, state: TableState, preview: Preview) -> Planned:
