@@ -3,7 +3,7 @@ The guided request: an operation picker whose choices are ready-to-edit statemen
 
 Each choice is Hive DDL text built from the table's own columns, partition keys, first partition and location, so a
 steward starts from a statement that parses and previews, and still sees (and may edit) the text that runs.
-A read: one table state and at most one partition row.
+A read: one table state and at most two partition rows (and, for a transactional table, its queued compactions).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from catalog_admin.errors import ApplicationError
 from catalog_admin.hive.partition_names import partition_values
-from catalog_admin.models import Partition
+from catalog_admin.models import CompactionQueueEntry, Partition
 from catalog_admin.selectors.metastores import Metastore
 from operations.specs import TableRef
 from operations.table_state import TableState, read_table_state
@@ -88,7 +88,36 @@ def _table_operations(metastore: Metastore, state: TableState) -> tuple[GuidedOp
                 "Comparisons (<, <=, >, >=, <>) drop ranges; the preview lists what goes.",
             ),
         ]  # fmt: skip
+    if state.is_transactional:
+        ops.append(_compaction_operation(metastore, state, ref, partition))
     return tuple(ops)
+
+
+def _compaction_operation(metastore: Metastore, state: TableState, ref: str, first: str) -> GuidedOperation:
+    """``COMPACT 'major'`` for the table or, as Hive requires for a partitioned table, one partition: the first one
+    without a request already queued (Hive refuses a second), else the first."""
+    partition = _partition_to_compact(metastore, state) or first if state.partition_keys else ""
+    spec = f" PARTITION ({partition})" if partition else ""
+    return GuidedOperation(
+        "compaction", "Request a compaction", f"ALTER TABLE {ref}{spec} COMPACT 'major'",
+        "'major' rewrites the deltas and base into a new base; 'minor' merges the deltas only. Hive's Worker runs "
+        "the request later.",
+    )  # fmt: skip
+
+
+def _partition_to_compact(metastore: Metastore, state: TableState) -> str:
+    queued = CompactionQueueEntry.objects.on(metastore).filter(
+        database=state.ref.database, table=state.ref.table, state__in=("i", "w"), partition__isnull=False
+    )
+    name = (
+        Partition.objects.using(metastore.alias)
+        .filter(table_id=state.table_id)
+        .exclude(name__in=queued.values("partition"))
+        .order_by("id")
+        .values_list("name", flat=True)
+        .first()
+    )
+    return _as_spec(state, name) if name else ""
 
 
 def _view_operations(state: TableState) -> tuple[GuidedOperation, ...]:
@@ -110,8 +139,11 @@ def _first_partition(metastore: Metastore, state: TableState) -> str:
         .values_list("name", flat=True)
         .first()
     )
-    if not name:
-        return ""
+    return _as_spec(state, name) if name else ""
+
+
+def _as_spec(state: TableState, name: str) -> str:
+    """A partition name (``dt=2024-01-01/hour=0``) as a spec (``dt='2024-01-01', hour='0'``)."""
     values = partition_values(name)
     return ", ".join(f"{_quote(k.name)}='{_escape(v)}'" for k, v in zip(state.partition_keys, values, strict=False))
 

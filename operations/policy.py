@@ -35,6 +35,7 @@ DEFAULT_POLICY = {
                 "views_broken",
                 "columns_removed",
                 "many_partitions",
+                "transactions_aborted",
             ],
             "approvals": 2,
         },

@@ -15,6 +15,7 @@ from django.conf import settings
 
 from operations.preview import DirectoryMove, TableSnapshot
 from operations.rules import Finding
+from operations.specs import AbortTransactions, AlterSpec, CompactTable
 
 __all__ = ("CRITERIA", "LEVELS", "RiskCriterion", "plan_criteria", "risk_of")
 
@@ -27,11 +28,13 @@ CRITERIA = {
     "statistics_dropped": ("high", "statistics dropped"),
     "views_broken": ("high", "views broken"),
     "columns_removed": ("high", "columns removed"),
+    "transactions_aborted": ("high", "cannot be reverted: aborts running writers"),
     "many_partitions": ("high", "many partitions touched"),
     "statistics_rewritten": ("medium", "many statistics rewritten"),
     "location_missing": ("medium", "location does not exist"),
     "partitions_changed": ("medium", "partitions changed"),
     "columns_changed": ("medium", "columns changed"),
+    "compaction_requested": ("low", "compaction requested"),
 }
 _MISSING_LOCATION_FINDINGS = ("location_missing", "source_missing", "directories_missing")
 
@@ -71,6 +74,7 @@ def plan_criteria(
     statistics_dropped: int,
     drops: int,
     columns_changed: bool,
+    spec: AlterSpec | None = None,
 ) -> tuple[RiskCriterion, ...]:
     """The criteria the plan fires, in :data:`CRITERIA`'s order."""
     warnings = tuple(warnings)
@@ -85,11 +89,13 @@ def plan_criteria(
         ),
         "views_broken": " ".join(f.message for f in warnings if f.code == "dependent_views"),
         "columns_removed": _removed_columns(before, after),
+        "transactions_aborted": _aborted(spec),
         "many_partitions": _many_partitions(partitions_touched),
         "statistics_rewritten": _statistics_rewritten(statistics_moved),
         "location_missing": " ".join(f.message for f in warnings if f.code in _MISSING_LOCATION_FINDINGS),
         "partitions_changed": f"{partitions_touched:,} partition(s) change." if partitions_touched else "",
         "columns_changed": "The table's columns change." if columns_changed else "",
+        "compaction_requested": _compaction(spec),
     }
     return tuple(RiskCriterion(name, why) for name, why in found.items() if why)
 
@@ -120,3 +126,25 @@ def _many_partitions(touched: int) -> str:
 def _statistics_rewritten(moved: int) -> str:
     limit = getattr(settings, "CATALOG_RISK_STATISTICS_ROWS", 100_000)
     return f"{moved:,} statistics rows are rewritten (at least {limit:,})." if moved >= limit else ""
+
+
+def _aborted(spec: AlterSpec | None) -> str:
+    if not isinstance(spec, AbortTransactions):
+        return ""
+    return (
+        f"{len(spec.txn_ids):,} open transaction(s) are aborted: a writer still running fails at commit and its "
+        "writes are discarded. An abort cannot be reverted."
+    )
+
+
+def _compaction(spec: AlterSpec | None) -> str:
+    """A request in the queue changes no table row; a major one rewrites the whole table or partition later."""
+    if not isinstance(spec, CompactTable):
+        return ""
+    target = "the partition" if spec.partition else "the table"
+    if spec.compaction_type == "major":
+        return (
+            f"A major compaction is queued: a Worker later rewrites every file of {target} into one base "
+            "(cluster time and I/O in proportion to its size); no table row changes now."
+        )
+    return f"A minor compaction is queued: a Worker later merges {target}'s deltas; no table row changes now."

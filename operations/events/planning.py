@@ -18,12 +18,27 @@ Hive writes them from ``DbNotificationListener`` (a transactional listener, so i
 Hive 3.1 and 4.0 write a rename into *another* database as ``DROP_TABLE`` + ``CREATE_TABLE`` and, for a partitioned
 table, one ``ADD_PARTITION`` carrying every partition (``HiveAlterHandler.alterTable``: "otherwise a rename between
 databases is considered a DROP_TABLE from the old database and a CREATE_TABLE in the new database plus ADD_PARTITION
-operations if needed"); Hive 2.3 writes one ``ALTER_TABLE`` for any rename.
+operations if needed"); Hive 2.3 writes one ``ALTER_TABLE`` for any rename. A view is altered through the same
+``alter_table`` (``ALTER VIEW … RENAME TO`` / ``SET TBLPROPERTIES``), so it writes the same events as a table.
+
+Statements that write no event, as in Hive:
+
+- ``COMPACT``: ``TxnHandler.compact`` (2.3, 3.1, 4.0) only inserts the COMPACTION_QUEUE row; no listener is called.
+  (4.0's ``COMMIT_COMPACTION`` is written later by the compactor's ``markCompacted``, not by the request.) Withdrawing
+  the request (its revert: deleting the queue row while still 'initiated') has no Hive event either.
+- ``ABORT TRANSACTIONS``: 2.3's ``TxnHandler.abortTxns(AbortTxnsRequest)`` calls no listener. 3.1 and 4.0 write an
+  ``ABORT_TXN`` per transaction (an ``AbortTxnMessage``, not a table event) through
+  ``MetaStoreListenerNotifier.notifyEventWithDirectSql``; the console's writer only writes table and partition
+  events, so it plans none for an abort (a known gap, named in the README).
+
+Every spec kind is listed in :data:`_PLANNERS` (and every executed kind a revert can undo in :data:`_REVERTED`): a new
+statement without an entry fails loudly instead of silently writing an ``ALTER_TABLE`` Hive would not write.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 from catalog_admin.selectors.metastores import Metastore
 from operations.events.messages import message_format
@@ -31,12 +46,23 @@ from operations.events.thrift_json import at_least
 from operations.models import Execution
 from operations.preview import PlannedEvents, Preview
 from operations.specs import (
+    SPEC_KINDS,
+    AbortTransactions,
+    AddColumns,
+    AlterSpec,
+    ChangeColumn,
+    CompactTable,
     DropPartitions,
     RenamePartition,
     RenameTable,
+    ReplaceColumns,
     RevertExecution,
     RewritePartitionLocations,
     SetLocation,
+    SetOwner,
+    SetSerdeProperties,
+    SetTableProperties,
+    UnsetTableProperties,
 )
 from operations.table_state import TableState
 
@@ -47,6 +73,7 @@ __all__ = (
     "CREATE_TABLE",
     "DROP_PARTITION",
     "DROP_TABLE",
+    "UnplannedEvents",
     "plan_events",
 )
 
@@ -57,12 +84,24 @@ ADD_PARTITION = "ADD_PARTITION"
 DROP_TABLE = "DROP_TABLE"
 CREATE_TABLE = "CREATE_TABLE"
 
+Counts = tuple[tuple[str, int], ...]
+Planned = tuple[Counts, dict[str, Any] | None]
+NO_EVENTS: Planned = ((), None)
+ONE_ALTER_TABLE: Planned = (((ALTER_TABLE, 1),), None)
+
+
+class UnplannedEvents(LookupError):
+    """A statement (or a revert of one) whose notification events nobody has decided: decide before executing it."""
+
 
 def plan_events(metastore: Metastore, state: TableState, preview: Preview) -> PlannedEvents | None:
-    """The events executing ``preview`` writes; ``None`` when events are off for the metastore or nothing runs."""
+    """The events executing ``preview`` writes; ``None`` when events are off for the metastore, nothing runs, or Hive
+    writes no event for the statement."""
     if not metastore.config.events or not preview.steps or preview.blockers:
         return None
     counts, partitions = _events_of(metastore, state, preview)
+    if not counts:
+        return None
     return PlannedEvents(
         table_id=state.table_id,
         counts=counts,
@@ -72,30 +111,86 @@ def plan_events(metastore: Metastore, state: TableState, preview: Preview) -> Pl
     )
 
 
-def _events_of(
-    metastore: Metastore, state: TableState, preview: Preview
-) -> tuple[tuple[tuple[str, int], ...], dict[str, Any] | None]:
-    spec = preview.spec
-    if isinstance(spec, RenameTable) and _across_databases(metastore, spec):
-        added = ((ADD_PARTITION, 1),) if state.partition_keys else ()  # "plus ADD_PARTITION operations if needed"
-        return ((DROP_TABLE, 1), (CREATE_TABLE, 1), *added), {"all": True}
-    if isinstance(spec, RevertExecution):
-        return _revert_events(spec.execution_id)
-    if isinstance(spec, DropPartitions) and preview.scope is not None:
-        return ((DROP_PARTITION, preview.scope.count),), preview.scope.selection
-    if isinstance(spec, RenamePartition) and preview.scope is not None:
-        return ((ALTER_PARTITION, 1),), {"ids": [preview.inverse["partition"]["id"]]}
-    if isinstance(spec, SetLocation) and preview.scope is not None:
-        return ((ALTER_PARTITION, 1),), {"names": preview.scope.selection["names"][:1]}
-    if isinstance(spec, RewritePartitionLocations):
-        return ((ALTER_PARTITION, preview.partitions_touched),), {"prefixes": [spec.old_prefix]}
-    return ((ALTER_TABLE, 1),), None
+def _events_of(metastore: Metastore, state: TableState, preview: Preview) -> Planned:
+    planner = _PLANNERS.get(type(preview.spec))
+    if planner is None:
+        raise UnplannedEvents(f"No notification events are planned for {type(preview.spec).__name__}.")
+    return planner(metastore, state, preview)
 
 
-def _revert_events(execution_id: int) -> tuple[tuple[tuple[str, int], ...], dict[str, Any] | None]:
+def _rename_table(metastore: Metastore, state: TableState, preview: Preview) -> Planned:
+    if not _across_databases(metastore, cast(RenameTable, preview.spec)):
+        return ONE_ALTER_TABLE
+    return _moved_table_events(state)
+
+
+def _moved_table_events(state: TableState) -> Planned:
+    added = ((ADD_PARTITION, 1),) if state.partition_keys else ()  # "plus ADD_PARTITION operations if needed"
+    return ((DROP_TABLE, 1), (CREATE_TABLE, 1), *added), {"all": True}
+
+
+def _alter_table(_metastore: Metastore, _state: TableState, _preview: Preview) -> Planned:
+    """``HiveAlterHandler.alterTable``: one ALTER_TABLE (partitions rewritten for CASCADE go without events)."""
+    return ONE_ALTER_TABLE
+
+
+def _no_events(_metastore: Metastore, _state: TableState, _preview: Preview) -> Planned:
+    return NO_EVENTS
+
+
+def _set_location(_metastore: Metastore, _state: TableState, preview: Preview) -> Planned:
+    if preview.scope is None:
+        return ONE_ALTER_TABLE
+    return ((ALTER_PARTITION, 1),), {"names": preview.scope.selection["names"][:1]}
+
+
+def _drop_partitions(_metastore: Metastore, _state: TableState, preview: Preview) -> Planned:
+    if preview.scope is None:
+        return NO_EVENTS  # nothing matched (IF EXISTS): Hive drops nothing and notifies nothing
+    return ((DROP_PARTITION, preview.scope.count),), preview.scope.selection
+
+
+def _rename_partition(_metastore: Metastore, _state: TableState, preview: Preview) -> Planned:
+    return ((ALTER_PARTITION, 1),), {"ids": [preview.inverse["partition"]["id"]]}
+
+
+def _rewrite_partition_locations(_metastore: Metastore, _state: TableState, preview: Preview) -> Planned:
+    spec = cast(RewritePartitionLocations, preview.spec)
+    return ((ALTER_PARTITION, preview.partitions_touched),), {"prefixes": [spec.old_prefix]}
+
+
+def _revert(metastore: Metastore, state: TableState, preview: Preview) -> Planned:
+    execution = Execution.objects.get(pk=cast(RevertExecution, preview.spec).execution_id)
+    if execution.operation["kind"] == RenameTable.kind and _moved_across_databases(metastore, execution.operation):
+        return _moved_table_events(state)  # renaming back into the old database: the same split as the rename
+    return _revert_events(execution)
+
+
+_PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Preview], Planned]] = {
+    RenameTable: _rename_table,
+    AddColumns: _alter_table,
+    ReplaceColumns: _alter_table,
+    ChangeColumn: _alter_table,
+    SetTableProperties: _alter_table,
+    UnsetTableProperties: _alter_table,
+    SetSerdeProperties: _alter_table,
+    SetOwner: _alter_table,
+    SetLocation: _set_location,
+    RewritePartitionLocations: _rewrite_partition_locations,
+    RenamePartition: _rename_partition,
+    DropPartitions: _drop_partitions,
+    CompactTable: _no_events,  # TxnHandler.compact notifies no listener (2.3, 3.1, 4.0)
+    AbortTransactions: _no_events,  # ABORT_TXN (3.1, 4.0) is not a table event: not written, see the module docstring
+    RevertExecution: _revert,
+}
+assert set(_PLANNERS) >= set(SPEC_KINDS.values()), "every spec kind decides its notification events"
+
+
+def _revert_events(execution: Execution) -> Planned:
     """The inverse statement's events: dropped partitions come back in one ADD_PARTITION."""
-    execution = Execution.objects.get(pk=execution_id)
     kind, image = execution.operation["kind"], execution.before_image
+    if kind not in _REVERTED:
+        raise UnplannedEvents(f"No notification events are planned for reverting {kind}.")
     if kind == "drop_partitions":
         ids = sorted(row["PART_ID"] for row in image.get("deleted_rows", {}).get("PARTITIONS", []))
         return ((ADD_PARTITION, 1),), {"ids": ids}
@@ -103,9 +198,25 @@ def _revert_events(execution_id: int) -> tuple[tuple[tuple[str, int], ...], dict
         return ((ALTER_PARTITION, 1),), {"ids": [image["partition"]["id"]]}
     if kind == "set_location" and execution.operation.get("partition"):
         return ((ALTER_PARTITION, 1),), {"sd_ids": [image["sd_id"]]}
-    return ((ALTER_TABLE, 1),), None
+    return _REVERTED[kind]
+
+
+# Executed kind -> the events of its revert where they do not depend on the before-image (handled above otherwise).
+_REVERTED: dict[str, Planned] = {
+    **{kind: ONE_ALTER_TABLE for kind in SPEC_KINDS},
+    "drop_partitions": NO_EVENTS,  # resolved from the before-image above
+    "rename_partition": NO_EVENTS,  # resolved from the before-image above
+    "compact": NO_EVENTS,  # withdrawing a queued request: no Hive event
+    "abort_transactions": NO_EVENTS,  # never reverted (no revert is offered)
+}
 
 
 def _across_databases(metastore: Metastore, spec: RenameTable) -> bool:
     """Hive 3.1+ splits a rename into another database into DROP_TABLE, CREATE_TABLE and ADD_PARTITION."""
     return at_least(metastore.schema.version, 3) and spec.new.database.lower() != spec.target.database.lower()
+
+
+def _moved_across_databases(metastore: Metastore, operation: dict[str, Any]) -> bool:
+    """An executed rename (its stored spec) that moved the table into another database, on Hive 3.1+."""
+    old, new = operation["target"]["database"], operation["new"]["database"]
+    return at_least(metastore.schema.version, 3) and old.lower() != new.lower()

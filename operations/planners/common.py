@@ -162,6 +162,7 @@ def build_preview(
         statistics_dropped=statistics_dropped,
         drops=drops,
         columns_changed=columns_changed,
+        spec=spec,
     )
     return Preview(
         metastore=metastore.name,

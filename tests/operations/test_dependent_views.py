@@ -11,6 +11,7 @@ from catalog_admin.db import allow_metastore_writes
 from catalog_admin.models import Table, TableParam
 from catalog_admin.selectors.metastores import Metastore
 from operations.dependent_views import views_reading
+from operations.policy import approval_requirement
 from operations.services.alter import alter_preview_statement
 from operations.specs import TableRef
 
@@ -84,3 +85,24 @@ def test_a_column_or_alias_named_like_the_table_is_no_reference(metastore: Metas
 
     assert views_reading(metastore, TableRef("marketing", "clicks")) == ()
     assert views_reading(metastore, TableRef("marketing", "campaigns")) == (VIEW,)
+
+
+def test_renaming_a_view_another_view_reads_is_high_risk_and_asks_two_approvals(metastore: Metastore) -> None:
+    """A view read by another view breaks it when renamed, as a table does: the warning names the reader, the
+    ``views_broken`` criterion fires and the default policy asks two approvals."""
+    # given a second view (marketing.campaigns made one) that the seeded view reads
+    with allow_metastore_writes():
+        Table.objects.using(metastore.alias).filter(database__name="marketing", name="campaigns").update(
+            type="VIRTUAL_VIEW", view_original_text="SELECT 1", view_expanded_text="SELECT 1"
+        )
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore, statement="ALTER VIEW marketing.campaigns RENAME TO marketing.campaigns_v2"
+    )
+
+    # then
+    assert preview.blockers == ()
+    assert [w.code for w in preview.warnings if w.code == "dependent_views"] == ["dependent_views"]
+    assert VIEW in next(c for c in preview.criteria if c.name == "views_broken").explanation
+    assert preview.risk == "high" and approval_requirement(preview.as_dict()) == (2, ["high risk"])

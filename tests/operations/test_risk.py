@@ -9,10 +9,11 @@ from dataclasses import replace
 
 import pytest
 
-from operations.policy import approval_requirement, rule_matches
+from operations.policy import DEFAULT_POLICY, approval_requirement, rule_matches
 from operations.preview import DirectoryMove, TableSnapshot
 from operations.risk import CRITERIA, plan_criteria, risk_of
 from operations.rules import Finding
+from operations.specs import AbortTransactions, CompactTable, TableRef
 
 TABLE = TableSnapshot(
     database="sales",
@@ -151,3 +152,37 @@ def test_a_configured_rule_matches_on_criteria_names(settings) -> None:
     assert approval_requirement(big) == (3, ["big statistics rewrite"])
     assert [m.criteria for m in rule_matches(big)] == [("many statistics rewritten",)]
     assert approval_requirement(small) == (1, [])
+
+
+def test_an_abort_of_transactions_is_high_risk_because_it_cannot_be_reverted() -> None:
+    """ABORT TRANSACTIONS fires its own high criterion, and the default policy asks two approvals for it."""
+    # when
+    fired = criteria(spec=AbortTransactions(TableRef("ops", "job_runs_acid"), txn_ids=(7, 9)))
+
+    # then
+    assert [c.name for c in fired] == ["transactions_aborted"] and risk_of(fired) == "high"
+    assert "2 open transaction(s)" in fired[0].explanation and "cannot be reverted" in fired[0].explanation
+    assert approval_requirement(summary(fired)) == (2, ["high risk"])
+
+
+def test_a_compaction_request_stays_low_and_says_what_a_major_one_will_rewrite() -> None:
+    """A queued compaction changes no table row: a low criterion whose note names a major one's rewrite."""
+    # given
+    ref = TableRef("ops", "job_runs_acid")
+
+    # when
+    major = criteria(spec=CompactTable(ref, compaction_type="major", partition=(("dt", "2024-01-02"),)))
+    minor = criteria(spec=CompactTable(ref, compaction_type="minor"))
+
+    # then
+    assert [c.name for c in major] == [c.name for c in minor] == ["compaction_requested"]
+    assert risk_of(major) == risk_of(minor) == "low"
+    assert "rewrites every file of the partition" in major[0].explanation
+    assert "merges the table's deltas" in minor[0].explanation
+    assert approval_requirement(summary(major)) == (1, [])
+
+
+def test_the_default_policy_asks_two_approvals_for_every_high_criterion() -> None:
+    """The defaults follow the criteria: each high one is in the default high-risk rule, no lower one is."""
+    [rule] = DEFAULT_POLICY["rules"]
+    assert set(rule["criteria"]) == {name for name, (level, _label) in CRITERIA.items() if level == "high"}

@@ -25,7 +25,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from catalog_admin.db import allow_metastore_writes
-from catalog_admin.models import Table, TableParam
+from catalog_admin.models import Table, TableParam, Transaction
 from catalog_admin.selectors.metastores import Metastore
 from operations.models import Approval, AuditRecord, ChangeRequest, IdempotencyKey, Job
 from operations.services.audit import verify_audit_chain
@@ -825,3 +825,49 @@ def test_the_openapi_schema_documents_the_change_request_api(api: dict[str, APIC
     assert "self_approval_forbidden" in approve
     assert "self_approval_forbidden" in schema["components"]["schemas"]["Error"]["properties"]["code"]["description"]
     assert "fingerprint" in schema["components"]["schemas"]["Preview"]["properties"]
+
+
+# The transactional statements (issue 12) with risk and events (issue 14) ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "metastore_alias", ["hive31_pg", pytest.param("hive40_pg", marks=pytest.mark.matrix)], indirect=True
+)
+def test_an_abort_of_transactions_is_high_risk_writes_no_event_and_needs_two_approvals(
+    api: dict[str, APIClient], metastore: Metastore
+) -> None:
+    """The API's preview of ABORT TRANSACTIONS names 'transactions_aborted' (high), plans no notification event, and
+    the default policy holds it until a second approver agrees."""
+    # given
+    ids = sorted(Transaction.objects.on(metastore).filter(state="o").values_list("id", flat=True))
+    statement = f"ALTER TABLE ops.job_runs_acid ABORT TRANSACTIONS {' '.join(map(str, ids))}"
+
+    # when
+    pk = submitted(api, metastore, statement)
+    once = ok(post(api["approver"], command(pk, "approve"), {"comment": "ok"}))
+    twice = ok(post(api["approver2"], command(pk, "approve"), {"comment": "ok"}))
+
+    # then
+    preview = ok(api["viewer"].get(url("change-request-detail", pk=pk)))["preview"]
+    assert preview["risk"] == "high" and preview["events"] is None
+    assert [c["name"] for c in preview["criteria"]] == ["transactions_aborted"]
+    assert "cannot be reverted" in preview["criteria"][0]["explanation"]
+    assert (once["state"], twice["state"]) == ("submitted", "approved")
+
+
+@pytest.mark.parametrize(
+    "metastore_alias", ["hive31_pg", pytest.param("hive40_pg", marks=pytest.mark.matrix)], indirect=True
+)
+def test_a_compaction_request_is_low_risk_writes_no_event_and_needs_one_approval(
+    api: dict[str, APIClient], metastore: Metastore
+) -> None:
+    """COMPACT previews as low with its 'compaction_requested' note and no event; one approval suffices."""
+    # when
+    pk = submitted(api, metastore, "ALTER TABLE ops.job_runs_acid PARTITION (dt='2024-01-02', hour=6) COMPACT 'major'")
+    once = ok(post(api["approver"], command(pk, "approve"), {"comment": "ok"}))
+
+    # then
+    preview = ok(api["viewer"].get(url("change-request-detail", pk=pk)))["preview"]
+    assert preview["risk"] == "low" and preview["events"] is None and preview["blockers"] == []
+    assert [c["name"] for c in preview["criteria"]] == ["compaction_requested"]
+    assert once["state"] == "approved"

@@ -209,12 +209,12 @@ def test_the_change_form_previews_a_compaction_and_its_refusal(metastore, people
 
 @pytest.mark.parametrize("metastore_alias", ["hive31_pg"], indirect=True)
 def test_a_transactional_table_page_offers_a_compaction_request(metastore, people, client):
-    """The table page's change panel links to a prefilled COMPACT statement for transactional tables only."""
+    """The table page's change panel links to the guided request's compaction for transactional tables only."""
     # given
     client.force_login(people["steward"])
     # when
     acid = html(client.get(reverse("catalog:table", args=[metastore.name, *ACID_PAYMENTS])))
     plain = html(client.get(reverse("catalog:table", args=[metastore.name, "sales", "customers"])))
     # then
-    assert 'id="request-compaction"' in acid and "sales.payments_acid%20COMPACT%20%27major%27" in acid
+    assert 'id="request-compaction"' in acid and "table=sales.payments_acid&amp;operation=compaction" in acid
     assert 'id="request-compaction"' not in plain

@@ -291,3 +291,29 @@ def test_a_viewer_posting_a_request_anyway_is_refused_and_audited(metastore, peo
     refused = AuditRecord.objects.get(outcome="refused")
     assert (refused.action, refused.actor, refused.details["code"]) == ("create", "viewer", "permission_denied")
     assert (refused.database_name, refused.table_name) == ("sales", "customers")
+
+
+@pytest.mark.parametrize(
+    "metastore_alias", ["hive31_pg", pytest.param("hive40_pg", marks=pytest.mark.matrix)], indirect=True
+)
+def test_a_transactional_table_is_offered_a_compaction_request_that_previews(metastore, people) -> None:
+    """The picker offers "Request a compaction" for transactional tables only: a partition of a partitioned table
+    (Hive requires one), one without a queued request; it previews with no parse error and no blocker, and 'minor'
+    edited in previews too."""
+    # given
+    client = signed_in(people["steward"])
+    url = reverse("operations:new")
+
+    # when
+    page = html(client.get(url, {"metastore": metastore.name, "table": "ops.job_runs_acid", "operation": "compaction"}))
+    plain = html(client.get(url, {"metastore": metastore.name, "table": "sales.orders"}))
+
+    # then
+    assert 'data-operation="compaction"' in page and 'data-operation="compaction"' not in plain
+    statement = unescape(re.search(r'<textarea name="statement"[^>]*>(.*?)</textarea>', page, re.DOTALL).group(1))
+    assert re.fullmatch(r"ALTER TABLE `ops`.`job_runs_acid` PARTITION \(`dt`='[^']+', `hour`='\d+'\) COMPACT 'major'",
+                        statement.strip()), statement  # fmt: skip
+    for edited in (statement, statement.replace("'major'", "'minor'")):
+        preview = live_preview(client, metastore, edited)
+        assert 'id="parse-error"' not in preview and 'id="preview-blockers"' not in preview, edited
+        assert "compaction requested" in preview
