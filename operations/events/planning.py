@@ -53,6 +53,7 @@ from operations.specs import (
     ChangeColumn,
     CompactTable,
     DropPartitions,
+    Relocate,
     RenamePartition,
     RenameTable,
     ReplaceColumns,
@@ -159,6 +160,17 @@ def _rewrite_partition_locations(_metastore: Metastore, _state: TableState, prev
     return ((ALTER_PARTITION, preview.partitions_touched),), {"prefixes": [spec.old_prefix]}
 
 
+def _relocate(_metastore: Metastore, _state: TableState, preview: Preview) -> Planned:
+    """No Hive statement moves data; the swap re-points what Hive's own statements would: the table's ``SET LOCATION``
+    (one ALTER_TABLE) and every moved partition's (``alter_partitions``: one ALTER_PARTITION each)."""
+    if preview.scope is None:
+        return ONE_ALTER_TABLE  # an unpartitioned table
+    partition_events = ((ALTER_PARTITION, preview.scope.count),)
+    if cast(Relocate, preview.spec).partitions:
+        return partition_events, preview.scope.selection
+    return ((ALTER_TABLE, 1), *partition_events), preview.scope.selection
+
+
 def _revert(metastore: Metastore, state: TableState, preview: Preview) -> Planned:
     execution = Execution.objects.get(pk=cast(RevertExecution, preview.spec).execution_id)
     if execution.operation["kind"] == RenameTable.kind and _moved_across_databases(metastore, execution.operation):
@@ -179,6 +191,7 @@ _PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Preview], Plan
     RewritePartitionLocations: _rewrite_partition_locations,
     RenamePartition: _rename_partition,
     DropPartitions: _drop_partitions,
+    Relocate: _relocate,
     CompactTable: _no_events,  # TxnHandler.compact notifies no listener (2.3, 3.1, 4.0)
     AbortTransactions: _no_events,  # ABORT_TXN (3.1, 4.0) is not a table event: not written, see the module docstring
     RevertExecution: _revert,
@@ -196,6 +209,12 @@ def _revert_events(execution: Execution) -> Planned:
         return ((ADD_PARTITION, 1),), {"ids": ids}
     if kind == "rename_partition":
         return ((ALTER_PARTITION, 1),), {"ids": [image["partition"]["id"]]}
+    if kind == "relocate":  # the swap back: the same events as the swap, for the rows it wrote back
+        sd_ids = sorted({row["SD_ID"] for row in image.get("updated_rows", {}).get("SDS", [])})
+        if execution.operation.get("partitions"):
+            return ((ALTER_PARTITION, len(sd_ids)),), {"sd_ids": sd_ids}
+        # the whole table: its own storage descriptor is one of the rows written back
+        return ((ALTER_TABLE, 1), (ALTER_PARTITION, len(sd_ids) - 1)), {"sd_ids": sd_ids}
     if kind == "set_location" and execution.operation.get("partition"):
         return ((ALTER_PARTITION, 1),), {"sd_ids": [image["sd_id"]]}
     return _REVERTED[kind]

@@ -108,7 +108,8 @@ def _event_rows(metastore: Metastore, planned: PlannedEvents, before: EventCaptu
 
     if ALTER_TABLE in counts:
         yield row(ALTER_TABLE, before.table, messages.alter_table_message(version, before.table, table_after, now))
-        return
+        if ALTER_PARTITION not in counts:  # a relocated table: its partitions' ALTER_PARTITION events follow
+            return
     if DROP_PARTITION in counts:
         for part in before.partitions.values():
             yield row(

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError, ErrorCode
-from catalog_admin.models import Partition, StorageDescriptor
+from catalog_admin.models import NotificationEvent, Partition, StorageDescriptor
 from catalog_admin.selectors.metastores import Metastore
 from operations.models import AuditRecord, Execution, Relocation
 from operations.services.alter import alter_execute, alter_preview_statement
@@ -265,6 +265,12 @@ def test_the_cleanup_command_reports_what_it_removed(metastore: Metastore, wareh
     assert not target.exists()
 
 
+def event_types(metastore: Metastore) -> list[str]:
+    return list(
+        NotificationEvent.objects.using(metastore.alias).order_by("event_id").values_list("event_type", flat=True)
+    )
+
+
 def test_a_whole_partitioned_table_moves_with_each_partition_path_kept(metastore: Metastore, warehouse: Path) -> None:
     """The root and every partition below it are re-pointed by prefix in one statement; revert restores them all."""
     # given: every partition of sales.orders below its root (the seeded archive ones brought home)
@@ -285,10 +291,14 @@ def test_a_whole_partitioned_table_moves_with_each_partition_path_kept(metastore
     )
     execution = relocate_execute(preview=preview, actor="steward", source="cli", run_program=in_process())
     moved = partition_locations(metastore, orders.id)
+    swap_events = event_types(metastore)
     alter_execute(preview=revert_preview(execution=execution), actor="steward", source="cli")
 
-    # then
+    # then: the events Hive's own SET LOCATION of the table and of each partition would write, swap and swap back
     assert preview.blockers == ()
+    assert dict(preview.events.counts) == {"ALTER_TABLE": 1, "ALTER_PARTITION": len(before)}
+    assert swap_events == ["ALTER_TABLE"] + ["ALTER_PARTITION"] * len(before)
+    assert event_types(metastore) == swap_events * 2
     assert row_changes(preview) == {"SDS": (0, 1 + len(before), 0)}
     assert preview.diff == [("location", root, target)]
     assert moved == {name: target + loc[len(root) :] for name, loc in before.items()}
