@@ -22,10 +22,14 @@ from operations.merge.scope import CARRIED_TABLES, NOT_CARRIED, count_sql, seque
 __all__ = ("merge_preview",)
 
 CATALOG = "hive"  # Hive's default catalog (Warehouse.DEFAULT_CATALOG_NAME), where 2.3's databases land on 3.x/4.x
+# What the target's new columns get, as Hive's own upgrade scripts fill them
+# (standalone-metastore/…/sql/postgres/upgrade-3.2.0-to-4.0.0-alpha-1.postgres.sql).
 FILLED_VALUES = {
     "CTLG_NAME": f"'{CATALOG}' (the target's default catalog)",
     "CAT_NAME": f"'{CATALOG}' (the target's default catalog)",
-    "ENGINE": "'hive' (statistics computed by Hive, as Hive 4's upgrade script sets them)",
+    "ENGINE": "'hive' (statistics computed by Hive; HIVE-22046 in Hive's 4.0 upgrade script)",
+    "TYPE": "'NATIVE' (a database of the metastore itself; HIVE-24396 in Hive's 4.0 upgrade script)",
+    "WRITE_ID": "0 (HIVE-19416's default)",
 }
 
 
