@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from io import StringIO
 
 import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
+from django.db import connections
 
 from catalog_admin.models import Partition
 
@@ -96,3 +100,31 @@ def test_execute_is_refused_as_not_available_yet() -> None:
     assert error is not None and error.returncode == 1
     assert "--execute is not available yet" in str(error) and "nothing was written" in str(error)
     assert out == ""
+
+
+@pytest.mark.django_db
+@pytest.mark.matrix
+@pytest.mark.slow
+def test_the_real_command_exits_0_2_and_1() -> None:
+    """`manage.py merge_metastore` as a process: 0 when unblocked, 2 when blocked, 1 for an unknown metastore, with
+    the error on stderr in the shared vocabulary."""
+    # given
+    environment = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "CATALOG_ADMIN_TEST_WORKER_DB": connections["default"].settings_dict["NAME"],
+    }
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        command = [sys.executable, "manage.py", "merge_metastore", *args]
+        return subprocess.run(command, cwd=settings.BASE_DIR, env=environment, capture_output=True, text=True)
+
+    # when
+    unblocked = run("--source", "hive31_pg", "--target", "hive40_pg", *UNBLOCKED, "--json")
+    blocked = run("--source", "hive31_pg", "--target", "hive40_pg")
+    unknown = run("--source", "nowhere", "--target", "hive40_pg")
+    # then
+    assert unblocked.returncode == 0, unblocked.stderr
+    assert json.loads(unblocked.stdout)["executable"] is True
+    assert blocked.returncode == 2 and "[hive_rule_violation]" in blocked.stderr
+    assert unknown.returncode == 1 and "[not_found] Metastore 'nowhere' was not found." in unknown.stderr
