@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import replace
+from typing import Any
 
 from django.db import DatabaseError
 
@@ -79,7 +80,7 @@ def _preview(request: MergeRequest, source: Metastore, target: Metastore) -> Mer
 def _chosen_databases(request: MergeRequest, source: Metastore, src: MetastoreReader) -> dict[str, tuple[int, str]]:
     """Name → (DB_ID, DB_LOCATION_URI) of the databases to import (all of the source's by default)."""
     sql = 'SELECT "NAME", "DB_ID", "DB_LOCATION_URI" FROM "DBS"'
-    params: list[object] = []
+    params: list[Any] = []
     if source.schema.has_catalogs:
         sql, params = sql + ' WHERE "CTLG_NAME" = %s', [CATALOG]
     found = {name.lower(): (int(db_id), location) for name, db_id, location in src.rows(sql, params)}
@@ -150,11 +151,18 @@ def _older_target(source: Metastore, target: Metastore) -> MergeBlocker:
     return MergeBlocker("target_older", target.name, message)
 
 
-def _name_conflicts(request, target, src, tgt, databases, ids) -> list[MergeBlocker]:
+def _name_conflicts(
+    request: MergeRequest,
+    target: Metastore,
+    src: MetastoreReader,
+    tgt: MetastoreReader,
+    databases: tuple[DatabaseImport, ...],
+    ids: tuple[int, ...],
+) -> list[MergeBlocker]:
     """Databases whose new name exists in the target, and the tables that would collide in them."""
     new_names = [d.new_name for d in databases]
     sql = 'SELECT "NAME" FROM "DBS" WHERE "NAME" IN ({})'.format(", ".join(["%s"] * len(new_names)) or "NULL")
-    params: list[object] = list(new_names)
+    params: list[Any] = list(new_names)
     if target.schema.has_catalogs:
         sql, params = sql + ' AND "CTLG_NAME" = %s', [*params, CATALOG]
     existing = {name.lower() for (name,) in tgt.rows(sql, params)} if new_names else set()
@@ -183,7 +191,7 @@ def _tables_by_database(tgt: MetastoreReader, names: set[str], catalogs: bool) -
         'SELECT d."NAME", t."TBL_NAME" FROM "TBLS" t JOIN "DBS" d ON d."DB_ID" = t."DB_ID" '
         'WHERE d."NAME" IN ({})'.format(", ".join(["%s"] * len(names)))
     )
-    params: list[object] = sorted(names)
+    params: list[Any] = sorted(names)
     if catalogs:
         sql, params = sql + ' AND d."CTLG_NAME" = %s', [*params, CATALOG]
     return {(d.lower(), t.lower()) for d, t in tgt.rows(sql, params)}
@@ -194,8 +202,15 @@ def _source_tables(src: MetastoreReader, ids: tuple[int, ...]) -> list[tuple[str
     return [(d.lower(), t.lower()) for d, t in src.rows(sql.format(_ids(ids)))]
 
 
-def _location_overlaps(request, src, tgt, databases, ids) -> list[MergeBlocker]:
-    """Imported database and table locations (after the rules) equal to, inside or around a target table's."""
+def _location_overlaps(
+    request: MergeRequest,
+    src: MetastoreReader,
+    tgt: MetastoreReader,
+    databases: tuple[DatabaseImport, ...],
+    ids: tuple[int, ...],
+) -> list[MergeBlocker]:
+    """Imported database and table locations (after the rules) equal to, inside or around a target table's.
+    Partition locations outside their table's directory are not checked yet (a later slice, set-based)."""
     sql = (
         'SELECT s."LOCATION" FROM "TBLS" t JOIN "SDS" s ON s."SD_ID" = t."SD_ID" '
         'WHERE s."LOCATION" IS NOT NULL AND s."LOCATION" <> %s'

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Sequence
+from typing import Any
 
 from django.db import connections
 
@@ -43,16 +44,16 @@ class MetastoreReader:
     def column(self, table: str, column: str) -> str:
         return self.connection.ops.quote_name(self.columns(table)[column.upper()])
 
-    def rows(self, sql: str, params: Iterable[object] = ()) -> list[tuple]:
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         """Rows of ``sql`` written with double-quoted Hive names (converted for MySQL)."""
         with self.connection.cursor() as cursor:
             cursor.execute(quoted_for(sql, self.vendor), list(params))
             return list(cursor.fetchall())
 
-    def scalar(self, sql: str, params: Iterable[object] = ()) -> int:
+    def scalar(self, sql: str, params: Sequence[Any] = ()) -> int:
         return int(self.rows(sql, params)[0][0] or 0)
 
-    def raw_rows(self, sql: str, params: Iterable[object] = ()) -> list[tuple]:
+    def raw_rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         """Rows of ``sql`` already quoted for this vendor (names from :meth:`table` and :meth:`column`)."""
         with self.connection.cursor() as cursor:
             cursor.execute(sql, list(params))
