@@ -1,0 +1,98 @@
+"""
+``manage.py merge_metastore --source S --target T``: preview merging databases of one metastore into another.
+
+Exit status, for scripts: 0 when the merge could run; 2 when it is blocked (the preview is still printed); 1 for any
+other error (unknown metastore or database, malformed rename or rule). ``--execute`` is refused: merge execution is
+not built yet (issue 11), only its preview.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from catalog_admin.errors import ApplicationError, ErrorCode
+from operations.merge.plan import DatabaseImport, MergePreview
+from operations.merge.preview import merge_preview
+from operations.merge.request import MergeRequest, parse_location_rule, parse_rename
+
+BLOCKED_EXIT_STATUS = 2
+
+
+class Command(BaseCommand):
+    help = "Preview merging databases of a source metastore into a target metastore (nothing is written)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--source", required=True, help="registered metastore to import from")
+        parser.add_argument("--target", required=True, help="registered metastore to import into")
+        parser.add_argument("--databases", default="", help="comma-separated source databases (default: all)")
+        parser.add_argument("--rename", action="append", default=[], help="src_db=new_name (repeatable)")
+        parser.add_argument("--location-rule", action="append", default=[], help="OLD=NEW location prefix map")
+        parser.add_argument("--json", action="store_true", help="print the preview as JSON")
+        parser.add_argument("--execute", action="store_true", help="not available yet: merges are previewed only")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            if options["execute"]:
+                raise ApplicationError(
+                    ErrorCode.INVALID_STATE,
+                    "--execute is not available yet: merge execution is not built (issue 11); "
+                    "this command only previews, and nothing was written.",
+                )
+            preview = merge_preview(_request(options))
+        except ApplicationError as exc:
+            raise CommandError(f"[{exc.code}] {exc.message}") from exc
+        text = json.dumps(preview.as_dict(), indent=2) if options["json"] else format_merge_preview(preview)
+        self.stdout.write(text)
+        if preview.blockers:
+            raise CommandError(
+                f"[{ErrorCode.HIVE_RULE_VIOLATION}] {len(preview.blockers)} blocker(s): {preview.blockers[0].message}",
+                returncode=BLOCKED_EXIT_STATUS,
+            )
+
+
+def _request(options: dict[str, Any]) -> MergeRequest:
+    databases = tuple(dict.fromkeys(d.strip().lower() for d in options["databases"].split(",") if d.strip()))
+    return MergeRequest(
+        source=options["source"],
+        target=options["target"],
+        databases=databases,
+        renames=tuple(parse_rename(text) for text in options["rename"]),
+        location_rules=tuple(parse_location_rule(text) for text in options["location_rule"]),
+    )
+
+
+def format_merge_preview(preview: MergePreview) -> str:
+    """The preview as a terminal report."""
+    request = preview.request
+    lines = [
+        f"Merge {request.source} ({preview.source_version}) into {request.target} ({preview.target_version})",
+        f"fingerprint {preview.fingerprint}",
+        "",
+        "Databases:",
+        *(_database_line(d) for d in preview.databases),
+        "",
+        "Rows coming in (ids the target would give now; a preview reserves nothing):",
+        *(f"  {t.table:<26} {t.rows:>10}  {_ids(t.first_id, t.last_id)}" for t in preview.tables),
+    ]
+    if preview.conversions:
+        lines += ["", "Converted between versions:"]
+        lines += [f"  {c.table}.{c.column}: {c.action}, {c.value}" for c in preview.conversions]
+    lines += ["", "Not carried:", *(f"  {n.table} ({n.rows} row(s)): {n.reason}" for n in preview.not_carried)]
+    if preview.blockers:
+        lines += ["", "Blocked:", *(f"  [{b.code}] {b.message}" for b in preview.blockers)]
+    else:
+        lines += ["", "Not blocked: the merge could run (execution is not available yet)."]
+    return "\n".join(lines) + "\n"
+
+
+def _database_line(d: DatabaseImport) -> str:
+    return f"  {d.name} -> {d.new_name}  {d.tables} table(s)  {d.location} -> {d.new_location}"
+
+
+def _ids(first: int | None, last: int | None) -> str:
+    if first is None:
+        return "(keyed by its parent)"
+    return f"ids {first}..{last}" if last is not None else f"(next id {first})"

@@ -1,0 +1,136 @@
+"""The merge preview: frozen dataclasses, and the fingerprint an approval would bind."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from functools import cached_property
+
+from operations.merge.request import MergeRequest
+
+__all__ = ("Conversion", "DatabaseImport", "MergeBlocker", "MergePreview", "NotCarried", "TableImport")
+
+
+@dataclass(frozen=True)
+class TableImport:
+    """One Hive table's rows coming in, and the ids they would get in the target now (``first_id`` None: keyed by a
+    parent's id, or nothing comes in). A preview reserves nothing: the execution reserves under the target's locks."""
+
+    table: str
+    rows: int
+    sequence: str | None = None
+    first_id: int | None = None
+
+    @property
+    def last_id(self) -> int | None:
+        return None if self.first_id is None or not self.rows else self.first_id + self.rows - 1
+
+    def as_dict(self) -> dict:
+        return {
+            "table": self.table,
+            "rows": self.rows,
+            "sequence": self.sequence,
+            "first_id": self.first_id,
+            "last_id": self.last_id,
+        }
+
+
+@dataclass(frozen=True)
+class DatabaseImport:
+    """A source database as it would arrive: its name and location after the renames and location rules."""
+
+    name: str
+    new_name: str
+    location: str
+    new_location: str
+    tables: int
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class MergeBlocker:
+    """Why the merge cannot run as asked: a stable code, the object it is about, and a message."""
+
+    code: str  # target_older | database_exists | table_exists | location_overlap | open_transactions
+    subject: str
+    message: str
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """A column that differs between the two schemas, and what the merge does with it."""
+
+    table: str
+    column: str
+    action: str  # "filled" (the target has it, the source does not) or "dropped"
+    value: str
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class NotCarried:
+    """A source table the merge leaves behind, its row count and why."""
+
+    table: str
+    rows: int
+    reason: str
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class MergePreview:
+    """Everything a merge would do, read before anything is written."""
+
+    request: MergeRequest
+    source_version: str
+    target_version: str
+    databases: tuple[DatabaseImport, ...]
+    tables: tuple[TableImport, ...]
+    blockers: tuple[MergeBlocker, ...]
+    conversions: tuple[Conversion, ...]
+    not_carried: tuple[NotCarried, ...]
+
+    @property
+    def is_executable(self) -> bool:
+        return not self.blockers
+
+    def rows_of(self, table: str) -> int:
+        return next((t.rows for t in self.tables if t.table == table), 0)
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """What an approval binds: the request, both versions, every database as it arrives and every table's row
+        count. The target's next ids are not bound (Hive may allocate on a live target; the execution reserves its
+        own ranges under the target's locks), as a Preview's risk criteria are not."""
+        plan = {
+            "request": self.request.as_dict(),
+            "versions": (self.source_version, self.target_version),
+            "databases": [d.as_dict() for d in self.databases],
+            "rows": [(t.table, t.rows) for t in self.tables],
+            "blockers": [(b.code, b.subject) for b in self.blockers],
+        }
+        return hashlib.sha256(json.dumps(plan, sort_keys=True).encode()).hexdigest()
+
+    def as_dict(self) -> dict:
+        return {
+            **self.request.as_dict(),
+            "source_version": self.source_version,
+            "target_version": self.target_version,
+            "executable": self.is_executable,
+            "fingerprint": self.fingerprint,
+            "databases": [d.as_dict() for d in self.databases],
+            "tables": [t.as_dict() for t in self.tables],
+            "blockers": [b.as_dict() for b in self.blockers],
+            "conversions": [c.as_dict() for c in self.conversions],
+            "not_carried": [n.as_dict() for n in self.not_carried],
+        }

@@ -1,0 +1,112 @@
+"""
+The Hive tables a merge carries and how each is scoped to the chosen databases: one set-based ``COUNT(*)`` per table,
+every scope a subquery on the source's own keys (no row is read into Python).
+
+Ids: a table with its own id column takes new ids from the target's allocator for its DataNucleus class
+(``SEQUENCE_TABLE``, as ``catalog_admin.ids.allocate_ids`` reserves them); a table without one is keyed by its parent's
+id and shifts with it. Class names from Hive's ``package.jdo`` (standalone-metastore/src/main/resources/package.jdo).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from catalog_admin.ids import DATANUCLEUS_CLASSES, SEQUENCE_PREFIX
+
+__all__ = ("CARRIED_TABLES", "NOT_CARRIED", "CarriedTable", "count_sql", "sequence_of")
+
+# package.jdo classes whose tables the console's own executions never insert into (so not in catalog_admin/ids.py).
+_MORE_CLASSES = {
+    "FUNCS": "MFunction",
+    "TBL_COL_PRIVS": "MTableColumnPrivilege",
+    "PART_PRIVS": "MPartitionPrivilege",
+    "PART_COL_PRIVS": "MPartitionColumnPrivilege",
+}
+
+# Scopes, written with double-quoted names (turned into backticks on MySQL); {dbs} is the source's chosen DB_IDs.
+_TBL = 'SELECT "TBL_ID" FROM "TBLS" WHERE "DB_ID" IN ({dbs})'
+_PART = f'SELECT "PART_ID" FROM "PARTITIONS" WHERE "TBL_ID" IN ({_TBL})'
+_SD_OF = (
+    f'SELECT "SD_ID" FROM "TBLS" WHERE "DB_ID" IN ({{dbs}}) UNION '
+    f'SELECT "SD_ID" FROM "PARTITIONS" WHERE "TBL_ID" IN ({_TBL})'
+)
+_SD = f'SELECT "SD_ID" FROM "SDS" WHERE "SD_ID" IN ({_SD_OF})'
+_SERDE = f'SELECT "SERDE_ID" FROM "SDS" WHERE "SD_ID" IN ({_SD_OF})'
+_CD = f'SELECT "CD_ID" FROM "SDS" WHERE "SD_ID" IN ({_SD_OF})'
+_FUNC = 'SELECT "FUNC_ID" FROM "FUNCS" WHERE "DB_ID" IN ({dbs})'
+
+
+@dataclass(frozen=True)
+class CarriedTable:
+    """One Hive table the merge copies: its id column (None: keyed by a parent) and the column that scopes it."""
+
+    name: str
+    id_column: str | None
+    scope_column: str
+    scope: str  # a subquery (or the chosen DB_IDs) the scope column must be IN
+
+
+CARRIED_TABLES: tuple[CarriedTable, ...] = (
+    CarriedTable("DBS", "DB_ID", "DB_ID", "{dbs}"),
+    CarriedTable("DATABASE_PARAMS", None, "DB_ID", "{dbs}"),
+    CarriedTable("DB_PRIVS", "DB_GRANT_ID", "DB_ID", "{dbs}"),
+    CarriedTable("FUNCS", "FUNC_ID", "DB_ID", "{dbs}"),
+    CarriedTable("FUNC_RU", None, "FUNC_ID", _FUNC),
+    CarriedTable("TBLS", "TBL_ID", "DB_ID", "{dbs}"),
+    CarriedTable("TABLE_PARAMS", None, "TBL_ID", _TBL),
+    CarriedTable("TBL_PRIVS", "TBL_GRANT_ID", "TBL_ID", _TBL),
+    CarriedTable("TBL_COL_PRIVS", "TBL_COLUMN_GRANT_ID", "TBL_ID", _TBL),
+    CarriedTable("KEY_CONSTRAINTS", None, "PARENT_TBL_ID", _TBL),
+    CarriedTable("PARTITION_KEYS", None, "TBL_ID", _TBL),
+    CarriedTable("PARTITIONS", "PART_ID", "TBL_ID", _TBL),
+    CarriedTable("PARTITION_KEY_VALS", None, "PART_ID", _PART),
+    CarriedTable("PARTITION_PARAMS", None, "PART_ID", _PART),
+    CarriedTable("PART_PRIVS", "PART_GRANT_ID", "PART_ID", _PART),
+    CarriedTable("PART_COL_PRIVS", "PART_COLUMN_GRANT_ID", "PART_ID", _PART),
+    CarriedTable("SDS", "SD_ID", "SD_ID", _SD_OF),
+    CarriedTable("SD_PARAMS", None, "SD_ID", _SD),
+    CarriedTable("BUCKETING_COLS", None, "SD_ID", _SD),
+    CarriedTable("SORT_COLS", None, "SD_ID", _SD),
+    CarriedTable("SKEWED_COL_NAMES", None, "SD_ID", _SD),
+    CarriedTable("SKEWED_VALUES", None, "SD_ID_OID", _SD),
+    CarriedTable("SKEWED_COL_VALUE_LOC_MAP", None, "SD_ID", _SD),
+    CarriedTable("SERDES", "SERDE_ID", "SERDE_ID", _SERDE),
+    CarriedTable("SERDE_PARAMS", None, "SERDE_ID", _SERDE),
+    CarriedTable("CDS", "CD_ID", "CD_ID", _CD),
+    CarriedTable("COLUMNS_V2", None, "CD_ID", _CD),
+    CarriedTable("TAB_COL_STATS", "CS_ID", "TBL_ID", _TBL),
+    CarriedTable("PART_COL_STATS", "CS_ID", "PART_ID", _PART),
+)
+
+# What a merge never carries, and why (the source's rows are counted so the steward sees what stays behind).
+NOT_CARRIED: tuple[tuple[str, str], ...] = (
+    ("ROLES", "roles belong to the target's security model; not carried unless mapped (no mapping yet)"),
+    ("ROLE_MAP", "role grants follow the roles, which are not carried"),
+    ("GLOBAL_PRIVS", "global privileges belong to the target's security model; not carried unless mapped"),
+    ("DELEGATION_TOKENS", "tokens are signed with the source's master keys; clients ask the target for new ones"),
+    ("MASTER_KEYS", "the source's secret keys: never copied to another metastore"),
+    ("NOTIFICATION_LOG", "the source's event history; the target's consumers follow the target's own log"),
+    ("TXNS", "transaction bookkeeping of the source's transaction manager: its ids mean nothing in the target"),
+    ("TXN_COMPONENTS", "transaction bookkeeping (open transactions block the merge instead)"),
+    ("COMPLETED_TXN_COMPONENTS", "transaction bookkeeping of the source's transaction manager"),
+    ("HIVE_LOCKS", "the source's locks: held by the source's clients, not the target's"),
+    ("COMPACTION_QUEUE", "the source's compaction queue: the target's compactor schedules its own"),
+)
+
+
+def sequence_of(table: str) -> str | None:
+    """The ``SEQUENCE_TABLE`` row that allocates ``table``'s ids (None when it has no DataNucleus class)."""
+    klass = DATANUCLEUS_CLASSES.get(table) or _MORE_CLASSES.get(table)
+    return SEQUENCE_PREFIX + klass if klass else None
+
+
+def count_sql(table: CarriedTable, database_ids: tuple[int, ...], vendor: str) -> str:
+    """One ``COUNT(*)`` of ``table``'s rows in the chosen databases (ids are integers read from the source)."""
+    dbs = ", ".join(str(int(i)) for i in database_ids) or "NULL"
+    sql = f'SELECT COUNT(*) FROM "{table.name}" WHERE "{table.scope_column}" IN ({table.scope.format(dbs=dbs)})'
+    return quoted_for(sql, vendor)
+
+
+def quoted_for(sql: str, vendor: str) -> str:
+    """SQL written with double-quoted names, as ``vendor`` quotes them (backticks on MySQL/MariaDB)."""
+    return sql.replace('"', "`") if vendor == "mysql" else sql
