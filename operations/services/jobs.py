@@ -63,7 +63,12 @@ def register_job_runner(kind: str, runner: JobRunner) -> None:
 
 
 def enqueue_execution(request: ChangeRequest, *, actor: str) -> Job:
-    """A queued job executing ``request``'s approved plan; a worker runs it once the transaction commits."""
+    """A queued job executing ``request``'s approved plan; a worker runs it once the transaction commits. A plan that
+    copies data first (relocate) runs as a Spark job (``operations.services.relocate_jobs``)."""
+    if request.preview.get("data_copy"):
+        from operations.services.relocate_jobs import enqueue_request_relocation
+
+        return enqueue_request_relocation(request, actor=actor)
     job = Job.objects.create(kind=EXECUTE, change_request=request, message=f"Queued by {actor}")
     enqueue_job(job)
     return job
