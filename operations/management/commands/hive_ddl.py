@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import getpass
 import json
-import threading
 import time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import connection, transaction
+from django.db import transaction
 
 from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.selectors.metastores import get_metastore
@@ -24,7 +23,7 @@ from operations.choices import JobState
 from operations.models import Job
 from operations.preview import Preview
 from operations.services.alter import alter_execute, alter_preview_statement
-from operations.services.jobs import run_job
+from operations.services.jobs import run_job, watching_job_logs
 from operations.services.relocate_jobs import enqueue_relocation
 
 BLOCKED_EXIT_STATUS = 2
@@ -92,18 +91,19 @@ class Command(BaseCommand):
         }
 
     def _relocate(self, preview: Preview, options: dict[str, Any]) -> dict[str, Any]:
-        """Run the relocation as a Spark job (this process runs it, unless a worker claims it first), printing its
+        """Run the relocation as a Spark job (this process runs it, unless a worker claimed it first), printing its
         progress; succeed only when it copied, verified and swapped."""
         with transaction.atomic():
             job = enqueue_relocation(
                 preview, actor=options["actor"] or f"operator:{getpass.getuser()}", approved=preview.as_dict(),
                 source="cli", reason=options["reason"],
             )  # fmt: skip
-        self.stdout.write(f"Relocation job #{job.pk} on {job.spark_master}")
-        runner = threading.Thread(target=_run_job_here, args=(job.pk,), name=f"job-{job.pk}", daemon=True)
-        runner.start()
-        job = self._follow(job)
-        runner.join()
+        job_id = job.pk
+        self.stdout.write(f"Relocation job #{job_id} on {job.spark_master}")
+        with watching_job_logs(lambda logged, line: logged == job_id and self.stdout.write(f"  {line}")):
+            job = run_job(job_id)  # a worker that claimed it first runs it instead: then follow its log
+        if job.state not in ENDED:
+            job = self._follow(job)
         execution = (job.result or {}).get("execution")
         if job.state != JobState.SUCCEEDED or execution is None:
             raise CommandError(f"[{ErrorCode.EXECUTION_FAILED}] Job #{job.pk} {job.state}: {job.error or job.message}")
@@ -112,7 +112,7 @@ class Command(BaseCommand):
         return {"id": execution, "job": job.pk, "state": job.state, "result": job.result}
 
     def _follow(self, job: Job) -> Job:
-        """Print the job's new log lines until it ends."""
+        """Print the log lines of a job another worker runs until it ends."""
         printed = 0
         while True:
             job.refresh_from_db()
@@ -122,13 +122,6 @@ class Command(BaseCommand):
             if job.state in ENDED:
                 return job
             time.sleep(FOLLOW_SECONDS)
-
-
-def _run_job_here(job_id: int) -> None:
-    try:
-        run_job(job_id)
-    finally:
-        connection.close()
 
 
 def _error_text(exc: ApplicationError) -> str:
