@@ -153,8 +153,10 @@ def _end_request_of_cancelled(job: Job, who: str) -> None:
     job's runner ends its request itself once the driver stopped."""
     from operations.services.change_requests import finish_execution
 
-    request = ChangeRequest.objects.filter(pk=job.change_request_id).first()
-    if request is not None and lifecycle.can_fail(request):
+    if job.change_request_id is None:
+        return
+    request = ChangeRequest.objects.get(pk=job.change_request_id)
+    if lifecycle.can_fail(request):
         finish_execution(request, None, f"Job #{job.pk} was cancelled by {who}; nothing was swapped.")
 
 
