@@ -8,6 +8,7 @@ Spark: ``tests/operations/services/test_relocate_jobs_spark.py``.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -187,5 +188,5 @@ def test_the_driver_and_executors_run_the_venvs_python_unless_configured(
     )
 
     # then
-    written = spark.json.loads(files.spec.read_text())["conf"]
+    written = json.loads(files.spec.read_text())["conf"]
     assert written.get("spark.pyspark.python") == python
