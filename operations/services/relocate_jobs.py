@@ -13,14 +13,17 @@ resumable (``job_resume``); a cancelled job ends the request failed with nothing
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Any
 
 from django.utils import timezone
 
 from catalog_admin.errors import ApplicationError
 from catalog_admin.selectors.metastores import get_metastore
+from operations import lifecycle
 from operations.choices import JobState
 from operations.models import ChangeRequest, Execution, Job
+from operations.planners.relocate import resuming_into
 from operations.preview import Preview
 from operations.services.alter import alter_preview
 from operations.services.jobs import job_log, register_job_runner
@@ -79,6 +82,9 @@ def enqueue_request_relocation(request: ChangeRequest, *, actor: str) -> Job:
 def _run_relocation(job: Job) -> None:
     """The runner of relocate jobs: preview again (refusing a stale plan), copy on Spark, verify and swap, finish."""
     request = job.change_request
+    if request is not None and not lifecycle.can_fail(request):
+        _end_job_failed(job, f"Change request #{request.pk} is {request.state}, no longer executing; nothing was run.")
+        return
     try:
         preview = _current_preview(job)
         _refuse_stale(job.plan["approved"], preview)
@@ -98,10 +104,7 @@ def _run_relocation(job: Job) -> None:
         execution_id = exc.details.get("execution")
         failed = Execution.objects.filter(pk=execution_id).first() if execution_id is not None else None
         _end_request(request, failed, exc.message)
-        job_log(job, exc.message)
-        Job.objects.filter(pk=job.pk).update(
-            state=JobState.FAILED, error=exc.message, finished_at=timezone.now(), message=exc.message[:500]
-        )
+        _end_job_failed(job, exc.message)
         return
     _end_request(request, execution)
     job_log(job, f"Swapped as execution #{execution.pk}; the source is kept until {execution.relocation.keep_until}")
@@ -111,12 +114,29 @@ def _run_relocation(job: Job) -> None:
     )  # fmt: skip
 
 
-def _current_preview(job: Job) -> Preview:
-    if job.change_request is not None:
-        from operations.services.change_requests import change_request_preview
+def _end_job_failed(job: Job, error: str) -> None:
+    """End the job failed for good: its plan loses the staging, so discarding it later never removes a destination
+    that may not be its own (a stale refusal comes before any copy)."""
+    job_log(job, error)
+    job.refresh_from_db(fields=["plan"])
+    Job.objects.filter(pk=job.pk).update(
+        state=JobState.FAILED, error=error, finished_at=timezone.now(), message=error[:500],
+        plan={key: value for key, value in job.plan.items() if key != "staging"},
+    )  # fmt: skip
 
-        return change_request_preview(job.change_request)
-    return alter_preview(metastore=get_metastore(job.plan["metastore"]), spec=spec_from_dict(job.plan["operation"]))
+
+def _current_preview(job: Job) -> Preview:
+    """The plan as the metastore has it now; a resumed job (not its first attempt) finds its own partial copy at the
+    destination, which its first attempt found free."""
+    staging = job.plan.get("staging")
+    resuming = resuming_into(staging) if staging and job.attempts > 1 else nullcontext()
+    with resuming:
+        if job.change_request is not None:
+            from operations.services.change_requests import change_request_preview
+
+            return change_request_preview(job.change_request)
+        spec = spec_from_dict(job.plan["operation"])
+        return alter_preview(metastore=get_metastore(job.plan["metastore"]), spec=spec)
 
 
 def _refuse_stale(approved: dict[str, Any], preview: Preview) -> None:

@@ -145,7 +145,7 @@ def test_a_relocation_whose_table_changed_since_approval_copies_nothing(
     metastore: Metastore, people: dict[str, User], warehouse: Path, django_capture_on_commit_callbacks
 ) -> None:
     """The worker previews again before copying: a partition re-pointed meanwhile fails the request as stale, with
-    no Spark driver started, no copy and no execution."""
+    no Spark driver started, no copy and no execution; the job forgets its staging (it copied nothing there)."""
     # given
     target = warehouse / "sales.db" / "orders_moved"
     request, job = executed(people, metastore, target, django_capture_on_commit_callbacks)
@@ -162,6 +162,7 @@ def test_a_relocation_whose_table_changed_since_approval_copies_nothing(
     request.refresh_from_db()
     assert (ran.state, ran.driver_pid, request.state) == (JobState.FAILED, None, "failed")
     assert "changed since the approved preview" in ran.error
+    assert "staging" not in ran.plan  # discarding this job later removes nothing it did not create
     assert not target.exists()
     assert not Execution.objects.exists()
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import filecmp
 import io
+from contextlib import nullcontext
 from pathlib import Path
 
 import pytest
@@ -16,11 +17,14 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from catalog_admin.selectors.metastores import Metastore
 from operations.choices import JobState
 from operations.models import Execution, Job, Relocation
+from operations.services.jobs import run_job
 from operations.services.relocate_jobs import RELOCATE
+from operations.spark.entry import process_alive
 from tests.fixtures.factories import partition_locations, table_row
 from tests.fixtures.operations import location_of, path_of
 from tests.operations.services.test_relocate_jobs import DAY, executed
@@ -104,3 +108,33 @@ def test_hive_ddl_executes_a_relocation_on_spark_printing_its_progress(metastore
     assert not filecmp.dircmp(source, target).diff_files and any(target.iterdir())
     execution = Execution.objects.get(pk=job.result["execution"])
     assert (execution.source, execution.actor, execution.reason) == ("cli", "ops", "new volume")
+
+
+def test_a_relocation_cancelled_while_its_driver_runs_swaps_nothing_and_removes_the_copy(
+    metastore: Metastore, people: dict[str, User], warehouse: Path
+) -> None:
+    """A cancel request the runner finds once the driver is up: the driver is stopped, the partial copy removed, the
+    metastore untouched, the source kept, and the request ends failed."""
+    # given: queued (not run: no commit), resumed after a first attempt left a partial copy in the staging, and a
+    # cancel request waiting for the runner
+    target = warehouse / "sales.db" / "orders_moved"
+    request, job = executed(people, metastore, target, lambda execute: nullcontext())
+    Job.objects.filter(pk=job.pk).update(attempts=1)
+    orders = table_row(metastore, "sales", "orders")
+    before = partition_locations(metastore, orders.id)
+    partial = target / job.plan["units"][0]["key"]
+    partial.mkdir(parents=True)
+    (partial / "part-00000").write_bytes(b"half")
+    Job.objects.filter(pk=job.pk).update(cancel_requested_at=timezone.now(), cancel_requested_by="steward")
+
+    # when
+    ran = run_job(job.pk)
+
+    # then
+    request.refresh_from_db()
+    assert (ran.state, request.state, request.execution) == (JobState.CANCELLED, "failed", None)
+    assert ran.attempts == 2 and ran.driver_pid and not process_alive(ran.driver_pid), ran.error
+    assert not target.exists()
+    assert partition_locations(metastore, orders.id) == before
+    assert not Execution.objects.exists()
+    assert "nothing was swapped" in request.error
