@@ -85,9 +85,11 @@ def _run_relocation(job: Job) -> None:
     if request is not None and not lifecycle.can_fail(request):
         _end_job_failed(job, f"Change request #{request.pk} is {request.state}, no longer executing; nothing was run.")
         return
+    copying = False
     try:
         preview = _current_preview(job)
         _refuse_stale(job.plan["approved"], preview)
+        copying = True
         manifest = run_spark_program(job)
         if manifest is None:
             _end_request(request, None, "Cancelled: the copy was stopped and removed; nothing was swapped.")
@@ -104,7 +106,7 @@ def _run_relocation(job: Job) -> None:
         execution_id = exc.details.get("execution")
         failed = Execution.objects.filter(pk=execution_id).first() if execution_id is not None else None
         _end_request(request, failed, exc.message)
-        _end_job_failed(job, exc.message)
+        _end_job_failed(job, exc.message, forget_staging=not copying and job.attempts == 1)
         return
     _end_request(request, execution)
     job_log(job, f"Swapped as execution #{execution.pk}; the source is kept until {execution.relocation.keep_until}")
@@ -114,15 +116,15 @@ def _run_relocation(job: Job) -> None:
     )  # fmt: skip
 
 
-def _end_job_failed(job: Job, error: str) -> None:
-    """End the job failed for good: its plan loses the staging, so discarding it later never removes a destination
-    that may not be its own (a stale refusal comes before any copy)."""
+def _end_job_failed(job: Job, error: str, *, forget_staging: bool = False) -> None:
+    """End the job failed. ``forget_staging``: it never copied anything (refused on its first attempt, before the
+    copy), so the destination is not its own and discarding the job later must not remove it."""
     job_log(job, error)
     job.refresh_from_db(fields=["plan"])
+    plan = {key: value for key, value in job.plan.items() if key != "staging" or not forget_staging}
     Job.objects.filter(pk=job.pk).update(
-        state=JobState.FAILED, error=error, finished_at=timezone.now(), message=error[:500],
-        plan={key: value for key, value in job.plan.items() if key != "staging"},
-    )  # fmt: skip
+        state=JobState.FAILED, error=error, finished_at=timezone.now(), message=error[:500], plan=plan
+    )
 
 
 def _current_preview(job: Job) -> Preview:
