@@ -10,6 +10,9 @@ The source is kept for the retention time (``CATALOG_RELOCATION_RETENTION``); a 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import replace
 
 from django.conf import settings
@@ -29,7 +32,22 @@ from operations.specs import Relocate
 from operations.sql import MetastoreSql
 from operations.table_state import TableState, read_partition_scope
 
-__all__ = ("TABLE_UNIT", "plan_relocate", "relocated_location")
+__all__ = ("TABLE_UNIT", "plan_relocate", "relocated_location", "resuming_into")
+
+# The destination a resumed relocation job copies into: its own partial copy there is expected, not a blocker.
+_RESUMING_INTO: ContextVar[str | None] = ContextVar("resuming_into", default=None)
+
+
+@contextmanager
+def resuming_into(destination: str) -> Iterator[None]:
+    """While the block runs, previews of a relocation to ``destination`` do not block on it existing: the job that
+    checked it was free before its first copy previews again to resume (its verified units are there)."""
+    token = _RESUMING_INTO.set(canonical(destination))
+    try:
+        yield
+    finally:
+        _RESUMING_INTO.reset(token)
+
 
 RULE = "relocate"
 TABLE_UNIT = "<table root>"  # the unit key of an unpartitioned table's root
@@ -184,7 +202,7 @@ def _destination_blockers(
         )
         return blockers
     filesystem = filesystem_for(destination, metastore.name)
-    if filesystem.exists(destination):
+    if canonical(destination) != _RESUMING_INTO.get() and filesystem.exists(destination):
         blockers.append(
             Finding("destination_exists", RULE, f"{destination} already exists: relocate into a new directory.")
         )

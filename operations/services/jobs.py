@@ -47,6 +47,7 @@ __all__ = (
     "run_job",
     "schedule_due_check",
     "start_due_requests",
+    "watching_job_logs",
     "worker_name",
 )
 
@@ -63,7 +64,12 @@ def register_job_runner(kind: str, runner: JobRunner) -> None:
 
 
 def enqueue_execution(request: ChangeRequest, *, actor: str) -> Job:
-    """A queued job executing ``request``'s approved plan; a worker runs it once the transaction commits."""
+    """A queued job executing ``request``'s approved plan; a worker runs it once the transaction commits. A plan that
+    copies data first (relocate) runs as a Spark job (``operations.services.relocate_jobs``)."""
+    if request.preview.get("data_copy"):
+        from operations.services.relocate_jobs import enqueue_request_relocation
+
+        return enqueue_request_relocation(request, actor=actor)
     job = Job.objects.create(kind=EXECUTE, change_request=request, message=f"Queued by {actor}")
     enqueue_job(job)
     return job
@@ -143,6 +149,23 @@ def job_log(job: Job, line: str, **fields: Any) -> None:
     now = timezone.now()
     job.log = [*job.log, {"at": now.isoformat(), "message": line}]
     Job.objects.filter(pk=job.pk).update(log=job.log, heartbeat_at=now, **fields)
+    for watcher in list(_LOG_WATCHERS):
+        watcher(job.pk, line)
+
+
+JobLogWatcher = Callable[[int, str], None]
+_LOG_WATCHERS: list[JobLogWatcher] = []
+
+
+@contextmanager
+def watching_job_logs(watcher: JobLogWatcher) -> Iterator[None]:
+    """While the block runs, ``watcher(job_id, line)`` sees every line this process logs on a job (``hive_ddl``
+    prints the progress of the job it runs)."""
+    _LOG_WATCHERS.append(watcher)
+    try:
+        yield
+    finally:
+        _LOG_WATCHERS.remove(watcher)
 
 
 @contextmanager

@@ -28,7 +28,13 @@ from operations.preview import DataCopy, Preview
 from operations.services.alter import alter_execute
 from operations.services.audit import record_audit
 
-__all__ = ("relocate_execute", "relocation_copy_plan", "relocations_cleanup", "verify_copy_manifest")
+__all__ = (
+    "relocate_execute",
+    "relocation_copy_plan",
+    "relocation_swap",
+    "relocations_cleanup",
+    "verify_copy_manifest",
+)
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +100,26 @@ def relocate_execute(
     plan = relocation_copy_plan(preview=preview, completed=completed)
     started = time.monotonic()
     manifest = run_program(plan)
-    copy_seconds = manifest.get("seconds", time.monotonic() - started)
+    manifest.setdefault("seconds", time.monotonic() - started)
+    return relocation_swap(
+        preview=preview, plan=plan, manifest=manifest, actor=actor, source=source, reason=reason, approved=approved
+    )
+
+
+def relocation_swap(
+    *,
+    preview: Preview,
+    plan: dict[str, Any],
+    manifest: dict[str, Any],
+    actor: str,
+    source: str,
+    reason: str = "",
+    approved: dict[str, Any] | None = None,
+) -> Execution:
+    """After the copy: check ``manifest`` against ``plan``, then re-point the metastore in one staleness-checked
+    transaction (``alter_execute``); the swap's execution, with its :class:`Relocation`. A copy that is incomplete
+    swaps nothing (its verified units stay for a resumed run); a swap refused (stale, failed) removes the copy."""
+    _refuse_blocked(preview)
     verify_copy_manifest(plan, manifest)
     try:
         execution = alter_execute(
@@ -103,7 +128,7 @@ def relocate_execute(
     except ApplicationError:
         _remove_copies(plan)
         raise
-    _record_relocation(execution, plan, copy_seconds)
+    _record_relocation(execution, plan, float(manifest.get("seconds", 0.0)))
     return execution
 
 

@@ -143,7 +143,21 @@ def job_cancel(*, job: Job, user: AbstractBaseUser | None, actor: str = "") -> J
         _audit(job, who, "cancel_job", "cancel requested" if job.state == JobState.RUNNING else "cancelled")
     if job.state == JobState.FAILED:
         remove_staging(Job.objects.get(pk=job.pk))
+    if job.state != JobState.RUNNING:
+        _end_request_of_cancelled(job, who)
     return Job.objects.get(pk=job.pk)
+
+
+def _end_request_of_cancelled(job: Job, who: str) -> None:
+    """A request still executing whose (queued or failed) job was cancelled ends failed: nothing was swapped. A running
+    job's runner ends its request itself once the driver stopped."""
+    from operations.services.change_requests import finish_execution
+
+    if job.change_request_id is None:
+        return
+    request = ChangeRequest.objects.get(pk=job.change_request_id)
+    if lifecycle.can_fail(request):
+        finish_execution(request, None, f"Job #{job.pk} was cancelled by {who}; nothing was swapped.")
 
 
 def job_resume(*, job: Job, user: AbstractBaseUser | None) -> Job:

@@ -41,6 +41,7 @@ __all__ = (
     "package_zip",
     "parse_conf",
     "program_exists",
+    "python_conf",
     "read_manifest",
     "stop_driver",
     "write_driver_files",
@@ -142,13 +143,21 @@ def write_driver_files(
         "program": program,
         "plan": plan,
         "master": engine.master,
-        "conf": {**DEFAULT_CONF, **engine.conf},
+        "conf": {**DEFAULT_CONF, **python_conf(engine), **engine.conf},
         "app_name": app_name,
         "worker_pid": worker_pid,
         "py_files": [str(package_zip(directory))],
     }
     files.spec.write_text(json.dumps(spec, default=str))
     return files
+
+
+def python_conf(engine: SparkEngine) -> dict[str, str]:
+    """The driver's and executors' Python: this one (the venv's, which has fsspec and the project's packages) unless
+    ``CATALOG_SPARK_CONF`` names another (nodes with their own). Spark Connect runs none of ours."""
+    if engine.is_connect:
+        return {}
+    return {"spark.pyspark.python": sys.executable, "spark.pyspark.driver.python": sys.executable}
 
 
 def driver_command(engine: SparkEngine, files: DriverFiles) -> list[str]:
@@ -170,10 +179,11 @@ def driver_command(engine: SparkEngine, files: DriverFiles) -> list[str]:
 
 def launch_driver(engine: SparkEngine, files: DriverFiles) -> subprocess.Popen[bytes]:
     """Start the driver in a process group of its own, its output going to the log file."""
+    python = {**python_conf(engine), **engine.conf}
     environment = {
         **os.environ,
-        "PYSPARK_PYTHON": sys.executable,
-        "PYSPARK_DRIVER_PYTHON": sys.executable,
+        "PYSPARK_PYTHON": python.get("spark.pyspark.python", sys.executable),
+        "PYSPARK_DRIVER_PYTHON": python.get("spark.pyspark.driver.python", sys.executable),
         "PYTHONPATH": os.pathsep.join(filter(None, [str(PACKAGE_ROOT), os.environ.get("PYTHONPATH", "")])),
     }
     with files.log.open("ab") as log:

@@ -3,22 +3,32 @@
 
 Exit status, for scripts: 0 when the preview can run (or, with --execute, ran); 2 when Hive's rules block it
 (the preview is still printed); 1 for any other error (parse error, unknown table, stale preview, failed execution).
+A relocation (``SET LOCATION '…' WITH DATA``) runs as a Spark job followed here (its progress printed): 0 only when
+the copy was verified and the metastore swapped.
 """
 
 from __future__ import annotations
 
 import getpass
 import json
+import time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
 
 from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.selectors.metastores import get_metastore
+from operations.choices import JobState
+from operations.models import Job
 from operations.preview import Preview
 from operations.services.alter import alter_execute, alter_preview_statement
+from operations.services.jobs import run_job, watching_job_logs
+from operations.services.relocate_jobs import enqueue_relocation
 
 BLOCKED_EXIT_STATUS = 2
+FOLLOW_SECONDS = 1.0
+ENDED = (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED)
 
 
 class Command(BaseCommand):
@@ -60,6 +70,8 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(result, indent=2, default=str))
 
     def _execute(self, preview: Preview, options: dict[str, Any]) -> dict[str, Any]:
+        if preview.data_copy is not None:
+            return self._relocate(preview, options)
         try:
             execution = alter_execute(
                 preview=preview,
@@ -77,6 +89,39 @@ class Command(BaseCommand):
             "duration_ms": execution.duration_ms,
             "counts": execution.actual_counts,
         }
+
+    def _relocate(self, preview: Preview, options: dict[str, Any]) -> dict[str, Any]:
+        """Run the relocation as a Spark job (this process runs it, unless a worker claimed it first), printing its
+        progress; succeed only when it copied, verified and swapped."""
+        with transaction.atomic():
+            job = enqueue_relocation(
+                preview, actor=options["actor"] or f"operator:{getpass.getuser()}", approved=preview.as_dict(),
+                source="cli", reason=options["reason"],
+            )  # fmt: skip
+        job_id = job.pk
+        self.stdout.write(f"Relocation job #{job_id} on {job.spark_master}")
+        with watching_job_logs(lambda logged, line: logged == job_id and self.stdout.write(f"  {line}")):
+            job = run_job(job_id)  # a worker that claimed it first runs it instead: then follow its log
+        if job.state not in ENDED:
+            job = self._follow(job)
+        execution = (job.result or {}).get("execution")
+        if job.state != JobState.SUCCEEDED or execution is None:
+            raise CommandError(f"[{ErrorCode.EXECUTION_FAILED}] Job #{job.pk} {job.state}: {job.error or job.message}")
+        if not options["json"]:
+            self.stdout.write(self.style.SUCCESS(f"Copied, verified and swapped as execution #{execution}."))
+        return {"id": execution, "job": job.pk, "state": job.state, "result": job.result}
+
+    def _follow(self, job: Job) -> Job:
+        """Print the log lines of a job another worker runs until it ends."""
+        printed = 0
+        while True:
+            job.refresh_from_db()
+            for line in job.log[printed:]:
+                self.stdout.write(f"  {line['message']}")
+            printed = len(job.log)
+            if job.state in ENDED:
+                return job
+            time.sleep(FOLLOW_SECONDS)
 
 
 def _error_text(exc: ApplicationError) -> str:

@@ -1,0 +1,170 @@
+"""
+Relocations as Spark jobs: an approved relocate (a change request, or ``hive_ddl --execute``) runs on the engine.
+
+``enqueue_relocation`` lists the files now (``relocation_copy_plan``) and queues a ``relocate`` job through
+``enqueue_spark_job``: the relocate program on that plan, with ``plan["staging"]`` = the new location (nothing points
+at it until the swap, and the preview blocked a destination that exists or lies outside the governed roots), so a
+cancel removes the partial copies and only those. The job's runner rebuilds the preview, refuses a stale one before
+copying anything, runs the program (``run_spark_program``: progress, cancel, resume from ``plan["completed"]``), then
+``relocation_swap`` checks the manifest and re-points the metastore in one staleness-checked transaction; a change
+request ends through the lifecycle as ALTER jobs do. A driver that fails leaves the request executing and the job
+resumable (``job_resume``); a cancelled job ends the request failed with nothing swapped.
+"""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from typing import Any
+
+from django.utils import timezone
+
+from catalog_admin.errors import ApplicationError
+from catalog_admin.selectors.metastores import get_metastore
+from operations import lifecycle
+from operations.choices import JobState
+from operations.models import ChangeRequest, Execution, Job
+from operations.planners.relocate import resuming_into
+from operations.preview import Preview
+from operations.services.alter import alter_preview
+from operations.services.jobs import job_log, register_job_runner
+from operations.services.relocate import relocation_copy_plan, relocation_swap
+from operations.services.spark_jobs import enqueue_spark_job, run_spark_program
+from operations.specs import Relocate, spec_from_dict
+from operations.staleness import compare_plans, stale_preview_error
+
+__all__ = ("PROGRAM", "RELOCATE", "enqueue_relocation", "relocation_job_plan")
+
+RELOCATE = "relocate"
+PROGRAM = "relocate"
+
+
+def relocation_job_plan(preview: Preview, *, approved: dict[str, Any]) -> dict[str, Any]:
+    """The relocate program's plan (every file listed now) plus what the runner needs: the operation to preview
+    again, the approved plan it must still match, and the staging a cancel removes (the new location)."""
+    assert isinstance(preview.spec, Relocate), "only a relocate copies data"
+    return {
+        **relocation_copy_plan(preview=preview),
+        "staging": preview.spec.location,
+        "operation": preview.spec.as_dict(),
+        "approved": approved,
+    }
+
+
+def enqueue_relocation(
+    preview: Preview,
+    *,
+    actor: str,
+    approved: dict[str, Any],
+    change_request: ChangeRequest | None = None,
+    source: str = "ui",
+    reason: str = "",
+) -> Job:
+    """A queued relocate job for ``preview`` (a worker takes it once the transaction commits); ``source`` and
+    ``reason`` are the swap's when no change request gives them (``hive_ddl``)."""
+    return enqueue_spark_job(
+        program=PROGRAM,
+        plan={**relocation_job_plan(preview, approved=approved), "actor": actor, "source": source, "reason": reason},
+        actor=actor,
+        change_request=change_request,
+        kind=RELOCATE,
+    )
+
+
+def enqueue_request_relocation(request: ChangeRequest, *, actor: str) -> Job:
+    """The job executing an approved relocate change request (its stored plan is the one the job must match)."""
+    from operations.services.change_requests import approved_plan, change_request_preview
+
+    return enqueue_relocation(
+        change_request_preview(request), actor=actor, approved=approved_plan(request), change_request=request
+    )
+
+
+def _run_relocation(job: Job) -> None:
+    """The runner of relocate jobs: preview again (refusing a stale plan), copy on Spark, verify and swap, finish."""
+    request = job.change_request
+    if request is not None and not lifecycle.can_fail(request):
+        _end_job_failed(job, f"Change request #{request.pk} is {request.state}, no longer executing; nothing was run.")
+        return
+    copying = False
+    try:
+        preview = _current_preview(job)
+        _refuse_stale(job.plan["approved"], preview)
+        copying = True
+        manifest = run_spark_program(job)
+        if manifest is None:
+            _end_request(request, None, "Cancelled: the copy was stopped and removed; nothing was swapped.")
+            return
+        job_log(job, f"Copied and verified {manifest.get('files', 0)} file(s); swapping the metastore")
+        execution = relocation_swap(
+            preview=preview, plan=job.plan, manifest=manifest, actor=_actor(job), source=_source(job),
+            reason=f"change request #{request.pk}" if request else job.plan.get("reason", ""),
+            approved=job.plan["approved"],
+        )  # fmt: skip
+    except ApplicationError as exc:
+        if exc.details.get("job") == job.pk and "returncode" in exc.details:
+            raise  # the driver failed: the job fails resumable, the request stays executing
+        execution_id = exc.details.get("execution")
+        failed = Execution.objects.filter(pk=execution_id).first() if execution_id is not None else None
+        _end_request(request, failed, exc.message)
+        _end_job_failed(job, exc.message, forget_staging=not copying and job.attempts == 1)
+        return
+    _end_request(request, execution)
+    job_log(job, f"Swapped as execution #{execution.pk}; the source is kept until {execution.relocation.keep_until}")
+    Job.objects.filter(pk=job.pk).update(
+        state=JobState.SUCCEEDED, progress=100, finished_at=timezone.now(), message="Done",
+        result={**manifest, "execution": execution.pk},
+    )  # fmt: skip
+
+
+def _end_job_failed(job: Job, error: str, *, forget_staging: bool = False) -> None:
+    """End the job failed. ``forget_staging``: it never copied anything (refused on its first attempt, before the
+    copy), so the destination is not its own and discarding the job later must not remove it."""
+    job_log(job, error)
+    job.refresh_from_db(fields=["plan"])
+    plan = {key: value for key, value in job.plan.items() if key != "staging" or not forget_staging}
+    Job.objects.filter(pk=job.pk).update(
+        state=JobState.FAILED, error=error, finished_at=timezone.now(), message=error[:500], plan=plan
+    )
+
+
+def _current_preview(job: Job) -> Preview:
+    """The plan as the metastore has it now; a resumed job (not its first attempt) finds its own partial copy at the
+    destination, which its first attempt found free."""
+    staging = job.plan.get("staging")
+    resuming = resuming_into(staging) if staging and job.attempts > 1 else nullcontext()
+    with resuming:
+        if job.change_request is not None:
+            from operations.services.change_requests import change_request_preview
+
+            return change_request_preview(job.change_request)
+        spec = spec_from_dict(job.plan["operation"])
+        return alter_preview(metastore=get_metastore(job.plan["metastore"]), spec=spec)
+
+
+def _refuse_stale(approved: dict[str, Any], preview: Preview) -> None:
+    staleness = compare_plans(approved, preview)
+    if staleness.is_stale:
+        raise stale_preview_error(
+            f"The table changed since the approved preview ({staleness.summary}); nothing was copied or swapped.",
+            staleness,
+        )
+
+
+def _end_request(request: ChangeRequest | None, execution: Execution | None, error: str = "") -> None:
+    if request is not None:
+        from operations.services.change_requests import finish_execution
+
+        finish_execution(request, execution, error)
+
+
+def _actor(job: Job) -> str:
+    if job.change_request is not None:
+        return job.change_request.requester.get_username()
+    return str(job.plan.get("actor", "system"))
+
+
+def _source(job: Job) -> str:
+    return "ui" if job.change_request is not None else str(job.plan.get("source", "cli"))
+
+
+register_job_runner(RELOCATE, _run_relocation)
