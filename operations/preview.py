@@ -155,21 +155,24 @@ class PlannedEvents:
     """The notification events execution writes in its transaction (those Hive writes for the same statement).
 
     ``counts``: ``(event type, how many)``; ``partitions``: which partitions the partition events describe (a scope
-    selection, resolved under the table lock before the statements run), ``None`` for table events only."""
+    selection, resolved under the table lock before the statements run), ``None`` for table events only;
+    ``transactions``: the transactions ``ABORT_TXN`` events describe (events of no table), one event each."""
 
     table_id: int
     counts: tuple[tuple[str, int], ...]
     message_format: str
     partitions: dict[str, Any] | None = None
     partition_keys: tuple[str, ...] = ()
+    transactions: tuple[int, ...] = ()
 
     @property
     def total(self) -> int:
         return sum(count for _type, count in self.counts)
 
     def as_dict(self) -> dict[str, Any]:
+        described = {"transactions": list(self.transactions)} if self.transactions else {}
         return {"counts": dict(self.counts), "total": self.total, "message_format": self.message_format,
-                "partitions": self.partitions}  # fmt: skip
+                "partitions": self.partitions, **described}  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from operations.events.objects import PartitionObject, TableObject
 from operations.events.thrift_json import at_least
 
 __all__ = (
+    "abort_txn_message",
     "add_partition_message",
     "alter_partition_message",
     "alter_table_message",
@@ -129,4 +130,15 @@ def _table_part(version: SchemaVersion, table: TableObject, now: int) -> dict[st
     if at_least(version, 3):
         message["tableType"] = table.table_type
     message |= {"tableObjJson": table.json, "timestamp": now}
+    return message
+
+
+def abort_txn_message(version: SchemaVersion, txn_id: int, dbs_updated: list[str], now: int) -> dict[str, Any]:
+    """``JSONAbortTxnMessage``: ``txnid``, ``timestamp``, ``server``, ``servicePrincipal`` in declaration order (3.1:
+    ``JSONMessageFactory.buildAbortTxnMessage(txnId)``); 4.0 adds ``dbsUpdated``, the databases the transaction
+    allocated write ids in (``MessageBuilder.buildAbortTxnMessage(txnId, dbsUpdated)``, from
+    ``TxnHandler.getTxnDbsUpdated``)."""
+    message: dict[str, Any] = {"txnid": txn_id, "timestamp": now, "server": "", "servicePrincipal": ""}
+    if at_least(version, 4):
+        message["dbsUpdated"] = dbs_updated
     return message

@@ -26,10 +26,17 @@ Statements that write no event, as in Hive:
 - ``COMPACT``: ``TxnHandler.compact`` (2.3, 3.1, 4.0) only inserts the COMPACTION_QUEUE row; no listener is called.
   (4.0's ``COMMIT_COMPACTION`` is written later by the compactor's ``markCompacted``, not by the request.) Withdrawing
   the request (its revert: deleting the queue row while still 'initiated') has no Hive event either.
-- ``ABORT TRANSACTIONS``: 2.3's ``TxnHandler.abortTxns(AbortTxnsRequest)`` calls no listener. 3.1 and 4.0 write an
-  ``ABORT_TXN`` per transaction (an ``AbortTxnMessage``, not a table event) through
-  ``MetaStoreListenerNotifier.notifyEventWithDirectSql``; the console's writer only writes table and partition
-  events, so it plans none for an abort (a known gap, named in the README).
+- ``ABORT TRANSACTIONS`` on 2.3: ``TxnHandler.abortTxns(AbortTxnsRequest)`` calls no listener.
+
+``ABORT TRANSACTIONS`` on 3.1 and 4.0 writes one ``ABORT_TXN`` per transaction, in the order of the request's ids (the
+console's parser keeps them sorted and distinct, so its events go in ascending id order):
+``TxnHandler.abortTxns(AbortTxnsRequest)`` loops ``for (Long txnId : txnIds)`` calling
+``MetaStoreListenerNotifier.notifyEventWithDirectSql(…, EventType.ABORT_TXN, new AbortTxnEvent(txnId, …), dbConn, …)``
+on the abort's own connection before its commit, and ``DbNotificationListener.onAbortTxn`` adds the row: events of
+no table (see ``messages.abort_txn_message`` and the writer). On 4.0 ``abortTxns`` first selects the named
+transactions ``where TXN_STATE = 'o' and TXN_TYPE != READ_ONLY``; any other gets ``TxnType.READ_ONLY``, for which
+``onAbortTxn`` returns without writing, so read-only transactions (and, by SQL's ``!=``, a NULL ``TXN_TYPE``) write no
+event there. 3.1's ``onAbortTxn`` has no such check. An abort is never reverted, so no revert writes these.
 
 Every spec kind is listed in :data:`_PLANNERS` (and every executed kind a revert can undo in :data:`_REVERTED`): a new
 statement without an entry fails loudly instead of silently writing an ``ALTER_TABLE`` Hive would not write.
@@ -40,6 +47,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, cast
 
+from catalog_admin.models import Transaction
 from catalog_admin.selectors.metastores import Metastore
 from operations.events.messages import message_format
 from operations.events.thrift_json import at_least
@@ -68,6 +76,7 @@ from operations.specs import (
 from operations.table_state import TableState
 
 __all__ = (
+    "ABORT_TXN",
     "ADD_PARTITION",
     "ALTER_PARTITION",
     "ALTER_TABLE",
@@ -84,6 +93,8 @@ DROP_PARTITION = "DROP_PARTITION"
 ADD_PARTITION = "ADD_PARTITION"
 DROP_TABLE = "DROP_TABLE"
 CREATE_TABLE = "CREATE_TABLE"
+ABORT_TXN = "ABORT_TXN"
+READ_ONLY_TXN = 2  # TxnType.READ_ONLY (hive_metastore.thrift: DEFAULT = 0, REPL_CREATED = 1, READ_ONLY = 2, …)
 
 Counts = tuple[tuple[str, int], ...]
 Planned = tuple[Counts, dict[str, Any] | None]
@@ -100,15 +111,17 @@ def plan_events(metastore: Metastore, state: TableState, preview: Preview) -> Pl
     writes no event for the statement."""
     if not metastore.config.events or not preview.steps or preview.blockers:
         return None
-    counts, partitions = _events_of(metastore, state, preview)
+    counts, described = _events_of(metastore, state, preview)
     if not counts:
         return None
+    transactions = tuple(described.get("transactions", ())) if described else ()
     return PlannedEvents(
         table_id=state.table_id,
         counts=counts,
         message_format=message_format(metastore.schema.version),
-        partitions=partitions,
+        partitions=None if transactions else described,
         partition_keys=tuple(k.name for k in state.partition_keys),
+        transactions=transactions,
     )
 
 
@@ -137,6 +150,20 @@ def _alter_table(_metastore: Metastore, _state: TableState, _preview: Preview) -
 
 def _no_events(_metastore: Metastore, _state: TableState, _preview: Preview) -> Planned:
     return NO_EVENTS
+
+
+def _abort_transactions(metastore: Metastore, _state: TableState, preview: Preview) -> Planned:
+    """One ABORT_TXN per named transaction on 3.1 and 4.0 (not read-only ones on 4.0); none on 2.3."""
+    version, ids = metastore.schema.version, list(cast(AbortTransactions, preview.spec).txn_ids)
+    if not at_least(version, 3):
+        return NO_EVENTS  # 2.3's TxnHandler.abortTxns(AbortTxnsRequest) notifies no listener
+    if at_least(version, 4):  # abortTxns: "where TXN_STATE = 'o' and TXN_TYPE != READ_ONLY", the others are skipped
+        written = Transaction.objects.on(metastore).filter(id__in=ids, state="o", type__isnull=False)
+        notified = set(written.exclude(type=READ_ONLY_TXN).values_list("id", flat=True))
+        ids = [txn_id for txn_id in ids if txn_id in notified]
+    if not ids:
+        return NO_EVENTS
+    return ((ABORT_TXN, len(ids)),), {"transactions": ids}
 
 
 def _set_location(_metastore: Metastore, _state: TableState, preview: Preview) -> Planned:
@@ -193,7 +220,7 @@ _PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Preview], Plan
     DropPartitions: _drop_partitions,
     Relocate: _relocate,
     CompactTable: _no_events,  # TxnHandler.compact notifies no listener (2.3, 3.1, 4.0)
-    AbortTransactions: _no_events,  # ABORT_TXN (3.1, 4.0) is not a table event: not written, see the module docstring
+    AbortTransactions: _abort_transactions,  # ABORT_TXN per transaction on 3.1 and 4.0, none on 2.3
     RevertExecution: _revert,
 }
 assert set(_PLANNERS) >= set(SPEC_KINDS.values()), "every spec kind decides its notification events"

@@ -11,6 +11,13 @@ therefore waits for this transaction and never hands out the same ids. An empty 
 ``EVENT_TIME`` and each message's ``timestamp`` are the commit's second (``DbNotificationListener.now()``).
 Rows go in with multi-row ``INSERT`` statements of 1,000 rows, as Hive 4 batches its inserts
 (``executeBatch`` per ``maxBatchSize``), never one statement per event.
+
+``ABORT_TXN`` events belong to no table; their name columns are what ``DbNotificationListener.addNotificationLog``
+(the direct-SQL path ``notifyEventWithDirectSql`` takes) writes for a ``NotificationEvent`` with no database, table or
+catalog set: on 4.0 ``addNotificationLogBatch`` binds ``DB_NAME``, ``TBL_NAME`` and ``CAT_NAME`` with
+``pst.setString(…, event.getDbName())`` etc., all NULL; 3.1.0's ``addNotificationLog`` (before HIVE-20542 made them
+optional) builds the row with ``quoteString(event.getDbName())`` and ``quoteString(" ")``, so ``DB_NAME`` is the text
+``null``, ``TBL_NAME`` one space, and names no ``CAT_NAME`` (NULL).
 """
 
 from __future__ import annotations
@@ -24,11 +31,12 @@ from django.db import connections
 
 from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.ids import allocate_ids
-from catalog_admin.models import NotificationEvent, NotificationSequence, Partition
+from catalog_admin.models import NotificationEvent, NotificationSequence, Partition, TransactionWriteId
 from catalog_admin.selectors.metastores import Metastore
 from operations.events import messages
 from operations.events.objects import PartitionObject, TableObject, read_partitions, read_table
 from operations.events.planning import (
+    ABORT_TXN,
     ADD_PARTITION,
     ALTER_PARTITION,
     ALTER_TABLE,
@@ -43,14 +51,18 @@ from operations.sql import MetastoreSql
 __all__ = ("EventCapture", "capture_before", "write_events")
 
 INSERT_BATCH = 1000
-Row = tuple[str, str, str, str]  # event type, database, table, message
+Row = tuple[str, str | None, str | None, str | None, str]  # event type, catalog, database, table, message
+DEFAULT_CATALOG = "hive"
+NO_TABLE_31 = (None, "null", " ")  # 3.1.0's direct SQL for an event of no table: catalog, database, table
+NO_TABLE = (None, None, None)  # 4.0's addNotificationLogBatch binds the unset names: NULL
 
 
 @dataclass
 class EventCapture:
-    """The table and partitions the events describe, as they were before the statements ran."""
+    """The table and partitions the events describe, as they were before the statements ran (no table for events of
+    no table, e.g. ``ABORT_TXN``)."""
 
-    table: TableObject
+    table: TableObject | None
     partition_ids: list[int]
     partitions: dict[int, PartitionObject] = field(default_factory=dict)
 
@@ -58,6 +70,8 @@ class EventCapture:
 def capture_before(metastore: Metastore, planned: PlannedEvents) -> EventCapture:
     """Under the table lock, before the statements: the table and the partitions in the events' scope."""
     version = metastore.schema.version
+    if planned.transactions:
+        return EventCapture(table=None, partition_ids=[])
     table = read_table(metastore.alias, version, planned.table_id)
     ids = _partition_ids(metastore.alias, planned) if planned.partitions else []
     partitions = {} if _counts(planned).get(ADD_PARTITION) else {
@@ -101,10 +115,15 @@ def _event_rows(metastore: Metastore, planned: PlannedEvents, before: EventCaptu
     """Each event in Hive's order, named by the table before the change (``DbNotificationListener``)."""
     version, alias, keys = metastore.schema.version, metastore.alias, list(planned.partition_keys)
     counts = _counts(planned)
+    if ABORT_TXN in counts:
+        yield from _abort_txn_rows(metastore, planned, now)
+        return
+    assert before.table is not None, "table events are captured with their table"
     table_after = read_table(alias, version, planned.table_id)
+    catalog = DEFAULT_CATALOG if at_least(version, 3) else None
 
     def row(kind: str, table: TableObject, message: dict[str, Any]) -> Row:
-        return kind, table.database, table.name, messages.encode(version, message)
+        return kind, catalog, table.database, table.name, messages.encode(version, message)
 
     if ALTER_TABLE in counts:
         yield row(ALTER_TABLE, before.table, messages.alter_table_message(version, before.table, table_after, now))
@@ -132,20 +151,36 @@ def _event_rows(metastore: Metastore, planned: PlannedEvents, before: EventCaptu
                       messages.alter_partition_message(version, table_after, keys, old, part, now))  # fmt: skip
 
 
+def _abort_txn_rows(metastore: Metastore, planned: PlannedEvents, now: int) -> Iterator[Row]:
+    """One ABORT_TXN per transaction, in the plan's order (``TxnHandler.abortTxns``); on 4.0 each message names the
+    databases the transaction allocated write ids in (``getTxnDbsUpdated``: ``SELECT DISTINCT T2W_DATABASE FROM
+    TXN_TO_WRITE_ID WHERE T2W_TXNID = …``, read for all of them in one query here, sorted by name)."""
+    version, ids = metastore.schema.version, list(planned.transactions)
+    databases: dict[int, list[str]] = {txn_id: [] for txn_id in ids}
+    if at_least(version, 4):
+        written = TransactionWriteId.objects.using(metastore.alias).filter(txn_id__in=ids)
+        for txn_id, database in written.values_list("txn_id", "database").distinct().order_by("txn_id", "database"):
+            databases[txn_id].append(database)
+    names = NO_TABLE if at_least(version, 4) else NO_TABLE_31
+    for txn_id in ids:
+        message = messages.abort_txn_message(version, txn_id, databases[txn_id], now)
+        yield ABORT_TXN, *names, messages.encode(version, message)
+
+
 def _insert(metastore: Metastore, rows: list[Row], now: int, first_event: int, first_nl: int) -> None:
     """One multi-row INSERT of ``rows`` with consecutive ids from ``first_event`` and ``first_nl``."""
     if not rows:
         return
     alias, version = metastore.alias, metastore.schema.version
-    catalog = ["hive"] if at_least(version, 3) else []
+    has_catalog = at_least(version, 3)  # NOTIFICATION_LOG.CAT_NAME since 3.0
     sql = MetastoreSql(alias)
-    names = ["id", "event_id", "event_time", "event_type", *(["catalog_name"] if catalog else []), "db_name",
+    names = ["id", "event_id", "event_time", "event_type", *(["catalog_name"] if has_catalog else []), "db_name",
              "table_name", "message", "message_format"]  # fmt: skip
     columns = ", ".join(sql.col(NotificationEvent, n) for n in names)
     fmt = messages.message_format(version)
     values = [
-        (first_nl + i, first_event + i, now, kind, *catalog, database, table, message, fmt)
-        for i, (kind, database, table, message) in enumerate(rows)
+        (first_nl + i, first_event + i, now, kind, *([catalog] if has_catalog else []), database, table, message, fmt)
+        for i, (kind, catalog, database, table, message) in enumerate(rows)
     ]
     placeholders = "(" + ", ".join(["%s"] * len(names)) + ")"
     with connections[alias].cursor() as cursor:

@@ -11,8 +11,8 @@ every supported line, so the console allows it on 2.3, 3.1 and 4.0 alike:
 TXN_COMPONENTS and TXN_TO_WRITE_ID stay, as in Hive: they tell readers the writes aborted and tell the Cleaner which
 directories to remove. Hive is best-effort (ids not open are skipped with a warning); the console blocks instead, so
 an approved plan aborts exactly the transactions it names. An abort cannot be undone: the transaction's client has
-been told, so no revert is offered. Hive also writes an ABORT_TXN notification event; events are written by the
-console's notification layer where it is enabled.
+been told, so no revert is offered. Hive 3.1 and 4.0 also write one ABORT_TXN notification event per transaction (2.3
+none); the console's notification layer writes them in the same transaction (``operations/events/planning.py``).
 """
 
 from __future__ import annotations

@@ -833,11 +833,11 @@ def test_the_openapi_schema_documents_the_change_request_api(api: dict[str, APIC
 @pytest.mark.parametrize(
     "metastore_alias", ["hive31_pg", pytest.param("hive40_pg", marks=pytest.mark.matrix)], indirect=True
 )
-def test_an_abort_of_transactions_is_high_risk_writes_no_event_and_needs_two_approvals(
+def test_an_abort_of_transactions_is_high_risk_plans_abort_txn_events_and_needs_two_approvals(
     api: dict[str, APIClient], metastore: Metastore
 ) -> None:
-    """The API's preview of ABORT TRANSACTIONS names 'transactions_aborted' (high), plans no notification event, and
-    the default policy holds it until a second approver agrees."""
+    """The API's preview of ABORT TRANSACTIONS names 'transactions_aborted' (high), plans one ABORT_TXN per transaction
+    (Hive 3.1/4.0), and the default policy holds it until a second approver agrees."""
     # given
     ids = sorted(Transaction.objects.on(metastore).filter(state="o").values_list("id", flat=True))
     statement = f"ALTER TABLE ops.job_runs_acid ABORT TRANSACTIONS {' '.join(map(str, ids))}"
@@ -849,7 +849,8 @@ def test_an_abort_of_transactions_is_high_risk_writes_no_event_and_needs_two_app
 
     # then
     preview = ok(api["viewer"].get(url("change-request-detail", pk=pk)))["preview"]
-    assert preview["risk"] == "high" and preview["events"] is None
+    assert preview["risk"] == "high"
+    assert preview["events"]["counts"] == {"ABORT_TXN": len(ids)} and preview["events"]["transactions"] == ids
     assert [c["name"] for c in preview["criteria"]] == ["transactions_aborted"]
     assert "cannot be reverted" in preview["criteria"][0]["explanation"]
     assert (once["state"], twice["state"]) == ("submitted", "approved")

@@ -1,7 +1,6 @@
-"""Events for the statements added after the notification layer: a compaction request, its withdrawal and an abort of
-transactions write no event (Hive's ``TxnHandler.compact`` calls no listener; ABORT_TXN is not a table event and is
-not written by the console, see ``operations/events/planning.py``); ALTER VIEW goes through ``alter_table`` like a
-table; every statement kind has decided its events."""
+"""Events for the statements added after the notification layer: a compaction request and its withdrawal write no
+event (Hive's ``TxnHandler.compact`` calls no listener; an abort's ABORT_TXN events: ``test_abort_txn_events.py``);
+ALTER VIEW goes through ``alter_table`` like a table; every statement kind has decided its events."""
 
 from __future__ import annotations
 
@@ -9,7 +8,7 @@ from dataclasses import dataclass, replace
 
 import pytest
 
-from catalog_admin.models import NotificationEvent, Transaction
+from catalog_admin.models import NotificationEvent
 from catalog_admin.selectors.metastores import Metastore
 from operations.events.planning import _PLANNERS, _REVERTED, UnplannedEvents, plan_events
 from operations.services.alter import alter_preview_statement
@@ -23,11 +22,6 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("warehouse")]
 ACID_SCHEMAS = pytest.mark.parametrize(
     "metastore_alias",
     ["hive31_pg", *(pytest.param(a, marks=pytest.mark.matrix) for a in ("hive40_pg", "hive31_my", "hive40_my"))],
-    indirect=True,
-)
-EVERY_LINE = pytest.mark.parametrize(
-    "metastore_alias",
-    ["hive31_pg", *(pytest.param(a, marks=pytest.mark.matrix) for a in ("hive23_pg", "hive40_pg", "hive40_my"))],
     indirect=True,
 )
 
@@ -72,21 +66,6 @@ def test_a_compaction_request_and_its_withdrawal_write_no_event(metastore: Metas
     # then
     assert preview.events is None and preview.as_dict()["events"] is None
     assert revert.events is None
-    assert event_types(metastore) == []
-
-
-@EVERY_LINE
-def test_an_abort_of_transactions_writes_no_table_event(metastore: Metastore) -> None:
-    """An abort is not an alter_table: no ALTER_TABLE (Hive 3.1/4.0's ABORT_TXN is not written, a documented gap)."""
-    # given
-    ids = sorted(Transaction.objects.on(metastore).filter(state="o").values_list("id", flat=True))
-    statement = f"ALTER TABLE ops.job_runs_acid ABORT TRANSACTIONS {' '.join(map(str, ids))}"
-    preview = alter_preview_statement(metastore=metastore, statement=statement)
-    assert preview.blockers == ()
-    # when
-    execute(preview)
-    # then
-    assert preview.events is None
     assert event_types(metastore) == []
 
 
