@@ -112,7 +112,9 @@ def write_events(metastore: Metastore, planned: PlannedEvents, before: EventCapt
 
 
 def _event_rows(metastore: Metastore, planned: PlannedEvents, before: EventCapture, now: int) -> Iterator[Row]:
-    """Each event in Hive's order, named by the table before the change (``DbNotificationListener``)."""
+    """Each event in Hive's order, with the database and table columns ``DbNotificationListener`` sets: the table
+    after the change for ALTER_TABLE (``onAlterTable``: ``event.setDbName(after.getDbName())``), the partition's
+    table for partition events, the dropped or created table for DROP_TABLE / CREATE_TABLE."""
     version, alias, keys = metastore.schema.version, metastore.alias, list(planned.partition_keys)
     counts = _counts(planned)
     if ABORT_TXN in counts:
@@ -126,7 +128,7 @@ def _event_rows(metastore: Metastore, planned: PlannedEvents, before: EventCaptu
         return kind, catalog, table.database, table.name, messages.encode(version, message)
 
     if ALTER_TABLE in counts:
-        yield row(ALTER_TABLE, before.table, messages.alter_table_message(version, before.table, table_after, now))
+        yield row(ALTER_TABLE, table_after, messages.alter_table_message(version, before.table, table_after, now))
         if ALTER_PARTITION not in counts:  # a relocated table: its partitions' ALTER_PARTITION events follow
             return
     if DROP_PARTITION in counts:
