@@ -545,7 +545,7 @@ def test_external_table_and_view_renames_keep_their_location(metastore: Metastor
 
     # when
     external_rename = preview(metastore, "ALTER TABLE marketing.campaigns RENAME TO sales.campaigns")
-    view_rename = preview(metastore, "ALTER TABLE marketing.campaign_performance RENAME TO sales.performance")
+    view_rename = preview(metastore, "ALTER VIEW marketing.campaign_performance RENAME TO sales.performance")
 
     # then
     for result in (external_rename, view_rename):

@@ -29,7 +29,7 @@ from operations.services.change_requests import change_request_create
 from operations.services.jobs import EXECUTE, run_job
 from operations.services.reconcile import reconcile_executions
 from operations.services.stuck_jobs import settle_stuck_jobs
-from tests.fixtures.operations import ProcessDied, crash_at, execute, metastore_dump, warehouse_tree
+from tests.fixtures.operations import ProcessDied, crash_at, execute, metastore_state, warehouse_tree
 
 STATEMENTS = {
     "rename": "ALTER TABLE sales.orders RENAME TO marketing.orders_v2",
@@ -59,7 +59,7 @@ def new_state(metastore: Metastore, warehouse: Path, statement: str) -> tuple[di
     """The metastore and the warehouse as a normal execution of ``statement`` leaves them (then undone)."""
     with transaction.atomic(using=metastore.alias):
         execute(alter_preview_statement(metastore=metastore, statement=statement))
-        state = metastore_dump(metastore.alias), warehouse_tree(warehouse)
+        state = metastore_state(metastore.alias), warehouse_tree(warehouse)
         transaction.set_rollback(True, using=metastore.alias)
     restore_warehouse(warehouse)
     return state
@@ -98,9 +98,9 @@ def test_a_worker_killed_at_any_step_ends_fully_old_or_fully_new(
     """Killed before the commit: everything is as before and the request and job failed. Killed after it: everything
     is as a normal execution leaves it and both succeeded. A parameter Hive set meanwhile changes neither verdict."""
     # given
-    old = metastore_dump(metastore.alias), warehouse_tree(warehouse)
+    old = metastore_state(metastore.alias), warehouse_tree(warehouse)
     new = new_state(metastore, warehouse, STATEMENTS[statement])
-    assert (metastore_dump(metastore.alias), warehouse_tree(warehouse)) == old
+    assert (metastore_state(metastore.alias), warehouse_tree(warehouse)) == old
     table_id = Table.objects.using(metastore.alias).get(database__name="sales", name="orders").pk
     request, job = executing_request(metastore, STATEMENTS[statement])
     crash_at(monkeypatch, point)
@@ -119,7 +119,7 @@ def test_a_worker_killed_at_any_step_ends_fully_old_or_fully_new(
         assert TableParam.objects.using(metastore.alias).filter(table_id=table_id, key=OUTSIDE_KEY).exists()
         change_table_as_hive(metastore, table_id, present=False)
     expected = POINTS[point]
-    assert (metastore_dump(metastore.alias), warehouse_tree(warehouse)) == (old if expected == "old" else new)
+    assert (metastore_state(metastore.alias), warehouse_tree(warehouse)) == (old if expected == "old" else new)
     execution = Execution.objects.get(reason=f"change request #{request.pk}")
     assert [(r.execution_id, r.committed) for r in executions] == [(execution.pk, expected == "new")]
     outcome = "succeeded" if expected == "new" else "failed"
