@@ -35,7 +35,7 @@ from catalog_admin.selectors.metastores import Metastore
 from operations.models import DirectoryMoveRecord, Execution
 from operations.services.alter import alter_preview_statement
 from operations.services.reconcile import reconcile_executions
-from tests.fixtures.operations import execute, metastore_dump, metastore_state, warehouse_tree
+from tests.fixtures.operations import events_restored, execute, metastore_dump, metastore_state, warehouse_tree
 
 STATEMENT = "ALTER TABLE sales.orders RENAME TO marketing.orders_v2"
 INVERSE = "ALTER TABLE marketing.orders_v2 RENAME TO sales.orders"
@@ -57,9 +57,10 @@ def restored_metastore(metastore: Metastore, warehouse: Path) -> Iterator[dict[s
     """The metastore's dump before the test; afterwards a committed rename is renamed back (committed) and the whole
     metastore must equal the dump again (else it is rebuilt from scratch and the test fails)."""
     before = metastore_state(metastore.alias)
-    yield before
-    if Table.objects.using(metastore.alias).filter(database__name="marketing", name="orders_v2").exists():
-        execute(alter_preview_statement(metastore=metastore, statement=INVERSE))
+    with events_restored(metastore.alias):
+        yield before
+        if Table.objects.using(metastore.alias).filter(database__name="marketing", name="orders_v2").exists():
+            execute(alter_preview_statement(metastore=metastore, statement=INVERSE))
     if metastore_dump(metastore.alias, events=False) != _without_events(before):  # renamed back: two more events
         from tests.fixtures.metastores import build_metastores, official_schema_map
 
