@@ -87,7 +87,7 @@ def test_a_rename_is_one_alter_table_event_hive_decodes_into_its_own_table_objec
     # then
     [event] = hive_events.since(since)
     assert (event.getEventId(), event.getEventType(), event.getDbName(), event.getTableName()) == (
-        since + 1, "ALTER_TABLE", console.database, console.name)  # fmt: skip
+        since + 1, "ALTER_TABLE", console.database, "events_renamed")  # onAlterTable: the new name  # fmt: skip
     assert event.getMessageFormat() == hive_events.factory.getMessageFormat() == "json-0.2"
     message = hive_events.deserializer.getAlterTableMessage(event.getMessage())
     after = hive_events.table(console.database, "events_renamed")
