@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
@@ -32,10 +33,11 @@ from catalog_admin.selectors.acid import (
     valid_write_ids,
     worst_partitions,
 )
+from catalog_admin.selectors.acid_charts import acid_delta_charts
 from catalog_admin.selectors.pagination import page_size
 from catalog_admin.selectors.tables import get_table
 
-__all__ = ("AcidDirectoryListView", "CompactionNeedListView", "report_data")
+__all__ = ("AcidDeltaChartsView", "AcidDirectoryListView", "CompactionNeedListView", "report_data")
 
 
 def report_data(report: DirectoryReport) -> dict[str, Any]:
@@ -79,6 +81,52 @@ class AcidDirectoryListView(MetastoreAPIView):
             "next_cursor": page.next_cursor or None,
         }
         return Response(AcidDirectoryPageSerializer(data, context=self.context()).data)
+
+
+_StackedChartSerializer = inline_serializer(
+    "StackedChart",
+    {
+        "title": serializers.CharField(),
+        "x_label": serializers.CharField(allow_blank=True),
+        "labels": serializers.ListField(child=serializers.CharField(), help_text="Partition names, or (table)."),
+        "series": serializers.DictField(child=serializers.ListField(child=serializers.IntegerField())),
+        "truncated": serializers.BooleanField(),
+        "stacked": serializers.BooleanField(),
+        "threshold": inline_serializer(
+            "ChartThreshold",
+            {"value": serializers.IntegerField(), "label": serializers.CharField()},
+            allow_null=True,
+        ),
+        "subset": serializers.CharField(allow_blank=True, help_text="Which partitions, when not all are charted."),
+    },
+)
+
+
+class AcidDeltaChartsView(MetastoreAPIView):
+    @extend_schema(
+        tags=["tables"],
+        operation_id="acid_delta_charts",
+        parameters=[_METASTORE, _DATABASE, _TABLE],
+        responses={
+            200: inline_serializer(
+                "AcidDeltaCharts",
+                {
+                    "delta_counts": _StackedChartSerializer,
+                    "obsolete_aborted": _StackedChartSerializer,
+                    "charted": serializers.IntegerField(),
+                    "unlisted": serializers.IntegerField(help_text="Directories that could not be listed (0 bars)."),
+                    "truncated": serializers.BooleanField(),
+                },
+            ),
+            **_errors(401, 404, 503),
+        },
+    )
+    def get(self, request: Request, metastore: str, database: str, table: str) -> Response:
+        """Per partition directory (the first 100 by name, ``MAX_CHARTED``): the deltas and delete deltas after the base
+        against the Initiator's delta-count threshold, and the obsolete and aborted directories."""
+        ms = self.resolve_metastore(metastore)
+        db, tbl = get_table(ms, database, table)
+        return Response(acid_delta_charts(ms, db.name, tbl).as_dict())
 
 
 class CompactionNeedListView(MetastoreAPIView):

@@ -34,6 +34,7 @@ urlpatterns = [
     path(f"{_TABLE}show-create/", data_views.ShowCreateTableView.as_view(), name="table-show-create"),
     path(f"{_TABLE}partitions/", views.PartitionListView.as_view(), name="partition-list"),
     path(f"{_TABLE}acid-directories/", acid.AcidDirectoryListView.as_view(), name="acid-directory-list"),
+    path(f"{_TABLE}acid-delta-charts/", acid.AcidDeltaChartsView.as_view(), name="acid-delta-charts"),
     path(
         "metastores/<str:metastore>/compaction-needs/", acid.CompactionNeedListView.as_view(), name="compaction-needs"
     ),

@@ -51,6 +51,7 @@ __all__ = (
     "is_transactional",
     "partition_reports",
     "table_is_transactional",
+    "table_thresholds",
     "valid_txn_list",
     "valid_write_ids",
     "worst_partitions",
@@ -133,6 +134,12 @@ def table_is_transactional(metastore_name: str, database: str, table: str) -> bo
 def compaction_thresholds() -> CompactionThresholds:
     """The Initiator's thresholds from ``CATALOG_COMPACTION_THRESHOLDS`` (Hive's defaults when unset)."""
     return CompactionThresholds(**settings.CATALOG_COMPACTION_THRESHOLDS)
+
+
+def table_thresholds(metastore: Metastore, table_id: int) -> CompactionThresholds:
+    """The Initiator's thresholds for one table: the setting, overridden by its ``compactorthreshold.*`` properties."""
+    params = {k: v or "" for k, v in _table_params(metastore, table_id).items()}
+    return compaction_thresholds().for_table(params)
 
 
 def directory_report(

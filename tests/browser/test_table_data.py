@@ -1,7 +1,8 @@
 """
 The table page's data in a real browser (headless Debian Chromium, Playwright, the live server): the partition charts
 drawn by static/js/charts.js from the API, the anomaly counts and the sample loaded by htmx, the SHOW CREATE TABLE copy
-button (the clipboard holds the statement), and the search box's typeahead leading to a table. No Content-Security-
+button (the clipboard holds the statement), the search box's typeahead leading to a table, and the ACID delta counts
+chart of a transactional table (stacked, with the Initiator's threshold line). No Content-Security-
 Policy violation on the way. A screenshot of the table page goes to ``var/screenshots/`` for review.
 """
 
@@ -82,6 +83,17 @@ def test_charts_anomalies_sample_copy_and_typeahead(live_server, django_user_mod
             expect(suggestion).to_have_count(1)
             suggestion.click()
             expect(page).to_have_url(f"{live_server.url}/m/{metastore.name}/db/marketing/t/clicks/")
+
+            # when: opening the ACID directories of a transactional table (four partitions, each delta_1 and delta_2)
+            page.goto(f"{live_server.url}/m/{metastore.name}/db/ops/t/job_runs_acid/acid/")
+
+            # then: the delta counts are drawn stacked (deltas, delete deltas) under the Initiator's threshold line
+            chart = page.locator('figure[data-chart="delta_counts"]')
+            expect(chart).to_have_attribute("data-bars", "4")
+            expect(chart.locator('rect.bar[data-series="deltas"]')).to_have_count(4)
+            expect(chart.locator('rect.bar[data-series="delete deltas"]')).to_have_count(4)
+            expect(chart.locator("line.threshold")).to_have_attribute("data-value", "10")
+            page.locator("#acid-charts").screenshot(path=str(SCREENSHOTS / "acid-delta-charts.png"))
             assert not [v for v in violations if "Content Security Policy" in v], violations
         finally:
             browser.close()

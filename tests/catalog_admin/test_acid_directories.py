@@ -6,17 +6,14 @@ warehouse, the Initiator's verdict, and the page and API that show them.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from urllib.parse import urlsplit
-
 import pytest
 from django.urls import reverse
 
 from catalog_admin.db import allow_metastore_writes
-from catalog_admin.models import NextWriteId, TableParam, Transaction, TransactionComponent, TransactionWriteId
+from catalog_admin.models import TableParam, TransactionComponent
 from catalog_admin.seeding.content import ABORTED_PARTITION, ACID_JOBS, OPEN_PARTITION
 from catalog_admin.selectors.acid import partition_reports, valid_txn_list, valid_write_ids, worst_partitions
+from tests.fixtures.acid_dirs import abort_write_id_4, hive_dir, on_disk
 from tests.fixtures.factories import html, partition_locations, table_row
 
 pytestmark = pytest.mark.django_db
@@ -24,30 +21,6 @@ pytestmark = pytest.mark.django_db
 BOTH = pytest.mark.parametrize(
     "metastore_alias", ["hive31_pg", pytest.param("hive40_pg", marks=pytest.mark.matrix)], indirect=True
 )
-
-
-def on_disk(location: str) -> Path:
-    return Path(urlsplit(location).path)
-
-
-def hive_dir(root: Path, name: str, size: int = 20, compacted: bool = False) -> None:
-    """A base or delta directory as Hive's writers leave it: a bucket file and the ORC ACID version file."""
-    (root / name).mkdir()
-    (root / name / "bucket_00000").write_bytes(b"r" * size)
-    (root / name / "_orc_acid_version").write_text("2")
-    if compacted:
-        (root / name / "_metadata_acid").write_text(json.dumps({"thisFileVersion": "0", "dataFormat": "compacted"}))
-
-
-def abort_write_id_4(metastore) -> int:
-    """The seeded aborted transaction wrote write id 4 (TXN_TO_WRITE_ID, NEXT_WRITE_ID 5); returns its txn id."""
-    aborted = Transaction.objects.on(metastore).get(state="a").id
-    with allow_metastore_writes():
-        TransactionWriteId.objects.using(metastore.alias).create(
-            txn_id=aborted, database=ACID_JOBS[0], table=ACID_JOBS[1], write_id=4
-        )
-        NextWriteId.objects.using(metastore.alias).filter(database=ACID_JOBS[0], table=ACID_JOBS[1]).update(next=5)
-    return aborted
 
 
 @BOTH
