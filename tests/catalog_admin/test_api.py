@@ -817,7 +817,7 @@ def test_openapi_schema_documents_every_endpoint(api: APIClient) -> None:
     assert schema["openapi"].startswith("3.")
     assert schema["info"]["title"] == "catalog-admin API"
     routes = api_routes(api_urls)
-    assert len(routes) == 15  # ten, the ACID directories and compaction needs, the sample, SHOW CREATE TABLE, charts
+    assert len(routes) == 16  # ten, the ACID directories, compaction needs and delta chart, sample, SHOW CREATE, charts
     # the read API and the change-request API (tests/operations/api/test_api_change_requests.py checks the latter)
     assert sorted(schema["paths"]) == sorted(api_routes(api_urls, operations_api_urls))
     for path, operations in schema["paths"].items():
