@@ -139,8 +139,8 @@ def rename_only(args: argparse.Namespace, versions: list[str]) -> None:
         f"Command: `.venv/bin/python benchmarks/alter.py --rename-only --partitions {args.partitions} "
         f"--col-stats {args.col_stats} --versions {','.join(versions)}`",
         "",
-        f"Machine: {platform.machine()}, Python {platform.python_version()}, 2 cores shared with six other engineers' "
-        f"test runs at the same time (load average {os.getloadavg()[0]:.1f} when the report was written); "
+        f"Machine: {platform.machine()}, Python {platform.python_version()}, {os.cpu_count()} cores "
+        f"(load average {os.getloadavg()[0]:.1f} when the report was written); "
         "PostgreSQL on 127.0.0.1, Hive's official schemas; timed without memory tracing.",
         "",
     ]
