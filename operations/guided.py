@@ -75,6 +75,15 @@ def _table_operations(metastore: Metastore, state: TableState) -> tuple[GuidedOp
     if state.location:
         location = f"ALTER TABLE {ref} SET LOCATION '{state.location}'"
         ops.append(GuidedOperation("location", "Set the location", location, "Metadata only: no data moves."))
+        if not state.is_transactional:  # rewriting an ACID table's files bypasses Hive's write ids
+            ops.append(
+                GuidedOperation(
+                    "relocate", "Move the data to a new location",
+                    f"ALTER TABLE {ref} SET LOCATION '{state.location.rstrip('/')}_relocated' WITH DATA",
+                    "A Spark job copies every file and verifies it, then the table is re-pointed; the old data is "
+                    "kept for the retention time.",
+                )
+            )  # fmt: skip
     partition = _first_partition(metastore, state)
     if partition:
         ops += [
