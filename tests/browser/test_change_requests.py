@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -44,16 +43,6 @@ pytestmark = [
     pytest.mark.django_db(transaction=True, databases=["default", METASTORE]),
     pytest.mark.usefixtures("restore_roles"),
 ]
-
-
-@pytest.fixture
-def rebuilt_metastore(django_db_blocker) -> Iterator[None]:
-    """The test commits changes to the metastore and its warehouse: rebuild both (schema and seed) afterwards."""
-    from tests.fixtures.metastores import build_metastores, official_schema_map
-
-    yield
-    with django_db_blocker.unblock():
-        build_metastores({METASTORE: official_schema_map()[METASTORE]})
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ every step go to ``$CATALOG_ADMIN_SCREENSHOTS`` (``.ci/run`` sets ``var/screensh
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -33,16 +32,6 @@ pytestmark = [
     pytest.mark.django_db(transaction=True, databases=["default", METASTORE]),
     pytest.mark.usefixtures("restore_roles"),
 ]
-
-
-@pytest.fixture
-def rebuilt_metastore(django_db_blocker) -> Iterator[None]:
-    """The day commits changes to the metastore: rebuild it (schema and seed) afterwards."""
-    from tests.fixtures.metastores import build_metastores, official_schema_map
-
-    yield
-    with django_db_blocker.unblock():
-        build_metastores({METASTORE: official_schema_map()[METASTORE]})
 
 
 def columns_of(database: str, table: str) -> list[str]:

@@ -3,19 +3,16 @@
 
 from __future__ import annotations
 
-import base64
-import gzip
-import json
-from typing import Any
-
 import pytest
 
 from catalog_admin.db import allow_metastore_writes
-from catalog_admin.models import NotificationEvent, NotificationSequence, Sequence, Transaction, TransactionWriteId
+from catalog_admin.models import NotificationSequence, Sequence, Transaction, TransactionWriteId
 from catalog_admin.selectors.metastores import Metastore
 from operations.preview import Preview
 from operations.services.alter import alter_preview_statement
+from tests.fixtures.operations import decode_event as decode
 from tests.fixtures.operations import execute
+from tests.fixtures.operations import notification_events as events
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("warehouse")]
 
@@ -36,18 +33,6 @@ def abort_preview(metastore: Metastore, ids: list[int]) -> Preview:
     preview = alter_preview_statement(metastore=metastore, statement=statement)
     assert preview.blockers == ()
     return preview
-
-
-def events(metastore: Metastore) -> list[NotificationEvent]:
-    return list(NotificationEvent.objects.using(metastore.alias).order_by("event_id"))
-
-
-def decode(metastore: Metastore, event: NotificationEvent) -> dict[str, Any]:
-    """The message as Hive's deserializer reads it (4.0: Base64 of gzip)."""
-    text = event.message or ""
-    if metastore.schema.version.major >= 4:
-        text = gzip.decompress(base64.b64decode(text)).decode()
-    return json.loads(text)
 
 
 def next_ids(metastore: Metastore) -> tuple[int, int]:

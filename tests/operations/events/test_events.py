@@ -3,8 +3,6 @@ metastore transaction, with ids from NOTIFICATION_SEQUENCE and SEQUENCE_TABLE, i
 
 from __future__ import annotations
 
-import base64
-import gzip
 import json
 from dataclasses import replace
 from typing import Any
@@ -13,27 +11,17 @@ import pytest
 from django.db import connections
 from django.test.utils import CaptureQueriesContext
 
-from catalog_admin.models import NotificationEvent, NotificationSequence, Partition, Sequence
+from catalog_admin.models import NotificationSequence, Partition, Sequence
 from catalog_admin.selectors.metastores import Metastore
 from operations.ddl.parser import parse_alter
 from operations.services.alter import alter_preview, alter_preview_statement
 from operations.services.revert import revert_preview
 from tests.fixtures.factories import table_row
+from tests.fixtures.operations import decode_event as decode
 from tests.fixtures.operations import execute
+from tests.fixtures.operations import notification_events as events
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("warehouse")]
-
-
-def events(metastore: Metastore) -> list[NotificationEvent]:
-    return list(NotificationEvent.objects.using(metastore.alias).order_by("event_id"))
-
-
-def decode(metastore: Metastore, event: NotificationEvent) -> dict[str, Any]:
-    """The message as Hive's deserializer reads it (4.0: Base64 of gzip)."""
-    text = event.message or ""
-    if metastore.schema.version.major >= 4:
-        text = gzip.decompress(base64.b64decode(text)).decode()
-    return json.loads(text)
 
 
 def thrift(text: str) -> dict[int, Any]:

@@ -15,7 +15,7 @@ from operations.services.alter import alter_preview_statement
 from operations.services.revert import revert_preview
 from operations.specs import SPEC_KINDS, AlterSpec, RevertExecution, TableRef
 from operations.table_state import read_table_state
-from tests.fixtures.operations import execute
+from tests.fixtures.operations import event_types, execute
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("warehouse")]
 
@@ -24,12 +24,6 @@ ACID_SCHEMAS = pytest.mark.parametrize(
     ["hive31_pg", *(pytest.param(a, marks=pytest.mark.matrix) for a in ("hive40_pg", "hive31_my", "hive40_my"))],
     indirect=True,
 )
-
-
-def event_types(metastore: Metastore) -> list[str]:
-    return list(
-        NotificationEvent.objects.using(metastore.alias).order_by("event_id").values_list("event_type", flat=True)
-    )
 
 
 def test_every_statement_kind_and_its_revert_decides_its_events() -> None:

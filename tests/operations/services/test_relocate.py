@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError, ErrorCode
-from catalog_admin.models import NotificationEvent, Partition, StorageDescriptor
+from catalog_admin.models import Partition, StorageDescriptor
 from catalog_admin.selectors.metastores import Metastore
 from operations.models import AuditRecord, Execution, Relocation
 from operations.services.alter import alter_execute, alter_preview_statement
@@ -25,7 +25,7 @@ from operations.services.relocate import relocate_execute, relocation_copy_plan,
 from operations.services.revert import revert_preview
 from operations.spark.programs import relocate as relocate_program
 from tests.fixtures.factories import partition_locations, table_row
-from tests.fixtures.operations import location_of, path_of, row_changes
+from tests.fixtures.operations import event_types, location_of, path_of, row_changes
 
 DAY = "dt=2024-01-02"
 
@@ -263,12 +263,6 @@ def test_the_cleanup_command_reports_what_it_removed(metastore: Metastore, wareh
     # then
     assert out.getvalue() == f"Execution #{execution.pk}: removed the copy (1 unit(s)).\n"
     assert not target.exists()
-
-
-def event_types(metastore: Metastore) -> list[str]:
-    return list(
-        NotificationEvent.objects.using(metastore.alias).order_by("event_id").values_list("event_type", flat=True)
-    )
 
 
 def test_a_whole_partitioned_table_moves_with_each_partition_path_kept(metastore: Metastore, warehouse: Path) -> None:
