@@ -9,6 +9,7 @@ class OperationsConfig(AppConfig):
 
     def ready(self) -> None:
         from operations.extensions import register_page_slots
+        from operations.merge import jobs  # noqa: F401  (registers the merge job runner)
         from operations.services import relocate_jobs, spark_jobs  # noqa: F401  (register the job runners)
 
         # Fill catalog_admin's page slots (top bar, table page): catalog_admin itself never names operations.

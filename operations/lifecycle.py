@@ -124,7 +124,7 @@ def databases_touched(change: ChangeRequest) -> tuple[str, ...]:
 
 
 def _operation_databases(operation: dict[str, Any] | None) -> set[str]:
-    names = set()
+    names = set((operation or {}).get("arriving") or ())  # a merge: every database as it arrives in the target
     for key in ("target", "new"):
         ref = (operation or {}).get(key)
         if isinstance(ref, dict) and ref.get("database"):

@@ -36,6 +36,7 @@ DEFAULT_POLICY = {
                 "columns_removed",
                 "many_partitions",
                 "transactions_aborted",
+                "metastore_merged",
             ],
             "approvals": 2,
         },

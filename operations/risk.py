@@ -30,6 +30,7 @@ CRITERIA = {
     "columns_removed": ("high", "columns removed"),
     "transactions_aborted": ("high", "cannot be reverted: aborts running writers"),
     "many_partitions": ("high", "many partitions touched"),
+    "metastore_merged": ("high", "databases of another metastore imported"),
     "statistics_rewritten": ("medium", "many statistics rewritten"),
     "location_missing": ("medium", "location does not exist"),
     "partitions_changed": ("medium", "partitions changed"),

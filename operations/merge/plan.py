@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass
 from functools import cached_property
 
+from operations.merge.estimate import DurationEstimate
 from operations.merge.request import MergeRequest
 
 __all__ = ("Conversion", "DatabaseImport", "MergeBlocker", "MergePreview", "NotCarried", "TableImport")
@@ -99,6 +100,7 @@ class MergePreview:
     blockers: tuple[MergeBlocker, ...]
     conversions: tuple[Conversion, ...]
     not_carried: tuple[NotCarried, ...]
+    estimate: DurationEstimate | None = None  # advice from measured throughput: shown, not fingerprinted
 
     @property
     def is_executable(self) -> bool:
@@ -133,4 +135,5 @@ class MergePreview:
             "blockers": [b.as_dict() for b in self.blockers],
             "conversions": [c.as_dict() for c in self.conversions],
             "not_carried": [n.as_dict() for n in self.not_carried],
+            "estimate": self.estimate.as_dict() if self.estimate else None,
         }

@@ -15,6 +15,7 @@ from catalog_admin.errors import ApplicationError, ErrorCode, NotFound, metastor
 from catalog_admin.hive.locations import normalize_location
 from catalog_admin.hive.names import is_valid_name
 from catalog_admin.selectors.metastores import Metastore, get_metastore
+from operations.merge.estimate import estimate_duration
 from operations.merge.plan import Conversion, DatabaseImport, MergeBlocker, MergePreview, NotCarried, TableImport
 from operations.merge.reads import MetastoreReader
 from operations.merge.request import MergeRequest
@@ -65,15 +66,17 @@ def _preview(request: MergeRequest, source: Metastore, target: Metastore) -> Mer
         )
         for name, (db_id, location) in sorted(chosen.items())
     )
+    tables = _table_imports(src, tgt, ids)
     return MergePreview(
         request=request,
         source_version=str(source.schema.version),
         target_version=str(target.schema.version),
         databases=databases,
-        tables=_table_imports(src, tgt, ids),
+        tables=tables,
         blockers=_blockers(request, source, target, src, tgt, databases, ids),
         conversions=_conversions(src, tgt),
         not_carried=tuple(NotCarried(t, _count_all(src, t), why) for t, why in NOT_CARRIED if src.has_table(t)),
+        estimate=estimate_duration(next((t.rows for t in tables if t.table == "PARTITIONS"), 0)),
     )
 
 

@@ -24,6 +24,7 @@ from catalog_admin.errors import ApplicationError, ErrorCode, NotFound
 from catalog_admin.selectors.metastores import get_metastore
 from operations import lifecycle
 from operations.choices import ACTION_STATES, TRANSITIONS, ChangeRequestState, Decision, JobState
+from operations.merge.workflow import MergeChange, MergeRevertChange, is_merge, merge_staleness
 from operations.models import Approval, ChangeRequest, Comment, Execution, Job
 from operations.notifications import notify_transition
 from operations.policy import Allowed, approval_requirement, can_request, rule_matches
@@ -43,6 +44,7 @@ __all__ = (
     "change_request_cancel",
     "change_request_comment",
     "change_request_create",
+    "change_request_create_merge",
     "change_request_execute",
     "change_request_preview",
     "change_request_refresh",
@@ -58,8 +60,17 @@ __all__ = (
 )
 
 
-def change_request_preview(request: ChangeRequest) -> Preview:
-    """A fresh preview of the request's operation (the revert plan for a revert request)."""
+Plan = Preview | MergeChange | MergeRevertChange
+
+
+def change_request_preview(request: ChangeRequest) -> Plan:
+    """A fresh preview of the request's operation (the revert plan for a revert request; a merge's plan for a merge,
+    ``operations.merge.workflow``)."""
+    if is_merge(request.operation):
+        from operations.merge.changes import request_merge_change
+
+        original = request.revert_of.execution if request.revert_of_id and request.revert_of else None
+        return request_merge_change(request.operation, original)
     metastore = get_metastore(request.metastore)
     if request.revert_of_id:
         original = request.revert_of
@@ -68,10 +79,13 @@ def change_request_preview(request: ChangeRequest) -> Preview:
     return alter_preview(metastore=metastore, spec=spec_from_dict(request.operation))
 
 
-def change_request_staleness(request: ChangeRequest, preview: Preview | None = None) -> Staleness:
+def change_request_staleness(request: ChangeRequest, preview: Plan | None = None) -> Staleness:
     """What differs between the plan the request stores (the one approvers see) and ``preview`` (rebuilt when
     not given)."""
-    return compare_plans(approved_plan(request), preview or change_request_preview(request))
+    preview = preview or change_request_preview(request)
+    if isinstance(preview, MergeChange | MergeRevertChange):
+        return merge_staleness(approved_plan(request), preview)
+    return compare_plans(approved_plan(request), preview)
 
 
 def approved_plan(request: ChangeRequest) -> dict[str, Any]:
@@ -88,6 +102,16 @@ def change_request_create(*, user: User, metastore: str | None, spec: AlterSpec,
     with transaction.atomic():
         request = ChangeRequest.objects.create(requester=user, reason=reason, **_preview_fields(preview))
         _audit(request, user, "create", "draft", preview)
+    return request
+
+
+@refusals_audited("create")
+def change_request_create_merge(*, user: User, change: MergeChange, reason: str = "") -> ChangeRequest:
+    """A draft request on the merge's target metastore, carrying ``change`` (a merge preview) as its plan."""
+    _require(can_request(user))
+    with transaction.atomic():
+        request = ChangeRequest.objects.create(requester=user, reason=reason, **_preview_fields(change))
+        _audit(request, user, "create", "draft", change)
     return request
 
 
@@ -110,7 +134,13 @@ def change_request_update(
     replans = spec is not None and json.loads(json.dumps(spec.as_dict())) != request.operation
     _require(lifecycle.can_edit(request, user, replans=replans))
     _require_same_metastore(request, metastore)
-    if request.revert_of_id:
+    if is_merge(request.operation) and spec is not None:
+        raise ApplicationError(
+            ErrorCode.INVALID_PARAMETER,
+            "A merge request carries a merge, not an ALTER statement; cancel it and preview a new merge instead.",
+            {"parameter": "statement"},
+        )
+    if request.revert_of_id or is_merge(request.operation):
         preview = change_request_preview(request)
     else:
         preview = alter_preview(
@@ -271,7 +301,7 @@ def change_request_revert(*, request: ChangeRequest, user: User, reason: str = "
     request = _reload(request)  # the checks read the request as it is now
     _require(lifecycle.can_revert(request, user))
     assert request.execution is not None, "can_revert allows only an executed request"
-    preview = revert_preview(execution=request.execution)
+    preview = _revert_plan(request.execution)
     with transaction.atomic():
         revert = ChangeRequest.objects.create(
             requester=user, reason=reason or f"Revert of #{request.pk}", revert_of=request, **_preview_fields(preview)
@@ -398,16 +428,30 @@ def _end_execution(
 # Helpers ---------------------------------------------------------------------------------------
 
 
-def _preview_fields(preview: Preview) -> dict[str, Any]:
+def _revert_plan(execution: Execution) -> Plan:
+    """The plan undoing ``execution``: a merge's deletes its imported id ranges; an ALTER's, its before-image."""
+    if is_merge(execution.operation):
+        from operations.merge.changes import merge_revert_change
+
+        return merge_revert_change(execution)
+    return revert_preview(execution=execution)
+
+
+def _preview_fields(preview: Plan) -> dict[str, Any]:
     summary = preview.as_dict()
     needed, reasons = approval_requirement(summary)
     matched = [match.as_dict() for match in rule_matches(summary)]
+    if isinstance(preview, MergeChange | MergeRevertChange):
+        where = {"database_name": preview.database_name, "table_name": preview.table_name}
+        operation = preview.operation
+    else:
+        where = {"database_name": preview.spec.target.database, "table_name": preview.spec.target.table}
+        operation = preview.spec.as_dict()
     return {
         "metastore": preview.metastore,
-        "database_name": preview.spec.target.database,
-        "table_name": preview.spec.target.table,
+        **where,
         "statement": preview.statement,
-        "operation": preview.spec.as_dict(),
+        "operation": operation,
         "preview": summary,
         "fingerprint": preview.fingerprint,
         "risk": preview.risk,
@@ -416,7 +460,7 @@ def _preview_fields(preview: Preview) -> dict[str, Any]:
     }
 
 
-def _fresh_preview(request: ChangeRequest) -> Preview:
+def _fresh_preview(request: ChangeRequest) -> Plan:
     """The request's plan rebuilt now (one preview); refuses it when it is not the stored plan, naming what changed."""
     preview = change_request_preview(request)
     staleness = change_request_staleness(request, preview)
@@ -471,7 +515,7 @@ def _iso(request: ChangeRequest) -> str | None:
     return request.scheduled_for.isoformat() if request.scheduled_for else None
 
 
-def _raise_blocked(preview: Preview) -> None:
+def _raise_blocked(preview: Plan) -> None:
     first = preview.blockers[0]
     raise ApplicationError(
         ErrorCode.HIVE_RULE_VIOLATION,
@@ -492,7 +536,7 @@ def _audit(
     user: User | None,
     action: str,
     outcome: str,
-    preview: Preview | None,
+    preview: Plan | None,
     details: dict[str, Any] | None = None,
 ) -> None:
     record_audit(

@@ -66,6 +66,10 @@ def register_job_runner(kind: str, runner: JobRunner) -> None:
 def enqueue_execution(request: ChangeRequest, *, actor: str) -> Job:
     """A queued job executing ``request``'s approved plan; a worker runs it once the transaction commits. A plan that
     copies data first (relocate) runs as a Spark job (``operations.services.relocate_jobs``)."""
+    if request.operation.get("kind") in ("merge", "merge_revert"):  # operations.merge.workflow's kinds
+        from operations.merge.jobs import enqueue_merge
+
+        return enqueue_merge(request, actor=actor)
     if request.preview.get("data_copy"):
         from operations.services.relocate_jobs import enqueue_request_relocation
 

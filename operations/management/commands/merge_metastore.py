@@ -1,13 +1,18 @@
 """
 ``manage.py merge_metastore --source S --target T``: preview merging databases of one metastore into another.
 
-Exit status, for scripts: 0 when the merge could run; 2 when it is blocked (the preview is still printed); 1 for any
-other error (unknown metastore or database, malformed rename or rule). ``--execute`` is refused: merge execution is
-not built yet (issue 11), only its preview.
+Exit status, for scripts: 0 when the merge could run (with ``--execute``: ran); 2 when it is blocked (the preview is
+still printed, nothing is written); 1 for any other error (unknown metastore or database, malformed rename or rule, a
+failed execution).
+
+``--execute --reason R`` runs exactly the printed preview under the same governance as ``hive_ddl --execute``: the
+operator at the console's host is trusted to act without a change request, and the run is an audited ``Execution``
+(source ``cli``, actor ``operator:<OS user>`` or ``--actor``, the reason kept), undone by ``revert_execution ID``.
 """
 
 from __future__ import annotations
 
+import getpass
 import json
 from typing import Any
 
@@ -17,6 +22,8 @@ from catalog_admin.errors import ApplicationError, ErrorCode
 from operations.merge.plan import DatabaseImport, MergePreview
 from operations.merge.preview import merge_preview
 from operations.merge.request import MergeRequest, parse_location_rule, parse_rename
+from operations.merge.run import merge_run
+from operations.merge.workflow import MergeChange
 
 BLOCKED_EXIT_STATUS = 2
 
@@ -31,16 +38,14 @@ class Command(BaseCommand):
         parser.add_argument("--rename", action="append", default=[], help="src_db=new_name (repeatable)")
         parser.add_argument("--location-rule", action="append", default=[], help="OLD=NEW location prefix map")
         parser.add_argument("--json", action="store_true", help="print the preview as JSON")
-        parser.add_argument("--execute", action="store_true", help="not available yet: merges are previewed only")
+        parser.add_argument("--execute", action="store_true", help="run the previewed merge (audited)")
+        parser.add_argument("--reason", default="", help="why (required with --execute; kept in the audit record)")
+        parser.add_argument("--actor", default="", help="who runs it (default: the OS user)")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["execute"] and not options["reason"].strip():
+            raise CommandError("--execute needs --reason: say why, it is kept in the audit record.")
         try:
-            if options["execute"]:
-                raise ApplicationError(
-                    ErrorCode.INVALID_STATE,
-                    "--execute is not available yet: merge execution is not built (issue 11); "
-                    "this command only previews, and nothing was written.",
-                )
             preview = merge_preview(_request(options))
         except ApplicationError as exc:
             raise CommandError(f"[{exc.code}] {exc.message}") from exc
@@ -51,6 +56,25 @@ class Command(BaseCommand):
                 f"[{ErrorCode.HIVE_RULE_VIOLATION}] {len(preview.blockers)} blocker(s): {preview.blockers[0].message}",
                 returncode=BLOCKED_EXIT_STATUS,
             )
+        if options["execute"]:
+            self._execute(MergeChange(preview), options)
+
+    def _execute(self, change: MergeChange, options: dict[str, Any]) -> None:
+        try:
+            execution = merge_run(
+                change,
+                actor=options["actor"] or f"operator:{getpass.getuser()}",
+                source="cli",
+                reason=options["reason"],
+                report=lambda event: self.stdout.write(f"  {event}"),
+            )
+        except ApplicationError as exc:
+            raise CommandError(f"[{exc.code}] {exc.message}") from exc
+        message = (
+            f"Merged as execution #{execution.pk} in {execution.duration_ms} ms "
+            f"(undo: manage.py revert_execution {execution.pk} --execute --reason R)."
+        )
+        self.stdout.write(self.style.SUCCESS(message))
 
 
 def _request(options: dict[str, Any]) -> MergeRequest:
@@ -84,7 +108,14 @@ def format_merge_preview(preview: MergePreview) -> str:
     if preview.blockers:
         lines += ["", "Blocked:", *(f"  [{b.code}] {b.message}" for b in preview.blockers)]
     else:
-        lines += ["", "Not blocked: the merge could run (execution is not available yet)."]
+        lines += ["", "Not blocked: the merge can run."]
+    if preview.estimate is not None:
+        estimate = preview.estimate
+        lines += [
+            "",
+            f"Estimated duration: {estimate.seconds:,} s for {estimate.partitions:,} partition(s) at "
+            f"{estimate.partitions_per_second:,.0f} partitions/s ({estimate.basis}).",
+        ]
     return "\n".join(lines) + "\n"
 
 

@@ -1,7 +1,8 @@
-"""``manage.py merge_metastore``: the merge preview printed as text or JSON, exit 0 / 2 / 1, ``--execute`` refused."""
+"""``manage.py merge_metastore``: the merge preview printed as text or JSON, exit 0 / 2 / 1, ``--execute --reason``."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -13,7 +14,10 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 from django.db import connections
 
-from catalog_admin.models import Partition
+from catalog_admin.models import Database, Partition
+from operations.models import AuditRecord, Execution
+
+CORE = importlib.util.find_spec("operations.merge.execute") is not None
 
 
 def _run(*args: str) -> tuple[str, CommandError | None]:
@@ -92,14 +96,61 @@ def test_a_malformed_rename_is_an_error_naming_it() -> None:
 
 
 @pytest.mark.django_db
-def test_execute_is_refused_as_not_available_yet() -> None:
-    """--execute does not pretend: it is refused before anything is read or written."""
+def test_execute_needs_a_reason() -> None:
+    """--execute without --reason is refused (exit 1) before anything is read or written."""
     # when
     out, error = _run("--source", "hive31_pg", "--target", "hive31_pg", "--execute")
     # then
     assert error is not None and error.returncode == 1
-    assert "--execute is not available yet" in str(error) and "nothing was written" in str(error)
-    assert out == ""
+    assert "--execute needs --reason" in str(error)
+    assert out == "" and not Execution.objects.exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.matrix
+def test_execute_of_a_blocked_merge_exits_2_and_writes_nothing() -> None:
+    """A blocked merge is printed and refused with exit 2 even with --execute: no execution, no audit record."""
+    # when
+    out, error = _run("--source", "hive23_pg", "--target", "hive31_pg", "--execute", "--reason", "consolidate")
+    # then
+    assert error is not None and error.returncode == 2
+    assert "[database_exists]" in out
+    assert not Execution.objects.exists() and not AuditRecord.objects.filter(action="execute").exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.matrix
+@pytest.mark.skipif(CORE, reason="the execution core is installed: the end-to-end test below runs instead")
+def test_execute_without_the_execution_core_exits_1_and_writes_nothing() -> None:
+    """Until operations.merge.execute is installed, --execute of an unblocked merge is [invalid_state], exit 1."""
+    # when
+    out, error = _run("--source", "hive23_pg", "--target", "hive31_pg", *UNBLOCKED, "--execute", "--reason", "r")
+    # then
+    assert error is not None and error.returncode == 1
+    assert str(error).startswith("[invalid_state] Merge execution is not available")
+    assert "Not blocked: the merge can run." in out
+    assert not Execution.objects.exists()
+    assert not Database.objects.using("hive31_pg").filter(name__endswith="_imported").exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.matrix
+@pytest.mark.skipif(not CORE, reason="TODO(merge with h11x): needs operations.merge.execute / revert")
+def test_execute_merges_as_an_audited_cli_execution_that_revert_execution_undoes() -> None:
+    """--execute --reason runs the merge as an Execution (source cli, the reason kept, audited), exit 0; then
+    revert_execution ID --execute removes the imported databases."""
+    # when
+    out, error = _run("--source", "hive23_pg", "--target", "hive31_pg", *UNBLOCKED, "--execute", "--reason", "r")
+    # then
+    assert error is None, error
+    execution = Execution.objects.get()
+    assert (execution.source, execution.reason, execution.state) == ("cli", "r", "succeeded")
+    assert f"Merged as execution #{execution.pk}" in out
+    assert Database.objects.using("hive31_pg").filter(name__endswith="_imported").count() == 2
+    # when
+    call_command("revert_execution", str(execution.pk), "--execute", "--reason", "undo", stdout=StringIO())
+    # then
+    assert not Database.objects.using("hive31_pg").filter(name__endswith="_imported").exists()
 
 
 @pytest.mark.django_db

@@ -1,0 +1,69 @@
+"""
+How long a merge would take: its partitions over a measured throughput, with the basis said.
+
+The throughput is that of the latest succeeded merge jobs on this console (partitions they imported over the time they
+ran) when there are any, else ``settings.CATALOG_MERGE_PARTITIONS_PER_SECOND``, the figure ``benchmarks/merge.py``
+printed (``docs/benchmarks.md``). An estimate is advice: it is shown, never fingerprinted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+
+__all__ = ("DEFAULT_PARTITIONS_PER_SECOND", "DurationEstimate", "estimate_duration", "measured_throughput")
+
+# benchmarks/merge.py, naive baseline (row-by-row batched INSERT, PostgreSQL 3.1 → PostgreSQL 3.1), docs/benchmarks.md:
+# the conservative figure until a merge job on this console has run (then its own throughput is used).
+DEFAULT_PARTITIONS_PER_SECOND = 1_500.0
+_RECENT_JOBS = 10
+
+
+@dataclass(frozen=True)
+class DurationEstimate:
+    """Seconds for ``partitions`` at ``partitions_per_second``, and where that rate comes from."""
+
+    partitions: int
+    partitions_per_second: float
+    basis: str
+
+    @property
+    def seconds(self) -> float:
+        return round(max(self.partitions, 1) / self.partitions_per_second, 1)
+
+    def as_dict(self) -> dict:
+        return {
+            "seconds": self.seconds,
+            "partitions": self.partitions,
+            "partitions_per_second": round(self.partitions_per_second, 1),
+            "basis": self.basis,
+        }
+
+
+def estimate_duration(partitions: int) -> DurationEstimate:
+    """The estimate for a merge of ``partitions`` partitions, from earlier merge jobs or the benchmark's figure."""
+    measured = measured_throughput()
+    if measured is not None:
+        rate, jobs = measured
+        return DurationEstimate(partitions, rate, f"the throughput of the last {jobs} merge job(s) on this console")
+    rate = float(getattr(settings, "CATALOG_MERGE_PARTITIONS_PER_SECOND", DEFAULT_PARTITIONS_PER_SECOND))
+    return DurationEstimate(partitions, rate, "the benchmark's figure (CATALOG_MERGE_PARTITIONS_PER_SECOND)")
+
+
+def measured_throughput() -> tuple[float, int] | None:
+    """Partitions per second over the latest succeeded merge jobs that imported partitions, and how many jobs."""
+    from operations.choices import JobState
+    from operations.merge.jobs import MERGE
+    from operations.models import Job
+
+    jobs = list(
+        Job.objects.filter(
+            kind=MERGE, state=JobState.SUCCEEDED, partitions_done__gt=0, started_at__isnull=False,
+            finished_at__isnull=False, change_request__revert_of__isnull=True,
+        ).order_by("-finished_at").values_list("partitions_done", "started_at", "finished_at")[:_RECENT_JOBS]
+    )  # fmt: skip
+    seconds = sum((finished - started).total_seconds() for _, started, finished in jobs)
+    if not jobs or seconds <= 0:
+        return None
+    return sum(done for done, _, _ in jobs) / seconds, len(jobs)

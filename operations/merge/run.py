@@ -1,0 +1,154 @@
+"""
+Running an approved merge (or its revert) as an audited execution, as ``alter_execute`` runs an ALTER: the plan rebuilt
+just before must be the approved one, nothing runs while it is blocked, the ``Execution`` record names who, why and
+what, and the audit log gets the outcome. The copy itself is ``operations.merge.execute.merge_execute`` (the execution
+core, imported when a merge runs), which records the id ranges it inserted in a ``MergeImport``; a revert is
+``operations.merge.revert.merge_revert`` of that import.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from django.utils import timezone
+
+from catalog_admin.errors import ApplicationError, ErrorCode
+from operations.merge.workflow import MergeChange, MergeRevertChange, merge_staleness
+from operations.models import Execution
+from operations.services.audit import record_audit
+from operations.staleness import stale_preview_error
+
+__all__ = ("merge_core_missing", "merge_revert_run", "merge_run")
+
+Report = Callable[[Any], None]
+
+
+def merge_run(
+    change: MergeChange,
+    *,
+    actor: str,
+    source: str,
+    reason: str,
+    approved: dict[str, Any] | None = None,
+    report: Report = lambda event: None,
+    spark: Any = None,
+) -> Execution:
+    """Run exactly ``change`` (rebuilt just now; ``approved``: the plan a change request's approvers saw) and return
+    its execution; raises the ``ApplicationError`` that stopped it (``details["execution"]`` once one was recorded)."""
+    _check_runnable(change, approved)
+    try:
+        from operations.merge.execute import merge_execute
+    except ImportError as exc:
+        raise merge_core_missing(exc) from exc
+    execution = _start(change, actor=actor, source=source, reason=reason)
+    started = time.monotonic()
+    try:
+        merge_execute(change.preview.request, change.preview, report=report, spark=spark, execution=execution)
+    except Exception as exc:
+        raise _failed(execution, change, started, exc) from exc
+    counts = {t.table: {"insert": t.rows} for t in change.preview.tables if t.rows}
+    _finish(execution, change, started, Execution.State.SUCCEEDED, actual_counts=counts)
+    return execution
+
+
+def merge_revert_run(
+    change: MergeRevertChange, *, actor: str, source: str, reason: str, approved: dict[str, Any] | None = None
+) -> Execution:
+    """Delete exactly the rows the merge execution imported (``merge_revert``), as an execution that reverts it."""
+    _check_runnable(change, approved)
+    from operations.merge.changes import merge_import_of
+    from operations.merge.revert import merge_revert
+
+    original = Execution.objects.get(pk=change.execution_id)
+    execution = _start(change, actor=actor, source=source, reason=reason, reverts=original)
+    started = time.monotonic()
+    try:
+        merge_revert(merge_import_of(original), include_hive_rows=change.include_hive_rows)
+    except Exception as exc:
+        raise _failed(execution, change, started, exc) from exc
+    _finish(execution, change, started, Execution.State.SUCCEEDED)
+    return execution
+
+
+def merge_core_missing(exc: ImportError) -> ApplicationError:
+    """The refusal when the merge execution core is not installed: nothing was written."""
+    return ApplicationError(
+        ErrorCode.INVALID_STATE,
+        f"Merge execution is not available on this console ({exc}); nothing was written.",
+        {"missing": "operations.merge.execute"},
+    )
+
+
+def _check_runnable(change: MergeChange | MergeRevertChange, approved: dict[str, Any] | None) -> None:
+    if approved is not None:
+        staleness = merge_staleness(approved, change)
+        if staleness.is_stale:
+            raise stale_preview_error(
+                f"The metastores changed since the approved merge preview ({staleness.summary}); nothing was executed.",
+                staleness,
+            )
+    if change.blockers:
+        first = change.blockers[0]
+        raise ApplicationError(
+            ErrorCode.HIVE_RULE_VIOLATION,
+            first.message,
+            {"rule": first.rule, "blockers": [b.__dict__ for b in change.blockers]},
+        )
+
+
+def _start(
+    change: MergeChange | MergeRevertChange, *, actor: str, source: str, reason: str, reverts: Execution | None = None
+) -> Execution:
+    return Execution.objects.create(
+        metastore=change.metastore,
+        database_name=change.database_name,
+        table_name=change.table_name,
+        statement=change.statement,
+        operation=change.operation,
+        preview=change.as_dict(),
+        fingerprint=change.fingerprint,
+        actor=actor,
+        source=source,
+        reason=reason,
+        expected_counts={t["table"]: {"insert": t["rows"]} for t in change.as_dict().get("tables", []) if t["rows"]},
+        reverts=reverts,
+    )
+
+
+def _failed(execution: Execution, change: MergeChange | MergeRevertChange, started: float, exc: Exception) -> Exception:
+    message = exc.message if isinstance(exc, ApplicationError) else f"{type(exc).__name__}: {exc}"
+    _finish(execution, change, started, Execution.State.FAILED, error=message)
+    if isinstance(exc, ApplicationError):
+        exc.details.setdefault("execution", execution.pk)
+        return exc
+    return ApplicationError(ErrorCode.EXECUTION_FAILED, f"Merge failed: {message}", {"execution": execution.pk})
+
+
+def _finish(
+    execution: Execution, change: MergeChange | MergeRevertChange, started: float, state: str, **fields: Any
+) -> None:
+    """End ``execution`` (unless the core already ended it) and audit it."""
+    execution.refresh_from_db()
+    if execution.state == Execution.State.RUNNING:
+        execution.state = state
+        execution.finished_at = timezone.now()
+        execution.duration_ms = int((time.monotonic() - started) * 1000)
+        for name, value in fields.items():
+            setattr(execution, name, value)
+        execution.save()
+    record_audit(
+        actor=execution.actor,
+        action="revert" if execution.reverts_id else "execute",
+        outcome=execution.state,
+        execution_id=execution.pk,
+        metastore=execution.metastore,
+        database_name=execution.database_name,
+        table_name=execution.table_name,
+        statement=execution.statement,
+        preview_summary=change.as_dict(),
+        counts=execution.actual_counts,
+        details={"source": execution.source, "reason": execution.reason, "duration_ms": execution.duration_ms,
+                 "error": execution.error},
+    )  # fmt: skip
