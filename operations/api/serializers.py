@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 from rest_framework.reverse import reverse
 
@@ -41,6 +41,7 @@ __all__ = (
     "CommentSerializer",
     "ExecuteSerializer",
     "JobSerializer",
+    "MergePreviewSerializer",
     "PreviewSerializer",
     "RejectSerializer",
     "RevertSerializer",
@@ -343,17 +344,120 @@ class PreviewSerializer(serializers.Serializer):
     steps = PreviewStepSerializer(many=True)
 
 
-@extend_schema_field(PreviewSerializer)
-class PreviewField(serializers.JSONField):
-    """The stored preview summary, as it is."""
+class MergeDatabaseSerializer(serializers.Serializer):
+    name = serializers.CharField(help_text="The source database.")
+    new_name = serializers.CharField(help_text="Its name in the target (after the renames).")
+    location = serializers.CharField()
+    new_location = serializers.CharField(help_text="Its location after the location rules.")
+    tables = serializers.IntegerField()
+
+
+class MergeTableSerializer(serializers.Serializer):
+    table = serializers.CharField(help_text="A Hive metastore table (DBS, TBLS, PARTITIONS, …).")
+    rows = serializers.IntegerField(help_text="Rows coming in.")
+    sequence = serializers.CharField(allow_null=True, help_text="The SEQUENCE_TABLE row allocating its ids.")
+    first_id = serializers.IntegerField(allow_null=True, help_text="The first id it would get now (not reserved).")
+    last_id = serializers.IntegerField(allow_null=True)
+
+
+class MergeBlockerSerializer(serializers.Serializer):
+    code = serializers.CharField(help_text="target_older, database_exists, table_exists, location_overlap, …")
+    rule = serializers.CharField()
+    subject = serializers.CharField()
+    message = serializers.CharField()
+
+
+class MergeConversionSerializer(serializers.Serializer):
+    table = serializers.CharField()
+    column = serializers.CharField()
+    action = serializers.ChoiceField(choices=["filled", "dropped"])
+    value = serializers.CharField()
+
+
+class MergeNotCarriedSerializer(serializers.Serializer):
+    table = serializers.CharField()
+    rows = serializers.IntegerField()
+    reason = serializers.CharField()
+
+
+class MergeEstimateSerializer(serializers.Serializer):
+    seconds = serializers.FloatField()
+    partitions = serializers.IntegerField()
+    partitions_per_second = serializers.FloatField()
+    basis = serializers.CharField(help_text="Where the throughput comes from (earlier merge jobs or the benchmark).")
+
+
+class MergePreviewSerializer(serializers.Serializer):
+    """What a merge will do (``operations.merge``): per Hive table the rows in and their ids, conflicts, conversions,
+    what is not carried, the estimate; a merge request stores it as its preview."""
+
+    kind = serializers.ChoiceField(choices=["merge"])
+    metastore = serializers.CharField(help_text="The target: the request lives on it.")
+    statement = serializers.CharField()
+    source = serializers.CharField()
+    target = serializers.CharField()
+    renames = serializers.DictField(child=serializers.CharField())
+    location_rules = serializers.ListField(child=serializers.DictField(child=serializers.CharField()))
+    source_version = serializers.CharField()
+    target_version = serializers.CharField()
+    executable = serializers.BooleanField()
+    fingerprint = serializers.CharField(help_text="What approval binds: the request, versions, databases, row counts.")
+    risk = serializers.ChoiceField(choices=RISKS)
+    criteria = PreviewCriterionSerializer(many=True)
+    partitions_touched = serializers.IntegerField()
+    databases = MergeDatabaseSerializer(many=True)
+    tables = MergeTableSerializer(many=True)
+    blockers = MergeBlockerSerializer(many=True)
+    conversions = MergeConversionSerializer(many=True)
+    not_carried = MergeNotCarriedSerializer(many=True)
+    estimate = MergeEstimateSerializer(allow_null=True)
+
+
+class MergeRevertPreviewSerializer(serializers.Serializer):
+    """The revert of a merge execution: the rows it deletes (``operations.merge.revert``)."""
+
+    kind = serializers.ChoiceField(choices=["merge_revert"])
+    metastore = serializers.CharField()
+    statement = serializers.CharField()
+    fingerprint = serializers.CharField()
+    risk = serializers.ChoiceField(choices=RISKS)
+    criteria = PreviewCriterionSerializer(many=True)
+    revert = serializers.DictField(help_text="The merge's revert preview as the execution core reports it.")
+    blockers = serializers.ListField(child=serializers.DictField())
 
 
 @extend_schema_field(
-    _operation_schema(
-        [*SPEC_KINDS, "revert"],
-        "The structured operation. A revert request carries the inverse operation, or kind revert when it restores "
-        "the rows of its execution's before-image.",
+    PolymorphicProxySerializer(
+        component_name="RequestPreview",
+        serializers=[PreviewSerializer, MergePreviewSerializer, MergeRevertPreviewSerializer],
+        resource_type_field_name=None,
     )
+)
+class PreviewField(serializers.JSONField):
+    """The stored preview summary, as it is: an ALTER's preview, or a merge's (``kind`` merge)."""
+
+
+_MERGE_OPERATION = {
+    "type": "object",
+    "description": "A merge (kind merge: source, target, databases, renames, location_rules, arriving) or its revert "
+    "(kind merge_revert: execution, include_hive_rows).",
+    "required": ["kind"],
+    "properties": {"kind": {"type": "string", "enum": ["merge", "merge_revert"]}},
+    "additionalProperties": True,
+}
+
+
+@extend_schema_field(
+    {
+        "oneOf": [
+            _operation_schema(
+                [*SPEC_KINDS, "revert"],
+                "The structured operation. A revert request carries the inverse operation, or kind revert when it "
+                "restores the rows of its execution's before-image.",
+            ),
+            _MERGE_OPERATION,
+        ]
+    }
 )
 class OperationField(serializers.JSONField):
     """The request's structured operation, as stored."""

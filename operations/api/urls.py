@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from operations.api import views
+from operations.api import merges, views
 
 __all__ = ("app_name", "urlpatterns")
 
@@ -26,6 +26,8 @@ urlpatterns = [
     path(f"{_REQUEST}settle/", views.ChangeRequestSettleView.as_view(), name="change-request-settle"),
     path(f"{_REQUEST}approvals/", views.ChangeRequestApprovalsView.as_view(), name="change-request-approvals"),
     path(f"{_REQUEST}comments/", views.ChangeRequestCommentsView.as_view(), name="change-request-comments"),
+    path("merges/", merges.MergeCreateView.as_view(), name="merge-create"),
+    path("merges/preview/", merges.MergePreviewView.as_view(), name="merge-preview"),
     path("jobs/<int:pk>/", views.JobDetailView.as_view(), name="job-detail"),
     path("jobs/<int:pk>/cancel/", views.JobCancelView.as_view(), name="job-cancel"),
     path("jobs/<int:pk>/resume/", views.JobResumeView.as_view(), name="job-resume"),

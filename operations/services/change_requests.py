@@ -24,6 +24,7 @@ from catalog_admin.errors import ApplicationError, ErrorCode, NotFound
 from catalog_admin.selectors.metastores import get_metastore
 from operations import lifecycle
 from operations.choices import ACTION_STATES, TRANSITIONS, ChangeRequestState, Decision, JobState
+from operations.merge.request import MergeRequest
 from operations.merge.workflow import MergeChange, MergeRevertChange, is_merge, merge_staleness
 from operations.models import Approval, ChangeRequest, Comment, Execution, Job
 from operations.notifications import notify_transition
@@ -106,9 +107,13 @@ def change_request_create(*, user: User, metastore: str | None, spec: AlterSpec,
 
 
 @refusals_audited("create")
-def change_request_create_merge(*, user: User, change: MergeChange, reason: str = "") -> ChangeRequest:
-    """A draft request on the merge's target metastore, carrying ``change`` (a merge preview) as its plan."""
+def change_request_create_merge(*, user: User, merge: MergeRequest, reason: str = "") -> ChangeRequest:
+    """A draft request on the merge's target metastore carrying its preview as the plan (blockers are shown, not
+    raised, until submit)."""
+    from operations.merge.changes import merge_change
+
     _require(can_request(user))
+    change = merge_change(merge)
     with transaction.atomic():
         request = ChangeRequest.objects.create(requester=user, reason=reason, **_preview_fields(change))
         _audit(request, user, "create", "draft", change)

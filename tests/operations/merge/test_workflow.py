@@ -51,7 +51,7 @@ def _request(**changes: object) -> MergeRequest:
 
 
 def _submitted(people: dict[str, User], **changes: object) -> ChangeRequest:
-    draft = change_request_create_merge(user=people["steward"], change=merge_change(_request(**changes)), reason="one")
+    draft = change_request_create_merge(user=people["steward"], merge=_request(**changes), reason="one")
     return change_request_submit(request=draft, user=people["steward"])
 
 
@@ -117,7 +117,7 @@ def _rows(request: ChangeRequest, table: str) -> int:
 def test_a_blocked_merge_cannot_be_submitted(people: dict[str, User]) -> None:
     """Without renames the databases exist in the target: submit is refused with the blocker, the draft stays."""
     # given
-    draft = change_request_create_merge(user=people["steward"], change=merge_change(_request(renames=())), reason="x")
+    draft = change_request_create_merge(user=people["steward"], merge=_request(renames=()), reason="x")
     # when
     with pytest.raises(ApplicationError) as error:
         change_request_submit(request=draft, user=people["steward"])
@@ -133,7 +133,7 @@ def test_only_stewards_request_merges(people: dict[str, User]) -> None:
     """An approver cannot create a merge request; nothing is stored."""
     # when
     with pytest.raises(ApplicationError) as error:
-        change_request_create_merge(user=people["approver"], change=merge_change(_request()))
+        change_request_create_merge(user=people["approver"], merge=_request())
     # then
     assert error.value.code == ErrorCode.PERMISSION_DENIED
     assert not ChangeRequest.objects.exists()

@@ -1,0 +1,105 @@
+"""
+The merge API: ``POST /api/merges/preview/`` (what merging databases of one metastore into another would do, nothing
+written) and ``POST /api/merges/`` (a draft change request on the target carrying that preview). The request then
+goes through the ordinary change-request endpoints (submit, approve, execute, revert).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiExample, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from operations.api.idempotency import IDEMPOTENCY_KEY_PARAMETER, idempotent
+from operations.api.serializers import ChangeRequestSerializer, MergePreviewSerializer
+from operations.api.views import OperationsAPIView, _errors
+from operations.merge.changes import merge_change
+from operations.merge.workflow import merge_request_from_dict
+from operations.services.change_requests import change_request_create_merge
+
+__all__ = ("MergeCreateView", "MergePreviewView")
+
+_MERGE_ERRORS = {
+    400: "invalid_parameter: a malformed body (details name the field), source equal to target, a malformed rename "
+    "or location rule, or a rename of a database that is not merged.",
+    404: "not_found: the source or target metastore, or a named database of the source, does not exist.",
+}
+_EXAMPLE = OpenApiExample(
+    "Two databases, renamed, with a location rule",
+    {
+        "source": "hive23_my",
+        "target": "hive31_pg",
+        "databases": ["sales", "marketing"],
+        "renames": {"sales": "sales_legacy"},
+        "location_rules": [{"old": "hdfs://old-ns/warehouse", "new": "hdfs://new-ns/warehouse"}],
+    },
+    request_only=True,
+)
+
+
+class LocationRuleSerializer(serializers.Serializer):
+    old = serializers.CharField(max_length=4000, help_text="A location prefix of the source (at a path boundary).")
+    new = serializers.CharField(max_length=4000, help_text="What it becomes in the target.")
+
+
+class MergeInputSerializer(serializers.Serializer):
+    """What to merge: source and target metastores, databases (all when empty), renames and location rules."""
+
+    source = serializers.CharField(max_length=64, help_text="Registered metastore to import from.")
+    target = serializers.CharField(max_length=64, help_text="Registered metastore to import into.")
+    databases = serializers.ListField(
+        child=serializers.CharField(max_length=128), required=False, default=list,
+        help_text="Source databases to import; all of them when empty.",
+    )  # fmt: skip
+    renames = serializers.DictField(
+        child=serializers.CharField(max_length=128), required=False, default=dict,
+        help_text="src_db → new_name in the target.",
+    )  # fmt: skip
+    location_rules = LocationRuleSerializer(many=True, required=False, default=list)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        return {"request": merge_request_from_dict(attrs), "reason": attrs.get("reason", "")}
+
+
+class MergeCreateSerializer(MergeInputSerializer):
+    reason = serializers.CharField(required=False, allow_blank=True, default="", help_text="Why (for approvers).")
+
+
+class MergePreviewView(OperationsAPIView):
+    @extend_schema(
+        tags=["merges"],
+        operation_id="merges_preview",
+        request=MergeInputSerializer,
+        responses={200: MergePreviewSerializer, **_errors(400, 401, 404, 415, 503, overrides=_MERGE_ERRORS)},
+        examples=[_EXAMPLE],
+    )
+    def post(self, request: Request) -> Response:
+        """What the merge would do, read from both metastores; nothing is written (anyone signed in)."""
+        merge = self.validated(MergeInputSerializer)["request"]
+        return Response(merge_change(merge).as_dict())
+
+
+class MergeCreateView(OperationsAPIView):
+    @extend_schema(
+        tags=["merges"],
+        operation_id="merges_create",
+        parameters=[IDEMPOTENCY_KEY_PARAMETER],
+        request=MergeCreateSerializer,
+        responses={
+            201: ChangeRequestSerializer,
+            **_errors(400, 401, 403, 404, 415, 422, 503, overrides=_MERGE_ERRORS),
+        },
+        examples=[_EXAMPLE],
+    )
+    @idempotent
+    def post(self, request: Request) -> Response:
+        """A draft change request on the target metastore carrying the merge preview (stewards); risk high.
+
+        Blockers are shown in the preview; they refuse the request at submit. Then submit, approve, execute and
+        revert it through the change-request endpoints."""
+        data = self.validated(MergeCreateSerializer)
+        change = change_request_create_merge(user=request.user, merge=data["request"], reason=data["reason"])
+        return self.change_request(change, status=201)
