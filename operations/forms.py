@@ -9,7 +9,7 @@ from django.conf import settings
 
 from operations.ddl.parser import DdlParseError, parse_alter
 
-__all__ = ("ChangeRequestForm", "ExecuteForm")
+__all__ = ("ChangeRequestForm", "ExecuteForm", "MergeForm")
 
 
 def _metastore_choices() -> list[tuple[str, str]]:
@@ -76,3 +76,47 @@ class ExecuteForm(forms.Form):
             self.fields["at"].error_messages["required"] = "Say when the change should run."
         else:
             del self.fields["at"]
+
+
+class MergeForm(forms.Form):
+    """A merge of databases of one metastore into another: ``cleaned_data["merge"]`` is the checked MergeRequest."""
+
+    source = forms.ChoiceField(choices=_metastore_choices, help_text="Import from")
+    target = forms.ChoiceField(choices=_metastore_choices, help_text="Import into (the request lives here)")
+    databases = forms.CharField(
+        required=False, widget=forms.TextInput(attrs={"placeholder": "sales, marketing (empty: all)"})
+    )
+    renames = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2, "class": "mono", "placeholder": "sales=sales_legacy (one a line)"}),
+    )
+    location_rules = forms.CharField(
+        required=False,
+        widget=forms.Textarea(
+            attrs={"rows": 2, "class": "mono", "placeholder": "hdfs://old-ns/warehouse=hdfs://new-ns/warehouse"}
+        ),
+    )
+    reason = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2, "placeholder": "Why this merge is needed (shown to approvers)"}),
+    )
+
+    def clean(self) -> dict[str, Any]:
+        from catalog_admin.errors import ApplicationError
+        from operations.merge.workflow import merge_request_from_dict
+
+        cleaned = super().clean()
+        if "source" in cleaned and "target" in cleaned:
+            try:
+                cleaned["merge"] = merge_request_from_dict(
+                    {
+                        "source": cleaned["source"],
+                        "target": cleaned["target"],
+                        "databases": cleaned.get("databases", ""),
+                        "renames": (cleaned.get("renames") or "").split(),
+                        "location_rules": (cleaned.get("location_rules") or "").split(),
+                    }
+                )
+            except ApplicationError as exc:
+                self.add_error(None, exc.message)
+        return cleaned

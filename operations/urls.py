@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from operations.views import audit, change_requests, home, jobs, lists
+from operations.views import audit, change_requests, home, jobs, lists, merges
 
 app_name = "operations"
 
@@ -14,6 +14,8 @@ urlpatterns = [
     path("mine/", lists.change_request_mine, name="mine"),
     path("new/", change_requests.change_request_new, name="new"),
     path("preview/", change_requests.change_request_preview_partial, name="preview"),
+    path("merge/", merges.merge_new, name="merge"),
+    path("merge/preview/", merges.merge_preview_partial, name="merge-preview"),
     path("audit/", audit.audit_log, name="audit"),
     path("audit/export.<str:fmt>", audit.audit_export, name="audit_export"),
     path("<int:pk>/", change_requests.change_request_detail, name="detail"),

@@ -26,6 +26,7 @@ from operations.choices import OPEN_STATES, ChangeRequestState
 from operations.ddl.parser import SUPPORTED_STATEMENTS
 from operations.forms import ChangeRequestForm, ExecuteForm
 from operations.guided import guided_operations, initial_statement
+from operations.merge.workflow import is_merge
 from operations.models import ChangeRequest, Job
 from operations.policy import can_request
 from operations.selectors import change_request_actions, get_change_request, request_history
@@ -223,9 +224,13 @@ def change_request_freshness(request: HttpRequest, pk: int) -> HttpResponse:
 def _detail_context(request: HttpRequest, change: ChangeRequest, freshness: Freshness) -> dict[str, Any]:
     execution = change.execution
     job = change.jobs.first()
+    merge = change.preview if change.operation.get("kind") == "merge" else None  # operations/inc/merge_preview
     return {
         "change": change,
-        "pv": preview_display(
+        "merge": merge,
+        "pv": None
+        if is_merge(change.operation)
+        else preview_display(
             change.preview, policy=change.policy, actual=execution.actual_counts if execution else None
         ),
         "freshness": freshness,
