@@ -80,13 +80,17 @@ def main() -> None:
         f"other engineers' runs (load average {os.getloadavg()[0]:.1f} when the report was written); PostgreSQL on "
         f"127.0.0.1, Hive {args.version}'s official schema on both sides.",
         "",
-        "| run | seconds | partitions | partitions/s | rows inserted | peak RSS of the process (MB) |",
-        "|---|---:|---:|---:|---:|---:|",
     ]
     preview_seconds, preview = timed("merge preview", lambda: _preview("naive"))
     partitions = preview.rows_of("PARTITIONS")
     print(f"preview: {partitions:,} partitions, {sum(t.rows for t in preview.tables):,} rows", flush=True)
-    lines.insert(8, f"Merge preview of `bench` ({partitions:,} partitions): {preview_seconds:.2f} s.\n")
+    lines += [
+        f"Merge preview of `bench` ({partitions:,} partitions, {sum(t.rows for t in preview.tables):,} rows to carry) "
+        f"into a target of {args.target_tables:,} tables: {preview_seconds:.2f} s.",
+        "",
+        "| run | seconds | partitions | partitions/s | rows inserted | peak RSS of the process (MB) |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
     if not args.skip_baseline:
         lines.append(_row("naive baseline (hive-tools' batched INSERT)", *naive_baseline(preview), partitions))
     lines.append(merge_execute_row(partitions))
