@@ -50,14 +50,14 @@ def progress_of(event: Any) -> tuple[str, int | None]:
 
 def _run_merge(job: Job) -> None:
     from operations.merge.run import merge_revert_run, merge_run
-    from operations.services.change_requests import approved_plan, change_request_preview, finish_execution
+    from operations.services.change_requests import approved_plan, change_request_plan, finish_execution
 
     request = job.change_request
     assert request is not None, "a merge job belongs to a change request"
     job_log(job, f"Previewing {request.statement}")
     actor, reason = request.requester.get_username(), f"change request #{request.pk}"
     try:
-        change = change_request_preview(request)
+        change = change_request_plan(request)
         if request.operation.get("kind") == MERGE_REVERT:
             assert isinstance(change, MergeRevertChange)
             execution = merge_revert_run(

@@ -59,7 +59,11 @@ def merge_revert_run(
     """Delete exactly the rows the merge execution imported (``merge_revert``), as an execution that reverts it."""
     _check_runnable(change, approved)
     from operations.merge.changes import merge_import_of
-    from operations.merge.revert import merge_revert
+
+    try:
+        from operations.merge.revert import merge_revert
+    except ImportError as exc:
+        raise merge_core_missing(exc) from exc
 
     original = Execution.objects.get(pk=change.execution_id)
     execution = _start(change, actor=actor, source=source, reason=reason, reverts=original)

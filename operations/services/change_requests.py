@@ -47,6 +47,7 @@ __all__ = (
     "change_request_create",
     "change_request_create_merge",
     "change_request_execute",
+    "change_request_plan",
     "change_request_preview",
     "change_request_refresh",
     "change_request_reject",
@@ -64,14 +65,18 @@ __all__ = (
 Plan = Preview | MergeChange | MergeRevertChange
 
 
-def change_request_preview(request: ChangeRequest) -> Plan:
-    """A fresh preview of the request's operation (the revert plan for a revert request; a merge's plan for a merge,
-    ``operations.merge.workflow``)."""
+def change_request_plan(request: ChangeRequest) -> Plan:
+    """The request's plan rebuilt now: a merge's (``operations.merge.workflow``), else its ALTER's preview."""
     if is_merge(request.operation):
         from operations.merge.changes import request_merge_change
 
-        original = request.revert_of.execution if request.revert_of_id and request.revert_of else None
-        return request_merge_change(request.operation, original)
+        reverted = request.revert_of.execution if request.revert_of is not None else None
+        return request_merge_change(request.operation, reverted)
+    return change_request_preview(request)
+
+
+def change_request_preview(request: ChangeRequest) -> Preview:
+    """A fresh preview of the request's ALTER (the revert plan for a revert request)."""
     metastore = get_metastore(request.metastore)
     if request.revert_of_id:
         original = request.revert_of
@@ -83,7 +88,7 @@ def change_request_preview(request: ChangeRequest) -> Plan:
 def change_request_staleness(request: ChangeRequest, preview: Plan | None = None) -> Staleness:
     """What differs between the plan the request stores (the one approvers see) and ``preview`` (rebuilt when
     not given)."""
-    preview = preview or change_request_preview(request)
+    preview = preview or change_request_plan(request)
     if isinstance(preview, MergeChange | MergeRevertChange):
         return merge_staleness(approved_plan(request), preview)
     return compare_plans(approved_plan(request), preview)
@@ -145,8 +150,9 @@ def change_request_update(
             "A merge request carries a merge, not an ALTER statement; cancel it and preview a new merge instead.",
             {"parameter": "statement"},
         )
+    preview: Plan
     if request.revert_of_id or is_merge(request.operation):
-        preview = change_request_preview(request)
+        preview = change_request_plan(request)
     else:
         preview = alter_preview(
             metastore=get_metastore(request.metastore),
@@ -164,7 +170,7 @@ def change_request_submit(*, request: ChangeRequest, user: User) -> ChangeReques
     """Freeze the statement and its preview fingerprint, and ask for approval."""
     request = _reload(request)  # the checks read the request as it is now
     _require(lifecycle.can_submit(request, user))
-    preview = change_request_preview(request)
+    preview = change_request_plan(request)
     if preview.blockers:
         _raise_blocked(preview)
     with transaction.atomic():
@@ -184,7 +190,7 @@ def change_request_refresh(*, request: ChangeRequest, user: User) -> ChangeReque
     """
     request = _reload(request)  # the checks read the request as it is now
     _require(lifecycle.can_refresh(request, user))
-    preview = change_request_preview(request)
+    preview = change_request_plan(request)
     if request.state != ChangeRequestState.DRAFT and preview.blockers:
         _raise_blocked(preview)
     changed = preview.fingerprint != request.fingerprint
@@ -467,7 +473,7 @@ def _preview_fields(preview: Plan) -> dict[str, Any]:
 
 def _fresh_preview(request: ChangeRequest) -> Plan:
     """The request's plan rebuilt now (one preview); refuses it when it is not the stored plan, naming what changed."""
-    preview = change_request_preview(request)
+    preview = change_request_plan(request)
     staleness = change_request_staleness(request, preview)
     if staleness.is_stale:
         raise stale_preview_error(

@@ -26,8 +26,8 @@ def signed_in(user: User) -> Client:
 
 
 def _fields(**changes: str) -> dict[str, str]:
-    source = next(c.warehouse_location for c in settings.METASTORE_CONFIGS if c.name == SOURCE)
-    target = next(c.warehouse_location for c in settings.METASTORE_CONFIGS if c.name == TARGET)
+    warehouses = {c.name: c.warehouse_location for c in settings.METASTORE_CONFIGS}  # the quick tier: hive31_pg only
+    source, target = warehouses.get(SOURCE, "/source"), warehouses[TARGET]
     return {
         "source": SOURCE,
         "target": TARGET,
