@@ -40,22 +40,31 @@ _EXAMPLE = OpenApiExample(
 )
 
 
+class Text(serializers.CharField):
+    """A JSON string, as the schema says (DRF's CharField would also take a number and turn it into text)."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class LocationRuleSerializer(serializers.Serializer):
-    old = serializers.CharField(max_length=4000, help_text="A location prefix of the source (at a path boundary).")
-    new = serializers.CharField(max_length=4000, help_text="What it becomes in the target.")
+    old = Text(max_length=4000, help_text="A location prefix of the source (at a path boundary).")
+    new = Text(max_length=4000, help_text="What it becomes in the target.")
 
 
 class MergeInputSerializer(serializers.Serializer):
     """What to merge: source and target metastores, databases (all when empty), renames and location rules."""
 
-    source = serializers.CharField(max_length=64, help_text="Registered metastore to import from.")
-    target = serializers.CharField(max_length=64, help_text="Registered metastore to import into.")
+    source = Text(max_length=64, help_text="Registered metastore to import from.")
+    target = Text(max_length=64, help_text="Registered metastore to import into.")
     databases = serializers.ListField(
-        child=serializers.CharField(max_length=128), required=False, default=list,
+        child=Text(max_length=128), required=False, default=list,
         help_text="Source databases to import; all of them when empty.",
     )  # fmt: skip
     renames = serializers.DictField(
-        child=serializers.CharField(max_length=128), required=False, default=dict,
+        child=Text(max_length=128), required=False, default=dict,
         help_text="src_db → new_name in the target.",
     )  # fmt: skip
     location_rules = LocationRuleSerializer(many=True, required=False, default=list)
@@ -65,7 +74,7 @@ class MergeInputSerializer(serializers.Serializer):
 
 
 class MergeCreateSerializer(MergeInputSerializer):
-    reason = serializers.CharField(required=False, allow_blank=True, default="", help_text="Why (for approvers).")
+    reason = Text(required=False, allow_blank=True, default="", help_text="Why (for approvers).")
 
 
 class MergePreviewView(OperationsAPIView):
