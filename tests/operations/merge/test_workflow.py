@@ -24,6 +24,7 @@ from operations.services.change_requests import (
     change_request_approve,
     change_request_create_merge,
     change_request_execute,
+    change_request_revert,
     change_request_submit,
 )
 
@@ -184,14 +185,32 @@ def test_without_the_execution_core_the_job_fails_and_nothing_is_written(
     assert not Database.objects.using(TARGET).filter(name__endswith="_imported").exists()
 
 
+@pytest.mark.skipif(CORE, reason="the execution core is installed: the end-to-end test below runs instead")
+def test_without_the_execution_core_a_merge_execution_cannot_be_reverted(people: dict[str, User]) -> None:
+    """Reverting a (recorded) merge execution asks the core for its import: refused as invalid_state, no request."""
+    # given
+    request = _approved(people)
+    execution = Execution.objects.create(
+        metastore=TARGET, database_name=request.database_name, table_name="*", statement=request.statement,
+        operation=request.operation, preview=request.preview, fingerprint=request.fingerprint, actor="steward",
+        source="ui", state=Execution.State.SUCCEEDED,
+    )  # fmt: skip
+    ChangeRequest.objects.filter(pk=request.pk).update(state="succeeded", execution=execution)
+    # when
+    with pytest.raises(ApplicationError) as error:
+        change_request_revert(request=request, user=people["steward"], reason="undo")
+    # then
+    assert error.value.code == ErrorCode.INVALID_STATE
+    assert error.value.message.startswith("Merge execution is not available")
+    assert not ChangeRequest.objects.filter(revert_of=request).exists()
+
+
 @pytest.mark.skipif(not CORE, reason="TODO(merge with h11x): needs operations.merge.execute / revert")
 def test_an_approved_merge_runs_as_a_job_and_its_revert_removes_it(
     people: dict[str, User], django_capture_on_commit_callbacks
 ) -> None:
     """End to end: the job imports both databases with per-table progress; the revert request (same revert action as
     ALTERs) deletes them again."""
-    from operations.services.change_requests import change_request_revert
-
     # given
     request = _approved(people)
     # when

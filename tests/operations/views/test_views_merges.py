@@ -114,3 +114,18 @@ def test_a_viewer_cannot_save_a_merge(people: dict[str, User]) -> None:
     assert 'id="not-allowed"' in page and "Only stewards can request changes." in page
     assert response.status_code in (400, 403)
     assert not ChangeRequest.objects.exists()
+
+
+@pytest.mark.matrix
+def test_a_succeeded_merge_request_links_the_imported_databases(people: dict[str, User]) -> None:
+    """The result: the request page links each imported database in the target's catalog."""
+    # given
+    client = signed_in(people["steward"])
+    client.post(reverse("operations:merge"), _fields())
+    request = ChangeRequest.objects.get()
+    ChangeRequest.objects.filter(pk=request.pk).update(state="succeeded")  # as the merge job ends it
+    # when
+    page = html(client.get(reverse("operations:detail", args=[request.pk])))
+    # then
+    for name in ("sales_imported", "marketing_imported"):
+        assert f'href="{reverse("catalog:tables", args=[TARGET, name])}" class="imported-database"' in page

@@ -134,6 +134,26 @@ def test_execute_without_the_execution_core_exits_1_and_writes_nothing() -> None
 
 
 @pytest.mark.django_db
+@pytest.mark.skipif(CORE, reason="the execution core is installed: the end-to-end test below runs instead")
+def test_revert_execution_of_a_merge_dispatches_to_the_merge_revert() -> None:
+    """`revert_execution ID` of a merge execution goes to the merge's revert (not the ALTER before-image): without the
+    execution core it is [invalid_state], exit 1, and nothing is recorded."""
+    # given
+    execution = Execution.objects.create(
+        metastore="hive31_pg", database_name="sales_imported", table_name="*", statement="MERGE METASTORE a INTO b",
+        operation={"kind": "merge", "source": "a", "target": "hive31_pg"}, preview={}, fingerprint="f",
+        actor="operator:x", source="cli", state=Execution.State.SUCCEEDED,
+    )  # fmt: skip
+    # when
+    with pytest.raises(CommandError) as error:
+        call_command("revert_execution", str(execution.pk), "--execute", "--reason", "undo", stdout=StringIO())
+    # then
+    assert error.value.returncode == 1
+    assert str(error.value).startswith("[invalid_state] Merge execution is not available")
+    assert Execution.objects.count() == 1
+
+
+@pytest.mark.django_db
 @pytest.mark.matrix
 @pytest.mark.skipif(not CORE, reason="TODO(merge with h11x): needs operations.merge.execute / revert")
 def test_execute_merges_as_an_audited_cli_execution_that_revert_execution_undoes() -> None:
