@@ -17,6 +17,7 @@ from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.models import Database, Table, TableParam
 from operations.merge.changes import merge_change
 from operations.merge.estimate import DEFAULT_PARTITIONS_PER_SECOND
+from operations.merge.jobs import progress_of
 from operations.merge.request import MergeRequest, parse_location_rule
 from operations.merge.workflow import merge_request_from_dict
 from operations.models import AuditRecord, ChangeRequest, Execution, Job
@@ -232,3 +233,33 @@ def test_an_approved_merge_runs_as_a_job_and_its_revert_removes_it(
     request.refresh_from_db()
     assert request.state == "reverted"
     assert not Database.objects.using(TARGET).filter(name__endswith="_imported").exists()
+
+
+def test_execution_of_an_approved_merge_whose_source_changed_is_refused_as_stale(people: dict[str, User]) -> None:
+    """Execute re-checks the plan: a parameter added in the source since approval refuses it, and no job is queued."""
+    # given
+    request = _approved(people)
+    table = Table.objects.using(SOURCE).filter(database__name="marketing").order_by("pk").first()
+    assert table is not None
+    with allow_metastore_writes():  # rolled back after the test
+        TableParam.objects.using(SOURCE).create(table=table, key="merge.test", value="x")
+    # when
+    with pytest.raises(ApplicationError) as error:
+        change_request_execute(request=request, user=people["steward"])
+    # then
+    assert error.value.code == ErrorCode.STALE_PREVIEW
+    request.refresh_from_db()
+    assert request.state == "approved" and not Job.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("event", "line", "partitions"),
+    [
+        ({"table": "PARTITIONS", "done": 1500, "total": 2000}, "PARTITIONS: 1,500 of 2,000 row(s)", 1500),
+        ({"table": "SDS", "done": 10, "total": 20, "partitions_done": 7}, "SDS: 10 of 20 row(s)", 7),
+        ("published DBS and TBLS", "published DBS and TBLS", None),
+    ],
+)
+def test_reported_events_become_log_lines_and_partition_counts(event: object, line: str, partitions: int) -> None:
+    """What the execution core reports per table is logged on the job, and counts partitions when it can."""
+    assert progress_of(event) == (line, partitions)
