@@ -1,8 +1,9 @@
 """
-Relocations end to end on the Spark engine (local[2], a real ``spark-submit`` driver): an approved request of a
-partitioned table, and ``hive_ddl --execute`` of a whole table. Jobs run eagerly (``CATALOG_JOBS_MODE="eager"``:
-``run_job`` in this process when the request's transaction commits, the very function a worker process runs), since
-the swap writes the metastore inside the test's transaction, which a worker process could not see or roll back.
+Relocations end to end on the Spark engine (a real ``spark-submit`` driver): an approved request of a partitioned
+table, and ``hive_ddl --execute`` of a whole table, on local[2] and on a real standalone cluster. Jobs run eagerly
+(``CATALOG_JOBS_MODE="eager"``: ``run_job`` in this process when the request's transaction commits, the very function
+a worker process runs), since the swap writes the metastore inside the test's transaction, which a worker process
+could not see or roll back.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from operations.services.relocate_jobs import RELOCATE
 from operations.spark.entry import process_alive
 from tests.fixtures.factories import partition_locations, table_row
 from tests.fixtures.operations import location_of, path_of
+from tests.fixtures.spark_cluster import StandaloneCluster
 from tests.operations.services.test_relocate_jobs import DAY, executed
 
 pytestmark = [
@@ -108,6 +110,39 @@ def test_hive_ddl_executes_a_relocation_on_spark_printing_its_progress(metastore
     assert not filecmp.dircmp(source, target).diff_files and any(target.iterdir())
     execution = Execution.objects.get(pk=job.result["execution"])
     assert (execution.source, execution.actor, execution.reason) == ("cli", "ops", "new volume")
+
+
+def test_a_relocation_runs_on_a_standalone_cluster_and_swaps_once_verified(
+    metastore: Metastore,
+    warehouse: Path,
+    spark_standalone: StandaloneCluster,
+    settings,  # noqa: ANN001
+) -> None:
+    """The same relocate program through ``spark-submit`` on a standalone master: the cluster's executors copy and
+    verify every file (xxh3_128 from both ends), then the table is re-pointed and the source kept."""
+    # given
+    settings.CATALOG_SPARK_MASTER = spark_standalone.master_url
+    settings.CATALOG_SPARK_CONF = "spark.executor.memory=512m spark.cores.max=1"
+    customers = table_row(metastore, "sales", "customers")
+    source = path_of(customers.sd.location)
+    target = warehouse / "sales.db" / "customers_on_cluster"
+
+    # when
+    call_command(
+        "hive_ddl", f"ALTER TABLE sales.customers SET LOCATION '{location_of(target)}' WITH DATA",
+        metastore=metastore.name, execute=True, reason="new volume", actor="ops", stdout=io.StringIO(),
+    )  # fmt: skip
+
+    # then
+    job = Job.objects.get(kind=RELOCATE)
+    assert (job.state, job.error) == (JobState.SUCCEEDED, "")
+    assert job.spark_master == spark_standalone.master_url and job.spark_app_id.startswith("app-")
+    planned = [f for unit in job.plan["units"] for f in unit["files"]]
+    assert job.result["checksum"] == "xxh3_128" and job.result["files"] == len(planned) > 0
+    assert job.files_done == job.files_total == len(planned)
+    assert table_row(metastore, "sales", "customers").sd.location == location_of(target)
+    comparison = filecmp.dircmp(source, target)
+    assert not (comparison.diff_files or comparison.left_only or comparison.right_only) and any(source.iterdir())
 
 
 def test_a_relocation_cancelled_while_its_driver_runs_swaps_nothing_and_removes_the_copy(
