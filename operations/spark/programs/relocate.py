@@ -8,6 +8,7 @@ The relocate program: copy the files the console planned, in parallel on Spark, 
      "filesystems": {...},           # catalog_admin.filesystem_options, no secrets
      "completed": ["dt=...", ...],   # units a previous run verified: skipped
      "batch_files": 256,             # files per Spark job (optional)
+     "pause_seconds": 0,             # a wait after each batch, to run gently beside other work (optional)
      "checksum": "xxh3_128"}         # how copies are verified (optional; catalog_admin.locations.CHECKSUM_ALGORITHMS)
 
 Units are copied in batches (one Spark job each, the files spread over the executors); after a batch every unit whose
@@ -73,6 +74,7 @@ def run(spark: SparkSession | None, plan: dict, report: Callable[[dict], None]) 
             progress["bytes_done"] += sum(r["size"] for r in verified)
             report({"unit_done": unit["key"]})
         report(dict(progress))
+        time.sleep(float(plan.get("pause_seconds", 0)))
         if failed:
             first = failed[0]
             raise CopyFailed(
