@@ -92,9 +92,11 @@ def main() -> None:
                 relocate.run(spark, plan, lambda e: None), args.files
             )
         timings: dict[str, list[float]] = {label: [] for label in copies}
+        load_before = os.getloadavg()[0]
         for _ in range(args.runs):
             for label, action in copies.items():
                 timings[label].append(timed_copy(action, target))
+        load_after = os.getloadavg()[0]
         if spark is not None:
             spark.stop()
     baseline = statistics.median(timings["`cp -r` (baseline)"])
@@ -102,8 +104,9 @@ def main() -> None:
     lines = [
         f"{args.mb} MB in {args.files} files under {PARTITIONS} partition folders, local disk (ext4), "
         f"{args.runs} interleaved runs, the median shown (`{command} --runs {args.runs}`; this machine's 2 cores "
-        "were shared with other engineers' work). The program verifies every copy by size and xxh3_128 checksum, "
-        "the source and the copy each hashed from their own bytes; `cp -r` verifies nothing.",
+        f"were shared with other engineers' work: load average {load_before:.1f} before the runs, {load_after:.1f} "
+        "after). The program verifies every copy by size and xxh3_128 checksum, the source and the copy each hashed "
+        "from their own bytes; `cp -r` verifies nothing.",
         "",
         "| copy | seconds (median) | all runs, s | MB/s | share of `cp -r`'s throughput |",
         "|---|---|---|---|---|",

@@ -14,14 +14,13 @@ The relocate program: copy the files the console planned, in parallel on Spark, 
 Units are copied in batches (one Spark job each, the files spread over the executors); after a batch every unit whose
 files all verified is reported with ``{"unit_done": key}``, so a resumed run skips it. A file that fails to verify
 fails the program: nothing is swapped, and the run can resume. The manifest returns what was copied and verified,
-with each copy's checksum and the algorithm. Without a Spark session the files are copied by a few threads of this
-process (the kernel copies and the hashing release the GIL).
+with each copy's checksum and the algorithm. Each Spark task (or, without a session, this process) copies its files
+with two threads.
 Credentials are not in the plan: the driver takes them from its environment into the executors' closure.
 """
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -38,7 +37,7 @@ if TYPE_CHECKING:
 __all__ = ("CopyFailed", "run")
 
 DEFAULT_BATCH_FILES = 256
-LOCAL_THREADS = max(2, min(4, os.cpu_count() or 2))
+COPY_THREADS = 2  # per Spark task (or, without Spark, in this process)
 
 
 class CopyFailed(RuntimeError):
@@ -92,16 +91,22 @@ def run(spark: SparkSession | None, plan: dict, report: Callable[[dict], None]) 
 
 
 def _copy_batch(spark: SparkSession | None, copy: Callable[[dict], dict], batch: list[dict]) -> list[dict]:
-    """The batch's files copied on the executors (without a session: by this process's threads)."""
+    """The batch's files copied on the executors (without a session: in this process), each slice by a few threads."""
     items = [{"unit": unit["key"], **entry} for unit in batch for entry in unit["files"]]
     if not items:
         return []
     if spark is None:
-        with ThreadPoolExecutor(LOCAL_THREADS, thread_name_prefix="relocate-copy") as threads:
-            return list(threads.map(copy, items))
+        return _copy_each(copy, items)
     context = spark.sparkContext
     slices = max(1, min(len(items), context.defaultParallelism * 2))
-    return context.parallelize(items, slices).map(copy).collect()
+    return context.parallelize(items, slices).mapPartitions(lambda part: _copy_each(copy, list(part))).collect()
+
+
+def _copy_each(copy: Callable[[dict], dict], items: list[dict]) -> list[dict]:
+    """``copy`` of every item by :data:`COPY_THREADS` threads: the kernel's copies and the hashing release the GIL, and
+    one copy's wait for the disk overlaps another's hashing."""
+    with ThreadPoolExecutor(COPY_THREADS, thread_name_prefix="relocate-copy") as threads:
+        return list(threads.map(copy, items))
 
 
 def _batches(units: list[dict], batch_files: int) -> Iterator[list[dict]]:
