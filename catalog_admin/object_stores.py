@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 from catalog_admin.hive.acid import DirEntry
 from catalog_admin.hive.locations import normalize_location
-from catalog_admin.locations import CHECKSUM_CHUNK, FileEntry, TreeSize, dir_entries, file_checksum, is_hidden
+from catalog_admin.locations import CHECKSUM_CHUNK, Digest, FileEntry, TreeSize, dir_entries, is_hidden, stream_digest
 
 __all__ = ("UNREACHABLE", "FsspecFileSystem", "fsspec_filesystem", "with_credentials")
 
@@ -178,9 +178,12 @@ class FsspecFileSystem:
         shown = [f for f in files if not is_hidden(f.relative)]
         return TreeSize(files=len(shown), bytes=sum(f.size for f in shown))
 
-    def checksum(self, location: str) -> str:
+    def checksum(self, location: str, algorithm: str = "md5") -> str:
+        return self.digest(location, algorithm).hexdigest
+
+    def digest(self, location: str, algorithm: str = "md5") -> Digest:
         with self.open(location) as stream:
-            return file_checksum(stream)
+            return stream_digest(stream, algorithm)
 
     def open(self, location: str, mode: str = "rb") -> Any:
         return self.fs.open(self.path(location), mode)

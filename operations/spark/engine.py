@@ -9,7 +9,8 @@ is local — or ``sc://host:port`` (Spark Connect: ``python -m operations.spark.
 
 A driver runs in a process group of its own: stopping it (cancel) ends the group (``spark-submit``'s JVM and the
 Python driver), which ends the application on the cluster too, since a client-mode application lives as long as its
-driver. Programs and this package reach the executors as a zip (``--py-files``).
+driver. Programs, this package and the filesystem layer they use reach the executors as a zip (``--py-files``), so a
+cluster's Python needs only the project's requirements, not its checkout.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from typing import Any
 from operations.spark.entry import MANIFEST_FILE, PROGRESS_FILE, SPEC_FILE
 
 __all__ = (
+    "FILESYSTEM_LAYER",
     "DriverFiles",
     "ProgressReader",
     "SparkEngine",
@@ -48,6 +50,16 @@ __all__ = (
 )
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent  # the project root, holding operations/
+# The Django-free filesystem layer the programs import (catalog_admin.locations and what it imports at module level).
+FILESYSTEM_LAYER = (
+    "catalog_admin/__init__.py",
+    "catalog_admin/filesystem_options.py",
+    "catalog_admin/hive/__init__.py",
+    "catalog_admin/hive/acid.py",
+    "catalog_admin/hive/locations.py",
+    "catalog_admin/locations.py",
+    "catalog_admin/object_stores.py",
+)
 PROGRAM_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 LOG_FILE = "driver.log"
 # Quiet, predictable drivers: no console progress bars in the log; a UI port found by Spark when 4040 is taken.
@@ -122,10 +134,12 @@ def program_exists(name: str) -> bool:
 
 
 def package_zip(directory: Path) -> Path:
-    """``operations/__init__.py`` and ``operations/spark/`` as a zip for the driver's and executors' Python path."""
+    """``operations/__init__.py``, ``operations/spark/`` and the :data:`FILESYSTEM_LAYER` as a zip for the driver's
+    and executors' Python path."""
     target = directory / "catalog_admin_spark.zip"
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.write(PACKAGE_ROOT / "operations" / "__init__.py", "operations/__init__.py")
+        for name in ("operations/__init__.py", *FILESYSTEM_LAYER):
+            archive.write(PACKAGE_ROOT / name, name)
         for path in sorted((PACKAGE_ROOT / "operations" / "spark").rglob("*.py")):
             archive.write(path, path.relative_to(PACKAGE_ROOT).as_posix())
     return target

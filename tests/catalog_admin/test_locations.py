@@ -7,12 +7,24 @@ The filesystems behind locations: local disk for real, configuration and URL han
 from __future__ import annotations
 
 import hashlib
+import io
 from pathlib import Path
 
 import pytest
+import xxhash
 
 from catalog_admin.filesystem_options import filesystem_options, rename_limit_bytes
-from catalog_admin.locations import FileEntry, LocalFileSystem, UnreachableFileSystem, filesystem_for
+from catalog_admin.locations import (
+    CHECKSUM_CHUNK,
+    Digest,
+    FileEntry,
+    LocalFileSystem,
+    UnreachableFileSystem,
+    filesystem_for,
+    kernel_copy,
+    mapped_digest,
+    stream_digest,
+)
 from catalog_admin.object_stores import FsspecFileSystem, with_credentials
 from tests.fixtures.object_store import S3Server
 
@@ -142,6 +154,54 @@ def test_local_listing_checksum_copy_and_delete(tmp_path: Path) -> None:
     assert checksum == hashlib.md5(b"hello").hexdigest()
     assert not (tmp_path / "t").exists()
     assert filesystem.list_files(root) is None
+
+
+@pytest.mark.parametrize("size", [0, 5, CHECKSUM_CHUNK + 7])
+def test_a_mapped_digest_equals_a_streamed_one_and_the_reference_hashes(tmp_path: Path, size: int) -> None:
+    """A local file hashed through its memory map gives the digest and size a chunked read gives, for MD5 and
+    xxh3_128 alike (empty files and files longer than a chunk included)."""
+    # given
+    content = bytes(range(256)) * (size // 256) + bytes(size % 256)
+    (tmp_path / "f").write_bytes(content)
+
+    # when
+    mapped = {a: mapped_digest(tmp_path / "f", a) for a in ("md5", "xxh3_128")}
+    streamed = {a: stream_digest(io.BytesIO(content), a) for a in ("md5", "xxh3_128")}
+
+    # then
+    assert (
+        mapped
+        == streamed
+        == {
+            "md5": Digest("md5", hashlib.md5(content).hexdigest(), size),
+            "xxh3_128": Digest("xxh3_128", xxhash.xxh3_128(content).hexdigest(), size),
+        }
+    )
+    assert LocalFileSystem().checksum(f"file:{tmp_path / 'f'}") == hashlib.md5(content).hexdigest()
+
+
+def test_an_unknown_checksum_algorithm_is_named(tmp_path: Path) -> None:
+    # given
+    (tmp_path / "f").write_bytes(b"x")
+
+    # when / then
+    with pytest.raises(ValueError, match="Unknown checksum algorithm 'crc8'; known: md5, xxh3_128"):
+        LocalFileSystem().digest(f"file:{tmp_path / 'f'}", "crc8")
+
+
+def test_the_kernel_copy_replaces_a_longer_earlier_copy_byte_for_byte(tmp_path: Path) -> None:
+    """A partial or stale copy left by an earlier run is replaced, never appended to or left longer."""
+    # given
+    content = bytes(range(256)) * 40_000
+    (tmp_path / "source").write_bytes(content)
+    (tmp_path / "copy").write_bytes(b"stale" * 3_000_000)
+
+    # when
+    copied = kernel_copy(tmp_path / "source", tmp_path / "copy")
+
+    # then
+    assert copied == len(content)
+    assert (tmp_path / "copy").read_bytes() == content
 
 
 @pytest.mark.slow

@@ -1,43 +1,60 @@
 """
-Copying one file between Hive locations on a Spark executor, verified: the bytes are streamed from the source to
-the destination while their MD5 is computed; the destination is then read back and must have the planned size and
-the same MD5. Only the filesystem layer is imported (no Django): this runs in Spark's Python workers.
+Copying one file between Hive locations on a Spark executor, verified by size and checksum computed from the bytes of
+both ends. Local disk to local disk, the kernel copies (``copy_file_range``, as ``cp`` does) and the source and the
+copy are each hashed from the page cache; any other pair streams the bytes through, hashing them on the way, and the
+copy is then read back from its filesystem. Either way the copy's checksum comes from the destination's own bytes, and
+both ends must have the planned size. Only the filesystem layer is imported (no Django): this runs in Spark's Python
+workers.
 """
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
-from catalog_admin.locations import CHECKSUM_CHUNK, filesystem_for
+from catalog_admin.locations import (
+    CHECKSUM_CHUNK,
+    COPY_CHECKSUM,
+    Digest,
+    FileSystem,
+    LocalFileSystem,
+    filesystem_for,
+    new_hash,
+)
 
 __all__ = ("copy_verified",)
 
 
-def copy_verified(options: dict[str, Any], item: dict[str, Any]) -> dict[str, Any]:
-    """Copy ``item`` (``unit``, ``source``, ``destination``, ``size``); the result says whether it verified."""
+def copy_verified(options: dict[str, Any], item: dict[str, Any], algorithm: str = COPY_CHECKSUM) -> dict[str, Any]:
+    """Copy ``item`` (``unit``, ``source``, ``destination``, ``size``); the result says whether it verified, with the
+    source's checksum."""
     source, destination = item["source"], item["destination"]
     reader_fs = filesystem_for(source, options=options)
     writer_fs = filesystem_for(destination, options=options)
     try:
-        source_md5, copied = _stream(reader_fs, writer_fs, source, destination)
-        destination_md5 = writer_fs.checksum(destination)
+        if isinstance(reader_fs, LocalFileSystem) and isinstance(writer_fs, LocalFileSystem):
+            original = reader_fs.digest(source, algorithm)
+            reader_fs.copy_file(source, destination)
+        else:
+            original = _stream(reader_fs, writer_fs, source, destination, algorithm)
+        copy = writer_fs.digest(destination, algorithm)
     except OSError as exc:
         return {**item, "ok": False, "error": f"{type(exc).__name__}: {exc}"}
     problems = []
-    if copied != item["size"]:
-        problems.append(f"copied {copied} bytes, the plan listed {item['size']}")
-    if destination_md5 != source_md5:
-        problems.append(f"checksum {destination_md5} of the copy differs from the source's {source_md5}")
-    return {**item, "ok": not problems, "md5": source_md5, "error": "; ".join(problems)}
+    if original.size != item["size"]:
+        problems.append(f"the source has {original.size} bytes, the plan listed {item['size']}")
+    if copy.size != item["size"]:
+        problems.append(f"the copy has {copy.size} bytes, the plan listed {item['size']}")
+    if copy.hexdigest != original.hexdigest:
+        problems.append(f"{algorithm} {copy.hexdigest} of the copy differs from the source's {original.hexdigest}")
+    return {**item, "ok": not problems, "checksum": original.hexdigest, "error": "; ".join(problems)}
 
 
-def _stream(reader_fs: Any, writer_fs: Any, source: str, destination: str) -> tuple[str, int]:
-    """Stream the bytes through, hashing them; (md5, bytes)."""
-    digest, copied = hashlib.md5(usedforsecurity=False), 0
+def _stream(reader_fs: FileSystem, writer_fs: FileSystem, source: str, destination: str, algorithm: str) -> Digest:
+    """Stream the bytes through, hashing them; the source's digest."""
+    digest, copied = new_hash(algorithm), 0
     with reader_fs.open(source, "rb") as reader, writer_fs.open(destination, "wb") as writer:
         while chunk := reader.read(CHECKSUM_CHUNK):
             digest.update(chunk)
             writer.write(chunk)
             copied += len(chunk)
-    return digest.hexdigest(), copied
+    return Digest(algorithm, digest.hexdigest(), copied)

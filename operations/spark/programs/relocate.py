@@ -7,11 +7,15 @@ The relocate program: copy the files the console planned, in parallel on Spark, 
                 "files": [{"source": "...", "destination": "...", "size": 123}, ...]}, ...],
      "filesystems": {...},           # catalog_admin.filesystem_options, no secrets
      "completed": ["dt=...", ...],   # units a previous run verified: skipped
-     "batch_files": 256}             # files per Spark job (optional)
+     "batch_files": 256,             # files per Spark job (optional)
+     "pause_seconds": 0,             # a wait after each batch, to run gently beside other work (optional)
+     "checksum": "xxh3_128"}         # how copies are verified (optional; catalog_admin.locations.CHECKSUM_ALGORITHMS)
 
 Units are copied in batches (one Spark job each, the files spread over the executors); after a batch every unit whose
 files all verified is reported with ``{"unit_done": key}``, so a resumed run skips it. A file that fails to verify
-fails the program: nothing is swapped, and the run can resume. The manifest returns what was copied and verified.
+fails the program: nothing is swapped, and the run can resume. The manifest returns what was copied and verified,
+with each copy's checksum and the algorithm. Each Spark task (or, without a session, this process) copies its files
+with two threads.
 Credentials are not in the plan: the driver takes them from its environment into the executors' closure.
 """
 
@@ -19,8 +23,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from catalog_admin.locations import CHECKSUM_ALGORITHMS, COPY_CHECKSUM
 from catalog_admin.object_stores import with_credentials
 from operations.spark.programs.file_copy import copy_verified
 
@@ -30,6 +37,7 @@ if TYPE_CHECKING:
 __all__ = ("CopyFailed", "run")
 
 DEFAULT_BATCH_FILES = 256
+COPY_THREADS = 2  # per Spark task (or, without Spark, in this process)
 
 
 class CopyFailed(RuntimeError):
@@ -45,12 +53,15 @@ def run(spark: SparkSession | None, plan: dict, report: Callable[[dict], None]) 
     pending = [unit for unit in plan["units"] if unit["key"] not in completed]
     totals = _totals(plan["units"], completed)
     report({"message": f"Copying {len(pending)} of {len(plan['units'])} units", **totals})
-    options = _executor_options(plan.get("filesystems", {}))
+    algorithm = plan.get("checksum", COPY_CHECKSUM)
+    if algorithm not in CHECKSUM_ALGORITHMS:
+        raise ValueError(f"Unknown checksum {algorithm!r} in the plan; known: {', '.join(CHECKSUM_ALGORITHMS)}")
+    copy = partial(copy_verified, _executor_options(plan.get("filesystems", {})), algorithm=algorithm)
     done: dict[str, dict[str, Any]] = {}
     progress = {"partitions_done": totals["partitions_done"], "files_done": totals["files_done"],
                 "bytes_done": totals["bytes_done"]}  # fmt: skip
     for batch in _batches(pending, plan.get("batch_files", DEFAULT_BATCH_FILES)):
-        results = _copy_batch(spark, options, batch)
+        results = _copy_batch(spark, copy, batch)
         failed = [r for r in results if not r["ok"]]
         for unit in batch:
             verified = [r for r in results if r["unit"] == unit["key"] and r["ok"]]
@@ -62,6 +73,7 @@ def run(spark: SparkSession | None, plan: dict, report: Callable[[dict], None]) 
             progress["bytes_done"] += sum(r["size"] for r in verified)
             report({"unit_done": unit["key"]})
         report(dict(progress))
+        time.sleep(float(plan.get("pause_seconds", 0)))
         if failed:
             first = failed[0]
             raise CopyFailed(
@@ -71,22 +83,30 @@ def run(spark: SparkSession | None, plan: dict, report: Callable[[dict], None]) 
         "program": "relocate",
         "units": done,
         "skipped": sorted(completed),
+        "checksum": algorithm,
         "files": sum(u["files"] for u in done.values()),
         "bytes": sum(u["bytes"] for u in done.values()),
         "seconds": round(time.monotonic() - started, 3),
     }
 
 
-def _copy_batch(spark: SparkSession | None, options: dict[str, Any], batch: list[dict]) -> list[dict]:
-    """The batch's files copied on the executors (without a session: in this process, one after another)."""
+def _copy_batch(spark: SparkSession | None, copy: Callable[[dict], dict], batch: list[dict]) -> list[dict]:
+    """The batch's files copied on the executors (without a session: in this process), each slice by a few threads."""
     items = [{"unit": unit["key"], **entry} for unit in batch for entry in unit["files"]]
     if not items:
         return []
     if spark is None:
-        return [copy_verified(options, item) for item in items]
+        return _copy_each(copy, items)
     context = spark.sparkContext
     slices = max(1, min(len(items), context.defaultParallelism * 2))
-    return context.parallelize(items, slices).map(lambda item: copy_verified(options, item)).collect()
+    return context.parallelize(items, slices).mapPartitions(lambda part: _copy_each(copy, list(part))).collect()
+
+
+def _copy_each(copy: Callable[[dict], dict], items: list[dict]) -> list[dict]:
+    """``copy`` of every item by :data:`COPY_THREADS` threads: the kernel's copies and the hashing release the GIL, and
+    one copy's wait for the disk overlaps another's hashing."""
+    with ThreadPoolExecutor(COPY_THREADS, thread_name_prefix="relocate-copy") as threads:
+        return list(threads.map(copy, items))
 
 
 def _batches(units: list[dict], batch_files: int) -> Iterator[list[dict]]:
@@ -109,7 +129,7 @@ def _unit_manifest(unit: dict, verified: list[dict]) -> dict[str, Any]:
         "destination": unit["destination"],
         "files": len(verified),
         "bytes": sum(r["size"] for r in verified),
-        "md5": {r["destination"]: r["md5"] for r in verified},
+        "checksums": {r["destination"]: r["checksum"] for r in verified},
     }
 
 

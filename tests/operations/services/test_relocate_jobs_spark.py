@@ -1,18 +1,26 @@
 """
-Relocations end to end on the Spark engine (local[2], a real ``spark-submit`` driver): an approved request of a
-partitioned table, and ``hive_ddl --execute`` of a whole table. Jobs run eagerly (``CATALOG_JOBS_MODE="eager"``:
-``run_job`` in this process when the request's transaction commits, the very function a worker process runs), since
-the swap writes the metastore inside the test's transaction, which a worker process could not see or roll back.
+Relocations end to end on the Spark engine (a real ``spark-submit`` driver): an approved request of a partitioned
+table, and ``hive_ddl --execute`` of a whole table, on local[2] and on a real standalone cluster; cancel, and kill -9
+of the driver mid-copy then resume. Jobs run eagerly
+(``CATALOG_JOBS_MODE="eager"``: ``run_job`` in this process when the request's transaction commits, the very function
+a worker process runs), since the swap writes the metastore inside the test's transaction, which a worker process
+could not see or roll back.
 """
 
 from __future__ import annotations
 
 import filecmp
+import hashlib
 import io
+import os
+import shutil
+import signal
+import threading
 from contextlib import nullcontext
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import Client
@@ -24,9 +32,13 @@ from operations.choices import JobState
 from operations.models import Execution, Job, Relocation
 from operations.services.jobs import run_job
 from operations.services.relocate_jobs import RELOCATE
+from operations.services.spark_jobs import job_resume
+from operations.spark.engine import DriverFiles
 from operations.spark.entry import process_alive
-from tests.fixtures.factories import partition_locations, table_row
+from tests.fixtures.factories import make_user, partition_locations, table_row
 from tests.fixtures.operations import location_of, path_of
+from tests.fixtures.spark_cluster import StandaloneCluster
+from tests.fixtures.workers import wait_for
 from tests.operations.services.test_relocate_jobs import DAY, executed
 
 pytestmark = [
@@ -110,6 +122,39 @@ def test_hive_ddl_executes_a_relocation_on_spark_printing_its_progress(metastore
     assert (execution.source, execution.actor, execution.reason) == ("cli", "ops", "new volume")
 
 
+def test_a_relocation_runs_on_a_standalone_cluster_and_swaps_once_verified(
+    metastore: Metastore,
+    warehouse: Path,
+    spark_standalone: StandaloneCluster,
+    settings,  # noqa: ANN001
+) -> None:
+    """The same relocate program through ``spark-submit`` on a standalone master: the cluster's executors copy and
+    verify every file (xxh3_128 from both ends), then the table is re-pointed and the source kept."""
+    # given
+    settings.CATALOG_SPARK_MASTER = spark_standalone.master_url
+    settings.CATALOG_SPARK_CONF = "spark.executor.memory=512m spark.cores.max=1"
+    customers = table_row(metastore, "sales", "customers")
+    source = path_of(customers.sd.location)
+    target = warehouse / "sales.db" / "customers_on_cluster"
+
+    # when
+    call_command(
+        "hive_ddl", f"ALTER TABLE sales.customers SET LOCATION '{location_of(target)}' WITH DATA",
+        metastore=metastore.name, execute=True, reason="new volume", actor="ops", stdout=io.StringIO(),
+    )  # fmt: skip
+
+    # then
+    job = Job.objects.get(kind=RELOCATE)
+    assert (job.state, job.error) == (JobState.SUCCEEDED, "")
+    assert job.spark_master == spark_standalone.master_url and job.spark_app_id.startswith("app-")
+    planned = [f for unit in job.plan["units"] for f in unit["files"]]
+    assert job.result["checksum"] == "xxh3_128" and job.result["files"] == len(planned) > 0
+    assert job.files_done == job.files_total == len(planned)
+    assert table_row(metastore, "sales", "customers").sd.location == location_of(target)
+    comparison = filecmp.dircmp(source, target)
+    assert not (comparison.diff_files or comparison.left_only or comparison.right_only) and any(source.iterdir())
+
+
 def test_a_relocation_cancelled_while_its_driver_runs_swaps_nothing_and_removes_the_copy(
     metastore: Metastore, people: dict[str, User], warehouse: Path
 ) -> None:
@@ -138,3 +183,88 @@ def test_a_relocation_cancelled_while_its_driver_runs_swaps_nothing_and_removes_
     assert partition_locations(metastore, orders.id) == before
     assert not Execution.objects.exists()
     assert "nothing was swapped" in request.error
+
+
+def test_kill_9_of_the_driver_mid_copy_leaves_source_and_metastore_and_resume_swaps_once_verified(
+    metastore: Metastore, people: dict[str, User], warehouse: Path
+) -> None:
+    """The driver's process group killed after its first verified partition: the job fails with the partitions it
+    verified, the metastore and the source are as before (nothing half-swapped), the request still executes; resumed,
+    the run copies only the rest, then swaps every partition in one transaction."""
+    # given: a queued relocation copying one partition per batch, pausing after each
+    target = warehouse / "sales.db" / "orders_moved"
+    request, job = executed(people, metastore, target, lambda execute: nullcontext())
+    Job.objects.filter(pk=job.pk).update(plan={**job.plan, "batch_files": 1, "pause_seconds": 3})
+    units = [unit["key"] for unit in job.plan["units"]]
+    assert len(units) >= 2 and all(len(unit["files"]) == 1 for unit in job.plan["units"]), "one file per partition"
+    orders = table_row(metastore, "sales", "orders")
+    before = partition_locations(metastore, orders.id)
+    sources = {n: path_of(loc) for n, loc in before.items() if n in units}
+    source_bytes = tree_digest(sources.values())
+    work = Path(settings.CATALOG_SPARK_WORK_DIR) / f"job-{job.pk}"
+    shutil.rmtree(work, ignore_errors=True)  # an earlier run's job of the same id left its files
+    killer = kill_driver_after_first_unit(DriverFiles(work / "attempt-1"))
+
+    # when
+    failed = run_job(job.pk)
+    killer.join(timeout=60)
+
+    # then: failed, resumable, nothing swapped, the source untouched
+    request.refresh_from_db()
+    assert failed.state == JobState.FAILED and failed.error.startswith("The Spark driver exited with -9"), failed.error
+    assert 1 <= len(failed.completed) < len(units) and not process_alive(failed.driver_pid)
+    assert request.state == "executing" and request.execution is None and not Execution.objects.exists()
+    assert partition_locations(metastore, orders.id) == before
+    assert tree_digest(sources.values()) == source_bytes
+
+    # when: resumed, and run as a worker would
+    Job.objects.filter(pk=job.pk).update(plan={**job.plan, "pause_seconds": 0})
+    job_resume(job=failed, user=make_user("operator", "admin"))
+    finished = run_job(job.pk)
+
+    # then
+    request.refresh_from_db()
+    assert (finished.state, finished.attempts, request.state) == (JobState.SUCCEEDED, 2, "succeeded"), finished.error
+    assert finished.result["skipped"] == sorted(failed.completed)
+    assert sorted(finished.result["units"]) == sorted(set(units) - set(failed.completed))
+    after = partition_locations(metastore, orders.id)
+    assert {n: after[n] for n in units} == {n: location_of(target / n) for n in units}
+    assert tree_digest(sources.values()) == source_bytes == tree_digest(target / n for n in units)
+
+
+def tree_digest(roots) -> list[dict[str, str]]:  # noqa: ANN001
+    return [
+        {
+            p.relative_to(root).as_posix(): hashlib.md5(p.read_bytes()).hexdigest()
+            for p in root.rglob("*")
+            if p.is_file()
+        }
+        for root in roots
+    ]
+
+
+def kill_driver_after_first_unit(files: DriverFiles) -> threading.Thread:
+    """A thread that kill -9s the driver's process group (spark-submit's JVM and the Python driver) once its progress
+    file reports a verified unit: what a crash of the driver's machine does."""
+
+    def watch() -> None:
+        wait_for(lambda: files.progress.exists() and '"unit_done"' in files.progress.read_text(), "a verified unit")
+        os.killpg(wait_for(lambda: driver_group(files.directory), "the driver's process group"), signal.SIGKILL)
+
+    thread = threading.Thread(target=watch, daemon=True, name="kill the driver")
+    thread.start()
+    return thread
+
+
+def driver_group(directory: Path) -> int | None:
+    """The process group leader whose command line names the driver's directory (the driver runs in its own group)."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            arguments = (entry / "cmdline").read_bytes().split(b"\0")
+            if str(directory).encode() in arguments and os.getpgid(int(entry.name)) == int(entry.name):
+                return int(entry.name)
+        except OSError:
+            continue
+    return None

@@ -5,6 +5,7 @@ executors import, and reading a progress file and a log while a driver writes th
 
 from __future__ import annotations
 
+import ast
 import json
 import zipfile
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from operations.spark.engine import (
+    FILESYSTEM_LAYER,
     DriverFiles,
     ProgressReader,
     SparkEngine,
@@ -66,20 +68,45 @@ def test_spark_connect_runs_the_entry_module_with_the_remote_in_its_plan(tmp_pat
     assert (spec["master"], spec["program"], spec["worker_pid"]) == ("sc://spark.example:15002", "checksum", 123)
 
 
-def test_the_package_zip_holds_the_spark_package_and_nothing_of_django(tmp_path: Path) -> None:
+def test_the_package_zip_holds_the_spark_package_and_its_filesystem_layer_and_nothing_of_django(tmp_path: Path) -> None:
+    """What a cluster's executors import from the project is all in the zip (a cluster has no checkout), and none of
+    it imports Django when loaded."""
     # given / when
     files_for(tmp_path, "local[2]")
 
     # then
-    names = set(zipfile.ZipFile(tmp_path / "catalog_admin_spark.zip").namelist())
-    assert {"operations/__init__.py", "operations/spark/entry.py", "operations/spark/programs/checksum.py"} <= names
-    assert all(name.startswith("operations/spark/") or name == "operations/__init__.py" for name in names)
-    package = Path("operations/spark")
-    assert not [
-        path
-        for path in package.rglob("*.py")
-        if "import django" in path.read_text() or "from django" in path.read_text()
-    ]
+    archive = zipfile.ZipFile(tmp_path / "catalog_admin_spark.zip")
+    names = set(archive.namelist())
+    assert {"operations/__init__.py", "operations/spark/entry.py", "operations/spark/programs/relocate.py"} <= names
+    assert names - {"operations/__init__.py"} - set(FILESYSTEM_LAYER) == {
+        path.as_posix() for path in Path("operations/spark").rglob("*.py")
+    }
+    assert not [name for name in names if _module_level_imports(archive.read(name)) & {"django", "rest_framework"}]
+    shipped = {name.removesuffix(".py").removesuffix("/__init__").replace("/", ".") for name in names}
+    imported = set().union(*(_project_imports(archive.read(name)) for name in names))
+    assert imported <= shipped, imported - shipped
+
+
+def _module_level_imports(source: bytes) -> set[str]:
+    """The top-level packages a module imports when loaded (not inside functions)."""
+    found: set[str] = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def _project_imports(source: bytes) -> set[str]:
+    """The project modules a module imports anywhere (``catalog_admin…``, ``operations…``)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = [node.module]
+        found |= {n for n in names if n.split(".")[0] in ("catalog_admin", "operations")}
+    return found
 
 
 def test_configuration_pairs_are_parsed_and_a_bad_one_is_named() -> None:
