@@ -33,6 +33,9 @@ class MergeRevertPreview:
     rows: tuple[tuple[str, int], ...]
     hive_rows: tuple[tuple[str, int], ...]
 
+    def rows_of(self, table: str) -> int:
+        return dict(self.rows).get(table, 0)
+
     @property
     def needs_hive_rows(self) -> bool:
         return bool(self.hive_rows)

@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import pytest
 from django.conf import settings
+from django.db import connections, transaction
 
+from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError, ErrorCode
+from catalog_admin.ids import allocate_ids
+from catalog_admin.models import Partition, StorageDescriptor, Table
 from operations.merge.copy_plan import COPY_TABLES
 from operations.merge.execute import merge_execute, merge_resume
 from operations.merge.preview import merge_preview
 from operations.merge.reads import MetastoreReader
 from operations.merge.request import MergeRequest, parse_location_rule
-from operations.merge.revert import merge_revert
+from operations.merge.revert import merge_revert, merge_revert_preview
 from operations.models import MergeImport
 from operations.spark.programs import merge as program
 from operations.spark.programs.merge import location_rewriter
@@ -153,3 +157,88 @@ def test_revert_restores_the_target(merge_target) -> None:
     # then
     assert metastore_dump(target) == before
     assert MergeImport.objects.get(pk=merge.pk).state == MergeImport.State.REVERTED
+
+
+def _hive_clones(alias: str, table: str, id_column: str, old_id: int, **overrides: object) -> int:
+    """What a Hive client does on the target: a new ``table`` row (a copy of ``old_id`` with ``overrides``) whose id
+    comes from the target's allocator (``allocate_ids``), committed on the target's own Django connection."""
+    models = {"TBLS": Table, "SDS": StorageDescriptor, "PARTITIONS": Partition}
+    reader = MetastoreReader(alias)
+    with allow_metastore_writes(), transaction.atomic(using=alias):
+        new_id = allocate_ids(alias, models[table], 1)
+        columns = [c for c in reader.columns(table) if c != id_column]
+        names = ", ".join(f'"{c}"' for c in columns)
+        values = ", ".join(["%s" if c in overrides else f'"{c}"' for c in columns])
+        sql = f'INSERT INTO "{table}" ("{id_column}", {names}) SELECT %s, {values} FROM "{table}" WHERE "{id_column}" '
+        sql += "= %s"
+        params = [new_id, *(overrides[c] for c in columns if c in overrides), old_id]
+        with connections[alias].cursor() as cursor:
+            cursor.execute(sql, params)
+    return new_id
+
+
+def _table_ids(alias: str, database: str, table: str) -> tuple[int, int]:
+    sql = (
+        'SELECT t."TBL_ID", t."SD_ID" FROM "TBLS" t JOIN "DBS" d ON d."DB_ID" = t."DB_ID" '
+        'WHERE d."NAME" = %s AND t."TBL_NAME" = %s'
+    )
+    return MetastoreReader(alias).rows(sql, [database, table])[0]
+
+
+def test_ids_allocated_on_the_target_during_the_import_never_collide(merge_target, monkeypatch) -> None:
+    """A Hive client creating a table on the target between reserve and publish gets ids outside the reserved
+    ranges; both its table and the imported ones are intact afterwards, and later allocations land past the ranges."""
+    # given
+    target = merge_target("3.1.0")
+    request = _request("hive23_pg", target)
+    orders_id, orders_sd = _table_ids(target, "sales", "orders")
+    created: dict[str, int] = {}
+
+    def hive_creates_a_table(name: str) -> None:
+        if name == "merge.unit_copied" and not created:
+            created["SDS"] = _hive_clones(target, "SDS", "SD_ID", orders_sd)
+            created["TBLS"] = _hive_clones(target, "TBLS", "TBL_ID", orders_id, TBL_NAME="created_meanwhile",
+                                           SD_ID=created["SDS"])  # fmt: skip
+
+    monkeypatch.setattr(program, "fault_point", hive_creates_a_table)
+    # when
+    merge = merge_execute(request, merge_preview(request))
+    # then
+    assert created and merge.state == MergeImport.State.PUBLISHED
+    for table, new_id in created.items():
+        low, high = merge.id_ranges[table]
+        assert not low <= new_id <= high
+    assert _table_ids(target, "sales", "created_meanwhile") == (created["TBLS"], created["SDS"])
+    for old, new in RENAMES:
+        assert database_dump(target, new) == _expected("hive23_pg", request, old)
+    later = _hive_clones(target, "TBLS", "TBL_ID", orders_id, TBL_NAME="created_after", SD_ID=created["SDS"])
+    assert later > merge.id_ranges["TBLS"][1]
+
+
+def test_revert_refuses_rows_hive_attached_unless_included(merge_target) -> None:
+    """A partition Hive added to an imported table (its TBL_ID imported, its own ids not) makes revert refuse, naming
+    it; the revert preview counts it; with include_hive_rows it goes too and the target is as before."""
+    # given
+    target = merge_target("3.1.0")
+    request = _request("hive31_pg", target)
+    before = metastore_dump(target)
+    merge = merge_execute(request, merge_preview(request))
+    table_id, _ = _table_ids(target, "sales_imported", "orders")
+    part_id, part_sd = MetastoreReader(target).rows(
+        'SELECT "PART_ID", "SD_ID" FROM "PARTITIONS" WHERE "TBL_ID" = %s ORDER BY "PART_ID"', [table_id]
+    )[0]
+    sd_id = _hive_clones(target, "SDS", "SD_ID", part_sd, LOCATION="file:/tmp/hive-added")
+    _hive_clones(target, "PARTITIONS", "PART_ID", part_id, PART_NAME="dt=2099-01-01", SD_ID=sd_id)
+    # when
+    preview = merge_revert_preview(merge)
+    with pytest.raises(ApplicationError) as raised:
+        merge_revert(merge)
+    # then
+    assert dict(preview.hive_rows) == {"PARTITIONS": 1, "SDS": 1}
+    assert preview.rows_of("PARTITIONS") == merge.id_ranges["PARTITIONS"][1] - merge.id_ranges["PARTITIONS"][0] + 1
+    assert raised.value.code == ErrorCode.INVALID_STATE and "1 PARTITIONS" in raised.value.message
+    assert MergeImport.objects.get(pk=merge.pk).state == MergeImport.State.PUBLISHED
+    # when
+    merge_revert(merge, include_hive_rows=True)
+    # then
+    assert metastore_dump(target) == before
