@@ -23,8 +23,7 @@ from operations.merge.request import MergeRequest, parse_location_rule
 from operations.merge.revert import merge_revert, merge_revert_preview
 from operations.models import MergeImport
 from operations.spark.programs import merge as program
-from operations.spark.programs.merge import location_rewriter
-from tests.fixtures.merge import database_dump, metastore_dump
+from tests.fixtures.merge import database_dump, metastore_dump, rewritten_dump
 
 pytestmark = [pytest.mark.matrix, pytest.mark.slow]
 
@@ -43,13 +42,7 @@ def _request(source: str, target: str) -> MergeRequest:
 
 
 def _expected(source: str, request: MergeRequest, database: str) -> dict[str, list[tuple]]:
-    """The source database's dump with the declared location rule applied (the only rewrite a dump shows)."""
-    rewrite = location_rewriter([[r.old, r.new] for r in request.location_rules])
-    dump = database_dump(source, database)
-    dump["database"] = [(row[0], rewrite(row[1]), *row[2:]) for row in dump["database"]]
-    dump["tables"] = [(*row[:5], rewrite(row[5]), *row[6:]) for row in dump["tables"]]
-    dump["partitions"] = [(*row[:3], rewrite(row[3]), *row[4:]) for row in dump["partitions"]]
-    return dump
+    return rewritten_dump(source, database, [[r.old, r.new] for r in request.location_rules])
 
 
 PAIRS = [
