@@ -20,12 +20,13 @@ from django.db import DatabaseError, connections, transaction
 
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError, ErrorCode, metastore_unavailable
+from catalog_admin.ids import reserve_ids
 from operations.merge.copy_plan import ID_TABLES, build_plan
 from operations.merge.plan import MergePreview
 from operations.merge.preview import merge_preview
 from operations.merge.reads import MetastoreReader
 from operations.merge.request import LocationRule, MergeRequest
-from operations.merge.scope import CARRIED_TABLES, quoted_for, sequence_of
+from operations.merge.scope import CARRIED_TABLES, sequence_of
 from operations.models import Execution, MergeImport
 from operations.spark.programs import merge as program
 
@@ -96,7 +97,11 @@ def _reserve(preview: MergePreview, execution: Execution | None) -> MergeImport:
     spans = _source_spans(src, tgt, database_ids)
     try:
         with allow_metastore_writes(), transaction.atomic(using=request.target):
-            starts = {table: _reserve_block(tgt, table, high - low + 1) for table, (low, high) in spans.items()}
+            starts = {
+                table: reserve_ids(request.target, table, BY_NAME[table].id_column or "", sequence_of(table) or "",
+                                   high - low + 1)
+                for table, (low, high) in sorted(spans.items())  # one lock order for every merge
+            }  # fmt: skip
     except DatabaseError as exc:
         raise metastore_unavailable(exc) from exc
     return MergeImport.objects.create(
@@ -135,29 +140,6 @@ def _source_spans(src: MetastoreReader, tgt: MetastoreReader, database_ids: list
         if low is not None:
             spans[name] = (int(low), int(high))
     return spans
-
-
-def _reserve_block(tgt: MetastoreReader, table: str, count: int) -> int:
-    """Reserve ``count`` consecutive ids of ``table`` in the target (inside its transaction) and return the first,
-    as ``catalog_admin.ids.allocate_ids`` does: past the highest id used and ``NEXT_VAL``, the row locked."""
-    sequence = sequence_of(table)
-    id_column = BY_NAME[table].id_column
-    with tgt.connection.cursor() as cursor:
-        cursor.execute(quoted_for(f'SELECT MAX("{id_column}") FROM "{table}"', tgt.vendor))
-        used = int(cursor.fetchone()[0] or 0) + 1
-        lock = 'SELECT "NEXT_VAL" FROM "SEQUENCE_TABLE" WHERE "SEQUENCE_NAME" = %s'
-        if tgt.connection.features.has_select_for_update:
-            lock += " FOR UPDATE"
-        cursor.execute(quoted_for(lock, tgt.vendor), [sequence])
-        row = cursor.fetchone()
-        start = max(used, int(row[0]) if row else 1)
-        if row:
-            sql = 'UPDATE "SEQUENCE_TABLE" SET "NEXT_VAL" = %s WHERE "SEQUENCE_NAME" = %s'
-            cursor.execute(quoted_for(sql, tgt.vendor), [start + count, sequence])
-        else:
-            sql = 'INSERT INTO "SEQUENCE_TABLE" ("SEQUENCE_NAME", "NEXT_VAL") VALUES (%s, %s)'
-            cursor.execute(quoted_for(sql, tgt.vendor), [sequence, start + count])
-    return start
 
 
 # Copy and publish --------------------------------------------------------------------------------------------------
