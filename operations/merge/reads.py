@@ -46,6 +46,8 @@ class MetastoreReader:
         introspection = self.connection.introspection
         with self.connection.cursor() as cursor:
             described = introspection.get_table_description(cursor, self._tables[table.upper()])
+        if self.vendor == "mysql":  # Django's MySQL introspection has no type for BIT: its description names it
+            return {c.name.upper() for c in described if getattr(c, "data_type", "") == "bit"}
         return {c.name.upper() for c in described if introspection.get_field_type(c.type_code, c) == "BooleanField"}
 
     def column(self, table: str, column: str) -> str:

@@ -46,18 +46,19 @@ def _expected(source: str, request: MergeRequest, database: str) -> dict[str, li
 
 
 PAIRS = [
-    pytest.param("hive23_pg", "2.3.0", id="pg23-to-pg23"),
-    pytest.param("hive23_my", "3.1.0", id="mariadb23-to-pg31"),
-    pytest.param("hive31_pg", "4.0.0", id="pg31-to-pg40"),
+    pytest.param("hive23_pg", "2.3.0", "pg", id="pg23-to-pg23"),
+    pytest.param("hive23_my", "3.1.0", "pg", id="mariadb23-to-pg31"),
+    pytest.param("hive31_pg", "4.0.0", "pg", id="pg31-to-pg40"),
+    pytest.param("hive31_pg", "3.1.0", "my", id="pg31-to-mariadb31"),
 ]
 
 
-@pytest.mark.parametrize(("source", "version"), PAIRS)
-def test_merge_imports_the_databases_as_the_source_has_them(source: str, version: str, merge_target) -> None:
+@pytest.mark.parametrize(("source", "version", "kind"), PAIRS)
+def test_merge_imports_the_databases_as_the_source_has_them(source: str, version: str, kind: str, merge_target) -> None:
     """After the merge each renamed database's dump equals the source's (locations rewritten by the rule), ids lie
     in the journaled ranges, the target's own databases are untouched and Hive's allocators continue past them."""
     # given
-    target = merge_target(version)
+    target = merge_target(version, kind)
     request = _request(source, target)
     own_sales = database_dump(target, "sales")
     events: list[dict] = []
