@@ -291,8 +291,12 @@ def _quote(side: dict, name: str) -> str:
 
 
 def _streaming_cursor(side: dict, connection: Any) -> Any:
-    """A server-side cursor: rows arrive as fetched, not all at once."""
+    """A server-side cursor: rows arrive as fetched, not all at once. On PostgreSQL the planner is told every row
+    will be read (``cursor_tuple_fraction`` 1): a cursor's default 0.1 favours fast-start plans, which run the scope's
+    ``IN (subquery)`` once per row (quadratic: 20,000 partitions took 50 s instead of 1 s)."""
     if side["vendor"] == "postgresql":
+        with connection.cursor() as setting:
+            setting.execute("SET cursor_tuple_fraction = 1.0")
         return connection.cursor(name="merge_read")
     import pymysql.cursors
 
