@@ -95,7 +95,7 @@ def build_plan(
                     {"table": name},
                 )
             if ranges:
-                steps.append(_step(phase, table, src, tgt, offsets, ranges, database_ids))
+                steps.append(_step(phase, table, src, tgt, offsets, ranges, database_ids, request.renames))
     return {
         "source": _side(request.source, src.vendor),
         "target": _side(request.target, tgt.vendor),
@@ -114,6 +114,7 @@ def _step(
     offsets: dict[str, int],
     ranges: list[list],
     database_ids: list[int],
+    renames: tuple[tuple[str, str], ...],
 ) -> dict[str, Any]:
     source_columns = src.columns(table.name)
     booleans = tgt.boolean_columns(table.name)
@@ -129,6 +130,7 @@ def _step(
     sql = f'SELECT {select} FROM "{table.name}" WHERE {_where(table)} AND "{table.scope_column}" BETWEEN %s AND %s'
     scope_offset = offsets.get(shifted_column(table.name) or "", 0)
     return {
+        "pipe_select": _pipe_select(table, columns, src, tgt, database_ids, renames),
         "table": table.name,
         "phase": phase,
         "select": quoted_for(sql.format(dbs=_ids(database_ids)), src.vendor),
@@ -140,6 +142,42 @@ def _step(
         "columns": columns,
         "ranges": ranges,
     }
+
+
+def _pipe_select(
+    table: CarriedTable,
+    columns: list[list],
+    src: MetastoreReader,
+    tgt: MetastoreReader,
+    database_ids: list[int],
+    renames: tuple[tuple[str, str], ...],
+) -> str | None:
+    """PostgreSQL to PostgreSQL, a table without locations: the target's rows as one ``SELECT`` of expressions (ids
+    shifted, names renamed, constants), so the program pipes ``COPY (…) TO STDOUT`` into ``COPY … FROM STDIN``
+    without a row passing through Python. None where a rule needs Python (locations are normalized before a rule
+    applies; MySQL's BIT(1) booleans)."""
+    if src.vendor != "postgresql" or tgt.vendor != "postgresql":
+        return None
+    expressions = []
+    for _name, kind, source, value in columns:
+        if kind in ("copy", "boolean"):
+            expressions.append(f'"{source}"')
+        elif kind == "shift":
+            expressions.append(f'"{source}" + {int(value)}')
+        elif kind == "const":
+            expressions.append(str(value) if isinstance(value, int) else _literal(str(value)))
+        elif kind == "rename":
+            cases = " ".join(f"WHEN {_literal(old)} THEN {_literal(new)}" for old, new in renames)
+            expressions.append(f'CASE LOWER("{source}") {cases} ELSE "{source}" END' if cases else f'"{source}"')
+        else:
+            return None
+    where = _where(table).format(dbs=_ids(database_ids))
+    scope = f'"{table.scope_column}" BETWEEN %s AND %s'
+    return f'SELECT {", ".join(expressions)} FROM "{table.name}" WHERE {where} AND {scope}'
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
 def _column_rule(table: CarriedTable, column: str, source: str | None, offsets: dict[str, int]) -> list:

@@ -85,7 +85,7 @@ def _copy_unit(spark: SparkSession | None, plan: dict, step: dict, low: int, hig
             )
         target.commit()
         if spark is None:
-            written = _write(plan["target"], step, _transformed(plan, step, _read(plan, step, low, high)), target)
+            written = _in_process(plan, step, low, high, target)
             target.commit()
             return written
     finally:
@@ -104,10 +104,11 @@ def _publish(spark: SparkSession | None, plan: dict, steps: list[dict], report: 
         for step in steps:
             for low, high in step["ranges"]:
                 if spark is None:
-                    values = _transformed(plan, step, _read(plan, step, low, high))
+                    written = _in_process(plan, step, low, high, target)
                 else:
                     values = (tuple(r) for r in _frame(spark, plan, step, low, high).toLocalIterator())
-                rows[step["table"]] = rows.get(step["table"], 0) + _write(plan["target"], step, values, target)
+                    written = _write(plan["target"], step, values, target)
+                rows[step["table"]] = rows.get(step["table"], 0) + written
             report({"message": f"Publishing: {step['table']} {rows.get(step['table'], 0)} rows"})
         fault_point("merge.before_publish_commit")
         target.commit()
@@ -120,6 +121,46 @@ def _publish(spark: SparkSession | None, plan: dict, steps: list[dict], report: 
 
 
 # Reading and transforming in this process ----------------------------------------------------------------------
+
+
+def _in_process(plan: dict, step: dict, low: int, high: int, target: Any) -> int:
+    """One key range written on ``target`` (not committed): piped from ``COPY … TO`` to ``COPY … FROM`` when the plan
+    has a SQL form of the step, else read, transformed and written in batches."""
+    if step.get("pipe_select"):
+        return _pipe(plan, step, low, high, target)
+    return _write(plan["target"], step, _transformed(plan, step, _read(plan, step, low, high)), target)
+
+
+def _pipe(plan: dict, step: dict, low: int, high: int, target: Any) -> int:
+    """PostgreSQL to PostgreSQL: the source's ``COPY (SELECT …) TO STDOUT`` streamed through an OS pipe into the
+    target's ``COPY … FROM STDIN`` (a thread feeds the pipe): memory is the pipe's buffer, whatever the size."""
+    import threading
+
+    source = connect(plan["source"])
+    read_end, write_end = os.pipe()
+    failure: list[BaseException] = []
+
+    def produce() -> None:
+        try:
+            with os.fdopen(write_end, "wb") as sink, source.cursor() as cursor:
+                query = cursor.mogrify(step["pipe_select"], [low, high]).decode()
+                cursor.copy_expert(f"COPY ({query}) TO STDOUT", sink)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            failure.append(exc)
+
+    names = ", ".join(_quote(plan["target"], c[0]) for c in step["columns"])
+    producer = threading.Thread(target=produce, daemon=True)
+    producer.start()
+    try:
+        with os.fdopen(read_end, "rb") as stream, target.cursor() as cursor:
+            cursor.copy_expert(f"COPY {step['insert_table']} ({names}) FROM STDIN", stream)
+            written = cursor.rowcount
+    finally:
+        producer.join()
+        source.close()
+    if failure:
+        raise failure[0]
+    return written
 
 
 def _read(plan: dict, step: dict, low: int, high: int) -> Iterator[dict]:
