@@ -21,7 +21,15 @@ from operations.merge.reads import MetastoreReader
 from operations.merge.request import MergeRequest
 from operations.merge.scope import CARRIED_TABLES, CarriedTable, quoted_for
 
-__all__ = ("COPY_TABLES", "ID_TABLES", "PUBLISH_TABLES", "build_plan", "scope_ranges", "shifted_column")
+__all__ = (
+    "COPY_TABLES",
+    "ID_TABLES",
+    "PUBLISH_TABLES",
+    "build_plan",
+    "check_supported",
+    "scope_ranges",
+    "shifted_column",
+)
 
 # Invisible until published: nothing in DBS/TBLS points at them yet. In foreign-key order (parents first).
 COPY_TABLES = (
@@ -89,11 +97,7 @@ def build_plan(
             table = BY_NAME[name]
             ranges = scope_ranges(src, table, database_ids, batch_ids)
             if ranges and name in UNSUPPORTED:
-                raise ApplicationError(
-                    ErrorCode.INVALID_PARAMETER,
-                    f"The chosen databases hold {UNSUPPORTED[name]} ({name}): merging them is not supported yet.",
-                    {"table": name},
-                )
+                raise _unsupported(name)
             if ranges:
                 steps.append(_step(phase, table, src, tgt, offsets, ranges, database_ids, request.renames))
     return {
@@ -104,6 +108,21 @@ def build_plan(
         "steps": steps,
         "completed": list(completed),
     }
+
+
+def check_supported(src: MetastoreReader, database_ids: list[int]) -> None:
+    """Refuse (before anything is reserved) databases holding rows the merge cannot carry yet."""
+    for name in UNSUPPORTED:
+        if src.has_table(name) and scope_ranges(src, BY_NAME[name], database_ids, DEFAULT_BATCH_IDS):
+            raise _unsupported(name)
+
+
+def _unsupported(name: str) -> ApplicationError:
+    return ApplicationError(
+        ErrorCode.INVALID_PARAMETER,
+        f"The chosen databases hold {UNSUPPORTED[name]} ({name}): merging them is not supported yet.",
+        {"table": name},
+    )
 
 
 def _step(

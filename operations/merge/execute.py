@@ -21,7 +21,7 @@ from django.db import DatabaseError, connections, transaction
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError, ErrorCode, metastore_unavailable
 from catalog_admin.ids import reserve_ids
-from operations.merge.copy_plan import ID_TABLES, build_plan
+from operations.merge.copy_plan import ID_TABLES, build_plan, check_supported
 from operations.merge.plan import MergePreview
 from operations.merge.preview import merge_preview
 from operations.merge.reads import MetastoreReader
@@ -94,6 +94,7 @@ def _reserve(preview: MergePreview, execution: Execution | None) -> MergeImport:
     request = preview.request
     src, tgt = MetastoreReader(request.source), MetastoreReader(request.target)
     database_ids = _database_ids(src, request)
+    check_supported(src, database_ids)
     spans = _source_spans(src, tgt, database_ids)
     try:
         with allow_metastore_writes(), transaction.atomic(using=request.target):

@@ -8,8 +8,10 @@ range first (a crashed run may have committed part of one), written and committe
 
 On Spark each unit is read through JDBC in parallel key ranges; ids are shifted with column expressions; the
 executors write their partitions straight to the target (PostgreSQL: ``COPY … FROM STDIN`` through psycopg2's
-``copy_expert``, the fast path; MySQL/MariaDB: batched ``INSERT``). The publishing transaction streams Spark's rows
-to the driver (``toLocalIterator``: one partition at a time). ``spark`` None runs the same plan in this process,
+``copy_expert``, the fast path; MySQL/MariaDB: batched ``INSERT``). The publishing transaction is one connection's:
+PostgreSQL to PostgreSQL it pipes ``COPY (SELECT …) TO STDOUT`` into ``COPY … FROM STDIN`` (ids shifted and names
+renamed in the ``SELECT``; no row through Python, on Spark too), otherwise it streams Spark's rows to the driver
+(``toLocalIterator``: one partition at a time). ``spark`` None runs the same plan in this process,
 reading each range with ``fetchmany``: memory is bounded by a batch either way.
 """
 
@@ -103,7 +105,7 @@ def _publish(spark: SparkSession | None, plan: dict, steps: list[dict], report: 
     try:
         for step in steps:
             for low, high in step["ranges"]:
-                if spark is None:
+                if spark is None or step.get("pipe_select"):  # one connection anyway: the pipe is the fast path
                     written = _in_process(plan, step, low, high, target)
                 else:
                     values = (tuple(r) for r in _frame(spark, plan, step, low, high).toLocalIterator())
