@@ -236,3 +236,26 @@ def test_revert_refuses_rows_hive_attached_unless_included(merge_target) -> None
     merge_revert(merge, include_hive_rows=True)
     # then
     assert metastore_dump(target) == before
+
+
+def test_rows_not_carried_yet_are_refused_before_anything_is_reserved(merge_target) -> None:
+    """A source database holding a constraint (KEY_CONSTRAINTS names are metastore-wide: not carried yet) is refused
+    with the table named; the target's allocators and rows are untouched and no journal row is left."""
+    # given
+    source, target = merge_target("3.1.0"), merge_target("4.0.0")
+    table_id, _ = _table_ids(source, "sales", "orders")
+    with allow_metastore_writes(), transaction.atomic(using=source), connections[source].cursor() as cursor:
+        cursor.execute(
+            'INSERT INTO "KEY_CONSTRAINTS" ("CONSTRAINT_NAME", "POSITION", "PARENT_TBL_ID", "PARENT_INTEGER_IDX", '
+            '"CONSTRAINT_TYPE", "ENABLE_VALIDATE_RELY") VALUES (%s, 1, %s, 0, 0, 0)',
+            ["orders_pk", table_id],
+        )
+    request = MergeRequest(source=source, target=target, databases=("sales",), renames=(("sales", "sales_imported"),))
+    before = metastore_dump(target, skip=())
+    # when
+    with pytest.raises(ApplicationError) as raised:
+        merge_execute(request, merge_preview(request))
+    # then
+    assert raised.value.code == ErrorCode.INVALID_PARAMETER and "KEY_CONSTRAINTS" in raised.value.message
+    assert metastore_dump(target, skip=()) == before
+    assert not MergeImport.objects.filter(target=target).exists()
