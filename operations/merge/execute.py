@@ -33,7 +33,9 @@ from operations.spark.programs import merge as program
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ("merge_execute", "merge_resume", "request_of")
+__all__ = ("UNFINISHED", "merge_execute", "merge_resume", "request_of", "unfinished_merges")
+
+UNFINISHED = (MergeImport.State.RESERVED, MergeImport.State.COPYING, MergeImport.State.FAILED)
 
 BY_NAME = {t.name: t for t in CARRIED_TABLES}
 
@@ -66,13 +68,20 @@ def merge_resume(
 ) -> MergeImport:
     """Finish a merge that stopped before publishing: completed units are skipped, the rest copied, then published.
     A merge whose publishing transaction committed (the crash came after it) is only marked published."""
-    if merge.state not in (MergeImport.State.RESERVED, MergeImport.State.COPYING, MergeImport.State.FAILED):
+    if merge.state not in UNFINISHED:
         raise ApplicationError(
             ErrorCode.INVALID_STATE, f"Merge #{merge.pk} is {merge.state}: nothing to resume.", {"state": merge.state}
         )
     if _is_published(merge):
         return _finish(merge, MergeImport.State.PUBLISHED, "")
     return _run(merge, report, spark)
+
+
+def unfinished_merges(source: str, target: str) -> list[MergeImport]:
+    """Merges from ``source`` into ``target`` that stopped before publishing (newest first): a page previewing the
+    same merge says one is resumable (``merge_resume``) or revertible instead of starting another."""
+    rows = MergeImport.objects.filter(source=source, target=target, state__in=UNFINISHED)
+    return list(rows.order_by("-created_at"))
 
 
 def request_of(merge: MergeImport) -> MergeRequest:

@@ -19,7 +19,7 @@ from django.conf import settings
 from django.db import connections
 
 from operations.merge.copy_plan import COPY_TABLES
-from operations.merge.execute import merge_resume
+from operations.merge.execute import merge_resume, unfinished_merges
 from operations.merge.request import MergeRequest, parse_location_rule
 from operations.merge.revert import merge_revert
 from operations.models import MergeImport
@@ -93,11 +93,13 @@ def test_a_merge_killed_with_sigkill_shows_nothing_and_resumes_or_reverts(
     merge = MergeImport.objects.get(target=target)
     assert merge.state == MergeImport.State.COPYING and merge.id_ranges
     assert metastore_dump(target, skip=invisible) == visible_before
+    assert unfinished_merges(SOURCE, target) == [merge]
     # when
     if then == "resume":
         merge_resume(merge)
         # then
         assert MergeImport.objects.get(pk=merge.pk).state == MergeImport.State.PUBLISHED
+        assert unfinished_merges(SOURCE, target) == []
         for old, new in RENAMES:
             assert database_dump(target, new) == rewritten_dump(SOURCE, old, [[rule.old, rule.new]])
     else:
