@@ -9,6 +9,7 @@ import django.test
 pytest_plugins = [
     "tests.fixtures.factories",
     "tests.fixtures.metastores",
+    "tests.fixtures.merge",
     "tests.fixtures.object_store",
     "tests.fixtures.operations",
     "tests.fixtures.roles",

@@ -41,6 +41,15 @@ class MetastoreReader:
             self._columns[key] = {c.name.upper(): c.name for c in described}
         return self._columns[key]
 
+    def boolean_columns(self, table: str) -> set[str]:
+        """Upper-cased names of ``table``'s boolean columns (PostgreSQL ``boolean``, MySQL ``BIT(1)``)."""
+        introspection = self.connection.introspection
+        with self.connection.cursor() as cursor:
+            described = introspection.get_table_description(cursor, self._tables[table.upper()])
+        if self.vendor == "mysql":  # Django's MySQL introspection has no type for BIT: its description names it
+            return {c.name.upper() for c in described if getattr(c, "data_type", "") == "bit"}
+        return {c.name.upper() for c in described if introspection.get_field_type(c.type_code, c) == "BooleanField"}
+
     def column(self, table: str, column: str) -> str:
         return self.connection.ops.quote_name(self.columns(table)[column.upper()])
 

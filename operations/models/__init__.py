@@ -5,6 +5,7 @@ from operations.models.change_requests import Approval, ChangeRequest, Comment
 from operations.models.executions import DirectoryMoveRecord, Execution
 from operations.models.idempotency import IdempotencyKey
 from operations.models.jobs import Job
+from operations.models.merges import MergeImport
 from operations.models.relocations import Relocation
 
 __all__ = (
@@ -16,5 +17,6 @@ __all__ = (
     "Execution",
     "IdempotencyKey",
     "Job",
+    "MergeImport",
     "Relocation",
 )

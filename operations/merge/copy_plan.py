@@ -1,0 +1,238 @@
+"""
+The merge's copy plan: per Hive table, the scoped source ``SELECT``, the target columns and what each gets (the
+source's value, shifted by an id offset, renamed, relocated or a filled constant), and the key ranges (units) it is
+copied in. A JSON dict: the contract of ``operations.spark.programs.merge``.
+
+Two phases, because Hive's schemas declare foreign keys (PARTITIONS → TBLS → DBS, SDS → SERDES/CDS): rows no DBS or
+TBLS row can reach (storage descriptors, SerDes, column descriptors and their children) are copied first in committed,
+journaled batches, invisible to Hive; DBS, TBLS and every row that references them are written in ONE final
+transaction (``publish``), so no Hive client ever lists a database or table whose rows are still arriving.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+
+from catalog_admin.errors import ApplicationError, ErrorCode
+from operations.merge.preview import CATALOG
+from operations.merge.reads import MetastoreReader
+from operations.merge.request import MergeRequest
+from operations.merge.scope import CARRIED_TABLES, CarriedTable, quoted_for
+
+__all__ = (
+    "COPY_TABLES",
+    "ID_TABLES",
+    "PUBLISH_TABLES",
+    "build_plan",
+    "check_supported",
+    "scope_ranges",
+    "shifted_column",
+)
+
+# Invisible until published: nothing in DBS/TBLS points at them yet. In foreign-key order (parents first).
+COPY_TABLES = (
+    "SERDES", "SERDE_PARAMS", "CDS", "COLUMNS_V2", "SDS", "SD_PARAMS", "BUCKETING_COLS", "SORT_COLS",
+    "SKEWED_COL_NAMES", "SKEWED_VALUES", "SKEWED_COL_VALUE_LOC_MAP",
+)  # fmt: skip
+# Written in the one publishing transaction, parents first.
+PUBLISH_TABLES = (
+    "DBS", "DATABASE_PARAMS", "DB_PRIVS", "FUNCS", "FUNC_RU", "TBLS", "TABLE_PARAMS", "TBL_PRIVS", "TBL_COL_PRIVS",
+    "PARTITION_KEYS", "KEY_CONSTRAINTS", "PARTITIONS", "PARTITION_KEY_VALS", "PARTITION_PARAMS", "PART_PRIVS",
+    "PART_COL_PRIVS", "TAB_COL_STATS", "PART_COL_STATS",
+)  # fmt: skip
+BY_NAME = {t.name: t for t in CARRIED_TABLES}
+ID_TABLES = tuple(t.name for t in CARRIED_TABLES if t.id_column)
+# Columns holding another carried table's id (shifted by that table's offset); own id columns come from scope.py.
+FOREIGN_IDS = {
+    "DB_ID": "DBS", "TBL_ID": "TBLS", "PART_ID": "PARTITIONS", "SD_ID": "SDS", "SD_ID_OID": "SDS",
+    "SERDE_ID": "SERDES", "CD_ID": "CDS", "FUNC_ID": "FUNCS", "PARENT_TBL_ID": "TBLS", "CHILD_TBL_ID": "TBLS",
+    "PARENT_CD_ID": "CDS", "CHILD_CD_ID": "CDS",
+}  # fmt: skip
+# Database names carried in rows other than DBS (2.3/3.1 statistics rows name their table's database).
+DATABASE_NAME_COLUMNS = {("DBS", "NAME"), ("TAB_COL_STATS", "DB_NAME"), ("PART_COL_STATS", "DB_NAME")}
+LOCATION_COLUMNS = {("SDS", "LOCATION"), ("DBS", "DB_LOCATION_URI"), ("DBS", "MANAGEDLOCATIONURI")}
+# Columns the target has and the source lacks, filled as preview.FILLED_VALUES describes.
+FILLED = {"CTLG_NAME": CATALOG, "CAT_NAME": CATALOG, "ENGINE": "hive", "TYPE": "NATIVE", "WRITE_ID": 0}
+# Rows that point at tables the merge does not carry yet (SKEWED_STRING_LIST) or whose names are global.
+UNSUPPORTED = {
+    "SKEWED_VALUES": "skewed values (SKEWED_STRING_LIST is not carried yet)",
+    "SKEWED_COL_VALUE_LOC_MAP": "skewed value locations (SKEWED_STRING_LIST is not carried yet)",
+    "KEY_CONSTRAINTS": "constraints (their names are unique metastore-wide; not carried yet)",
+}
+DEFAULT_BATCH_IDS = 50_000
+
+
+def shifted_column(table: str) -> str | None:
+    """The target table an id'd column of ``table`` belongs to, for its scope column."""
+    carried = BY_NAME[table]
+    return table if carried.scope_column == carried.id_column else FOREIGN_IDS.get(carried.scope_column)
+
+
+def scope_ranges(src: MetastoreReader, table: CarriedTable, database_ids: list[int], batch_ids: int) -> list[list]:
+    """``[lo, hi]`` source key ranges of ``table``'s scope column, each at most ``batch_ids`` ids wide."""
+    sql = f'SELECT MIN("{table.scope_column}"), MAX("{table.scope_column}") FROM "{table.name}" WHERE {_where(table)}'
+    low, high = src.rows(sql.format(dbs=_ids(database_ids)))[0]
+    if low is None:
+        return []
+    return [[lo, min(lo + batch_ids - 1, int(high))] for lo in range(int(low), int(high) + 1, batch_ids)]
+
+
+def build_plan(
+    request: MergeRequest,
+    database_ids: list[int],
+    offsets: dict[str, int],
+    completed: list[str],
+    *,
+    batch_ids: int = DEFAULT_BATCH_IDS,
+) -> dict[str, Any]:
+    """The program's plan for ``request`` with the reserved ``offsets`` (target id = source id + offset)."""
+    src, tgt = MetastoreReader(request.source), MetastoreReader(request.target)
+    steps = []
+    for phase, names in (("copy", COPY_TABLES), ("publish", PUBLISH_TABLES)):
+        for name in names:
+            if not (src.has_table(name) and tgt.has_table(name)):
+                continue
+            table = BY_NAME[name]
+            ranges = scope_ranges(src, table, database_ids, batch_ids)
+            if ranges and name in UNSUPPORTED:
+                raise _unsupported(name)
+            if ranges:
+                steps.append(_step(phase, table, src, tgt, offsets, ranges, database_ids, request.renames))
+    return {
+        "source": _side(request.source, src.vendor),
+        "target": _side(request.target, tgt.vendor),
+        "location_rules": [[r.old, r.new] for r in request.location_rules],
+        "renames": dict(request.renames),
+        "steps": steps,
+        "completed": list(completed),
+    }
+
+
+def check_supported(src: MetastoreReader, database_ids: list[int]) -> None:
+    """Refuse (before anything is reserved) databases holding rows the merge cannot carry yet."""
+    for name in UNSUPPORTED:
+        if src.has_table(name) and scope_ranges(src, BY_NAME[name], database_ids, DEFAULT_BATCH_IDS):
+            raise _unsupported(name)
+
+
+def _unsupported(name: str) -> ApplicationError:
+    return ApplicationError(
+        ErrorCode.INVALID_PARAMETER,
+        f"The chosen databases hold {UNSUPPORTED[name]} ({name}): merging them is not supported yet.",
+        {"table": name},
+    )
+
+
+def _step(
+    phase: str,
+    table: CarriedTable,
+    src: MetastoreReader,
+    tgt: MetastoreReader,
+    offsets: dict[str, int],
+    ranges: list[list],
+    database_ids: list[int],
+    renames: tuple[tuple[str, str], ...],
+) -> dict[str, Any]:
+    source_columns = src.columns(table.name)
+    booleans = tgt.boolean_columns(table.name)
+    columns = []
+    for upper, spelled in tgt.columns(table.name).items():
+        rule = _column_rule(table, upper, source_columns.get(upper), offsets)
+        if rule[0] == "copy" and upper in booleans:
+            rule[0] = "boolean"  # MySQL's BIT(1) arrives as bytes: b"\x01"
+        columns.append([spelled, *rule])
+    columns = [c for c in columns if c[1] != "default"]
+    read = sorted({c[2] for c in columns if c[2]})
+    select = ", ".join(f'"{c}"' for c in read)
+    sql = f'SELECT {select} FROM "{table.name}" WHERE {_where(table)} AND "{table.scope_column}" BETWEEN %s AND %s'
+    scope_offset = offsets.get(shifted_column(table.name) or "", 0)
+    return {
+        "pipe_select": _pipe_select(table, columns, src, tgt, database_ids, renames),
+        "table": table.name,
+        "phase": phase,
+        "select": quoted_for(sql.format(dbs=_ids(database_ids)), src.vendor),
+        "read": read,
+        "scope": quoted_for(f'"{table.scope_column}"', src.vendor),
+        "insert_table": tgt.table(table.name),
+        "target_scope": tgt.column(table.name, table.scope_column),
+        "scope_offset": scope_offset,
+        "columns": columns,
+        "ranges": ranges,
+    }
+
+
+def _pipe_select(
+    table: CarriedTable,
+    columns: list[list],
+    src: MetastoreReader,
+    tgt: MetastoreReader,
+    database_ids: list[int],
+    renames: tuple[tuple[str, str], ...],
+) -> str | None:
+    """PostgreSQL to PostgreSQL, a table without locations: the target's rows as one ``SELECT`` of expressions (ids
+    shifted, names renamed, constants), so the program pipes ``COPY (…) TO STDOUT`` into ``COPY … FROM STDIN``
+    without a row passing through Python. None where a rule needs Python (locations are normalized before a rule
+    applies; MySQL's BIT(1) booleans)."""
+    if src.vendor != "postgresql" or tgt.vendor != "postgresql":
+        return None
+    expressions = []
+    for _name, kind, source, value in columns:
+        if kind in ("copy", "boolean"):
+            expressions.append(f'"{source}"')
+        elif kind == "shift":
+            expressions.append(f'"{source}" + {int(value)}')
+        elif kind == "const":
+            expressions.append(str(value) if isinstance(value, int) else _literal(str(value)))
+        elif kind == "rename":
+            cases = " ".join(f"WHEN {_literal(old)} THEN {_literal(new)}" for old, new in renames)
+            expressions.append(f'CASE LOWER("{source}") {cases} ELSE "{source}" END' if cases else f'"{source}"')
+        else:
+            return None
+    where = _where(table).format(dbs=_ids(database_ids))
+    scope = f'"{table.scope_column}" BETWEEN %s AND %s'
+    return f'SELECT {", ".join(expressions)} FROM "{table.name}" WHERE {where} AND {scope}'
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _column_rule(table: CarriedTable, column: str, source: str | None, offsets: dict[str, int]) -> list:
+    """``[kind, source column, value]``: copy, shift (value: the offset), rename, location, const or default (and
+    boolean, set by the caller for a boolean target column)."""
+    if source is None:
+        return ["const", None, FILLED[column]] if column in FILLED else ["default", None, None]
+    owner = table.name if column == table.id_column else FOREIGN_IDS.get(column)
+    if owner:
+        return ["shift", source, offsets.get(owner, 0)]
+    if (table.name, column) in DATABASE_NAME_COLUMNS:
+        return ["rename", source, None]
+    if (table.name, column) in LOCATION_COLUMNS:
+        return ["location", source, None]
+    return ["copy", source, None]
+
+
+def _side(alias: str, vendor: str) -> dict[str, Any]:
+    """How the program connects: DB-API parameters and a JDBC URL, without the password (the driver and executors
+    take it from ``CATALOG_ADMIN_MERGE_PASSWORD_<ALIAS>`` when the database needs one)."""
+    db = settings.DATABASES[alias]
+    port = int(db.get("PORT") or (5432 if vendor == "postgresql" else 3306))
+    host, name, user = db.get("HOST") or "127.0.0.1", db["NAME"], db.get("USER") or ""
+    scheme = "postgresql" if vendor == "postgresql" else "mariadb"
+    return {
+        "alias": alias,
+        "vendor": vendor,
+        "dbapi": {"host": host, "port": port, "dbname": name, "user": user},
+        "jdbc": f"jdbc:{scheme}://{host}:{port}/{name}?user={user}",
+        "password_env": f"CATALOG_ADMIN_MERGE_PASSWORD_{alias.upper()}",
+    }
+
+
+def _where(table: CarriedTable) -> str:
+    return f'"{table.scope_column}" IN ({table.scope})'
+
+
+def _ids(ids: list[int]) -> str:
+    return ", ".join(str(int(i)) for i in ids) or "NULL"

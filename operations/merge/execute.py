@@ -1,0 +1,191 @@
+"""
+``merge_execute``: run an approved merge preview — reserve, copy (invisible), publish (one transaction) — journaled
+in a :class:`~operations.models.MergeImport`, so a crashed run resumes (``merge_resume``) or reverts.
+
+Reserve: every id range comes from the target's own allocators under the target's locks, in a short transaction
+committed before any row is written, and the journal row right after it (a crash between the two wastes ids, never
+hands a range to two owners). Hive allocates the same way, on every version: DataNucleus's value generator reads and
+raises ``SEQUENCE_TABLE.NEXT_VAL`` (ObjectStore through JDO), and Hive 4's direct-SQL inserts ask the same generator
+(standalone-metastore/metastore-server/…/metastore/DirectSqlInsertPart.java ``getDataStoreId``:
+``ec.getStoreManager().getValueGenerationStrategyValue``); no carried table is allocated by ``MAX(id)``. So a live
+Hive keeps allocating past the reserved range, and its cached blocks lie below it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from django.db import DatabaseError, connections, transaction
+
+from catalog_admin.db import allow_metastore_writes
+from catalog_admin.errors import ApplicationError, ErrorCode, metastore_unavailable
+from catalog_admin.ids import reserve_ids
+from operations.merge.copy_plan import ID_TABLES, build_plan, check_supported
+from operations.merge.plan import MergePreview
+from operations.merge.preview import merge_preview
+from operations.merge.reads import MetastoreReader
+from operations.merge.request import LocationRule, MergeRequest
+from operations.merge.scope import CARRIED_TABLES, sequence_of
+from operations.models import Execution, MergeImport
+from operations.spark.programs import merge as program
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ("UNFINISHED", "merge_execute", "merge_resume", "request_of", "unfinished_merges")
+
+UNFINISHED = (MergeImport.State.RESERVED, MergeImport.State.COPYING, MergeImport.State.FAILED)
+
+BY_NAME = {t.name: t for t in CARRIED_TABLES}
+
+
+def merge_execute(
+    request: MergeRequest,
+    approved: MergePreview,
+    *,
+    report: Callable[[dict], None] = lambda e: None,
+    spark: SparkSession | None = None,
+    execution: Execution | None = None,
+) -> MergeImport:
+    """Re-preview, refuse when the plan changed since ``approved`` or is blocked, then reserve, copy and publish."""
+    current = merge_preview(request)
+    if current.fingerprint != approved.fingerprint:
+        raise ApplicationError(
+            ErrorCode.STALE_PREVIEW,
+            "The merge changed since it was previewed (row counts, names or blockers): preview it again.",
+            {"approved": approved.fingerprint, "current": current.fingerprint},
+        )
+    if not current.is_executable:
+        first = current.blockers[0]
+        raise ApplicationError(ErrorCode.INVALID_STATE, f"The merge is blocked: {first.message}", {"code": first.code})
+    merge = _reserve(current, execution)
+    return _run(merge, report, spark)
+
+
+def merge_resume(
+    merge: MergeImport, *, report: Callable[[dict], None] = lambda e: None, spark: SparkSession | None = None
+) -> MergeImport:
+    """Finish a merge that stopped before publishing: completed units are skipped, the rest copied, then published.
+    A merge whose publishing transaction committed (the crash came after it) is only marked published."""
+    if merge.state not in UNFINISHED:
+        raise ApplicationError(
+            ErrorCode.INVALID_STATE, f"Merge #{merge.pk} is {merge.state}: nothing to resume.", {"state": merge.state}
+        )
+    if _is_published(merge):
+        return _finish(merge, MergeImport.State.PUBLISHED, "")
+    return _run(merge, report, spark)
+
+
+def unfinished_merges(source: str, target: str) -> list[MergeImport]:
+    """Merges from ``source`` into ``target`` that stopped before publishing (newest first): a page previewing the
+    same merge says one is resumable (``merge_resume``) or revertible instead of starting another."""
+    rows = MergeImport.objects.filter(source=source, target=target, state__in=UNFINISHED)
+    return list(rows.order_by("-created_at"))
+
+
+def request_of(merge: MergeImport) -> MergeRequest:
+    """The journaled request as a :class:`MergeRequest`."""
+    data = merge.request
+    return MergeRequest(
+        source=data["source"],
+        target=data["target"],
+        databases=tuple(data["databases"]),
+        renames=tuple(sorted(data["renames"].items())),
+        location_rules=tuple(LocationRule(r["old"], r["new"]) for r in data["location_rules"]),
+    )
+
+
+# Reserve -----------------------------------------------------------------------------------------------------------
+
+
+def _reserve(preview: MergePreview, execution: Execution | None) -> MergeImport:
+    request = preview.request
+    src, tgt = MetastoreReader(request.source), MetastoreReader(request.target)
+    database_ids = _database_ids(src, request)
+    check_supported(src, database_ids)
+    spans = _source_spans(src, tgt, database_ids)
+    try:
+        with allow_metastore_writes(), transaction.atomic(using=request.target):
+            starts = {
+                table: reserve_ids(request.target, table, BY_NAME[table].id_column or "", sequence_of(table) or "",
+                                   high - low + 1)
+                for table, (low, high) in sorted(spans.items())  # one lock order for every merge
+            }  # fmt: skip
+    except DatabaseError as exc:
+        raise metastore_unavailable(exc) from exc
+    return MergeImport.objects.create(
+        source=request.source,
+        target=request.target,
+        request=request.as_dict(),
+        fingerprint=preview.fingerprint,
+        database_ids=database_ids,
+        id_ranges={t: [starts[t], starts[t] + high - low] for t, (low, high) in spans.items()},
+        offsets={t: starts[t] - low for t, (low, _) in spans.items()},
+        execution=execution,
+    )
+
+
+def _database_ids(src: MetastoreReader, request: MergeRequest) -> list[int]:
+    marks = ", ".join(["%s"] * len(request.databases))
+    sql = f'SELECT "DB_ID" FROM "DBS" WHERE LOWER("NAME") IN ({marks})'
+    if src.has_table("CTLGS"):
+        sql += " AND \"CTLG_NAME\" = 'hive'"
+    return sorted(int(i) for (i,) in src.rows(sql, request.databases))
+
+
+def _source_spans(src: MetastoreReader, tgt: MetastoreReader, database_ids: list[int]) -> dict[str, tuple[int, int]]:
+    """``{table: (min id, max id)}`` of the scoped source rows of every id'd table both schemas have."""
+    dbs = ", ".join(str(i) for i in database_ids) or "NULL"
+    spans = {}
+    for name in ID_TABLES:
+        if not (src.has_table(name) and tgt.has_table(name)):
+            continue
+        table = BY_NAME[name]
+        sql = (
+            f'SELECT MIN("{table.id_column}"), MAX("{table.id_column}") FROM "{name}" '
+            f'WHERE "{table.scope_column}" IN ({table.scope.format(dbs=dbs)})'
+        )
+        low, high = src.rows(sql)[0]
+        if low is not None:
+            spans[name] = (int(low), int(high))
+    return spans
+
+
+# Copy and publish --------------------------------------------------------------------------------------------------
+
+
+def _run(merge: MergeImport, report: Callable[[dict], None], spark: SparkSession | None) -> MergeImport:
+    """The program on the journaled plan; each unit it reports done is journaled at once."""
+    merge.state, merge.error = MergeImport.State.COPYING, ""
+    merge.save(update_fields=["state", "error", "updated_at"])
+
+    def journal(event: dict[str, Any]) -> None:
+        if "unit_done" in event:
+            merge.completed = [*merge.completed, event["unit_done"]]
+            merge.save(update_fields=["completed", "updated_at"])
+        report(event)
+
+    try:
+        plan = build_plan(request_of(merge), merge.database_ids, merge.offsets, merge.completed)
+        program.run(spark, plan, journal)
+    except Exception as exc:
+        _finish(merge, MergeImport.State.FAILED, f"{type(exc).__name__}: {exc}")
+        raise
+    return _finish(merge, MergeImport.State.PUBLISHED, "")
+
+
+def _finish(merge: MergeImport, state: str, error: str) -> MergeImport:
+    merge.state, merge.error = state, error
+    merge.save(update_fields=["state", "error", "updated_at"])
+    return merge
+
+
+def _is_published(merge: MergeImport) -> bool:
+    """Whether the publishing transaction committed: the target holds a DBS row of the reserved range."""
+    if "DBS" not in merge.id_ranges:
+        return False
+    low, high = merge.id_ranges["DBS"]
+    tgt = MetastoreReader(merge.target)
+    connections[merge.target].close_if_unusable_or_obsolete()
+    return bool(tgt.scalar('SELECT COUNT(*) FROM "DBS" WHERE "DB_ID" BETWEEN %s AND %s', [low, high]))

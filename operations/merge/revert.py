@@ -1,0 +1,154 @@
+"""
+Reverting a merge: delete exactly the journaled id ranges from the target (children first, in one transaction), so a
+normalized dump of the target equals the one before the import (the reserved ids stay consumed, as any allocator's).
+
+Rows Hive attached to imported objects since (a partition Hive added to an imported table: its TBL_ID in the range,
+its own PART_ID outside) are found first; revert refuses, naming them, unless ``include_hive_rows`` deletes them too
+(with their own children, storage descriptors and SerDes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from catalog_admin.db import allow_metastore_writes
+from catalog_admin.errors import ApplicationError, ErrorCode
+from operations.merge.copy_plan import BY_NAME, COPY_TABLES, PUBLISH_TABLES, shifted_column
+from operations.merge.reads import MetastoreReader
+from operations.models import MergeImport
+
+__all__ = ("MergeRevertPreview", "merge_revert", "merge_revert_preview")
+
+# Storage rows Hive's own new TBLS/PARTITIONS rows point at: attached through the referencing row, not a scope.
+_REFERENCED = (("SDS", "SD_ID", ("TBLS", "PARTITIONS")), ("SERDES", "SERDE_ID", ("SDS",)), ("CDS", "CD_ID", ("SDS",)))
+
+
+@dataclass(frozen=True)
+class MergeRevertPreview:
+    """What a revert deletes: rows per Hive table in the journaled ranges, and rows Hive attached since."""
+
+    merge_id: int
+    rows: tuple[tuple[str, int], ...]
+    hive_rows: tuple[tuple[str, int], ...]
+
+    def rows_of(self, table: str) -> int:
+        return dict(self.rows).get(table, 0)
+
+    @property
+    def needs_hive_rows(self) -> bool:
+        return bool(self.hive_rows)
+
+    def as_dict(self) -> dict:
+        return {"merge": self.merge_id, "rows": dict(self.rows), "hive_rows": dict(self.hive_rows)}
+
+
+def merge_revert_preview(merge: MergeImport) -> MergeRevertPreview:
+    """Counts only; nothing is written."""
+    _check_state(merge)
+    tgt = MetastoreReader(merge.target)
+    attached = _attached(tgt, merge)
+    rows = tuple(
+        (name, tgt.scalar(f'SELECT COUNT(*) FROM "{name}" WHERE {_condition(merge, name, {}, tgt)}'))
+        for name in _tables(tgt)
+    )
+    hive_rows = tuple((name, len(ids)) for name, ids in attached.items() if ids)
+    return MergeRevertPreview(merge.pk, tuple(r for r in rows if r[1]), hive_rows)
+
+
+def merge_revert(merge: MergeImport, *, include_hive_rows: bool = False) -> MergeImport:
+    """Delete the merge's rows from the target in one transaction, children first; refuse (naming them) when Hive
+    attached rows to imported objects, unless ``include_hive_rows``."""
+    _check_state(merge)
+    tgt = MetastoreReader(merge.target)
+    with allow_metastore_writes(), transaction.atomic(using=merge.target):
+        attached = _attached(tgt, merge)
+        found = {name: len(ids) for name, ids in attached.items() if ids}
+        if found and not include_hive_rows:
+            listed = ", ".join(f"{n} {name}" for name, n in found.items())
+            raise ApplicationError(
+                ErrorCode.INVALID_STATE,
+                f"Hive has since added rows to imported objects ({listed}): revert with include_hive_rows to delete "
+                "them too, or drop them in Hive first.",
+                {"hive_rows": found},
+            )
+        with tgt.connection.cursor() as cursor:
+            for name in reversed(_tables(tgt)):
+                cursor.execute(f"DELETE FROM {tgt.table(name)} WHERE {_condition(merge, name, attached, tgt)}")
+    merge.state = MergeImport.State.REVERTED
+    merge.save(update_fields=["state", "updated_at"])
+    return merge
+
+
+def _check_state(merge: MergeImport) -> None:
+    if merge.state == MergeImport.State.REVERTED:
+        raise ApplicationError(
+            ErrorCode.INVALID_STATE, f"Merge #{merge.pk} is already reverted.", {"state": "reverted"}
+        )
+
+
+def _tables(tgt: MetastoreReader) -> list[str]:
+    """The carried tables the target has, parents first (a revert deletes them in reverse)."""
+    return [name for name in (*COPY_TABLES, *PUBLISH_TABLES) if tgt.has_table(name)]
+
+
+def _condition(merge: MergeImport, name: str, attached: dict[str, list[int]], tgt: MetastoreReader) -> str:
+    """The rows of ``name`` a revert deletes: its own id range (or its parent's, for rows keyed by a parent), plus
+    the attached ids."""
+    table = BY_NAME[name]
+    owner = name if table.id_column else shifted_column(name)
+    column = table.id_column or table.scope_column
+    sql = _in_parent(merge, owner, attached, column) if owner else "1 = 0"
+    return sql.replace('"', "`") if tgt.vendor == "mysql" else sql
+
+
+def _attached(tgt: MetastoreReader, merge: MergeImport) -> dict[str, list[int]]:
+    """Ids of rows Hive added to imported objects: id'd rows whose parent is imported (or itself attached) and whose
+    own id is outside the journaled range; then the storage rows those point at, unless another row still uses them."""
+    attached: dict[str, list[int]] = {}
+    for name in PUBLISH_TABLES:
+        table = BY_NAME[name]
+        parent = shifted_column(name)
+        if not table.id_column or parent == name or not tgt.has_table(name):
+            continue
+        scope = _in_parent(merge, parent, attached, table.scope_column)
+        own = merge.id_ranges.get(name)
+        outside = f' AND "{table.id_column}" NOT BETWEEN {own[0]} AND {own[1]}' if own else ""
+        sql = f'SELECT "{table.id_column}" FROM "{name}" WHERE ({scope}){outside}'
+        attached[name] = [int(i) for (i,) in tgt.rows(sql)]
+    for name, column, referrers in _REFERENCED:
+        ids: set[int] = set()
+        for referrer in referrers:
+            if attached.get(referrer):
+                marks = ", ".join(str(i) for i in attached[referrer])
+                key = BY_NAME[referrer].id_column
+                sql = f'SELECT "{column}" FROM "{referrer}" WHERE "{key}" IN ({marks})'
+                ids |= {int(i) for (i,) in tgt.rows(sql) if i}
+        own = merge.id_ranges.get(name)
+        ids = {i for i in ids if not own or not own[0] <= i <= own[1]}
+        if name == "CDS" and ids:  # a column descriptor is shared: keep it while a row that stays uses it
+            kept = _still_used_cds(tgt, merge, attached, ids)
+            ids -= kept
+        attached[name] = sorted(ids)
+    return attached
+
+
+def _in_parent(merge: MergeImport, parent: str, attached: dict[str, list[int]], column: str) -> str:
+    parts = []
+    if parent in merge.id_ranges:
+        low, high = merge.id_ranges[parent]
+        parts.append(f'"{column}" BETWEEN {int(low)} AND {int(high)}')
+    if attached.get(parent):
+        parts.append(f'"{column}" IN ({", ".join(str(int(i)) for i in attached[parent])})')
+    return " OR ".join(parts) or "1 = 0"
+
+
+def _still_used_cds(
+    tgt: MetastoreReader, merge: MergeImport, attached: dict[str, list[int]], ids: set[int]
+) -> set[int]:
+    """Of ``ids``, the CD_IDs some storage descriptor that stays (neither imported nor attached) still uses."""
+    marks = ", ".join(str(i) for i in sorted(ids))
+    leaving = _in_parent(merge, "SDS", attached, "SD_ID")
+    sql = f'SELECT DISTINCT "CD_ID" FROM "SDS" WHERE "CD_ID" IN ({marks}) AND NOT ({leaving})'
+    return {int(i) for (i,) in tgt.rows(sql)}

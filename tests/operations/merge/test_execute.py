@@ -1,0 +1,261 @@
+"""
+Merge execution on real metastores: a seeded source's databases merged (renamed, relocated) into a fresh seeded
+PostgreSQL target, then compared by name with the source; a failure before publishing leaves the target unchanged
+and resumes; revert restores the target's dump; ids allocated on the target during the import never collide.
+These tests commit into their own targets (``tests/fixtures/merge.py``), so they are not ``django_db`` tests.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.conf import settings
+from django.db import connections, transaction
+
+from catalog_admin.db import allow_metastore_writes
+from catalog_admin.errors import ApplicationError, ErrorCode
+from catalog_admin.ids import allocate_ids
+from catalog_admin.models import Partition, StorageDescriptor, Table
+from operations.merge.copy_plan import COPY_TABLES
+from operations.merge.execute import merge_execute, merge_resume
+from operations.merge.preview import merge_preview
+from operations.merge.reads import MetastoreReader
+from operations.merge.request import MergeRequest, parse_location_rule
+from operations.merge.revert import merge_revert, merge_revert_preview
+from operations.models import MergeImport
+from operations.spark.programs import merge as program
+from tests.fixtures.merge import database_dump, metastore_dump, rewritten_dump
+
+pytestmark = [pytest.mark.matrix, pytest.mark.slow]
+
+RENAMES = (("marketing", "marketing_imported"), ("sales", "sales_imported"))
+
+
+def _warehouse(alias: str) -> str:
+    return next(c.warehouse_location for c in settings.METASTORE_CONFIGS if c.name == alias)
+
+
+def _request(source: str, target: str) -> MergeRequest:
+    rule = parse_location_rule(f"{_warehouse(source)}={_warehouse(target)}/imported_from_{source}")
+    return MergeRequest(
+        source=source, target=target, databases=("marketing", "sales"), renames=RENAMES, location_rules=(rule,)
+    )
+
+
+def _expected(source: str, request: MergeRequest, database: str) -> dict[str, list[tuple]]:
+    return rewritten_dump(source, database, [[r.old, r.new] for r in request.location_rules])
+
+
+PAIRS = [
+    pytest.param("hive23_pg", "2.3.0", "pg", id="pg23-to-pg23"),
+    pytest.param("hive23_my", "3.1.0", "pg", id="mariadb23-to-pg31"),
+    pytest.param("hive31_pg", "4.0.0", "pg", id="pg31-to-pg40"),
+    pytest.param("hive31_pg", "3.1.0", "my", id="pg31-to-mariadb31"),
+]
+
+
+@pytest.mark.parametrize(("source", "version", "kind"), PAIRS)
+def test_merge_imports_the_databases_as_the_source_has_them(source: str, version: str, kind: str, merge_target) -> None:
+    """After the merge each renamed database's dump equals the source's (locations rewritten by the rule), ids lie
+    in the journaled ranges, the target's own databases are untouched and Hive's allocators continue past them."""
+    # given
+    target = merge_target(version, kind)
+    request = _request(source, target)
+    own_sales = database_dump(target, "sales")
+    events: list[dict] = []
+    # when
+    merge = merge_execute(request, merge_preview(request), report=events.append)
+    # then
+    assert merge.state == MergeImport.State.PUBLISHED
+    for old, new in RENAMES:
+        assert database_dump(target, new) == _expected(source, request, old)
+    assert database_dump(target, "sales") == own_sales
+    tgt = MetastoreReader(target)
+    low, high = merge.id_ranges["PARTITIONS"]
+    partitions = tgt.scalar(
+        'SELECT COUNT(*) FROM "PARTITIONS" p JOIN "TBLS" t ON t."TBL_ID" = p."TBL_ID" '
+        'JOIN "DBS" d ON d."DB_ID" = t."DB_ID" WHERE d."NAME" IN (%s, %s)',
+        [new for _, new in RENAMES],
+    )
+    assert partitions == tgt.scalar('SELECT COUNT(*) FROM "PARTITIONS" WHERE "PART_ID" BETWEEN %s AND %s', [low, high])
+    assert partitions > 0
+    sequence = 'SELECT "NEXT_VAL" FROM "SEQUENCE_TABLE" WHERE "SEQUENCE_NAME" LIKE %s'
+    assert tgt.scalar(sequence, ["%.MPartition"]) > high
+    assert events[-1]["partitions_done"] == events[-1]["partitions_total"]
+    for stats, key in (("TAB_COL_STATS", "TBL_ID"), ("PART_COL_STATS", "PART_ID")):
+        if "DB_NAME" in tgt.columns(stats):  # 2.3/3.1 statistics name their database: the new name
+            owner = "TBLS" if key == "TBL_ID" else "PARTITIONS"
+            names = tgt.rows(f'SELECT DISTINCT "DB_NAME" FROM "{stats}" WHERE "{key}" BETWEEN %s AND %s',
+                             merge.id_ranges[owner])  # fmt: skip
+            assert {n for (n,) in names} == {new for _, new in RENAMES}
+
+
+def test_a_changed_plan_is_refused(merge_target) -> None:
+    """A preview approved before the request changed is stale: nothing is reserved, nothing written."""
+    # given
+    target = merge_target("3.1.0")
+    request = _request("hive23_pg", target)
+    approved = merge_preview(MergeRequest(source="hive23_pg", target=target, databases=("sales",),
+                                          renames=(("sales", "sales_imported"),)))  # fmt: skip
+    before = metastore_dump(target, skip=())
+    # when
+    with pytest.raises(ApplicationError) as raised:
+        merge_execute(request, approved)
+    # then
+    assert raised.value.code == ErrorCode.STALE_PREVIEW
+    assert metastore_dump(target, skip=()) == before
+
+
+def test_a_failure_before_publishing_leaves_the_target_unchanged_and_resumes(merge_target, monkeypatch) -> None:
+    """A crash in the publishing transaction (after every invisible unit committed) leaves no database, table or
+    partition visible: the dump of everything Hive reads is as before; resume then publishes all of it."""
+    # given
+    target = merge_target("3.1.0")
+    request = _request("hive31_pg", target)
+    invisible = ("SEQUENCE_TABLE", *COPY_TABLES)  # written before publishing, reachable from no DBS/TBLS row
+    before = metastore_dump(target, skip=invisible)
+
+    def crash(name: str) -> None:
+        if name == "merge.before_publish_commit":
+            raise RuntimeError("injected crash")
+
+    monkeypatch.setattr(program, "fault_point", crash)
+    # when
+    with pytest.raises(RuntimeError, match="injected crash"):
+        merge_execute(request, merge_preview(request))
+    # then
+    merge = MergeImport.objects.get(target=target)
+    assert merge.state == MergeImport.State.FAILED and "injected crash" in merge.error
+    assert merge.completed  # the invisible units are journaled
+    assert metastore_dump(target, skip=invisible) == before
+    # when
+    monkeypatch.undo()
+    merge_resume(merge)
+    # then
+    merge.refresh_from_db()
+    assert merge.state == MergeImport.State.PUBLISHED
+    for old, new in RENAMES:
+        assert database_dump(target, new) == _expected("hive31_pg", request, old)
+
+
+def test_revert_restores_the_target(merge_target) -> None:
+    """Revert deletes exactly the imported rows: every table of the target is as before (SEQUENCE_TABLE keeps the
+    reservation consumed)."""
+    # given
+    target = merge_target("4.0.0")
+    request = _request("hive31_pg", target)
+    before = metastore_dump(target)
+    merge = merge_execute(request, merge_preview(request))
+    assert metastore_dump(target) != before
+    # when
+    merge_revert(merge)
+    # then
+    assert metastore_dump(target) == before
+    assert MergeImport.objects.get(pk=merge.pk).state == MergeImport.State.REVERTED
+
+
+def _hive_clones(alias: str, table: str, id_column: str, old_id: int, **overrides: object) -> int:
+    """What a Hive client does on the target: a new ``table`` row (a copy of ``old_id`` with ``overrides``) whose id
+    comes from the target's allocator (``allocate_ids``), committed on the target's own Django connection."""
+    models = {"TBLS": Table, "SDS": StorageDescriptor, "PARTITIONS": Partition}
+    reader = MetastoreReader(alias)
+    with allow_metastore_writes(), transaction.atomic(using=alias):
+        new_id = allocate_ids(alias, models[table], 1)
+        columns = [c for c in reader.columns(table) if c != id_column]
+        names = ", ".join(f'"{c}"' for c in columns)
+        values = ", ".join(["%s" if c in overrides else f'"{c}"' for c in columns])
+        sql = f'INSERT INTO "{table}" ("{id_column}", {names}) SELECT %s, {values} FROM "{table}" WHERE "{id_column}" '
+        sql += "= %s"
+        params = [new_id, *(overrides[c] for c in columns if c in overrides), old_id]
+        with connections[alias].cursor() as cursor:
+            cursor.execute(sql, params)
+    return new_id
+
+
+def _table_ids(alias: str, database: str, table: str) -> tuple[int, int]:
+    sql = (
+        'SELECT t."TBL_ID", t."SD_ID" FROM "TBLS" t JOIN "DBS" d ON d."DB_ID" = t."DB_ID" '
+        'WHERE d."NAME" = %s AND t."TBL_NAME" = %s'
+    )
+    return MetastoreReader(alias).rows(sql, [database, table])[0]
+
+
+def test_ids_allocated_on_the_target_during_the_import_never_collide(merge_target, monkeypatch) -> None:
+    """A Hive client creating a table on the target between reserve and publish gets ids outside the reserved
+    ranges; both its table and the imported ones are intact afterwards, and later allocations land past the ranges."""
+    # given
+    target = merge_target("3.1.0")
+    request = _request("hive23_pg", target)
+    orders_id, orders_sd = _table_ids(target, "sales", "orders")
+    created: dict[str, int] = {}
+
+    def hive_creates_a_table(name: str) -> None:
+        if name == "merge.unit_copied" and not created:
+            created["SDS"] = _hive_clones(target, "SDS", "SD_ID", orders_sd)
+            created["TBLS"] = _hive_clones(target, "TBLS", "TBL_ID", orders_id, TBL_NAME="created_meanwhile",
+                                           SD_ID=created["SDS"])  # fmt: skip
+
+    monkeypatch.setattr(program, "fault_point", hive_creates_a_table)
+    # when
+    merge = merge_execute(request, merge_preview(request))
+    # then
+    assert created and merge.state == MergeImport.State.PUBLISHED
+    for table, new_id in created.items():
+        low, high = merge.id_ranges[table]
+        assert not low <= new_id <= high
+    assert _table_ids(target, "sales", "created_meanwhile") == (created["TBLS"], created["SDS"])
+    for old, new in RENAMES:
+        assert database_dump(target, new) == _expected("hive23_pg", request, old)
+    later = _hive_clones(target, "TBLS", "TBL_ID", orders_id, TBL_NAME="created_after", SD_ID=created["SDS"])
+    assert later > merge.id_ranges["TBLS"][1]
+
+
+def test_revert_refuses_rows_hive_attached_unless_included(merge_target) -> None:
+    """A partition Hive added to an imported table (its TBL_ID imported, its own ids not) makes revert refuse, naming
+    it; the revert preview counts it; with include_hive_rows it goes too and the target is as before."""
+    # given
+    target = merge_target("3.1.0")
+    request = _request("hive31_pg", target)
+    before = metastore_dump(target)
+    merge = merge_execute(request, merge_preview(request))
+    table_id, _ = _table_ids(target, "sales_imported", "orders")
+    part_id, part_sd = MetastoreReader(target).rows(
+        'SELECT "PART_ID", "SD_ID" FROM "PARTITIONS" WHERE "TBL_ID" = %s ORDER BY "PART_ID"', [table_id]
+    )[0]
+    sd_id = _hive_clones(target, "SDS", "SD_ID", part_sd, LOCATION="file:/tmp/hive-added")
+    _hive_clones(target, "PARTITIONS", "PART_ID", part_id, PART_NAME="dt=2099-01-01", SD_ID=sd_id)
+    # when
+    preview = merge_revert_preview(merge)
+    with pytest.raises(ApplicationError) as raised:
+        merge_revert(merge)
+    # then
+    assert dict(preview.hive_rows) == {"PARTITIONS": 1, "SDS": 1}
+    assert preview.rows_of("PARTITIONS") == merge.id_ranges["PARTITIONS"][1] - merge.id_ranges["PARTITIONS"][0] + 1
+    assert raised.value.code == ErrorCode.INVALID_STATE and "1 PARTITIONS" in raised.value.message
+    assert MergeImport.objects.get(pk=merge.pk).state == MergeImport.State.PUBLISHED
+    # when
+    merge_revert(merge, include_hive_rows=True)
+    # then
+    assert metastore_dump(target) == before
+
+
+def test_rows_not_carried_yet_are_refused_before_anything_is_reserved(merge_target) -> None:
+    """A source database holding a constraint (KEY_CONSTRAINTS names are metastore-wide: not carried yet) is refused
+    with the table named; the target's allocators and rows are untouched and no journal row is left."""
+    # given
+    source, target = merge_target("3.1.0"), merge_target("4.0.0")
+    table_id, _ = _table_ids(source, "sales", "orders")
+    with allow_metastore_writes(), transaction.atomic(using=source), connections[source].cursor() as cursor:
+        cursor.execute(
+            'INSERT INTO "KEY_CONSTRAINTS" ("CONSTRAINT_NAME", "POSITION", "PARENT_TBL_ID", "PARENT_INTEGER_IDX", '
+            '"CONSTRAINT_TYPE", "ENABLE_VALIDATE_RELY") VALUES (%s, 1, %s, 0, 0, 0)',
+            ["orders_pk", table_id],
+        )
+    request = MergeRequest(source=source, target=target, databases=("sales",), renames=(("sales", "sales_imported"),))
+    before = metastore_dump(target, skip=())
+    # when
+    with pytest.raises(ApplicationError) as raised:
+        merge_execute(request, merge_preview(request))
+    # then
+    assert raised.value.code == ErrorCode.INVALID_PARAMETER and "KEY_CONSTRAINTS" in raised.value.message
+    assert metastore_dump(target, skip=()) == before
+    assert not MergeImport.objects.filter(target=target).exists()
