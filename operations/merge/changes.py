@@ -7,9 +7,9 @@ from typing import Any
 from catalog_admin.errors import ApplicationError, ErrorCode
 from operations.merge.preview import merge_preview
 from operations.merge.request import MergeRequest
-from operations.merge.run import merge_core_missing
+from operations.merge.revert import merge_revert_preview
 from operations.merge.workflow import MERGE, MergeChange, MergeRevertChange, merge_request_from_dict
-from operations.models import Execution
+from operations.models import Execution, MergeImport
 
 __all__ = ("merge_change", "merge_import_of", "merge_revert_change", "request_merge_change")
 
@@ -38,10 +38,6 @@ def merge_revert_change(execution: Execution, *, include_hive_rows: bool = False
             f"Execution #{execution.pk} is {execution.state}: only a successful execution can be reverted.",
             {"execution": execution.pk},
         )
-    try:
-        from operations.merge.revert import merge_revert_preview  # the execution core (issue 11)
-    except ImportError as exc:
-        raise merge_core_missing(exc) from exc
     revert = merge_revert_preview(merge_import_of(execution))
     return MergeRevertChange(
         execution_id=execution.pk,
@@ -53,13 +49,8 @@ def merge_revert_change(execution: Execution, *, include_hive_rows: bool = False
     )
 
 
-def merge_import_of(execution: Execution) -> Any:
+def merge_import_of(execution: Execution) -> MergeImport:
     """The ``MergeImport`` a merge execution recorded (its id ranges are what a revert deletes)."""
-    try:
-        from operations.models import MergeImport  # type: ignore[attr-defined]  # the execution core (issue 11)
-    except ImportError as exc:
-        raise merge_core_missing(exc) from exc
-
     found = MergeImport.objects.filter(execution=execution).first()
     if found is None:
         raise ApplicationError(

@@ -1,9 +1,8 @@
 """
 Running an approved merge (or its revert) as an audited execution, as ``alter_execute`` runs an ALTER: the plan rebuilt
 just before must be the approved one, nothing runs while it is blocked, the ``Execution`` record names who, why and
-what, and the audit log gets the outcome. The copy itself is ``operations.merge.execute.merge_execute`` (the execution
-core, imported when a merge runs), which records the id ranges it inserted in a ``MergeImport``; a revert is
-``operations.merge.revert.merge_revert`` of that import.
+what, and the audit log gets the outcome. The copy itself is ``operations.merge.execute.merge_execute``, which records
+the id ranges it inserted in a ``MergeImport``; a revert is ``operations.merge.revert.merge_revert`` of that import.
 """
 
 from __future__ import annotations
@@ -15,12 +14,14 @@ from typing import Any
 from django.utils import timezone
 
 from catalog_admin.errors import ApplicationError, ErrorCode
+from operations.merge.execute import merge_execute
+from operations.merge.revert import merge_revert
 from operations.merge.workflow import MergeChange, MergeRevertChange, merge_staleness
 from operations.models import Execution
 from operations.services.audit import record_audit
 from operations.staleness import stale_preview_error
 
-__all__ = ("merge_core_missing", "merge_revert_run", "merge_run")
+__all__ = ("merge_revert_run", "merge_run")
 
 Report = Callable[[Any], None]
 
@@ -38,10 +39,6 @@ def merge_run(
     """Run exactly ``change`` (rebuilt just now; ``approved``: the plan a change request's approvers saw) and return
     its execution; raises the ``ApplicationError`` that stopped it (``details["execution"]`` once one was recorded)."""
     _check_runnable(change, approved)
-    try:
-        from operations.merge.execute import merge_execute
-    except ImportError as exc:
-        raise merge_core_missing(exc) from exc
     execution = _start(change, actor=actor, source=source, reason=reason)
     started = time.monotonic()
     try:
@@ -60,11 +57,6 @@ def merge_revert_run(
     _check_runnable(change, approved)
     from operations.merge.changes import merge_import_of
 
-    try:
-        from operations.merge.revert import merge_revert
-    except ImportError as exc:
-        raise merge_core_missing(exc) from exc
-
     original = Execution.objects.get(pk=change.execution_id)
     execution = _start(change, actor=actor, source=source, reason=reason, reverts=original)
     started = time.monotonic()
@@ -74,15 +66,6 @@ def merge_revert_run(
         raise _failed(execution, change, started, exc) from exc
     _finish(execution, change, started, Execution.State.SUCCEEDED)
     return execution
-
-
-def merge_core_missing(exc: ImportError) -> ApplicationError:
-    """The refusal when the merge execution core is not installed: nothing was written."""
-    return ApplicationError(
-        ErrorCode.INVALID_STATE,
-        f"Merge execution is not available on this console ({exc}); nothing was written.",
-        {"missing": "operations.merge.execute"},
-    )
 
 
 def _check_runnable(change: MergeChange | MergeRevertChange, approved: dict[str, Any] | None) -> None:

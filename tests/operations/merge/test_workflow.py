@@ -6,8 +6,6 @@ changed, blocked merges refused at submit, bad input named; execution runs as a 
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -20,7 +18,7 @@ from operations.merge.estimate import DEFAULT_PARTITIONS_PER_SECOND
 from operations.merge.jobs import progress_of
 from operations.merge.request import MergeRequest, parse_location_rule
 from operations.merge.workflow import merge_request_from_dict
-from operations.models import AuditRecord, ChangeRequest, Execution, Job
+from operations.models import AuditRecord, ChangeRequest, Job
 from operations.services.change_requests import (
     change_request_approve,
     change_request_create_merge,
@@ -32,18 +30,17 @@ from operations.services.change_requests import (
 pytestmark = [pytest.mark.django_db, pytest.mark.matrix, pytest.mark.usefixtures("eager_jobs")]
 
 SOURCE, TARGET = "hive23_pg", "hive31_pg"
-CORE = importlib.util.find_spec("operations.merge.execute") is not None
 
 
 def _warehouse(alias: str) -> str:
     return next(c.warehouse_location for c in settings.METASTORE_CONFIGS if c.name == alias)
 
 
-def _request(**changes: object) -> MergeRequest:
-    rule = parse_location_rule(f"{_warehouse(SOURCE)}={_warehouse(TARGET)}/imported_from_{SOURCE}")
+def _request(target: str = TARGET, **changes: object) -> MergeRequest:
+    rule = parse_location_rule(f"{_warehouse(SOURCE)}={_warehouse(target)}/imported_from_{SOURCE}")
     fields = {
         "source": SOURCE,
-        "target": TARGET,
+        "target": target,
         "databases": ("sales", "marketing"),
         "renames": (("sales", "sales_imported"), ("marketing", "marketing_imported")),
         "location_rules": (rule,),
@@ -160,67 +157,28 @@ def test_bad_payloads_are_refused_naming_the_field(payload: dict, field: str) ->
     assert field in error.value.details or field in str(error.value.details.get("field"))
 
 
-def _approved(people: dict[str, User]) -> ChangeRequest:
-    request = _submitted(people)
+def _approved(people: dict[str, User], **changes: object) -> ChangeRequest:
+    request = _submitted(people, **changes)
     change_request_approve(request=request, user=people["approver"])
     return change_request_approve(request=request, user=people["approver2"])
 
 
-@pytest.mark.skipif(CORE, reason="the execution core is installed: the end-to-end test below runs instead")
-def test_without_the_execution_core_the_job_fails_and_nothing_is_written(
-    people: dict[str, User], django_capture_on_commit_callbacks
-) -> None:
-    """Executing runs a merge job; without operations.merge.execute it fails with a clear reason, no execution is
-    recorded and the target has no imported database."""
-    # given
-    request = _approved(people)
-    # when
-    with django_capture_on_commit_callbacks(execute=True):
-        request = change_request_execute(request=request, user=people["steward"])
-    # then
-    request.refresh_from_db()
-    job = Job.objects.get(change_request=request)
-    assert (job.kind, job.state, request.state) == ("merge", "failed", "failed")
-    assert "Merge execution is not available" in request.error and "nothing was written" in request.error
-    assert not Execution.objects.exists()
-    assert not Database.objects.using(TARGET).filter(name__endswith="_imported").exists()
-
-
-@pytest.mark.skipif(CORE, reason="the execution core is installed: the end-to-end test below runs instead")
-def test_without_the_execution_core_a_merge_execution_cannot_be_reverted(people: dict[str, User]) -> None:
-    """Reverting a (recorded) merge execution asks the core for its import: refused as invalid_state, no request."""
-    # given
-    request = _approved(people)
-    execution = Execution.objects.create(
-        metastore=TARGET, database_name=request.database_name, table_name="*", statement=request.statement,
-        operation=request.operation, preview=request.preview, fingerprint=request.fingerprint, actor="steward",
-        source="ui", state=Execution.State.SUCCEEDED,
-    )  # fmt: skip
-    ChangeRequest.objects.filter(pk=request.pk).update(state="succeeded", execution=execution)
-    # when
-    with pytest.raises(ApplicationError) as error:
-        change_request_revert(request=request, user=people["steward"], reason="undo")
-    # then
-    assert error.value.code == ErrorCode.INVALID_STATE
-    assert error.value.message.startswith("Merge execution is not available")
-    assert not ChangeRequest.objects.filter(revert_of=request).exists()
-
-
-@pytest.mark.skipif(not CORE, reason="TODO(merge with h11x): needs operations.merge.execute / revert")
+@pytest.mark.slow
 def test_an_approved_merge_runs_as_a_job_and_its_revert_removes_it(
-    people: dict[str, User], django_capture_on_commit_callbacks
+    people: dict[str, User], django_capture_on_commit_callbacks, merge_target
 ) -> None:
-    """End to end: the job imports both databases with per-table progress; the revert request (same revert action as
-    ALTERs) deletes them again."""
+    """End to end, into a fresh 3.1 target (the merge commits): the job imports both databases with per-table
+    progress; the revert request (same revert action as ALTERs) deletes them again."""
     # given
-    request = _approved(people)
+    target = merge_target("3.1.0")
+    request = _approved(people, target=target)
     # when
     with django_capture_on_commit_callbacks(execute=True):
         request = change_request_execute(request=request, user=people["steward"])
     # then
     request.refresh_from_db()
     assert request.state == "succeeded", request.error
-    assert Database.objects.using(TARGET).filter(name__in=("sales_imported", "marketing_imported")).count() == 2
+    assert Database.objects.using(target).filter(name__in=("sales_imported", "marketing_imported")).count() == 2
     assert Job.objects.get(change_request=request).log
     # when
     revert = change_request_revert(request=request, user=people["steward"], reason="undo")
@@ -232,7 +190,7 @@ def test_an_approved_merge_runs_as_a_job_and_its_revert_removes_it(
     # then
     request.refresh_from_db()
     assert request.state == "reverted"
-    assert not Database.objects.using(TARGET).filter(name__endswith="_imported").exists()
+    assert not Database.objects.using(target).filter(name__endswith="_imported").exists()
 
 
 def test_execution_of_an_approved_merge_whose_source_changed_is_refused_as_stale(people: dict[str, User]) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -16,8 +15,6 @@ from django.db import connections
 
 from catalog_admin.models import Database, Partition
 from operations.models import AuditRecord, Execution
-
-CORE = importlib.util.find_spec("operations.merge.execute") is not None
 
 
 def _run(*args: str) -> tuple[str, CommandError | None]:
@@ -120,57 +117,24 @@ def test_execute_of_a_blocked_merge_exits_2_and_writes_nothing() -> None:
 
 @pytest.mark.django_db
 @pytest.mark.matrix
-@pytest.mark.skipif(CORE, reason="the execution core is installed: the end-to-end test below runs instead")
-def test_execute_without_the_execution_core_exits_1_and_writes_nothing() -> None:
-    """Until operations.merge.execute is installed, --execute of an unblocked merge is [invalid_state], exit 1."""
-    # when
-    out, error = _run("--source", "hive23_pg", "--target", "hive31_pg", *UNBLOCKED, "--execute", "--reason", "r")
-    # then
-    assert error is not None and error.returncode == 1
-    assert str(error).startswith("[invalid_state] Merge execution is not available")
-    assert "Not blocked: the merge can run." in out
-    assert not Execution.objects.exists()
-    assert not Database.objects.using("hive31_pg").filter(name__endswith="_imported").exists()
-
-
-@pytest.mark.django_db
-@pytest.mark.skipif(CORE, reason="the execution core is installed: the end-to-end test below runs instead")
-def test_revert_execution_of_a_merge_dispatches_to_the_merge_revert() -> None:
-    """`revert_execution ID` of a merge execution goes to the merge's revert (not the ALTER before-image): without the
-    execution core it is [invalid_state], exit 1, and nothing is recorded."""
+@pytest.mark.slow
+def test_execute_merges_as_an_audited_cli_execution_that_revert_execution_undoes(merge_target) -> None:
+    """--execute --reason runs the merge into a fresh 3.1 target as an Execution (source cli, the reason kept,
+    audited), exit 0; then revert_execution ID --execute removes the imported databases."""
     # given
-    execution = Execution.objects.create(
-        metastore="hive31_pg", database_name="sales_imported", table_name="*", statement="MERGE METASTORE a INTO b",
-        operation={"kind": "merge", "source": "a", "target": "hive31_pg"}, preview={}, fingerprint="f",
-        actor="operator:x", source="cli", state=Execution.State.SUCCEEDED,
-    )  # fmt: skip
+    target = merge_target("3.1.0")
     # when
-    with pytest.raises(CommandError) as error:
-        call_command("revert_execution", str(execution.pk), "--execute", "--reason", "undo", stdout=StringIO())
-    # then
-    assert error.value.returncode == 1
-    assert str(error.value).startswith("[invalid_state] Merge execution is not available")
-    assert Execution.objects.count() == 1
-
-
-@pytest.mark.django_db
-@pytest.mark.matrix
-@pytest.mark.skipif(not CORE, reason="TODO(merge with h11x): needs operations.merge.execute / revert")
-def test_execute_merges_as_an_audited_cli_execution_that_revert_execution_undoes() -> None:
-    """--execute --reason runs the merge as an Execution (source cli, the reason kept, audited), exit 0; then
-    revert_execution ID --execute removes the imported databases."""
-    # when
-    out, error = _run("--source", "hive23_pg", "--target", "hive31_pg", *UNBLOCKED, "--execute", "--reason", "r")
+    out, error = _run("--source", "hive23_pg", "--target", target, *UNBLOCKED, "--execute", "--reason", "r")
     # then
     assert error is None, error
     execution = Execution.objects.get()
     assert (execution.source, execution.reason, execution.state) == ("cli", "r", "succeeded")
     assert f"Merged as execution #{execution.pk}" in out
-    assert Database.objects.using("hive31_pg").filter(name__endswith="_imported").count() == 2
+    assert Database.objects.using(target).filter(name__endswith="_imported").count() == 2
     # when
     call_command("revert_execution", str(execution.pk), "--execute", "--reason", "undo", stdout=StringIO())
     # then
-    assert not Database.objects.using("hive31_pg").filter(name__endswith="_imported").exists()
+    assert not Database.objects.using(target).filter(name__endswith="_imported").exists()
 
 
 @pytest.mark.django_db
