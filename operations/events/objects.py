@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Any
 
 from django.db.models import Model, Q
@@ -49,24 +50,39 @@ CHUNK = 5000  # partitions read together (an id list only where their ids are sp
 PRINCIPAL_TYPES = {"USER": 1, "ROLE": 2, "GROUP": 3}
 
 
+@dataclass(frozen=True)
 class TableObject:
-    """One table as Hive's Thrift ``Table``: its database, name, type and TJSONProtocol text."""
+    """One table as Hive's Thrift ``Table``: its database, name, type, TJSONProtocol text, and the parameters and
+    location the listener reads from it (``MetaStoreUtils.isExternalTable``, ``TxnUtils.isTransactionalTable``,
+    ``t.getSd().getLocation()``)."""
 
-    def __init__(self, database: str, name: str, table_type: str, catalog: str | None, json_text: str) -> None:
-        self.database, self.name, self.table_type, self.catalog, self.json = (
-            database,
-            name,
-            table_type,
-            catalog,
-            json_text,
-        )
+    database: str
+    name: str
+    table_type: str
+    catalog: str | None
+    json: str
+    params: dict[str, str] = dataclass_field(default_factory=dict)
+    location: str | None = None
+
+    @property
+    def is_external(self) -> bool:
+        """``MetaStoreUtils.isExternalTable``: ``"TRUE".equalsIgnoreCase(params.get("EXTERNAL"))``."""
+        return (self.params.get("EXTERNAL") or "").upper() == "TRUE"
+
+    @property
+    def is_transactional(self) -> bool:
+        """``TxnUtils.isTransactionalTable``: ``"true".equalsIgnoreCase(params.get("transactional"))``."""
+        return (self.params.get("transactional") or "").lower() == "true"
 
 
+@dataclass(frozen=True)
 class PartitionObject:
-    """One partition as Hive's Thrift ``Partition``: its id, values (in key order) and TJSONProtocol text."""
+    """One partition as Hive's Thrift ``Partition``: its id, values (in key order), TJSONProtocol text and location."""
 
-    def __init__(self, part_id: int, values: list[str], json_text: str) -> None:
-        self.id, self.values, self.json = part_id, values, json_text
+    id: int
+    values: list[str]
+    json: str
+    location: str | None = None
 
 
 def read_table(alias: str, version: SchemaVersion, table_id: int) -> TableObject:
@@ -77,10 +93,10 @@ def read_table(alias: str, version: SchemaVersion, table_id: int) -> TableObject
         columns += ["owner_type", "database__catalog_name"]
     if at_least(version, 4):
         columns += ["write_id"]
-    row = Table.objects.using(alias).values(*columns).get(pk=table_id)
+    row = Table.objects.using(alias).values(*columns, "sd__location").get(pk=table_id)
     sd = _storage_descriptors(alias, version, [row["sd_id"]]).get(row["sd_id"])
     keys = PartitionKey.objects.using(alias).filter(table_id=table_id).order_by("position")
-    params = TableParam.objects.using(alias).filter(table_id=table_id).values_list("key", "value")
+    params = _params(TableParam.objects.using(alias).filter(table_id=table_id).values_list("key", "value"))
     fields: dict[int, T | None] = {
         1: field("str", row["name"]),
         2: field("str", row["database__name"]),
@@ -90,7 +106,7 @@ def read_table(alias: str, version: SchemaVersion, table_id: int) -> TableObject
         6: T("i32", int(row["retention"])),
         7: None if sd is None else T("rec", sd, raw=True),
         8: T("lst", [_field_schema(k.name, k.type, k.comment) for k in keys], "rec"),
-        9: T("map", _params(params)),
+        9: T("map", params),
         10: field("str", row["view_original_text"]),
         11: field("str", row["view_expanded_text"]),
         12: field("str", row["type"]),
@@ -105,7 +121,8 @@ def read_table(alias: str, version: SchemaVersion, table_id: int) -> TableObject
     if at_least(version, 4):
         fields[19] = field("i64", row["write_id"])
         fields[25] = T("i64", table_id)  # t.setId(mtbl.getId())
-    return TableObject(row["database__name"], row["name"], row["type"] or "", catalog, encode_struct(fields))
+    table_type, text = row["type"] or "", encode_struct(fields)
+    return TableObject(row["database__name"], row["name"], table_type, catalog, text, params, row["sd__location"])
 
 
 def read_partitions(
@@ -128,6 +145,7 @@ def _partition_chunk(
     rows = [row for row in partitions if row[0] in wanted]
     sd_rows = _sd_rows(alias, version, [row[3] for row in rows if row[3]], cached_columns=cache.columns)
     sds = _encode_sds(version, sd_rows, cache)
+    locations = {sd["id"]: sd["location"] for sd in sd_rows.sds}
     values = _grouped(
         PartitionKeyValue.objects.using(alias).filter(_among("partition_id", ids)).order_by("partition_id", "position")
         .values_list("partition_id", "value")
@@ -150,7 +168,7 @@ def _partition_chunk(
             f'"5":{{"i32":{int(last_access_time)}}},{sd_field}"7":{{"map":{cache.params(params.get(part_id, []))}}}'
             f"{catalog}{write_id_field}}}"
         )
-        yield PartitionObject(part_id, part_values, text)
+        yield PartitionObject(part_id, part_values, text, locations.get(sd_id))
 
 
 class _EncodingCache:
