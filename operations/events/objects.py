@@ -198,9 +198,7 @@ class _EncodingCache:
 def _among(field_name: str, ids: list[int]) -> Q:
     """``field_name`` is one of ``ids`` (sorted): a range of the index when the ids are dense (Hive allocates a table's
     partitions, descriptors and SerDes in runs), the rows outside ``ids`` dropped by the caller; a list otherwise."""
-    if not ids:
-        return Q(pk__in=[])
-    if ids[-1] - ids[0] < 2 * len(ids):
+    if ids and ids[-1] - ids[0] < 2 * len(ids):
         return Q(**{f"{field_name}__gte": ids[0], f"{field_name}__lte": ids[-1]})
     return Q(**{f"{field_name}__in": ids})
 
