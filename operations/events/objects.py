@@ -129,7 +129,7 @@ def read_partitions(
     alias: str, version: SchemaVersion, table: TableObject, ids: Iterable[int]
 ) -> Iterator[PartitionObject]:
     """``convertToPart`` for each partition of ``ids`` (in id order), read in chunks of :data:`CHUNK` partitions with
-    eight queries each, whatever the chunk's size (no query per partition)."""
+    one query per metastore table read (eleven), whatever the chunk's size: no query per partition."""
     ordered = sorted(set(ids))
     cache = _EncodingCache()
     for start in range(0, len(ordered), CHUNK):
@@ -139,6 +139,9 @@ def read_partitions(
 def _partition_chunk(
     alias: str, version: SchemaVersion, table: TableObject, ids: list[int], cache: _EncodingCache
 ) -> Iterator[PartitionObject]:
+    """One chunk; each partition's text is the Thrift ``Partition`` fields in id order, as ``encode_struct`` writes
+    them: values (1), database and table (2, 3), times (4, 5), storage descriptor (6, when set), parameters (7),
+    catalog (9, 3.x) and write id (10, 4.x, when set)."""
     wanted = set(ids)
     columns = ["id", "create_time", "last_access_time", "sd_id"] + (["write_id"] if at_least(version, 4) else [])
     partitions = Partition.objects.using(alias).filter(_among("pk", ids)).order_by("pk").values_list(*columns)
