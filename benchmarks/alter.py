@@ -19,7 +19,8 @@ The alter service at scale, on each official Hive schema, and Hive's own rename 
 
 Results go to ``docs/benchmarks.md``. ``--rename-only`` runs just the end-to-end rename at P partitions on each
 schema (notification events on, as by default), ``--rewrite`` then a prefix rewrite of every partition's location
-(one ALTER_PARTITION event each), and writes its own section, "Rename with notification events".
+(one ALTER_PARTITION event each), and writes its own section, "Rename with notification events", with the preview
+and the execution timed apart and the execution's slowest SQL statements.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import platform
 import shutil
 import time
 import tracemalloc
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from common import REPO, recreate_metastore, setup_django, timed, write_section
@@ -113,8 +115,9 @@ def rename_only(args: argparse.Namespace, versions: list[str]) -> None:
         f"### Rename and prefix rewrite with notification events on ({args.partitions:,} partitions, "
         f"{args.partitions * args.col_stats:,} statistics rows; preview + execute, one metastore transaction)",
         "",
-        "| operation | schema | seconds | metastore rows changed | notification events written |",
-        "|---|---|---:|---:|---:|",
+        "| operation | schema | seconds | preview s | execute s | its largest statements (s) | metastore rows changed "
+        "| notification events written |",
+        "|---|---|---:|---:|---:|---|---:|---:|",
     ]
     for version in versions:
         alias = alias_of(version)
@@ -130,11 +133,19 @@ def rename_only(args: argparse.Namespace, versions: list[str]) -> None:
         if not args.rewrite:
             statements.pop("partition locations by prefix")
         for label, statement in statements.items():
-            seconds, _peak, counts = _execute(statement(), alias, trace_memory=False)
+            split = _split_execute(statement(), alias)
+            counts = split.counts
             events = counts.pop("NOTIFICATION_LOG", {}).get("insert", 0)
             rows = sum(sum(c.values()) for c in counts.values())
-            lines.append(f"| {label} | Hive {version} | {seconds:.2f} | {rows:,} | {events:,} |")
-            print(f"{alias}: {label} at {args.partitions:,} partitions: {seconds:.2f} s, {events} events", flush=True)
+            lines.append(
+                f"| {label} | Hive {version} | {split.seconds:.2f} | {split.preview:.2f} | {split.execute:.2f} | "
+                f"{split.largest()} | {rows:,} | {events:,} |"
+            )
+            print(
+                f"{alias}: {label} at {args.partitions:,} partitions: {split.seconds:.2f} s (preview "
+                f"{split.preview:.2f}, execute {split.execute:.2f}: {split.largest()}), {events} events",
+                flush=True,
+            )
     header = [
         f"Command: `.venv/bin/python benchmarks/alter.py --rename-only --partitions {args.partitions} "
         f"--col-stats {args.col_stats} --versions {','.join(versions)}`",
@@ -232,6 +243,56 @@ def preview_table(measured: dict[str, dict[str, tuple[float, int, str]]], partit
             f"{' / '.join(f'{rows:,}' for _ms, rows, _k in cells)} | {cells[0][2]} |"
         )
     return [*lines, ""]
+
+
+@dataclass
+class SplitRun:
+    """One preview + execute, timed apart, with the execution's SQL statements (seconds, text)."""
+
+    preview: float
+    execute: float
+    counts: dict
+    statements: list[tuple[float, str]] = field(default_factory=list)
+
+    @property
+    def seconds(self) -> float:
+        return self.preview + self.execute
+
+    def largest(self, count: int = 3) -> str:
+        """The ``count`` slowest statements of the execution, as ``UPDATE PART_COL_STATS 4.61``."""
+        named = []
+        for seconds, sql in sorted(self.statements, reverse=True)[:count]:
+            words = sql.replace('"', "").replace("`", "").split()
+            verb = words[0].upper() if words else "?"
+            target = words[2] if verb == "INSERT" and len(words) > 2 else words[1] if len(words) > 1 else "?"
+            named.append(f"{verb} {target} {seconds:.2f}")
+        return ", ".join(named)
+
+
+def _split_execute(statement: str, metastore: str) -> SplitRun:
+    """Preview, then execute with every SQL statement on the metastore timed (Django's ``execute_wrapper``)."""
+    from django.db import connections
+
+    from catalog_admin.selectors.metastores import get_metastore
+    from operations.services.alter import alter_execute, alter_preview_statement
+
+    statements: list[tuple[float, str]] = []
+
+    def timer(execute, sql, params, many, context):  # noqa: ANN001, ANN202 - Django's wrapper signature
+        started = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            statements.append((time.perf_counter() - started, sql))
+
+    started = time.perf_counter()
+    preview = alter_preview_statement(metastore=get_metastore(metastore), statement=statement)
+    previewed = time.perf_counter()
+    with connections[metastore].execute_wrapper(timer):
+        execution = alter_execute(preview=preview, actor="benchmark", source="cli", reason="benchmark")
+    executed = time.perf_counter()
+    assert execution.actual_counts == execution.expected_counts
+    return SplitRun(previewed - started, executed - previewed, execution.actual_counts, statements)
 
 
 def _execute(statement: str, metastore: str, *, trace_memory: bool = True) -> tuple[float, float, dict]:

@@ -105,22 +105,26 @@ def drop_table_message(version: SchemaVersion, table: TableObject, now: int) -> 
     return _table_part(version, table, now)
 
 
-def create_table_message(version: SchemaVersion, table: TableObject, now: int) -> dict[str, Any]:
-    """``JSONCreateTableMessage``: the new table; ``files`` (DbNotificationListener lists the directory) is empty."""
-    return _table_part(version, table, now) | {"files": []}
+def create_table_message(version: SchemaVersion, table: TableObject, now: int, files: list[str]) -> dict[str, Any]:
+    """``JSONCreateTableMessage``: the new table and the ``files`` in its directory (``events.files.table_files``)."""
+    return _table_part(version, table, now) | {"files": files}
 
 
 def add_partition_message(
-    version: SchemaVersion, table: TableObject, keys: list[str], parts: list[PartitionObject], now: int
+    version: SchemaVersion,
+    table: TableObject,
+    keys: list[str],
+    parts: list[PartitionObject],
+    now: int,
+    partition_files: list[dict[str, Any]],
 ) -> dict[str, Any]:
-    """``JSONAddPartitionMessage`` for partitions added together (``add_partitions_core`` fires one event).
-
-    ``partitionFiles`` (the files DbNotificationListener lists in each new partition's directory) is empty."""
+    """``JSONAddPartitionMessage`` for partitions added together (``add_partitions_core`` fires one event), with the
+    files in each new partition's directory (``events.files.partition_files``)."""
     message = _table_part(version, table, now)
     message |= {
         "partitions": [dict(zip(keys, p.values, strict=False)) for p in parts],
         "partitionListJson": [p.json for p in parts],
-        "partitionFiles": [],
+        "partitionFiles": partition_files,
     }
     return message
 

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Any
+
+from django.db.models import Model, Q
 
 from catalog_admin.hive.versions import SchemaVersion
 from catalog_admin.models import (
@@ -28,33 +32,57 @@ from catalog_admin.models import (
     Table,
     TableParam,
 )
-from operations.events.thrift_json import T, at_least, encode_struct, encode_value, field
+from operations.events.thrift_json import (
+    T,
+    at_least,
+    encode_fields,
+    encode_string,
+    encode_struct,
+    encode_value,
+    field,
+    java_hash_order,
+)
 
 __all__ = ("PartitionObject", "TableObject", "read_partitions", "read_table")
 
-BATCH = 900  # ids per IN list (SQLite's limit is 999)
+CHUNK = 5000  # partitions read together (an id list only where their ids are sparse; SQLite takes 32,766)
 # PrincipalType (hive_metastore.thrift): USER = 1, ROLE = 2, GROUP = 3.
 PRINCIPAL_TYPES = {"USER": 1, "ROLE": 2, "GROUP": 3}
 
 
+@dataclass(frozen=True)
 class TableObject:
-    """One table as Hive's Thrift ``Table``: its database, name, type and TJSONProtocol text."""
+    """One table as Hive's Thrift ``Table``: its database, name, type, TJSONProtocol text, and the parameters and
+    location the listener reads from it (``MetaStoreUtils.isExternalTable``, ``TxnUtils.isTransactionalTable``,
+    ``t.getSd().getLocation()``)."""
 
-    def __init__(self, database: str, name: str, table_type: str, catalog: str | None, json_text: str) -> None:
-        self.database, self.name, self.table_type, self.catalog, self.json = (
-            database,
-            name,
-            table_type,
-            catalog,
-            json_text,
-        )
+    database: str
+    name: str
+    table_type: str
+    catalog: str | None
+    json: str
+    params: dict[str, str] = dataclass_field(default_factory=dict)
+    location: str | None = None
+
+    @property
+    def is_external(self) -> bool:
+        """``MetaStoreUtils.isExternalTable``: ``"TRUE".equalsIgnoreCase(params.get("EXTERNAL"))``."""
+        return (self.params.get("EXTERNAL") or "").upper() == "TRUE"
+
+    @property
+    def is_transactional(self) -> bool:
+        """``TxnUtils.isTransactionalTable``: ``"true".equalsIgnoreCase(params.get("transactional"))``."""
+        return (self.params.get("transactional") or "").lower() == "true"
 
 
+@dataclass(frozen=True)
 class PartitionObject:
-    """One partition as Hive's Thrift ``Partition``: its id, values (in key order) and TJSONProtocol text."""
+    """One partition as Hive's Thrift ``Partition``: its id, values (in key order), TJSONProtocol text and location."""
 
-    def __init__(self, part_id: int, values: list[str], json_text: str) -> None:
-        self.id, self.values, self.json = part_id, values, json_text
+    id: int
+    values: list[str]
+    json: str
+    location: str | None = None
 
 
 def read_table(alias: str, version: SchemaVersion, table_id: int) -> TableObject:
@@ -65,10 +93,10 @@ def read_table(alias: str, version: SchemaVersion, table_id: int) -> TableObject
         columns += ["owner_type", "database__catalog_name"]
     if at_least(version, 4):
         columns += ["write_id"]
-    row = Table.objects.using(alias).values(*columns).get(pk=table_id)
+    row = Table.objects.using(alias).values(*columns, "sd__location").get(pk=table_id)
     sd = _storage_descriptors(alias, version, [row["sd_id"]]).get(row["sd_id"])
     keys = PartitionKey.objects.using(alias).filter(table_id=table_id).order_by("position")
-    params = TableParam.objects.using(alias).filter(table_id=table_id).values_list("key", "value")
+    params = _params(TableParam.objects.using(alias).filter(table_id=table_id).values_list("key", "value"))
     fields: dict[int, T | None] = {
         1: field("str", row["name"]),
         2: field("str", row["database__name"]),
@@ -76,9 +104,9 @@ def read_table(alias: str, version: SchemaVersion, table_id: int) -> TableObject
         4: T("i32", int(row["create_time"])),
         5: T("i32", int(row["last_access_time"])),
         6: T("i32", int(row["retention"])),
-        7: field("rec", sd),
+        7: None if sd is None else T("rec", sd, raw=True),
         8: T("lst", [_field_schema(k.name, k.type, k.comment) for k in keys], "rec"),
-        9: T("map", _params(params)),
+        9: T("map", params),
         10: field("str", row["view_original_text"]),
         11: field("str", row["view_expanded_text"]),
         12: field("str", row["type"]),
@@ -93,113 +121,208 @@ def read_table(alias: str, version: SchemaVersion, table_id: int) -> TableObject
     if at_least(version, 4):
         fields[19] = field("i64", row["write_id"])
         fields[25] = T("i64", table_id)  # t.setId(mtbl.getId())
-    return TableObject(row["database__name"], row["name"], row["type"] or "", catalog, encode_struct(fields))
+    table_type, text = row["type"] or "", encode_struct(fields)
+    return TableObject(row["database__name"], row["name"], table_type, catalog, text, params, row["sd__location"])
 
 
 def read_partitions(
     alias: str, version: SchemaVersion, table: TableObject, ids: Iterable[int]
 ) -> Iterator[PartitionObject]:
-    """``convertToPart`` for each partition of ``ids`` (in id order), read in batches."""
+    """``convertToPart`` for each partition of ``ids`` (in id order), read in chunks of :data:`CHUNK` partitions with
+    one query per metastore table read (eleven), whatever the chunk's size: no query per partition."""
     ordered = sorted(set(ids))
-    for start in range(0, len(ordered), BATCH):
-        yield from _partition_batch(alias, version, table, ordered[start : start + BATCH])
+    cache = _EncodingCache()
+    for start in range(0, len(ordered), CHUNK):
+        yield from _partition_chunk(alias, version, table, ordered[start : start + CHUNK], cache)
 
 
-def _partition_batch(
-    alias: str, version: SchemaVersion, table: TableObject, ids: list[int]
+def _partition_chunk(
+    alias: str, version: SchemaVersion, table: TableObject, ids: list[int], cache: _EncodingCache
 ) -> Iterator[PartitionObject]:
+    """One chunk; each partition's text is the Thrift ``Partition`` fields in id order, as ``encode_struct`` writes
+    them: values (1), database and table (2, 3), times (4, 5), storage descriptor (6, when set), parameters (7),
+    catalog (9, 3.x) and write id (10, 4.x, when set)."""
+    wanted = set(ids)
     columns = ["id", "create_time", "last_access_time", "sd_id"] + (["write_id"] if at_least(version, 4) else [])
-    rows = list(Partition.objects.using(alias).filter(pk__in=ids).order_by("pk").values(*columns))
-    sds = _storage_descriptors(alias, version, [r["sd_id"] for r in rows if r["sd_id"]])
-    values = _grouped(PartitionKeyValue.objects.using(alias).filter(partition_id__in=ids).order_by("position")
-                      .values_list("partition_id", "value"))  # fmt: skip
+    partitions = Partition.objects.using(alias).filter(_among("pk", ids)).order_by("pk").values_list(*columns)
+    rows = [row for row in partitions if row[0] in wanted]
+    sd_rows = _sd_rows(alias, version, [row[3] for row in rows if row[3]], cached_columns=cache.columns)
+    sds = _encode_sds(version, sd_rows, cache)
+    locations = {sd["id"]: sd["location"] for sd in sd_rows.sds}
+    values = _grouped(
+        PartitionKeyValue.objects.using(alias).filter(_among("partition_id", ids)).order_by("partition_id", "position")
+        .values_list("partition_id", "value")
+    )  # fmt: skip
     params = _grouped(
-        PartitionParam.objects.using(alias).filter(partition_id__in=ids).values_list("partition_id", "key", "value")
+        PartitionParam.objects.using(alias)
+        .filter(_among("partition_id", ids))
+        .values_list("partition_id", "key", "value")
     )
-    for row in rows:
-        part_values = [v or "" for (v,) in values.get(row["id"], [])]
-        fields: dict[int, T | None] = {
-            1: T("lst", part_values, "str"),
-            2: T("str", table.database),
-            3: T("str", table.name),
-            4: T("i32", int(row["create_time"])),
-            5: T("i32", int(row["last_access_time"])),
-            6: field("rec", sds.get(row["sd_id"])),
-            7: T("map", _params(params.get(row["id"], []))),
-        }
-        if at_least(version, 3):
-            fields[9] = field("str", table.catalog)
-        if at_least(version, 4):
-            fields[10] = field("i64", row["write_id"])
-        yield PartitionObject(row["id"], part_values, encode_struct(fields))
+    names = f'"2":{{"str":{encode_string(table.database)}}},"3":{{"str":{encode_string(table.name)}}}'
+    with_catalog = at_least(version, 3) and table.catalog is not None
+    catalog = f',"9":{{"str":{encode_string(table.catalog)}}}' if with_catalog else ""
+    for part_id, create_time, last_access_time, sd_id, *write_id in rows:
+        part_values = [v or "" for (v,) in values.get(part_id, [])]
+        sd = sds.get(sd_id)
+        sd_field = "" if sd is None else f'"6":{{"rec":{sd}}},'
+        write_id_field = f',"10":{{"i64":{int(write_id[0])}}}' if write_id and write_id[0] is not None else ""
+        text = (
+            f'{{"1":{{"lst":{cache.values(part_values)}}},{names},"4":{{"i32":{int(create_time)}}},'
+            f'"5":{{"i32":{int(last_access_time)}}},{sd_field}"7":{{"map":{cache.params(params.get(part_id, []))}}}'
+            f"{catalog}{write_id_field}}}"
+        )
+        yield PartitionObject(part_id, part_values, text, locations.get(sd_id))
 
 
-def _storage_descriptors(alias: str, version: SchemaVersion, sd_ids: list[int]) -> dict[int, dict[int, T | None]]:
+class _EncodingCache:
+    """Encoded fragments partitions share (column lists, SerDes, the storage descriptor's fields after the location,
+    parameter maps of the same keys): each encoded once per read, so a partition costs a few string joins."""
+
+    def __init__(self) -> None:
+        self.columns: dict[int, str] = {}
+        self.serdes: dict[tuple[Any, ...], str] = {}
+        self.tails: dict[tuple[Any, ...], str] = {}
+        self.key_orders: dict[tuple[str, ...], list[str]] = {}
+
+    def values(self, values: list[str]) -> str:
+        return encode_value(T("lst", values, "str"))
+
+    def params(self, rows: Iterable[tuple[Any, ...]]) -> str:
+        """``convertMap`` in Java's ``HashMap`` order (the order of a set of keys computed once)."""
+        params = _params(rows)
+        keys = tuple(params)
+        order = self.key_orders.get(keys)
+        if order is None:
+            order = self.key_orders[keys] = java_hash_order(list(keys))
+        entries = ",".join(f"{encode_string(k)}:{encode_string(params[k])}" for k in order)
+        return f'["str","str",{len(order)},{{{entries}}}]'
+
+
+def _among(field_name: str, ids: list[int]) -> Q:
+    """``field_name`` is one of ``ids`` (sorted): a range of the index when the ids are dense (Hive allocates a table's
+    partitions, descriptors and SerDes in runs), the rows outside ``ids`` dropped by the caller; a list otherwise."""
+    if ids and ids[-1] - ids[0] < 2 * len(ids):
+        return Q(**{f"{field_name}__gte": ids[0], f"{field_name}__lte": ids[-1]})
+    return Q(**{f"{field_name}__in": ids})
+
+
+@dataclass
+class _SdRows:
+    """The rows behind some storage descriptors: SDS, their columns, SerDes and the lists and maps they own."""
+
+    sds: list[dict[str, Any]]
+    columns: dict[Any, list[tuple[Any, ...]]]
+    serdes: dict[int, dict[str, Any]]
+    serde_params: dict[Any, list[tuple[Any, ...]]]
+    sd_params: dict[Any, list[tuple[Any, ...]]]
+    buckets: dict[Any, list[tuple[Any, ...]]]
+    sorts: dict[Any, list[tuple[Any, ...]]]
+    skewed: dict[Any, list[tuple[Any, ...]]]
+
+
+def _sd_rows(alias: str, version: SchemaVersion, sd_ids: list[int], cached_columns: Iterable[int] = ()) -> _SdRows:
+    """Eight queries for any number of storage descriptors (ids filtered by :func:`_among`)."""
+    ids = sorted(set(sd_ids))
+    wanted = set(ids)
+    sds = [sd for sd in StorageDescriptor.objects.using(alias).filter(_among("pk", ids)).values() if sd["id"] in wanted]
+    cds = sorted({sd["cd_id"] for sd in sds if sd["cd_id"]} - set(cached_columns))
+    serde_ids = sorted({sd["serde_id"] for sd in sds if sd["serde_id"]})
+    wanted_serdes = set(serde_ids)
+    by_sd = _among("sd_id", ids)
+
+    def owned(model: type[Model], *fields: str) -> dict[Any, list[tuple[Any, ...]]]:
+        rows = model.objects.using(alias).filter(by_sd)
+        rows = rows.order_by("sd_id", "position") if "position" in {f.name for f in model._meta.fields} else rows
+        return {sd: r for sd, r in _grouped(rows.values_list("sd_id", *fields)).items() if sd in wanted}
+
+    extra = ["description", "serializer_class", "deserializer_class", "serde_type"] if at_least(version, 3) else []
+    serdes = SerDe.objects.using(alias).filter(_among("pk", serde_ids)).values("id", "name", "slib", *extra)
+    serde_params = SerDeParam.objects.using(alias).filter(_among("serde_id", serde_ids))
+    return _SdRows(
+        sds=sds,
+        columns=_grouped(
+            Column.objects.using(alias)
+            .filter(cd_id__in=cds)
+            .order_by("cd_id", "position")
+            .values_list("cd_id", "name", "type", "comment")
+        )
+        if cds
+        else {},  # fmt: skip
+        serdes={row["id"]: row for row in serdes if row["id"] in wanted_serdes},
+        serde_params=_grouped(serde_params.values_list("serde_id", "key", "value")),
+        sd_params=owned(StorageDescriptorParam, "key", "value"),
+        buckets=owned(BucketingColumn, "name"),
+        sorts=owned(SortColumn, "name", "order"),
+        skewed=owned(SkewedColumnName, "name"),
+    )
+
+
+def _storage_descriptors(alias: str, version: SchemaVersion, sd_ids: list[int]) -> dict[int, str]:
     """``convertToStorageDescriptor`` for each of ``sd_ids``: columns, formats, SerDe, bucketing, sorting, skew."""
     if not sd_ids:
         return {}
-    sds = list(StorageDescriptor.objects.using(alias).filter(pk__in=sd_ids).values())
-    cds = {sd["cd_id"] for sd in sds if sd["cd_id"]}
-    serde_ids = {sd["serde_id"] for sd in sds if sd["serde_id"]}
-    columns = _grouped(Column.objects.using(alias).filter(cd_id__in=cds).order_by("position")
-                       .values_list("cd_id", "name", "type", "comment"))  # fmt: skip
-    serdes = _serdes(alias, version, serde_ids)
-    sd_params = _grouped(
-        StorageDescriptorParam.objects.using(alias).filter(sd_id__in=sd_ids).values_list("sd_id", "key", "value")
-    )
-    buckets = _grouped(BucketingColumn.objects.using(alias).filter(sd_id__in=sd_ids).order_by("position")
-                       .values_list("sd_id", "name"))  # fmt: skip
-    sorts = _grouped(SortColumn.objects.using(alias).filter(sd_id__in=sd_ids).order_by("position")
-                     .values_list("sd_id", "name", "order"))  # fmt: skip
-    skewed = _grouped(SkewedColumnName.objects.using(alias).filter(sd_id__in=sd_ids).order_by("position")
-                      .values_list("sd_id", "name"))  # fmt: skip
-    column_lists = {cd: _raw(T("lst", [_field_schema(*c) for c in cols], "rec")) for cd, cols in columns.items()}
-    empty_columns = _raw(T("lst", [], "rec"))
+    return _encode_sds(version, _sd_rows(alias, version, sd_ids), _EncodingCache())
+
+
+def _encode_sds(version: SchemaVersion, rows: _SdRows, cache: _EncodingCache) -> dict[int, str]:
+    """Each storage descriptor as TJSONProtocol text: the column list (field 1) by descriptor and everything after the
+    location (fields 3–12) by content are encoded once and shared."""
+    for cd, cols in rows.columns.items():
+        cache.columns[cd] = encode_value(T("lst", [_field_schema(*c) for c in cols], "rec"))
+    empty_columns = encode_value(T("lst", [], "rec"))
     result = {}
-    for sd in sds:
+    for sd in rows.sds:
         sid = sd["id"]
-        skew = {1: T("lst", [n for (n,) in skewed.get(sid, [])], "str"), 2: T("lst", [], "lst"), 3: T("map", {}, "lst")}
-        result[sid] = {
-            1: column_lists.get(sd["cd_id"], empty_columns),
-            2: field("str", sd["location"]),
-            3: field("str", sd["input_format"]),
-            4: field("str", sd["output_format"]),
-            5: T("tf", bool(sd["is_compressed"])),
-            6: T("i32", int(sd["num_buckets"])),
-            7: serdes.get(sd["serde_id"]),
-            8: T("lst", [n for (n,) in buckets.get(sid, [])], "str"),
-            9: T("lst", [{1: T("str", n), 2: T("i32", int(o))} for n, o in sorts.get(sid, [])], "rec"),
-            10: T("map", _params(sd_params.get(sid, []))),
-            11: T("rec", skew),
-            12: T("tf", bool(sd["is_stored_as_subdirectories"])),
-        }
+        serde = _serde_text(version, rows, sd["serde_id"], cache)
+        tail_key = (
+            sd["input_format"], sd["output_format"], bool(sd["is_compressed"]), int(sd["num_buckets"]), serde,
+            tuple(rows.buckets.get(sid, ())), tuple(rows.sorts.get(sid, ())),
+            tuple(sorted(rows.sd_params.get(sid, ()))), tuple(rows.skewed.get(sid, ())),
+            bool(sd["is_stored_as_subdirectories"]),
+        )  # fmt: skip
+        tail = cache.tails.get(tail_key)
+        if tail is None:
+            tail = cache.tails[tail_key] = _sd_tail(rows, sd, serde)
+        columns = cache.columns.get(sd["cd_id"], empty_columns)
+        location = f',"2":{{"str":{encode_string(sd["location"])}}}' if sd["location"] is not None else ""
+        result[sid] = f'{{"1":{{"lst":{columns}}}{location},{tail}}}'
     return result
 
 
-def _raw(value: T) -> T:
-    """``value`` encoded once, to be shared by every object that holds it."""
-    return T(value.type, encode_value(value), value.element, raw=True)
+def _sd_tail(rows: _SdRows, sd: dict[str, Any], serde: str | None) -> str:
+    """Fields 3–12 of a storage descriptor (formats, SerDe, buckets, sort columns, parameters, skew)."""
+    sid = sd["id"]
+    skewed = [n for (n,) in rows.skewed.get(sid, [])]
+    skew = {1: T("lst", skewed, "str"), 2: T("lst", [], "lst"), 3: T("map", {}, "lst")}
+    return encode_fields({
+        3: field("str", sd["input_format"]),
+        4: field("str", sd["output_format"]),
+        5: T("tf", bool(sd["is_compressed"])),
+        6: T("i32", int(sd["num_buckets"])),
+        7: None if serde is None else T("rec", serde, raw=True),
+        8: T("lst", [n for (n,) in rows.buckets.get(sid, [])], "str"),
+        9: T("lst", [{1: T("str", n), 2: T("i32", int(o))} for n, o in rows.sorts.get(sid, [])], "rec"),
+        10: T("map", _params(rows.sd_params.get(sid, []))),
+        11: T("rec", skew),
+        12: T("tf", bool(sd["is_stored_as_subdirectories"])),
+    })  # fmt: skip
 
 
-def _serdes(alias: str, version: SchemaVersion, serde_ids: set[int]) -> dict[int, T]:
+def _serde_text(version: SchemaVersion, rows: _SdRows, serde_id: int | None, cache: _EncodingCache) -> str | None:
     """``convertToSerDeInfo``: name, library and parameters (3.x: description, classes and type when set)."""
-    extra = ["description", "serializer_class", "deserializer_class", "serde_type"] if at_least(version, 3) else []
-    rows = SerDe.objects.using(alias).filter(pk__in=serde_ids).values("id", "name", "slib", *extra)
-    params = _grouped(
-        SerDeParam.objects.using(alias).filter(serde_id__in=serde_ids).values_list("serde_id", "key", "value")
-    )
-    result = {}
-    for row in rows:
-        fields = {
-            1: field("str", row["name"]),
-            2: field("str", row["slib"]),
-            3: T("map", _params(params.get(row["id"], []))),
-        }
-        if extra:
+    row = rows.serdes.get(serde_id) if serde_id else None
+    if row is None:
+        return None
+    params = tuple(sorted(rows.serde_params.get(serde_id, ())))
+    key = (*(v for k, v in row.items() if k != "id"), params)
+    text = cache.serdes.get(key)
+    if text is None:
+        fields = {1: field("str", row["name"]), 2: field("str", row["slib"]), 3: T("map", _params(params))}
+        if at_least(version, 3):
             fields |= {4: field("str", row["description"]), 5: field("str", row["serializer_class"]),
                        6: field("str", row["deserializer_class"]), 7: field("i32", row["serde_type"])}  # fmt: skip
-        result[row["id"]] = _raw(T("rec", fields))
-    return result
+        text = cache.serdes[key] = encode_struct(fields)
+    return text
 
 
 def _field_schema(name: str, type_: str | None, comment: str | None) -> dict[int, T | None]:

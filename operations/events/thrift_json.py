@@ -16,7 +16,7 @@ from typing import Any
 
 from catalog_admin.hive.versions import SchemaVersion
 
-__all__ = ("T", "encode_struct", "field")
+__all__ = ("T", "encode_fields", "encode_string", "encode_struct", "field", "java_hash_order")
 
 
 @dataclass(frozen=True)
@@ -40,8 +40,13 @@ def field(type_: str, value: Any, element: str = "") -> T | None:
 
 def encode_struct(fields: dict[int, T | None]) -> str:
     """The TJSONProtocol text of a struct (fields by id, in id order, unset ones left out)."""
-    parts = [f'"{fid}":{{"{value.type}":{encode_value(value)}}}' for fid, value in sorted(fields.items()) if value]
-    return "{" + ",".join(parts) + "}"
+    return "{" + encode_fields(fields) + "}"
+
+
+def encode_fields(fields: dict[int, T | None]) -> str:
+    """A struct's fields without the braces around them (to be joined with fields encoded elsewhere)."""
+    parts = (f'"{fid}":{{"{value.type}":{encode_value(value)}}}' for fid, value in sorted(fields.items()) if value)
+    return ",".join(parts)
 
 
 def encode_value(value: T) -> str:
@@ -72,8 +77,12 @@ def _element(element: str, item: Any) -> str:
     return _string(item)
 
 
-def _string(text: str) -> str:
-    return encode_basestring(text)  # json.dumps(text, ensure_ascii=False), without its per-call set-up
+def encode_string(text: str) -> str:
+    """A JSON string literal: ``json.dumps(text, ensure_ascii=False)`` without its per-call set-up."""
+    return encode_basestring(text)
+
+
+_string = encode_string
 
 
 def java_hash_order(keys: list[str]) -> list[str]:

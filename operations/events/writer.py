@@ -34,6 +34,7 @@ from catalog_admin.ids import allocate_ids
 from catalog_admin.models import NotificationEvent, NotificationSequence, Partition, TransactionWriteId
 from catalog_admin.selectors.metastores import Metastore
 from operations.events import messages
+from operations.events.files import partition_files, table_files
 from operations.events.objects import PartitionObject, TableObject, read_partitions, read_table
 from operations.events.planning import (
     ABORT_TXN,
@@ -140,11 +141,13 @@ def _event_rows(metastore: Metastore, planned: PlannedEvents, before: EventCaptu
     after = read_partitions(alias, version, table_after, before.partition_ids)
     if DROP_TABLE in counts:  # a rename into another database on Hive 3.1+
         yield row(DROP_TABLE, before.table, messages.drop_table_message(version, before.table, now))
-        yield row(CREATE_TABLE, table_after, messages.create_table_message(version, table_after, now))
+        files = table_files(metastore.name, version, table_after)
+        yield row(CREATE_TABLE, table_after, messages.create_table_message(version, table_after, now, files))
     if ADD_PARTITION in counts:  # one event carrying every partition, as add_partitions writes it
-        yield row(
-            ADD_PARTITION, table_after, messages.add_partition_message(version, table_after, keys, list(after), now)
-        )
+        added = list(after)
+        files = partition_files(metastore.name, version, table_after, keys, added)
+        message = messages.add_partition_message(version, table_after, keys, added, now, files)
+        yield row(ADD_PARTITION, table_after, message)
         return
     for part in after:
         old = before.partitions.get(part.id)

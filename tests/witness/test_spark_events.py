@@ -21,6 +21,7 @@ import pytest
 
 from operations.models import Execution
 from operations.services.alter import alter_execute, alter_preview_statement
+from operations.services.revert import revert_preview
 
 pytestmark = [pytest.mark.spark, pytest.mark.django_db(transaction=True, databases=["default", "spark_pg"])]
 
@@ -59,6 +60,14 @@ def execute(metastore, statement: str) -> Execution:
     execution = alter_execute(preview=preview, actor="spark-witness", source=Execution.Source.CLI, reason="witness")
     assert execution.state == Execution.State.SUCCEEDED
     return execution
+
+
+def java_items(iterable: Any) -> list[Any]:
+    """The items of a Java ``Iterable`` (py4j iterates only Java collections, not Guava's transformed views)."""
+    iterator, items = iterable.iterator(), []
+    while iterator.hasNext():
+        items.append(iterator.next())
+    return items
 
 
 def same_json(a: str, b: str) -> None:
@@ -162,3 +171,41 @@ def test_a_drop_is_one_drop_partition_event_per_partition(spark_metastore, spark
     dropped = sorted((dict(p) for m in messages for p in m.getPartitions()), key=repr)
     assert dropped == [{"dt": "2024-01-01", "hour": "1"}, {"dt": "2024-01-01", "hour": "2"}]
     assert all(m.getTableObj().equals(table) for m in messages)
+
+
+def test_a_revert_of_a_drop_is_one_add_partition_with_the_files_hadoop_lists(
+    spark, spark_metastore, spark_twins, hive_events
+):
+    """Putting dropped partitions back: one ADD_PARTITION whose partition objects Hive decodes into those it stores,
+    and whose partitionFiles are what DbNotificationListener.FileIterator lists through Hadoop: each partition
+    directory's files (no directories, nothing hidden), as Hadoop spells their paths, without a checksum (the local
+    filesystem has none: getFileChecksum is null, and 2.3's encodeFileUri then writes the bare URI)."""
+    # given
+    console = spark_twins("events_add").console
+    dropped = execute(spark_metastore, f"ALTER TABLE {console.qualified} DROP PARTITION (dt='2024-01-01')")
+    since = hive_events.last_id()
+
+    # when
+    revert = revert_preview(execution=dropped)
+    alter_execute(preview=revert, actor="spark-witness", source=Execution.Source.CLI, reason="witness")
+
+    # then
+    [event] = hive_events.since(since)
+    assert event.getEventType() == "ADD_PARTITION"
+    message = hive_events.deserializer.getAddPartitionMessage(event.getMessage())
+    parts = java_items(message.getPartitionObjs())
+    assert len(parts) == 2
+    for part in parts:
+        assert part.equals(hive_events.partition(console.database, console.name, list(part.getValues())))
+    files_of = java_items(message.getPartitionFilesIter())
+    listed = {entry.getPartitionName(): java_items(entry.getFiles()) for entry in files_of}
+    conf = spark._jsc.hadoopConfiguration()
+    expected = {}
+    for part in parts:
+        path = spark._jvm.org.apache.hadoop.fs.Path(part.getSd().getLocation())
+        fs = path.getFileSystem(conf)
+        files = [s.getPath() for s in fs.listStatus(path) if s.isFile()]
+        visible = [p for p in files if not p.getName().startswith(("_", "."))]
+        assert all(fs.getFileChecksum(p) is None for p in visible)
+        expected[f"dt={part.getValues()[0]}/hour={part.getValues()[1]}"] = sorted(p.toString() for p in visible)
+    assert listed == expected and all(expected.values())
