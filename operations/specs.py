@@ -20,7 +20,9 @@ __all__ = (
     "AlterSpec",
     "ChangeColumn",
     "ColumnDef",
+    "CompactFiles",
     "CompactTable",
+    "ConvertFormat",
     "DropPartitions",
     "PartitionPredicate",
     "Relocate",
@@ -225,6 +227,54 @@ class Relocate(AlterSpec):
 
 
 @dataclass(frozen=True)
+class CompactFiles(AlterSpec):
+    """``[PARTITION (…)] CONCATENATE``: each selected partition (or an unpartitioned table's root) is rewritten by a
+    Spark job into a new directory of fewer, bigger files (same rows, verified), then re-pointed in one transaction.
+
+    Not Hive's ACID ``COMPACT`` (:class:`CompactTable`). Structured-only criteria narrow the selection to partitions
+    with more than ``min_files`` files or an average file smaller than ``max_average_bytes``;
+    ``target_file_bytes`` (default ``CATALOG_COMPACT_TARGET_FILE_BYTES``) sizes the new files."""
+
+    kind: ClassVar[str] = "compact_files"
+    partitions: tuple[PartitionPredicate, ...] = ()
+    min_files: int | None = None
+    max_average_bytes: int | None = None
+    target_file_bytes: int | None = None
+
+    @property
+    def specs(self) -> tuple[tuple[PartitionPredicate, ...], ...]:
+        return (self.partitions,) if self.partitions else ()
+
+    def _clause(self) -> str:
+        criteria = [f"more than {self.min_files} files"] if self.min_files is not None else []
+        if self.max_average_bytes is not None:
+            criteria.append(f"an average file under {self.max_average_bytes} bytes")
+        extras = [f"partitions with {' or '.join(criteria)}"] if criteria else []
+        if self.target_file_bytes is not None:
+            extras.append(f"target file size {self.target_file_bytes} bytes")
+        comment = f" -- {'; '.join(extras)}" if extras else ""
+        return f"{_predicates_clause(self.partitions)}CONCATENATE{comment}"
+
+
+@dataclass(frozen=True)
+class ConvertFormat(AlterSpec):
+    """``[PARTITION (…)] SET FILEFORMAT PARQUET|ORC|AVRO WITH DATA`` (console extension, like ``SET LOCATION … WITH
+    DATA``): the data is rewritten into the new format in new directories, then each storage descriptor's formats,
+    SerDe and location switch together in one transaction. Without ``partitions``: the table and all partitions."""
+
+    kind: ClassVar[str] = "convert_format"
+    file_format: str  # PARQUET | ORC | AVRO
+    partitions: tuple[PartitionPredicate, ...] = ()
+
+    @property
+    def specs(self) -> tuple[tuple[PartitionPredicate, ...], ...]:
+        return (self.partitions,) if self.partitions else ()
+
+    def _clause(self) -> str:
+        return f"{_predicates_clause(self.partitions)}SET FILEFORMAT {self.file_format.upper()} WITH DATA"
+
+
+@dataclass(frozen=True)
 class RewritePartitionLocations(AlterSpec):
     """Console extension: replace a location prefix on every partition (metadata only)."""
 
@@ -294,6 +344,13 @@ class AbortTransactions(AlterSpec):
         return f"ABORT TRANSACTIONS {' '.join(str(t) for t in self.txn_ids)}"
 
 
+def _predicates_clause(predicates: tuple[PartitionPredicate, ...]) -> str:
+    """``PARTITION (k op 'v', …) `` or nothing."""
+    if not predicates:
+        return ""
+    return f"PARTITION ({', '.join(f'{quote_ident(p.key)}{p.op}{quote_string(p.value)}' for p in predicates)}) "
+
+
 def _cascade(cascade: bool) -> str:
     return " CASCADE" if cascade else ""
 
@@ -316,6 +373,8 @@ SPEC_KINDS: dict[str, type[AlterSpec]] = {
         CompactTable,
         AbortTransactions,
         Relocate,
+        CompactFiles,
+        ConvertFormat,
     )
 }
 

@@ -19,7 +19,9 @@ from operations.specs import (
     AlterSpec,
     ChangeColumn,
     ColumnDef,
+    CompactFiles,
     CompactTable,
+    ConvertFormat,
     DropPartitions,
     PartitionPredicate,
     Relocate,
@@ -53,14 +55,12 @@ UNSUPPORTED_TABLE_CLAUSES: dict[tuple[str, ...], str] = {
     ("NOT", "SORTED"): "NOT SORTED",
     ("INTO",): "INTO … BUCKETS",
     ("PARTITION", "COLUMN"): "PARTITION COLUMN (a partition key's type)",
-    ("SET", "FILEFORMAT"): "SET FILEFORMAT",
     ("SET", "SERDE"): "SET SERDE",
     ("SET", "SKEWED"): "SET SKEWED LOCATION",
     ("SET", "PARTITION"): "SET PARTITION SPEC",
     ("TOUCH",): "TOUCH",
     ("ARCHIVE",): "ARCHIVE PARTITION",
     ("UNARCHIVE",): "UNARCHIVE PARTITION",
-    ("CONCATENATE",): "CONCATENATE",
     ("EXCHANGE",): "EXCHANGE PARTITION",
     ("RECOVER",): "RECOVER PARTITIONS",
     ("UPDATE",): "UPDATE STATISTICS / UPDATE COLUMNS",
@@ -74,10 +74,8 @@ UNSUPPORTED_PARTITION_CLAUSES: dict[tuple[str, ...], str] = {
     ("ADD", "COLUMNS"): "PARTITION (…) ADD COLUMNS",
     ("REPLACE", "COLUMNS"): "PARTITION (…) REPLACE COLUMNS",
     ("CHANGE",): "PARTITION (…) CHANGE COLUMN",
-    ("SET", "FILEFORMAT"): "PARTITION (…) SET FILEFORMAT",
     ("SET", "SERDE"): "PARTITION (…) SET SERDE",
     ("SET", "SERDEPROPERTIES"): "PARTITION (…) SET SERDEPROPERTIES",
-    ("CONCATENATE",): "PARTITION (…) CONCATENATE",
     ("CLUSTERED",): "PARTITION (…) CLUSTERED BY",
     ("NOT",): "PARTITION (…) NOT CLUSTERED / NOT SORTED / NOT SKEWED",
     ("INTO",): "PARTITION (…) INTO … BUCKETS",
@@ -87,6 +85,11 @@ UNSUPPORTED_PARTITION_CLAUSES: dict[tuple[str, ...], str] = {
     ("UNARCHIVE",): "PARTITION (…) UNARCHIVE",
     ("UPDATE",): "PARTITION (…) UPDATE STATISTICS / UPDATE COLUMNS",
 }
+# The formats ``SET FILEFORMAT … WITH DATA`` rewrites data into (Hive's fileFormat names them, among others).
+CONVERTIBLE_FORMATS = ("PARQUET", "ORC", "AVRO")
+# Hive's other fileFormat words: metadata-only SET FILEFORMAT to them is Hive's to run.
+OTHER_FORMATS = ("TEXTFILE", "SEQUENCEFILE", "RCFILE", "JSONFILE", "INPUTFORMAT")
+
 # Mistakes worth a hint: statements Hive itself does not have.
 NOT_HIVE: dict[tuple[str, ...], str] = {
     ("DROP", "COLUMN"): "Hive has no DROP COLUMN: REPLACE COLUMNS (…) with the columns to keep drops the others",
@@ -180,10 +183,13 @@ class _Parser:
             return self.drop_partitions(target)
         if word == "COMPACT":
             return self.compact(target)
+        if word == "CONCATENATE":
+            return self.concatenate(target)
         if word == "ABORT":
             return self.abort_transactions(target)
         raise self.error(
-            f"expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION, DROP, COMPACT or ABORT, "
+            f"expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION, DROP, COMPACT, CONCATENATE "
+            f"or ABORT, "
             f"found {self.describe(self.peek())}"
         )
 
@@ -212,6 +218,7 @@ class _Parser:
         )
 
     def set_clause(self, target: TableRef, partition: tuple[tuple[str, str], ...] = ()) -> AlterSpec:
+        start = self.peek().position
         self.expect_words("SET")
         word = self.peek_word()
         if word == "LOCATION":
@@ -221,8 +228,13 @@ class _Parser:
                 predicates = tuple(PartitionPredicate(key=k, op="=", value=v) for k, v in partition)
                 return Relocate(target=target, location=location, partitions=predicates)
             return SetLocation(target=target, location=location, partition=partition)
+        if word == "FILEFORMAT":
+            predicates = tuple(PartitionPredicate(key=k, op="=", value=v) for k, v in partition)
+            return self.file_format(target, predicates, start)
         if partition:
-            raise self.error(f"expected LOCATION after PARTITION (…) SET, found {self.describe(self.peek())}")
+            raise self.error(
+                f"expected LOCATION or FILEFORMAT after PARTITION (…) SET, found {self.describe(self.peek())}"
+            )
         if word == "TBLPROPERTIES":
             self.advance()
             return SetTableProperties(target=target, properties=self.properties())
@@ -259,7 +271,47 @@ class _Parser:
             return self.set_clause(target, spec)
         if self.peek_word() == "COMPACT":
             return self.compact(target, spec)
-        raise self.error(f"expected RENAME TO PARTITION, SET LOCATION or COMPACT, found {self.describe(self.peek())}")
+        if self.peek_word() == "CONCATENATE":
+            return self.concatenate(target, predicates)
+        raise self.error(
+            f"expected RENAME TO PARTITION, SET LOCATION, SET FILEFORMAT, COMPACT or CONCATENATE, found "
+            f"{self.describe(self.peek())}"
+        )
+
+    def concatenate(self, target: TableRef, predicates: tuple[PartitionPredicate, ...] = ()) -> CompactFiles:
+        """``CONCATENATE`` (HiveParser's alterStatementSuffixMergeFiles): Hive merges ORC/RCFile files only; the
+        console rewrites any of Parquet, ORC, Avro and text as a Spark job (``planners/rewrite.py``)."""
+        self.expect_words("CONCATENATE")
+        return CompactFiles(target=target, partitions=predicates)
+
+    def file_format(self, target: TableRef, predicates: tuple[PartitionPredicate, ...], start: int) -> ConvertFormat:
+        """``SET FILEFORMAT PARQUET|ORC|AVRO WITH DATA``: the console's extension that rewrites the data too. Hive's
+        own metadata-only ``SET FILEFORMAT`` (alterStatementSuffixFileFormat) leaves existing files unreadable in
+        the new format, so it is refused here with the way that converts them."""
+        self.expect_words("FILEFORMAT")
+        token = self.peek()
+        name = self.peek_word()
+        if name not in CONVERTIBLE_FORMATS + OTHER_FORMATS:
+            raise self.error(f"expected a file format (PARQUET, ORC, AVRO, …) after SET FILEFORMAT, found "
+                             f"{self.describe(token)}")  # fmt: skip
+        if name in OTHER_FORMATS:
+            raise DdlParseError(
+                self.text,
+                start,
+                f"SET FILEFORMAT {name} is Hive DDL the console does not run; it converts data to "
+                f"{', '.join(CONVERTIBLE_FORMATS)} with SET FILEFORMAT … WITH DATA",
+                unsupported="SET FILEFORMAT",
+            )
+        self.advance()
+        if not self.accept_words("WITH", "DATA"):
+            raise DdlParseError(
+                self.text,
+                start,
+                f"SET FILEFORMAT {name} alone changes metadata only and leaves the existing files unreadable as "
+                f"{name}; write SET FILEFORMAT {name} WITH DATA to rewrite them (a Spark job), or use Hive",
+                unsupported="SET FILEFORMAT",
+            )
+        return ConvertFormat(target=target, file_format=name, partitions=predicates)
 
     def abort_transactions(self, target: TableRef) -> AbortTransactions:
         """``ABORT TRANSACTIONS id [id …]`` (HiveParser's abortTransactionStatement: ids separated by spaces)."""
@@ -291,8 +343,14 @@ class _Parser:
             raise self.unsupported(clause, f"{clause} is Hive DDL that the console does not run; use Hive for it")
         return CompactTable(target=target, compaction_type=compaction_type, partition=partition)
 
-    def relocate_range(self, target: TableRef, predicates: tuple[PartitionPredicate, ...]) -> Relocate:
-        """A range of partitions (``PARTITION (dt < '2024-01-01')``) can only be relocated (``… WITH DATA``)."""
+    def relocate_range(self, target: TableRef, predicates: tuple[PartitionPredicate, ...]) -> AlterSpec:
+        """A range of partitions (``PARTITION (dt < '2024-01-01')``) can only be relocated (``… WITH DATA``),
+        concatenated or converted (``SET FILEFORMAT … WITH DATA``): the console's jobs, not Hive's statements."""
+        if self.peek_word() == "CONCATENATE":
+            return self.concatenate(target, predicates)
+        if self.words(2) == ("SET", "FILEFORMAT"):
+            start = self.advance().position
+            return self.file_format(target, predicates, start)
         self.expect_words("SET", "LOCATION")
         location = self.string()
         if not self.accept_words("WITH", "DATA"):

@@ -1,0 +1,270 @@
+"""
+The rewrite program: compact (CONCATENATE) or convert (SET FILEFORMAT … WITH DATA) directories into new ones, each
+verified to hold exactly the rows it read.
+
+``plan`` (JSON, built by ``operations.services.rewrite.rewrite_plan``)::
+
+    {"units": [{"key": "dt=2024-01-01", "source": "...", "destination": "...", "source_format": "parquet",
+                "target_format": "parquet", "files": [{"source": "...", "size": 123}, ...]}, ...],
+     "columns": [["id", "int"], ...],   # the table's columns (not inferred from the files)
+     "serde": {"field.delim": ",", ...}, # the text SerDe's parameters (a text source)
+     "target_file_bytes": 134217728,
+     "filesystems": {...}, "completed": ["dt=...", ...], "parallel_units": 4}
+
+Parquet and ORC go through Spark DataFrames read with the table's columns (``spark=None``: pyarrow in this process,
+for the quick tests): about ``bytes / target_file_bytes`` files are written; Parquet in Hive's legacy layout
+(``spark.sql.parquet.writeLegacyFormat``: decimals as Hive reads them). Text (LazySimpleSerDe) files are concatenated
+byte for byte, a missing last newline added, so every row stays identical; Avro container files are merged with
+fastavro (spark-avro is not shipped with pyspark), all inputs having the same schema. Both of those run on the
+executors (one task per output file). Each unit's output is then read back and its rows counted: a unit is reported
+``{"unit_done": key}`` only when the count equals the rows read, so a resumed run skips it; any difference fails the
+program (nothing is swapped).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import TYPE_CHECKING, Any
+
+from catalog_admin.locations import filesystem_for, is_hidden
+from catalog_admin.object_stores import with_credentials
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ("RewriteFailed", "run")
+
+COMPRESSED_TEXT = (".gz", ".bz2", ".deflate", ".snappy", ".lz4", ".zst", ".lzo")
+
+
+class RewriteFailed(RuntimeError):
+    """A unit could not be rewritten or its rows did not verify; the units reported done stay done."""
+
+
+def run(spark: SparkSession | None, plan: dict, report: Callable[[dict], None]) -> dict:
+    """Rewrite every unit not in ``plan["completed"]``; the manifest of what was written and verified."""
+    started = time.monotonic()
+    completed = set(plan.get("completed", ()))
+    pending = [unit for unit in plan["units"] if unit["key"] not in completed]
+    files_total = sum(len(u["files"]) for u in plan["units"])
+    bytes_total = sum(f["size"] for u in plan["units"] for f in u["files"])
+    skipped = [f for u in plan["units"] if u["key"] in completed for f in u["files"]]
+    progress = {"partitions_total": len(plan["units"]), "partitions_done": len(plan["units"]) - len(pending),
+                "files_total": files_total, "bytes_total": bytes_total, "files_done": len(skipped),
+                "bytes_done": sum(f["size"] for f in skipped)}  # fmt: skip
+    report({"message": f"Rewriting {len(pending)} of {len(plan['units'])} units", **progress})
+    if spark is not None:
+        spark.conf.set("spark.sql.parquet.writeLegacyFormat", "true")
+    options = {**plan.get("filesystems", {}), "s3": with_credentials(dict(plan.get("filesystems", {}).get("s3", {})))}
+    done: dict[str, dict[str, Any]] = {}
+    workers = max(1, int(plan.get("parallel_units", 4))) if spark is not None else 1
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = {pool.submit(_rewrite_unit, spark, plan, options, unit): unit for unit in pending}
+        for future in as_completed(futures):
+            unit = futures[future]
+            result = future.result()
+            if result["rows_out"] != result["rows_in"]:
+                raise RewriteFailed(
+                    f"{unit['key']}: {result['rows_out']} rows written, {result['rows_in']} read; nothing is swapped"
+                )
+            done[unit["key"]] = result
+            report({"unit_done": unit["key"]})
+            progress["partitions_done"] += 1
+            progress["files_done"] += len(unit["files"])
+            progress["bytes_done"] += sum(f["size"] for f in unit["files"])
+            report(dict(progress))
+    return {
+        "program": "rewrite",
+        "units": done,
+        "skipped": sorted(completed),
+        "files": sum(u["files"] for u in done.values()),
+        "bytes": sum(u["bytes"] for u in done.values()),
+        "rows": sum(u["rows_out"] for u in done.values()),
+        "seconds": round(time.monotonic() - started, 3),
+    }
+
+
+def _rewrite_unit(spark: SparkSession | None, plan: dict, options: dict, unit: dict) -> dict[str, Any]:
+    """Write the unit's new directory (emptied first: a resumed run may have left part of it) and count both sides."""
+    destination = unit["destination"]
+    filesystem = filesystem_for(destination, options=options)
+    filesystem.delete_tree(destination)
+    outputs = max(1, math.ceil(sum(f["size"] for f in unit["files"]) / int(plan["target_file_bytes"])))
+    source, target = unit["source_format"], unit["target_format"]
+    if source == target == "text":
+        rows_in, rows_out = _on_executors(spark, _concatenate_text, options, unit, outputs)
+    elif source == target == "avro":
+        rows_in, rows_out = _on_executors(spark, _merge_avro, options, unit, outputs)
+    elif spark is not None:
+        rows_in, rows_out = _spark_rewrite(spark, plan, unit, outputs)
+    else:
+        rows_in, rows_out = _arrow_rewrite(options, unit, outputs)
+    written = [f for f in filesystem.list_files(destination) or [] if not is_hidden(f.relative)]
+    return {
+        "source": unit["source"],
+        "destination": destination,
+        "files": len(written),
+        "bytes": sum(f.size for f in written),
+        "rows_in": rows_in,
+        "rows_out": rows_out,
+    }
+
+
+# Text and Avro: one executor task per output file ----------------------------------------------------------------
+
+
+def _on_executors(spark: SparkSession | None, write: Callable, options: dict, unit: dict, outputs: int) -> tuple:
+    groups = _groups(unit["files"], outputs)
+    tasks = [(options, f"{unit['destination']}/{_part_name(i, unit)}", [f["source"] for f in group])
+             for i, group in enumerate(groups)]  # fmt: skip
+    if spark is None:
+        results = [write(*task) for task in tasks]
+    else:
+        results = spark.sparkContext.parallelize(tasks, len(tasks)).map(lambda task: write(*task)).collect()
+    return sum(r[0] for r in results), sum(r[1] for r in results)
+
+
+def _groups(files: list[dict], outputs: int) -> list[list[dict]]:
+    """Consecutive files in ``outputs`` groups of about the same size (none empty)."""
+    target = sum(f["size"] for f in files) / outputs
+    groups: list[list[dict]] = [[]]
+    size = 0
+    for entry in files:
+        if groups[-1] and size + entry["size"] > target * 1.05 and len(groups) < outputs:
+            groups.append([])
+            size = 0
+        groups[-1].append(entry)
+        size += entry["size"]
+    return groups
+
+
+def _part_name(index: int, unit: dict) -> str:
+    suffix = ".avro" if unit["target_format"] == "avro" else ""
+    return f"part-{index:05d}{suffix}"
+
+
+def _concatenate_text(options: dict, destination: str, sources: list[str]) -> tuple[int, int]:
+    """Concatenate line files (each ending with a newline; a missing last one added): (rows read, rows written)."""
+    compressed = [s for s in sources if s.lower().endswith(COMPRESSED_TEXT)]
+    if compressed:
+        raise RewriteFailed(f"{compressed[0]} is compressed text: the console concatenates uncompressed text only")
+    rows_in = 0
+    writer_fs = filesystem_for(destination, options=options)
+    with writer_fs.open(destination, "wb") as writer:
+        for source in sources:
+            with filesystem_for(source, options=options).open(source, "rb") as reader:
+                data = reader.read()
+            if data and not data.endswith(b"\n"):
+                data += b"\n"
+            rows_in += data.count(b"\n")
+            writer.write(data)
+    with writer_fs.open(destination, "rb") as reader:
+        rows_out = reader.read().count(b"\n")
+    return rows_in, rows_out
+
+
+def _merge_avro(options: dict, destination: str, sources: list[str]) -> tuple[int, int]:
+    """Merge Avro container files of one schema into one (the first file's codec): (records read, written)."""
+    import fastavro
+
+    records: list[Any] = []
+    schema, codec = None, "null"
+    for source in sources:
+        with filesystem_for(source, options=options).open(source, "rb") as handle:
+            reader = fastavro.reader(io.BytesIO(handle.read()))
+            if schema is None:
+                schema, codec = reader.writer_schema, reader.codec
+            elif reader.writer_schema != schema:
+                raise RewriteFailed(f"{source} has another Avro schema than {sources[0]}: not merged")
+            records.extend(reader)
+    buffer = io.BytesIO()
+    fastavro.writer(buffer, fastavro.parse_schema(schema), records, codec=codec)
+    filesystem = filesystem_for(destination, options=options)
+    with filesystem.open(destination, "wb") as writer:
+        writer.write(buffer.getvalue())
+    with filesystem.open(destination, "rb") as handle:
+        rows_out = sum(1 for _ in fastavro.reader(io.BytesIO(handle.read())))
+    return len(records), rows_out
+
+
+# Parquet and ORC (and text into them): DataFrames with the table's columns ----------------------------------------
+
+
+def _spark_rewrite(spark: SparkSession, plan: dict, unit: dict, outputs: int) -> tuple[int, int]:
+    schema = ", ".join(f"`{name}` {type_}" for name, type_ in plan["columns"])
+    paths = [f["source"] for f in unit["files"]]
+    if unit["source_format"] == "text":
+        frame = _text_reader(spark, plan.get("serde", {})).schema(schema).csv(paths)
+    else:
+        frame = spark.read.schema(schema).format(unit["source_format"]).load(paths)
+    rows_in = frame.count()
+    frame.coalesce(outputs).write.mode("overwrite").format(unit["target_format"]).save(unit["destination"])
+    rows_out = spark.read.format(unit["target_format"]).load(unit["destination"]).count()
+    return rows_in, rows_out
+
+
+def _text_reader(spark: SparkSession, serde: dict[str, str]):  # noqa: ANN202 - a DataFrameReader
+    """LazySimpleSerDe's rows as Spark's CSV reader sees them: its delimiter (default ^A), its null format (``\\N``),
+    no quoting, Hive's timestamp text; an unparsable value is NULL as in Hive (PERMISSIVE)."""
+    return (
+        spark.read.option("sep", serde.get("field.delim") or serde.get("serialization.format") or "\x01")
+        .option("nullValue", serde.get("serialization.null.format", "\\N"))
+        .option("emptyValue", "")
+        .option("quote", "\u0000")
+        .option("escape", "\u0000")
+        .option("timestampFormat", "yyyy-MM-dd HH:mm:ss[.SSSSSSSSS]")
+        .option("mode", "PERMISSIVE")
+    )
+
+
+def _arrow_rewrite(options: dict, unit: dict, outputs: int) -> tuple[int, int]:
+    """Without a Spark session: pyarrow reads the files and writes ``outputs`` files (Parquet or ORC)."""
+    import pyarrow as pa
+
+    if unit["source_format"] == "text":
+        raise RewriteFailed("Converting text needs a Spark session")
+    tables = []
+    for entry in unit["files"]:
+        with filesystem_for(entry["source"], options=options).open(entry["source"], "rb") as handle:
+            tables.append(_read_arrow(unit["source_format"], pa.BufferReader(handle.read())))
+    table = pa.concat_tables(tables, promote_options="default")
+    rows_out = 0
+    step = math.ceil(table.num_rows / outputs) or 1
+    filesystem = filesystem_for(unit["destination"], options=options)
+    for index in range(outputs):
+        chunk = table.slice(index * step, step)
+        if index and not chunk.num_rows:
+            break
+        path = f"{unit['destination']}/part-{index:05d}.{unit['target_format']}"
+        sink = pa.BufferOutputStream()
+        _write_arrow(unit["target_format"], chunk, sink)
+        with filesystem.open(path, "wb") as writer:
+            writer.write(sink.getvalue().to_pybytes())
+        with filesystem.open(path, "rb") as handle:
+            rows_out += _read_arrow(unit["target_format"], pa.BufferReader(handle.read())).num_rows
+    return table.num_rows, rows_out
+
+
+def _read_arrow(file_format: str, source: Any) -> Any:
+    if file_format == "orc":
+        from pyarrow import orc
+
+        return orc.read_table(source)
+    from pyarrow import parquet
+
+    return parquet.read_table(source)
+
+
+def _write_arrow(file_format: str, table: Any, sink: Any) -> None:
+    if file_format == "orc":
+        from pyarrow import orc
+
+        orc.write_table(table, sink)
+        return
+    from pyarrow import parquet
+
+    parquet.write_table(table, sink, use_deprecated_int96_timestamps=True)
