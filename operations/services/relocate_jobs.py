@@ -97,7 +97,11 @@ def _run_relocation(job: Job) -> None:
         if manifest is None:
             _end_request(request, None, "Cancelled: the copy was stopped and removed; nothing was swapped.")
             return
-        job_log(job, f"Copied and verified {manifest.get('files', 0)} file(s); swapping the metastore")
+        if job.program == "rewrite":
+            job_log(job, f"Rewrote {manifest.get('rows', 0)} row(s) into {manifest.get('files', 0)} file(s), "
+                    "verified; swapping the metastore")  # fmt: skip
+        else:
+            job_log(job, f"Copied and verified {manifest.get('files', 0)} file(s); swapping the metastore")
         execution = relocation_swap(
             preview=preview, plan=job.plan, manifest=manifest, actor=_actor(job), source=_source(job),
             reason=f"change request #{request.pk}" if request else job.plan.get("reason", ""),
