@@ -26,8 +26,8 @@ from __future__ import annotations
 import io
 import math
 import time
+import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import TYPE_CHECKING, Any
 
 from catalog_admin.locations import filesystem_for, is_hidden
@@ -38,6 +38,9 @@ if TYPE_CHECKING:
 
 __all__ = ("RewriteFailed", "run")
 
+DEFAULT_BATCH_UNITS = 200  # units per Spark write (each verified and reported done once its batch verified)
+MAX_WRITE_TASKS = 2000
+UNIT, PART = "__rewrite_unit", "__rewrite_part"  # columns the program adds (never written into the data files)
 COMPRESSED_TEXT = (".gz", ".bz2", ".deflate", ".snappy", ".lz4", ".zst", ".lzo")
 
 
@@ -46,7 +49,8 @@ class RewriteFailed(RuntimeError):
 
 
 def run(spark: SparkSession | None, plan: dict, report: Callable[[dict], None]) -> dict:
-    """Rewrite every unit not in ``plan["completed"]``; the manifest of what was written and verified."""
+    """Rewrite every unit not in ``plan["completed"]``, ``batch_units`` at a time; the manifest of what was written
+    and verified."""
     started = time.monotonic()
     completed = set(plan.get("completed", ()))
     pending = [unit for unit in plan["units"] if unit["key"] not in completed]
@@ -61,12 +65,12 @@ def run(spark: SparkSession | None, plan: dict, report: Callable[[dict], None]) 
         spark.conf.set("spark.sql.parquet.writeLegacyFormat", "true")
     options = {**plan.get("filesystems", {}), "s3": with_credentials(dict(plan.get("filesystems", {}).get("s3", {})))}
     done: dict[str, dict[str, Any]] = {}
-    workers = max(1, int(plan.get("parallel_units", 4))) if spark is not None else 1
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(_rewrite_unit, spark, plan, options, unit): unit for unit in pending}
-        for future in as_completed(futures):
-            unit = futures[future]
-            result = future.result()
+    size = max(1, int(plan.get("batch_units", DEFAULT_BATCH_UNITS)))
+    for start in range(0, len(pending), size):
+        batch = pending[start : start + size]
+        counted = _rewrite_batch(spark, plan, options, batch)
+        for unit in batch:
+            result = counted[unit["key"]]
             if result["rows_out"] != result["rows_in"]:
                 raise RewriteFailed(
                     f"{unit['key']}: {result['rows_out']} rows written, {result['rows_in']} read; nothing is swapped"
@@ -76,7 +80,7 @@ def run(spark: SparkSession | None, plan: dict, report: Callable[[dict], None]) 
             progress["partitions_done"] += 1
             progress["files_done"] += len(unit["files"])
             progress["bytes_done"] += sum(f["size"] for f in unit["files"])
-            report(dict(progress))
+        report(dict(progress))
     return {
         "program": "rewrite",
         "units": done,
@@ -88,44 +92,65 @@ def run(spark: SparkSession | None, plan: dict, report: Callable[[dict], None]) 
     }
 
 
-def _rewrite_unit(spark: SparkSession | None, plan: dict, options: dict, unit: dict) -> dict[str, Any]:
-    """Write the unit's new directory (emptied first: a resumed run may have left part of it) and count both sides."""
-    destination = unit["destination"]
-    filesystem = filesystem_for(destination, options=options)
-    filesystem.delete_tree(destination)
-    outputs = max(1, math.ceil(sum(f["size"] for f in unit["files"]) / int(plan["target_file_bytes"])))
-    source, target = unit["source_format"], unit["target_format"]
-    if source == target == "text":
-        rows_in, rows_out = _on_executors(spark, _concatenate_text, options, unit, outputs)
-    elif source == target == "avro":
-        rows_in, rows_out = _on_executors(spark, _merge_avro, options, unit, outputs)
-    elif spark is not None:
-        rows_in, rows_out = _spark_rewrite(spark, plan, unit, outputs)
+def _rewrite_batch(spark: SparkSession | None, plan: dict, options: dict, batch: list[dict]) -> dict[str, dict]:
+    """Write the batch's new directories (emptied first: a resumed run may have left part of one) and count the rows
+    on both sides, by unit key."""
+    for unit in batch:
+        filesystem_for(unit["destination"], options=options).delete_tree(unit["destination"])
+    outputs = {u["key"]: max(1, math.ceil(sum(f["size"] for f in u["files"]) / int(plan["target_file_bytes"])))
+               for u in batch}  # fmt: skip
+    copied = [u for u in batch if u["source_format"] == u["target_format"] in ("text", "avro")]
+    framed = [u for u in batch if u not in copied]
+    counts = _on_executors(spark, options, copied, outputs) if copied else {}
+    if spark is not None:
+        for group in _by_formats(framed):
+            counts.update(_spark_rewrite(spark, plan, options, group, outputs))
     else:
-        rows_in, rows_out = _arrow_rewrite(options, unit, outputs)
-    written = [f for f in filesystem.list_files(destination) or [] if not is_hidden(f.relative)]
-    return {
-        "source": unit["source"],
-        "destination": destination,
-        "files": len(written),
-        "bytes": sum(f.size for f in written),
-        "rows_in": rows_in,
-        "rows_out": rows_out,
-    }
+        counts.update({u["key"]: _arrow_rewrite(options, u, outputs[u["key"]]) for u in framed})
+    results = {}
+    for unit in batch:
+        written = [f for f in filesystem_for(unit["destination"], options=options).list_files(unit["destination"])
+                   or [] if not is_hidden(f.relative)]  # fmt: skip
+        rows_in, rows_out = counts[unit["key"]]
+        results[unit["key"]] = {
+            "source": unit["source"], "destination": unit["destination"], "files": len(written),
+            "bytes": sum(f.size for f in written), "rows_in": rows_in, "rows_out": rows_out,
+        }  # fmt: skip
+    return results
+
+
+def _by_formats(units: list[dict]) -> list[list[dict]]:
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for unit in units:
+        groups.setdefault((unit["source_format"], unit["target_format"]), []).append(unit)
+    return list(groups.values())
 
 
 # Text and Avro: one executor task per output file ----------------------------------------------------------------
 
 
-def _on_executors(spark: SparkSession | None, write: Callable, options: dict, unit: dict, outputs: int) -> tuple:
-    groups = _groups(unit["files"], outputs)
-    tasks = [(options, f"{unit['destination']}/{_part_name(i, unit)}", [f["source"] for f in group])
-             for i, group in enumerate(groups)]  # fmt: skip
+def _on_executors(spark: SparkSession | None, options: dict, units: list[dict], outputs: dict[str, int]) -> dict:
+    """Every output file of ``units`` written by one task (one Spark job for all); (rows read, written) by unit."""
+    tasks = [
+        (unit["key"], unit["source_format"], options, f"{unit['destination']}/{_part_name(i, unit)}",
+         [f["source"] for f in group])
+        for unit in units
+        for i, group in enumerate(_groups(unit["files"], outputs[unit["key"]]))
+    ]  # fmt: skip
     if spark is None:
-        results = [write(*task) for task in tasks]
+        results = [_merge(*task) for task in tasks]
     else:
-        results = spark.sparkContext.parallelize(tasks, len(tasks)).map(lambda task: write(*task)).collect()
-    return sum(r[0] for r in results), sum(r[1] for r in results)
+        results = spark.sparkContext.parallelize(tasks, len(tasks)).map(lambda task: _merge(*task)).collect()
+    counts: dict[str, tuple[int, int]] = {}
+    for key, rows_in, rows_out in results:
+        before = counts.get(key, (0, 0))
+        counts[key] = (before[0] + rows_in, before[1] + rows_out)
+    return counts
+
+
+def _merge(key: str, file_format: str, options: dict, destination: str, sources: list[str]) -> tuple[str, int, int]:
+    write = _concatenate_text if file_format == "text" else _merge_avro
+    return (key, *write(options, destination, sources))
 
 
 def _groups(files: list[dict], outputs: int) -> list[list[dict]]:
@@ -194,17 +219,40 @@ def _merge_avro(options: dict, destination: str, sources: list[str]) -> tuple[in
 # Parquet and ORC (and text into them): DataFrames with the table's columns ----------------------------------------
 
 
-def _spark_rewrite(spark: SparkSession, plan: dict, unit: dict, outputs: int) -> tuple[int, int]:
+def _spark_rewrite(
+    spark: SparkSession, plan: dict, options: dict, units: list[dict], outputs: dict[str, int]
+) -> dict[str, tuple[int, int]]:
+    """One DataFrame for the units (each unit's files read with the table's columns, tagged with its number), its
+    rows counted by unit; shuffled so each unit lands in about ``outputs`` files, written partitioned by unit number
+    below a hidden scratch directory of the staging, whose rows are counted back by unit before each unit's directory
+    is moved to its destination. (rows read, rows written) by unit key."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F  # noqa: N812 - pyspark's convention
+
     schema = ", ".join(f"`{name}` {type_}" for name, type_ in plan["columns"])
-    paths = [f["source"] for f in unit["files"]]
-    if unit["source_format"] == "text":
-        frame = _text_reader(spark, plan.get("serde", {})).schema(schema).csv(paths)
-    else:
-        frame = spark.read.schema(schema).format(unit["source_format"]).load(paths)
-    rows_in = frame.count()
-    frame.coalesce(outputs).write.mode("overwrite").format(unit["target_format"]).save(unit["destination"])
-    rows_out = spark.read.format(unit["target_format"]).load(unit["destination"]).count()
-    return rows_in, rows_out
+    source, target = units[0]["source_format"], units[0]["target_format"]
+    frames = []
+    for number, unit in enumerate(units):
+        paths = [f["source"] for f in unit["files"]]
+        if source == "text":
+            frame = _text_reader(spark, plan.get("serde", {})).schema(schema).csv(paths)
+        else:
+            frame = spark.read.schema(schema).format(source).load(paths)
+        part = F.floor(F.rand() * F.lit(outputs[unit["key"]])).cast("int")
+        frames.append(frame.withColumn(UNIT, F.lit(number)).withColumn(PART, part))
+    union = reduce(lambda left, right: left.unionByName(right), frames)
+    rows_in = dict(union.groupBy(UNIT).count().collect())
+    scratch = f"{plan['staging']}/_batch-{uuid.uuid4().hex[:12]}"
+    shuffled = union.repartition(min(sum(outputs[u["key"]] for u in units), MAX_WRITE_TASKS), UNIT, PART).drop(PART)
+    shuffled.write.mode("overwrite").partitionBy(UNIT).format(target).save(scratch)
+    rows_out = dict(spark.read.format(target).load(scratch).groupBy(UNIT).count().collect())
+    filesystem = filesystem_for(scratch, options=options)
+    for number, unit in enumerate(units):
+        if rows_out.get(number):
+            filesystem.rename(f"{scratch}/{UNIT}={number}", unit["destination"])
+    filesystem.delete_tree(scratch)
+    return {u["key"]: (rows_in.get(n, 0), rows_out.get(n, 0)) for n, u in enumerate(units)}
 
 
 def _text_reader(spark: SparkSession, serde: dict[str, str]):  # noqa: ANN202 - a DataFrameReader
