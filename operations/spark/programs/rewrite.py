@@ -40,7 +40,8 @@ __all__ = ("RewriteFailed", "run")
 
 DEFAULT_BATCH_UNITS = 200  # units per Spark write (each verified and reported done once its batch verified)
 MAX_WRITE_TASKS = 2000
-UNIT, PART = "__rewrite_unit", "__rewrite_part"  # columns the program adds (never written into the data files)
+# Columns the program adds while it rewrites (none is written into the data files).
+UNIT, PART, FILE, OUTPUTS = "__rewrite_unit", "__rewrite_part", "__rewrite_file", "__rewrite_outputs"
 COMPRESSED_TEXT = (".gz", ".bz2", ".deflate", ".snappy", ".lz4", ".zst", ".lzo")
 
 
@@ -61,11 +62,53 @@ def run(spark: SparkSession | None, plan: dict, report: Callable[[dict], None]) 
                 "files_total": files_total, "bytes_total": bytes_total, "files_done": len(skipped),
                 "bytes_done": sum(f["size"] for f in skipped)}  # fmt: skip
     report({"message": f"Rewriting {len(pending)} of {len(plan['units'])} units", **progress})
-    if spark is not None:
-        spark.conf.set("spark.sql.parquet.writeLegacyFormat", "true")
+    saved = _session_conf(spark) if spark is not None else {}
     options = {**plan.get("filesystems", {}), "s3": with_credentials(dict(plan.get("filesystems", {}).get("s3", {})))}
     done: dict[str, dict[str, Any]] = {}
     size = max(1, int(plan.get("batch_units", DEFAULT_BATCH_UNITS)))
+    try:
+        _batches(spark, plan, options, pending, size, done, progress, report)
+    finally:
+        _restore_conf(spark, saved)
+    return {
+        "program": "rewrite",
+        "units": done,
+        "skipped": sorted(completed),
+        "files": sum(u["files"] for u in done.values()),
+        "bytes": sum(u["bytes"] for u in done.values()),
+        "rows": sum(u["rows_out"] for u in done.values()),
+        "seconds": round(time.monotonic() - started, 3),
+    }
+
+
+# The session settings a run uses (restored afterwards): Hive's Parquet layout (decimals as Hive 2/3 read them), and
+# the listing of a unit's planned files on the driver (no Spark job per unit: they are listed already).
+SESSION_CONF = {
+    "spark.sql.parquet.writeLegacyFormat": "true",
+    "spark.sql.sources.parallelPartitionDiscovery.threshold": "1000000",
+}
+
+
+def _session_conf(spark: SparkSession) -> dict[str, str | None]:
+    saved = {key: spark.conf.get(key, None) for key in SESSION_CONF}
+    for key, value in SESSION_CONF.items():
+        spark.conf.set(key, value)
+    return saved
+
+
+def _restore_conf(spark: SparkSession | None, saved: dict[str, str | None]) -> None:
+    for key, value in saved.items():
+        if value is None:
+            spark.conf.unset(key)  # type: ignore[union-attr]
+        else:
+            spark.conf.set(key, value)  # type: ignore[union-attr]
+
+
+def _batches(
+    spark: SparkSession | None, plan: dict, options: dict, pending: list[dict], size: int,
+    done: dict[str, dict[str, Any]], progress: dict[str, int], report: Callable[[dict], None],
+) -> None:  # fmt: skip
+    """Rewrite ``pending`` ``size`` units at a time; each verified unit reported done after its batch."""
     for start in range(0, len(pending), size):
         batch = pending[start : start + size]
         counted = _rewrite_batch(spark, plan, options, batch)
@@ -81,15 +124,6 @@ def run(spark: SparkSession | None, plan: dict, report: Callable[[dict], None]) 
             progress["files_done"] += len(unit["files"])
             progress["bytes_done"] += sum(f["size"] for f in unit["files"])
         report(dict(progress))
-    return {
-        "program": "rewrite",
-        "units": done,
-        "skipped": sorted(completed),
-        "files": sum(u["files"] for u in done.values()),
-        "bytes": sum(u["bytes"] for u in done.values()),
-        "rows": sum(u["rows_out"] for u in done.values()),
-        "seconds": round(time.monotonic() - started, 3),
-    }
 
 
 def _rewrite_batch(spark: SparkSession | None, plan: dict, options: dict, batch: list[dict]) -> dict[str, dict]:
@@ -222,30 +256,31 @@ def _merge_avro(options: dict, destination: str, sources: list[str]) -> tuple[in
 def _spark_rewrite(
     spark: SparkSession, plan: dict, options: dict, units: list[dict], outputs: dict[str, int]
 ) -> dict[str, tuple[int, int]]:
-    """One DataFrame for the units (each unit's files read with the table's columns, tagged with its number), its
-    rows counted by unit; shuffled so each unit lands in about ``outputs`` files, written partitioned by unit number
-    below a hidden scratch directory of the staging, whose rows are counted back by unit before each unit's directory
-    is moved to its destination. (rows read, rows written) by unit key."""
-    from functools import reduce
-
+    """One DataFrame reading every planned file of the units with the table's columns, each row tagged with its
+    file's unit (a broadcast join on the file's path); shuffled so each unit lands in about ``outputs`` files,
+    written partitioned by unit below a hidden scratch directory of the staging, whose rows are then counted by unit
+    (the written output read back) before each unit's directory moves to its destination. The rows read are counted
+    from the files themselves (Parquet/ORC footers, text lines) on the executors, not from the DataFrame: a file the
+    join missed fails the verification. (rows read, rows written) by unit key."""
     from pyspark.sql import functions as F  # noqa: N812 - pyspark's convention
 
     schema = ", ".join(f"`{name}` {type_}" for name, type_ in plan["columns"])
     source, target = units[0]["source_format"], units[0]["target_format"]
-    frames = []
-    for number, unit in enumerate(units):
-        paths = [f["source"] for f in unit["files"]]
-        if source == "text":
-            frame = _text_reader(spark, plan.get("serde", {})).schema(schema).csv(paths)
-        else:
-            frame = spark.read.schema(schema).format(source).load(paths)
-        part = F.floor(F.rand() * F.lit(outputs[unit["key"]])).cast("int")
-        frames.append(frame.withColumn(UNIT, F.lit(number)).withColumn(PART, part))
-    union = reduce(lambda left, right: left.unionByName(right), frames)
-    rows_in = dict(union.groupBy(UNIT).count().collect())
+    files = [(f["source"], n, outputs[u["key"]]) for n, u in enumerate(units) for f in u["files"]]
+    paths = [path for path, _n, _outputs in files]
+    if source == "text":
+        frame = _text_reader(spark, plan.get("serde", {})).schema(schema).csv(paths)
+    else:
+        frame = spark.read.schema(schema).format(source).load(paths)
+    mapping = spark.createDataFrame(files, f"{FILE} string, {UNIT} int, {OUTPUTS} int")
+    # _metadata.file_path is URL-encoded; Hive's locations are not ('+' kept as it is)
+    path = F.expr("url_decode(replace(_metadata.file_path, '+', '%2B'))")
+    tagged = frame.withColumn(FILE, path).join(F.broadcast(mapping), FILE).drop(FILE)
+    tagged = tagged.withColumn(PART, F.floor(F.rand() * F.col(OUTPUTS)).cast("int")).drop(OUTPUTS)
+    rows_in = _rows_in_files(spark, options, source, files)
     scratch = f"{plan['staging']}/_batch-{uuid.uuid4().hex[:12]}"
-    shuffled = union.repartition(min(sum(outputs[u["key"]] for u in units), MAX_WRITE_TASKS), UNIT, PART).drop(PART)
-    shuffled.write.mode("overwrite").partitionBy(UNIT).format(target).save(scratch)
+    shuffled = tagged.repartition(min(sum(outputs[u["key"]] for u in units), MAX_WRITE_TASKS), UNIT, PART)
+    shuffled.drop(PART).write.mode("overwrite").partitionBy(UNIT).format(target).save(scratch)
     rows_out = dict(spark.read.format(target).load(scratch).groupBy(UNIT).count().collect())
     filesystem = filesystem_for(scratch, options=options)
     for number, unit in enumerate(units):
@@ -253,6 +288,28 @@ def _spark_rewrite(
             filesystem.rename(f"{scratch}/{UNIT}={number}", unit["destination"])
     filesystem.delete_tree(scratch)
     return {u["key"]: (rows_in.get(n, 0), rows_out.get(n, 0)) for n, u in enumerate(units)}
+
+
+def _rows_in_files(spark: SparkSession, options: dict, file_format: str, files: list[tuple]) -> dict[int, int]:
+    """Rows of each unit's files, counted on the executors from the files (footers; lines of text)."""
+    tasks = [(options, file_format, path, number) for path, number, _outputs in files]
+    slices = max(1, min(len(tasks), spark.sparkContext.defaultParallelism * 4))
+    counted = spark.sparkContext.parallelize(tasks, slices).map(lambda task: (task[3], _file_rows(*task[:3])))
+    return dict(counted.reduceByKey(lambda left, right: left + right).collect())
+
+
+def _file_rows(options: dict, file_format: str, path: str) -> int:
+    with filesystem_for(path, options=options).open(path, "rb") as handle:
+        if file_format == "parquet":
+            from pyarrow import parquet
+
+            return parquet.ParquetFile(handle).metadata.num_rows
+        if file_format == "orc":
+            from pyarrow import orc
+
+            return orc.ORCFile(handle).nrows
+        data = handle.read()
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
 def _text_reader(spark: SparkSession, serde: dict[str, str]):  # noqa: ANN202 - a DataFrameReader
