@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 from operations.ddl.render import quote_ident, quote_string, render_partition_spec, render_properties
 
 __all__ = (
+    "COMPACT_OPTIONS",
     "SPEC_KINDS",
     "AbortTransactions",
     "AddColumns",
@@ -246,14 +247,15 @@ class CompactFiles(AlterSpec):
         return (self.partitions,) if self.partitions else ()
 
     def _clause(self) -> str:
-        criteria = [f"more than {self.min_files} files"] if self.min_files is not None else []
-        if self.max_average_bytes is not None:
-            criteria.append(f"an average file under {self.max_average_bytes} bytes")
-        extras = [f"partitions with {' or '.join(criteria)}"] if criteria else []
-        if self.target_file_bytes is not None:
-            extras.append(f"target file size {self.target_file_bytes} bytes")
-        comment = f" -- {'; '.join(extras)}" if extras else ""
-        return f"{_predicates_clause(self.partitions)}CONCATENATE{comment}"
+        """Hive's ``CONCATENATE``; the structured-only options follow as the console's extension ``WITH ('k'='v',
+        …)`` (parsed back by ``parse_alter``)."""
+        options = tuple((name, str(value)) for name in COMPACT_OPTIONS if (value := getattr(self, name)) is not None)
+        extension = f" WITH {render_properties(options)}" if options else ""
+        return f"{_predicates_clause(self.partitions)}CONCATENATE{extension}"
+
+
+# The options of a compaction beyond Hive's CONCATENATE (CompactFiles' fields of the same names).
+COMPACT_OPTIONS = ("min_files", "max_average_bytes", "target_file_bytes")
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from catalog_admin.schema import SchemaVersion
 from operations.ddl.errors import SUPPORTED_STATEMENTS, DdlParseError
 from operations.ddl.types import TypeGrammar, grammar_for, read_type
 from operations.specs import (
+    COMPACT_OPTIONS,
     AbortTransactions,
     AddColumns,
     AlterSpec,
@@ -280,9 +281,21 @@ class _Parser:
 
     def concatenate(self, target: TableRef, predicates: tuple[PartitionPredicate, ...] = ()) -> CompactFiles:
         """``CONCATENATE`` (HiveParser's alterStatementSuffixMergeFiles): Hive merges ORC/RCFile files only; the
-        console rewrites any of Parquet, ORC, Avro and text as a Spark job (``planners/rewrite.py``)."""
+        console rewrites any of Parquet, ORC, Avro and text as a Spark job (``planners/rewrite.py``). Its extension
+        ``WITH ('min_files'='50', 'max_average_bytes'='…', 'target_file_bytes'='…')`` selects and sizes."""
         self.expect_words("CONCATENATE")
-        return CompactFiles(target=target, partitions=predicates)
+        if not self.accept_words("WITH"):
+            return CompactFiles(target=target, partitions=predicates)
+        start = self.peek().position
+        options: dict[str, int] = {}
+        for key, value in self.properties():
+            if key not in COMPACT_OPTIONS:
+                raise DdlParseError(self.text, start, f"CONCATENATE WITH takes {', '.join(COMPACT_OPTIONS)}, not "
+                                    f"'{key}'")  # fmt: skip
+            if not value.isdigit() or int(value) < 1:
+                raise DdlParseError(self.text, start, f"{key} must be a positive whole number, not '{value}'")
+            options[key] = int(value)
+        return CompactFiles(target=target, partitions=predicates, **options)
 
     def file_format(self, target: TableRef, predicates: tuple[PartitionPredicate, ...], start: int) -> ConvertFormat:
         """``SET FILEFORMAT PARQUET|ORC|AVRO WITH DATA``: the console's extension that rewrites the data too. Hive's

@@ -203,6 +203,11 @@ GOLDEN = [
         id="concatenate-partition-range",
     ),
     pytest.param(
+        "ALTER TABLE t CONCATENATE WITH ('target_file_bytes'='1048576', 'min_files'='20')",
+        "ALTER TABLE `default`.`t` CONCATENATE WITH ('min_files'='20', 'target_file_bytes'='1048576')",
+        id="concatenate-options",
+    ),
+    pytest.param(
         "alter table t set fileformat parquet with data",
         "ALTER TABLE `default`.`t` SET FILEFORMAT PARQUET WITH DATA",
         id="convert-table",

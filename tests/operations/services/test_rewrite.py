@@ -182,9 +182,8 @@ def test_the_structured_operation_selects_partitions_by_their_files(metastore: M
     assert sorted(u.key for u in preview.data_copy.units) == sorted(
         n for n, loc in chosen.items() if len(list(path_of(loc).iterdir())) > 2
     )
-    assert preview.statement.endswith(
-        "CONCATENATE -- partitions with more than 2 files; target file size 67108864 bytes"
-    )
+    options = "WITH ('min_files'='2', 'target_file_bytes'='67108864')"
+    assert preview.statement.endswith(f"CONCATENATE {options}")
 
 
 def test_a_convert_switches_formats_serde_and_location_together_and_reverts(metastore: Metastore) -> None:
