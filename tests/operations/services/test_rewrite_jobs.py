@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.urls import reverse
+from rest_framework.test import APIClient
 
 from catalog_admin.selectors.metastores import Metastore
 from operations.choices import JobState
@@ -106,3 +108,36 @@ def test_the_staging_is_below_the_table_root_and_hidden(metastore: Metastore) ->
     root = table_row(metastore, "sales", "orders").sd.location
     staging = preview.inverse["staging"]
     assert staging.startswith(root + "/_") and Path(staging).name.startswith("_compacted-")
+
+
+def test_the_api_takes_a_structured_compaction_and_refuses_a_bad_option(
+    metastore: Metastore, api: dict[str, APIClient]
+) -> None:
+    """``compact_files`` with its options creates the same request as its Hive text; a size of 0 is an
+    invalid_parameter naming the option, and nothing is created."""
+    # given
+    split_into_small_files(metastore, "sales.orders", DAY, "parquet", ORDERS)
+    operation = {
+        "kind": "compact_files",
+        "target": {"database": "sales", "table": "orders"},
+        "partitions": [{"key": "dt", "op": "=", "value": "2024-01-02"}],
+        "target_file_bytes": 1048576,
+    }
+    path = reverse("operations_api:change-request-list")
+
+    # when
+    created = api["steward"].post(path, {"operation": operation, "metastore": metastore.name}, format="json")
+    refused = api["steward"].post(
+        path, {"operation": {**operation, "target_file_bytes": 0}, "metastore": metastore.name}, format="json"
+    )
+
+    # then
+    assert created.status_code == 201, created.json()
+    body = created.json()
+    assert body["statement"] == (
+        "ALTER TABLE `sales`.`orders` PARTITION (`dt`='2024-01-02') CONCATENATE WITH ('target_file_bytes'='1048576')"
+    )
+    assert body["operation"]["target_file_bytes"] == 1048576 and body["preview"]["data_copy"]["units"] > 0
+    assert refused.status_code == 400
+    assert refused.json()["code"] == "invalid_parameter" and "target_file_bytes" in refused.json()["message"]
+    assert ChangeRequest.objects.count() == 1
