@@ -75,6 +75,7 @@ def session(tmp: Path):  # noqa: ANN201 - a SparkSession
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))  # the workers
     return (
         SparkSession.builder.master("local[2]")
         .config("spark.ui.enabled", "false")

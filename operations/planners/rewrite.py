@@ -93,6 +93,7 @@ def plan_rewrite(metastore: Metastore, state: TableState, spec: RewriteSpec) -> 
     blockers = _table_blockers(metastore, state, spec)
     rows, selection = _in_scope(metastore, state, spec, blockers)
     listed = _listed(metastore, rows) if not blockers else {}
+    in_scope = len(rows)
     rows = _selected(spec, rows, listed)
     if not rows and not blockers:
         blockers.append(Finding("nothing_to_rewrite", RULE, _nothing_message(state, spec)))
@@ -109,7 +110,8 @@ def plan_rewrite(metastore: Metastore, state: TableState, spec: RewriteSpec) -> 
     after = _after(state, spec, units, table_sd)
     preview = build_preview(
         metastore, state, spec, steps=steps, after=after, blockers=blockers,
-        warnings=_warnings(spec, data_copy), partitions_touched=len(partitions), hive=_hive(metastore, spec),
+        warnings=_warnings(spec, data_copy, in_scope - len(rows)), partitions_touched=len(partitions),
+        hive=_hive(metastore, spec),
         inverse={"rewrite": True, "table_sd": table_sd, "staging": staging},
     )  # fmt: skip
     if selection is not None and partitions:
@@ -230,7 +232,7 @@ def _selected(spec: RewriteSpec, rows: list[dict], listed: dict[str, tuple[int, 
             fewer = max(1, -(-size // target)) < files  # the rewrite writes fewer files than there are
             if files > 1 and criteria and fewer:
                 kept.append(row)
-        elif files or isinstance(spec, ConvertFormat):
+        elif files:  # a convert: a partition without files keeps its descriptor (nothing there to convert)
             kept.append(row)
     return kept
 
@@ -407,12 +409,18 @@ def _after(state: TableState, spec: RewriteSpec, units: list[CopyUnit], table_sd
     return snapshot(state, **changes)
 
 
-def _warnings(spec: RewriteSpec, data_copy: DataCopy | None) -> list[Finding]:
+def _warnings(spec: RewriteSpec, data_copy: DataCopy | None, left_out: int) -> list[Finding]:
     warnings = [
         Finding("engines_cache_locations", RULE, "Engines that cache locations and file lists read the old data until "
                 "refreshed: run INVALIDATE METADATA on Impala and REFRESH TABLE on long-running Spark sessions.",
                 "warning"),
     ]  # fmt: skip
+    if left_out and data_copy is not None:
+        why = "hold no file" if isinstance(spec, ConvertFormat) else "hold too few files or miss the criteria"
+        warnings.append(
+            Finding("left_as_they_are", RULE, f"{left_out} partition(s) in scope {why}: they are left as they are.",
+                    "warning")
+        )  # fmt: skip
     if data_copy is not None:
         target = getattr(spec, "target_file_bytes", None) or settings.CATALOG_COMPACT_TARGET_FILE_BYTES
         warnings.append(
