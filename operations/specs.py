@@ -32,6 +32,7 @@ __all__ = (
     "ReplaceColumns",
     "RevertExecution",
     "RewritePartitionLocations",
+    "SetFileFormat",
     "SetLocation",
     "SetOwner",
     "SetSerdeProperties",
@@ -277,6 +278,20 @@ class ConvertFormat(AlterSpec):
 
 
 @dataclass(frozen=True)
+class SetFileFormat(AlterSpec):
+    """Hive's ``[PARTITION (…)] SET FILEFORMAT PARQUET|ORC|AVRO``: metadata only (the formats and SerDe of one
+    storage descriptor); its preview blocks it where existing files would become unreadable (``WITH DATA`` converts)."""
+
+    kind: ClassVar[str] = "set_fileformat"
+    file_format: str
+    partition: tuple[tuple[str, str], ...] = ()
+
+    def _clause(self) -> str:
+        spec = f"PARTITION {render_partition_spec(self.partition)} " if self.partition else ""
+        return f"{spec}SET FILEFORMAT {self.file_format.upper()}"
+
+
+@dataclass(frozen=True)
 class RewritePartitionLocations(AlterSpec):
     """Console extension: replace a location prefix on every partition (metadata only)."""
 
@@ -377,6 +392,7 @@ SPEC_KINDS: dict[str, type[AlterSpec]] = {
         Relocate,
         CompactFiles,
         ConvertFormat,
+        SetFileFormat,
     )
 }
 

@@ -23,6 +23,7 @@ SUPPORTED_STATEMENTS = (
     "ALTER TABLE t [PARTITION (k='v', …)] COMPACT 'major'|'minor'",
     "ALTER TABLE t [PARTITION (k op 'v', …)] CONCATENATE [WITH ('min_files'='n', 'max_average_bytes'='n', "
     "'target_file_bytes'='n')]",
+    "ALTER TABLE t [PARTITION (k='v', …)] SET FILEFORMAT PARQUET|ORC|AVRO",
     "ALTER TABLE t [PARTITION (k op 'v', …)] SET FILEFORMAT PARQUET|ORC|AVRO WITH DATA",
     "ALTER TABLE t ABORT TRANSACTIONS id [id …]",
     "ALTER VIEW [db.]v RENAME TO [db.]v2",

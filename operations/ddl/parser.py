@@ -30,6 +30,7 @@ from operations.specs import (
     RenameTable,
     ReplaceColumns,
     RewritePartitionLocations,
+    SetFileFormat,
     SetLocation,
     SetOwner,
     SetSerdeProperties,
@@ -297,10 +298,10 @@ class _Parser:
             options[key] = int(value)
         return CompactFiles(target=target, partitions=predicates, **options)
 
-    def file_format(self, target: TableRef, predicates: tuple[PartitionPredicate, ...], start: int) -> ConvertFormat:
-        """``SET FILEFORMAT PARQUET|ORC|AVRO WITH DATA``: the console's extension that rewrites the data too. Hive's
-        own metadata-only ``SET FILEFORMAT`` (alterStatementSuffixFileFormat) leaves existing files unreadable in
-        the new format, so it is refused here with the way that converts them."""
+    def file_format(self, target: TableRef, predicates: tuple[PartitionPredicate, ...], start: int) -> AlterSpec:
+        """``SET FILEFORMAT PARQUET|ORC|AVRO [WITH DATA]``: Hive's metadata-only statement (alterStatementSuffix-
+        FileFormat; its preview blocks it where existing files would become unreadable), or with ``WITH DATA`` the
+        console's extension that rewrites the data too."""
         self.expect_words("FILEFORMAT")
         token = self.peek()
         name = self.peek_word()
@@ -317,13 +318,12 @@ class _Parser:
             )
         self.advance()
         if not self.accept_words("WITH", "DATA"):
-            raise DdlParseError(
-                self.text,
-                start,
-                f"SET FILEFORMAT {name} alone changes metadata only and leaves the existing files unreadable as "
-                f"{name}; write SET FILEFORMAT {name} WITH DATA to rewrite them (a Spark job), or use Hive",
-                unsupported="SET FILEFORMAT",
-            )
+            if any(p.op != "=" for p in predicates):
+                problem = ("a partition range (<, <=, >, >=, <>) is accepted only by SET FILEFORMAT … WITH DATA; "
+                           "Hive's SET FILEFORMAT names one partition exactly")  # fmt: skip
+                raise DdlParseError(self.text, start, problem)
+            partition = tuple((p.key, p.value) for p in predicates)
+            return SetFileFormat(target=target, file_format=name, partition=partition)
         return ConvertFormat(target=target, file_format=name, partitions=predicates)
 
     def abort_transactions(self, target: TableRef) -> AbortTransactions:

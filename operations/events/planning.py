@@ -69,6 +69,7 @@ from operations.specs import (
     ReplaceColumns,
     RevertExecution,
     RewritePartitionLocations,
+    SetFileFormat,
     SetLocation,
     SetOwner,
     SetSerdeProperties,
@@ -210,6 +211,11 @@ def _rewrite(_metastore: Metastore, _state: TableState, preview: Preview) -> Pla
     return (*table, (ALTER_PARTITION, preview.scope.count)), preview.scope.selection
 
 
+def _set_file_format(_metastore: Metastore, _state: TableState, preview: Preview) -> Planned:
+    partition_id = preview.inverse.get("partition_id")
+    return ONE_ALTER_TABLE if partition_id is None else (((ALTER_PARTITION, 1),), {"ids": [partition_id]})
+
+
 def _revert(metastore: Metastore, state: TableState, preview: Preview) -> Planned:
     execution = Execution.objects.get(pk=cast(RevertExecution, preview.spec).execution_id)
     if execution.operation["kind"] == RenameTable.kind and _moved_across_databases(metastore, execution.operation):
@@ -233,6 +239,7 @@ _PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Preview], Plan
     Relocate: _relocate,
     CompactFiles: _rewrite,
     ConvertFormat: _rewrite,
+    SetFileFormat: _set_file_format,  # alter_table, or alter_partition for one partition
     CompactTable: _no_events,  # TxnHandler.compact notifies no listener (2.3, 3.1, 4.0)
     AbortTransactions: _abort_transactions,  # ABORT_TXN per transaction on 3.1 and 4.0, none on 2.3
     RevertExecution: _revert,
@@ -261,6 +268,8 @@ def _revert_events(execution: Execution) -> Planned:
         table = ((ALTER_TABLE, 1),) if image.get("table_sd") else ()
         partitions = len(sd_ids) - len(table)
         return (*table, *(((ALTER_PARTITION, partitions),) if partitions else ())), {"sd_ids": sd_ids}
+    if kind == "set_fileformat" and image.get("partition_id") is not None:
+        return ((ALTER_PARTITION, 1),), {"ids": [image["partition_id"]]}
     if kind == "set_location" and execution.operation.get("partition"):
         return ((ALTER_PARTITION, 1),), {"sd_ids": [image["sd_id"]]}
     return _REVERTED[kind]

@@ -36,11 +36,11 @@ from operations.planners.partitions.matching import matching_partitions, predica
 from operations.planners.relocate import _destination_blockers, _estimated_seconds
 from operations.preview import CopyUnit, DataCopy, HiveComparison, Measured, Preview, Step
 from operations.rules import Finding
-from operations.specs import CompactFiles, ConvertFormat
+from operations.specs import CompactFiles, ConvertFormat, PartitionPredicate, SetFileFormat
 from operations.sql import MetastoreSql
 from operations.table_state import TableState, read_partition_scope
 
-__all__ = ("FORMATS", "plan_rewrite", "source_format", "staging_of")
+__all__ = ("FORMATS", "plan_rewrite", "plan_set_file_format", "source_format", "staging_of")
 
 RULE = "rewrite"
 RewriteSpec = CompactFiles | ConvertFormat
@@ -439,3 +439,80 @@ def _hive(metastore: Metastore, spec: RewriteSpec) -> HiveComparison:
         else "Hive's SET FILEFORMAT changes metadata only: the existing files become unreadable in the new format."
     )
     return HiveComparison(base.version, 0, 0, base.estimated_seconds, notes=(note,))
+
+
+# Hive's metadata-only SET FILEFORMAT ---------------------------------------------------------------------------------
+
+
+def plan_set_file_format(metastore: Metastore, state: TableState, spec: SetFileFormat) -> Preview:
+    """``[PARTITION (…)] SET FILEFORMAT x``: one storage descriptor's formats and SerDe, as Hive's DDLTask writes them
+    (``alterTable`` with ``AlterTableTypes.ADDFILEFORMAT``: input/output format and serialization lib, nothing else).
+    Blocked where the descriptor's location holds files in another format: they would become unreadable."""
+    target = spec.file_format.lower()
+    blockers = _replication_blockers(metastore, state)
+    if state.is_view:
+        blockers.append(Finding("view_rewrite", "ddl", f"{state.ref} is a view and has no file format"))
+    if target not in FORMATS:
+        blockers.append(Finding("unknown_format", RULE, f"{spec.file_format} is not one of PARQUET, ORC, AVRO."))
+    row = _set_format_row(metastore, state, spec, blockers)
+    if (
+        row is not None
+        and not blockers
+        and row["sd_id"] is not None
+        and (row["id"] is not None or not state.is_partitioned)
+    ):
+        files, _size = _listed(metastore, [row]).get(row["location"], (0, 0))
+        found = source_format(row["input_format"], row["serde"])
+        if files and found != target:
+            where = f"partition {row['name']}" if row["id"] is not None else str(state.ref)
+            blockers.append(
+                Finding("files_unreadable", RULE, f"{where} holds {files} file(s) in {found or 'another format'} at "
+                        f"{row['location']}: after SET FILEFORMAT {spec.file_format.upper()} readers would fail on "
+                        f"them. Write SET FILEFORMAT {spec.file_format.upper()} WITH DATA to convert them (a Spark "
+                        "job), or point the table at data in that format first.")
+            )  # fmt: skip
+    steps: list[Step] = []
+    if row is not None and not blockers and row["sd_id"] is not None:
+        sql = MetastoreSql(metastore.alias)
+        fake = replace(state, sd_id=row["sd_id"])
+        steps = [_table_format_step(sql, fake, target)]
+        if row["serde_id"] is not None:
+            steps.append(_serde_steps(sql, [row["serde_id"]], FORMATS[target][2])[0])
+    warnings = []
+    if state.is_partitioned and not spec.partition:
+        warnings.append(Finding("partitions_keep_format", RULE, "Existing partitions keep their own format (as in "
+                                "Hive); only partitions added later use the new one.", "warning"))  # fmt: skip
+    partition_id = row["id"] if row is not None else None
+    after = snapshot(state)
+    if not spec.partition and target in FORMATS:
+        input_format, output_format, serde = FORMATS[target]
+        after = snapshot(state, input_format=input_format, output_format=output_format, serde_lib=serde)
+    preview = build_preview(
+        metastore, state, spec, steps=steps, after=after, blockers=blockers, warnings=warnings,
+        partitions_touched=1 if partition_id is not None else 0, hive=metadata_only_hive(metastore),
+        inverse={"partition_id": partition_id},
+    )  # fmt: skip
+    scope = read_partition_scope(metastore, state.table_id, {"ids": [partition_id]}) if partition_id else None
+    return replace(preview, scope=scope)
+
+
+def _set_format_row(
+    metastore: Metastore, state: TableState, spec: SetFileFormat, blockers: list[Finding]
+) -> dict | None:
+    if not spec.partition:
+        return _row({"id": None, "name": "", "sd_id": state.sd_id, "sd__serde_id": state.serde_id,
+                     "sd__location": state.location, "sd__input_format": state.input_format,
+                     "sd__serde__slib": state.serde_lib})  # fmt: skip
+    if not state.is_partitioned:
+        blockers.append(Finding("not_partitioned", "ddl", f"Table {state.ref} is not partitioned"))
+        return None
+    predicates = tuple(PartitionPredicate(k, "=", v) for k, v in spec.partition)
+    selection = CompactFiles(target=spec.target, partitions=predicates)
+    blockers += predicate_blockers(state, selection)  # type: ignore[arg-type]
+    if blockers:
+        return None
+    rows, _selection = _in_scope(metastore, state, selection, [])
+    if len(rows) != 1:
+        blockers.append(Finding("partition_not_found", "ddl", f"No partition {spec.partition} in {state.ref}"))
+        return None
+    return rows[0]

@@ -51,7 +51,7 @@ from operations.planners.metadata import (
 from operations.planners.partitions import plan_drop_partitions, plan_rename_partition
 from operations.planners.relocate import plan_relocate
 from operations.planners.rename_table import plan_rename_table
-from operations.planners.rewrite import plan_rewrite
+from operations.planners.rewrite import plan_rewrite, plan_set_file_format
 from operations.planners.transactions import plan_abort_transactions
 from operations.preview import DirectoryMove, Measured, NewId, Preview, Step
 from operations.services.audit import record_audit
@@ -70,6 +70,7 @@ from operations.specs import (
     RenameTable,
     ReplaceColumns,
     RewritePartitionLocations,
+    SetFileFormat,
     SetLocation,
     SetOwner,
     SetSerdeProperties,
@@ -101,6 +102,7 @@ PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Any], Preview]]
     Relocate: plan_relocate,
     CompactFiles: plan_rewrite,
     ConvertFormat: plan_rewrite,
+    SetFileFormat: plan_set_file_format,
 }
 
 

@@ -217,6 +217,14 @@ GOLDEN = [
         "ALTER TABLE `default`.`t` PARTITION (`dt`='2024-01-01') SET FILEFORMAT ORC WITH DATA",
         id="convert-partition",
     ),
+    pytest.param(
+        "alter table t set fileformat orc", "ALTER TABLE `default`.`t` SET FILEFORMAT ORC", id="set-fileformat"
+    ),
+    pytest.param(
+        "ALTER TABLE t PARTITION (dt='1') SET FILEFORMAT avro",
+        "ALTER TABLE `default`.`t` PARTITION (`dt`='1') SET FILEFORMAT AVRO",
+        id="set-fileformat-partition",
+    ),
 ]
 
 
@@ -249,11 +257,14 @@ def test_every_supported_statement_form_has_a_golden_case() -> None:
     kinds = {type(parse_alter(case.values[0])).kind for case in GOLDEN}
 
     # when / then
-    assert len(SUPPORTED_STATEMENTS) == 19  # with COMPACT, ABORT TRANSACTIONS, ALTER VIEW's two forms, WITH DATA ×3
+    assert (
+        len(SUPPORTED_STATEMENTS) == 20
+    )  # with COMPACT, ABORT TRANSACTIONS, ALTER VIEW's forms, FILEFORMAT, WITH DATA
     assert kinds == {
         "relocate",
         "compact_files",
         "convert_format",
+        "set_fileformat",
         "rename_table",
         "add_columns",
         "replace_columns",
@@ -451,7 +462,6 @@ UNSUPPORTED = [
     pytest.param("ALTER MATERIALIZED VIEW v REBUILD", 1, "ALTER MATERIALIZED", id="alter-materialized"),
     pytest.param("ALTER TABLE t ADD PARTITION (a='1')", 15, "ADD PARTITION", id="add-partition"),
     pytest.param("ALTER TABLE t ADD IF NOT EXISTS PARTITION (a='1')", 15, "ADD IF NOT EXISTS PARTITION", id="add-if"),
-    pytest.param("alter table t set fileformat orc", 15, "SET FILEFORMAT", id="lower-case"),
     pytest.param("ALTER TABLE t SET FILEFORMAT TEXTFILE WITH DATA", 15, "SET FILEFORMAT", id="convert-to-text"),
     pytest.param("ALTER TABLE t CLUSTERED BY (id) INTO 4 BUCKETS", 15, "CLUSTERED BY", id="clustered"),
     pytest.param("ALTER TABLE t PARTITION COLUMN (a int)", 15, "PARTITION COLUMN (a partition key's type)", id="key"),

@@ -17,7 +17,6 @@ from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.models import PartitionParam, SerDeParam
 from catalog_admin.seeding.files import encode_rows
 from catalog_admin.selectors.metastores import Metastore
-from operations.ddl.errors import DdlParseError
 from operations.models import Execution, Relocation
 from operations.planners.rewrite import FORMATS, LAZY_SIMPLE
 from operations.services.alter import alter_execute, alter_preview, alter_preview_statement
@@ -290,14 +289,41 @@ def test_bad_parameters_of_the_structured_operation_are_named(metastore: Metasto
     assert preview.data_copy is None and preview.steps == ()
 
 
-def test_plain_set_fileformat_is_refused_pointing_to_with_data() -> None:
-    """Hive's metadata-only SET FILEFORMAT would leave the files unreadable: the error says to write WITH DATA."""
-    from operations.ddl.parser import parse_alter
+def test_plain_set_fileformat_is_blocked_where_files_would_become_unreadable(metastore: Metastore) -> None:
+    """Hive's metadata-only SET FILEFORMAT on a partition holding Parquet files would leave them unreadable as ORC:
+    blocked, pointing to WITH DATA; nothing would be written."""
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore, statement="ALTER TABLE sales.orders PARTITION (dt='2024-01-02', hour=0) SET FILEFORMAT ORC"
+    )
 
-    with pytest.raises(DdlParseError) as refused:
-        parse_alter("ALTER TABLE t SET FILEFORMAT ORC")
-    assert refused.value.code == ErrorCode.DDL_PARSE_ERROR
-    assert "SET FILEFORMAT ORC WITH DATA" in refused.value.message
+    # then
+    assert [b.code for b in preview.blockers] == ["files_unreadable"]
+    assert "SET FILEFORMAT ORC WITH DATA" in preview.blockers[0].message
+    assert preview.steps == ()
+
+
+def test_plain_set_fileformat_of_a_partitioned_table_changes_its_own_descriptor_only(metastore: Metastore) -> None:
+    """Without PARTITION, Hive switches the table's descriptor (new partitions) and not the existing partitions':
+    nothing becomes unreadable, one ALTER_TABLE; revert puts the Parquet classes back."""
+    # given
+    orders = table_row(metastore, "sales", "orders")
+    before = partition_locations(metastore, orders.id)
+
+    # when
+    preview = alter_preview_statement(metastore=metastore, statement="ALTER TABLE sales.orders SET FILEFORMAT ORC")
+    execution = alter_execute(preview=preview, actor="steward", source="cli")
+
+    # then
+    assert preview.blockers == () and "partitions_keep_format" in {w.code for w in preview.warnings}
+    assert row_changes(preview) == {"SDS": (0, 1, 0), "SERDES": (0, 1, 0)}
+    changed = table_row(metastore, "sales", "orders")
+    assert (changed.sd.input_format, changed.sd.output_format, changed.sd.serde.slib) == FORMATS["orc"]
+    assert partition_locations(metastore, orders.id) == before
+    assert event_types(metastore) == ["ALTER_TABLE"]
+    alter_execute(preview=revert_preview(execution=execution), actor="steward", source="cli")
+    reverted = table_row(metastore, "sales", "orders")
+    assert (reverted.sd.input_format, reverted.sd.output_format, reverted.sd.serde.slib) == FORMATS["parquet"]
 
 
 def test_a_rewrite_never_runs_as_a_plain_alter(metastore: Metastore) -> None:
