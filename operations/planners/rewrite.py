@@ -13,7 +13,8 @@ back meanwhile.
 The new directories lie below one staging directory whose name starts with ``_`` (``<table root>/_compacted-<token>``
 for a partitioned table, ``<parent>/_compacted-<token>`` beside an unpartitioned table's root): Hive's and Hadoop's
 input listings skip such names (``FileUtils.HIDDEN_FILES_PATH_FILTER``, ``FileInputFormat.hiddenFileFilter``) and so
-does ``MSCK REPAIR TABLE`` (``HiveMetaStoreChecker`` lists partition directories through the same filter), so no
+does ``MSCK REPAIR TABLE`` (apache/hive ql/.../metadata/HiveMetaStoreChecker.getAllLeafDirs lists the table's
+directories through the same filter), so no
 reader takes them for data or a partition before the swap. The token is a digest of the operation and its sources:
 the same plan previews to the same directories (approval binds them), and a second compaction gets new ones.
 """
@@ -46,7 +47,8 @@ RULE = "rewrite"
 RewriteSpec = CompactFiles | ConvertFormat
 
 # Hive's classes per format, as ``STORED AS`` / ``SET FILEFORMAT`` write them: the StorageFormatDescriptor of each
-# (apache/hive ql/src/java/org/apache/hadoop/hive/ql/io/ParquetFileStorageFormatDescriptor, ORCFileStorageFormat-
+# (apache/hive ql/src/java/org/apache/hadoop/hive/ql/io/ParquetFileStorageFormatDescriptor: getInputFormat,
+# getOutputFormat, getSerde; ORCFileStorageFormat-
 # Descriptor, AvroStorageFormatDescriptor), which DDLSemanticAnalyzer.analyzeAlterTableFileFormat (2.3/3.1;
 # AlterTableSetFileFormatAnalyzer in 4.0) reads through StorageFormat.fillStorageFormat.
 FORMATS: dict[str, tuple[str, str, str]] = {
