@@ -14,9 +14,9 @@ The new directories lie below one staging directory whose name starts with ``_``
 for a partitioned table, ``<parent>/_compacted-<token>`` beside an unpartitioned table's root): Hive's and Hadoop's
 input listings skip such names (``FileUtils.HIDDEN_FILES_PATH_FILTER``, ``FileInputFormat.hiddenFileFilter``) and so
 does ``MSCK REPAIR TABLE`` (apache/hive ql/.../metadata/HiveMetaStoreChecker.getAllLeafDirs lists the table's
-directories through the same filter), so no
-reader takes them for data or a partition before the swap. The token is a digest of the operation and its sources:
-the same plan previews to the same directories (approval binds them), and a second compaction gets new ones.
+directories through the same filter), so no reader takes them for data or a partition before the swap. The token is
+a digest of the operation and its sources: the same plan previews to the same directories (approval binds them), and
+a second compaction gets new ones.
 """
 
 from __future__ import annotations
