@@ -173,6 +173,8 @@ CATALOG_OBJECT_STORE_RENAME_LIMIT_BYTES = rename_limit_bytes(os.environ)
 # A relocation keeps the source data this long after the swap (revert swaps back meanwhile); then cleanup removes it.
 CATALOG_RELOCATION_RETENTION = timedelta(hours=int(os.environ.get("CATALOG_RELOCATION_RETENTION_HOURS", "168")))
 # A relocation preview lists at most this many partitions' files and extrapolates the rest (the sample is shown).
+# CONCATENATE / SET FILEFORMAT … WITH DATA: the size of the files a rewrite writes, unless the operation names one.
+CATALOG_COMPACT_TARGET_FILE_BYTES = int(os.environ.get("CATALOG_COMPACT_TARGET_FILE_BYTES", str(128 * 1024 * 1024)))
 CATALOG_RELOCATION_SAMPLE_PARTITIONS = int(os.environ.get("CATALOG_RELOCATION_SAMPLE_PARTITIONS", "200"))
 SPECTACULAR_SETTINGS = {
     "TITLE": "catalog-admin API",

@@ -82,8 +82,21 @@ def _table_operations(metastore: Metastore, state: TableState) -> tuple[GuidedOp
                     f"ALTER TABLE {ref} SET LOCATION '{state.location.rstrip('/')}_relocated' WITH DATA",
                     "A Spark job copies every file and verifies it, then the table is re-pointed; the old data is "
                     "kept for the retention time.",
-                )
+                ),
             )  # fmt: skip
+            ops += [
+                GuidedOperation(
+                    "concatenate", "Compact small files", f"ALTER TABLE {ref} CONCATENATE",
+                    "A Spark job rewrites each partition with many small files into a new directory of fewer files, "
+                    "checks the rows, then swaps; the old files are kept for the retention time.",
+                ),
+                GuidedOperation(
+                    "convert", "Convert the data to another format",
+                    f"ALTER TABLE {ref} SET FILEFORMAT PARQUET WITH DATA",
+                    "A Spark job rewrites the data as PARQUET or ORC, then formats, SerDe and locations switch "
+                    "together; plain SET FILEFORMAT would leave the files unreadable.",
+                ),
+            ]  # fmt: skip
     partition = _first_partition(metastore, state)
     if partition:
         ops += [

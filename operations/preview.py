@@ -47,6 +47,15 @@ class NewId:
 
 
 @dataclass(frozen=True)
+class Measured:
+    """A placeholder in a step's parameters: a statistic of what a data job wrote for ``unit`` (``numFiles`` or
+    ``totalSize`` of a rewritten directory), filled at execution from the listing of its new directory."""
+
+    unit: str
+    stat: str
+
+
+@dataclass(frozen=True)
 class Step:
     """One set-based statement and the number of rows it must change (-1: not checked, e.g. id bookkeeping).
 
@@ -214,6 +223,9 @@ class CopyUnit:
     key: str
     source: str
     destination: str
+    source_format: str = ""  # a rewrite (CONCATENATE, SET FILEFORMAT … WITH DATA): parquet | orc | avro | text
+    sd_id: int | None = None  # a rewrite: the storage descriptor the swap re-points
+    partition_id: int | None = None  # a rewrite of a partition: whose numFiles/totalSize the swap updates
 
 
 @dataclass(frozen=True)

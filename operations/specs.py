@@ -14,13 +14,16 @@ from typing import Any, ClassVar
 from operations.ddl.render import quote_ident, quote_string, render_partition_spec, render_properties
 
 __all__ = (
+    "COMPACT_OPTIONS",
     "SPEC_KINDS",
     "AbortTransactions",
     "AddColumns",
     "AlterSpec",
     "ChangeColumn",
     "ColumnDef",
+    "CompactFiles",
     "CompactTable",
+    "ConvertFormat",
     "DropPartitions",
     "PartitionPredicate",
     "Relocate",
@@ -29,6 +32,7 @@ __all__ = (
     "ReplaceColumns",
     "RevertExecution",
     "RewritePartitionLocations",
+    "SetFileFormat",
     "SetLocation",
     "SetOwner",
     "SetSerdeProperties",
@@ -225,6 +229,69 @@ class Relocate(AlterSpec):
 
 
 @dataclass(frozen=True)
+class CompactFiles(AlterSpec):
+    """``[PARTITION (…)] CONCATENATE``: each selected partition (or an unpartitioned table's root) is rewritten by a
+    Spark job into a new directory of fewer, bigger files (same rows, verified), then re-pointed in one transaction.
+
+    Not Hive's ACID ``COMPACT`` (:class:`CompactTable`). Structured-only criteria narrow the selection to partitions
+    with more than ``min_files`` files or an average file smaller than ``max_average_bytes``;
+    ``target_file_bytes`` (default ``CATALOG_COMPACT_TARGET_FILE_BYTES``) sizes the new files."""
+
+    kind: ClassVar[str] = "compact_files"
+    partitions: tuple[PartitionPredicate, ...] = ()
+    min_files: int | None = None
+    max_average_bytes: int | None = None
+    target_file_bytes: int | None = None
+
+    @property
+    def specs(self) -> tuple[tuple[PartitionPredicate, ...], ...]:
+        return (self.partitions,) if self.partitions else ()
+
+    def _clause(self) -> str:
+        """Hive's ``CONCATENATE``; the structured-only options follow as the console's extension ``WITH ('k'='v',
+        …)`` (parsed back by ``parse_alter``)."""
+        options = tuple((name, str(value)) for name in COMPACT_OPTIONS if (value := getattr(self, name)) is not None)
+        extension = f" WITH {render_properties(options)}" if options else ""
+        return f"{_predicates_clause(self.partitions)}CONCATENATE{extension}"
+
+
+# The options of a compaction beyond Hive's CONCATENATE (CompactFiles' fields of the same names).
+COMPACT_OPTIONS = ("min_files", "max_average_bytes", "target_file_bytes")
+
+
+@dataclass(frozen=True)
+class ConvertFormat(AlterSpec):
+    """``[PARTITION (…)] SET FILEFORMAT PARQUET|ORC|AVRO WITH DATA`` (console extension, like ``SET LOCATION … WITH
+    DATA``): the data is rewritten into the new format in new directories, then each storage descriptor's formats,
+    SerDe and location switch together in one transaction. Without ``partitions``: the table and all partitions."""
+
+    kind: ClassVar[str] = "convert_format"
+    file_format: str  # PARQUET | ORC | AVRO
+    partitions: tuple[PartitionPredicate, ...] = ()
+
+    @property
+    def specs(self) -> tuple[tuple[PartitionPredicate, ...], ...]:
+        return (self.partitions,) if self.partitions else ()
+
+    def _clause(self) -> str:
+        return f"{_predicates_clause(self.partitions)}SET FILEFORMAT {self.file_format.upper()} WITH DATA"
+
+
+@dataclass(frozen=True)
+class SetFileFormat(AlterSpec):
+    """Hive's ``[PARTITION (…)] SET FILEFORMAT PARQUET|ORC|AVRO``: metadata only (the formats and SerDe of one
+    storage descriptor); its preview blocks it where existing files would become unreadable (``WITH DATA`` converts)."""
+
+    kind: ClassVar[str] = "set_fileformat"
+    file_format: str
+    partition: tuple[tuple[str, str], ...] = ()
+
+    def _clause(self) -> str:
+        spec = f"PARTITION {render_partition_spec(self.partition)} " if self.partition else ""
+        return f"{spec}SET FILEFORMAT {self.file_format.upper()}"
+
+
+@dataclass(frozen=True)
 class RewritePartitionLocations(AlterSpec):
     """Console extension: replace a location prefix on every partition (metadata only)."""
 
@@ -294,6 +361,13 @@ class AbortTransactions(AlterSpec):
         return f"ABORT TRANSACTIONS {' '.join(str(t) for t in self.txn_ids)}"
 
 
+def _predicates_clause(predicates: tuple[PartitionPredicate, ...]) -> str:
+    """``PARTITION (k op 'v', …) `` or nothing."""
+    if not predicates:
+        return ""
+    return f"PARTITION ({', '.join(f'{quote_ident(p.key)}{p.op}{quote_string(p.value)}' for p in predicates)}) "
+
+
 def _cascade(cascade: bool) -> str:
     return " CASCADE" if cascade else ""
 
@@ -316,6 +390,9 @@ SPEC_KINDS: dict[str, type[AlterSpec]] = {
         CompactTable,
         AbortTransactions,
         Relocate,
+        CompactFiles,
+        ConvertFormat,
+        SetFileFormat,
     )
 }
 

@@ -21,6 +21,10 @@ SUPPORTED_STATEMENTS = (
     "ALTER TABLE t PARTITION (k='v', …) RENAME TO PARTITION (k='v2', …)",
     "ALTER TABLE t DROP [IF EXISTS] PARTITION (k op 'v', …)[, PARTITION (…)] [PURGE]",
     "ALTER TABLE t [PARTITION (k='v', …)] COMPACT 'major'|'minor'",
+    "ALTER TABLE t [PARTITION (k op 'v', …)] CONCATENATE [WITH ('min_files'='n', 'max_average_bytes'='n', "
+    "'target_file_bytes'='n')]",
+    "ALTER TABLE t [PARTITION (k='v', …)] SET FILEFORMAT PARQUET|ORC|AVRO",
+    "ALTER TABLE t [PARTITION (k op 'v', …)] SET FILEFORMAT PARQUET|ORC|AVRO WITH DATA",
     "ALTER TABLE t ABORT TRANSACTIONS id [id …]",
     "ALTER VIEW [db.]v RENAME TO [db.]v2",
     "ALTER VIEW v SET TBLPROPERTIES ('k'='v', …) | UNSET TBLPROPERTIES [IF EXISTS] ('k', …)",

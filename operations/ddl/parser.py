@@ -14,12 +14,15 @@ from catalog_admin.schema import SchemaVersion
 from operations.ddl.errors import SUPPORTED_STATEMENTS, DdlParseError
 from operations.ddl.types import TypeGrammar, grammar_for, read_type
 from operations.specs import (
+    COMPACT_OPTIONS,
     AbortTransactions,
     AddColumns,
     AlterSpec,
     ChangeColumn,
     ColumnDef,
+    CompactFiles,
     CompactTable,
+    ConvertFormat,
     DropPartitions,
     PartitionPredicate,
     Relocate,
@@ -27,6 +30,7 @@ from operations.specs import (
     RenameTable,
     ReplaceColumns,
     RewritePartitionLocations,
+    SetFileFormat,
     SetLocation,
     SetOwner,
     SetSerdeProperties,
@@ -53,14 +57,12 @@ UNSUPPORTED_TABLE_CLAUSES: dict[tuple[str, ...], str] = {
     ("NOT", "SORTED"): "NOT SORTED",
     ("INTO",): "INTO … BUCKETS",
     ("PARTITION", "COLUMN"): "PARTITION COLUMN (a partition key's type)",
-    ("SET", "FILEFORMAT"): "SET FILEFORMAT",
     ("SET", "SERDE"): "SET SERDE",
     ("SET", "SKEWED"): "SET SKEWED LOCATION",
     ("SET", "PARTITION"): "SET PARTITION SPEC",
     ("TOUCH",): "TOUCH",
     ("ARCHIVE",): "ARCHIVE PARTITION",
     ("UNARCHIVE",): "UNARCHIVE PARTITION",
-    ("CONCATENATE",): "CONCATENATE",
     ("EXCHANGE",): "EXCHANGE PARTITION",
     ("RECOVER",): "RECOVER PARTITIONS",
     ("UPDATE",): "UPDATE STATISTICS / UPDATE COLUMNS",
@@ -74,10 +76,8 @@ UNSUPPORTED_PARTITION_CLAUSES: dict[tuple[str, ...], str] = {
     ("ADD", "COLUMNS"): "PARTITION (…) ADD COLUMNS",
     ("REPLACE", "COLUMNS"): "PARTITION (…) REPLACE COLUMNS",
     ("CHANGE",): "PARTITION (…) CHANGE COLUMN",
-    ("SET", "FILEFORMAT"): "PARTITION (…) SET FILEFORMAT",
     ("SET", "SERDE"): "PARTITION (…) SET SERDE",
     ("SET", "SERDEPROPERTIES"): "PARTITION (…) SET SERDEPROPERTIES",
-    ("CONCATENATE",): "PARTITION (…) CONCATENATE",
     ("CLUSTERED",): "PARTITION (…) CLUSTERED BY",
     ("NOT",): "PARTITION (…) NOT CLUSTERED / NOT SORTED / NOT SKEWED",
     ("INTO",): "PARTITION (…) INTO … BUCKETS",
@@ -87,6 +87,11 @@ UNSUPPORTED_PARTITION_CLAUSES: dict[tuple[str, ...], str] = {
     ("UNARCHIVE",): "PARTITION (…) UNARCHIVE",
     ("UPDATE",): "PARTITION (…) UPDATE STATISTICS / UPDATE COLUMNS",
 }
+# The formats ``SET FILEFORMAT … WITH DATA`` rewrites data into (Hive's fileFormat names them, among others).
+CONVERTIBLE_FORMATS = ("PARQUET", "ORC", "AVRO")
+# Hive's other fileFormat words: metadata-only SET FILEFORMAT to them is Hive's to run.
+OTHER_FORMATS = ("TEXTFILE", "SEQUENCEFILE", "RCFILE", "JSONFILE", "INPUTFORMAT")
+
 # Mistakes worth a hint: statements Hive itself does not have.
 NOT_HIVE: dict[tuple[str, ...], str] = {
     ("DROP", "COLUMN"): "Hive has no DROP COLUMN: REPLACE COLUMNS (…) with the columns to keep drops the others",
@@ -180,10 +185,13 @@ class _Parser:
             return self.drop_partitions(target)
         if word == "COMPACT":
             return self.compact(target)
+        if word == "CONCATENATE":
+            return self.concatenate(target)
         if word == "ABORT":
             return self.abort_transactions(target)
         raise self.error(
-            f"expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION, DROP, COMPACT or ABORT, "
+            f"expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION, DROP, COMPACT, CONCATENATE "
+            f"or ABORT, "
             f"found {self.describe(self.peek())}"
         )
 
@@ -212,6 +220,7 @@ class _Parser:
         )
 
     def set_clause(self, target: TableRef, partition: tuple[tuple[str, str], ...] = ()) -> AlterSpec:
+        start = self.peek().position
         self.expect_words("SET")
         word = self.peek_word()
         if word == "LOCATION":
@@ -221,8 +230,13 @@ class _Parser:
                 predicates = tuple(PartitionPredicate(key=k, op="=", value=v) for k, v in partition)
                 return Relocate(target=target, location=location, partitions=predicates)
             return SetLocation(target=target, location=location, partition=partition)
+        if word == "FILEFORMAT":
+            predicates = tuple(PartitionPredicate(key=k, op="=", value=v) for k, v in partition)
+            return self.file_format(target, predicates, start)
         if partition:
-            raise self.error(f"expected LOCATION after PARTITION (…) SET, found {self.describe(self.peek())}")
+            raise self.error(
+                f"expected LOCATION or FILEFORMAT after PARTITION (…) SET, found {self.describe(self.peek())}"
+            )
         if word == "TBLPROPERTIES":
             self.advance()
             return SetTableProperties(target=target, properties=self.properties())
@@ -259,7 +273,58 @@ class _Parser:
             return self.set_clause(target, spec)
         if self.peek_word() == "COMPACT":
             return self.compact(target, spec)
-        raise self.error(f"expected RENAME TO PARTITION, SET LOCATION or COMPACT, found {self.describe(self.peek())}")
+        if self.peek_word() == "CONCATENATE":
+            return self.concatenate(target, predicates)
+        raise self.error(
+            f"expected RENAME TO PARTITION, SET LOCATION, SET FILEFORMAT, COMPACT or CONCATENATE, found "
+            f"{self.describe(self.peek())}"
+        )
+
+    def concatenate(self, target: TableRef, predicates: tuple[PartitionPredicate, ...] = ()) -> CompactFiles:
+        """``CONCATENATE`` (HiveParser's alterStatementSuffixMergeFiles): Hive merges ORC/RCFile files only; the
+        console rewrites any of Parquet, ORC, Avro and text as a Spark job (``planners/rewrite.py``). Its extension
+        ``WITH ('min_files'='50', 'max_average_bytes'='…', 'target_file_bytes'='…')`` selects and sizes."""
+        self.expect_words("CONCATENATE")
+        if not self.accept_words("WITH"):
+            return CompactFiles(target=target, partitions=predicates)
+        start = self.peek().position
+        options: dict[str, int] = {}
+        for key, value in self.properties():
+            if key not in COMPACT_OPTIONS:
+                raise DdlParseError(self.text, start, f"CONCATENATE WITH takes {', '.join(COMPACT_OPTIONS)}, not "
+                                    f"'{key}'")  # fmt: skip
+            if not value.isdigit() or int(value) < 1:
+                raise DdlParseError(self.text, start, f"{key} must be a positive whole number, not '{value}'")
+            options[key] = int(value)
+        return CompactFiles(target=target, partitions=predicates, **options)
+
+    def file_format(self, target: TableRef, predicates: tuple[PartitionPredicate, ...], start: int) -> AlterSpec:
+        """``SET FILEFORMAT PARQUET|ORC|AVRO [WITH DATA]``: Hive's metadata-only statement (alterStatementSuffix-
+        FileFormat; its preview blocks it where existing files would become unreadable), or with ``WITH DATA`` the
+        console's extension that rewrites the data too."""
+        self.expect_words("FILEFORMAT")
+        token = self.peek()
+        name = self.peek_word()
+        if name not in CONVERTIBLE_FORMATS + OTHER_FORMATS:
+            raise self.error(f"expected a file format (PARQUET, ORC, AVRO, …) after SET FILEFORMAT, found "
+                             f"{self.describe(token)}")  # fmt: skip
+        if name in OTHER_FORMATS:
+            raise DdlParseError(
+                self.text,
+                start,
+                f"SET FILEFORMAT {name} is Hive DDL the console does not run; it converts data to "
+                f"{', '.join(CONVERTIBLE_FORMATS)} with SET FILEFORMAT … WITH DATA",
+                unsupported="SET FILEFORMAT",
+            )
+        self.advance()
+        if not self.accept_words("WITH", "DATA"):
+            if any(p.op != "=" for p in predicates):
+                problem = ("a partition range (<, <=, >, >=, <>) is accepted only by SET FILEFORMAT … WITH DATA; "
+                           "Hive's SET FILEFORMAT names one partition exactly")  # fmt: skip
+                raise DdlParseError(self.text, start, problem)
+            partition = tuple((p.key, p.value) for p in predicates)
+            return SetFileFormat(target=target, file_format=name, partition=partition)
+        return ConvertFormat(target=target, file_format=name, partitions=predicates)
 
     def abort_transactions(self, target: TableRef) -> AbortTransactions:
         """``ABORT TRANSACTIONS id [id …]`` (HiveParser's abortTransactionStatement: ids separated by spaces)."""
@@ -291,8 +356,14 @@ class _Parser:
             raise self.unsupported(clause, f"{clause} is Hive DDL that the console does not run; use Hive for it")
         return CompactTable(target=target, compaction_type=compaction_type, partition=partition)
 
-    def relocate_range(self, target: TableRef, predicates: tuple[PartitionPredicate, ...]) -> Relocate:
-        """A range of partitions (``PARTITION (dt < '2024-01-01')``) can only be relocated (``… WITH DATA``)."""
+    def relocate_range(self, target: TableRef, predicates: tuple[PartitionPredicate, ...]) -> AlterSpec:
+        """A range of partitions (``PARTITION (dt < '2024-01-01')``) can only be relocated (``… WITH DATA``),
+        concatenated or converted (``SET FILEFORMAT … WITH DATA``): the console's jobs, not Hive's statements."""
+        if self.peek_word() == "CONCATENATE":
+            return self.concatenate(target, predicates)
+        if self.words(2) == ("SET", "FILEFORMAT"):
+            start = self.advance().position
+            return self.file_format(target, predicates, start)
         self.expect_words("SET", "LOCATION")
         location = self.string()
         if not self.accept_words("WITH", "DATA"):

@@ -59,7 +59,9 @@ from operations.specs import (
     AddColumns,
     AlterSpec,
     ChangeColumn,
+    CompactFiles,
     CompactTable,
+    ConvertFormat,
     DropPartitions,
     Relocate,
     RenamePartition,
@@ -67,6 +69,7 @@ from operations.specs import (
     ReplaceColumns,
     RevertExecution,
     RewritePartitionLocations,
+    SetFileFormat,
     SetLocation,
     SetOwner,
     SetSerdeProperties,
@@ -198,6 +201,21 @@ def _relocate(_metastore: Metastore, _state: TableState, preview: Preview) -> Pl
     return ((ALTER_TABLE, 1), *partition_events), preview.scope.selection
 
 
+def _rewrite(_metastore: Metastore, _state: TableState, preview: Preview) -> Planned:
+    """CONCATENATE and SET FILEFORMAT … WITH DATA: no Hive statement rewrites data this way; the swap changes what
+    Hive's ``SET LOCATION`` / ``SET FILEFORMAT`` would: a partition's storage descriptor through ``alter_partitions``
+    (one ALTER_PARTITION each), the table's own through ``alter_table`` (one ALTER_TABLE; ``inverse["table_sd"]``)."""
+    table = ((ALTER_TABLE, 1),) if preview.inverse.get("table_sd") else ()
+    if preview.scope is None:
+        return ONE_ALTER_TABLE  # an unpartitioned table: its own storage descriptor
+    return (*table, (ALTER_PARTITION, preview.scope.count)), preview.scope.selection
+
+
+def _set_file_format(_metastore: Metastore, _state: TableState, preview: Preview) -> Planned:
+    partition_id = preview.inverse.get("partition_id")
+    return ONE_ALTER_TABLE if partition_id is None else (((ALTER_PARTITION, 1),), {"ids": [partition_id]})
+
+
 def _revert(metastore: Metastore, state: TableState, preview: Preview) -> Planned:
     execution = Execution.objects.get(pk=cast(RevertExecution, preview.spec).execution_id)
     if execution.operation["kind"] == RenameTable.kind and _moved_across_databases(metastore, execution.operation):
@@ -219,6 +237,9 @@ _PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Preview], Plan
     RenamePartition: _rename_partition,
     DropPartitions: _drop_partitions,
     Relocate: _relocate,
+    CompactFiles: _rewrite,
+    ConvertFormat: _rewrite,
+    SetFileFormat: _set_file_format,  # alter_table, or alter_partition for one partition
     CompactTable: _no_events,  # TxnHandler.compact notifies no listener (2.3, 3.1, 4.0)
     AbortTransactions: _abort_transactions,  # ABORT_TXN per transaction on 3.1 and 4.0, none on 2.3
     RevertExecution: _revert,
@@ -242,6 +263,13 @@ def _revert_events(execution: Execution) -> Planned:
             return ((ALTER_PARTITION, len(sd_ids)),), {"sd_ids": sd_ids}
         # the whole table: its own storage descriptor is one of the rows written back
         return ((ALTER_TABLE, 1), (ALTER_PARTITION, len(sd_ids) - 1)), {"sd_ids": sd_ids}
+    if kind in ("compact_files", "convert_format"):  # the swap back: the storage descriptors it wrote back
+        sd_ids = sorted({row["SD_ID"] for row in image.get("updated_rows", {}).get("SDS", [])})
+        table = ((ALTER_TABLE, 1),) if image.get("table_sd") else ()
+        partitions = len(sd_ids) - len(table)
+        return (*table, *(((ALTER_PARTITION, partitions),) if partitions else ())), {"sd_ids": sd_ids}
+    if kind == "set_fileformat" and image.get("partition_id") is not None:
+        return ((ALTER_PARTITION, 1),), {"ids": [image["partition_id"]]}
     if kind == "set_location" and execution.operation.get("partition"):
         return ((ALTER_PARTITION, 1),), {"sd_ids": [image["sd_id"]]}
     return _REVERTED[kind]

@@ -18,7 +18,7 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -51,8 +51,9 @@ from operations.planners.metadata import (
 from operations.planners.partitions import plan_drop_partitions, plan_rename_partition
 from operations.planners.relocate import plan_relocate
 from operations.planners.rename_table import plan_rename_table
+from operations.planners.rewrite import plan_rewrite, plan_set_file_format
 from operations.planners.transactions import plan_abort_transactions
-from operations.preview import DirectoryMove, NewId, Preview, Step
+from operations.preview import DirectoryMove, Measured, NewId, Preview, Step
 from operations.services.audit import record_audit
 from operations.services.commit_markers import clear_commit_marker, new_commit_marker, write_commit_marker
 from operations.specs import (
@@ -60,13 +61,16 @@ from operations.specs import (
     AddColumns,
     AlterSpec,
     ChangeColumn,
+    CompactFiles,
     CompactTable,
+    ConvertFormat,
     DropPartitions,
     Relocate,
     RenamePartition,
     RenameTable,
     ReplaceColumns,
     RewritePartitionLocations,
+    SetFileFormat,
     SetLocation,
     SetOwner,
     SetSerdeProperties,
@@ -96,6 +100,9 @@ PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Any], Preview]]
     CompactTable: plan_compaction,
     AbortTransactions: plan_abort_transactions,
     Relocate: plan_relocate,
+    CompactFiles: plan_rewrite,
+    ConvertFormat: plan_rewrite,
+    SetFileFormat: plan_set_file_format,
 }
 
 
@@ -172,12 +179,14 @@ def alter_execute(
     progress: Progress | None = None,
     approved: dict[str, Any] | None = None,
     data_copied: bool = False,
+    measured: Mapping[tuple[str, str], str] | None = None,
 ) -> Execution:
     """Run exactly ``preview`` (or nothing), audit it, and return the execution record.
 
     ``approved``: the summary of the plan that was approved (a change request's); ``preview``, rebuilt just before,
     must be that very plan, or nothing runs. ``progress(done, total, description)`` is called before each statement.
-    A plan that copies data first (relocate) runs only as the swap of ``relocate_execute`` (``data_copied``).
+    A plan that copies data first (relocate) runs only as the swap of ``relocate_execute`` (``data_copied``);
+    ``measured``: what a rewrite wrote, by (unit, statistic), for its steps' :class:`Measured` parameters.
     """
     if preview.data_copy is not None and not data_copied:
         raise ApplicationError(
@@ -204,7 +213,7 @@ def alter_execute(
     execution = _start_execution(preview, actor=actor, source=source, reason=reason)
     started = time.monotonic()
     try:
-        counts = _apply(metastore, preview, execution, progress)
+        counts = _apply(metastore, preview, execution, progress, measured or {})
     except Exception as exc:
         _finish(execution, Execution.State.FAILED, started, error=_describe(exc))
         _audit(execution, preview)
@@ -260,7 +269,11 @@ def _start_execution(preview: Preview, *, actor: str, source: str, reason: str) 
 
 
 def _apply(
-    metastore: Metastore, preview: Preview, execution: Execution, progress: Progress | None
+    metastore: Metastore,
+    preview: Preview,
+    execution: Execution,
+    progress: Progress | None,
+    measured: Mapping[tuple[str, str], str],
 ) -> dict[str, dict[str, int]]:
     moved: list[tuple[DirectoryMoveRecord, int]] = []
     try:
@@ -273,7 +286,7 @@ def _apply(
             for move in preview.moves:
                 moved.append(_move_directory(execution, move))
             fault_point("moved")
-            steps, allocated = _resolve_ids(metastore, preview.steps)
+            steps, allocated = _resolve_ids(metastore, _fill_measured(preview.steps, measured))
             events_before = capture_before(metastore, preview.events) if preview.events else None
             counts, captured = _run_steps(metastore, steps, progress)
             if preview.events and events_before:
@@ -298,6 +311,23 @@ def _keep_before_image(execution: Execution, allocated: dict[str, int], captured
         "updated_rows": captured["updated"],
     }
     execution.save(update_fields=["before_image"])
+
+
+def _fill_measured(steps: tuple[Step, ...], measured: Mapping[tuple[str, str], str]) -> tuple[Step, ...]:
+    """Replace :class:`Measured` placeholders by what the data job wrote (every one must be known)."""
+    if not any(isinstance(p, Measured) for step in steps for p in step.params):
+        return steps
+    missing = [p for step in steps for p in step.params if isinstance(p, Measured) and (p.unit, p.stat) not in measured]
+    if missing:
+        raise ApplicationError(
+            ErrorCode.EXECUTION_FAILED,
+            f"No {missing[0].stat} was measured for {missing[0].unit}; nothing was applied.",
+            {"unit": missing[0].unit},
+        )
+    return tuple(
+        replace(s, params=tuple(measured[(p.unit, p.stat)] if isinstance(p, Measured) else p for p in s.params))
+        for s in steps
+    )
 
 
 def _resolve_ids(metastore: Metastore, steps: tuple[Step, ...]) -> tuple[tuple[Step, ...], dict[str, int]]:

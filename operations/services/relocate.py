@@ -27,6 +27,7 @@ from operations.models import Execution, Relocation
 from operations.preview import DataCopy, Preview
 from operations.services.alter import alter_execute
 from operations.services.audit import record_audit
+from operations.services.rewrite import REWRITE_SPECS, measured_statistics, rewrite_plan, verify_rewrite_manifest
 
 __all__ = (
     "relocate_execute",
@@ -42,9 +43,12 @@ RunProgram = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 def relocation_copy_plan(*, preview: Preview, completed: Sequence[str] = ()) -> dict[str, Any]:
-    """The relocate program's JSON plan: every file of every unit, listed now, with its destination and size."""
+    """The relocate program's JSON plan: every file of every unit, listed now, with its destination and size (a
+    rewrite's: the rewrite program's, ``services/rewrite.py``)."""
     data_copy = _data_copy(preview)
     options = _filesystem_options(preview.metastore)
+    if isinstance(preview.spec, REWRITE_SPECS):
+        return rewrite_plan(preview=preview, data_copy=data_copy, filesystems=options, completed=completed)
     units = []
     for unit in data_copy.units:
         listed = filesystem_for(unit.source, preview.metastore).list_files(unit.source) or []
@@ -118,13 +122,20 @@ def relocation_swap(
 ) -> Execution:
     """After the copy: check ``manifest`` against ``plan``, then re-point the metastore in one staleness-checked
     transaction (``alter_execute``); the swap's execution, with its :class:`Relocation`. A copy that is incomplete
-    swaps nothing (its verified units stay for a resumed run); a swap refused (stale, failed) removes the copy."""
+    swaps nothing (its verified units stay for a resumed run); a swap refused (stale, failed) removes the copy.
+    A rewrite's manifest is checked for its rows, and its new directories measured for numFiles/totalSize."""
     _refuse_blocked(preview)
-    verify_copy_manifest(plan, manifest)
+    measured = None
+    if plan.get("program") == "rewrite":
+        verify_rewrite_manifest(plan, manifest)
+        measured = measured_statistics(plan)
+    else:
+        verify_copy_manifest(plan, manifest)
     try:
         execution = alter_execute(
-            preview=preview, actor=actor, source=source, reason=reason, approved=approved, data_copied=True
-        )
+            preview=preview, actor=actor, source=source, reason=reason, approved=approved, data_copied=True,
+            measured=measured,
+        )  # fmt: skip
     except ApplicationError:
         _remove_copies(plan)
         raise

@@ -29,7 +29,7 @@ from operations.services.alter import alter_preview
 from operations.services.jobs import job_log, register_job_runner
 from operations.services.relocate import relocation_copy_plan, relocation_swap
 from operations.services.spark_jobs import enqueue_spark_job, run_spark_program
-from operations.specs import Relocate, spec_from_dict
+from operations.specs import CompactFiles, ConvertFormat, Relocate, spec_from_dict
 from operations.staleness import compare_plans, stale_preview_error
 
 __all__ = ("PROGRAM", "RELOCATE", "enqueue_relocation", "relocation_job_plan")
@@ -39,12 +39,14 @@ PROGRAM = "relocate"
 
 
 def relocation_job_plan(preview: Preview, *, approved: dict[str, Any]) -> dict[str, Any]:
-    """The relocate program's plan (every file listed now) plus what the runner needs: the operation to preview
-    again, the approved plan it must still match, and the staging a cancel removes (the new location)."""
-    assert isinstance(preview.spec, Relocate), "only a relocate copies data"
+    """The relocate (or rewrite) program's plan (every file listed now) plus what the runner needs: the operation to
+    preview again, the approved plan it must still match, and the staging a cancel removes (the new location; a
+    rewrite's hidden directory holding its new directories)."""
+    assert isinstance(preview.spec, Relocate | CompactFiles | ConvertFormat), "only these copy or rewrite data"
+    plan = relocation_copy_plan(preview=preview)
     return {
-        **relocation_copy_plan(preview=preview),
-        "staging": preview.spec.location,
+        **plan,
+        "staging": preview.spec.location if isinstance(preview.spec, Relocate) else plan["staging"],
         "operation": preview.spec.as_dict(),
         "approved": approved,
     }
@@ -61,9 +63,10 @@ def enqueue_relocation(
 ) -> Job:
     """A queued relocate job for ``preview`` (a worker takes it once the transaction commits); ``source`` and
     ``reason`` are the swap's when no change request gives them (``hive_ddl``)."""
+    plan = relocation_job_plan(preview, approved=approved)
     return enqueue_spark_job(
-        program=PROGRAM,
-        plan={**relocation_job_plan(preview, approved=approved), "actor": actor, "source": source, "reason": reason},
+        program=plan["program"],
+        plan={**plan, "actor": actor, "source": source, "reason": reason},
         actor=actor,
         change_request=change_request,
         kind=RELOCATE,
@@ -94,7 +97,11 @@ def _run_relocation(job: Job) -> None:
         if manifest is None:
             _end_request(request, None, "Cancelled: the copy was stopped and removed; nothing was swapped.")
             return
-        job_log(job, f"Copied and verified {manifest.get('files', 0)} file(s); swapping the metastore")
+        if job.program == "rewrite":
+            job_log(job, f"Rewrote {manifest.get('rows', 0)} row(s) into {manifest.get('files', 0)} file(s), "
+                    "verified; swapping the metastore")  # fmt: skip
+        else:
+            job_log(job, f"Copied and verified {manifest.get('files', 0)} file(s); swapping the metastore")
         execution = relocation_swap(
             preview=preview, plan=job.plan, manifest=manifest, actor=_actor(job), source=_source(job),
             reason=f"change request #{request.pk}" if request else job.plan.get("reason", ""),

@@ -235,39 +235,50 @@ def _reinsert_steps(metastore: Metastore, sql: MetastoreSql, deleted: dict[str, 
     return steps
 
 
-# Rows captured before an update are written back by their key: table -> (key columns, the column that changed).
+# Rows captured before an update are written back by their key: table -> (key columns, the columns that changed; a
+# captured row holds those its update changed).
 UPDATED_ROW_KEYS = {
-    "PARTITION_PARAMS": (("PART_ID", "PARAM_KEY"), "PARAM_VALUE"),
-    "TABLE_PARAMS": (("TBL_ID", "PARAM_KEY"), "PARAM_VALUE"),
-    "BUCKETING_COLS": (("SD_ID", "INTEGER_IDX"), "BUCKET_COL_NAME"),
-    "SORT_COLS": (("SD_ID", "INTEGER_IDX"), "COLUMN_NAME"),
-    "SDS": (("SD_ID",), "LOCATION"),  # a relocation's re-pointed storage descriptors
+    "PARTITION_PARAMS": (("PART_ID", "PARAM_KEY"), ("PARAM_VALUE",)),
+    "TABLE_PARAMS": (("TBL_ID", "PARAM_KEY"), ("PARAM_VALUE",)),
+    "BUCKETING_COLS": (("SD_ID", "INTEGER_IDX"), ("BUCKET_COL_NAME",)),
+    "SORT_COLS": (("SD_ID", "INTEGER_IDX"), ("COLUMN_NAME",)),
+    # a relocation's or rewrite's re-pointed storage descriptors (a convert's also re-formatted), a convert's SerDes
+    "SDS": (("SD_ID",), ("LOCATION", "INPUT_FORMAT", "OUTPUT_FORMAT")),
+    "SERDES": (("SERDE_ID",), ("SLIB",)),
 }
 
 
 def _rewrite_updated_rows(metastore: Metastore, sql: MetastoreSql, updated: dict[str, list[dict]]) -> list[Step]:
-    """Write back the captured rows, each by its key, one CASE update per chunk."""
+    """Write back the captured rows, each by its key, one CASE update per chunk (of rows capturing the same
+    columns)."""
     steps = []
     quote = connections[metastore.alias].ops.quote_name
-    for table, rows in updated.items():
-        keys, value = UPDATED_ROW_KEYS[table]
+    for table, all_rows in updated.items():
+        keys, values = UPDATED_ROW_KEYS[table]
         match = "(" + " AND ".join(f"{quote(k)} = %s" for k in keys) + ")"
-        for start in range(0, len(rows), CHUNK):
-            chunk = rows[start : start + CHUNK]
-            cases = " ".join([f"WHEN {match} THEN %s"] * len(chunk))
-            case_params = tuple(v for row in chunk for v in (*(row[k] for k in keys), row[value]))
-            where_params = tuple(row[k] for row in chunk for k in keys)
-            where = " OR ".join([match] * len(chunk))
-            steps.append(
-                Step(
-                    f"Write back {len(chunk)} {table} rows",
-                    table,
-                    "update",
-                    f"UPDATE {quote(table)} SET {quote(value)} = CASE {cases} END WHERE {where}",
-                    (*case_params, *where_params),
-                    len(chunk),
+        shapes: dict[tuple[str, ...], list[dict]] = {}
+        for row in all_rows:
+            shapes.setdefault(tuple(v for v in values if v in row), []).append(row)
+        for changed, rows in shapes.items():
+            for start in range(0, len(rows), CHUNK):
+                chunk = rows[start : start + CHUNK]
+                cases = " ".join([f"WHEN {match} THEN %s"] * len(chunk))
+                assignments = ", ".join(f"{quote(value)} = CASE {cases} END" for value in changed)
+                case_params = tuple(
+                    v for value in changed for row in chunk for v in (*(row[k] for k in keys), row[value])
                 )
-            )
+                where_params = tuple(row[k] for row in chunk for k in keys)
+                where = " OR ".join([match] * len(chunk))
+                steps.append(
+                    Step(
+                        f"Write back {len(chunk)} {table} rows",
+                        table,
+                        "update",
+                        f"UPDATE {quote(table)} SET {assignments} WHERE {where}",
+                        (*case_params, *where_params),
+                        len(chunk),
+                    )
+                )
     return steps
 
 

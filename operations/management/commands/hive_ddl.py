@@ -3,8 +3,8 @@
 
 Exit status, for scripts: 0 when the preview can run (or, with --execute, ran); 2 when Hive's rules block it
 (the preview is still printed); 1 for any other error (parse error, unknown table, stale preview, failed execution).
-A relocation (``SET LOCATION '…' WITH DATA``) runs as a Spark job followed here (its progress printed): 0 only when
-the copy was verified and the metastore swapped.
+A relocation (``SET LOCATION '…' WITH DATA``) or a rewrite (``CONCATENATE``, ``SET FILEFORMAT … WITH DATA``) runs as a
+Spark job followed here (its progress printed): 0 only when the data was verified and the metastore swapped.
 """
 
 from __future__ import annotations
@@ -99,7 +99,8 @@ class Command(BaseCommand):
                 source="cli", reason=options["reason"],
             )  # fmt: skip
         job_id = job.pk
-        self.stdout.write(f"Relocation job #{job_id} on {job.spark_master}")
+        label = "Rewrite" if job.program == "rewrite" else "Relocation"
+        self.stdout.write(f"{label} job #{job_id} on {job.spark_master}")
         with watching_job_logs(lambda logged, line: logged == job_id and self.stdout.write(f"  {line}")):
             job = run_job(job_id)  # a worker that claimed it first runs it instead: then follow its log
         if job.state not in ENDED:
@@ -108,7 +109,8 @@ class Command(BaseCommand):
         if job.state != JobState.SUCCEEDED or execution is None:
             raise CommandError(f"[{ErrorCode.EXECUTION_FAILED}] Job #{job.pk} {job.state}: {job.error or job.message}")
         if not options["json"]:
-            self.stdout.write(self.style.SUCCESS(f"Copied, verified and swapped as execution #{execution}."))
+            done = "Rewritten" if job.program == "rewrite" else "Copied"
+            self.stdout.write(self.style.SUCCESS(f"{done}, verified and swapped as execution #{execution}."))
         return {"id": execution, "job": job.pk, "state": job.state, "result": job.result}
 
     def _follow(self, job: Job) -> Job:

@@ -196,6 +196,35 @@ GOLDEN = [
         "ALTER TABLE `default`.`t` PARTITION (`dt`='2024-01-01') SET LOCATION 'file:/new' WITH DATA",
         id="relocate-partition-exact",
     ),
+    pytest.param("alter table db.t concatenate", "ALTER TABLE `db`.`t` CONCATENATE", id="concatenate-table"),
+    pytest.param(
+        "ALTER TABLE t PARTITION (dt <= '2024-01-02') CONCATENATE",
+        "ALTER TABLE `default`.`t` PARTITION (`dt`<='2024-01-02') CONCATENATE",
+        id="concatenate-partition-range",
+    ),
+    pytest.param(
+        "ALTER TABLE t CONCATENATE WITH ('target_file_bytes'='1048576', 'min_files'='20')",
+        "ALTER TABLE `default`.`t` CONCATENATE WITH ('min_files'='20', 'target_file_bytes'='1048576')",
+        id="concatenate-options",
+    ),
+    pytest.param(
+        "alter table t set fileformat parquet with data",
+        "ALTER TABLE `default`.`t` SET FILEFORMAT PARQUET WITH DATA",
+        id="convert-table",
+    ),
+    pytest.param(
+        "ALTER TABLE t PARTITION (dt='2024-01-01') SET FILEFORMAT orc WITH DATA",
+        "ALTER TABLE `default`.`t` PARTITION (`dt`='2024-01-01') SET FILEFORMAT ORC WITH DATA",
+        id="convert-partition",
+    ),
+    pytest.param(
+        "alter table t set fileformat orc", "ALTER TABLE `default`.`t` SET FILEFORMAT ORC", id="set-fileformat"
+    ),
+    pytest.param(
+        "ALTER TABLE t PARTITION (dt='1') SET FILEFORMAT avro",
+        "ALTER TABLE `default`.`t` PARTITION (`dt`='1') SET FILEFORMAT AVRO",
+        id="set-fileformat-partition",
+    ),
 ]
 
 
@@ -228,9 +257,14 @@ def test_every_supported_statement_form_has_a_golden_case() -> None:
     kinds = {type(parse_alter(case.values[0])).kind for case in GOLDEN}
 
     # when / then
-    assert len(SUPPORTED_STATEMENTS) == 17  # with COMPACT, ABORT TRANSACTIONS, ALTER VIEW's two forms, WITH DATA
+    assert (
+        len(SUPPORTED_STATEMENTS) == 20
+    )  # with COMPACT, ABORT TRANSACTIONS, ALTER VIEW's forms, FILEFORMAT, WITH DATA
     assert kinds == {
         "relocate",
+        "compact_files",
+        "convert_format",
+        "set_fileformat",
         "rename_table",
         "add_columns",
         "replace_columns",
@@ -333,8 +367,8 @@ BAD = [
         "ALTER TABLE t",
         1,
         14,
-        "expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION, DROP, COMPACT or ABORT, "
-        "found the end of the statement",
+        "expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION, DROP, COMPACT, CONCATENATE "
+        "or ABORT, found the end of the statement",
         id="no-action",
     ),
     pytest.param("ALTER TABLE t RENAME t2", 1, 22, "expected TO, found 't2'", id="rename-without-to"),
@@ -383,7 +417,7 @@ BAD = [
         "ALTER TABLE t PARTITION (a='1') SET TBLPROPERTIES ('a'='b')",
         1,
         37,
-        "expected LOCATION after PARTITION (…) SET, found 'TBLPROPERTIES'",
+        "expected LOCATION or FILEFORMAT after PARTITION (…) SET, found 'TBLPROPERTIES'",
         id="partition-set-properties",
     ),
     pytest.param("ALTER TABLE t ABORT TRANSACTIONS", 1, 33, "expected a transaction id", id="abort-no-id"),
@@ -395,7 +429,7 @@ BAD = [
         "ALTER TABLE t PARTITION (a='1') DROP",
         1,
         33,
-        "expected RENAME TO PARTITION, SET LOCATION or COMPACT, found 'DROP'",
+        "expected RENAME TO PARTITION, SET LOCATION, SET FILEFORMAT, COMPACT or CONCATENATE, found 'DROP'",
         id="partition-drop",
     ),
 ]
@@ -428,7 +462,7 @@ UNSUPPORTED = [
     pytest.param("ALTER MATERIALIZED VIEW v REBUILD", 1, "ALTER MATERIALIZED", id="alter-materialized"),
     pytest.param("ALTER TABLE t ADD PARTITION (a='1')", 15, "ADD PARTITION", id="add-partition"),
     pytest.param("ALTER TABLE t ADD IF NOT EXISTS PARTITION (a='1')", 15, "ADD IF NOT EXISTS PARTITION", id="add-if"),
-    pytest.param("alter table t set fileformat orc", 15, "SET FILEFORMAT", id="lower-case"),
+    pytest.param("ALTER TABLE t SET FILEFORMAT TEXTFILE WITH DATA", 15, "SET FILEFORMAT", id="convert-to-text"),
     pytest.param("ALTER TABLE t CLUSTERED BY (id) INTO 4 BUCKETS", 15, "CLUSTERED BY", id="clustered"),
     pytest.param("ALTER TABLE t PARTITION COLUMN (a int)", 15, "PARTITION COLUMN (a partition key's type)", id="key"),
     pytest.param(

@@ -203,7 +203,7 @@ def test_request_a_change_starts_a_guided_request_with_a_statement_that_parses(m
     picker = re.search(r'<nav class="panel guided" id="guided-picker".*?</nav>', page, re.DOTALL).group(0)
     keys = re.findall(r'data-operation="(\w+)"', picker)
     assert keys == ["properties", "rename", "add_columns", "change_column", "replace_columns", "location",
-                    "relocate", "partition_rename", "partition_drop"]  # fmt: skip
+                    "relocate", "concatenate", "convert", "partition_rename", "partition_drop"]  # fmt: skip
     assert 'id="parse-error"' not in page and 'id="preview"' in page
     assert "SET TBLPROPERTIES" in re.search(r'<textarea name="statement"[^>]*>(.*?)</textarea>', page, re.DOTALL).group(
         1
@@ -311,6 +311,7 @@ def test_a_transactional_table_is_offered_a_compaction_request_that_previews(met
     # then
     assert 'data-operation="compaction"' in page and 'data-operation="compaction"' not in plain
     assert 'data-operation="relocate"' in plain and 'data-operation="relocate"' not in page  # no rewrite of ACID files
+    assert 'data-operation="concatenate"' in plain and 'data-operation="concatenate"' not in page
     statement = unescape(re.search(r'<textarea name="statement"[^>]*>(.*?)</textarea>', page, re.DOTALL).group(1))
     assert re.fullmatch(r"ALTER TABLE `ops`.`job_runs_acid` PARTITION \(`dt`='[^']+', `hour`='\d+'\) COMPACT 'major'",
                         statement.strip()), statement  # fmt: skip

@@ -1,0 +1,153 @@
+"""
+Compaction of many small Parquet files: the console's rewrite program against the statement a user would write in
+Spark, in the same run and on the same data.
+
+    .venv/bin/python benchmarks/compact.py [--partitions 1000] [--files 50] [--rows 100]
+
+Writes ``--partitions`` × ``--files`` Parquet files (``--rows`` rows each) twice, as two identical partitioned tables
+of Spark's Hive client (local[2], a Derby metastore in a temporary directory), then times:
+
+* the baseline: ``INSERT OVERWRITE TABLE b_compacted PARTITION (p) SELECT … FROM b DISTRIBUTE BY p`` (one file per
+  partition, nothing verified; into a twin table because Spark refuses to overwrite a table it reads from);
+* the rewrite program (``operations/spark/programs/rewrite.py``) on the plan the console would give it for ``ALTER
+  TABLE a CONCATENATE``: every partition rewritten into one file in a new directory, its rows counted on both sides
+  (the written output read back) before it is reported done.
+
+The metastore swap (one transaction) is not part of either. Results go to ``docs/benchmarks.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import REPO, write_section
+
+sys.path.insert(0, str(REPO))
+
+from catalog_admin.locations import LocalFileSystem  # noqa: E402
+from operations.spark.programs import rewrite  # noqa: E402
+
+COLUMNS = (("id", "bigint"), ("name", "string"), ("amount", "double"))
+
+
+def write_table(root: Path, partitions: int, files: int, rows: int) -> int:
+    """The Parquet files of one table; their total size."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    size = 0
+    for partition in range(partitions):
+        folder = root / f"p={partition}"
+        folder.mkdir(parents=True)
+        for number in range(files):
+            first = (partition * files + number) * rows
+            table = pa.table({"id": pa.array(range(first, first + rows), pa.int64()),
+                              "name": [f"name-{i % 997}" for i in range(first, first + rows)],
+                              "amount": [i / 8 for i in range(first, first + rows)]})  # fmt: skip
+            path = folder / f"part-{number:05d}.parquet"
+            pq.write_table(table, path)
+            size += path.stat().st_size
+    return size
+
+
+def plan_for(root: Path, target_bytes: int) -> dict:
+    """The plan ``rewrite_plan`` gives the program for ``ALTER TABLE a CONCATENATE`` (files listed now)."""
+    staging = f"file:{root}/_compacted-bench"
+    units = []
+    for folder in sorted(root.iterdir(), key=lambda p: p.name):
+        if folder.name.startswith("_"):
+            continue
+        listed = LocalFileSystem().list_files(f"file:{folder}") or []
+        units.append({"key": folder.name, "source": f"file:{folder}", "destination": f"{staging}/{folder.name}",
+                      "source_format": "parquet", "target_format": "parquet",
+                      "files": [{"source": f.location, "size": f.size} for f in listed]})  # fmt: skip
+    return {"units": units, "columns": [list(c) for c in COLUMNS], "serde": {}, "target_file_bytes": target_bytes,
+            "filesystems": {}, "completed": [], "staging": staging}  # fmt: skip
+
+
+def session(tmp: Path):  # noqa: ANN201 - a SparkSession
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))  # the workers
+    return (
+        SparkSession.builder.master("local[2]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.warehouse.dir", str(tmp / "warehouse"))
+        .config(
+            "spark.hadoop.javax.jdo.option.ConnectionURL", f"jdbc:derby:;databaseName={tmp}/metastore_db;create=true"
+        )
+        .config("spark.hadoop.hive.exec.dynamic.partition.mode", "nonstrict")
+        .config("spark.hadoop.hive.exec.max.dynamic.partitions", "100000")
+        .config("spark.hadoop.hive.exec.max.dynamic.partitions.pernode", "100000")
+        .enableHiveSupport()
+        .getOrCreate()
+    )
+
+
+def create(spark, name: str, root: Path | None) -> None:  # noqa: ANN001
+    location = f" LOCATION 'file:{root}'" if root else ""
+    spark.sql(f"CREATE TABLE bench.{name} (id bigint, name string, amount double) PARTITIONED BY (p int) "
+              f"STORED AS PARQUET{location}")  # fmt: skip
+    if root:
+        spark.sql(f"MSCK REPAIR TABLE bench.{name}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--partitions", type=int, default=1000)
+    parser.add_argument("--files", type=int, default=50)
+    parser.add_argument("--rows", type=int, default=100)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="compact-bench-") as name:
+        tmp = Path(name)
+        size = write_table(tmp / "a", args.partitions, args.files, args.rows)
+        shutil.copytree(tmp / "a", tmp / "b")
+        spark = session(tmp)
+        spark.sql("CREATE DATABASE bench")
+        for table, root in (("a", tmp / "a"), ("b", tmp / "b"), ("b_compacted", None)):
+            create(spark, table, root)
+        total = spark.sql("SELECT count(*) FROM bench.b").collect()[0][0]  # also warms the JVM and the listing
+        plan = plan_for(tmp / "a", 128 * 1024 * 1024)
+
+        started = time.perf_counter()
+        spark.sql("INSERT OVERWRITE TABLE bench.b_compacted PARTITION (p) SELECT id, name, amount, p FROM bench.b "
+                  "DISTRIBUTE BY p")  # fmt: skip
+        baseline = time.perf_counter() - started
+        print(f"baseline INSERT OVERWRITE … DISTRIBUTE BY p: {baseline:.2f} s", flush=True)
+
+        started = time.perf_counter()
+        manifest = rewrite.run(spark, plan, lambda event: None)
+        program = time.perf_counter() - started
+        print(f"rewrite program: {program:.2f} s", flush=True)
+
+        compacted = spark.sql("SELECT count(*) FROM bench.b_compacted").collect()[0][0]
+        files = sum(u["files"] for u in manifest["units"].values())
+        spark.stop()
+    assert manifest["rows"] == compacted == total, (manifest["rows"], compacted, total)
+    parts = args.partitions
+    lines = [
+        f"{parts:,} partitions × {args.files} Parquet files ({args.rows} rows each: {total:,} rows, {size / 2**20:.0f} "
+        f"MB), Spark local[2], one run each in the same process (`benchmarks/compact.py --partitions {parts} --files "
+        f"{args.files} --rows {args.rows}`; this machine's 2 cores were shared with other work). Both write one file "
+        "per partition; the program also counts every partition's rows on both sides (reading its output back) before "
+        "it reports it done. The metastore swap is not timed.",
+        "",
+        "| compaction | seconds | files written | ratio to the baseline |",
+        "|---|---|---|---|",
+        f"| `INSERT OVERWRITE TABLE … PARTITION (p) SELECT … DISTRIBUTE BY p` (baseline, no verification) | "
+        f"{baseline:.2f} | {parts} | 1.00× |",
+        f"| rewrite program (`CONCATENATE`), rows verified | {program:.2f} | {files} | {program / baseline:.2f}× |",
+    ]
+    print("\n".join(lines))
+    write_section(REPO / "docs" / "benchmarks.md", "Compaction against INSERT OVERWRITE", "\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,520 @@
+"""
+Rewrite: CONCATENATE (compact small files) and SET FILEFORMAT … WITH DATA (convert), as governed Spark jobs.
+
+Hive's ``CONCATENATE`` merges ORC/RCFile files only and its ``SET FILEFORMAT`` changes metadata only (the old files
+become unreadable); the console rewrites each selected partition (or an unpartitioned table's root) with the rewrite
+program (``operations/spark/programs/rewrite.py``) into a NEW directory, verifies the rows, then swaps: one
+transaction re-points each storage descriptor there (a convert switches its formats and SerDe in the same statement),
+and sets numFiles/totalSize to what was written (``Measured`` placeholders the swap fills from the program's
+manifest; numRows and column statistics stay: the same rows). Like a relocation (``planners/relocate.py``) the
+preview's :class:`DataCopy` lists the units, the old directories are kept for the retention time and revert swaps
+back meanwhile.
+
+The new directories lie below one staging directory whose name starts with ``_`` (``<table root>/_compacted-<token>``
+for a partitioned table, ``<parent>/_compacted-<token>`` beside an unpartitioned table's root): Hive's and Hadoop's
+input listings skip such names (``FileUtils.HIDDEN_FILES_PATH_FILTER``, ``FileInputFormat.hiddenFileFilter``) and so
+does ``MSCK REPAIR TABLE`` (apache/hive ql/.../metadata/HiveMetaStoreChecker.getAllLeafDirs lists the table's
+directories through the same filter), so no reader takes them for data or a partition before the swap. The token is
+a digest of the operation and its sources: the same plan previews to the same directories (approval binds them), and
+a second compaction gets new ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import replace
+
+from django.conf import settings
+
+from catalog_admin.locations import filesystem_for, is_hidden
+from catalog_admin.models import Partition, PartitionParam, SerDe, SerDeParam, StorageDescriptor, TableParam
+from catalog_admin.selectors.metastores import Metastore
+from operations.containment import canonical
+from operations.planners.common import acid_warnings, build_preview, metadata_only_hive, snapshot
+from operations.planners.locations import _replication_blockers
+from operations.planners.partitions.chunks import chunks
+from operations.planners.partitions.matching import matching_partitions, predicate_blockers
+from operations.planners.relocate import _destination_blockers, _estimated_seconds
+from operations.preview import CopyUnit, DataCopy, HiveComparison, Measured, Preview, Step
+from operations.rules import Finding
+from operations.specs import CompactFiles, ConvertFormat, PartitionPredicate, SetFileFormat
+from operations.sql import MetastoreSql
+from operations.table_state import TableState, read_partition_scope
+
+__all__ = ("FORMATS", "plan_rewrite", "plan_set_file_format", "source_format", "staging_of")
+
+RULE = "rewrite"
+RewriteSpec = CompactFiles | ConvertFormat
+
+# Hive's classes per format, as ``STORED AS`` / ``SET FILEFORMAT`` write them: the StorageFormatDescriptor of each
+# (apache/hive ql/src/java/org/apache/hadoop/hive/ql/io/ParquetFileStorageFormatDescriptor: getInputFormat,
+# getOutputFormat, getSerde; ORCFileStorageFormat-
+# Descriptor, AvroStorageFormatDescriptor), which DDLSemanticAnalyzer.analyzeAlterTableFileFormat (2.3/3.1;
+# AlterTableSetFileFormatAnalyzer in 4.0) reads through StorageFormat.fillStorageFormat.
+FORMATS: dict[str, tuple[str, str, str]] = {
+    "parquet": ("org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
+                "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
+                "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"),
+    "orc": ("org.apache.hadoop.hive.ql.io.orc.OrcInputFormat", "org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat",
+            "org.apache.hadoop.hive.ql.io.orc.OrcSerde"),
+    "avro": ("org.apache.hadoop.hive.ql.io.avro.AvroContainerInputFormat",
+             "org.apache.hadoop.hive.ql.io.avro.AvroContainerOutputFormat",
+             "org.apache.hadoop.hive.serde2.avro.AvroSerDe"),
+}  # fmt: skip
+TEXT_INPUT = "org.apache.hadoop.mapred.TextInputFormat"
+LAZY_SIMPLE = "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe"
+# LazySimpleSerDe's parameters (serdeConstants): meaningless to a binary format's SerDe, dropped by a convert.
+TEXT_SERDE_PARAMS = ("field.delim", "line.delim", "colelction.delim", "collection.delim", "mapkey.delim",
+                     "escape.delim", "serialization.null.format", "serialization.escape.crlf",
+                     "serialization.last.column.takes.rest", "quote.delim")  # fmt: skip
+# What a convert can read (the program reads text as LazySimpleSerDe's delimited rows of primitive columns).
+CONVERTIBLE_FROM = ("parquet", "orc", "text")
+PRIMITIVE = ("tinyint", "smallint", "int", "bigint", "float", "double", "boolean", "string", "date", "timestamp",
+             "binary", "varchar", "char", "decimal")  # fmt: skip
+STATS = ("numFiles", "totalSize")
+
+
+def source_format(input_format: str | None, serde: str | None) -> str:
+    """``parquet``, ``orc``, ``avro`` or ``text`` (LazySimpleSerDe over TextInputFormat); ``""``: another format."""
+    for name, (input_class, _output, _serde) in FORMATS.items():
+        if input_format == input_class:
+            return name
+    return "text" if input_format == TEXT_INPUT and serde == LAZY_SIMPLE else ""
+
+
+def staging_of(state: TableState, spec: RewriteSpec, sources: list[str]) -> str:
+    """The hidden directory every new directory of this rewrite lies below (see the module's docstring)."""
+    verb = "compacted" if isinstance(spec, CompactFiles) else f"converted-{spec.file_format.lower()}"
+    token = hashlib.sha256("\n".join([spec.to_ddl(), *sorted(sources)]).encode()).hexdigest()[:10]
+    root = canonical(state.location or "").rstrip("/")
+    parent = root if state.is_partitioned else root.rsplit("/", 1)[0]
+    return f"{parent}/_{verb}-{token}"
+
+
+def plan_rewrite(metastore: Metastore, state: TableState, spec: RewriteSpec) -> Preview:
+    blockers = _table_blockers(metastore, state, spec)
+    rows, selection = _in_scope(metastore, state, spec, blockers)
+    listed = _listed(metastore, rows) if not blockers else {}
+    in_scope = len(rows)
+    rows = _selected(spec, rows, listed)
+    if not rows and not blockers:
+        blockers.append(Finding("nothing_to_rewrite", RULE, _nothing_message(state, spec)))
+    blockers += _format_blockers(state, spec, rows)
+    staging = staging_of(state, spec, [r["location"] for r in rows]) if rows else ""
+    units = [_unit(state, staging, r) for r in rows]
+    if units and not blockers:
+        sd_ids = {u.key: u.sd_id for u in units if u.partition_id is not None}
+        blockers += _destination_blockers(metastore, state, staging, units, sd_ids)  # type: ignore[arg-type]
+    data_copy = _data_copy(units, listed) if units else None
+    table_sd = not state.is_partitioned or (isinstance(spec, ConvertFormat) and not spec.partitions)
+    steps = [] if blockers or not units else _steps(MetastoreSql(metastore.alias), state, spec, rows, units, table_sd)
+    partitions = [r for r in rows if r["id"] is not None]
+    after = _after(state, spec, units, table_sd)
+    preview = build_preview(
+        metastore, state, spec, steps=steps, after=after, blockers=blockers,
+        warnings=_warnings(spec, data_copy, in_scope - len(rows)), partitions_touched=len(partitions),
+        hive=_hive(metastore, spec),
+        inverse={"rewrite": True, "table_sd": table_sd, "staging": staging},
+    )  # fmt: skip
+    if selection is not None and partitions:
+        selection = {"ids": sorted(r["id"] for r in partitions)}
+    scope = read_partition_scope(metastore, state.table_id, selection) if selection and partitions else None
+    return replace(preview, scope=scope, data_copy=data_copy, risk="high")
+
+
+# Scope ---------------------------------------------------------------------------------------------------------------
+
+
+def _table_blockers(metastore: Metastore, state: TableState, spec: RewriteSpec) -> list[Finding]:
+    blockers = _replication_blockers(metastore, state)
+    if state.is_view:
+        blockers.append(Finding("view_rewrite", "ddl", f"{state.ref} is a view and has no data to rewrite"))
+    if state.is_transactional:
+        blockers.append(
+            Finding(
+                "transactional_rewrite",
+                RULE,
+                f"{state.ref} is transactional: rewriting its base_/delta_ directories outside Hive bypasses its "
+                "write ids and open transactions. Let Hive compact it: ALTER TABLE … COMPACT 'major'.",
+            )
+        )
+    if _is_bucketed(metastore, state):
+        blockers.append(
+            Finding("bucketed_rewrite", RULE, f"{state.ref} is bucketed: a rewrite would not keep one file per bucket "
+                    "in bucket order, and bucketed reads and joins would return wrong results.")
+        )  # fmt: skip
+    if spec.partitions and not state.is_partitioned:
+        blockers.append(Finding("not_partitioned", "ddl", f"Table {state.ref} is not partitioned"))
+    elif spec.partitions:
+        blockers += predicate_blockers(state, spec)  # type: ignore[arg-type]  # it reads only .specs
+    if isinstance(spec, CompactFiles):
+        blockers += _criteria_blockers(spec)
+    elif spec.file_format.lower() not in FORMATS:
+        blockers.append(Finding("unknown_format", RULE, f"{spec.file_format} is not one of PARQUET, ORC, AVRO."))
+    blockers += [
+        Finding(f.code, "acid", f.message + " Rewrite after they end.") for f in acid_warnings(metastore, state)
+    ]
+    if state.location and filesystem_for(state.location, metastore.name).exists(state.location) is None:
+        blockers.append(
+            Finding("unreachable_filesystem", RULE, f"The console has no client for {state.location}: configure it "
+                    "(README, filesystems).")
+        )  # fmt: skip
+    return blockers
+
+
+def _criteria_blockers(spec: CompactFiles) -> list[Finding]:
+    checked = {"min_files": spec.min_files, "max_average_bytes": spec.max_average_bytes,
+               "target_file_bytes": spec.target_file_bytes}  # fmt: skip
+    return [
+        Finding("invalid_parameter", RULE, f"{name} must be a positive whole number, not {value!r}.")
+        for name, value in checked.items()
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1)
+    ]
+
+
+def _is_bucketed(metastore: Metastore, state: TableState) -> bool:
+    if state.sd_id is None:
+        return False
+    sd = StorageDescriptor.objects.using(metastore.alias).filter(id=state.sd_id).values_list("num_buckets", flat=True)
+    return any((buckets or 0) > 0 for buckets in sd)
+
+
+def _in_scope(
+    metastore: Metastore, state: TableState, spec: RewriteSpec, blockers: list[Finding]
+) -> tuple[list[dict], dict | None]:
+    """The storage descriptors in scope: ``{id (partition or None), name, sd_id, serde_id, location, input_format,
+    serde}``, and how the scope digest finds the partitions again."""
+    if blockers:
+        return [], None
+    fields = ("id", "name", "sd_id", "sd__serde_id", "sd__location", "sd__input_format", "sd__serde__slib")
+    if not state.is_partitioned:
+        row = {"id": None, "name": "", "sd_id": state.sd_id, "sd__serde_id": state.serde_id,
+               "sd__location": state.location, "sd__input_format": state.input_format,
+               "sd__serde__slib": state.serde_lib}  # fmt: skip
+        return [_row(row)], None
+    partitions = Partition.objects.using(metastore.alias).filter(table_id=state.table_id)
+    if spec.partitions:
+        ids = [r["id"] for r in matching_partitions(metastore, state, spec)]  # type: ignore[arg-type]
+        partitions = partitions.filter(id__in=ids)
+    rows = [_row(r) for r in partitions.order_by("name").values(*fields)]
+    return rows, {"ids": sorted(r["id"] for r in rows)}
+
+
+def _row(values: dict) -> dict:
+    return {
+        "id": values["id"], "name": values["name"], "sd_id": values["sd_id"], "serde_id": values["sd__serde_id"],
+        "location": values["sd__location"] or "", "input_format": values["sd__input_format"],
+        "serde": values["sd__serde__slib"],
+    }  # fmt: skip
+
+
+def _listed(metastore: Metastore, rows: list[dict]) -> dict[str, tuple[int, int]]:
+    """(files, bytes) of each row's directory, by location (every one listed: the criteria and the program need it)."""
+    listed = {}
+    for row in rows:
+        location = canonical(row["location"])
+        files = filesystem_for(location, metastore.name).list_files(location) or []
+        visible = [f for f in files if not is_hidden(f.relative)]
+        listed[row["location"]] = (len(visible), sum(f.size for f in visible))
+    return listed
+
+
+def _selected(spec: RewriteSpec, rows: list[dict], listed: dict[str, tuple[int, int]]) -> list[dict]:
+    """Rows with data; for a compaction, only those with more than one file and meeting its criteria."""
+    kept = []
+    for row in rows:
+        files, size = listed.get(row["location"], (0, 0))
+        if isinstance(spec, CompactFiles):
+            many = spec.min_files is None or files > spec.min_files
+            small = spec.max_average_bytes is None or (files and size / files < spec.max_average_bytes)
+            criteria = (spec.min_files is None and spec.max_average_bytes is None) or (
+                (spec.min_files is not None and many) or (spec.max_average_bytes is not None and small)
+            )
+            target = spec.target_file_bytes or settings.CATALOG_COMPACT_TARGET_FILE_BYTES
+            fewer = max(1, -(-size // target)) < files  # the rewrite writes fewer files than there are
+            if files > 1 and criteria and fewer:
+                kept.append(row)
+        elif files:  # a convert: a partition without files keeps its descriptor (nothing there to convert)
+            kept.append(row)
+    return kept
+
+
+def _nothing_message(state: TableState, spec: RewriteSpec) -> str:
+    if isinstance(spec, CompactFiles):
+        return (
+            f"No directory of {state.ref} in scope holds more than one file meeting the criteria: nothing to compact."
+        )
+    return f"Nothing of {state.ref} is in scope: no partition matches."
+
+
+def _format_blockers(state: TableState, spec: RewriteSpec, rows: list[dict]) -> list[Finding]:
+    blockers = []
+    formats = {r["name"] or "<table root>": source_format(r["input_format"], r["serde"]) for r in rows}
+    unknown = [name for name, found in formats.items() if not found]
+    if unknown:
+        blockers.append(
+            Finding("unsupported_format", RULE, f"{len(unknown)} location(s) are in a format the console cannot "
+                    f"rewrite (first: {unknown[0]}); it rewrites Parquet, ORC, Avro and LazySimpleSerDe text.")
+        )  # fmt: skip
+    if isinstance(spec, ConvertFormat):
+        target = spec.file_format.lower()
+        unreadable = [n for n, found in formats.items() if found and found not in CONVERTIBLE_FROM]
+        if unreadable:
+            blockers.append(
+                Finding("unsupported_conversion", RULE, f"{unreadable[0]} is {formats[unreadable[0]]}: the console "
+                        f"converts from {', '.join(CONVERTIBLE_FROM)} only (spark-avro is not shipped with pyspark).")
+            )  # fmt: skip
+        if target == "avro":
+            blockers.append(
+                Finding("unsupported_conversion", RULE, "Converting to AVRO needs spark-avro, which pyspark does "
+                        "not ship: convert to PARQUET or ORC.")
+            )  # fmt: skip
+        if "text" in formats.values():
+            complex_columns = [c.name for c in state.columns if c.type.split("(")[0].lower() not in PRIMITIVE]
+            if complex_columns:
+                blockers.append(
+                    Finding("unsupported_conversion", RULE, f"Column {complex_columns[0]} is not a primitive type: "
+                            "the console converts text tables of primitive columns only.")
+                )  # fmt: skip
+    return blockers
+
+
+def _unit(state: TableState, staging: str, row: dict) -> CopyUnit:
+    name = row["name"] or canonical(state.location or "").rstrip("/").rsplit("/", 1)[-1]
+    return CopyUnit(
+        row["name"] or "<table root>", canonical(row["location"]), f"{staging}/{name}",
+        source_format(row["input_format"], row["serde"]), row["sd_id"], row["id"],
+    )  # fmt: skip
+
+
+def _data_copy(units: list[CopyUnit], listed: dict[str, tuple[int, int]]) -> DataCopy:
+    by_source = {canonical(location): counts for location, counts in listed.items()}
+    files = sum(by_source.get(u.source, (0, 0))[0] for u in units)
+    size = sum(by_source.get(u.source, (0, 0))[1] for u in units)
+    return DataCopy(
+        units=tuple(units), files=files, bytes=size, sampled_units=len(units), sample_files=files, sample_bytes=size,
+        estimated_seconds=_estimated_seconds(size),
+        retention_hours=settings.CATALOG_RELOCATION_RETENTION.total_seconds() / 3600,
+    )  # fmt: skip
+
+
+# Statements ----------------------------------------------------------------------------------------------------------
+
+
+def _steps(
+    sql: MetastoreSql, state: TableState, spec: RewriteSpec, rows: list[dict], units: list[CopyUnit], table_sd: bool
+) -> list[Step]:
+    """Set-based, in chunks: the storage descriptors re-pointed (and re-formatted), the SerDes switched and their
+    text-only parameters dropped (a convert), then numFiles/totalSize from what was written. Each update first
+    captures the old values (the before-image a revert writes back)."""
+    convert = spec.file_format.lower() if isinstance(spec, ConvertFormat) else ""
+    by_sd = {u.sd_id: u for u in units}
+    steps = [_location_step(sql, [by_sd[sd] for sd in chunk], convert) for chunk in chunks(list(by_sd))]
+    if convert and table_sd and state.is_partitioned and state.sd_id is not None:
+        steps.append(_table_format_step(sql, state, convert))
+    if convert:
+        serde_ids = [r["serde_id"] for r in rows if r["serde_id"] is not None]
+        if table_sd and state.is_partitioned and state.serde_id is not None:
+            serde_ids.append(state.serde_id)
+        for chunk in chunks(serde_ids):
+            steps += _serde_steps(sql, chunk, FORMATS[convert][2])
+    partitions = [u for u in units if u.partition_id is not None]
+    for chunk in chunks(partitions):
+        steps.append(_stats_step(sql, PartitionParam, "partition", [(u.partition_id, u.key) for u in chunk]))
+    if not state.is_partitioned:
+        steps.append(_stats_step(sql, TableParam, "table", [(state.table_id, units[0].key)]))
+    return steps
+
+
+def _location_step(sql: MetastoreSql, units: list[CopyUnit], convert: str) -> Step:
+    sds, sd_id, location = sql.table(StorageDescriptor), sql.col(StorageDescriptor, "id"), sql.col(
+        StorageDescriptor, "location")  # fmt: skip
+    cases = " ".join([f"WHEN {sd_id} = %s THEN %s"] * len(units))
+    assignments, params = f"{location} = CASE {cases} END", [v for u in units for v in (u.sd_id, u.destination)]
+    captured = [sd_id, location]
+    if convert:
+        input_format, output_format = sql.col(StorageDescriptor, "input_format"), sql.col(
+            StorageDescriptor, "output_format")  # fmt: skip
+        assignments += f", {input_format} = %s, {output_format} = %s"
+        params += FORMATS[convert][:2]
+        captured += [input_format, output_format]
+    where = f"{sd_id} IN ({', '.join(['%s'] * len(units))})"
+    ids = tuple(u.sd_id for u in units)
+    what = f"and switch them to {convert.upper()} " if convert else ""
+    return Step(
+        f"Point {len(units)} storage descriptor(s) at their rewritten directories {what}", "SDS", "update",
+        f"UPDATE {sds} SET {assignments} WHERE {where}", (*params, *ids), len(units),
+        f"SELECT {', '.join(captured)} FROM {sds} WHERE {where}", ids,
+    )  # fmt: skip
+
+
+def _table_format_step(sql: MetastoreSql, state: TableState, convert: str) -> Step:
+    """A partitioned table's own descriptor: its formats (new partitions are created in them), not its root."""
+    sds, sd_id = sql.table(StorageDescriptor), sql.col(StorageDescriptor, "id")
+    input_format, output_format = sql.col(StorageDescriptor, "input_format"), sql.col(
+        StorageDescriptor, "output_format")  # fmt: skip
+    return Step(
+        f"Switch the table's storage descriptor to {convert.upper()}", "SDS", "update",
+        f"UPDATE {sds} SET {input_format} = %s, {output_format} = %s WHERE {sd_id} = %s",
+        (*FORMATS[convert][:2], state.sd_id), 1,
+        f"SELECT {sd_id}, {input_format}, {output_format} FROM {sds} WHERE {sd_id} = %s", (state.sd_id,),
+    )  # fmt: skip
+
+
+def _serde_steps(sql: MetastoreSql, serde_ids: list[int], serde_lib: str) -> list[Step]:
+    serdes, serde_id, slib = sql.table(SerDe), sql.col(SerDe, "id"), sql.col(SerDe, "slib")
+    params_table, param_serde, param_key = sql.table(SerDeParam), sql.col(SerDeParam, "serde"), sql.col(
+        SerDeParam, "key")  # fmt: skip
+    where = f"{serde_id} IN ({', '.join(['%s'] * len(serde_ids))})"
+    keys = f"{param_key} IN ({', '.join(['%s'] * len(TEXT_SERDE_PARAMS))})"
+    return [
+        Step(f"Switch {len(serde_ids)} SerDe(s) to {serde_lib}", "SERDES", "update",
+             f"UPDATE {serdes} SET {slib} = %s WHERE {where}", (serde_lib, *serde_ids), len(serde_ids),
+             f"SELECT {serde_id}, {slib} FROM {serdes} WHERE {where}", tuple(serde_ids)),
+        Step("Drop the text SerDe's parameters (delimiters, null format) from them", "SERDE_PARAMS", "delete",
+             f"DELETE FROM {params_table} WHERE {param_serde} IN ({', '.join(['%s'] * len(serde_ids))}) AND {keys}",
+             (*serde_ids, *TEXT_SERDE_PARAMS), -1),
+    ]  # fmt: skip
+
+
+def _stats_step(sql: MetastoreSql, model: type, owner: str, owners: list[tuple[int, str]]) -> Step:
+    """numFiles/totalSize where they are kept (Hive's quick statistics; numRows stays: the same rows). -1: the rows
+    that already hold the value count as unchanged on MySQL."""
+    table, owner_id, key, value = (
+        sql.table(model),
+        sql.col(model, owner),
+        sql.col(model, "key"),
+        sql.col(model, "value"),
+    )
+    cases = " ".join([f"WHEN {owner_id} = %s AND {key} = %s THEN %s"] * (len(owners) * len(STATS)))
+    params = tuple(v for oid, unit in owners for stat in STATS for v in (oid, stat, Measured(unit, stat)))
+    where = f"{owner_id} IN ({', '.join(['%s'] * len(owners))}) AND {key} IN (%s, %s)"
+    where_params = (*(oid for oid, _unit in owners), *STATS)
+    return Step(
+        f"Set numFiles and totalSize of {len(owners)} {owner}(s) to what was written", model._meta.db_table, "update",
+        f"UPDATE {table} SET {value} = CASE {cases} END WHERE {where}", (*params, *where_params), -1,
+        f"SELECT {owner_id}, {key}, {value} FROM {table} WHERE {where}", where_params,
+    )  # fmt: skip
+
+
+# Findings for the steward --------------------------------------------------------------------------------------------
+
+
+def _after(state: TableState, spec: RewriteSpec, units: list[CopyUnit], table_sd: bool):  # noqa: ANN202
+    changes: dict[str, object] = {}
+    if not state.is_partitioned and units:
+        changes["location"] = units[0].destination
+    if isinstance(spec, ConvertFormat) and table_sd and spec.file_format.lower() in FORMATS:
+        input_format, output_format, serde = FORMATS[spec.file_format.lower()]
+        kept = tuple((k, v) for k, v in sorted(state.serde_params.items()) if k not in TEXT_SERDE_PARAMS)
+        changes.update(input_format=input_format, output_format=output_format, serde_lib=serde, serde_params=kept)
+    return snapshot(state, **changes)
+
+
+def _warnings(spec: RewriteSpec, data_copy: DataCopy | None, left_out: int) -> list[Finding]:
+    warnings = [
+        Finding("engines_cache_locations", RULE, "Engines that cache locations and file lists read the old data until "
+                "refreshed: run INVALIDATE METADATA on Impala and REFRESH TABLE on long-running Spark sessions.",
+                "warning"),
+    ]  # fmt: skip
+    if left_out and data_copy is not None:
+        why = "hold no file" if isinstance(spec, ConvertFormat) else "hold too few files or miss the criteria"
+        warnings.append(
+            Finding("left_as_they_are", RULE, f"{left_out} partition(s) in scope {why}: they are left as they are.",
+                    "warning")
+        )  # fmt: skip
+    if data_copy is not None:
+        target = getattr(spec, "target_file_bytes", None) or settings.CATALOG_COMPACT_TARGET_FILE_BYTES
+        warnings.append(
+            Finding("source_retained", RULE, f"The old directories are kept for {data_copy.retention_hours:g} hour(s) "
+                    "after the swap (revert swaps back meanwhile), then removed by the relocation cleanup. New files "
+                    f"are about {target} bytes each.", "warning")
+        )  # fmt: skip
+    return warnings
+
+
+def _hive(metastore: Metastore, spec: RewriteSpec) -> HiveComparison:
+    base = metadata_only_hive(metastore)
+    note = (
+        "Hive's CONCATENATE merges ORC and RCFile files only, in place (ALTER TABLE … CONCATENATE, MergeFileTask)."
+        if isinstance(spec, CompactFiles)
+        else "Hive's SET FILEFORMAT changes metadata only: the existing files become unreadable in the new format."
+    )
+    return HiveComparison(base.version, 0, 0, base.estimated_seconds, notes=(note,))
+
+
+# Hive's metadata-only SET FILEFORMAT ---------------------------------------------------------------------------------
+
+
+def plan_set_file_format(metastore: Metastore, state: TableState, spec: SetFileFormat) -> Preview:
+    """``[PARTITION (…)] SET FILEFORMAT x``: one storage descriptor's formats and SerDe, as Hive's DDLTask writes them
+    (``alterTable`` with ``AlterTableTypes.ADDFILEFORMAT``: input/output format and serialization lib, nothing else).
+    Blocked where the descriptor's location holds files in another format: they would become unreadable."""
+    target = spec.file_format.lower()
+    blockers = _replication_blockers(metastore, state)
+    if state.is_view:
+        blockers.append(Finding("view_rewrite", "ddl", f"{state.ref} is a view and has no file format"))
+    if target not in FORMATS:
+        blockers.append(Finding("unknown_format", RULE, f"{spec.file_format} is not one of PARQUET, ORC, AVRO."))
+    row = _set_format_row(metastore, state, spec, blockers)
+    if (
+        row is not None
+        and not blockers
+        and row["sd_id"] is not None
+        and (row["id"] is not None or not state.is_partitioned)
+    ):
+        files, _size = _listed(metastore, [row]).get(row["location"], (0, 0))
+        found = source_format(row["input_format"], row["serde"])
+        if files and found != target:
+            where = f"partition {row['name']}" if row["id"] is not None else str(state.ref)
+            blockers.append(
+                Finding("files_unreadable", RULE, f"{where} holds {files} file(s) in {found or 'another format'} at "
+                        f"{row['location']}: after SET FILEFORMAT {spec.file_format.upper()} readers would fail on "
+                        f"them. Write SET FILEFORMAT {spec.file_format.upper()} WITH DATA to convert them (a Spark "
+                        "job), or point the table at data in that format first.")
+            )  # fmt: skip
+    steps: list[Step] = []
+    if row is not None and not blockers and row["sd_id"] is not None:
+        sql = MetastoreSql(metastore.alias)
+        fake = replace(state, sd_id=row["sd_id"])
+        steps = [_table_format_step(sql, fake, target)]
+        if row["serde_id"] is not None:
+            steps.append(_serde_steps(sql, [row["serde_id"]], FORMATS[target][2])[0])
+    warnings = []
+    if state.is_partitioned and not spec.partition:
+        warnings.append(Finding("partitions_keep_format", RULE, "Existing partitions keep their own format (as in "
+                                "Hive); only partitions added later use the new one.", "warning"))  # fmt: skip
+    partition_id = row["id"] if row is not None else None
+    after = snapshot(state)
+    if not spec.partition and target in FORMATS:
+        input_format, output_format, serde = FORMATS[target]
+        after = snapshot(state, input_format=input_format, output_format=output_format, serde_lib=serde)
+    preview = build_preview(
+        metastore, state, spec, steps=steps, after=after, blockers=blockers, warnings=warnings,
+        partitions_touched=1 if partition_id is not None else 0, hive=metadata_only_hive(metastore),
+        inverse={"partition_id": partition_id},
+    )  # fmt: skip
+    scope = read_partition_scope(metastore, state.table_id, {"ids": [partition_id]}) if partition_id else None
+    return replace(preview, scope=scope)
+
+
+def _set_format_row(
+    metastore: Metastore, state: TableState, spec: SetFileFormat, blockers: list[Finding]
+) -> dict | None:
+    if not spec.partition:
+        return _row({"id": None, "name": "", "sd_id": state.sd_id, "sd__serde_id": state.serde_id,
+                     "sd__location": state.location, "sd__input_format": state.input_format,
+                     "sd__serde__slib": state.serde_lib})  # fmt: skip
+    if not state.is_partitioned:
+        blockers.append(Finding("not_partitioned", "ddl", f"Table {state.ref} is not partitioned"))
+        return None
+    predicates = tuple(PartitionPredicate(k, "=", v) for k, v in spec.partition)
+    selection = CompactFiles(target=spec.target, partitions=predicates)
+    blockers += predicate_blockers(state, selection)  # type: ignore[arg-type]
+    if blockers:
+        return None
+    rows, _selection = _in_scope(metastore, state, selection, [])
+    if len(rows) != 1:
+        blockers.append(Finding("partition_not_found", "ddl", f"No partition {spec.partition} in {state.ref}"))
+        return None
+    return rows[0]

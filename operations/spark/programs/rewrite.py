@@ -1,0 +1,375 @@
+"""
+The rewrite program: compact (CONCATENATE) or convert (SET FILEFORMAT … WITH DATA) directories into new ones, each
+verified to hold exactly the rows it read.
+
+``plan`` (JSON, built by ``operations.services.rewrite.rewrite_plan``)::
+
+    {"units": [{"key": "dt=2024-01-01", "source": "...", "destination": "...", "source_format": "parquet",
+                "target_format": "parquet", "files": [{"source": "...", "size": 123}, ...]}, ...],
+     "columns": [["id", "int"], ...],   # the table's columns (not inferred from the files)
+     "serde": {"field.delim": ",", ...}, # the text SerDe's parameters (a text source)
+     "target_file_bytes": 134217728,
+     "filesystems": {...}, "completed": ["dt=...", ...], "parallel_units": 4}
+
+Parquet and ORC go through Spark DataFrames read with the table's columns (``spark=None``: pyarrow in this process,
+for the quick tests): about ``bytes / target_file_bytes`` files are written; Parquet in Hive's legacy layout
+(``spark.sql.parquet.writeLegacyFormat``: decimals as Hive reads them). Text (LazySimpleSerDe) files are concatenated
+byte for byte, a missing last newline added, so every row stays identical; Avro container files are merged with
+fastavro (spark-avro is not shipped with pyspark), all inputs having the same schema. Both of those run on the
+executors (one task per output file). Each unit's output is then read back and its rows counted: a unit is reported
+``{"unit_done": key}`` only when the count equals the rows read, so a resumed run skips it; any difference fails the
+program (nothing is swapped).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import time
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from catalog_admin.locations import filesystem_for, is_hidden
+from catalog_admin.object_stores import with_credentials
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ("RewriteFailed", "run")
+
+DEFAULT_BATCH_UNITS = 200  # units per Spark write (each verified and reported done once its batch verified)
+MAX_WRITE_TASKS = 2000
+# Columns the program adds while it rewrites (none is written into the data files).
+UNIT, PART, FILE, OUTPUTS = "__rewrite_unit", "__rewrite_part", "__rewrite_file", "__rewrite_outputs"
+COMPRESSED_TEXT = (".gz", ".bz2", ".deflate", ".snappy", ".lz4", ".zst", ".lzo")
+
+
+class RewriteFailed(RuntimeError):
+    """A unit could not be rewritten or its rows did not verify; the units reported done stay done."""
+
+
+def run(spark: SparkSession | None, plan: dict, report: Callable[[dict], None]) -> dict:
+    """Rewrite every unit not in ``plan["completed"]``, ``batch_units`` at a time; the manifest of what was written
+    and verified."""
+    started = time.monotonic()
+    completed = set(plan.get("completed", ()))
+    pending = [unit for unit in plan["units"] if unit["key"] not in completed]
+    files_total = sum(len(u["files"]) for u in plan["units"])
+    bytes_total = sum(f["size"] for u in plan["units"] for f in u["files"])
+    skipped = [f for u in plan["units"] if u["key"] in completed for f in u["files"]]
+    progress = {"partitions_total": len(plan["units"]), "partitions_done": len(plan["units"]) - len(pending),
+                "files_total": files_total, "bytes_total": bytes_total, "files_done": len(skipped),
+                "bytes_done": sum(f["size"] for f in skipped)}  # fmt: skip
+    report({"message": f"Rewriting {len(pending)} of {len(plan['units'])} units", **progress})
+    saved = _session_conf(spark) if spark is not None else {}
+    options = {**plan.get("filesystems", {}), "s3": with_credentials(dict(plan.get("filesystems", {}).get("s3", {})))}
+    done: dict[str, dict[str, Any]] = {}
+    size = max(1, int(plan.get("batch_units", DEFAULT_BATCH_UNITS)))
+    try:
+        _batches(spark, plan, options, pending, size, done, progress, report)
+    finally:
+        _restore_conf(spark, saved)
+    return {
+        "program": "rewrite",
+        "units": done,
+        "skipped": sorted(completed),
+        "files": sum(u["files"] for u in done.values()),
+        "bytes": sum(u["bytes"] for u in done.values()),
+        "rows": sum(u["rows_out"] for u in done.values()),
+        "seconds": round(time.monotonic() - started, 3),
+    }
+
+
+# The session settings a run uses (restored afterwards): Hive's Parquet layout (decimals as Hive 2/3 read them), and
+# the listing of a unit's planned files on the driver (no Spark job per unit: they are listed already).
+SESSION_CONF = {
+    "spark.sql.parquet.writeLegacyFormat": "true",
+    "spark.sql.sources.parallelPartitionDiscovery.threshold": "1000000",
+}
+
+
+def _session_conf(spark: SparkSession) -> dict[str, str | None]:
+    saved = {key: spark.conf.get(key, None) for key in SESSION_CONF}
+    for key, value in SESSION_CONF.items():
+        spark.conf.set(key, value)
+    return saved
+
+
+def _restore_conf(spark: SparkSession | None, saved: dict[str, str | None]) -> None:
+    for key, value in saved.items():
+        if value is None:
+            spark.conf.unset(key)  # type: ignore[union-attr]
+        else:
+            spark.conf.set(key, value)  # type: ignore[union-attr]
+
+
+def _batches(
+    spark: SparkSession | None, plan: dict, options: dict, pending: list[dict], size: int,
+    done: dict[str, dict[str, Any]], progress: dict[str, int], report: Callable[[dict], None],
+) -> None:  # fmt: skip
+    """Rewrite ``pending`` ``size`` units at a time; each verified unit reported done after its batch."""
+    for start in range(0, len(pending), size):
+        batch = pending[start : start + size]
+        counted = _rewrite_batch(spark, plan, options, batch)
+        for unit in batch:
+            result = counted[unit["key"]]
+            if result["rows_out"] != result["rows_in"]:
+                raise RewriteFailed(
+                    f"{unit['key']}: {result['rows_out']} rows written, {result['rows_in']} read; nothing is swapped"
+                )
+            done[unit["key"]] = result
+            report({"unit_done": unit["key"]})
+            progress["partitions_done"] += 1
+            progress["files_done"] += len(unit["files"])
+            progress["bytes_done"] += sum(f["size"] for f in unit["files"])
+        report(dict(progress))
+
+
+def _rewrite_batch(spark: SparkSession | None, plan: dict, options: dict, batch: list[dict]) -> dict[str, dict]:
+    """Write the batch's new directories (emptied first: a resumed run may have left part of one) and count the rows
+    on both sides, by unit key."""
+    for unit in batch:
+        filesystem_for(unit["destination"], options=options).delete_tree(unit["destination"])
+    outputs = {u["key"]: max(1, math.ceil(sum(f["size"] for f in u["files"]) / int(plan["target_file_bytes"])))
+               for u in batch}  # fmt: skip
+    copied = [u for u in batch if u["source_format"] == u["target_format"] in ("text", "avro")]
+    framed = [u for u in batch if u not in copied]
+    counts = _on_executors(spark, options, copied, outputs) if copied else {}
+    if spark is not None:
+        for group in _by_formats(framed):
+            counts.update(_spark_rewrite(spark, plan, options, group, outputs))
+    else:
+        counts.update({u["key"]: _arrow_rewrite(options, u, outputs[u["key"]]) for u in framed})
+    results = {}
+    for unit in batch:
+        written = [f for f in filesystem_for(unit["destination"], options=options).list_files(unit["destination"])
+                   or [] if not is_hidden(f.relative)]  # fmt: skip
+        rows_in, rows_out = counts[unit["key"]]
+        results[unit["key"]] = {
+            "source": unit["source"], "destination": unit["destination"], "files": len(written),
+            "bytes": sum(f.size for f in written), "rows_in": rows_in, "rows_out": rows_out,
+        }  # fmt: skip
+    return results
+
+
+def _by_formats(units: list[dict]) -> list[list[dict]]:
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for unit in units:
+        groups.setdefault((unit["source_format"], unit["target_format"]), []).append(unit)
+    return list(groups.values())
+
+
+# Text and Avro: one executor task per output file ----------------------------------------------------------------
+
+
+def _on_executors(spark: SparkSession | None, options: dict, units: list[dict], outputs: dict[str, int]) -> dict:
+    """Every output file of ``units`` written by one task (one Spark job for all); (rows read, written) by unit."""
+    tasks = [
+        (unit["key"], unit["source_format"], options, f"{unit['destination']}/{_part_name(i, unit)}",
+         [f["source"] for f in group])
+        for unit in units
+        for i, group in enumerate(_groups(unit["files"], outputs[unit["key"]]))
+    ]  # fmt: skip
+    if spark is None:
+        results = [_merge(*task) for task in tasks]
+    else:
+        results = spark.sparkContext.parallelize(tasks, len(tasks)).map(lambda task: _merge(*task)).collect()
+    counts: dict[str, tuple[int, int]] = {}
+    for key, rows_in, rows_out in results:
+        before = counts.get(key, (0, 0))
+        counts[key] = (before[0] + rows_in, before[1] + rows_out)
+    return counts
+
+
+def _merge(key: str, file_format: str, options: dict, destination: str, sources: list[str]) -> tuple[str, int, int]:
+    write = _concatenate_text if file_format == "text" else _merge_avro
+    return (key, *write(options, destination, sources))
+
+
+def _groups(files: list[dict], outputs: int) -> list[list[dict]]:
+    """Consecutive files in ``outputs`` groups of about the same size (none empty)."""
+    target = sum(f["size"] for f in files) / outputs
+    groups: list[list[dict]] = [[]]
+    size = 0
+    for entry in files:
+        if groups[-1] and size + entry["size"] > target * 1.05 and len(groups) < outputs:
+            groups.append([])
+            size = 0
+        groups[-1].append(entry)
+        size += entry["size"]
+    return groups
+
+
+def _part_name(index: int, unit: dict) -> str:
+    suffix = ".avro" if unit["target_format"] == "avro" else ""
+    return f"part-{index:05d}{suffix}"
+
+
+def _concatenate_text(options: dict, destination: str, sources: list[str]) -> tuple[int, int]:
+    """Concatenate line files (each ending with a newline; a missing last one added): (rows read, rows written)."""
+    compressed = [s for s in sources if s.lower().endswith(COMPRESSED_TEXT)]
+    if compressed:
+        raise RewriteFailed(f"{compressed[0]} is compressed text: the console concatenates uncompressed text only")
+    rows_in = 0
+    writer_fs = filesystem_for(destination, options=options)
+    with writer_fs.open(destination, "wb") as writer:
+        for source in sources:
+            with filesystem_for(source, options=options).open(source, "rb") as reader:
+                data = reader.read()
+            if data and not data.endswith(b"\n"):
+                data += b"\n"
+            rows_in += data.count(b"\n")
+            writer.write(data)
+    with writer_fs.open(destination, "rb") as reader:
+        rows_out = reader.read().count(b"\n")
+    return rows_in, rows_out
+
+
+def _merge_avro(options: dict, destination: str, sources: list[str]) -> tuple[int, int]:
+    """Merge Avro container files of one schema into one (the first file's codec): (records read, written)."""
+    import fastavro
+
+    records: list[Any] = []
+    schema, codec = None, "null"
+    for source in sources:
+        with filesystem_for(source, options=options).open(source, "rb") as handle:
+            reader = fastavro.reader(io.BytesIO(handle.read()))
+            if schema is None:
+                schema, codec = reader.writer_schema, reader.codec
+            elif reader.writer_schema != schema:
+                raise RewriteFailed(f"{source} has another Avro schema than {sources[0]}: not merged")
+            records.extend(reader)
+    buffer = io.BytesIO()
+    fastavro.writer(buffer, fastavro.parse_schema(schema), records, codec=codec)
+    filesystem = filesystem_for(destination, options=options)
+    with filesystem.open(destination, "wb") as writer:
+        writer.write(buffer.getvalue())
+    with filesystem.open(destination, "rb") as handle:
+        rows_out = sum(1 for _ in fastavro.reader(io.BytesIO(handle.read())))
+    return len(records), rows_out
+
+
+# Parquet and ORC (and text into them): DataFrames with the table's columns ----------------------------------------
+
+
+def _spark_rewrite(
+    spark: SparkSession, plan: dict, options: dict, units: list[dict], outputs: dict[str, int]
+) -> dict[str, tuple[int, int]]:
+    """One DataFrame reading every planned file of the units with the table's columns, each row tagged with its
+    file's unit (a broadcast join on the file's path); shuffled so each unit lands in about ``outputs`` files,
+    written partitioned by unit below a hidden scratch directory of the staging, whose rows are then counted by unit
+    (the written output read back) before each unit's directory moves to its destination. The rows read are counted
+    from the files themselves (Parquet/ORC footers, text lines) on the executors, not from the DataFrame: a file the
+    join missed fails the verification. (rows read, rows written) by unit key."""
+    from pyspark.sql import functions as F  # noqa: N812 - pyspark's convention
+
+    schema = ", ".join(f"`{name}` {type_}" for name, type_ in plan["columns"])
+    source, target = units[0]["source_format"], units[0]["target_format"]
+    files = [(f["source"], n, outputs[u["key"]]) for n, u in enumerate(units) for f in u["files"]]
+    paths = [path for path, _n, _outputs in files]
+    if source == "text":
+        frame = _text_reader(spark, plan.get("serde", {})).schema(schema).csv(paths)
+    else:
+        frame = spark.read.schema(schema).format(source).load(paths)
+    mapping = spark.createDataFrame(files, f"{FILE} string, {UNIT} int, {OUTPUTS} int")
+    # _metadata.file_path is URL-encoded; Hive's locations are not ('+' kept as it is)
+    path = F.expr("url_decode(replace(_metadata.file_path, '+', '%2B'))")
+    tagged = frame.withColumn(FILE, path).join(F.broadcast(mapping), FILE).drop(FILE)
+    tagged = tagged.withColumn(PART, F.floor(F.rand() * F.col(OUTPUTS)).cast("int")).drop(OUTPUTS)
+    rows_in = _rows_in_files(spark, options, source, files)
+    scratch = f"{plan['staging']}/_batch-{uuid.uuid4().hex[:12]}"
+    shuffled = tagged.repartition(min(sum(outputs[u["key"]] for u in units), MAX_WRITE_TASKS), UNIT, PART)
+    shuffled.drop(PART).write.mode("overwrite").partitionBy(UNIT).format(target).save(scratch)
+    rows_out = dict(spark.read.format(target).load(scratch).groupBy(UNIT).count().collect())
+    filesystem = filesystem_for(scratch, options=options)
+    for number, unit in enumerate(units):
+        if rows_out.get(number):
+            filesystem.rename(f"{scratch}/{UNIT}={number}", unit["destination"])
+    filesystem.delete_tree(scratch)
+    return {u["key"]: (rows_in.get(n, 0), rows_out.get(n, 0)) for n, u in enumerate(units)}
+
+
+def _rows_in_files(spark: SparkSession, options: dict, file_format: str, files: list[tuple]) -> dict[int, int]:
+    """Rows of each unit's files, counted on the executors from the files (footers; lines of text)."""
+    tasks = [(options, file_format, path, number) for path, number, _outputs in files]
+    slices = max(1, min(len(tasks), spark.sparkContext.defaultParallelism * 4))
+    counted = spark.sparkContext.parallelize(tasks, slices).map(lambda task: (task[3], _file_rows(*task[:3])))
+    return dict(counted.reduceByKey(lambda left, right: left + right).collect())
+
+
+def _file_rows(options: dict, file_format: str, path: str) -> int:
+    with filesystem_for(path, options=options).open(path, "rb") as handle:
+        if file_format == "parquet":
+            from pyarrow import parquet
+
+            return parquet.ParquetFile(handle).metadata.num_rows
+        if file_format == "orc":
+            from pyarrow import orc
+
+            return orc.ORCFile(handle).nrows
+        data = handle.read()
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
+def _text_reader(spark: SparkSession, serde: dict[str, str]):  # noqa: ANN202 - a DataFrameReader
+    """LazySimpleSerDe's rows as Spark's CSV reader sees them: its delimiter (default ^A), its null format (``\\N``),
+    no quoting, Hive's timestamp text; an unparsable value is NULL as in Hive (PERMISSIVE)."""
+    return (
+        spark.read.option("sep", serde.get("field.delim") or serde.get("serialization.format") or "\x01")
+        .option("nullValue", serde.get("serialization.null.format", "\\N"))
+        .option("emptyValue", "")
+        .option("quote", "\u0000")
+        .option("escape", "\u0000")
+        .option("timestampFormat", "yyyy-MM-dd HH:mm:ss[.SSSSSSSSS]")
+        .option("mode", "PERMISSIVE")
+    )
+
+
+def _arrow_rewrite(options: dict, unit: dict, outputs: int) -> tuple[int, int]:
+    """Without a Spark session: pyarrow reads the files and writes ``outputs`` files (Parquet or ORC)."""
+    import pyarrow as pa
+
+    if unit["source_format"] == "text":
+        raise RewriteFailed("Converting text needs a Spark session")
+    tables = []
+    for entry in unit["files"]:
+        with filesystem_for(entry["source"], options=options).open(entry["source"], "rb") as handle:
+            tables.append(_read_arrow(unit["source_format"], pa.BufferReader(handle.read())))
+    table = pa.concat_tables(tables, promote_options="default")
+    rows_out = 0
+    step = math.ceil(table.num_rows / outputs) or 1
+    filesystem = filesystem_for(unit["destination"], options=options)
+    for index in range(outputs):
+        chunk = table.slice(index * step, step)
+        if index and not chunk.num_rows:
+            break
+        path = f"{unit['destination']}/part-{index:05d}.{unit['target_format']}"
+        sink = pa.BufferOutputStream()
+        _write_arrow(unit["target_format"], chunk, sink)
+        with filesystem.open(path, "wb") as writer:
+            writer.write(sink.getvalue().to_pybytes())
+        with filesystem.open(path, "rb") as handle:
+            rows_out += _read_arrow(unit["target_format"], pa.BufferReader(handle.read())).num_rows
+    return table.num_rows, rows_out
+
+
+def _read_arrow(file_format: str, source: Any) -> Any:
+    if file_format == "orc":
+        from pyarrow import orc
+
+        return orc.read_table(source)
+    from pyarrow import parquet
+
+    return parquet.read_table(source)
+
+
+def _write_arrow(file_format: str, table: Any, sink: Any) -> None:
+    if file_format == "orc":
+        from pyarrow import orc
+
+        orc.write_table(table, sink)
+        return
+    from pyarrow import parquet
+
+    parquet.write_table(table, sink, use_deprecated_int96_timestamps=True)

@@ -1,0 +1,343 @@
+"""
+CONCATENATE and SET FILEFORMAT … WITH DATA on the quick tier's metastore, with real files: the preview (units in new
+hidden directories, the swap's statements, blockers), the rewrite program in this process (pyarrow for Parquet/ORC,
+byte concatenation for text: the Spark path is proved in ``tests/witness/test_spark_rewrite.py``), the swap with
+measured numFiles/totalSize, the kept old directories, revert and cleanup.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow.orc as orc
+import pyarrow.parquet as pq
+import pytest
+
+from catalog_admin.errors import ApplicationError, ErrorCode
+from catalog_admin.models import PartitionParam, SerDeParam
+from catalog_admin.seeding.files import encode_rows
+from catalog_admin.selectors.metastores import Metastore
+from operations.models import Execution, Relocation
+from operations.planners.rewrite import FORMATS, LAZY_SIMPLE
+from operations.services.alter import alter_execute, alter_preview, alter_preview_statement
+from operations.services.relocate import relocate_execute, relocations_cleanup
+from operations.services.revert import revert_preview
+from operations.spark.programs import rewrite as rewrite_program
+from operations.specs import CompactFiles, PartitionPredicate, TableRef, spec_from_dict
+from tests.fixtures.factories import partition_locations, table_row
+from tests.fixtures.operations import event_types, path_of, row_changes
+
+pytestmark = pytest.mark.usefixtures("warehouse")  # every test adds files: the warehouse is restored afterwards
+
+ORDERS = (("id", "bigint"), ("customer_id", "bigint"), ("amount", "decimal(10,2)"), ("status", "string"))
+DAY = "dt=2024-01-02"
+
+
+def in_process(events: list[dict] | None = None):  # noqa: ANN201 - a run_program
+    kept = events if events is not None else []
+    return lambda plan: rewrite_program.run(None, plan, kept.append)
+
+
+def split_into_small_files(metastore: Metastore, table: str, prefix: str, fmt: str, columns: tuple) -> dict[str, str]:
+    """Add two more small files (rows 9000+) to each partition of ``table`` whose name starts with ``prefix``; the
+    partitions' locations by name."""
+    database, name = table.split(".")
+    row = table_row(metastore, database, name)
+    chosen = {n: loc for n, loc in partition_locations(metastore, row.id).items() if n.startswith(prefix)}
+    for number, location in enumerate(chosen.values()):
+        directory = path_of(location)
+        directory.mkdir(parents=True, exist_ok=True)
+        for extra in (1, 2):
+            rows = [tuple(_value(t, 9000 + 10 * number + extra) for _n, t in columns)]
+            (directory / f"00000{extra}_0").write_bytes(encode_rows(fmt, columns, rows))
+    return chosen
+
+
+def _value(type_name: str, serial: int) -> object:
+    if type_name in ("int", "bigint"):
+        return serial
+    if type_name.startswith("decimal") or type_name == "double":
+        return serial / 4
+    return f"s{serial}"
+
+
+def parquet_rows(directory: Path) -> list[tuple]:
+    tables = [pq.read_table(p) for p in sorted(directory.iterdir()) if not p.name.startswith(("_", "."))]
+    return sorted(tuple(r.values()) for t in tables for r in t.to_pylist())
+
+
+def params(metastore: Metastore, partition_ids: list[int], *keys: str) -> dict[tuple[int, str], str]:
+    rows = PartitionParam.objects.using(metastore.alias).filter(partition_id__in=partition_ids, key__in=keys)
+    return {(r.partition_id, r.key): r.value for r in rows}
+
+
+def test_preview_of_a_concatenate_plans_new_hidden_directories_and_one_swap(metastore: Metastore) -> None:
+    """The partitions with small files are rewritten below ``<root>/_compacted-…/<name>``; the swap re-points their
+    storage descriptors and sets numFiles/totalSize, writing one ALTER_PARTITION each as Hive's alter_partitions."""
+    # given
+    chosen = split_into_small_files(metastore, "sales.orders", DAY, "parquet", ORDERS)
+    root = table_row(metastore, "sales", "orders").sd.location.removeprefix("file:")
+    with_files = {n for n, loc in chosen.items() if len(list(path_of(loc).iterdir())) > 1}
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore, statement="ALTER TABLE sales.orders PARTITION (dt='2024-01-02') CONCATENATE"
+    )
+
+    # then
+    assert preview.blockers == (), preview.blockers
+    units = preview.data_copy.units
+    assert sorted(u.key for u in units) == sorted(with_files)
+    staging = units[0].destination.rsplit("/", 2)[0]
+    assert staging.removeprefix("file:").startswith(root + "/_compacted-")
+    assert all(u.destination == f"{staging}/{u.key}" and u.source_format == "parquet" for u in units)
+    assert row_changes(preview)["SDS"] == (0, len(units), 0)
+    assert "PARTITION_PARAMS" in {s.metastore_table for s in preview.steps}
+    assert preview.scope.count == len(units)
+    assert preview.statement == "ALTER TABLE `sales`.`orders` PARTITION (`dt`='2024-01-02') CONCATENATE"
+
+
+def test_a_compaction_rewrites_verifies_swaps_keeps_the_old_files_and_reverts(metastore: Metastore) -> None:
+    """Each partition ends with one file holding the same rows; numFiles/totalSize are what was written, numRows is
+    untouched; the old directories stay; revert points back at them and the cleanup then removes the new ones."""
+    # given
+    chosen = split_into_small_files(metastore, "sales.orders", DAY, "parquet", ORDERS)
+    orders = table_row(metastore, "sales", "orders")
+    preview = alter_preview_statement(
+        metastore=metastore, statement="ALTER TABLE sales.orders PARTITION (dt='2024-01-02') CONCATENATE"
+    )
+    keys = [u.key for u in preview.data_copy.units]
+    before_rows = {k: parquet_rows(path_of(chosen[k])) for k in keys}
+    ids = [u.partition_id for u in preview.data_copy.units]
+    before_params = params(metastore, ids, "numFiles", "totalSize", "numRows")
+    events: list[dict] = []
+
+    # when
+    execution = relocate_execute(preview=preview, actor="steward", source="cli", run_program=in_process(events))
+
+    # then
+    now = partition_locations(metastore, orders.id)
+    after_params = params(metastore, ids, "numFiles", "totalSize", "numRows")
+    for unit in preview.data_copy.units:
+        new = path_of(now[unit.key])
+        assert now[unit.key] == unit.destination
+        files = [p for p in new.iterdir() if not p.name.startswith(("_", "."))]
+        assert len(files) == 1 and parquet_rows(new) == before_rows[unit.key]
+        assert parquet_rows(path_of(chosen[unit.key])) == before_rows[unit.key], "the old files are kept"
+        if (unit.partition_id, "numFiles") in after_params:
+            assert after_params[(unit.partition_id, "numFiles")] == "1"
+            assert after_params[(unit.partition_id, "totalSize")] == str(files[0].stat().st_size)
+        if (unit.partition_id, "numRows") in before_params:
+            assert after_params[(unit.partition_id, "numRows")] == before_params[(unit.partition_id, "numRows")]
+    assert [e["unit_done"] for e in events if "unit_done" in e] == keys
+    assert Relocation.objects.get(execution=execution).state == Relocation.State.SWAPPED
+    assert event_types(metastore) == ["ALTER_PARTITION"] * len(keys)
+
+    # and when reverted, then cleaned
+    alter_execute(preview=revert_preview(execution=execution), actor="steward", source="cli")
+    cleaned = relocations_cleanup()
+    assert {n: partition_locations(metastore, orders.id)[n] for n in keys} == {k: chosen[k] for k in keys}
+    assert params(metastore, ids, "numFiles", "totalSize", "numRows") == before_params
+    assert [r.state for r in cleaned] == [Relocation.State.REVERTED]
+    assert not any(path_of(u.destination).exists() for u in preview.data_copy.units)
+
+
+def test_text_files_are_concatenated_byte_for_byte(metastore: Metastore) -> None:
+    """LazySimpleSerDe rows stay identical: the new file is the old files one after another (a last newline added)."""
+    # given
+    columns = (("click_id", "bigint"), ("campaign_id", "int"), ("user_agent", "string"), ("cost", "double"))
+    chosen = split_into_small_files(metastore, "marketing.clicks", "dt=2024-01-03/hour=0", "text", columns)
+    (name, location), = chosen.items()  # fmt: skip
+    old = path_of(location)
+    (old / "000003_0").write_bytes(b"77,1,no-newline,0.5")
+    expected = b"".join(p.read_bytes() for p in sorted(old.iterdir())) + b"\n"
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore, statement="ALTER TABLE marketing.clicks PARTITION (dt='2024-01-03', hour=0) CONCATENATE"
+    )
+    relocate_execute(preview=preview, actor="steward", source="cli", run_program=in_process())
+
+    # then
+    clicks = table_row(metastore, "marketing", "clicks")
+    new = path_of(partition_locations(metastore, clicks.id)[name])
+    assert [p.read_bytes() for p in new.iterdir()] == [expected]
+
+
+def test_the_structured_operation_selects_partitions_by_their_files(metastore: Metastore) -> None:
+    """``min_files``: only partitions with more files than that are compacted (the others have one file)."""
+    # given
+    chosen = split_into_small_files(metastore, "sales.orders", "dt=2024-01-03", "parquet", ORDERS)
+    spec = spec_from_dict(
+        {"kind": "compact_files", "target": {"database": "sales", "table": "orders"}, "min_files": 2,
+         "target_file_bytes": 64 * 1024 * 1024}
+    )  # fmt: skip
+
+    # when
+    preview = alter_preview(metastore=metastore, spec=spec)
+
+    # then
+    assert preview.blockers == ()
+    assert sorted(u.key for u in preview.data_copy.units) == sorted(
+        n for n, loc in chosen.items() if len(list(path_of(loc).iterdir())) > 2
+    )
+    options = "WITH ('min_files'='2', 'target_file_bytes'='67108864')"
+    assert preview.statement.endswith(f"CONCATENATE {options}")
+
+
+def test_a_convert_switches_formats_serde_and_location_together_and_reverts(metastore: Metastore) -> None:
+    """Parquet → ORC: the same rows in ORC files, and each storage descriptor's formats and SerDe are Hive's ORC
+    classes in the same transaction as its new location; revert brings all of it back."""
+    # given
+    chosen = split_into_small_files(metastore, "sales.orders", "dt=2024-01-03/hour=0", "parquet", ORDERS)
+    (name, location), = chosen.items()  # fmt: skip
+    rows = parquet_rows(path_of(location))
+    orders = table_row(metastore, "sales", "orders")
+    statement = "ALTER TABLE sales.orders PARTITION (dt='2024-01-03', hour=0) SET FILEFORMAT ORC WITH DATA"
+
+    # when
+    preview = alter_preview_statement(metastore=metastore, statement=statement)
+    execution = relocate_execute(preview=preview, actor="steward", source="cli", run_program=in_process())
+
+    # then
+    new = path_of(partition_locations(metastore, orders.id)[name])
+    converted = sorted(tuple(r.values()) for p in new.iterdir() for r in orc.read_table(str(p)).to_pylist())
+    assert converted == rows
+    assert storage(metastore, orders.id, name) == (preview.data_copy.units[0].destination, *FORMATS["orc"])
+    assert table_row(metastore, "sales", "orders").sd.input_format == FORMATS["parquet"][0], "the table keeps its"
+
+    # and when reverted
+    alter_execute(preview=revert_preview(execution=execution), actor="steward", source="cli")
+    assert storage(metastore, orders.id, name) == (location, *FORMATS["parquet"])
+
+
+def storage(metastore: Metastore, table_id: int, name: str) -> tuple:
+    """A partition's (location, input format, output format, SerDe)."""
+    from catalog_admin.models import Partition
+
+    return (
+        Partition.objects.using(metastore.alias)
+        .filter(table_id=table_id, name=name)
+        .values_list("sd__location", "sd__input_format", "sd__output_format", "sd__serde__slib")
+        .get()
+    )
+
+
+def test_converting_a_text_table_drops_the_text_serde_parameters(metastore: Metastore) -> None:
+    """The preview of a whole text table's convert: every partition and the table switch to Parquet and lose
+    field.delim (LazySimpleSerDe's), in the swap's statements."""
+    # given
+    clicks = table_row(metastore, "marketing", "clicks")
+    delims = SerDeParam.objects.using(metastore.alias).filter(key="field.delim").count()
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore, statement="ALTER TABLE marketing.clicks SET FILEFORMAT PARQUET WITH DATA"
+    )
+
+    # then
+    assert preview.blockers == (), preview.blockers
+    tables = {s.metastore_table for s in preview.steps}
+    assert {"SDS", "SERDES", "SERDE_PARAMS", "PARTITION_PARAMS"} <= tables
+    drop = next(s for s in preview.steps if s.metastore_table == "SERDE_PARAMS")
+    assert drop.action == "delete" and "field.delim" in drop.params
+    assert ("input_format", clicks.sd.input_format, FORMATS["parquet"][0]) in preview.diff
+    assert ("serde_lib", LAZY_SIMPLE, FORMATS["parquet"][2]) in preview.diff
+    assert preview.partitions_touched == clicks_partitions(metastore, clicks.id)
+    assert delims > 0
+
+
+def clicks_partitions(metastore: Metastore, table_id: int) -> int:
+    return len(partition_locations(metastore, table_id))
+
+
+@pytest.mark.parametrize(
+    ("statement", "code"),
+    [
+        ("ALTER TABLE sales.payments_acid CONCATENATE", "transactional_rewrite"),
+        ("ALTER TABLE marketing.campaign_performance CONCATENATE", "view_rewrite"),
+        ("ALTER TABLE sales.customers CONCATENATE", "nothing_to_rewrite"),
+        ("ALTER TABLE sales.customers PARTITION (dt='1') CONCATENATE", "not_partitioned"),
+        ("ALTER TABLE sales.orders PARTITION (nope='1') CONCATENATE", "unknown_partition_key"),
+        ("ALTER TABLE sales.orders SET FILEFORMAT AVRO WITH DATA", "unsupported_conversion"),
+    ],
+    ids=["transactional", "view", "one-file", "not-partitioned", "bad-key", "to-avro"],
+)
+def test_rewrites_that_cannot_run_are_blocked_with_the_reason(metastore: Metastore, statement: str, code: str) -> None:
+    """Each blocker names what is wrong; nothing would be written."""
+    # when
+    preview = alter_preview_statement(metastore=metastore, statement=statement)
+
+    # then
+    assert code in {b.code for b in preview.blockers}, preview.blockers
+    assert preview.steps == ()
+
+
+def test_bad_parameters_of_the_structured_operation_are_named(metastore: Metastore) -> None:
+    """A target file size of 0 is refused with the field named; nothing is planned."""
+    # given
+    spec = CompactFiles(target=TableRef("sales", "orders"), target_file_bytes=0,
+                        partitions=(PartitionPredicate("dt", "=", "2024-01-02"),))  # fmt: skip
+
+    # when
+    preview = alter_preview(metastore=metastore, spec=spec)
+
+    # then
+    assert [(b.code, b.message) for b in preview.blockers] == [
+        ("invalid_parameter", "target_file_bytes must be a positive whole number, not 0.")
+    ]
+    assert preview.data_copy is None and preview.steps == ()
+
+
+def test_plain_set_fileformat_is_blocked_where_files_would_become_unreadable(metastore: Metastore) -> None:
+    """Hive's metadata-only SET FILEFORMAT on a partition holding Parquet files would leave them unreadable as ORC:
+    blocked, pointing to WITH DATA; nothing would be written."""
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore, statement="ALTER TABLE sales.orders PARTITION (dt='2024-01-02', hour=0) SET FILEFORMAT ORC"
+    )
+
+    # then
+    assert [b.code for b in preview.blockers] == ["files_unreadable"]
+    assert "SET FILEFORMAT ORC WITH DATA" in preview.blockers[0].message
+    assert preview.steps == ()
+
+
+def test_plain_set_fileformat_of_a_partitioned_table_changes_its_own_descriptor_only(metastore: Metastore) -> None:
+    """Without PARTITION, Hive switches the table's descriptor (new partitions) and not the existing partitions':
+    nothing becomes unreadable, one ALTER_TABLE; revert puts the Parquet classes back."""
+    # given
+    orders = table_row(metastore, "sales", "orders")
+    before = partition_locations(metastore, orders.id)
+
+    # when
+    preview = alter_preview_statement(metastore=metastore, statement="ALTER TABLE sales.orders SET FILEFORMAT ORC")
+    execution = alter_execute(preview=preview, actor="steward", source="cli")
+
+    # then
+    assert preview.blockers == () and "partitions_keep_format" in {w.code for w in preview.warnings}
+    assert row_changes(preview) == {"SDS": (0, 1, 0), "SERDES": (0, 1, 0)}
+    changed = table_row(metastore, "sales", "orders")
+    assert (changed.sd.input_format, changed.sd.output_format, changed.sd.serde.slib) == FORMATS["orc"]
+    assert partition_locations(metastore, orders.id) == before
+    assert event_types(metastore) == ["ALTER_TABLE"]
+    alter_execute(preview=revert_preview(execution=execution), actor="steward", source="cli")
+    reverted = table_row(metastore, "sales", "orders")
+    assert (reverted.sd.input_format, reverted.sd.output_format, reverted.sd.serde.slib) == FORMATS["parquet"]
+
+
+def test_a_rewrite_never_runs_as_a_plain_alter(metastore: Metastore) -> None:
+    """Re-pointing without the rewrite would lose the data: alter_execute refuses it and nothing is written."""
+    # given
+    split_into_small_files(metastore, "sales.orders", DAY, "parquet", ORDERS)
+    preview = alter_preview_statement(
+        metastore=metastore, statement="ALTER TABLE sales.orders PARTITION (dt='2024-01-02') CONCATENATE"
+    )
+
+    # when
+    with pytest.raises(ApplicationError) as refused:
+        alter_execute(preview=preview, actor="steward", source="cli")
+
+    # then
+    assert refused.value.code == ErrorCode.INVALID_STATE
+    assert not Execution.objects.exists()
