@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from catalog_admin.errors import ApplicationError, ErrorCode
-from catalog_admin.hive.locations import is_under, normalize_location
+from catalog_admin.hive.locations import normalize_location, rewrite_prefix
 
 __all__ = ("LocationRule", "MergeRequest", "parse_location_rule", "parse_rename")
 
@@ -19,10 +19,7 @@ class LocationRule:
 
     def apply(self, location: str) -> str | None:
         """The rewritten location, or None when ``location`` is not at or under ``old`` (a path boundary)."""
-        location = normalize_location(location)
-        if not is_under(location, self.old):
-            return None
-        return self.new + location[len(self.old) :]
+        return rewrite_prefix(location, self.old, self.new)
 
 
 @dataclass(frozen=True)

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import io
 import os
+import signal
 import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from operations.merge.request import LocationRule
+from catalog_admin.hive.locations import rewrite_prefix
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -34,10 +35,11 @@ FETCH_ROWS = 5_000
 
 
 def fault_point(name: str) -> None:
-    """A named step; tests replace it to inject a failure (as ``operations.services.alter.fault_point``)."""
-    from operations.services.alter import fault_point as alter_fault_point
-
-    alter_fault_point(name)
+    """A named step; tests replace it to inject a failure. As ``operations.services.alter.fault_point`` (which this
+    Django-free program cannot import on a cluster): a process whose ``CATALOG_ADMIN_KILL_AT`` names the point kills
+    itself with SIGKILL there; nothing sets that variable in production."""
+    if os.environ.get("CATALOG_ADMIN_KILL_AT") == name:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def unit_key(step: dict, low: int) -> str:
@@ -215,12 +217,14 @@ def _boolean(value: Any) -> bool | None:
 
 def location_rewriter(rules: list[list[str]]) -> Callable[[str | None], str | None]:
     """The first rule (longest prefix first) that matches rewrites; a location no rule matches stays as it is."""
-    ordered = sorted((LocationRule(old, new) for old, new in rules), key=lambda r: -len(r.old))
+    ordered = sorted(rules, key=lambda rule: -len(rule[0]))
 
     def rewrite(location: str | None) -> str | None:
         if not location:
             return location
-        return next((new for r in ordered if (new := r.apply(location)) is not None), location)
+        return next(
+            (new for old, into in ordered if (new := rewrite_prefix(location, old, into)) is not None), location
+        )
 
     return rewrite
 
