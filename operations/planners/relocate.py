@@ -155,10 +155,23 @@ def _units(
             )
         )
         return []
-    return [
-        CopyUnit(p["name"], canonical(p["location"]), relocated_location(root, destination, p["location"]))
-        for p in partitions
-    ]
+    return _units_below_root(root, destination, partitions)
+
+
+def _units_below_root(root: str, destination: str, partitions: list[dict]) -> list[CopyUnit]:
+    """Each partition's unit: its canonical location and the same path below the new root (as
+    :func:`relocated_location`). The canonical root is computed once and the path below it appended, unless that path
+    holds an empty or dot-led segment (then :func:`canonical` in full): 100,000 partitions take a few string joins."""
+    canonical_root, new_root = canonical(root), destination.rstrip("/")
+    units = []
+    for partition in partitions:
+        location = partition["location"]
+        rest = location[len(root) :]
+        odd = "//" in rest or "/." in rest or rest.endswith(("/", " ", "\t", "\n"))
+        units.append(
+            CopyUnit(partition["name"], canonical(location) if odd else canonical_root + rest, new_root + rest)
+        )
+    return units
 
 
 # Destination ---------------------------------------------------------------------------------------------------------
@@ -171,17 +184,32 @@ def _unit_context(state: TableState, unit: CopyUnit, sd_ids: dict[str, int]) -> 
     return MoveContext(table_id=state.table_id)
 
 
+def _guarded_moves(
+    state: TableState, destination: str, units: list[CopyUnit], sd_ids: dict[str, int]
+) -> tuple[list[DirectoryMove], dict[str, MoveContext]]:
+    """The moves the containment guard checks: a whole partitioned table's units all lie below its root (``_units``
+    refuses the others), so one move of the root covers them, as a table rename's does (its own rows left out of the
+    query): a 100,000-partition table is one check, not 100,000. Chosen partitions are checked one by one."""
+    if state.is_partitioned and not sd_ids:
+        root = canonical(state.location or "")
+        return [DirectoryMove(root, destination, len(units), 0, None, None, None, None, True)], {
+            root: MoveContext(table_id=state.table_id)
+        }
+    moves = [DirectoryMove(u.source, u.destination, 1, 0, None, None, None, None, True) for u in units]
+    return moves, {u.source: _unit_context(state, u, sd_ids) for u in units}
+
+
 def _destination_blockers(
     metastore: Metastore, state: TableState, destination: str, units: list[CopyUnit], sd_ids: dict[str, int]
 ) -> list[Finding]:
     """Both ends of every unit lie inside the governed roots (whatever SET LOCATION may point at, the console writes
     and later deletes data only there) and are nobody else's; the new root does not overlap the data it copies, and
     nothing is there yet."""
-    moves = [DirectoryMove(u.source, u.destination, 1, 0, None, None, None, None, True) for u in units]
-    blockers = move_blockers(metastore, moves, {u.source: _unit_context(state, u, sd_ids) for u in units})
+    moves, contexts = _guarded_moves(state, destination, units, sd_ids)
+    blockers = move_blockers(metastore, moves, contexts)
     blockers += new_location_blockers(metastore, destination, own=MoveContext(table_id=state.table_id))
     blockers = list(dict.fromkeys(blockers))
-    overlapping = next((u for u in units if is_inside(destination, u.source) or is_inside(u.source, destination)), None)
+    overlapping = next((m for m in moves if is_inside(destination, m.source) or is_inside(m.source, destination)), None)
     if overlapping:
         blockers.append(
             Finding(

@@ -16,8 +16,10 @@ from catalog_admin.db import allow_metastore_writes
 from catalog_admin.models import HiveLock, Transaction, TransactionComponent
 from catalog_admin.selectors.metastores import Metastore
 from operations.choices import JobState
+from operations.containment import canonical
 from operations.models import Job
 from operations.planners.data_scope import data_work_blockers, estimate_duration, measure, sample_indices
+from operations.planners.relocate import _units_below_root, relocated_location
 from operations.services.alter import alter_preview_statement
 from operations.specs import TableRef
 from operations.table_state import read_table_state
@@ -248,3 +250,14 @@ def test_a_rewrite_of_a_bucketed_table_is_blocked_but_a_copy_is_not(metastore: M
     ]
     assert "bucketing_rewrite" not in {b.code for b in copy}
     assert "transactional_rewrite" in {b.code for b in copy}
+
+
+@pytest.mark.parametrize("root", ["file:/w/t", "file:///w/t", "/w/t", "s3a://bucket/w/t"])
+@pytest.mark.parametrize("below", ["/dt=1/h=2", "/dt=1//h=2", "/./dt=1", "/dt=1/../dt=2", "/dt=1/", "/.hidden/x"])
+def test_the_relocation_units_canonical_shortcut_spells_locations_as_canonical_does(root: str, below: str) -> None:
+    """A whole table's units take the canonical root plus the path below it; odd paths fall back to canonical."""
+    [unit] = _units_below_root(root, "file:/new/", [{"name": "dt=1", "location": root + below}])
+    assert (unit.source, unit.destination) == (
+        canonical(root + below),
+        relocated_location(root, "file:/new/", root + below),
+    )
