@@ -185,20 +185,23 @@ def test_a_sampled_relocate_preview_states_the_sample(metastore: Metastore, ware
     assert sampled.message.startswith(f"Size estimated from 2 of {len(copy.units)} partitions")
 
 
+def insert(metastore: Metastore, model: type, **values: object) -> None:
+    """One row of ``model`` with the columns ``metastore``'s schema has (TXN_TYPE, HL_TXNID… came with 3.0)."""
+    missing = set(metastore.schema.missing_fields(model))
+    fields = [f for f in model._meta.concrete_fields if f.name in values and f.name not in missing]
+    row = model(**{f.name: values[f.name] for f in fields})
+    model.objects.using(metastore.alias)._insert([row], fields=fields, using=metastore.alias)
+
+
 def open_lock_and_transaction(metastore: Metastore, database: str, table: str) -> None:
     """A lock and an open transaction's component on the table, as Hive's TxnHandler writes them."""
     now = int(timezone.now().timestamp() * 1000)
     with allow_metastore_writes():
-        Transaction.objects.using(metastore.alias).create(
-            id=990001, state="o", started=now, last_heartbeat=now, user="etl", host="worker-1"
-        )
-        HiveLock.objects.using(metastore.alias).create(
-            ext_id=990001, int_id=1, txn_id=990001, database=database, table=table, state="a", type="r",
-            last_heartbeat=now, acquired_at=now, user="etl", host="worker-1",
-        )  # fmt: skip
-        TransactionComponent.objects.using(metastore.alias).create(
-            txn_id=990001, database=database, table=table, partition="", operation_type="i"
-        )
+        insert(metastore, Transaction, id=990001, state="o", started=now, last_heartbeat=now, user="etl", host="w1")
+        insert(metastore, HiveLock, ext_id=990001, int_id=1, txn_id=990001, database=database, table=table,
+               state="a", type="r", last_heartbeat=now, acquired_at=now, user="etl", host="w1")  # fmt: skip
+        insert(metastore, TransactionComponent, txn_id=990001, database=database, table=table, partition="",
+               operation_type="i")  # fmt: skip
 
 
 def test_open_locks_and_transactions_on_the_table_block_the_relocation(metastore: Metastore, warehouse: Path) -> None:
