@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from statistics import median
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 
 from catalog_admin.locations import filesystem_for
 from catalog_admin.models import BucketingColumn
@@ -68,6 +69,10 @@ def measure(
 ) -> DataScope:
     """List ``sources`` (all, or a deterministic sample of ``sample`` evenly spaced ones) and scale to the total."""
     limit = settings.CATALOG_RELOCATION_SAMPLE_PARTITIONS if sample is None else sample
+    if limit < 1:
+        raise ImproperlyConfigured(
+            f"CATALOG_RELOCATION_SAMPLE_PARTITIONS must be at least 1 (the units listed to size data work), not {limit}"
+        )
     picked = [sources[i] for i in sample_indices(len(sources), limit)]
     counts = [[0, 0] for _ in FILE_SIZE_BUCKETS]
     files = size = 0

@@ -9,6 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.core.exceptions import ImproperlyConfigured
 from django.test import override_settings
 from django.utils import timezone
 
@@ -87,6 +88,16 @@ def test_a_large_scope_is_estimated_from_an_evenly_spaced_deterministic_sample_a
         "estimate: 10 of 100 units listed (evenly spaced by name), 505 files and 50500 bytes, scaled by 10.00"
     )
     assert first.file_sizes_chart().truncated is True
+
+
+@pytest.mark.parametrize("size", [0, -5])
+def test_a_sample_of_no_unit_is_refused_naming_the_setting(metastore: Metastore, tmp_path: Path, size: int) -> None:
+    units = write_units(tmp_path, [[1]])
+
+    with pytest.raises(
+        ImproperlyConfigured, match=f"CATALOG_RELOCATION_SAMPLE_PARTITIONS must be at least 1.*not {size}"
+    ):
+        measure(metastore, units, sample=size)
 
 
 def test_sample_indices_cover_small_and_degenerate_sizes() -> None:
