@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from catalog_admin.selectors.partition_charts import Chart
 from operations.rules import Finding
 from operations.specs import AlterSpec
 
@@ -25,7 +26,9 @@ __all__ = (
     "AffectedPartition",
     "CopyUnit",
     "DataCopy",
+    "DataScope",
     "DirectoryMove",
+    "DurationEstimate",
     "HiveComparison",
     "NewId",
     "PartitionScope",
@@ -229,6 +232,89 @@ class CopyUnit:
 
 
 @dataclass(frozen=True)
+class DataScope:
+    """Files and bytes a data job reads (and writes as much of), exact or estimated from a sample of its units.
+
+    ``histogram`` counts the listed files by size: ``(bucket label, files, bytes)`` in the buckets of
+    :data:`~catalog_admin.selectors.partition_charts.FILE_SIZE_BUCKETS` (the sample's files when sampled).
+    ``copy_and_delete``: a side lies on an object store, where a "rename" copies every object and deletes the
+    original, so removing the source later costs one delete per file."""
+
+    units: int
+    sampled_units: int
+    files: int
+    bytes: int
+    sample_files: int
+    sample_bytes: int
+    histogram: tuple[tuple[str, int, int], ...]
+    copy_and_delete: bool = False
+
+    @property
+    def is_estimate(self) -> bool:
+        return self.sampled_units < self.units
+
+    @property
+    def basis(self) -> str:
+        if not self.is_estimate:
+            return f"listed all {self.units} unit(s): {self.files} files, {self.bytes} bytes"
+        return (
+            f"estimate: {self.sampled_units} of {self.units} units listed (evenly spaced by name), "
+            f"{self.sample_files} files and {self.sample_bytes} bytes, scaled by {self.units / self.sampled_units:.2f}"
+        )
+
+    def file_sizes_chart(self) -> Chart:
+        """The histogram as a chart for ``static/js/charts.js`` (the table page's small-file chart, per file)."""
+        where = f" (sample of {self.sampled_units} of {self.units} units)" if self.is_estimate else ""
+        return Chart(
+            "Files by size" + where,
+            "file size",
+            [label for label, _, _ in self.histogram],
+            {"files": [files for _, files, _ in self.histogram], "bytes": [size for _, _, size in self.histogram]},
+            self.is_estimate,
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "units": self.units,
+            "sampled_units": self.sampled_units,
+            "estimate": self.is_estimate,
+            "basis": self.basis,
+            "files": self.files,
+            "bytes": self.bytes,
+            "sample_files": self.sample_files,
+            "sample_bytes": self.sample_bytes,
+            "copy_and_delete": self.copy_and_delete,
+            "file_sizes": self.file_sizes_chart().as_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class DurationEstimate:
+    """Seconds a job of ``bytes`` may take, from ``jobs`` earlier jobs' median bytes per second (None: no basis)."""
+
+    seconds: float | None
+    jobs: int
+    median_bytes_per_second: float | None
+    engine: str
+
+    @property
+    def basis(self) -> str:
+        if not self.jobs or not self.median_bytes_per_second:
+            return f"no basis yet: no finished job of this kind on {self.engine}"
+        rate = self.median_bytes_per_second / 1_000_000
+        return f"from {self.jobs} earlier job(s) on {self.engine}, median {rate:.1f} MB/s"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "seconds": self.seconds,
+            "jobs": self.jobs,
+            "median_bytes_per_second": self.median_bytes_per_second,
+            "engine": self.engine,
+            "basis": self.basis,
+        }
+
+
+@dataclass(frozen=True)
 class DataCopy:
     """The data a job copies before the swap (relocate): its units and what a listing found of their size.
 
@@ -244,6 +330,8 @@ class DataCopy:
     sample_bytes: int
     estimated_seconds: float | None = None
     retention_hours: float = 0.0
+    scope: DataScope | None = None  # the listing's basis and small-file histogram (planners/data_scope.py)
+    duration: DurationEstimate | None = None  # the basis of ``estimated_seconds``
 
     @property
     def is_sampled(self) -> bool:
@@ -264,6 +352,8 @@ class DataCopy:
             "sample_bytes": self.sample_bytes,
             "estimated_seconds": self.estimated_seconds,
             "retention_hours": self.retention_hours,
+            "scope": self.scope.as_dict() if self.scope else None,
+            "duration": self.duration.as_dict() if self.duration else None,
             "digest": self.digest,
             "first_units": [asdict(u) for u in self.units[:first]],
         }

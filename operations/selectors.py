@@ -22,7 +22,7 @@ from catalog_admin.selectors.pagination import Page, keyset_page
 from operations import lifecycle
 from operations.choices import ChangeRequestState
 from operations.lifecycle import ACTIONS
-from operations.models import Approval, AuditRecord, ChangeRequest, Execution, Job, Relocation
+from operations.models import Approval, AuditRecord, ChangeRequest, Execution, Job
 from operations.policy import Allowed, can_approve, has_role
 
 __all__ = (
@@ -32,7 +32,6 @@ __all__ = (
     "ChangeRequestFilter",
     "audit_records",
     "change_request_actions",
-    "copy_throughput",
     "get_change_request",
     "get_job",
     "inbox",
@@ -263,10 +262,3 @@ def _invalid(parameter: str, message: str) -> ApplicationError:
 
 
 # Data jobs ------------------------------------------------------------------------------------------------------------
-
-
-def copy_throughput(last: int = 20) -> float | None:
-    """Bytes per second of the last ``last`` relocations' copies (None before the first that copied anything)."""
-    rows = Relocation.objects.filter(copy_seconds__gt=0).order_by("-pk").values_list("bytes", "copy_seconds")[:last]
-    size, seconds = sum(r[0] for r in rows), sum(r[1] for r in rows)
-    return size / seconds if size and seconds else None

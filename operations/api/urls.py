@@ -15,6 +15,11 @@ _REQUEST = "change-requests/<int:pk>/"
 urlpatterns = [
     path("change-requests/", views.ChangeRequestListView.as_view(), name="change-request-list"),
     path(_REQUEST, views.ChangeRequestDetailView.as_view(), name="change-request-detail"),
+    path(
+        f"{_REQUEST}data-scope-charts/",
+        views.ChangeRequestDataScopeChartsView.as_view(),
+        name="change-request-data-scope-charts",
+    ),
     path(f"{_REQUEST}submit/", views.ChangeRequestSubmitView.as_view(), name="change-request-submit"),
     path(f"{_REQUEST}refresh/", views.ChangeRequestRefreshView.as_view(), name="change-request-refresh"),
     path(f"{_REQUEST}approve/", views.ChangeRequestApproveView.as_view(), name="change-request-approve"),

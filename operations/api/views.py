@@ -19,7 +19,7 @@ from django.db.models import prefetch_related_objects
 from django.http import HttpResponse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.renderers import BaseRenderer, JSONRenderer
@@ -28,6 +28,7 @@ from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 from rest_framework.views import APIView
 
+from catalog_admin.api.data_views import _ChartSerializer
 from catalog_admin.api.inputs import RejectsNulCharacters
 from catalog_admin.api.serializers import ErrorSerializer
 from catalog_admin.errors import ApplicationError, ErrorCode, NotFound
@@ -289,6 +290,22 @@ class ChangeRequestDetailView(OperationsAPIView):
         change = get_change_request(pk)
         data = self.validated(ChangeRequestUpdateSerializer, change=change)
         return self.change_request(change_request_update(request=change, user=request.user, **data))
+
+
+class ChangeRequestDataScopeChartsView(OperationsAPIView):
+    @extend_schema(
+        tags=["change-requests"],
+        operation_id="change_requests_data_scope_charts",
+        parameters=[_PK],
+        responses={200: inline_serializer("DataScopeCharts", {"file_sizes": _ChartSerializer}), **_errors(401, 404)},
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        """The small-file histogram of the data a request's job copies or rewrites (its stored preview's listing)."""
+        change = get_change_request(pk)
+        scope = (change.preview.get("data_copy") or {}).get("scope")
+        if not scope:
+            raise NotFound("data scope of change request", str(pk))
+        return Response({"file_sizes": scope["file_sizes"]})
 
 
 # Commands: one table, one view class each ----------------------------------------------------------------------------

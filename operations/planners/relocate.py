@@ -22,7 +22,8 @@ from catalog_admin.locations import filesystem_for
 from catalog_admin.models import Partition, StorageDescriptor
 from catalog_admin.selectors.metastores import Metastore
 from operations.containment import MoveContext, canonical, is_inside, move_blockers, new_location_blockers
-from operations.planners.common import acid_warnings, build_preview, metadata_only_hive, snapshot
+from operations.planners.common import build_preview, metadata_only_hive, snapshot
+from operations.planners.data_scope import data_work_blockers, data_work_warnings, estimate_duration, measure
 from operations.planners.locations import _absolute_location_blockers, _replication_blockers
 from operations.planners.partitions.chunks import chunks
 from operations.planners.partitions.matching import matching_partitions, predicate_blockers
@@ -92,23 +93,12 @@ def _table_blockers(metastore: Metastore, state: TableState, spec: Relocate, des
     blockers = _absolute_location_blockers(spec.location) + _replication_blockers(metastore, state)
     if state.is_view:
         blockers.append(Finding("view_location", "ddl", f"{state.ref} is a view and has no data to relocate"))
-    if state.is_transactional:
-        blockers.append(
-            Finding(
-                "transactional_rewrite",
-                RULE,
-                f"{state.ref} is transactional: copying its base_/delta_ directories outside Hive bypasses its write "
-                "ids and open transactions. Compact it with Hive (ALTER TABLE … COMPACT 'major') and move it with "
-                "Hive's own tools instead.",
-            )
-        )
     if spec.partitions and not state.is_partitioned:
         blockers.append(Finding("not_partitioned", "ddl", f"Table {state.ref} is not partitioned"))
     elif spec.partitions:
         blockers += predicate_blockers(state, spec)  # type: ignore[arg-type]  # it reads only .specs
-    blockers += [
-        Finding(f.code, "acid", f.message + " Relocate after they end.") for f in acid_warnings(metastore, state)
-    ]
+    # The copies keep every file as it is (same bytes, same names): bucketing stays valid, so this is no rewrite.
+    blockers += data_work_blockers(metastore, state, operation=RULE, rewrite=False)
     for side, location in (("source", state.location or ""), ("destination", destination)):
         if location and filesystem_for(location, metastore.name).exists(location) is None:
             blockers.append(
@@ -165,10 +155,23 @@ def _units(
             )
         )
         return []
-    return [
-        CopyUnit(p["name"], canonical(p["location"]), relocated_location(root, destination, p["location"]))
-        for p in partitions
-    ]
+    return _units_below_root(root, destination, partitions)
+
+
+def _units_below_root(root: str, destination: str, partitions: list[dict]) -> list[CopyUnit]:
+    """Each partition's unit: its canonical location and the same path below the new root (as
+    :func:`relocated_location`). The canonical root is computed once and the path below it appended, unless that path
+    holds an empty or dot-led segment (then :func:`canonical` in full): 100,000 partitions take a few string joins."""
+    canonical_root, new_root = canonical(root), destination.rstrip("/")
+    units = []
+    for partition in partitions:
+        location = partition["location"]
+        rest = location[len(root) :]
+        odd = "//" in rest or "/." in rest or rest.endswith(("/", " ", "\t", "\n"))
+        units.append(
+            CopyUnit(partition["name"], canonical(location) if odd else canonical_root + rest, new_root + rest)
+        )
+    return units
 
 
 # Destination ---------------------------------------------------------------------------------------------------------
@@ -181,17 +184,32 @@ def _unit_context(state: TableState, unit: CopyUnit, sd_ids: dict[str, int]) -> 
     return MoveContext(table_id=state.table_id)
 
 
+def _guarded_moves(
+    state: TableState, destination: str, units: list[CopyUnit], sd_ids: dict[str, int]
+) -> tuple[list[DirectoryMove], dict[str, MoveContext]]:
+    """The moves the containment guard checks: a whole partitioned table's units all lie below its root (``_units``
+    refuses the others), so one move of the root covers them, as a table rename's does (its own rows left out of the
+    query): a 100,000-partition table is one check, not 100,000. Chosen partitions are checked one by one."""
+    if state.is_partitioned and not sd_ids:
+        root = canonical(state.location or "")
+        return [DirectoryMove(root, destination, len(units), 0, None, None, None, None, True)], {
+            root: MoveContext(table_id=state.table_id)
+        }
+    moves = [DirectoryMove(u.source, u.destination, 1, 0, None, None, None, None, True) for u in units]
+    return moves, {u.source: _unit_context(state, u, sd_ids) for u in units}
+
+
 def _destination_blockers(
     metastore: Metastore, state: TableState, destination: str, units: list[CopyUnit], sd_ids: dict[str, int]
 ) -> list[Finding]:
     """Both ends of every unit lie inside the governed roots (whatever SET LOCATION may point at, the console writes
     and later deletes data only there) and are nobody else's; the new root does not overlap the data it copies, and
     nothing is there yet."""
-    moves = [DirectoryMove(u.source, u.destination, 1, 0, None, None, None, None, True) for u in units]
-    blockers = move_blockers(metastore, moves, {u.source: _unit_context(state, u, sd_ids) for u in units})
+    moves, contexts = _guarded_moves(state, destination, units, sd_ids)
+    blockers = move_blockers(metastore, moves, contexts)
     blockers += new_location_blockers(metastore, destination, own=MoveContext(table_id=state.table_id))
     blockers = list(dict.fromkeys(blockers))
-    overlapping = next((u for u in units if is_inside(destination, u.source) or is_inside(u.source, destination)), None)
+    overlapping = next((m for m in moves if is_inside(destination, m.source) or is_inside(m.source, destination)), None)
     if overlapping:
         blockers.append(
             Finding(
@@ -213,35 +231,24 @@ def _destination_blockers(
 
 
 def _data_copy(metastore: Metastore, units: list[CopyUnit], blockers: list[Finding]) -> DataCopy | None:
-    """The units with their size: every unit listed up to the sample limit, the rest extrapolated from the sample."""
+    """The units with their size (every unit listed up to the sample limit, the rest extrapolated from an evenly
+    spaced sample) and the copy's duration from earlier relocate jobs on the same engine."""
     if not units:
         return None
-    sample = units[: settings.CATALOG_RELOCATION_SAMPLE_PARTITIONS]
-    files = size = 0
-    for unit in sample:
-        listed = filesystem_for(unit.source, metastore.name).list_files(unit.source)
-        files += len(listed or ())
-        size += sum(entry.size for entry in listed or ())
-    scale = len(units) / len(sample)
-    total_files, total_bytes = round(files * scale), round(size * scale)
+    scope = measure(metastore, [u.source for u in units], destination=units[0].destination)
+    duration = estimate_duration(RULE, scope.bytes)  # relocate jobs' kind is "relocate" (services/relocate_jobs.py)
     return DataCopy(
         units=tuple(units),
-        files=total_files,
-        bytes=total_bytes,
-        sampled_units=len(sample),
-        sample_files=files,
-        sample_bytes=size,
-        estimated_seconds=_estimated_seconds(total_bytes),
+        files=scope.files,
+        bytes=scope.bytes,
+        sampled_units=scope.sampled_units,
+        sample_files=scope.sample_files,
+        sample_bytes=scope.sample_bytes,
+        estimated_seconds=duration.seconds,
         retention_hours=settings.CATALOG_RELOCATION_RETENTION.total_seconds() / 3600,
+        scope=scope,
+        duration=duration,
     )
-
-
-def _estimated_seconds(size: int) -> float | None:
-    """From the bytes per second of earlier relocations' copies (None before the first)."""
-    from operations.selectors import copy_throughput
-
-    throughput = copy_throughput()
-    return round(size / throughput, 1) if throughput else None
 
 
 # Statements ------------------------------------------------------------------------------------------------------
@@ -305,15 +312,7 @@ def _partitions_by_name_step(sql: MetastoreSql, capture: str, destination: str, 
 
 
 def _warnings(metastore: Metastore, state: TableState, spec: Relocate, data_copy: DataCopy | None) -> list[Finding]:
-    warnings = [
-        Finding(
-            "engines_cache_locations",
-            RULE,
-            "Engines that cache locations read the old data until refreshed: run INVALIDATE METADATA on Impala and "
-            "REFRESH TABLE on long-running Spark sessions after the swap.",
-            "warning",
-        ),
-    ]
+    warnings = data_work_warnings(state, RULE)
     if data_copy is not None:
         hours = data_copy.retention_hours
         warnings.append(
@@ -331,7 +330,18 @@ def _warnings(metastore: Metastore, state: TableState, spec: Relocate, data_copy
                     "size_sampled",
                     RULE,
                     f"Size estimated from {data_copy.sampled_units} of {len(data_copy.units)} partitions "
-                    f"({data_copy.sample_files} files, {data_copy.sample_bytes} bytes listed).",
+                    f"({data_copy.sample_files} files, {data_copy.sample_bytes} bytes listed; evenly spaced by "
+                    "name, scaled up to all).",
+                    "warning",
+                )
+            )
+        if data_copy.scope is not None and data_copy.scope.copy_and_delete:
+            warnings.append(
+                Finding(
+                    "object_store_copy",
+                    RULE,
+                    f"An object store has no rename: the job copies {data_copy.files} files ({data_copy.bytes} "
+                    "bytes) object by object, and the cleanup later deletes as many source objects.",
                     "warning",
                 )
             )

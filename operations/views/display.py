@@ -96,6 +96,18 @@ class PreviewDisplay:
         return self.summary.get("hive") or {}
 
     @property
+    def data_copy(self) -> dict[str, Any] | None:
+        """What a data job copies (relocate): its size and basis, the small-file histogram, the duration's basis."""
+        return self.summary.get("data_copy")
+
+    @property
+    def file_sizes(self) -> list[tuple[str, int, int]]:
+        """The histogram's rows ``(size bucket, files, bytes)`` for the table beside the chart."""
+        chart = ((self.data_copy or {}).get("scope") or {}).get("file_sizes") or {}
+        series = chart.get("series") or {}
+        return list(zip(chart.get("labels") or [], series.get("files") or [], series.get("bytes") or [], strict=False))
+
+    @property
     def faster_than_hive(self) -> float | None:
         """How many times faster than Hive the console expects to be (None when unknown)."""
         ours, hive = self.summary.get("estimated_seconds"), self.hive.get("estimated_seconds")

@@ -150,6 +150,10 @@ def test_a_table_relocates_to_s3_and_back(
     assert locations(metastore, table)[""] == f"file:{back}"
     assert tree_md5(back) == tree_md5(source)
     assert rows(spark, table) == before_rows == [(1, "a"), (2, "b"), (3, "c")]
+    # either way an object store is one end: its "rename" is a copy and delete, and the previews say what it costs
+    for preview in (to_s3, home):
+        cost = next(w.message for w in preview.warnings if w.code == "object_store_copy")
+        assert cost.startswith(f"An object store has no rename: the job copies {preview.data_copy.files} files")
 
 
 def _plan_of(preview, skip: list[str]) -> dict:  # noqa: ANN001

@@ -156,6 +156,11 @@ def format_preview(preview: Preview) -> str:
             f"source exists: {_known(move.source_exists)}, destination free: {_known(move.destination_free)}, "
             f"same filesystem: {_known(move.same_filesystem)})"
         )
+    copy = preview.data_copy
+    if copy is not None and copy.scope is not None and copy.duration is not None:
+        took = f"about {copy.estimated_seconds:.1f} s" if copy.estimated_seconds is not None else "unknown"
+        lines.append(f"Data to copy: {copy.files} files, {copy.bytes} bytes ({copy.scope.basis})")
+        lines.append(f"Copy duration: {took} ({copy.duration.basis})")
     lines += [f"BLOCKED [{b.rule}] {b.message}" for b in preview.blockers]
     lines += [f"Warning [{w.rule}] {w.message}" for w in preview.warnings]
     hive = preview.hive

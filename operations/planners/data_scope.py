@@ -1,0 +1,191 @@
+"""
+The scope of heavy data work (relocate; compact and convert reuse it): what a job reads and writes, what it may cost,
+and what must stop it, all by pure reads.
+
+* :func:`measure`: files and bytes of a set of unit directories (partitions, or a table root) from listings through
+  the filesystem interface (object stores too). Beyond ``CATALOG_RELOCATION_SAMPLE_PARTITIONS`` units a deterministic
+  sample is listed: that many units evenly spaced over the units in their order (by partition name), scaled up to the
+  total; the value says it is an estimate, of how many units, and on what basis. Listed files are bucketed by size
+  (the small-file histogram, the table page's buckets).
+* :func:`estimate_duration`: bytes ÷ the median throughput of the last finished jobs of the same kind on the same
+  engine (``Job.bytes_done`` over its run time), with the basis stated; "no basis yet" before the first.
+* :func:`data_work_blockers` / :func:`data_work_warnings`: transactional tables, open locks or transactions, bucketing
+  a rewrite would break; engines that cache locations and downstream readers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from statistics import median
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from catalog_admin.locations import filesystem_for
+from catalog_admin.models import BucketingColumn
+from catalog_admin.selectors.metastores import Metastore
+from catalog_admin.selectors.partition_charts import FILE_SIZE_BUCKETS
+from operations.planners.common import acid_warnings
+from operations.preview import DataScope, DurationEstimate
+from operations.rules import Finding
+from operations.table_state import TableState
+
+__all__ = (
+    "DataScope",
+    "DurationEstimate",
+    "data_work_blockers",
+    "data_work_warnings",
+    "estimate_duration",
+    "measure",
+    "sample_indices",
+)
+
+RULE = "data_work"
+#: Finished jobs whose median throughput estimates the next one's duration.
+THROUGHPUT_JOBS = 10
+
+
+# Size -------------------------------------------------------------------------------------------------------------
+
+
+def sample_indices(total: int, size: int) -> list[int]:
+    """``size`` indices evenly spaced over ``range(total)``, first and last included (all of them when fewer)."""
+    if total <= size:
+        return list(range(total))
+    if size <= 1:
+        return [0][:size]
+    return sorted({round(i * (total - 1) / (size - 1)) for i in range(size)})
+
+
+def _bucket(size: int) -> int:
+    for index, (_, bound) in enumerate(FILE_SIZE_BUCKETS):
+        if bound is None or size < bound:
+            return index
+    return len(FILE_SIZE_BUCKETS) - 1
+
+
+def measure(
+    metastore: Metastore, sources: Sequence[str], *, destination: str = "", sample: int | None = None
+) -> DataScope:
+    """List ``sources`` (all, or a deterministic sample of ``sample`` evenly spaced ones) and scale to the total."""
+    limit = settings.CATALOG_RELOCATION_SAMPLE_PARTITIONS if sample is None else sample
+    if limit < 1:
+        raise ImproperlyConfigured(
+            f"CATALOG_RELOCATION_SAMPLE_PARTITIONS must be at least 1 (the units listed to size data work), not {limit}"
+        )
+    picked = [sources[i] for i in sample_indices(len(sources), limit)]
+    counts = [[0, 0] for _ in FILE_SIZE_BUCKETS]
+    files = size = 0
+    for source in picked:
+        for entry in filesystem_for(source, metastore.name).list_files(source) or ():
+            files, size = files + 1, size + entry.size
+            bucket = counts[_bucket(entry.size)]
+            bucket[0], bucket[1] = bucket[0] + 1, bucket[1] + entry.size
+    scale = len(sources) / len(picked) if picked else 0
+    ends = [*sources[:1], *([destination] if destination else [])]
+    return DataScope(
+        units=len(sources),
+        sampled_units=len(picked),
+        files=round(files * scale),
+        bytes=round(size * scale),
+        sample_files=files,
+        sample_bytes=size,
+        histogram=tuple((label, n, b) for (label, _), (n, b) in zip(FILE_SIZE_BUCKETS, counts, strict=True)),
+        copy_and_delete=any(getattr(filesystem_for(e, metastore.name), "renames_by_copy", False) for e in ends),
+    )
+
+
+# Duration ---------------------------------------------------------------------------------------------------------
+
+
+def estimate_duration(kind: str, size: int, engine: str | None = None, last: int = THROUGHPUT_JOBS) -> DurationEstimate:
+    """``size`` bytes at the median throughput of the last ``last`` succeeded ``kind`` jobs on ``engine`` (the
+    configured Spark master by default), each job's bytes done over its run time."""
+    from operations.choices import JobState
+    from operations.models import Job
+
+    engine = engine or settings.CATALOG_SPARK_MASTER
+    runs = (
+        Job.objects.filter(
+            kind=kind,
+            spark_master=engine,
+            state=JobState.SUCCEEDED,
+            bytes_done__gt=0,
+            started_at__isnull=False,
+            finished_at__isnull=False,
+        )
+        .order_by("-finished_at", "-pk")
+        .values_list("bytes_done", "started_at", "finished_at")[:last]
+    )
+    rates = [done / seconds for done, start, end in runs if (seconds := (end - start).total_seconds()) > 0]
+    if not rates:
+        return DurationEstimate(None, 0, None, engine)
+    rate = median(rates)
+    return DurationEstimate(round(size / rate, 1), len(rates), rate, engine)
+
+
+# Findings ---------------------------------------------------------------------------------------------------------
+
+
+def data_work_blockers(metastore: Metastore, state: TableState, *, operation: str, rewrite: bool) -> list[Finding]:
+    """What refuses data work on the table: transactional tables (their base_/delta_ directories belong to Hive's
+    write ids), open transactions or locks on it, and for a rewrite (compact, convert) bucketing it would break."""
+    blockers = []
+    name = f"{state.ref.database}.{state.ref.table}"
+    if state.is_transactional:
+        # Hive's AcidUtils (ql/src/java/org/apache/hadoop/hive/ql/io/AcidUtils.java, getAcidState) reads a
+        # transactional table only through its base_/delta_ directories and the write ids in the metastore: files
+        # written or moved outside Hive are either ignored or read as the wrong snapshot.
+        blockers.append(
+            Finding(
+                "transactional_rewrite",
+                operation,
+                f"{name} is transactional: {operation} would copy or rewrite its base_/delta_ files outside Hive, "
+                f"bypassing its write ids and open transactions. Use Hive's compaction (ALTER TABLE {name} COMPACT "
+                "'major') instead.",
+            )
+        )
+    blockers += [
+        Finding(f.code, "acid", f"{f.message} {operation.capitalize()} after they end.")
+        for f in acid_warnings(metastore, state)
+    ]
+    bucketed_by = _bucket_columns(metastore, state) if rewrite else []
+    if bucketed_by:
+        blockers.append(
+            Finding(
+                "bucketing_rewrite",
+                operation,
+                f"{name} is bucketed (CLUSTERED BY {', '.join(bucketed_by)}): rewriting its files would break "
+                "the one-file-per-bucket layout that bucketed joins and sampling rely on.",
+            )
+        )
+    return blockers
+
+
+def _bucket_columns(metastore: Metastore, state: TableState) -> list[str]:
+    if state.sd_id is None:
+        return []
+    rows = BucketingColumn.objects.using(metastore.alias).filter(sd_id=state.sd_id).order_by("position")
+    return [name or "" for name in rows.values_list("name", flat=True)]
+
+
+def data_work_warnings(state: TableState, operation: str) -> list[Finding]:
+    """Engines that cache locations or files, and readers downstream, see the change only once refreshed."""
+    ref = state.ref
+    return [
+        Finding(
+            "engines_cache_locations",
+            operation,
+            f"Engines that cache locations read the old data until refreshed: run INVALIDATE METADATA "
+            f"{ref.database}.{ref.table} on Impala and REFRESH TABLE {ref.database}.{ref.table} on long-running "
+            "Spark sessions after the swap.",
+            "warning",
+        ),
+        Finding(
+            "downstream_readers",
+            operation,
+            "Readers holding the old paths (running queries, external tables or jobs that name the directories) "
+            "keep reading the old files: check them before the source is removed.",
+            "warning",
+        ),
+    ]

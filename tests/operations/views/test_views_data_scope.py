@@ -1,0 +1,71 @@
+"""
+The data a relocate request copies, on its page and in the API: the basis, the duration's basis, the small-file
+histogram as a table and as a chart drawn by ``static/js/charts.js`` from the request's JSON endpoint.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.contrib.auth.models import User
+from django.test import Client
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from catalog_admin.selectors.metastores import Metastore
+from operations.ddl.parser import parse_alter
+from operations.services.change_requests import change_request_create
+from tests.fixtures.factories import html
+from tests.fixtures.operations import location_of
+
+
+def relocate_request(metastore: Metastore, warehouse: Path, user: User, table: str = "sales.orders"):  # noqa: ANN201
+    target = location_of(warehouse / "sales.db" / "orders_charted")
+    clause = " PARTITION (dt='2024-01-02')" if table == "sales.orders" else ""
+    spec = parse_alter(f"ALTER TABLE {table}{clause} SET LOCATION '{target}' WITH DATA")
+    return change_request_create(user=user, metastore=metastore.name, spec=spec, reason="move the day")
+
+
+def test_the_request_page_shows_the_data_scope_and_references_its_chart_endpoint(
+    metastore: Metastore, warehouse: Path, people: dict[str, User], api: dict[str, APIClient]
+) -> None:
+    """The page states the basis and the duration's, lists the histogram and points charts.js at the JSON, which
+    holds the same buckets."""
+    # given
+    change = relocate_request(metastore, warehouse, people["steward"])
+    client = Client()
+    client.force_login(people["viewer"])
+    endpoint = reverse("operations_api:change-request-data-scope-charts", args=[change.pk])
+
+    # when
+    page = html(client.get(reverse("operations:detail", args=[change.pk])))
+    charts = api["viewer"].get(endpoint)
+
+    # then
+    stored = change.preview["data_copy"]
+    assert f'data-charts-url="{endpoint}"' in page
+    assert 'data-chart="file_sizes"' in page and "js/charts.js" in page
+    assert stored["scope"]["basis"] in page
+    assert "no basis yet" in page
+    assert 'id="data-scope-histogram"' in page
+    assert charts.status_code == 200
+    chart = charts.json()["file_sizes"]
+    assert chart["labels"][:2] == ["< 1 MiB", "1–16 MiB"]
+    assert sum(chart["series"]["files"]) == stored["files"] > 0
+
+
+def test_a_request_without_data_work_has_no_data_scope_chart(
+    metastore: Metastore, people: dict[str, User], api: dict[str, APIClient]
+) -> None:
+    """A metadata-only ALTER has no data scope: the endpoint answers not_found, naming the request."""
+    # given
+    spec = parse_alter("ALTER TABLE sales.orders SET TBLPROPERTIES ('owner_team'='x')")
+    change = change_request_create(user=people["steward"], metastore=metastore.name, spec=spec)
+
+    # when
+    response = api["viewer"].get(reverse("operations_api:change-request-data-scope-charts", args=[change.pk]))
+
+    # then
+    assert response.status_code == 404
+    assert response.json()["code"] == "not_found"
+    assert str(change.pk) in response.json()["message"]
