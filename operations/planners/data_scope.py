@@ -15,13 +15,13 @@ and what must stop it, all by pure reads.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from statistics import median
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from catalog_admin.locations import filesystem_for
+from catalog_admin.locations import FileEntry, filesystem_for
 from catalog_admin.models import BucketingColumn
 from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.partition_charts import FILE_SIZE_BUCKETS
@@ -38,6 +38,7 @@ __all__ = (
     "estimate_duration",
     "measure",
     "sample_indices",
+    "scope_of",
 )
 
 RULE = "data_work"
@@ -74,18 +75,27 @@ def measure(
             f"CATALOG_RELOCATION_SAMPLE_PARTITIONS must be at least 1 (the units listed to size data work), not {limit}"
         )
     picked = [sources[i] for i in sample_indices(len(sources), limit)]
+    listings = [filesystem_for(source, metastore.name).list_files(source) or () for source in picked]
+    ends = [*sources[:1], *([destination] if destination else [])]
+    return scope_of(metastore, listings, units=len(sources), ends=ends)
+
+
+def scope_of(
+    metastore: Metastore, listings: Sequence[Iterable[FileEntry]], *, units: int, ends: Sequence[str]
+) -> DataScope:
+    """The scope of ``units`` directories from the listings of some of them (all: exact; fewer: scaled up), with the
+    small-file histogram of the listed files; ``ends`` (source and destination) tell whether a rename copies."""
     counts = [[0, 0] for _ in FILE_SIZE_BUCKETS]
     files = size = 0
-    for source in picked:
-        for entry in filesystem_for(source, metastore.name).list_files(source) or ():
+    for listing in listings:
+        for entry in listing:
             files, size = files + 1, size + entry.size
             bucket = counts[_bucket(entry.size)]
             bucket[0], bucket[1] = bucket[0] + 1, bucket[1] + entry.size
-    scale = len(sources) / len(picked) if picked else 0
-    ends = [*sources[:1], *([destination] if destination else [])]
+    scale = units / len(listings) if listings else 0
     return DataScope(
-        units=len(sources),
-        sampled_units=len(picked),
+        units=units,
+        sampled_units=len(listings),
         files=round(files * scale),
         bytes=round(size * scale),
         sample_files=files,
@@ -98,9 +108,11 @@ def measure(
 # Duration ---------------------------------------------------------------------------------------------------------
 
 
-def estimate_duration(kind: str, size: int, engine: str | None = None, last: int = THROUGHPUT_JOBS) -> DurationEstimate:
-    """``size`` bytes at the median throughput of the last ``last`` succeeded ``kind`` jobs on ``engine`` (the
-    configured Spark master by default), each job's bytes done over its run time."""
+def estimate_duration(
+    kind: str, size: int, engine: str | None = None, last: int = THROUGHPUT_JOBS, program: str | None = None
+) -> DurationEstimate:
+    """``size`` bytes at the median throughput of the last ``last`` succeeded ``kind`` jobs (of ``program``, when
+    given) on ``engine`` (the configured Spark master by default), each job's bytes done over its run time."""
     from operations.choices import JobState
     from operations.models import Job
 
@@ -114,6 +126,7 @@ def estimate_duration(kind: str, size: int, engine: str | None = None, last: int
             started_at__isnull=False,
             finished_at__isnull=False,
         )
+        .filter(**({"program": program} if program else {}))
         .order_by("-finished_at", "-pk")
         .values_list("bytes_done", "started_at", "finished_at")[:last]
     )

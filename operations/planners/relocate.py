@@ -67,7 +67,7 @@ def plan_relocate(metastore: Metastore, state: TableState, spec: Relocate) -> Pr
     units = _units(state, spec, destination, partitions, blockers) if not blockers else []
     if units:
         sd_ids = {p["name"]: p["sd_id"] for p in partitions} if spec.partitions else {}
-        blockers += _destination_blockers(metastore, state, destination, units, sd_ids)
+        blockers += destination_blockers(metastore, state, destination, units, sd_ids)
     data_copy = _data_copy(metastore, units, blockers)
     steps = [] if blockers else _steps(sql, state, spec, destination, partitions)
     preview = build_preview(
@@ -199,7 +199,7 @@ def _guarded_moves(
     return moves, {u.source: _unit_context(state, u, sd_ids) for u in units}
 
 
-def _destination_blockers(
+def destination_blockers(
     metastore: Metastore, state: TableState, destination: str, units: list[CopyUnit], sd_ids: dict[str, int]
 ) -> list[Finding]:
     """Both ends of every unit lie inside the governed roots (whatever SET LOCATION may point at, the console writes
@@ -236,7 +236,7 @@ def _data_copy(metastore: Metastore, units: list[CopyUnit], blockers: list[Findi
     if not units:
         return None
     scope = measure(metastore, [u.source for u in units], destination=units[0].destination)
-    duration = estimate_duration(RULE, scope.bytes)  # relocate jobs' kind is "relocate" (services/relocate_jobs.py)
+    duration = estimate_duration(RULE, scope.bytes, program="relocate")  # a relocate job (services/relocate_jobs.py)
     return DataCopy(
         units=tuple(units),
         files=scope.files,

@@ -26,15 +26,16 @@ from dataclasses import replace
 
 from django.conf import settings
 
-from catalog_admin.locations import filesystem_for, is_hidden
+from catalog_admin.locations import FileEntry, filesystem_for, is_hidden
 from catalog_admin.models import Partition, PartitionParam, SerDe, SerDeParam, StorageDescriptor, TableParam
 from catalog_admin.selectors.metastores import Metastore
 from operations.containment import canonical
-from operations.planners.common import acid_warnings, build_preview, metadata_only_hive, snapshot
+from operations.planners.common import build_preview, metadata_only_hive, snapshot
+from operations.planners.data_scope import data_work_blockers, data_work_warnings, estimate_duration, scope_of
 from operations.planners.locations import _replication_blockers
 from operations.planners.partitions.chunks import chunks
 from operations.planners.partitions.matching import matching_partitions, predicate_blockers
-from operations.planners.relocate import _destination_blockers, _estimated_seconds
+from operations.planners.relocate import destination_blockers
 from operations.preview import CopyUnit, DataCopy, HiveComparison, Measured, Preview, Step
 from operations.rules import Finding
 from operations.specs import CompactFiles, ConvertFormat, PartitionPredicate, SetFileFormat
@@ -104,15 +105,15 @@ def plan_rewrite(metastore: Metastore, state: TableState, spec: RewriteSpec) -> 
     units = [_unit(state, staging, r) for r in rows]
     if units and not blockers:
         sd_ids = {u.key: u.sd_id for u in units if u.partition_id is not None}
-        blockers += _destination_blockers(metastore, state, staging, units, sd_ids)  # type: ignore[arg-type]
-    data_copy = _data_copy(units, listed) if units else None
+        blockers += destination_blockers(metastore, state, staging, units, sd_ids)  # type: ignore[arg-type]
+    data_copy = _data_copy(metastore, units, listed) if units else None
     table_sd = not state.is_partitioned or (isinstance(spec, ConvertFormat) and not spec.partitions)
     steps = [] if blockers or not units else _steps(MetastoreSql(metastore.alias), state, spec, rows, units, table_sd)
     partitions = [r for r in rows if r["id"] is not None]
     after = _after(state, spec, units, table_sd)
     preview = build_preview(
         metastore, state, spec, steps=steps, after=after, blockers=blockers,
-        warnings=_warnings(spec, data_copy, in_scope - len(rows)), partitions_touched=len(partitions),
+        warnings=_warnings(state, spec, data_copy, in_scope - len(rows)), partitions_touched=len(partitions),
         hive=_hive(metastore, spec),
         inverse={"rewrite": True, "table_sd": table_sd, "staging": staging},
     )  # fmt: skip
@@ -129,20 +130,7 @@ def _table_blockers(metastore: Metastore, state: TableState, spec: RewriteSpec) 
     blockers = _replication_blockers(metastore, state)
     if state.is_view:
         blockers.append(Finding("view_rewrite", "ddl", f"{state.ref} is a view and has no data to rewrite"))
-    if state.is_transactional:
-        blockers.append(
-            Finding(
-                "transactional_rewrite",
-                RULE,
-                f"{state.ref} is transactional: rewriting its base_/delta_ directories outside Hive bypasses its "
-                "write ids and open transactions. Let Hive compact it: ALTER TABLE … COMPACT 'major'.",
-            )
-        )
-    if _is_bucketed(metastore, state):
-        blockers.append(
-            Finding("bucketed_rewrite", RULE, f"{state.ref} is bucketed: a rewrite would not keep one file per bucket "
-                    "in bucket order, and bucketed reads and joins would return wrong results.")
-        )  # fmt: skip
+    blockers += data_work_blockers(metastore, state, operation=RULE, rewrite=True)
     if spec.partitions and not state.is_partitioned:
         blockers.append(Finding("not_partitioned", "ddl", f"Table {state.ref} is not partitioned"))
     elif spec.partitions:
@@ -151,9 +139,6 @@ def _table_blockers(metastore: Metastore, state: TableState, spec: RewriteSpec) 
         blockers += _criteria_blockers(spec)
     elif spec.file_format.lower() not in FORMATS:
         blockers.append(Finding("unknown_format", RULE, f"{spec.file_format} is not one of PARQUET, ORC, AVRO."))
-    blockers += [
-        Finding(f.code, "acid", f.message + " Rewrite after they end.") for f in acid_warnings(metastore, state)
-    ]
     if state.location and filesystem_for(state.location, metastore.name).exists(state.location) is None:
         blockers.append(
             Finding("unreachable_filesystem", RULE, f"The console has no client for {state.location}: configure it "
@@ -170,13 +155,6 @@ def _criteria_blockers(spec: CompactFiles) -> list[Finding]:
         for name, value in checked.items()
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1)
     ]
-
-
-def _is_bucketed(metastore: Metastore, state: TableState) -> bool:
-    if state.sd_id is None:
-        return False
-    sd = StorageDescriptor.objects.using(metastore.alias).filter(id=state.sd_id).values_list("num_buckets", flat=True)
-    return any((buckets or 0) > 0 for buckets in sd)
 
 
 def _in_scope(
@@ -208,22 +186,23 @@ def _row(values: dict) -> dict:
     }  # fmt: skip
 
 
-def _listed(metastore: Metastore, rows: list[dict]) -> dict[str, tuple[int, int]]:
-    """(files, bytes) of each row's directory, by location (every one listed: the criteria and the program need it)."""
+def _listed(metastore: Metastore, rows: list[dict]) -> dict[str, list[FileEntry]]:
+    """The visible files of each row's directory, by location (every one listed: the criteria and the program need
+    it)."""
     listed = {}
     for row in rows:
         location = canonical(row["location"])
         files = filesystem_for(location, metastore.name).list_files(location) or []
-        visible = [f for f in files if not is_hidden(f.relative)]
-        listed[row["location"]] = (len(visible), sum(f.size for f in visible))
+        listed[row["location"]] = [f for f in files if not is_hidden(f.relative)]
     return listed
 
 
-def _selected(spec: RewriteSpec, rows: list[dict], listed: dict[str, tuple[int, int]]) -> list[dict]:
+def _selected(spec: RewriteSpec, rows: list[dict], listed: dict[str, list[FileEntry]]) -> list[dict]:
     """Rows with data; for a compaction, only those with more than one file and meeting its criteria."""
     kept = []
     for row in rows:
-        files, size = listed.get(row["location"], (0, 0))
+        entries = listed.get(row["location"], [])
+        files, size = len(entries), sum(f.size for f in entries)
         if isinstance(spec, CompactFiles):
             many = spec.min_files is None or files > spec.min_files
             small = spec.max_average_bytes is None or (files and size / files < spec.max_average_bytes)
@@ -287,14 +266,17 @@ def _unit(state: TableState, staging: str, row: dict) -> CopyUnit:
     )  # fmt: skip
 
 
-def _data_copy(units: list[CopyUnit], listed: dict[str, tuple[int, int]]) -> DataCopy:
-    by_source = {canonical(location): counts for location, counts in listed.items()}
-    files = sum(by_source.get(u.source, (0, 0))[0] for u in units)
-    size = sum(by_source.get(u.source, (0, 0))[1] for u in units)
+def _data_copy(metastore: Metastore, units: list[CopyUnit], listed: dict[str, list[FileEntry]]) -> DataCopy:
+    """The units with their exact size and small-file histogram (every one was listed), and the duration from earlier
+    rewrite jobs on the same engine."""
+    by_source = {canonical(location): entries for location, entries in listed.items()}
+    scope = scope_of(metastore, [by_source.get(u.source, []) for u in units], units=len(units),
+                     ends=[units[0].source, units[0].destination])  # fmt: skip
+    duration = estimate_duration("relocate", scope.bytes, program=RULE)  # relocate-kind jobs of program "rewrite"
     return DataCopy(
-        units=tuple(units), files=files, bytes=size, sampled_units=len(units), sample_files=files, sample_bytes=size,
-        estimated_seconds=_estimated_seconds(size),
-        retention_hours=settings.CATALOG_RELOCATION_RETENTION.total_seconds() / 3600,
+        units=tuple(units), files=scope.files, bytes=scope.bytes, sampled_units=len(units),
+        sample_files=scope.files, sample_bytes=scope.bytes, estimated_seconds=duration.seconds,
+        retention_hours=settings.CATALOG_RELOCATION_RETENTION.total_seconds() / 3600, scope=scope, duration=duration,
     )  # fmt: skip
 
 
@@ -411,12 +393,8 @@ def _after(state: TableState, spec: RewriteSpec, units: list[CopyUnit], table_sd
     return snapshot(state, **changes)
 
 
-def _warnings(spec: RewriteSpec, data_copy: DataCopy | None, left_out: int) -> list[Finding]:
-    warnings = [
-        Finding("engines_cache_locations", RULE, "Engines that cache locations and file lists read the old data until "
-                "refreshed: run INVALIDATE METADATA on Impala and REFRESH TABLE on long-running Spark sessions.",
-                "warning"),
-    ]  # fmt: skip
+def _warnings(state: TableState, spec: RewriteSpec, data_copy: DataCopy | None, left_out: int) -> list[Finding]:
+    warnings = data_work_warnings(state, RULE)
     if left_out and data_copy is not None:
         why = "hold no file" if isinstance(spec, ConvertFormat) else "hold too few files or miss the criteria"
         warnings.append(
@@ -463,7 +441,7 @@ def plan_set_file_format(metastore: Metastore, state: TableState, spec: SetFileF
         and row["sd_id"] is not None
         and (row["id"] is not None or not state.is_partitioned)
     ):
-        files, _size = _listed(metastore, [row]).get(row["location"], (0, 0))
+        files = len(_listed(metastore, [row]).get(row["location"], []))
         found = source_format(row["input_format"], row["serde"])
         if files and found != target:
             where = f"partition {row['name']}" if row["id"] is not None else str(state.ref)

@@ -107,10 +107,13 @@ def test_sample_indices_cover_small_and_degenerate_sizes() -> None:
     assert sample_indices(7, 2) == [0, 6]
 
 
-def finished_job(kind: str, engine: str, size: int, seconds: float, state: str = JobState.SUCCEEDED) -> Job:
+def finished_job(
+    kind: str, engine: str, size: int, seconds: float, state: str = JobState.SUCCEEDED, program: str = "relocate"
+) -> Job:
     end = timezone.now()
     return Job.objects.create(
         kind=kind,
+        program=program,
         state=state,
         spark_master=engine,
         bytes_done=size,
@@ -121,18 +124,19 @@ def finished_job(kind: str, engine: str, size: int, seconds: float, state: str =
 
 @pytest.mark.django_db
 def test_duration_is_bytes_over_the_median_throughput_of_earlier_jobs_of_that_kind_on_that_engine() -> None:
-    """Three relocate jobs on local[2] at 10, 20 and 60 MB/s: median 20 MB/s; other kinds, engines, failures and
-    jobs that copied nothing do not count."""
+    """Three relocate jobs on local[2] at 10, 20 and 60 MB/s: median 20 MB/s; other kinds, programs, engines,
+    failures and jobs that copied nothing do not count."""
     # given
     for rate in (10, 20, 60):
         finished_job("relocate", ENGINE, rate * 1_000_000 * 10, 10)
     finished_job("relocate", "spark://elsewhere:7077", 1_000_000, 1_000)
     finished_job("compact", ENGINE, 1, 1_000)
     finished_job("relocate", ENGINE, 1, 1_000, state=JobState.FAILED)
+    finished_job("relocate", ENGINE, 1, 1_000, program="rewrite")  # a rewrite: its own basis
     Job.objects.create(kind="relocate", state=JobState.SUCCEEDED, spark_master=ENGINE)
 
     # when
-    estimate = estimate_duration("relocate", 400_000_000, engine=ENGINE)
+    estimate = estimate_duration("relocate", 400_000_000, engine=ENGINE, program="relocate")
 
     # then
     assert (estimate.jobs, estimate.seconds) == (3, 20.0)
