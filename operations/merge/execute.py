@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = ("UNFINISHED", "merge_execute", "merge_resume", "request_of", "unfinished_merges")
 
-UNFINISHED = (MergeImport.State.RESERVED, MergeImport.State.COPYING, MergeImport.State.FAILED)
+UNFINISHED = MergeImport.UNFINISHED
 
 BY_NAME = {t.name: t for t in CARRIED_TABLES}
 

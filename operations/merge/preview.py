@@ -20,6 +20,7 @@ from operations.merge.plan import Conversion, DatabaseImport, MergeBlocker, Merg
 from operations.merge.reads import MetastoreReader
 from operations.merge.request import MergeRequest
 from operations.merge.scope import CARRIED_TABLES, NOT_CARRIED, count_sql, sequence_of
+from operations.models import MergeImport
 
 __all__ = ("merge_preview",)
 
@@ -143,7 +144,24 @@ def _blockers(
     blockers += _name_conflicts(request, target, src, tgt, databases, ids)
     blockers += _location_overlaps(request, src, tgt, databases, ids)
     blockers += _open_transactions(request, src)
+    blockers += _unfinished_imports(request)
     return tuple(blockers)
+
+
+def _unfinished_imports(request: MergeRequest) -> list[MergeBlocker]:
+    """An earlier import from the source into the target that stopped before publishing holds reserved ids and
+    invisible rows: it is resumed (``merge_metastore --resume``) or reverted first, never left behind a second one."""
+    rows = MergeImport.objects.filter(source=request.source, target=request.target, state__in=MergeImport.UNFINISHED)
+    return [
+        MergeBlocker(
+            "unfinished_merge",
+            f"merge import #{merge.pk}",
+            f"Merge import #{merge.pk} from '{request.source}' into '{request.target}' stopped before publishing "
+            f"({merge.state}): resume it (manage.py merge_metastore --resume {merge.pk} --reason R) or revert it "
+            "first.",
+        )
+        for merge in rows.order_by("pk")
+    ]
 
 
 def _older_target(source: Metastore, target: Metastore) -> MergeBlocker:

@@ -21,6 +21,9 @@ class MergeImport(models.Model):
         FAILED = "failed", "Failed before publishing (nothing visible; resume or revert)"
         REVERTED = "reverted", "Reverted (the imported rows deleted)"
 
+    #: States of an import that stopped before publishing: its invisible rows wait for a resume or a revert.
+    UNFINISHED = (State.RESERVED, State.COPYING, State.FAILED)
+
     source = models.CharField(max_length=64)
     target = models.CharField(max_length=64)
     request = models.JSONField(help_text="The MergeRequest as approved (MergeRequest.as_dict).")

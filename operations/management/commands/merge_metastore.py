@@ -8,6 +8,10 @@ failed execution).
 ``--execute --reason R`` runs exactly the printed preview under the same governance as ``hive_ddl --execute``: the
 operator at the console's host is trusted to act without a change request, and the run is an audited ``Execution``
 (source ``cli``, actor ``operator:<OS user>`` or ``--actor``, the reason kept), undone by ``revert_execution ID``.
+
+``--resume ID --reason R`` finishes an import that stopped before publishing (a crash or a failed job: its journal
+skips the units already copied), and ``--revert-import ID --reason R`` deletes such an import's invisible rows
+instead; both audited. A merge preview is blocked (``unfinished_merge``) while such an import exists.
 """
 
 from __future__ import annotations
@@ -19,11 +23,15 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from catalog_admin.errors import ApplicationError, ErrorCode
+from operations.merge.execute import merge_resume
 from operations.merge.plan import DatabaseImport, MergePreview
 from operations.merge.preview import merge_preview
 from operations.merge.request import MergeRequest, parse_location_rule, parse_rename
+from operations.merge.revert import merge_revert
 from operations.merge.run import merge_run
 from operations.merge.workflow import MergeChange
+from operations.models import MergeImport
+from operations.services.audit import record_audit
 
 BLOCKED_EXIT_STATUS = 2
 
@@ -32,8 +40,8 @@ class Command(BaseCommand):
     help = "Preview merging databases of a source metastore into a target metastore (nothing is written)."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--source", required=True, help="registered metastore to import from")
-        parser.add_argument("--target", required=True, help="registered metastore to import into")
+        parser.add_argument("--source", help="registered metastore to import from")
+        parser.add_argument("--target", help="registered metastore to import into")
         parser.add_argument("--databases", default="", help="comma-separated source databases (default: all)")
         parser.add_argument("--rename", action="append", default=[], help="src_db=new_name (repeatable)")
         parser.add_argument("--location-rule", action="append", default=[], help="OLD=NEW location prefix map")
@@ -41,10 +49,21 @@ class Command(BaseCommand):
         parser.add_argument("--execute", action="store_true", help="run the previewed merge (audited)")
         parser.add_argument("--reason", default="", help="why (required with --execute; kept in the audit record)")
         parser.add_argument("--actor", default="", help="who runs it (default: the OS user)")
+        parser.add_argument("--resume", type=int, metavar="ID", help="finish merge import ID that stopped (audited)")
+        parser.add_argument(
+            "--revert-import", type=int, metavar="ID", help="delete the rows of merge import ID that stopped (audited)"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if options["execute"] and not options["reason"].strip():
-            raise CommandError("--execute needs --reason: say why, it is kept in the audit record.")
+        journal = options["resume"] or options["revert_import"]
+        needs_reason = "--resume/--revert-import" if journal else "--execute" if options["execute"] else ""
+        if needs_reason and not options["reason"].strip():
+            raise CommandError(f"{needs_reason} needs --reason: say why, it is kept in the audit record.")
+        if journal:
+            self._finish_import(journal, resume=bool(options["resume"]), options=options)
+            return
+        if not options["source"] or not options["target"]:
+            raise CommandError("--source and --target are required (or --resume / --revert-import ID).")
         try:
             preview = merge_preview(_request(options))
         except ApplicationError as exc:
@@ -75,6 +94,37 @@ class Command(BaseCommand):
             f"(undo: manage.py revert_execution {execution.pk} --execute --reason R)."
         )
         self.stdout.write(self.style.SUCCESS(message))
+
+    def _finish_import(self, pk: int, *, resume: bool, options: dict[str, Any]) -> None:
+        merge = MergeImport.objects.filter(pk=pk).first()
+        if merge is None:
+            raise CommandError(f"[{ErrorCode.NOT_FOUND}] Merge import #{pk} does not exist.")
+        actor = options["actor"] or f"operator:{getpass.getuser()}"
+        action = "resume_merge" if resume else "revert_merge_import"
+        try:
+            if resume:
+                merge = merge_resume(merge, report=lambda event: self.stdout.write(f"  {event}"))
+            else:
+                merge = merge_revert(merge)
+        except ApplicationError as exc:
+            _audit_import(merge, actor, action, "refused", options["reason"], error=exc.message)
+            raise CommandError(f"[{exc.code}] {exc.message}") from exc
+        _audit_import(merge, actor, action, merge.state, options["reason"])
+        self.stdout.write(self.style.SUCCESS(f"Merge import #{merge.pk} is {merge.state}."))
+
+
+def _audit_import(merge: MergeImport, actor: str, action: str, outcome: str, reason: str, error: str = "") -> None:
+    record_audit(
+        actor=actor,
+        action=action,
+        outcome=outcome,
+        execution_id=merge.execution_id,
+        metastore=merge.target,
+        database_name=",".join(merge.request.get("databases", [])),
+        table_name="*",
+        statement=f"merge import #{merge.pk} from {merge.source} into {merge.target}",
+        details={"source": "cli", "reason": reason, "merge_import": merge.pk, "error": error},
+    )
 
 
 def _request(options: dict[str, Any]) -> MergeRequest:

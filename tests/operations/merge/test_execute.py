@@ -7,8 +7,11 @@ These tests commit into their own targets (``tests/fixtures/merge.py``), so they
 
 from __future__ import annotations
 
+from io import StringIO
+
 import pytest
 from django.conf import settings
+from django.core.management import CommandError, call_command
 from django.db import connections, transaction
 
 from catalog_admin.db import allow_metastore_writes
@@ -21,7 +24,7 @@ from operations.merge.preview import merge_preview
 from operations.merge.reads import MetastoreReader
 from operations.merge.request import MergeRequest, parse_location_rule
 from operations.merge.revert import merge_revert, merge_revert_preview
-from operations.models import MergeImport
+from operations.models import AuditRecord, MergeImport
 from operations.spark.programs import merge as program
 from tests.fixtures.merge import database_dump, metastore_dump, rewritten_dump
 
@@ -259,3 +262,61 @@ def test_rows_not_carried_yet_are_refused_before_anything_is_reserved(merge_targ
     assert raised.value.code == ErrorCode.INVALID_PARAMETER and "KEY_CONSTRAINTS" in raised.value.message
     assert metastore_dump(target, skip=()) == before
     assert not MergeImport.objects.filter(target=target).exists()
+
+
+def _stopped_import(target: str, monkeypatch) -> tuple[MergeRequest, MergeImport]:  # noqa: ANN001
+    """An import into ``target`` that failed in its publishing transaction (invisible rows journaled)."""
+    request = _request("hive31_pg", target)
+
+    def crash(name: str) -> None:
+        if name == "merge.before_publish_commit":
+            raise RuntimeError("injected crash")
+
+    monkeypatch.setattr(program, "fault_point", crash)
+    with pytest.raises(RuntimeError, match="injected crash"):
+        merge_execute(request, merge_preview(request))
+    monkeypatch.undo()
+    return request, MergeImport.objects.get(target=target)
+
+
+def test_a_stopped_import_blocks_another_merge_until_the_command_resumes_it(merge_target, monkeypatch) -> None:
+    """While an import stopped before publishing, the same merge is blocked (unfinished_merge, naming it);
+    ``merge_metastore --resume ID --reason R`` publishes it, audited, and the block is gone."""
+    # given
+    target = merge_target("3.1.0")
+    request, merge = _stopped_import(target, monkeypatch)
+    # when
+    blocked = merge_preview(request)
+    # then
+    assert [b.code for b in blocked.blockers] == ["unfinished_merge"]
+    assert f"--resume {merge.pk}" in blocked.blockers[0].message
+    # when
+    out = StringIO()
+    call_command("merge_metastore", "--resume", str(merge.pk), "--reason", "finish it", stdout=out)
+    # then
+    merge.refresh_from_db()
+    assert merge.state == MergeImport.State.PUBLISHED
+    assert f"Merge import #{merge.pk} is published" in out.getvalue()
+    record = AuditRecord.objects.get(action="resume_merge")
+    assert (record.outcome, record.details["reason"]) == ("published", "finish it")
+    for old, new in RENAMES:
+        assert database_dump(target, new) == _expected("hive31_pg", request, old)
+    assert not [b for b in merge_preview(request).blockers if b.code == "unfinished_merge"]
+
+
+def test_the_command_reverts_a_stopped_import_and_needs_a_reason(merge_target, monkeypatch) -> None:
+    """``--revert-import ID`` without a reason is refused (nothing changes); with one it deletes the invisible rows:
+    the target is as before the import, and the journal says reverted."""
+    # given
+    target = merge_target("3.1.0")
+    before = metastore_dump(target)
+    _request_, merge = _stopped_import(target, monkeypatch)
+    # when
+    with pytest.raises(CommandError, match="needs --reason"):
+        call_command("merge_metastore", "--revert-import", str(merge.pk), stdout=StringIO())
+    call_command("merge_metastore", "--revert-import", str(merge.pk), "--reason", "abandon", stdout=StringIO())
+    # then
+    merge.refresh_from_db()
+    assert merge.state == MergeImport.State.REVERTED
+    assert metastore_dump(target) == before
+    assert AuditRecord.objects.filter(action="revert_merge_import", outcome="reverted").count() == 1
