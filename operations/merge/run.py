@@ -18,7 +18,7 @@ from operations.merge.execute import merge_execute
 from operations.merge.revert import merge_revert
 from operations.merge.workflow import MergeChange, MergeRevertChange, merge_staleness
 from operations.models import Execution
-from operations.services.audit import record_audit
+from operations.services.audit import audit_execution
 from operations.staleness import stale_preview_error
 
 __all__ = ("merge_revert_run", "merge_run")
@@ -125,17 +125,4 @@ def _finish(
         for name, value in fields.items():
             setattr(execution, name, value)
         execution.save()
-    record_audit(
-        actor=execution.actor,
-        action="revert" if execution.reverts_id else "execute",
-        outcome=execution.state,
-        execution_id=execution.pk,
-        metastore=execution.metastore,
-        database_name=execution.database_name,
-        table_name=execution.table_name,
-        statement=execution.statement,
-        preview_summary=change.as_dict(),
-        counts=execution.actual_counts,
-        details={"source": execution.source, "reason": execution.reason, "duration_ms": execution.duration_ms,
-                 "error": execution.error},
-    )  # fmt: skip
+    audit_execution(execution, change.as_dict())

@@ -54,7 +54,7 @@ from operations.planners.rename_table import plan_rename_table
 from operations.planners.rewrite import plan_rewrite, plan_set_file_format
 from operations.planners.transactions import plan_abort_transactions
 from operations.preview import DirectoryMove, Measured, NewId, Preview, Step
-from operations.services.audit import record_audit
+from operations.services.audit import audit_execution
 from operations.services.commit_markers import clear_commit_marker, new_commit_marker, write_commit_marker
 from operations.specs import (
     AbortTransactions,
@@ -216,7 +216,7 @@ def alter_execute(
         counts = _apply(metastore, preview, execution, progress, measured or {})
     except Exception as exc:
         _finish(execution, Execution.State.FAILED, started, error=_describe(exc))
-        _audit(execution, preview)
+        audit_execution(execution, preview.as_dict())
         if isinstance(exc, ApplicationError):
             exc.details.setdefault("execution", execution.pk)
             raise
@@ -227,26 +227,9 @@ def alter_execute(
         ) from exc
     execution.moves.update(state=DirectoryMoveRecord.State.COMMITTED)
     _finish(execution, Execution.State.SUCCEEDED, started, actual_counts=counts)
-    _audit(execution, preview)
+    audit_execution(execution, preview.as_dict())
     clear_commit_marker(metastore, execution.commit_marker)
     return execution
-
-
-def _audit(execution: Execution, preview: Preview) -> None:
-    record_audit(
-        actor=execution.actor,
-        action="revert" if execution.reverts_id else "execute",
-        outcome=execution.state,
-        execution_id=execution.pk,
-        metastore=execution.metastore,
-        database_name=execution.database_name,
-        table_name=execution.table_name,
-        statement=execution.statement,
-        preview_summary=preview.as_dict(),
-        counts=execution.actual_counts,
-        details={"source": execution.source, "reason": execution.reason, "duration_ms": execution.duration_ms,
-                 "error": execution.error},
-    )  # fmt: skip
 
 
 def _start_execution(preview: Preview, *, actor: str, source: str, reason: str) -> Execution:

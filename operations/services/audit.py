@@ -25,7 +25,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from operations.models import AuditRecord
+from operations.models import AuditRecord, Execution
 
 __all__ = (
     "GENESIS",
@@ -33,6 +33,7 @@ __all__ = (
     "AuditProblem",
     "anchor_problem",
     "audit_anchor",
+    "audit_execution",
     "export_audit",
     "record_audit",
     "verify_audit_chain",
@@ -118,6 +119,25 @@ def record_audit(
             if attempt == _RETRIES - 1:
                 raise
     raise AssertionError("unreachable")
+
+
+def audit_execution(execution: Execution, summary: dict[str, Any]) -> AuditRecord:
+    """The record of an execution (or a revert) that ended: who, why, what it ran, its counts and outcome;
+    ``summary`` is the plan it ran, as a dict."""
+    return record_audit(
+        actor=execution.actor,
+        action="revert" if execution.reverts_id else "execute",
+        outcome=execution.state,
+        execution_id=execution.pk,
+        metastore=execution.metastore,
+        database_name=execution.database_name,
+        table_name=execution.table_name,
+        statement=execution.statement,
+        preview_summary=summary,
+        counts=execution.actual_counts,
+        details={"source": execution.source, "reason": execution.reason, "duration_ms": execution.duration_ms,
+                 "error": execution.error},
+    )  # fmt: skip
 
 
 def record_hash(record: AuditRecord) -> str:
