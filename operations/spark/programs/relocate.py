@@ -15,12 +15,13 @@ Units are copied in batches (one Spark job each, the files spread over the execu
 files all verified is reported with ``{"unit_done": key}``, so a resumed run skips it. A file that fails to verify
 fails the program: nothing is swapped, and the run can resume. The manifest returns what was copied and verified,
 with each copy's checksum and the algorithm. Each Spark task (or, without a session, this process) copies its files
-with two threads.
+with two threads; without a session this process copies with two threads per core.
 Credentials are not in the plan: the driver takes them from its environment into the executors' closure.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -37,7 +38,8 @@ if TYPE_CHECKING:
 __all__ = ("CopyFailed", "run")
 
 DEFAULT_BATCH_FILES = 256
-COPY_THREADS = 2  # per Spark task (or, without Spark, in this process)
+COPY_THREADS = 2  # per Spark task
+IN_PROCESS_THREADS = 2 * (os.cpu_count() or 1)  # without Spark: as many as local[*]'s tasks together
 
 
 class CopyFailed(RuntimeError):
@@ -96,17 +98,17 @@ def _copy_batch(spark: SparkSession | None, copy: Callable[[dict], dict], batch:
     if not items:
         return []
     if spark is None:
-        return _copy_each(copy, items)
+        return _copy_each(copy, items, IN_PROCESS_THREADS)
     context = spark.sparkContext
     slices = max(1, min(len(items), context.defaultParallelism * 2))
-    return context.parallelize(items, slices).mapPartitions(lambda part: _copy_each(copy, list(part))).collect()
+    return context.parallelize(items, slices).mapPartitions(lambda part: _copy_each(copy, list(part), COPY_THREADS)).collect()
 
 
-def _copy_each(copy: Callable[[dict], dict], items: list[dict]) -> list[dict]:
-    """``copy`` of every item by :data:`COPY_THREADS` threads: the kernel's copies and the hashing release the GIL, and
-    one copy's wait for the disk overlaps another's hashing."""
-    with ThreadPoolExecutor(COPY_THREADS, thread_name_prefix="relocate-copy") as threads:
-        return list(threads.map(copy, items))
+def _copy_each(copy: Callable[[dict], dict], items: list[dict], threads: int) -> list[dict]:
+    """``copy`` of every item by ``threads`` threads: the kernel's copies and the hashing release the GIL, and one
+    copy's wait for the disk overlaps another's hashing."""
+    with ThreadPoolExecutor(threads, thread_name_prefix="relocate-copy") as pool:
+        return list(pool.map(copy, items))
 
 
 def _batches(units: list[dict], batch_files: int) -> Iterator[list[dict]]:
