@@ -119,8 +119,12 @@ def add_partition_message(
     partition_files: list[dict[str, Any]],
 ) -> dict[str, Any]:
     """``JSONAddPartitionMessage`` for partitions added together (``add_partitions_core`` fires one event), with the
-    files in each new partition's directory (``events.files.partition_files``)."""
+    files in each new partition's directory (``events.files.partition_files``). 4.0 declares ``locOwner`` after
+    ``tableObjJson`` (``metastore-server/.../JSONAddPartitionMessage.java``; Jackson writes fields in declaration
+    order, nulls included), null as in its ALTER_TABLE message."""
     message = _table_part(version, table, now)
+    if at_least(version, 4):
+        message = {**{k: v for k, v in message.items() if k != "timestamp"}, "locOwner": None, "timestamp": now}
     message |= {
         "partitions": [dict(zip(keys, p.values, strict=False)) for p in parts],
         "partitionListJson": [p.json for p in parts],

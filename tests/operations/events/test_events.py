@@ -186,6 +186,11 @@ def test_a_rename_into_another_database_writes_drop_create_and_add_partition(met
         ("ADD_PARTITION", "ops", "orders_moved"),
     ]
     added = decode(metastore, written[2])
+    declared = ["server", "servicePrincipal", "db", "table", "tableType", "tableObjJson", "timestamp", "partitions",
+                "partitionListJson", "partitionFiles"]  # fmt: skip
+    if metastore.schema.version.major >= 4:
+        declared.insert(6, "locOwner")
+    assert list(added) == declared
     assert len(added["partitionListJson"]) == count
     assert {thrift(p)[2] for p in added["partitionListJson"]} == {"ops"}
 
