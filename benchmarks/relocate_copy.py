@@ -131,8 +131,10 @@ def main() -> None:
     lines += [
         "",
         "The program's CPU is the kernel's copy (as `cp`'s) plus hashing the source and the copy (xxh3_128, straight "
-        "from their memory maps). Two copy threads (per Spark task, or in process) make up for it while the cores "
-        "are free; on a loaded machine they compete with everyone else's work, which is why the runs vary.",
+        "from their memory maps). Two copy threads per Spark task (four on local[2]), and as many in process, make up "
+        "for it while the cores are free; on a loaded machine they compete with everyone else's work, which is why the "
+        "runs vary (on the shared machine of 2026-11-23, load 8–11, the medians were 64–77% in process and 35–79% on "
+        "Spark).",
     ]
     print("\n".join(lines))
     write_section(REPO / "docs" / "benchmarks.md", "Relocation copy against cp -r", "\n".join(lines))
