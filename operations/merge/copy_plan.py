@@ -20,6 +20,7 @@ from operations.merge.preview import CATALOG
 from operations.merge.reads import MetastoreReader
 from operations.merge.request import MergeRequest
 from operations.merge.scope import CARRIED_TABLES, CarriedTable, quoted_for
+from operations.merge.write_ids import WRITE_ID_TABLE, WriteIdState, write_id_states
 
 __all__ = (
     "COPY_TABLES",
@@ -100,6 +101,9 @@ def build_plan(
                 raise _unsupported(name)
             if ranges:
                 steps.append(_step(phase, table, src, tgt, offsets, ranges, database_ids, request.renames))
+    write_ids = write_id_states(request, src, tgt, database_ids)
+    if write_ids:
+        steps.append(_write_id_step(tgt, write_ids))
     return {
         "source": _side(request.source, src.vendor),
         "target": _side(request.target, tgt.vendor),
@@ -160,6 +164,20 @@ def _step(
         "scope_offset": scope_offset,
         "columns": columns,
         "ranges": ranges,
+    }
+
+
+def _write_id_step(tgt: MetastoreReader, write_ids: tuple[WriteIdState, ...]) -> dict[str, Any]:
+    """The imported transactional tables' NEXT_WRITE_ID rows (``operations.merge.write_ids``), given as rows: they
+    are published with the tables, and carry no id of their own."""
+    names = ("NWI_DATABASE", "NWI_TABLE", "NWI_NEXT")
+    return {
+        "table": WRITE_ID_TABLE,
+        "phase": "publish",
+        "insert_table": tgt.table(WRITE_ID_TABLE),
+        "columns": [[tgt.columns(WRITE_ID_TABLE)[name], "const", None, None] for name in names],
+        "rows": [[w.database, w.table, w.next] for w in write_ids],
+        "ranges": [],
     }
 
 

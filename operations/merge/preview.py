@@ -20,6 +20,7 @@ from operations.merge.plan import Conversion, DatabaseImport, MergeBlocker, Merg
 from operations.merge.reads import MetastoreReader
 from operations.merge.request import MergeRequest
 from operations.merge.scope import CARRIED_TABLES, NOT_CARRIED, count_sql, sequence_of
+from operations.merge.write_ids import WRITE_ID_TABLE, WriteIdState, write_id_blockers, write_id_states
 from operations.models import MergeImport
 
 __all__ = ("merge_preview",)
@@ -67,7 +68,10 @@ def _preview(request: MergeRequest, source: Metastore, target: Metastore) -> Mer
         )
         for name, (db_id, location) in sorted(chosen.items())
     )
+    write_ids = write_id_states(request, src, tgt, list(ids))
     tables = _table_imports(src, tgt, ids)
+    if write_ids:
+        tables += (TableImport(table=WRITE_ID_TABLE, rows=len(write_ids)),)
     return MergePreview(
         request=request,
         source_version=str(source.schema.version),
@@ -75,7 +79,7 @@ def _preview(request: MergeRequest, source: Metastore, target: Metastore) -> Mer
         databases=databases,
         tables=tables,
         blockers=_blockers(request, source, target, src, tgt, databases, ids),
-        conversions=_conversions(src, tgt),
+        conversions=_conversions(src, tgt) + _write_id_conversions(src, write_ids),
         not_carried=tuple(NotCarried(t, _count_all(src, t), why) for t, why in NOT_CARRIED if src.has_table(t)),
         estimate=estimate_duration(next((t.rows for t in tables if t.table == "PARTITIONS"), 0)),
     )
@@ -144,6 +148,7 @@ def _blockers(
     blockers += _name_conflicts(request, target, src, tgt, databases, ids)
     blockers += _location_overlaps(request, src, tgt, databases, ids)
     blockers += _open_transactions(request, src)
+    blockers += write_id_blockers(request, src, tgt, list(ids))
     blockers += _unfinished_imports(request)
     return tuple(blockers)
 
@@ -312,6 +317,14 @@ def _conversions(src: MetastoreReader, tgt: MetastoreReader) -> tuple[Conversion
         for column in sorted(source_columns - target_columns):
             conversions.append(Conversion(table.name, column, "dropped", "the target's schema has no such column"))
     return tuple(conversions)
+
+
+def _write_id_conversions(src: MetastoreReader, write_ids: tuple[WriteIdState, ...]) -> tuple[Conversion, ...]:
+    """From Hive 2.3 (no write ids), what the imported transactional tables' NEXT_WRITE_ID rows start from."""
+    if not write_ids or src.has_table(WRITE_ID_TABLE):
+        return ()
+    value = "the source's NEXT_TXN_ID (Hive 2.3 names deltas by transaction id; see operations.merge.write_ids)"
+    return (Conversion(WRITE_ID_TABLE, "NWI_NEXT", "filled", value),)
 
 
 def _count_all(src: MetastoreReader, table: str) -> int:

@@ -17,6 +17,7 @@ from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError, ErrorCode
 from operations.merge.copy_plan import BY_NAME, COPY_TABLES, PUBLISH_TABLES, shifted_column
 from operations.merge.reads import MetastoreReader
+from operations.merge.write_ids import WRITE_ID_TABLE, imported_write_ids, name_condition
 from operations.models import MergeImport
 
 __all__ = ("MergeRevertPreview", "merge_revert", "merge_revert_preview")
@@ -53,7 +54,10 @@ def merge_revert_preview(merge: MergeImport) -> MergeRevertPreview:
         (name, tgt.scalar(f'SELECT COUNT(*) FROM "{name}" WHERE {_condition(merge, name, {}, tgt)}'))
         for name in _tables(tgt)
     )
+    transactional = _transactional(tgt, merge)
+    rows += ((WRITE_ID_TABLE, _count_named(tgt, WRITE_ID_TABLE, transactional)),)
     hive_rows = tuple((name, len(ids)) for name, ids in attached.items() if ids)
+    hive_rows += tuple((t, n) for t, n in _hive_writes(tgt, transactional).items() if n)
     return MergeRevertPreview(merge.pk, tuple(r for r in rows if r[1]), hive_rows)
 
 
@@ -64,7 +68,9 @@ def merge_revert(merge: MergeImport, *, include_hive_rows: bool = False) -> Merg
     tgt = MetastoreReader(merge.target)
     with allow_metastore_writes(), transaction.atomic(using=merge.target):
         attached = _attached(tgt, merge)
-        found = {name: len(ids) for name, ids in attached.items() if ids}
+        transactional = _transactional(tgt, merge)
+        hive_writes = {t: n for t, n in _hive_writes(tgt, transactional).items() if n}
+        found = {name: len(ids) for name, ids in attached.items() if ids} | hive_writes
         if found and not include_hive_rows:
             listed = ", ".join(f"{n} {name}" for name, n in found.items())
             raise ApplicationError(
@@ -74,11 +80,32 @@ def merge_revert(merge: MergeImport, *, include_hive_rows: bool = False) -> Merg
                 {"hive_rows": found},
             )
         with tgt.connection.cursor() as cursor:
+            for table in (WRITE_ID_TABLE, *hive_writes):  # what Hive's DROP TABLE deletes (TxnHandler.cleanupRecords)
+                if transactional:
+                    condition, params = name_condition(tgt, table, transactional)
+                    cursor.execute(f"DELETE FROM {tgt.table(table)} WHERE {condition}", params)
             for name in reversed(_tables(tgt)):
                 cursor.execute(f"DELETE FROM {tgt.table(name)} WHERE {_condition(merge, name, attached, tgt)}")
     merge.state = MergeImport.State.REVERTED
     merge.save(update_fields=["state", "updated_at"])
     return merge
+
+
+def _transactional(tgt: MetastoreReader, merge: MergeImport) -> list[tuple]:
+    """The imported transactional tables, by name, whose NEXT_WRITE_ID rows the merge wrote."""
+    return imported_write_ids(tgt, merge.id_ranges.get("DBS", []), merge.id_ranges.get("TBLS", []))
+
+
+def _count_named(tgt: MetastoreReader, table: str, names: list[tuple]) -> int:
+    if not names or not tgt.has_table(table):
+        return 0
+    condition, params = name_condition(tgt, table, names)
+    return int(tgt.raw_rows(f"SELECT COUNT(*) FROM {tgt.table(table)} WHERE {condition}", params)[0][0])
+
+
+def _hive_writes(tgt: MetastoreReader, names: list[tuple]) -> dict[str, int]:
+    """Write ids Hive allocated on imported transactional tables since the merge (TXN_TO_WRITE_ID rows)."""
+    return {"TXN_TO_WRITE_ID": _count_named(tgt, "TXN_TO_WRITE_ID", names)}
 
 
 def _check_state(merge: MergeImport) -> None:

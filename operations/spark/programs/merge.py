@@ -106,6 +106,9 @@ def _publish(spark: SparkSession | None, plan: dict, steps: list[dict], report: 
     target = connect(plan["target"])
     try:
         for step in steps:
+            if step.get("rows"):  # a few rows the plan carries itself (NEXT_WRITE_ID)
+                written = _write(plan["target"], step, (tuple(r) for r in step["rows"]), target)
+                rows[step["table"]] = rows.get(step["table"], 0) + written
             for low, high in step["ranges"]:
                 if spark is None or step.get("pipe_select"):  # one connection anyway: the pipe is the fast path
                     written = _in_process(plan, step, low, high, target)

@@ -84,12 +84,29 @@ def test_merge_imports_the_databases_as_the_source_has_them(source: str, version
     sequence = 'SELECT "NEXT_VAL" FROM "SEQUENCE_TABLE" WHERE "SEQUENCE_NAME" LIKE %s'
     assert tgt.scalar(sequence, ["%.MPartition"]) > high
     assert events[-1]["partitions_done"] == events[-1]["partitions_total"]
+    if version != "2.3.0":  # the imported transactional table reads every write id the source committed
+        assert _write_ids(target)[("sales_imported", "payments_acid")] == _source_next_write_id(source)
     for stats, key in (("TAB_COL_STATS", "TBL_ID"), ("PART_COL_STATS", "PART_ID")):
         if "DB_NAME" in tgt.columns(stats):  # 2.3/3.1 statistics name their database: the new name
             owner = "TBLS" if key == "TBL_ID" else "PARTITIONS"
             names = tgt.rows(f'SELECT DISTINCT "DB_NAME" FROM "{stats}" WHERE "{key}" BETWEEN %s AND %s',
                              merge.id_ranges[owner])  # fmt: skip
             assert {n for (n,) in names} == {new for _, new in RENAMES}
+
+
+def _write_ids(alias: str) -> dict[tuple[str, str], int]:
+    reader = MetastoreReader(alias)
+    columns = ", ".join(reader.column("NEXT_WRITE_ID", c) for c in ("NWI_DATABASE", "NWI_TABLE", "NWI_NEXT"))
+    return {(d, t): n for d, t, n in reader.raw_rows(f"SELECT {columns} FROM {reader.table('NEXT_WRITE_ID')}")}
+
+
+def _source_next_write_id(source: str) -> int:
+    """sales.payments_acid's next write id in the source; from 2.3 (transaction ids name its deltas) NEXT_TXN_ID."""
+    reader = MetastoreReader(source)
+    if reader.has_table("NEXT_WRITE_ID"):
+        return _write_ids(source)[("sales", "payments_acid")]
+    column, table = reader.column("NEXT_TXN_ID", "NTXN_NEXT"), reader.table("NEXT_TXN_ID")
+    return reader.raw_rows(f"SELECT {column} FROM {table}")[0][0]
 
 
 def test_a_changed_plan_is_refused(merge_target) -> None:
@@ -235,6 +252,32 @@ def test_revert_refuses_rows_hive_attached_unless_included(merge_target) -> None
     assert preview.rows_of("PARTITIONS") == merge.id_ranges["PARTITIONS"][1] - merge.id_ranges["PARTITIONS"][0] + 1
     assert raised.value.code == ErrorCode.INVALID_STATE and "1 PARTITIONS" in raised.value.message
     assert MergeImport.objects.get(pk=merge.pk).state == MergeImport.State.PUBLISHED
+    # when
+    merge_revert(merge, include_hive_rows=True)
+    # then
+    assert metastore_dump(target) == before
+
+
+def test_revert_deletes_the_write_ids_it_carried_and_refuses_writes_hive_made_since(merge_target) -> None:
+    """The imported transactional table's NEXT_WRITE_ID row goes with it on revert; a write id Hive allocated on it
+    since (a TXN_TO_WRITE_ID row) makes revert refuse, naming it, unless included."""
+    # given
+    target = merge_target("3.1.0")
+    request = _request("hive31_pg", target)
+    before = metastore_dump(target)
+    merge = merge_execute(request, merge_preview(request))
+    tgt = MetastoreReader(target)
+    with allow_metastore_writes(), transaction.atomic(using=target), connections[target].cursor() as cursor:
+        row = "(9999, 'sales_imported', 'payments_acid', 3)"
+        cursor.execute(f"INSERT INTO {tgt.table('TXN_TO_WRITE_ID')} VALUES {row}")
+    # when
+    preview = merge_revert_preview(merge)
+    with pytest.raises(ApplicationError) as raised:
+        merge_revert(merge)
+    # then
+    assert preview.rows_of("NEXT_WRITE_ID") == 1
+    assert dict(preview.hive_rows) == {"TXN_TO_WRITE_ID": 1}
+    assert "1 TXN_TO_WRITE_ID" in raised.value.message
     # when
     merge_revert(merge, include_hive_rows=True)
     # then

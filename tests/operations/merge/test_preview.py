@@ -31,6 +31,7 @@ from catalog_admin.models import (
     TableParam,
 )
 from operations.merge.preview import merge_preview
+from operations.merge.reads import MetastoreReader
 from operations.merge.request import MergeRequest, parse_location_rule
 
 pytestmark = [pytest.mark.django_db, pytest.mark.matrix]
@@ -176,14 +177,42 @@ def test_an_older_target_is_blocked() -> None:
     assert not preview.is_executable
 
 
-def test_open_transactions_block_their_database() -> None:
-    """The seeded ops.job_runs_acid has an open transaction: merging ops is blocked, and the block names it."""
+def test_open_transactions_and_aborted_writes_block_their_database() -> None:
+    """The seeded ops.job_runs_acid has an open and an aborted transaction: merging ops is blocked, once for each, and
+    the blocks name the table."""
     # when
     preview = merge_preview(
         MergeRequest(source="hive31_pg", target="hive40_pg", databases=("ops",), renames=(("ops", "ops2"),))
     )
     # then
-    assert [(b.code, b.subject) for b in preview.blockers] == [("open_transactions", "ops.job_runs_acid")]
+    assert [(b.code, b.subject) for b in preview.blockers] == [
+        ("open_transactions", "ops.job_runs_acid"),
+        ("aborted_writes", "ops.job_runs_acid"),
+    ]
+
+
+def test_transactional_tables_carry_their_write_ids_unless_the_target_holds_some_for_the_name() -> None:
+    """sales.payments_acid is transactional: the preview counts its NEXT_WRITE_ID row; from 2.3 the row starts at the
+    source's NEXT_TXN_ID (a conversion says so); a NEXT_WRITE_ID row the target already holds for the arriving name
+    blocks the merge."""
+    # given
+    request = MergeRequest(source="hive31_pg", target="hive40_pg", databases=("sales",), renames=(("sales", "s2"),))
+    from_23 = MergeRequest(source="hive23_pg", target="hive40_pg", databases=("sales",), renames=(("sales", "s2"),))
+    # when
+    preview, older = merge_preview(request), merge_preview(from_23)
+    # then
+    assert preview.rows_of("NEXT_WRITE_ID") == older.rows_of("NEXT_WRITE_ID") == 1
+    assert preview.is_executable
+    assert ("NEXT_WRITE_ID", "NWI_NEXT", "filled") in {(c.table, c.column, c.action) for c in older.conversions}
+    assert "NEXT_WRITE_ID" not in {c.table for c in preview.conversions}
+    # given
+    tgt = MetastoreReader("hive40_pg")
+    with allow_metastore_writes(), connections["hive40_pg"].cursor() as cursor:
+        cursor.execute(f"INSERT INTO {tgt.table('NEXT_WRITE_ID')} VALUES ('s2', 'payments_acid', 7)")
+    # when
+    blocked = merge_preview(request)
+    # then
+    assert [(b.code, b.subject) for b in blocked.blockers] == [("write_ids_exist", "s2.payments_acid")]
 
 
 def test_conversions_from_23_to_31_and_from_31_to_40() -> None:
