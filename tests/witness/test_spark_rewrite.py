@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from catalog_admin.models import Partition, PartitionParam, SerDeParam, Table
@@ -174,3 +175,37 @@ def test_a_text_table_converts_to_parquet_and_back(spark, spark_metastore: Metas
     alter_execute(preview=revert_preview(execution=execution), actor="steward", source="cli")
     assert storage(spark_metastore, table) == before
     assert rows(spark, table) == before_rows
+
+
+@pytest.mark.parametrize("folder", ["plain", "with space+plus"])
+def test_the_program_tags_rows_by_file_whether_or_not_paths_need_decoding(spark, tmp_path: Path, folder: str) -> None:  # noqa: ANN001
+    """Rows are tagged with their unit by Spark's own file path where the planned paths are in URI form, else by the
+    decoded path (a space, a '+'): either way every unit's rows are counted on both sides and written once."""
+    import pyarrow as pa
+
+    # given
+    units = []
+    for number in range(2):
+        directory = tmp_path / folder / f"p={number}"
+        directory.mkdir(parents=True)
+        for part in range(3):
+            table = pa.table({"id": list(range(part * 10, part * 10 + 4)), "name": [f"n{number}"] * 4})
+            pq.write_table(table, directory / f"part-{part}.parquet")
+        units.append({"key": f"p={number}", "source": f"file:{directory}",
+                      "destination": f"file:{tmp_path / 'out' / folder / f'p={number}'}",
+                      "source_format": "parquet", "target_format": "parquet",
+                      "files": [{"source": f"file:{f}", "size": f.stat().st_size}
+                                for f in sorted(directory.iterdir())]})  # fmt: skip
+    plan = {"units": units, "columns": [["id", "bigint"], ["name", "string"]], "serde": {},
+            "target_file_bytes": 1 << 27, "filesystems": {}, "completed": [],
+            "staging": f"file:{tmp_path / 'out' / folder}"}  # fmt: skip
+    # when
+    manifest = rewrite_program.run(spark, plan, [].append)
+    # then
+    assert {k: (u["rows_in"], u["rows_out"], u["files"]) for k, u in manifest["units"].items()} == {
+        "p=0": (12, 12, 1),
+        "p=1": (12, 12, 1),
+    }
+    written = pq.read_table(tmp_path / "out" / folder / "p=1").to_pydict()
+    assert sorted(written["id"]) == sorted(i for part in range(3) for i in range(part * 10, part * 10 + 4))
+    assert set(written["name"]) == {"n1"}

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 import time
 import uuid
 from collections.abc import Callable
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = ("RewriteFailed", "run")
 
-DEFAULT_BATCH_UNITS = 200  # units per Spark write (each verified and reported done once its batch verified)
+DEFAULT_BATCH_UNITS = 1000  # units per Spark write (each verified and reported done once its batch verified)
 MAX_WRITE_TASKS = 2000
 # Columns the program adds while it rewrites (none is written into the data files).
 UNIT, PART, FILE, OUTPUTS = "__rewrite_unit", "__rewrite_part", "__rewrite_file", "__rewrite_outputs"
@@ -273,9 +274,7 @@ def _spark_rewrite(
     else:
         frame = spark.read.schema(schema).format(source).load(paths)
     mapping = spark.createDataFrame(files, f"{FILE} string, {UNIT} int, {OUTPUTS} int")
-    # _metadata.file_path is URL-encoded; Hive's locations are not ('+' kept as it is)
-    path = F.expr("url_decode(replace(_metadata.file_path, '+', '%2B'))")
-    tagged = frame.withColumn(FILE, path).join(F.broadcast(mapping), FILE).drop(FILE)
+    tagged = frame.withColumn(FILE, _file_path(paths)).join(F.broadcast(mapping), FILE).drop(FILE)
     tagged = tagged.withColumn(PART, F.floor(F.rand() * F.col(OUTPUTS)).cast("int")).drop(OUTPUTS)
     rows_in = _rows_in_files(spark, options, source, files)
     scratch = f"{plan['staging']}/_batch-{uuid.uuid4().hex[:12]}"
@@ -288,6 +287,32 @@ def _spark_rewrite(
             filesystem.rename(f"{scratch}/{UNIT}={number}", unit["destination"])
     filesystem.delete_tree(scratch)
     return {u["key"]: (rows_in.get(n, 0), rows_out.get(n, 0)) for n, u in enumerate(units)}
+
+
+# Characters a path keeps as they are in its URI (java.net.URI's path characters less '%'): a path made of them only,
+# with no segment Hadoop's Path normalizes away (empty, '.', '..'), is its own ``_metadata.file_path``, which Spark
+# writes as ``Path.toUri().toString()``.
+URI_SAFE = re.compile(r"[A-Za-z0-9/_.\-=:~+@,]+")
+NORMALIZED_AWAY = re.compile(r"//|/\.\.?(/|$)")
+
+
+def _in_uri_form(path: str) -> bool:
+    _scheme, _, rest = path.partition("://")
+    if rest.startswith("/"):  # an empty authority: Hadoop writes file:///x as file:/x
+        return False
+    after_authority = rest.partition("/")[2] if rest else path.partition(":")[2].removeprefix("/")
+    return bool(URI_SAFE.fullmatch(path)) and not NORMALIZED_AWAY.search("/" + after_authority)
+
+
+def _file_path(paths: list[str]):  # noqa: ANN202 - a Column
+    """Each row's file, spelled as the plan spells it: Spark's own ``_metadata.file_path`` when every planned path is
+    already in URI form (no per-row work), else that path URL-decoded (``url_decode`` reads '+' as a space: escaped
+    first). A file the join misses leaves its rows out, which the row-count verification catches."""
+    from pyspark.sql import functions as F  # noqa: N812 - pyspark's convention
+
+    if all(_in_uri_form(path) for path in paths):
+        return F.col("_metadata.file_path")
+    return F.expr("url_decode(replace(_metadata.file_path, '+', '%2B'))")
 
 
 def _rows_in_files(spark: SparkSession, options: dict, file_format: str, files: list[tuple]) -> dict[int, int]:
