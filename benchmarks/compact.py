@@ -2,7 +2,7 @@
 Compaction of many small Parquet files: the console's rewrite program against the statement a user would write in
 Spark, in the same run and on the same data.
 
-    .venv/bin/python benchmarks/compact.py [--partitions 1000] [--files 50] [--rows 100]
+    .venv/bin/python benchmarks/compact.py [--partitions 1000] [--files 50] [--rows 100] [--runs 3]
 
 Writes ``--partitions`` × ``--files`` Parquet files (``--rows`` rows each) twice, as two identical partitioned tables
 of Spark's Hive client (local[2], a Derby metastore in a temporary directory), then times:
@@ -13,7 +13,8 @@ of Spark's Hive client (local[2], a Derby metastore in a temporary directory), t
   TABLE a CONCATENATE``: every partition rewritten into one file in a new directory, its rows counted on both sides
   (the written output read back) before it is reported done.
 
-The metastore swap (one transaction) is not part of either. Results go to ``docs/benchmarks.md``.
+``--runs`` rounds of both, the first of the pair alternating from round to round, the medians compared. The metastore
+swap (one transaction) is not part of either. Results go to ``docs/benchmarks.md``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -71,6 +73,12 @@ def plan_for(root: Path, target_bytes: int) -> dict:
             "filesystems": {}, "completed": [], "staging": staging}  # fmt: skip
 
 
+def timed(action) -> float:  # noqa: ANN001
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
+
+
 def session(tmp: Path):  # noqa: ANN201 - a SparkSession
     from pyspark.sql import SparkSession
 
@@ -104,7 +112,9 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=1000)
     parser.add_argument("--files", type=int, default=50)
     parser.add_argument("--rows", type=int, default=100)
+    parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="compact-bench-") as name:
         tmp = Path(name)
         size = write_table(tmp / "a", args.partitions, args.files, args.rows)
@@ -116,16 +126,22 @@ def main() -> None:
         total = spark.sql("SELECT count(*) FROM bench.b").collect()[0][0]  # also warms the JVM and the listing
         plan = plan_for(tmp / "a", 128 * 1024 * 1024)
 
-        started = time.perf_counter()
-        spark.sql("INSERT OVERWRITE TABLE bench.b_compacted PARTITION (p) SELECT id, name, amount, p FROM bench.b "
-                  "DISTRIBUTE BY p")  # fmt: skip
-        baseline = time.perf_counter() - started
-        print(f"baseline INSERT OVERWRITE … DISTRIBUTE BY p: {baseline:.2f} s", flush=True)
-
-        started = time.perf_counter()
-        manifest = rewrite.run(spark, plan, lambda event: None)
-        program = time.perf_counter() - started
-        print(f"rewrite program: {program:.2f} s", flush=True)
+        baselines, programs = [], []
+        for round_ in range(args.runs):
+            order = ("baseline", "program") if round_ % 2 == 0 else ("program", "baseline")
+            for which in order:
+                if which == "baseline":
+                    baselines.append(timed(lambda: spark.sql(
+                        "INSERT OVERWRITE TABLE bench.b_compacted PARTITION (p) SELECT id, name, amount, p "
+                        "FROM bench.b DISTRIBUTE BY p")))  # fmt: skip
+                    print(f"baseline INSERT OVERWRITE … DISTRIBUTE BY p: {baselines[-1]:.2f} s", flush=True)
+                else:
+                    shutil.rmtree(tmp / "a" / "_compacted-bench", ignore_errors=True)
+                    started = time.perf_counter()
+                    manifest = rewrite.run(spark, plan, lambda event: None)
+                    programs.append(time.perf_counter() - started)
+                    print(f"rewrite program: {programs[-1]:.2f} s", flush=True)
+        baseline, program = statistics.median(baselines), statistics.median(programs)
 
         compacted = spark.sql("SELECT count(*) FROM bench.b_compacted").collect()[0][0]
         files = sum(u["files"] for u in manifest["units"].values())
@@ -134,17 +150,21 @@ def main() -> None:
     parts = args.partitions
     lines = [
         f"{parts:,} partitions × {args.files} Parquet files ({args.rows} rows each: {total:,} rows, {size / 2**20:.0f} "
-        f"MB), Spark local[2], one run each in the same process (`benchmarks/compact.py --partitions {parts} --files "
-        f"{args.files} --rows {args.rows}`; this machine's 2 cores were shared with other work). Both write one file "
-        "per partition; the program also counts every partition's rows on both sides (reading its output back) before "
-        "it reports it done. The metastore swap is not timed.",
+        f"MB), Spark local[2], {args.runs} interleaved rounds in the same process, the first of each pair alternating, "
+        f"medians compared (`benchmarks/compact.py --partitions {parts} --files {args.files} --rows {args.rows} --runs "
+        f"{args.runs}`; load average {load_before:.1f} before the runs, {os.getloadavg()[0]:.1f} after). Both write "
+        "one file per partition; the program also counts every partition's rows on both sides (the input files' "
+        "footers, the written output read back) before it reports it done. The metastore swap is not timed.",
         "",
-        "| compaction | seconds | files written | ratio to the baseline |",
-        "|---|---|---|---|",
+        "| compaction | seconds (median) | all runs, s | files written | ratio to the baseline |",
+        "|---|---|---|---|---|",
         f"| `INSERT OVERWRITE TABLE … PARTITION (p) SELECT … DISTRIBUTE BY p` (baseline, no verification) | "
-        f"{baseline:.2f} | {parts} | 1.00× |",
-        f"| rewrite program (`CONCATENATE`), rows verified | {program:.2f} | {files} | {program / baseline:.2f}× |",
+        f"{baseline:.2f} | {' / '.join(f'{b:.2f}' for b in baselines)} | {parts} | 1.00× |",
+        f"| rewrite program (`CONCATENATE`), rows verified | {program:.2f} | "
+        f"{' / '.join(f'{p:.2f}' for p in programs)} | {files} | {program / baseline:.2f}× |",
     ]
+    ratios = " / ".join(f"{p / b:.2f}×" for b, p in zip(baselines, programs, strict=True))
+    lines += ["", f"Each round's ratio (program / baseline of the same round): {ratios}."]
     print("\n".join(lines))
     write_section(REPO / "docs" / "benchmarks.md", "Compaction against INSERT OVERWRITE", "\n".join(lines))
 
