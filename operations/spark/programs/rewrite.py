@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 __all__ = ("RewriteFailed", "run")
 
 DEFAULT_BATCH_UNITS = 1000  # units per Spark write (each verified and reported done once its batch verified)
-MAX_WRITE_TASKS = 2000
+MAX_WRITE_TASKS = 200  # Spark's default shuffle partitions, as the statement a user writes gets
 # Columns the program adds while it rewrites (none is written into the data files).
 UNIT, PART, FILE, OUTPUTS = "__rewrite_unit", "__rewrite_part", "__rewrite_file", "__rewrite_outputs"
 COMPRESSED_TEXT = (".gz", ".bz2", ".deflate", ".snappy", ".lz4", ".zst", ".lzo")
@@ -275,10 +275,13 @@ def _spark_rewrite(
         frame = spark.read.schema(schema).format(source).load(paths)
     mapping = spark.createDataFrame(files, f"{FILE} string, {UNIT} int, {OUTPUTS} int")
     tagged = frame.withColumn(FILE, _file_path(paths)).join(F.broadcast(mapping), FILE).drop(FILE)
-    tagged = tagged.withColumn(PART, F.floor(F.rand() * F.col(OUTPUTS)).cast("int")).drop(OUTPUTS)
+    split = any(outputs[u["key"]] > 1 for u in units)  # else one file per unit: no random split column
+    tagged = tagged.withColumn(PART, F.floor(F.rand() * F.col(OUTPUTS)).cast("int") if split else F.lit(0))
+    tagged = tagged.drop(OUTPUTS)
     rows_in = _rows_in_files(spark, options, source, files)
     scratch = f"{plan['staging']}/_batch-{uuid.uuid4().hex[:12]}"
-    shuffled = tagged.repartition(min(sum(outputs[u["key"]] for u in units), MAX_WRITE_TASKS), UNIT, PART)
+    tasks = min(sum(outputs[u["key"]] for u in units), MAX_WRITE_TASKS)
+    shuffled = tagged.repartition(tasks, UNIT, PART) if split else tagged.repartition(tasks, UNIT)
     shuffled.drop(PART).write.mode("overwrite").partitionBy(UNIT).format(target).save(scratch)
     rows_out = dict(spark.read.format(target).load(scratch).groupBy(UNIT).count().collect())
     filesystem = filesystem_for(scratch, options=options)
