@@ -60,7 +60,6 @@ FILLED = {"CTLG_NAME": CATALOG, "CAT_NAME": CATALOG, "ENGINE": "hive", "TYPE": "
 UNSUPPORTED = {
     "SKEWED_VALUES": "skewed values (SKEWED_STRING_LIST is not carried yet)",
     "SKEWED_COL_VALUE_LOC_MAP": "skewed value locations (SKEWED_STRING_LIST is not carried yet)",
-    "KEY_CONSTRAINTS": "constraints (their names are unique metastore-wide; not carried yet)",
 }
 DEFAULT_BATCH_IDS = 50_000
 

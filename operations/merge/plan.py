@@ -56,7 +56,7 @@ class MergeBlocker:
     """Why the merge cannot run as asked: a stable code, the object it is about, and a message."""
 
     code: str  # target_older | database_exists | table_exists | location_overlap | open_transactions |
-    # aborted_writes | write_ids_exist | unfinished_merge
+    # constraint_outside | constraint_exists | aborted_writes | write_ids_exist | unfinished_merge
     subject: str
     message: str
 

@@ -15,6 +15,7 @@ from catalog_admin.errors import ApplicationError, ErrorCode, NotFound, metastor
 from catalog_admin.hive.locations import normalize_location
 from catalog_admin.hive.names import is_valid_name
 from catalog_admin.selectors.metastores import Metastore, get_metastore
+from operations.merge.constraints import constraint_blockers
 from operations.merge.estimate import estimate_duration
 from operations.merge.plan import Conversion, DatabaseImport, MergeBlocker, MergePreview, NotCarried, TableImport
 from operations.merge.reads import MetastoreReader
@@ -148,6 +149,7 @@ def _blockers(
     blockers += _name_conflicts(request, target, src, tgt, databases, ids)
     blockers += _location_overlaps(request, src, tgt, databases, ids)
     blockers += _open_transactions(request, src)
+    blockers += constraint_blockers(src, tgt, list(ids))
     blockers += write_id_blockers(request, src, tgt, list(ids))
     blockers += _unfinished_imports(request)
     return tuple(blockers)

@@ -285,16 +285,16 @@ def test_revert_deletes_the_write_ids_it_carried_and_refuses_writes_hive_made_si
 
 
 def test_rows_not_carried_yet_are_refused_before_anything_is_reserved(merge_target) -> None:
-    """A source database holding a constraint (KEY_CONSTRAINTS names are metastore-wide: not carried yet) is refused
-    with the table named; the target's allocators and rows are untouched and no journal row is left."""
+    """A source database holding skewed values (SKEWED_STRING_LIST is not carried yet) is refused with the table
+    named; the target's allocators and rows are untouched and no journal row is left."""
     # given
     source, target = merge_target("3.1.0"), merge_target("4.0.0")
-    table_id, _ = _table_ids(source, "sales", "orders")
+    _table_id, sd_id = _table_ids(source, "sales", "orders")
     with allow_metastore_writes(), transaction.atomic(using=source), connections[source].cursor() as cursor:
+        cursor.execute('INSERT INTO "SKEWED_STRING_LIST" ("STRING_LIST_ID") VALUES (9001)')
         cursor.execute(
-            'INSERT INTO "KEY_CONSTRAINTS" ("CONSTRAINT_NAME", "POSITION", "PARENT_TBL_ID", "PARENT_INTEGER_IDX", '
-            '"CONSTRAINT_TYPE", "ENABLE_VALIDATE_RELY") VALUES (%s, 1, %s, 0, 0, 0)',
-            ["orders_pk", table_id],
+            'INSERT INTO "SKEWED_VALUES" ("SD_ID_OID", "STRING_LIST_ID_EID", "INTEGER_IDX") VALUES (%s, 9001, 0)',
+            [sd_id],
         )
     request = MergeRequest(source=source, target=target, databases=("sales",), renames=(("sales", "sales_imported"),))
     before = metastore_dump(target, skip=())
@@ -302,9 +302,41 @@ def test_rows_not_carried_yet_are_refused_before_anything_is_reserved(merge_targ
     with pytest.raises(ApplicationError) as raised:
         merge_execute(request, merge_preview(request))
     # then
-    assert raised.value.code == ErrorCode.INVALID_PARAMETER and "KEY_CONSTRAINTS" in raised.value.message
+    assert raised.value.code == ErrorCode.INVALID_PARAMETER and "SKEWED_VALUES" in raised.value.message
     assert metastore_dump(target, skip=()) == before
     assert not MergeImport.objects.filter(target=target).exists()
+
+
+def test_constraints_arrive_on_their_imported_tables_and_revert_removes_them(merge_target) -> None:
+    """A primary key of sales.orders and a foreign key from sales.orders to sales.customers arrive with the tables
+    (their table ids shifted, names kept) and go with them on revert."""
+    # given
+    source, target = merge_target("3.1.0"), merge_target("4.0.0")
+    orders, _ = _table_ids(source, "sales", "orders")
+    customers, _ = _table_ids(source, "sales", "customers")
+    insert = (
+        'INSERT INTO "KEY_CONSTRAINTS" ("CONSTRAINT_NAME", "POSITION", "PARENT_TBL_ID", "PARENT_INTEGER_IDX", '
+        '"CHILD_TBL_ID", "CHILD_INTEGER_IDX", "CONSTRAINT_TYPE", "ENABLE_VALIDATE_RELY") VALUES (%s, 1, %s, 0, %s, %s, '
+        "%s, 0)"
+    )
+    with allow_metastore_writes(), transaction.atomic(using=source), connections[source].cursor() as cursor:
+        cursor.execute(insert, ["orders_pk", orders, None, None, 0])
+        cursor.execute(insert, ["orders_customer_fk", customers, orders, 1, 1])
+    request = MergeRequest(source=source, target=target, databases=("sales",), renames=(("sales", "sales_imported"),))
+    before = metastore_dump(target)
+    # when
+    merge = merge_execute(request, merge_preview(request))
+    # then
+    new_orders, _ = _table_ids(target, "sales_imported", "orders")
+    new_customers, _ = _table_ids(target, "sales_imported", "customers")
+    arrived = MetastoreReader(target).rows(
+        'SELECT "CONSTRAINT_NAME", "PARENT_TBL_ID", "CHILD_TBL_ID" FROM "KEY_CONSTRAINTS" ORDER BY 1'
+    )
+    assert arrived == [("orders_customer_fk", new_customers, new_orders), ("orders_pk", new_orders, None)]
+    # when
+    merge_revert(merge)
+    # then
+    assert metastore_dump(target) == before
 
 
 def _stopped_import(target: str, monkeypatch) -> tuple[MergeRequest, MergeImport]:  # noqa: ANN001

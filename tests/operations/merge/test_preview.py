@@ -299,3 +299,44 @@ def test_sql_scopes_never_read_other_databases() -> None:
     # then
     for row in both.tables:
         assert row.rows == sum(p.rows_of(row.table) for p in parts), row.table
+
+
+def test_foreign_keys_across_the_merge_and_names_the_target_uses_block() -> None:
+    """A foreign key from sales.orders to a table of a database left out blocks (constraint_outside); on a 3.1
+    target, where constraint names are metastore-wide, a name it already uses blocks too (constraint_exists)."""
+    # given
+    src, tgt = MetastoreReader("hive23_pg"), MetastoreReader("hive31_pg")
+    table_id = (
+        'SELECT t."TBL_ID" FROM "TBLS" t JOIN "DBS" d ON d."DB_ID" = t."DB_ID" '
+        'WHERE d."NAME" = %s AND t."TBL_NAME" = %s'
+    )
+    orders, campaigns = src.scalar(table_id, ["sales", "orders"]), src.scalar(table_id, ["marketing", "campaigns"])
+    insert = (  # 2.3 requires the parent's column descriptor: the table's own
+        'INSERT INTO "KEY_CONSTRAINTS" ("CONSTRAINT_NAME", "POSITION", "PARENT_TBL_ID", "PARENT_CD_ID", '
+        '"PARENT_INTEGER_IDX", "CHILD_TBL_ID", "CHILD_INTEGER_IDX", "CONSTRAINT_TYPE", "ENABLE_VALIDATE_RELY") '
+        'SELECT %s, 1, t."TBL_ID", s."CD_ID", 0, %s, 0, %s, 0 FROM "TBLS" t JOIN "SDS" s ON s."SD_ID" = t."SD_ID" '
+        'WHERE t."TBL_ID" = %s'
+    )
+    with allow_metastore_writes():
+        with connections["hive23_pg"].cursor() as cursor:
+            cursor.execute(insert, ["orders_pk", None, 0, orders])
+            cursor.execute(insert, ["orders_campaign_fk", orders, 1, campaigns])
+        with connections["hive31_pg"].cursor() as cursor:
+            cursor.execute(insert, ["orders_pk", None, 0, tgt.scalar(table_id, ["sales", "orders"])])
+    rule = parse_location_rule(f"{_warehouse('hive23_pg')}={_warehouse('hive31_pg')}/imported_from_hive23_pg")
+    # when
+    preview = merge_preview(
+        MergeRequest(
+            source="hive23_pg",
+            target="hive31_pg",
+            databases=("sales",),
+            renames=(("sales", "s2"),),
+            location_rules=(rule,),
+        )  # fmt: skip
+    )
+    # then
+    assert [(b.code, b.subject) for b in preview.blockers] == [
+        ("constraint_outside", "orders_campaign_fk"),
+        ("constraint_exists", "orders_pk"),
+    ]
+    assert preview.rows_of("KEY_CONSTRAINTS") == 1
