@@ -101,7 +101,8 @@ def _copy_batch(spark: SparkSession | None, copy: Callable[[dict], dict], batch:
         return _copy_each(copy, items, IN_PROCESS_THREADS)
     context = spark.sparkContext
     slices = max(1, min(len(items), context.defaultParallelism * 2))
-    return context.parallelize(items, slices).mapPartitions(lambda part: _copy_each(copy, list(part), COPY_THREADS)).collect()
+    copied = context.parallelize(items, slices).mapPartitions(lambda part: _copy_each(copy, list(part), COPY_THREADS))
+    return copied.collect()
 
 
 def _copy_each(copy: Callable[[dict], dict], items: list[dict], threads: int) -> list[dict]:
