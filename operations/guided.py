@@ -93,7 +93,7 @@ def _table_operations(metastore: Metastore, state: TableState) -> tuple[GuidedOp
                 GuidedOperation(
                     "convert", "Convert the data to another format",
                     f"ALTER TABLE {ref} SET FILEFORMAT PARQUET WITH DATA",
-                    "A Spark job rewrites the data as PARQUET or ORC, then formats, SerDe and locations switch "
+                    "A Spark job rewrites the data as PARQUET, ORC or AVRO, then formats, SerDe and locations switch "
                     "together; plain SET FILEFORMAT would leave the files unreadable.",
                 ),
             ]  # fmt: skip

@@ -68,8 +68,9 @@ LAZY_SIMPLE = "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe"
 TEXT_SERDE_PARAMS = ("field.delim", "line.delim", "colelction.delim", "collection.delim", "mapkey.delim",
                      "escape.delim", "serialization.null.format", "serialization.escape.crlf",
                      "serialization.last.column.takes.rest", "quote.delim")  # fmt: skip
-# What a convert can read (the program reads text as LazySimpleSerDe's delimited rows of primitive columns).
-CONVERTIBLE_FROM = ("parquet", "orc", "text")
+# What a convert can read (the program reads text as LazySimpleSerDe's delimited rows of primitive columns, and Avro
+# through fastavro: operations/spark/programs/avro_rows.py).
+CONVERTIBLE_FROM = ("parquet", "orc", "text", "avro")
 PRIMITIVE = ("tinyint", "smallint", "int", "bigint", "float", "double", "boolean", "string", "date", "timestamp",
              "binary", "varchar", "char", "decimal")  # fmt: skip
 STATS = ("numFiles", "totalSize")
@@ -241,19 +242,16 @@ def _format_blockers(state: TableState, spec: RewriteSpec, rows: list[dict]) -> 
         if unreadable:
             blockers.append(
                 Finding("unsupported_conversion", RULE, f"{unreadable[0]} is {formats[unreadable[0]]}: the console "
-                        f"converts from {', '.join(CONVERTIBLE_FROM)} only (spark-avro is not shipped with pyspark).")
+                        f"converts from {', '.join(CONVERTIBLE_FROM)} only.")
             )  # fmt: skip
-        if target == "avro":
-            blockers.append(
-                Finding("unsupported_conversion", RULE, "Converting to AVRO needs spark-avro, which pyspark does "
-                        "not ship: convert to PARQUET or ORC.")
-            )  # fmt: skip
-        if "text" in formats.values():
+        through_rows = {"text", "avro"} & ({*formats.values(), target})  # read or written row by row, not by Spark
+        if through_rows:
             complex_columns = [c.name for c in state.columns if c.type.split("(")[0].lower() not in PRIMITIVE]
             if complex_columns:
+                kinds = " and ".join(sorted(through_rows))
                 blockers.append(
                     Finding("unsupported_conversion", RULE, f"Column {complex_columns[0]} is not a primitive type: "
-                            "the console converts text tables of primitive columns only.")
+                            f"the console converts {kinds} tables of primitive columns only.")
                 )  # fmt: skip
     return blockers
 

@@ -8,7 +8,9 @@ Issue 10's proof for CONCATENATE and SET FILEFORMAT … WITH DATA, on real data 
 * a text table compacted: the new file is the old files concatenated byte for byte;
 * an Avro table compacted with fastavro: the same rows through Hive's AvroSerDe;
 * a text table converted to Parquet (the table and all its partitions): the storage descriptors carry Hive's Parquet
-  classes and no field.delim, Spark reads the same rows; revert brings the text back.
+  classes and no field.delim, Spark reads the same rows; revert brings the text back;
+* a Parquet table of every primitive kind converted to Avro (read through Hive's AvroSerDe) and back to Parquet, and an
+  Avro table Hive wrote converted to Parquet and reverted: the same rows each time.
 """
 
 from __future__ import annotations
@@ -169,6 +171,64 @@ def test_a_text_table_converts_to_parquet_and_back(spark, spark_metastore: Metas
         key="field.delim", serde__slib=FORMATS["parquet"][2]
     )
     assert not delims.exists()
+    assert rows(spark, table) == before_rows
+
+    # and when reverted
+    alter_execute(preview=revert_preview(execution=execution), actor="steward", source="cli")
+    assert storage(spark_metastore, table) == before
+    assert rows(spark, table) == before_rows
+
+
+def test_a_parquet_table_converts_to_avro_and_back(spark, spark_metastore: Metastore) -> None:  # noqa: ANN001
+    """SET FILEFORMAT AVRO WITH DATA: every descriptor carries Hive's Avro classes and Spark reads the same rows
+    through Hive's AvroSerDe (numbers, decimals, dates, timestamps, NULLs); SET FILEFORMAT PARQUET WITH DATA brings
+    the same rows back in Parquet."""
+    # given
+    table = f"{DATABASE}.typed"
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS {DATABASE}")
+    columns = "id int, big bigint, name string, amount decimal(12,3), ratio double, ok boolean, day date, at timestamp"
+    spark.sql(f"CREATE TABLE {table} ({columns}, code varchar(8)) PARTITIONED BY (dt string) STORED AS PARQUET")
+    for batch in range(3):
+        spark.sql(
+            f"INSERT INTO {table} PARTITION (dt='2024-01-0{batch + 1}') VALUES "
+            f"({batch}, {batch * 10**10}, 'n{batch} é', {batch}.125, {batch} / 3.0, {'true' if batch else 'false'}, "
+            f"DATE '2024-02-0{batch + 1}', TIMESTAMP '2024-03-0{batch + 1} 12:34:56.789', 'c{batch}'), "
+            f"({batch + 100}, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)"
+        )
+    before_rows = rows(spark, table)
+
+    # when
+    for file_format in ("AVRO", "PARQUET"):
+        preview = alter_preview_statement(
+            metastore=spark_metastore, statement=f"ALTER TABLE {table} SET FILEFORMAT {file_format} WITH DATA"
+        )
+        assert preview.blockers == (), preview.blockers
+        relocate_execute(preview=preview, actor="steward", source="cli", run_program=on_spark(spark))
+
+        # then
+        after = storage(spark_metastore, table)
+        expected = FORMATS[file_format.lower()]
+        assert {name: values[1:] for name, values in after.items()} == dict.fromkeys(after, expected)
+        assert rows(spark, table) == before_rows, file_format
+
+
+def test_an_avro_table_written_by_hive_converts_to_parquet_and_reverts(
+    spark, spark_metastore: Metastore, small_files: None
+) -> None:  # noqa: ANN001
+    """Avro files Hive's AvroSerDe wrote (its own schema) are read by name into the table's columns: the Parquet
+    table reads the same rows; revert brings the Avro descriptor and rows back."""
+    # given
+    table = f"{DATABASE}.records"
+    before_rows, before = rows(spark, table), storage(spark_metastore, table)
+    statement = f"ALTER TABLE {table} SET FILEFORMAT PARQUET WITH DATA"
+
+    # when
+    preview = alter_preview_statement(metastore=spark_metastore, statement=statement)
+    assert preview.blockers == (), preview.blockers
+    execution = relocate_execute(preview=preview, actor="steward", source="cli", run_program=on_spark(spark))
+
+    # then
+    assert storage(spark_metastore, table)[""][1:] == FORMATS["parquet"]
     assert rows(spark, table) == before_rows
 
     # and when reverted

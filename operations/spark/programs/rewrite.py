@@ -16,9 +16,10 @@ for the quick tests): about ``bytes / target_file_bytes`` files are written; Par
 (``spark.sql.parquet.writeLegacyFormat``: decimals as Hive reads them). Text (LazySimpleSerDe) files are concatenated
 byte for byte, a missing last newline added, so every row stays identical; Avro container files are merged with
 fastavro (spark-avro is not shipped with pyspark), all inputs having the same schema. Both of those run on the
-executors (one task per output file). Each unit's output is then read back and its rows counted: a unit is reported
-``{"unit_done": key}`` only when the count equals the rows read, so a resumed run skips it; any difference fails the
-program (nothing is swapped).
+executors (one task per output file). Converting to or from Avro reads or writes the rows with fastavro on the
+executors (``avro_rows``), the rest of the way as Parquet and ORC. Each unit's output is then read back and its rows
+counted: a unit is reported ``{"unit_done": key}`` only when the count equals the rows read, so a resumed run skips
+it; any difference fails the program (nothing is swapped).
 """
 
 from __future__ import annotations
@@ -28,11 +29,12 @@ import math
 import re
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from catalog_admin.locations import filesystem_for, is_hidden
 from catalog_admin.object_stores import with_credentials
+from operations.spark.programs.avro_rows import count_records, read_rows, record_of, write_records
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -141,7 +143,7 @@ def _rewrite_batch(spark: SparkSession | None, plan: dict, options: dict, batch:
         for group in _by_formats(framed):
             counts.update(_spark_rewrite(spark, plan, options, group, outputs))
     else:
-        counts.update({u["key"]: _arrow_rewrite(options, u, outputs[u["key"]]) for u in framed})
+        counts.update({u["key"]: _arrow_rewrite(options, u, outputs[u["key"]], plan["columns"]) for u in framed})
     results = {}
     for unit in batch:
         written = [f for f in filesystem_for(unit["destination"], options=options).list_files(unit["destination"])
@@ -265,16 +267,19 @@ def _spark_rewrite(
     join missed fails the verification. (rows read, rows written) by unit key."""
     from pyspark.sql import functions as F  # noqa: N812 - pyspark's convention
 
-    schema = ", ".join(f"`{name}` {type_}" for name, type_ in plan["columns"])
+    schema = ", ".join(f"`{name}` {CHAR_TYPES.sub('string', type_)}" for name, type_ in plan["columns"])
     source, target = units[0]["source_format"], units[0]["target_format"]
     files = [(f["source"], n, outputs[u["key"]]) for n, u in enumerate(units) for f in u["files"]]
     paths = [path for path, _n, _outputs in files]
-    if source == "text":
-        frame = _text_reader(spark, plan.get("serde", {})).schema(schema).csv(paths)
+    if source == "avro":  # read with fastavro on the executors, each row tagged as it is read
+        tagged = _avro_frame(spark, options, plan["columns"], schema, files)
     else:
-        frame = spark.read.schema(schema).format(source).load(paths)
-    mapping = spark.createDataFrame(files, f"{FILE} string, {UNIT} int, {OUTPUTS} int")
-    tagged = frame.withColumn(FILE, _file_path(paths)).join(F.broadcast(mapping), FILE).drop(FILE)
+        if source == "text":
+            frame = _text_reader(spark, plan.get("serde", {})).schema(schema).csv(paths)
+        else:
+            frame = spark.read.schema(schema).format(source).load(paths)
+        mapping = spark.createDataFrame(files, f"{FILE} string, {UNIT} int, {OUTPUTS} int")
+        tagged = frame.withColumn(FILE, _file_path(paths)).join(F.broadcast(mapping), FILE).drop(FILE)
     split = any(outputs[u["key"]] > 1 for u in units)  # else one file per unit: no random split column
     tagged = tagged.withColumn(PART, F.floor(F.rand() * F.col(OUTPUTS)).cast("int") if split else F.lit(0))
     tagged = tagged.drop(OUTPUTS)
@@ -282,6 +287,9 @@ def _spark_rewrite(
     scratch = f"{plan['staging']}/_batch-{uuid.uuid4().hex[:12]}"
     tasks = min(sum(outputs[u["key"]] for u in units), MAX_WRITE_TASKS)
     shuffled = tagged.repartition(tasks, UNIT, PART) if split else tagged.repartition(tasks, UNIT)
+    if target == "avro":
+        rows_out = _write_avro(options, plan["columns"], [u["destination"] for u in units], shuffled)
+        return {u["key"]: (rows_in.get(n, 0), rows_out.get(n, 0)) for n, u in enumerate(units)}
     shuffled.drop(PART).write.mode("overwrite").partitionBy(UNIT).format(target).save(scratch)
     rows_out = dict(spark.read.format(target).load(scratch).groupBy(UNIT).count().collect())
     filesystem = filesystem_for(scratch, options=options)
@@ -290,6 +298,48 @@ def _spark_rewrite(
             filesystem.rename(f"{scratch}/{UNIT}={number}", unit["destination"])
     filesystem.delete_tree(scratch)
     return {u["key"]: (rows_in.get(n, 0), rows_out.get(n, 0)) for n, u in enumerate(units)}
+
+
+def _avro_frame(spark: SparkSession, options: dict, columns: list[list[str]], schema: str, files: list[tuple]):  # noqa: ANN202 - a DataFrame
+    """The Avro files' rows as the table's columns (matched by name, as Hive reads them), each tagged with its unit
+    and the unit's output count, read by fastavro on the executors (one task per few files)."""
+    names = [name for name, _type in columns]
+
+    def rows(task: tuple) -> Iterator[tuple]:
+        path, unit, outputs = task
+        with filesystem_for(path, options=options).open(path, "rb") as handle:
+            data = handle.read()
+        for row in read_rows(data, names):
+            yield (*row, unit, outputs)
+
+    slices = max(1, min(len(files), spark.sparkContext.defaultParallelism * 4))
+    read = spark.sparkContext.parallelize(files, slices).flatMap(rows)
+    return spark.createDataFrame(read, f"{schema}, {UNIT} int, {OUTPUTS} int")
+
+
+def _write_avro(options: dict, columns: list[list[str]], destinations: list[str], shuffled: Any) -> dict[int, int]:
+    """Each task's rows written as one Avro file per unit it holds, into the unit's new directory (emptied before
+    the batch), each file read back and its records counted: records written by unit number."""
+    import itertools
+
+    names = [name for name, _type in columns]
+
+    def write(index: int, rows: Iterator[Any]) -> Iterator[tuple[int, int]]:
+        for unit, group in itertools.groupby(rows, key=lambda row: row[UNIT]):
+            path = f"{destinations[unit]}/part-{index:05d}.avro"
+            filesystem = filesystem_for(path, options=options)
+            with filesystem.open(path, "wb") as sink:
+                write_records(sink, columns, (record_of(names, (row[n] for n in names)) for row in group))
+            with filesystem.open(path, "rb") as handle:
+                yield unit, count_records(handle.read())
+
+    ordered = shuffled.drop(PART).sortWithinPartitions(UNIT)
+    written = ordered.rdd.mapPartitionsWithIndex(write).reduceByKey(lambda left, right: left + right)
+    return dict(written.collect())
+
+
+# Hive's char(n)/varchar(n), which Spark refuses in a read schema: their values are strings in every file format.
+CHAR_TYPES = re.compile(r"\b(?:var)?char\s*\(\s*\d+\s*\)", re.IGNORECASE)
 
 
 # Characters a path keeps as they are in its URI (java.net.URI's path characters less '%'): a path made of them only,
@@ -337,6 +387,8 @@ def _file_rows(options: dict, file_format: str, path: str) -> int:
 
             return orc.ORCFile(handle).nrows
         data = handle.read()
+    if file_format == "avro":
+        return count_records(data)
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
@@ -354,8 +406,9 @@ def _text_reader(spark: SparkSession, serde: dict[str, str]):  # noqa: ANN202 - 
     )
 
 
-def _arrow_rewrite(options: dict, unit: dict, outputs: int) -> tuple[int, int]:
-    """Without a Spark session: pyarrow reads the files and writes ``outputs`` files (Parquet or ORC)."""
+def _arrow_rewrite(options: dict, unit: dict, outputs: int, columns: list[list[str]]) -> tuple[int, int]:
+    """Without a Spark session: pyarrow reads the files and writes ``outputs`` files (Parquet, ORC or, through
+    fastavro, Avro with the table's columns)."""
     import pyarrow as pa
 
     if unit["source_format"] == "text":
@@ -363,7 +416,7 @@ def _arrow_rewrite(options: dict, unit: dict, outputs: int) -> tuple[int, int]:
     tables = []
     for entry in unit["files"]:
         with filesystem_for(entry["source"], options=options).open(entry["source"], "rb") as handle:
-            tables.append(_read_arrow(unit["source_format"], pa.BufferReader(handle.read())))
+            tables.append(_read_arrow(unit["source_format"], pa.BufferReader(handle.read()), columns))
     table = pa.concat_tables(tables, promote_options="default")
     rows_out = 0
     step = math.ceil(table.num_rows / outputs) or 1
@@ -374,15 +427,22 @@ def _arrow_rewrite(options: dict, unit: dict, outputs: int) -> tuple[int, int]:
             break
         path = f"{unit['destination']}/part-{index:05d}.{unit['target_format']}"
         sink = pa.BufferOutputStream()
-        _write_arrow(unit["target_format"], chunk, sink)
+        _write_arrow(unit["target_format"], chunk, sink, columns)
         with filesystem.open(path, "wb") as writer:
             writer.write(sink.getvalue().to_pybytes())
         with filesystem.open(path, "rb") as handle:
-            rows_out += _read_arrow(unit["target_format"], pa.BufferReader(handle.read())).num_rows
+            rows_out += _read_arrow(unit["target_format"], pa.BufferReader(handle.read()), columns).num_rows
     return table.num_rows, rows_out
 
 
-def _read_arrow(file_format: str, source: Any) -> Any:
+def _read_arrow(file_format: str, source: Any, columns: list[list[str]]) -> Any:
+    if file_format == "avro":
+        import pyarrow as pa
+
+        names = [name for name, _type in columns]
+        rows = list(read_rows(bytes(source.read()), names))
+        types = [_arrow_type(hive_type) for _name, hive_type in columns]
+        return pa.table([pa.array([row[i] for row in rows], t) for i, t in enumerate(types)], names=names)
     if file_format == "orc":
         from pyarrow import orc
 
@@ -392,7 +452,26 @@ def _read_arrow(file_format: str, source: Any) -> Any:
     return parquet.read_table(source)
 
 
-def _write_arrow(file_format: str, table: Any, sink: Any) -> None:
+def _arrow_type(hive_type: str) -> Any:
+    """The Arrow type Hive's Parquet/ORC readers expect for a primitive Hive type."""
+    import pyarrow as pa
+
+    kind = hive_type.split("(")[0].strip().lower()
+    if kind == "decimal":
+        arguments = [int(a) for a in hive_type.partition("(")[2].rstrip(")").split(",") if a.strip()]
+        precision, scale = (arguments + [10, 0][len(arguments) :])[:2]
+        return pa.decimal128(precision, scale)
+    simple = {"tinyint": pa.int8(), "smallint": pa.int16(), "int": pa.int32(), "integer": pa.int32(),
+              "bigint": pa.int64(), "float": pa.float32(), "double": pa.float64(), "boolean": pa.bool_(),
+              "binary": pa.binary(), "date": pa.date32(), "timestamp": pa.timestamp("us")}  # fmt: skip
+    return simple.get(kind, pa.string())
+
+
+def _write_arrow(file_format: str, table: Any, sink: Any, columns: list[list[str]]) -> None:
+    if file_format == "avro":
+        names = [name for name, _type in columns]
+        write_records(sink, columns, (record_of(names, (row.get(n) for n in names)) for row in table.to_pylist()))
+        return
     if file_format == "orc":
         from pyarrow import orc
 
