@@ -63,25 +63,30 @@ FORMATS: dict[str, tuple[str, str, str]] = {
              "org.apache.hadoop.hive.serde2.avro.AvroSerDe"),
 }  # fmt: skip
 TEXT_INPUT = "org.apache.hadoop.mapred.TextInputFormat"
+SEQUENCE_INPUT = "org.apache.hadoop.mapred.SequenceFileInputFormat"  # STORED AS SEQUENCEFILE (SequenceFileStorage-
+# FormatDescriptor): LazySimpleSerDe rows as the files' Text values
 LAZY_SIMPLE = "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe"
 # LazySimpleSerDe's parameters (serdeConstants): meaningless to a binary format's SerDe, dropped by a convert.
 TEXT_SERDE_PARAMS = ("field.delim", "line.delim", "colelction.delim", "collection.delim", "mapkey.delim",
                      "escape.delim", "serialization.null.format", "serialization.escape.crlf",
                      "serialization.last.column.takes.rest", "quote.delim")  # fmt: skip
-# What a convert can read (the program reads text as LazySimpleSerDe's delimited rows of primitive columns, and Avro
-# through fastavro: operations/spark/programs/avro_rows.py).
-CONVERTIBLE_FROM = ("parquet", "orc", "text", "avro")
+# What a convert can read (the program reads text and SequenceFile values as LazySimpleSerDe's delimited rows of
+# primitive columns, and Avro through fastavro: operations/spark/programs/avro_rows.py).
+CONVERTIBLE_FROM = ("parquet", "orc", "text", "avro", "sequencefile")
 PRIMITIVE = ("tinyint", "smallint", "int", "bigint", "float", "double", "boolean", "string", "date", "timestamp",
              "binary", "varchar", "char", "decimal")  # fmt: skip
 STATS = ("numFiles", "totalSize")
 
 
 def source_format(input_format: str | None, serde: str | None) -> str:
-    """``parquet``, ``orc``, ``avro`` or ``text`` (LazySimpleSerDe over TextInputFormat); ``""``: another format."""
+    """``parquet``, ``orc``, ``avro``, ``text`` or ``sequencefile`` (LazySimpleSerDe over TextInputFormat or
+    SequenceFileInputFormat); ``""``: another format."""
     for name, (input_class, _output, _serde) in FORMATS.items():
         if input_format == input_class:
             return name
-    return "text" if input_format == TEXT_INPUT and serde == LAZY_SIMPLE else ""
+    if serde == LAZY_SIMPLE:
+        return {TEXT_INPUT: "text", SEQUENCE_INPUT: "sequencefile"}.get(input_format or "", "")
+    return ""
 
 
 def staging_of(state: TableState, spec: RewriteSpec, sources: list[str]) -> str:
@@ -236,6 +241,11 @@ def _format_blockers(state: TableState, spec: RewriteSpec, rows: list[dict]) -> 
             Finding("unsupported_format", RULE, f"{len(unknown)} location(s) are in a format the console cannot "
                     f"rewrite (first: {unknown[0]}); it rewrites Parquet, ORC, Avro and LazySimpleSerDe text.")
         )  # fmt: skip
+    if isinstance(spec, CompactFiles) and "sequencefile" in formats.values():
+        blockers.append(
+            Finding("unsupported_format", RULE, "SequenceFile partitions are not compacted: convert them (SET "
+                    "FILEFORMAT PARQUET|ORC WITH DATA), which writes fewer, larger files too.")
+        )  # fmt: skip
     if isinstance(spec, ConvertFormat):
         target = spec.file_format.lower()
         unreadable = [n for n, found in formats.items() if found and found not in CONVERTIBLE_FROM]
@@ -244,7 +254,8 @@ def _format_blockers(state: TableState, spec: RewriteSpec, rows: list[dict]) -> 
                 Finding("unsupported_conversion", RULE, f"{unreadable[0]} is {formats[unreadable[0]]}: the console "
                         f"converts from {', '.join(CONVERTIBLE_FROM)} only.")
             )  # fmt: skip
-        through_rows = {"text", "avro"} & ({*formats.values(), target})  # read or written row by row, not by Spark
+        # read or written row by row, not by Spark's own readers and writers
+        through_rows = {"text", "sequencefile", "avro"} & ({*formats.values(), target})
         if through_rows:
             complex_columns = [c.name for c in state.columns if c.type.split("(")[0].lower() not in PRIMITIVE]
             if complex_columns:

@@ -271,8 +271,11 @@ def _spark_rewrite(
     source, target = units[0]["source_format"], units[0]["target_format"]
     files = [(f["source"], n, outputs[u["key"]]) for n, u in enumerate(units) for f in u["files"]]
     paths = [path for path, _n, _outputs in files]
+    rows_in: dict[int, int] | None = None
     if source == "avro":  # read with fastavro on the executors, each row tagged as it is read
         tagged = _avro_frame(spark, options, plan["columns"], schema, files)
+    elif source == "sequencefile":  # Hadoop's reader on the executors; the values are text rows
+        tagged, rows_in = _sequence_frame(spark, plan.get("serde", {}), schema, units, outputs)
     else:
         if source == "text":
             frame = _text_reader(spark, plan.get("serde", {})).schema(schema).csv(paths)
@@ -283,7 +286,8 @@ def _spark_rewrite(
     split = any(outputs[u["key"]] > 1 for u in units)  # else one file per unit: no random split column
     tagged = tagged.withColumn(PART, F.floor(F.rand() * F.col(OUTPUTS)).cast("int") if split else F.lit(0))
     tagged = tagged.drop(OUTPUTS)
-    rows_in = _rows_in_files(spark, options, source, files)
+    if rows_in is None:
+        rows_in = _rows_in_files(spark, options, source, files)
     scratch = f"{plan['staging']}/_batch-{uuid.uuid4().hex[:12]}"
     tasks = min(sum(outputs[u["key"]] for u in units), MAX_WRITE_TASKS)
     shuffled = tagged.repartition(tasks, UNIT, PART) if split else tagged.repartition(tasks, UNIT)
@@ -315,6 +319,28 @@ def _avro_frame(spark: SparkSession, options: dict, columns: list[list[str]], sc
     slices = max(1, min(len(files), spark.sparkContext.defaultParallelism * 4))
     read = spark.sparkContext.parallelize(files, slices).flatMap(rows)
     return spark.createDataFrame(read, f"{schema}, {UNIT} int, {OUTPUTS} int")
+
+
+def _sequence_frame(spark: SparkSession, serde: dict[str, str], schema: str, units: list[dict],
+                    outputs: dict[str, int]) -> tuple[Any, dict[int, int]]:  # fmt: skip
+    """SequenceFiles (``STORED AS SEQUENCEFILE``: LazySimpleSerDe rows as ``Text`` values) read by Hadoop's reader on
+    the executors, each value prefixed with its unit and output count in the SerDe's field delimiter and parsed as
+    the text rows are; and the records of each unit counted from the files (rows read, by unit number)."""
+    delimiter = field_delimiter(serde)
+    context = spark.sparkContext
+    tagged_values = []
+    for number, unit in enumerate(units):
+        paths = [f["source"] for f in unit["files"]]
+        if any("," in path for path in paths):  # Hadoop splits an input path list on commas
+            raise RewriteFailed(f"{unit['key']}: a file name holds a comma, which Hadoop's input path list cannot take")
+        pairs = context.sequenceFile(",".join(paths), "org.apache.hadoop.io.BytesWritable", "org.apache.hadoop.io.Text")
+        tagged_values.append(pairs.map(lambda pair, n=number: (n, pair[1])))
+    values = context.union(tagged_values)
+    rows_in = dict(values.map(lambda pair: pair[0]).countByValue())
+    counts = [outputs[u["key"]] for u in units]
+    lines = values.map(lambda pair: f"{pair[0]}{delimiter}{counts[pair[0]]}{delimiter}{pair[1]}")
+    frame = _text_reader(spark, serde).schema(f"{UNIT} int, {OUTPUTS} int, {schema}").csv(lines)
+    return frame, rows_in
 
 
 def _write_avro(options: dict, columns: list[list[str]], destinations: list[str], shuffled: Any) -> dict[int, int]:
@@ -392,11 +418,25 @@ def _file_rows(options: dict, file_format: str, path: str) -> int:
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
+def field_delimiter(serde: dict[str, str]) -> str:
+    """LazySimpleSerDe's field separator: ``field.delim``, else ``serialization.format``, read as Hive's
+    ``LazyUtils.getByte`` reads them (a number is the byte's value: ``serialization.format=1`` is ^A; else the first
+    character), default ^A (LazySerDeParameters)."""
+    value = serde.get("field.delim") or serde.get("serialization.format") or ""
+    if not value:
+        return "\x01"
+    try:
+        number = int(value)
+    except ValueError:
+        return value[0]
+    return chr(number & 0xFF) if -128 <= number <= 127 else value[0]
+
+
 def _text_reader(spark: SparkSession, serde: dict[str, str]):  # noqa: ANN202 - a DataFrameReader
     """LazySimpleSerDe's rows as Spark's CSV reader sees them: its delimiter (default ^A), its null format (``\\N``),
     no quoting, Hive's timestamp text; an unparsable value is NULL as in Hive (PERMISSIVE)."""
     return (
-        spark.read.option("sep", serde.get("field.delim") or serde.get("serialization.format") or "\x01")
+        spark.read.option("sep", field_delimiter(serde))
         .option("nullValue", serde.get("serialization.null.format", "\\N"))
         .option("emptyValue", "")
         .option("quote", "\u0000")
@@ -411,8 +451,8 @@ def _arrow_rewrite(options: dict, unit: dict, outputs: int, columns: list[list[s
     fastavro, Avro with the table's columns)."""
     import pyarrow as pa
 
-    if unit["source_format"] == "text":
-        raise RewriteFailed("Converting text needs a Spark session")
+    if unit["source_format"] in ("text", "sequencefile"):
+        raise RewriteFailed(f"Converting {unit['source_format']} needs a Spark session")
     tables = []
     for entry in unit["files"]:
         with filesystem_for(entry["source"], options=options).open(entry["source"], "rb") as handle:
