@@ -70,8 +70,8 @@ LAZY_SIMPLE = "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe"
 TEXT_SERDE_PARAMS = ("field.delim", "line.delim", "colelction.delim", "collection.delim", "mapkey.delim",
                      "escape.delim", "serialization.null.format", "serialization.escape.crlf",
                      "serialization.last.column.takes.rest", "quote.delim")  # fmt: skip
-# What a convert can read (the program reads text and SequenceFile values as LazySimpleSerDe's delimited rows of
-# primitive columns, and Avro through fastavro: operations/spark/programs/avro_rows.py).
+# What a convert can read (the program reads text and SequenceFile values as LazySimpleSerDe's delimited rows, complex
+# columns included: operations/spark/programs/lazy_text.py; Avro through fastavro: avro_rows.py).
 CONVERTIBLE_FROM = ("parquet", "orc", "text", "avro", "sequencefile")
 PRIMITIVE = ("tinyint", "smallint", "int", "bigint", "float", "double", "boolean", "string", "date", "timestamp",
              "binary", "varchar", "char", "decimal")  # fmt: skip
@@ -254,15 +254,12 @@ def _format_blockers(state: TableState, spec: RewriteSpec, rows: list[dict]) -> 
                 Finding("unsupported_conversion", RULE, f"{unreadable[0]} is {formats[unreadable[0]]}: the console "
                         f"converts from {', '.join(CONVERTIBLE_FROM)} only.")
             )  # fmt: skip
-        # read or written row by row, not by Spark's own readers and writers
-        through_rows = {"text", "sequencefile", "avro"} & ({*formats.values(), target})
-        if through_rows:
+        if "avro" in {*formats.values(), target}:  # Avro rows go through fastavro: primitive columns only
             complex_columns = [c.name for c in state.columns if c.type.split("(")[0].lower() not in PRIMITIVE]
             if complex_columns:
-                kinds = " and ".join(sorted(through_rows))
                 blockers.append(
                     Finding("unsupported_conversion", RULE, f"Column {complex_columns[0]} is not a primitive type: "
-                            f"the console converts {kinds} tables of primitive columns only.")
+                            "the console converts to and from Avro tables of primitive columns only.")
                 )  # fmt: skip
     return blockers
 

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from catalog_admin.locations import filesystem_for, is_hidden
 from catalog_admin.object_stores import with_credentials
 from operations.spark.programs.avro_rows import count_records, read_rows, record_of, write_records
+from operations.spark.programs.lazy_text import byte_of, complex_parser, is_complex
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -275,14 +276,16 @@ def _spark_rewrite(
     if source == "avro":  # read with fastavro on the executors, each row tagged as it is read
         tagged = _avro_frame(spark, options, plan["columns"], schema, files)
     elif source == "sequencefile":  # Hadoop's reader on the executors; the values are text rows
-        tagged, rows_in = _sequence_frame(spark, plan.get("serde", {}), schema, units, outputs)
+        tagged, rows_in = _sequence_frame(spark, plan, units, outputs)
     else:
         if source == "text":
-            frame = _text_reader(spark, plan.get("serde", {})).schema(schema).csv(paths)
+            lines = spark.read.text(paths)
+            frame = _lazy_simple_rows(lines, plan["columns"], plan.get("serde", {}), {FILE: _file_path(paths)})
         else:
             frame = spark.read.schema(schema).format(source).load(paths)
+            frame = frame.withColumn(FILE, _file_path(paths))
         mapping = spark.createDataFrame(files, f"{FILE} string, {UNIT} int, {OUTPUTS} int")
-        tagged = frame.withColumn(FILE, _file_path(paths)).join(F.broadcast(mapping), FILE).drop(FILE)
+        tagged = frame.join(F.broadcast(mapping), FILE).drop(FILE)
     split = any(outputs[u["key"]] > 1 for u in units)  # else one file per unit: no random split column
     tagged = tagged.withColumn(PART, F.floor(F.rand() * F.col(OUTPUTS)).cast("int") if split else F.lit(0))
     tagged = tagged.drop(OUTPUTS)
@@ -321,12 +324,46 @@ def _avro_frame(spark: SparkSession, options: dict, columns: list[list[str]], sc
     return spark.createDataFrame(read, f"{schema}, {UNIT} int, {OUTPUTS} int")
 
 
-def _sequence_frame(spark: SparkSession, serde: dict[str, str], schema: str, units: list[dict],
-                    outputs: dict[str, int]) -> tuple[Any, dict[int, int]]:  # fmt: skip
+def _lazy_simple_rows(lines: Any, columns: list[list[str]], serde: dict[str, str], extra: dict[str, Any]) -> Any:
+    """LazySimpleSerDe rows (a ``value`` column of lines) as the table's columns, read as Hive reads them: fields
+    split at the separator (missing trailing fields NULL, extra ones ignored), the null format (``\\N``) NULL, an
+    empty field an empty string, a primitive value Spark cannot cast NULL (``try_cast``, as Hive's lazy readers
+    return NULL), complex values parsed by ``lazy_text`` at their nesting levels; ``extra``: more columns
+    kept, by name."""
+    from pyspark.sql import functions as F  # noqa: N812 - pyspark's convention
+    from pyspark.sql.types import _parse_datatype_string
+
+    field = field_delimiter(serde)
+    null = serde.get("serialization.null.format", "\\N")
+    fields = F.split(F.col("value"), re.escape(field), -1)
+    selected = []
+    for index, (name, hive_type) in enumerate(columns):
+        raw = F.when(fields.getItem(index) == F.lit(null), F.lit(None)).otherwise(fields.getItem(index))
+        spark_type = _parse_datatype_string(CHAR_TYPES.sub("string", hive_type))
+        if is_complex(hive_type):
+            value = F.udf(complex_parser(hive_type, serde, field), spark_type, useArrow=False)(raw)
+        elif spark_type.typeName() == "string":
+            value = raw
+        else:
+            value = raw.try_cast(spark_type)
+        selected.append(value.alias(name))
+    return lines.select(*selected, *(column.alias(name) for name, column in extra.items()))
+
+
+def _decoded(path: Any) -> Any:
+    from pyspark.sql import functions as F  # noqa: N812 - pyspark's convention
+
+    return F.url_decode(F.replace(path, F.lit("+"), F.lit("%2B")))
+
+
+def _sequence_frame(
+    spark: SparkSession, plan: dict, units: list[dict], outputs: dict[str, int]
+) -> tuple[Any, dict[int, int]]:
     """SequenceFiles (``STORED AS SEQUENCEFILE``: LazySimpleSerDe rows as ``Text`` values) read by Hadoop's reader on
-    the executors, each value prefixed with its unit and output count in the SerDe's field delimiter and parsed as
-    the text rows are; and the records of each unit counted from the files (rows read, by unit number)."""
-    delimiter = field_delimiter(serde)
+    the executors, each value tagged with its unit and parsed as text rows are; and the records of each unit counted
+    from the files (rows read, by unit number)."""
+    from pyspark.sql import functions as F  # noqa: N812 - pyspark's convention
+
     context = spark.sparkContext
     tagged_values = []
     for number, unit in enumerate(units):
@@ -334,13 +371,13 @@ def _sequence_frame(spark: SparkSession, serde: dict[str, str], schema: str, uni
         if any("," in path for path in paths):  # Hadoop splits an input path list on commas
             raise RewriteFailed(f"{unit['key']}: a file name holds a comma, which Hadoop's input path list cannot take")
         pairs = context.sequenceFile(",".join(paths), "org.apache.hadoop.io.BytesWritable", "org.apache.hadoop.io.Text")
-        tagged_values.append(pairs.map(lambda pair, n=number: (n, pair[1])))
+        count = outputs[unit["key"]]
+        tagged_values.append(pairs.map(lambda pair, n=number, c=count: (pair[1], n, c)))
     values = context.union(tagged_values)
-    rows_in = dict(values.map(lambda pair: pair[0]).countByValue())
-    counts = [outputs[u["key"]] for u in units]
-    lines = values.map(lambda pair: f"{pair[0]}{delimiter}{counts[pair[0]]}{delimiter}{pair[1]}")
-    frame = _text_reader(spark, serde).schema(f"{UNIT} int, {OUTPUTS} int, {schema}").csv(lines)
-    return frame, rows_in
+    rows_in = dict(values.map(lambda value: value[1]).countByValue())
+    lines = spark.createDataFrame(values, "value string, unit int, outputs int")
+    extra = {UNIT: F.col("unit"), OUTPUTS: F.col("outputs")}
+    return _lazy_simple_rows(lines, plan["columns"], plan.get("serde", {}), extra), rows_in
 
 
 def _write_avro(options: dict, columns: list[list[str]], destinations: list[str], shuffled: Any) -> dict[int, int]:
@@ -389,9 +426,8 @@ def _file_path(paths: list[str]):  # noqa: ANN202 - a Column
     first). A file the join misses leaves its rows out, which the row-count verification catches."""
     from pyspark.sql import functions as F  # noqa: N812 - pyspark's convention
 
-    if all(_in_uri_form(path) for path in paths):
-        return F.col("_metadata.file_path")
-    return F.expr("url_decode(replace(_metadata.file_path, '+', '%2B'))")
+    spelled = F.col("_metadata.file_path")
+    return spelled if all(_in_uri_form(path) for path in paths) else _decoded(spelled)
 
 
 def _rows_in_files(spark: SparkSession, options: dict, file_format: str, files: list[tuple]) -> dict[int, int]:
@@ -422,28 +458,7 @@ def field_delimiter(serde: dict[str, str]) -> str:
     """LazySimpleSerDe's field separator: ``field.delim``, else ``serialization.format``, read as Hive's
     ``LazyUtils.getByte`` reads them (a number is the byte's value: ``serialization.format=1`` is ^A; else the first
     character), default ^A (LazySerDeParameters)."""
-    value = serde.get("field.delim") or serde.get("serialization.format") or ""
-    if not value:
-        return "\x01"
-    try:
-        number = int(value)
-    except ValueError:
-        return value[0]
-    return chr(number & 0xFF) if -128 <= number <= 127 else value[0]
-
-
-def _text_reader(spark: SparkSession, serde: dict[str, str]):  # noqa: ANN202 - a DataFrameReader
-    """LazySimpleSerDe's rows as Spark's CSV reader sees them: its delimiter (default ^A), its null format (``\\N``),
-    no quoting, Hive's timestamp text; an unparsable value is NULL as in Hive (PERMISSIVE)."""
-    return (
-        spark.read.option("sep", field_delimiter(serde))
-        .option("nullValue", serde.get("serialization.null.format", "\\N"))
-        .option("emptyValue", "")
-        .option("quote", "\u0000")
-        .option("escape", "\u0000")
-        .option("timestampFormat", "yyyy-MM-dd HH:mm:ss[.SSSSSSSSS]")
-        .option("mode", "PERMISSIVE")
-    )
+    return byte_of(serde.get("field.delim") or serde.get("serialization.format"), "\x01")
 
 
 def _arrow_rewrite(options: dict, unit: dict, outputs: int, columns: list[list[str]]) -> tuple[int, int]:
