@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ("TextFormat", "split_fields")
+__all__ = ("TextFormat", "get_byte", "split_fields")
 
 DEFAULT_FIELD_DELIMITER = "\x01"
 DEFAULT_NULL_FORMAT = "\\N"
 
 
-def _get_byte(value: str | None, default: str) -> str:
+def get_byte(value: str | None, default: str) -> str:
     """``LazyUtils.getByte``: a decimal byte value (``Byte.parseByte``) or else the value's first character."""
     if not value:
         return default
@@ -47,9 +47,9 @@ class TextFormat:
         delimiter = params.get("field.delim") or params.get("serialization.format")
         escape = params.get("escape.delim")
         return cls(
-            field_delimiter=_get_byte(delimiter, DEFAULT_FIELD_DELIMITER),
+            field_delimiter=get_byte(delimiter, DEFAULT_FIELD_DELIMITER),
             null_format=_null_format(params),
-            escape=_get_byte(escape, "\\") if escape else None,
+            escape=get_byte(escape, "\\") if escape else None,
             escape_crlf=(params.get("serialization.escape.crlf") or "").lower() == "true",
         )
 

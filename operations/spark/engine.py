@@ -57,6 +57,7 @@ FILESYSTEM_LAYER = (
     "catalog_admin/hive/__init__.py",
     "catalog_admin/hive/acid.py",
     "catalog_admin/hive/locations.py",
+    "catalog_admin/hive/text_format.py",
     "catalog_admin/locations.py",
     "catalog_admin/object_stores.py",
 )

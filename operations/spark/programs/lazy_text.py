@@ -17,7 +17,9 @@ from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-__all__ = ("byte_of", "complex_parser", "is_complex", "separators")
+from catalog_admin.hive.text_format import get_byte
+
+__all__ = ("complex_parser", "is_complex", "separators")
 
 _TIMESTAMP = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})[ T](\d{1,2}):(\d{1,2}):(\d{1,2})(?:\.(\d{1,9}))?$")
 
@@ -29,7 +31,7 @@ def is_complex(hive_type: str) -> bool:
 def separators(serde: dict[str, str], field: str) -> list[str]:
     """The separators by nesting level: the field's, collection.delim, mapkey.delim, then ^D to ^H."""
     collection = serde.get("collection.delim") or serde.get("colelction.delim")  # Hive 2's misspelt key
-    return [field, byte_of(collection, "\x02"), byte_of(serde.get("mapkey.delim"), "\x03"), *map(chr, range(4, 9))]
+    return [field, get_byte(collection, "\x02"), get_byte(serde.get("mapkey.delim"), "\x03"), *map(chr, range(4, 9))]
 
 
 def complex_parser(hive_type: str, serde: dict[str, str], field: str):  # noqa: ANN201 - a function str -> value
@@ -120,14 +122,3 @@ def _split_top(text: str) -> list[str]:
             start = index + 1
     parts.append(text[start:])
     return [p.strip() for p in parts]
-
-
-def byte_of(value: str | None, default: str) -> str:
-    """A separator as ``LazyUtils.getByte`` reads it: a number is the byte's value, else the first character."""
-    if not value:
-        return default
-    try:
-        number = int(value)
-    except ValueError:
-        return value[0]
-    return chr(number & 0xFF) if -128 <= number <= 127 else value[0]

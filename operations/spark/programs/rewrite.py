@@ -32,10 +32,11 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from catalog_admin.hive.text_format import get_byte
 from catalog_admin.locations import filesystem_for, is_hidden
 from catalog_admin.object_stores import with_credentials
 from operations.spark.programs.avro_rows import count_records, read_rows, record_of, write_records
-from operations.spark.programs.lazy_text import byte_of, complex_parser, is_complex
+from operations.spark.programs.lazy_text import complex_parser, is_complex
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -458,7 +459,7 @@ def field_delimiter(serde: dict[str, str]) -> str:
     """LazySimpleSerDe's field separator: ``field.delim``, else ``serialization.format``, read as Hive's
     ``LazyUtils.getByte`` reads them (a number is the byte's value: ``serialization.format=1`` is ^A; else the first
     character), default ^A (LazySerDeParameters)."""
-    return byte_of(serde.get("field.delim") or serde.get("serialization.format"), "\x01")
+    return get_byte(serde.get("field.delim") or serde.get("serialization.format"), "\x01")
 
 
 def _arrow_rewrite(options: dict, unit: dict, outputs: int, columns: list[list[str]]) -> tuple[int, int]:
