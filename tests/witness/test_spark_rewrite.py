@@ -337,3 +337,55 @@ def test_the_program_tags_rows_by_file_whether_or_not_paths_need_decoding(spark,
     written = pq.read_table(tmp_path / "out" / folder / "p=1").to_pydict()
     assert sorted(written["id"]) == sorted(i for part in range(3) for i in range(part * 10, part * 10 + 4))
     assert set(written["name"]) == {"n1"}
+
+
+@pytest.mark.parametrize("source_format", ["parquet", "text"])
+def test_the_program_writes_the_planned_files_only_when_it_reads_the_units_directories(
+    spark,  # noqa: ANN001
+    tmp_path: Path,
+    source_format: str,
+) -> None:
+    """Spark reads each unit's directory recursively: a planned file in a subdirectory is written, a file added to the
+    directory after planning is not (and rows in still equal rows out)."""
+    import pyarrow as pa
+
+    def write(path: Path, ids: range) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if source_format == "parquet":
+            pq.write_table(pa.table({"id": list(ids), "name": [path.stem] * len(ids)}), path)
+        else:
+            path.write_text("".join(f"{i}\x01{path.stem}\n" for i in ids))
+
+    # given
+    directory = tmp_path / "t" / "p=0"
+    write(directory / "part-0", range(0, 3))
+    write(directory / "nested" / "part-1", range(10, 14))
+    files = [{"source": f"file:{f}", "size": f.stat().st_size} for f in sorted(directory.rglob("part-*"))]
+    unit = {"key": "p=0", "source": f"file:{directory}", "destination": f"file:{tmp_path / 'out' / 'p=0'}",
+            "source_format": source_format, "target_format": "parquet", "files": files}  # fmt: skip
+    plan = {"units": [unit], "columns": [["id", "bigint"], ["name", "string"]], "serde": {},
+            "target_file_bytes": 1 << 27, "filesystems": {}, "completed": [],
+            "staging": f"file:{tmp_path / 'out'}"}  # fmt: skip
+    assert rewrite_program._read_paths(plan["units"], [f["source"] for f in files]) == [unit["source"]]
+    write(directory / "late", range(100, 150))  # after planning
+
+    # when
+    manifest = rewrite_program.run(spark, plan, [].append)
+
+    # then
+    assert (manifest["units"]["p=0"]["rows_in"], manifest["units"]["p=0"]["rows_out"]) == (7, 7)
+    written = pq.read_table(tmp_path / "out" / "p=0").to_pydict()
+    assert sorted(written["id"]) == [0, 1, 2, 10, 11, 12, 13]
+    assert set(written["name"]) == {"part-0", "part-1"}
+
+
+def test_the_program_reads_the_planned_files_where_a_listing_of_the_directories_would_miss_one() -> None:
+    """A planned file outside its unit's directory, or one Spark's listing skips (``._COPYING_``), makes the program
+    read the planned files themselves."""
+    unit = {"source": "file:/d/p=0", "files": [{"source": "file:/d/p=0/a"}]}
+    outside = {"source": "file:/d/p=1", "files": [{"source": "file:/elsewhere/b"}]}
+    copying = {"source": "file:/d/p=2", "files": [{"source": "file:/d/p=2/c._COPYING_"}]}
+
+    assert rewrite_program._read_paths([unit], ["file:/d/p=0/a"]) == ["file:/d/p=0"]
+    assert rewrite_program._read_paths([unit, outside], ["a", "b"]) == ["a", "b"]
+    assert rewrite_program._read_paths([copying], ["c"]) == ["c"]
