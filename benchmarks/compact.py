@@ -87,6 +87,7 @@ def session(tmp: Path):  # noqa: ANN201 - a SparkSession
     return (
         SparkSession.builder.master("local[2]")
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.warehouse.dir", str(tmp / "warehouse"))
         .config(
             "spark.hadoop.javax.jdo.option.ConnectionURL", f"jdbc:derby:;databaseName={tmp}/metastore_db;create=true"
