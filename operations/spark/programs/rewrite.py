@@ -295,12 +295,21 @@ def _spark_rewrite(
     tagged = tagged.drop(OUTPUTS)
     if rows_in is None:
         rows_in = _rows_in_files(spark, options, source, files)
-    scratch = f"{plan['staging']}/_batch-{uuid.uuid4().hex[:12]}"
     tasks = min(sum(outputs[u["key"]] for u in units), MAX_WRITE_TASKS)
     shuffled = tagged.repartition(tasks, UNIT, PART) if split else tagged.repartition(tasks, UNIT)
     if target == "avro":
         rows_out = _write_avro(options, plan["columns"], [u["destination"] for u in units], shuffled)
-        return {u["key"]: (rows_in.get(n, 0), rows_out.get(n, 0)) for n, u in enumerate(units)}
+    else:
+        rows_out = _write_and_move(spark, options, plan["staging"], target, units, shuffled)
+    return {u["key"]: (rows_in.get(n, 0), rows_out.get(n, 0)) for n, u in enumerate(units)}
+
+
+def _write_and_move(
+    spark: SparkSession, options: dict, staging: str, target: str, units: list[dict], shuffled: Any
+) -> dict[int, int]:
+    """``shuffled`` written partitioned by unit below a hidden scratch directory of the staging, its rows counted by
+    unit (the written output read back), each unit's directory then moved to its destination; rows by unit number."""
+    scratch = f"{staging}/_batch-{uuid.uuid4().hex[:12]}"
     shuffled.drop(PART).write.mode("overwrite").partitionBy(UNIT).format(target).save(scratch)
     rows_out = dict(spark.read.format(target).load(scratch).groupBy(UNIT).count().collect())
     filesystem = filesystem_for(scratch, options=options)
@@ -308,7 +317,7 @@ def _spark_rewrite(
         if rows_out.get(number):
             filesystem.rename(f"{scratch}/{UNIT}={number}", unit["destination"])
     filesystem.delete_tree(scratch)
-    return {u["key"]: (rows_in.get(n, 0), rows_out.get(n, 0)) for n, u in enumerate(units)}
+    return rows_out
 
 
 def _read_paths(units: list[dict], paths: list[str]) -> list[str]:
@@ -460,9 +469,11 @@ def _file_path(paths: list[str]):  # noqa: ANN202 - a Column
 
 def _rows_in_files(spark: SparkSession, options: dict, file_format: str, files: list[tuple]) -> dict[int, int]:
     """Rows of each unit's files, counted on the executors from the files (footers; lines of text)."""
-    tasks = [(options, file_format, path, number) for path, number, _outputs in files]
+    tasks = [(path, number) for path, number, _outputs in files]
     slices = max(1, min(len(tasks), spark.sparkContext.defaultParallelism * 4))
-    counted = spark.sparkContext.parallelize(tasks, slices).map(lambda task: (task[3], _file_rows(*task[:3])))
+    counted = spark.sparkContext.parallelize(tasks, slices).map(
+        lambda task: (task[1], _file_rows(options, file_format, task[0]))  # options shipped once, with the closure
+    )
     return dict(counted.reduceByKey(lambda left, right: left + right).collect())
 
 
