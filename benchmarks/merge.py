@@ -76,8 +76,8 @@ def main() -> None:
         f"Command: `.venv/bin/python benchmarks/merge.py --partitions {args.partitions} --col-stats {args.col_stats} "
         f"--target-tables {args.target_tables} --version {args.version}`",
         "",
-        f"Machine: {platform.machine()}, Python {platform.python_version()}, {os.cpu_count()} cores, shared with "
-        f"other engineers' runs (load average {os.getloadavg()[0]:.1f} when the report was written); PostgreSQL on "
+        f"Machine: {platform.machine()}, Python {platform.python_version()}, {os.cpu_count()} cores (load average "
+        f"{os.getloadavg()[0]:.1f} when the report was written); PostgreSQL on "
         f"127.0.0.1, Hive {args.version}'s official schema on both sides.",
         "",
     ]
@@ -98,10 +98,11 @@ def main() -> None:
         "| run | seconds | partitions | partitions/s | rows inserted | peak RSS of the process (MB) |",
         "|---|---:|---:|---:|---:|---:|",
     ]
-    lines.append(merge_execute_row(partitions))  # first: ``ru_maxrss`` only grows, so its peak is its own
+    row, phases = merge_execute_row(partitions)  # first: ``ru_maxrss`` only grows, so its peak is its own
+    lines.append(row)
     if not args.skip_baseline:
         lines.append(_row("naive baseline (hive-tools' batched INSERT)", *naive_baseline(preview), partitions))
-    write_section(REPO / "docs" / "benchmarks.md", "Metastore merge", "\n".join(lines + [""]))
+    write_section(REPO / "docs" / "benchmarks.md", "Metastore merge", "\n".join([*lines, "", phases, ""]))
 
 
 def seed(args: argparse.Namespace) -> None:
@@ -256,15 +257,29 @@ def _shifter(name: str, id_column: str | None, columns: list[str], offsets: dict
 # merge_execute -----------------------------------------------------------------------------------------------------
 
 
-def merge_execute_row(partitions: int) -> str:
+def merge_execute_row(partitions: int) -> tuple[str, str]:
+    """The table row of ``merge_execute`` and a sentence with its two phases."""
     label = "merge_execute (operations.merge.execute)"
     from operations.merge.execute import merge_execute
 
     preview = _preview("merged")
+    publishing: list[float] = []  # when the first publishing step reported
+
+    def report(event: dict) -> None:
+        if str(event.get("message", "")).startswith("Publishing") and not publishing:
+            publishing.append(time.perf_counter())
+
     started = time.perf_counter()
-    merge_execute(preview.request, preview)
+    merge_execute(preview.request, preview, report=report)
     seconds = time.perf_counter() - started
-    return _row(label, seconds, sum(t.rows for t in preview.tables), _rss_mb(), partitions)
+    copy = (publishing[0] - started) if publishing else seconds
+    phases = (
+        f"`merge_execute`'s phases: reserving ids and copying the storage rows (committed units, invisible to Hive) "
+        f"{copy:.2f} s, until the publishing transaction had written its first table; publishing the rest (DBS, TBLS "
+        f"and every row that references them, one transaction) {seconds - copy:.2f} s."
+    )
+    print(phases, flush=True)
+    return _row(label, seconds, sum(t.rows for t in preview.tables), _rss_mb(), partitions), phases
 
 
 def _row(label: str, seconds: float, rows: int, rss: float, partitions: int) -> str:
