@@ -325,7 +325,7 @@ def _read_paths(units: list[dict], paths: list[str]) -> list[str]:
     file (each below its unit's directory, none with a name Spark's listing skips though Hive reads it: an in-progress
     copy's ``._COPYING_``), else the planned files themselves. Spark lists 1,000 directories in a fraction of the time
     it takes to look up 50,000 files one by one; a file listed but not planned (added since the preview) is dropped by
-    the join on the file's path."""
+    the join on the file's path, or, if Spark cannot read it in the unit's format, fails the job before any swap."""
     listed = all(
         f["source"].startswith(u["source"].rstrip("/") + "/") and not f["source"].endswith("._COPYING_")
         for u in units
