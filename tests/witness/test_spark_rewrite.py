@@ -389,3 +389,31 @@ def test_the_program_reads_the_planned_files_where_a_listing_of_the_directories_
     assert rewrite_program._read_paths([unit], ["file:/d/p=0/a"]) == ["file:/d/p=0"]
     assert rewrite_program._read_paths([unit, outside], ["a", "b"]) == ["a", "b"]
     assert rewrite_program._read_paths([copying], ["c"]) == ["c"]
+
+
+def test_a_file_spark_cannot_read_added_after_planning_fails_the_program_before_anything_moves(
+    spark,  # noqa: ANN001
+    tmp_path: Path,
+) -> None:
+    """A file added to a unit's directory after planning that is not in the unit's format fails the rewrite: no unit
+    reaches its destination."""
+    import pyarrow as pa
+
+    # given
+    directory = tmp_path / "t" / "p=0"
+    directory.mkdir(parents=True)
+    pq.write_table(pa.table({"id": [1, 2], "name": ["a", "b"]}), directory / "part-0.parquet")
+    files = [{"source": f"file:{f}", "size": f.stat().st_size} for f in sorted(directory.iterdir())]
+    destination = tmp_path / "out" / "p=0"
+    plan = {"units": [{"key": "p=0", "source": f"file:{directory}", "destination": f"file:{destination}",
+                       "source_format": "parquet", "target_format": "parquet", "files": files}],
+            "columns": [["id", "bigint"], ["name", "string"]], "serde": {}, "target_file_bytes": 1 << 27,
+            "filesystems": {}, "completed": [], "staging": f"file:{tmp_path / 'out'}"}  # fmt: skip
+    (directory / "notes.txt").write_text("not parquet\n")  # after planning
+
+    # when
+    with pytest.raises(Exception, match="notes.txt"):  # Spark names the file it could not read
+        rewrite_program.run(spark, plan, [].append)
+
+    # then
+    assert not destination.exists()
