@@ -261,13 +261,11 @@ def _merge_avro(options: dict, destination: str, sources: list[str]) -> tuple[in
 def _spark_rewrite(
     spark: SparkSession, plan: dict, options: dict, units: list[dict], outputs: dict[str, int]
 ) -> dict[str, tuple[int, int]]:
-    """One DataFrame reading the units' directories (Spark lists each once; see ``_read_paths``) with the table's
-    columns, each row tagged with its file's unit by a broadcast join on the file's path, which keeps the planned
-    files' rows only; shuffled so each unit lands in about ``outputs`` files, written partitioned by unit below a
-    hidden scratch directory of the staging, whose rows are then counted by unit (the written output read back) before
-    each unit's directory moves to its destination. The rows read are counted from the planned files themselves
-    (Parquet/ORC footers, text lines) on the executors, not from the DataFrame: a file the join missed fails the
-    verification. (rows read, rows written) by unit key."""
+    """One DataFrame reading the units' directories (see ``_read_paths``) with the table's columns, each row tagged
+    with its file's unit by a broadcast join on the file's path, which keeps the planned files' rows only; shuffled so
+    each unit lands in about ``outputs`` files and written (``_write_and_move``). The rows read are counted from the
+    planned files themselves (Parquet/ORC footers, text lines) on the executors, not from the DataFrame: a file the
+    join missed fails the verification. (rows read, rows written) by unit key."""
     from pyspark.sql import functions as F  # noqa: N812 - pyspark's convention
 
     schema = ", ".join(f"`{name}` {CHAR_TYPES.sub('string', type_)}" for name, type_ in plan["columns"])
