@@ -93,7 +93,8 @@ def main() -> None:
         "there, and multi-row `INSERT`s of 100 rows (`MetaDataMapper.batchInsert`), committed per table (here with the "
         "database renamed and the locations rewritten in the client too). `merge_execute` runs in process "
         "(`spark=None`): ids reserved under the target's locks, storage rows copied in journaled units, then one "
-        "publishing transaction; PostgreSQL to PostgreSQL, tables without locations go through a `COPY` pipe.",
+        "publishing transaction; PostgreSQL to PostgreSQL, every table goes through a `COPY` pipe (ids shifted, the "
+        "database renamed and the locations rewritten in the source's `SELECT`).",
         "",
         "| run | seconds | partitions | partitions/s | rows inserted | peak RSS of the process (MB) |",
         "|---|---:|---:|---:|---:|---:|",
@@ -199,7 +200,7 @@ def _copy_table(source: Any, target: Any, name: str, preview: Any, offsets: dict
     if not preview.rows_of(name):
         return 0
     database_ids = _database_ids(source, preview)
-    where = f'"{table.scope_column}" IN ({table.scope.format(dbs=database_ids)})'
+    where = table.where(database_ids)
     copied = 0
     with target.cursor() as out:
         for columns, rows in _pages(source, f'SELECT * FROM "{name}" WHERE {where}'):

@@ -16,10 +16,11 @@ from typing import Any
 from django.conf import settings
 
 from catalog_admin.errors import ApplicationError, ErrorCode
+from operations.merge.pipe_sql import literal, location_rewrite
 from operations.merge.preview import CATALOG
 from operations.merge.reads import MetastoreReader
 from operations.merge.request import MergeRequest
-from operations.merge.scope import CARRIED_TABLES, CarriedTable, quoted_for
+from operations.merge.scope import CARRIED_TABLES, CarriedTable, quoted_for, ranged
 from operations.merge.write_ids import WRITE_ID_TABLE, WriteIdState, write_id_states
 
 __all__ = (
@@ -72,8 +73,8 @@ def shifted_column(table: str) -> str | None:
 
 def scope_ranges(src: MetastoreReader, table: CarriedTable, database_ids: list[int], batch_ids: int) -> list[list]:
     """``[lo, hi]`` source key ranges of ``table``'s scope column, each at most ``batch_ids`` ids wide."""
-    sql = f'SELECT MIN("{table.scope_column}"), MAX("{table.scope_column}") FROM "{table.name}" WHERE {_where(table)}'
-    low, high = src.rows(sql.format(dbs=_ids(database_ids)))[0]
+    column, where = table.scope_column, table.where(_ids(database_ids))
+    low, high = src.rows(f'SELECT MIN("{column}"), MAX("{column}") FROM "{table.name}" WHERE {where}')[0]
     if low is None:
         return []
     return [[lo, min(lo + batch_ids - 1, int(high))] for lo in range(int(low), int(high) + 1, batch_ids)]
@@ -99,7 +100,7 @@ def build_plan(
             if ranges and name in UNSUPPORTED:
                 raise _unsupported(name)
             if ranges:
-                steps.append(_step(phase, table, src, tgt, offsets, ranges, database_ids, request.renames))
+                steps.append(_step(phase, table, src, tgt, offsets, ranges, database_ids, request))
     write_ids = write_id_states(request, src, tgt, database_ids)
     if write_ids:
         steps.append(_write_id_step(tgt, write_ids))
@@ -136,7 +137,7 @@ def _step(
     offsets: dict[str, int],
     ranges: list[list],
     database_ids: list[int],
-    renames: tuple[tuple[str, str], ...],
+    request: MergeRequest,
 ) -> dict[str, Any]:
     source_columns = src.columns(table.name)
     booleans = tgt.boolean_columns(table.name)
@@ -149,13 +150,13 @@ def _step(
     columns = [c for c in columns if c[1] != "default"]
     read = sorted({c[2] for c in columns if c[2]})
     select = ", ".join(f'"{c}"' for c in read)
-    sql = f'SELECT {select} FROM "{table.name}" WHERE {_where(table)} AND "{table.scope_column}" BETWEEN %s AND %s'
+    sql = f'SELECT {select} FROM "{table.name}" WHERE {_unit_where(table, database_ids)}'
     scope_offset = offsets.get(shifted_column(table.name) or "", 0)
     return {
-        "pipe_select": _pipe_select(table, columns, src, tgt, database_ids, renames),
+        "pipe_select": _pipe_select(table, columns, src, tgt, database_ids, request),
         "table": table.name,
         "phase": phase,
-        "select": quoted_for(sql.format(dbs=_ids(database_ids)), src.vendor),
+        "select": quoted_for(sql, src.vendor),
         "read": read,
         "scope": quoted_for(f'"{table.scope_column}"', src.vendor),
         "insert_table": tgt.table(table.name),
@@ -186,34 +187,34 @@ def _pipe_select(
     src: MetastoreReader,
     tgt: MetastoreReader,
     database_ids: list[int],
-    renames: tuple[tuple[str, str], ...],
+    request: MergeRequest,
 ) -> str | None:
-    """PostgreSQL to PostgreSQL, a table without locations: the target's rows as one ``SELECT`` of expressions (ids
-    shifted, names renamed, constants), so the program pipes ``COPY (…) TO STDOUT`` into ``COPY … FROM STDIN``
-    without a row passing through Python. None where a rule needs Python (locations are normalized before a rule
-    applies; MySQL's BIT(1) booleans)."""
+    """PostgreSQL to PostgreSQL: the target's rows as one ``SELECT`` of expressions (ids shifted, names renamed,
+    locations rewritten, constants), so the program pipes ``COPY (…) TO STDOUT`` into ``COPY … FROM STDIN`` without a
+    row passing through Python. None otherwise (MySQL's BIT(1) booleans need Python)."""
     if src.vendor != "postgresql" or tgt.vendor != "postgresql":
         return None
-    expressions = []
-    for _name, kind, source, value in columns:
+    expressions, laterals = [], []
+    for index, (_name, kind, source, value) in enumerate(columns):
         if kind in ("copy", "boolean"):
             expressions.append(f'"{source}"')
         elif kind == "shift":
             expressions.append(f'"{source}" + {int(value)}')
         elif kind == "const":
-            expressions.append(str(value) if isinstance(value, int) else _literal(str(value)))
+            expressions.append(str(value) if isinstance(value, int) else literal(str(value)))
         elif kind == "rename":
-            cases = " ".join(f"WHEN {_literal(old)} THEN {_literal(new)}" for old, new in renames)
+            cases = " ".join(f"WHEN {literal(old)} THEN {literal(new)}" for old, new in request.renames)
             expressions.append(f'CASE LOWER("{source}") {cases} ELSE "{source}" END' if cases else f'"{source}"')
+        elif kind == "location":
+            rules = [(r.old, r.new) for r in request.location_rules]
+            lateral, expression = location_rewrite(f'"{source}"', rules, f"location{index}")
+            laterals.append(lateral)
+            expressions.append(expression)
         else:
             return None
-    where = _where(table).format(dbs=_ids(database_ids))
-    scope = f'"{table.scope_column}" BETWEEN %s AND %s'
-    return f'SELECT {", ".join(expressions)} FROM "{table.name}" WHERE {where} AND {scope}'
-
-
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
+    tables = " ".join([f'"{table.name}"', *laterals])
+    order = f'"{table.name}"."{table.id_column or table.scope_column}"'  # the target's indexes grow at their end
+    return f"SELECT {', '.join(expressions)} FROM {tables} WHERE {_unit_where(table, database_ids)} ORDER BY {order}"
 
 
 def _column_rule(table: CarriedTable, column: str, source: str | None, offsets: dict[str, int]) -> list:
@@ -247,8 +248,10 @@ def _side(alias: str, vendor: str) -> dict[str, Any]:
     }
 
 
-def _where(table: CarriedTable) -> str:
-    return f'"{table.scope_column}" IN ({table.scope})'
+def _unit_where(table: CarriedTable, database_ids: list[int]) -> str:
+    """The rows of one copy unit: in the chosen databases' scope, with the scope column (and the scope's own key, so
+    the database reads only the unit's rows) in ``%(low)s``–``%(high)s``."""
+    return f'{table.where(_ids(database_ids), ranged)} AND "{table.scope_column}" BETWEEN %(low)s AND %(high)s'
 
 
 def _ids(ids: list[int]) -> str:

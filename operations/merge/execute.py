@@ -142,10 +142,7 @@ def _source_spans(src: MetastoreReader, tgt: MetastoreReader, database_ids: list
         if not (src.has_table(name) and tgt.has_table(name)):
             continue
         table = BY_NAME[name]
-        sql = (
-            f'SELECT MIN("{table.id_column}"), MAX("{table.id_column}") FROM "{name}" '
-            f'WHERE "{table.scope_column}" IN ({table.scope.format(dbs=dbs)})'
-        )
+        sql = f'SELECT MIN("{table.id_column}"), MAX("{table.id_column}") FROM "{name}" WHERE {table.where(dbs)}'
         low, high = src.rows(sql)[0]
         if low is not None:
             spans[name] = (int(low), int(high))

@@ -9,11 +9,12 @@ id and shifts with it. Class names from Hive's ``package.jdo`` (standalone-metas
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from catalog_admin.ids import DATANUCLEUS_CLASSES, SEQUENCE_PREFIX
 
-__all__ = ("CARRIED_TABLES", "NOT_CARRIED", "CarriedTable", "count_sql", "sequence_of")
+__all__ = ("CARRIED_TABLES", "NOT_CARRIED", "CarriedTable", "anywhere", "count_sql", "ranged", "sequence_of")
 
 # package.jdo classes whose tables the console's own executions never insert into (so not in catalog_admin/ids.py).
 _MORE_CLASSES = {
@@ -23,17 +24,64 @@ _MORE_CLASSES = {
     "PART_COL_PRIVS": "MPartitionColumnPrivilege",
 }
 
-# Scopes, written with double-quoted names (turned into backticks on MySQL); {dbs} is the source's chosen DB_IDs.
-_TBL = 'SELECT "TBL_ID" FROM "TBLS" WHERE "DB_ID" IN ({dbs})'
-_PART = f'SELECT "PART_ID" FROM "PARTITIONS" WHERE "TBL_ID" IN ({_TBL})'
-_SD_OF = (
-    f'SELECT "SD_ID" FROM "TBLS" WHERE "DB_ID" IN ({{dbs}}) UNION '
-    f'SELECT "SD_ID" FROM "PARTITIONS" WHERE "TBL_ID" IN ({_TBL})'
-)
-_SD = f'SELECT "SD_ID" FROM "SDS" WHERE "SD_ID" IN ({_SD_OF})'
-_SERDE = f'SELECT "SERDE_ID" FROM "SDS" WHERE "SD_ID" IN ({_SD_OF})'
-_CD = f'SELECT "CD_ID" FROM "SDS" WHERE "SD_ID" IN ({_SD_OF})'
-_FUNC = 'SELECT "FUNC_ID" FROM "FUNCS" WHERE "DB_ID" IN ({dbs})'
+# Scopes, written with double-quoted names (turned into backticks on MySQL): each takes the source's chosen DB_IDs and
+# ``within``, which bounds an id column to the copy unit's key range (``ranged``) or not at all (``anywhere``, for
+# counts). Bounding the inner query too, and not only the outer one, lets the database read one unit's rows through
+# the indexes Hive declares (PARTITIONS.SD_ID, TBLS.SD_ID, SDS.SERDE_ID) instead of the whole scope per unit.
+Within = Callable[[str], str]
+Scope = Callable[[str, Within], str]
+
+
+def anywhere(column: str) -> str:
+    return ""
+
+
+def ranged(column: str) -> str:
+    return f" AND {column} BETWEEN %(low)s AND %(high)s"
+
+
+def _databases(dbs: str, within: Within) -> str:
+    return dbs
+
+
+def _tables(dbs: str, within: Within) -> str:
+    return f'SELECT "TBL_ID" FROM "TBLS" WHERE "DB_ID" IN ({dbs})' + within('"TBL_ID"')
+
+
+def _partitions(dbs: str, within: Within) -> str:
+    return f'SELECT "PART_ID" FROM "PARTITIONS" WHERE "TBL_ID" IN ({_tables(dbs, anywhere)})' + within('"PART_ID"')
+
+
+def _descriptors(dbs: str, within: Within) -> str:
+    """The storage descriptors of the chosen tables and of their partitions."""
+    bound = within('"SD_ID"')
+    return (
+        f'SELECT "SD_ID" FROM "TBLS" WHERE "DB_ID" IN ({dbs}){bound} UNION ALL '
+        f'SELECT "SD_ID" FROM "PARTITIONS" WHERE "TBL_ID" IN ({_tables(dbs, anywhere)}){bound}'
+    )
+
+
+def _of_descriptors(column: str) -> Scope:
+    """The ``column`` (SERDE_ID, CD_ID) of the chosen storage descriptors, joined rather than nested so that a unit's
+    range on ``column`` bounds the descriptors read."""
+
+    def scope(dbs: str, within: Within) -> str:
+        bound = within(f's."{column}"')
+        return (
+            f'SELECT s."{column}" FROM "SDS" s JOIN "TBLS" t ON t."SD_ID" = s."SD_ID" '
+            f'WHERE t."DB_ID" IN ({dbs}){bound} UNION ALL '
+            f'SELECT s."{column}" FROM "SDS" s JOIN "PARTITIONS" p ON p."SD_ID" = s."SD_ID" '
+            f'WHERE p."TBL_ID" IN ({_tables(dbs, anywhere)}){bound}'
+        )
+
+    return scope
+
+
+def _functions(dbs: str, within: Within) -> str:
+    return f'SELECT "FUNC_ID" FROM "FUNCS" WHERE "DB_ID" IN ({dbs})' + within('"FUNC_ID"')
+
+
+_serdes, _column_descriptors = _of_descriptors("SERDE_ID"), _of_descriptors("CD_ID")
 
 
 @dataclass(frozen=True)
@@ -43,39 +91,43 @@ class CarriedTable:
     name: str
     id_column: str | None
     scope_column: str
-    scope: str  # a subquery (or the chosen DB_IDs) the scope column must be IN
+    scope: Scope  # the ids (a subquery or the chosen DB_IDs) the scope column must be IN
+
+    def where(self, dbs: str, within: Within = anywhere) -> str:
+        """The condition that keeps this table's rows of the chosen databases (``dbs``: their DB_IDs, joined)."""
+        return f'"{self.scope_column}" IN ({self.scope(dbs, within)})'
 
 
 CARRIED_TABLES: tuple[CarriedTable, ...] = (
-    CarriedTable("DBS", "DB_ID", "DB_ID", "{dbs}"),
-    CarriedTable("DATABASE_PARAMS", None, "DB_ID", "{dbs}"),
-    CarriedTable("DB_PRIVS", "DB_GRANT_ID", "DB_ID", "{dbs}"),
-    CarriedTable("FUNCS", "FUNC_ID", "DB_ID", "{dbs}"),
-    CarriedTable("FUNC_RU", None, "FUNC_ID", _FUNC),
-    CarriedTable("TBLS", "TBL_ID", "DB_ID", "{dbs}"),
-    CarriedTable("TABLE_PARAMS", None, "TBL_ID", _TBL),
-    CarriedTable("TBL_PRIVS", "TBL_GRANT_ID", "TBL_ID", _TBL),
-    CarriedTable("TBL_COL_PRIVS", "TBL_COLUMN_GRANT_ID", "TBL_ID", _TBL),
-    CarriedTable("KEY_CONSTRAINTS", None, "PARENT_TBL_ID", _TBL),
-    CarriedTable("PARTITION_KEYS", None, "TBL_ID", _TBL),
-    CarriedTable("PARTITIONS", "PART_ID", "TBL_ID", _TBL),
-    CarriedTable("PARTITION_KEY_VALS", None, "PART_ID", _PART),
-    CarriedTable("PARTITION_PARAMS", None, "PART_ID", _PART),
-    CarriedTable("PART_PRIVS", "PART_GRANT_ID", "PART_ID", _PART),
-    CarriedTable("PART_COL_PRIVS", "PART_COLUMN_GRANT_ID", "PART_ID", _PART),
-    CarriedTable("SDS", "SD_ID", "SD_ID", _SD_OF),
-    CarriedTable("SD_PARAMS", None, "SD_ID", _SD),
-    CarriedTable("BUCKETING_COLS", None, "SD_ID", _SD),
-    CarriedTable("SORT_COLS", None, "SD_ID", _SD),
-    CarriedTable("SKEWED_COL_NAMES", None, "SD_ID", _SD),
-    CarriedTable("SKEWED_VALUES", None, "SD_ID_OID", _SD),
-    CarriedTable("SKEWED_COL_VALUE_LOC_MAP", None, "SD_ID", _SD),
-    CarriedTable("SERDES", "SERDE_ID", "SERDE_ID", _SERDE),
-    CarriedTable("SERDE_PARAMS", None, "SERDE_ID", _SERDE),
-    CarriedTable("CDS", "CD_ID", "CD_ID", _CD),
-    CarriedTable("COLUMNS_V2", None, "CD_ID", _CD),
-    CarriedTable("TAB_COL_STATS", "CS_ID", "TBL_ID", _TBL),
-    CarriedTable("PART_COL_STATS", "CS_ID", "PART_ID", _PART),
+    CarriedTable("DBS", "DB_ID", "DB_ID", _databases),
+    CarriedTable("DATABASE_PARAMS", None, "DB_ID", _databases),
+    CarriedTable("DB_PRIVS", "DB_GRANT_ID", "DB_ID", _databases),
+    CarriedTable("FUNCS", "FUNC_ID", "DB_ID", _databases),
+    CarriedTable("FUNC_RU", None, "FUNC_ID", _functions),
+    CarriedTable("TBLS", "TBL_ID", "DB_ID", _databases),
+    CarriedTable("TABLE_PARAMS", None, "TBL_ID", _tables),
+    CarriedTable("TBL_PRIVS", "TBL_GRANT_ID", "TBL_ID", _tables),
+    CarriedTable("TBL_COL_PRIVS", "TBL_COLUMN_GRANT_ID", "TBL_ID", _tables),
+    CarriedTable("KEY_CONSTRAINTS", None, "PARENT_TBL_ID", _tables),
+    CarriedTable("PARTITION_KEYS", None, "TBL_ID", _tables),
+    CarriedTable("PARTITIONS", "PART_ID", "TBL_ID", _tables),
+    CarriedTable("PARTITION_KEY_VALS", None, "PART_ID", _partitions),
+    CarriedTable("PARTITION_PARAMS", None, "PART_ID", _partitions),
+    CarriedTable("PART_PRIVS", "PART_GRANT_ID", "PART_ID", _partitions),
+    CarriedTable("PART_COL_PRIVS", "PART_COLUMN_GRANT_ID", "PART_ID", _partitions),
+    CarriedTable("SDS", "SD_ID", "SD_ID", _descriptors),
+    CarriedTable("SD_PARAMS", None, "SD_ID", _descriptors),
+    CarriedTable("BUCKETING_COLS", None, "SD_ID", _descriptors),
+    CarriedTable("SORT_COLS", None, "SD_ID", _descriptors),
+    CarriedTable("SKEWED_COL_NAMES", None, "SD_ID", _descriptors),
+    CarriedTable("SKEWED_VALUES", None, "SD_ID_OID", _descriptors),
+    CarriedTable("SKEWED_COL_VALUE_LOC_MAP", None, "SD_ID", _descriptors),
+    CarriedTable("SERDES", "SERDE_ID", "SERDE_ID", _serdes),
+    CarriedTable("SERDE_PARAMS", None, "SERDE_ID", _serdes),
+    CarriedTable("CDS", "CD_ID", "CD_ID", _column_descriptors),
+    CarriedTable("COLUMNS_V2", None, "CD_ID", _column_descriptors),
+    CarriedTable("TAB_COL_STATS", "CS_ID", "TBL_ID", _tables),
+    CarriedTable("PART_COL_STATS", "CS_ID", "PART_ID", _partitions),
 )
 
 # What a merge never carries, and why (the source's rows are counted so the steward sees what stays behind).
@@ -103,8 +155,7 @@ def sequence_of(table: str) -> str | None:
 def count_sql(table: CarriedTable, database_ids: tuple[int, ...], vendor: str) -> str:
     """One ``COUNT(*)`` of ``table``'s rows in the chosen databases (ids are integers read from the source)."""
     dbs = ", ".join(str(int(i)) for i in database_ids) or "NULL"
-    sql = f'SELECT COUNT(*) FROM "{table.name}" WHERE "{table.scope_column}" IN ({table.scope.format(dbs=dbs)})'
-    return quoted_for(sql, vendor)
+    return quoted_for(f'SELECT COUNT(*) FROM "{table.name}" WHERE {table.where(dbs)}', vendor)
 
 
 def quoted_for(sql: str, vendor: str) -> str:

@@ -9,10 +9,11 @@ range first (a crashed run may have committed part of one), written and committe
 On Spark each unit is read through JDBC in parallel key ranges; ids are shifted with column expressions; the
 executors write their partitions straight to the target (PostgreSQL: ``COPY … FROM STDIN`` through psycopg2's
 ``copy_expert``, the fast path; MySQL/MariaDB: batched ``INSERT``). The publishing transaction is one connection's:
-PostgreSQL to PostgreSQL it pipes ``COPY (SELECT …) TO STDOUT`` into ``COPY … FROM STDIN`` (ids shifted and names
-renamed in the ``SELECT``; no row through Python, on Spark too), otherwise it streams Spark's rows to the driver
-(``toLocalIterator``: one partition at a time). ``spark`` None runs the same plan in this process,
-reading each range with ``fetchmany``: memory is bounded by a batch either way.
+PostgreSQL to PostgreSQL it pipes ``COPY (SELECT …) TO STDOUT`` into ``COPY … FROM STDIN`` (ids shifted, names
+renamed and locations rewritten in the ``SELECT``, ``operations.merge.pipe_sql``; no row through Python, on Spark
+too), otherwise it streams Spark's rows to the driver (``toLocalIterator``: one partition at a time). ``spark`` None
+runs the same plan in this process, piping every unit the same way PostgreSQL to PostgreSQL and otherwise reading each
+range with ``fetchmany``: memory is bounded by a batch either way.
 """
 
 from __future__ import annotations
@@ -150,7 +151,7 @@ def _pipe(plan: dict, step: dict, low: int, high: int, target: Any) -> int:
     def produce() -> None:
         try:
             with os.fdopen(write_end, "wb") as sink, source.cursor() as cursor:
-                query = cursor.mogrify(step["pipe_select"], [low, high]).decode()
+                query = cursor.mogrify(step["pipe_select"], {"low": low, "high": high}).decode()
                 cursor.copy_expert(f"COPY ({query}) TO STDOUT", sink)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
             failure.append(exc)
@@ -175,7 +176,7 @@ def _read(plan: dict, step: dict, low: int, high: int) -> Iterator[dict]:
     source = connect(plan["source"])
     try:
         with _streaming_cursor(plan["source"], source) as cursor:
-            cursor.execute(step["select"], [low, high])
+            cursor.execute(step["select"], {"low": low, "high": high})
             batch = cursor.fetchmany(FETCH_ROWS)
             names = [d[0].upper() for d in cursor.description]
             while batch:
@@ -240,7 +241,7 @@ def _frame(spark: SparkSession, plan: dict, step: dict, low: int, high: int) -> 
     from pyspark.sql import functions as F  # noqa: N812
 
     source = plan["source"]
-    query = step["select"].replace("%s", str(int(low)), 1).replace("%s", str(int(high)), 1)
+    query = step["select"].replace("%(low)s", str(int(low))).replace("%(high)s", str(int(high)))
     parallel = max(1, spark.sparkContext.defaultParallelism * 2)
     frame = (
         spark.read.format("jdbc")
