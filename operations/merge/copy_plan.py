@@ -17,6 +17,7 @@ from django.conf import settings
 
 from catalog_admin.errors import ApplicationError, ErrorCode
 from operations.merge.pipe_sql import literal, location_rewrite
+from operations.merge.plan import MergePreview
 from operations.merge.preview import CATALOG
 from operations.merge.reads import MetastoreReader
 from operations.merge.request import MergeRequest
@@ -29,6 +30,7 @@ __all__ = (
     "PUBLISH_TABLES",
     "build_plan",
     "check_supported",
+    "cut_ranges",
     "scope_ranges",
     "shifted_column",
 )
@@ -75,9 +77,15 @@ def scope_ranges(src: MetastoreReader, table: CarriedTable, database_ids: list[i
     """``[lo, hi]`` source key ranges of ``table``'s scope column, each at most ``batch_ids`` ids wide."""
     column, where = table.scope_column, table.where(_ids(database_ids))
     low, high = src.rows(f'SELECT MIN("{column}"), MAX("{column}") FROM "{table.name}" WHERE {where}')[0]
-    if low is None:
+    return cut_ranges(None if low is None else (int(low), int(high)), batch_ids)
+
+
+def cut_ranges(span: tuple[int, int] | None, batch_ids: int) -> list[list]:
+    """``span`` cut into ``[lo, hi]`` ranges of at most ``batch_ids`` ids (none for an empty span)."""
+    if span is None:
         return []
-    return [[lo, min(lo + batch_ids - 1, int(high))] for lo in range(int(low), int(high) + 1, batch_ids)]
+    low, high = span
+    return [[lo, min(lo + batch_ids - 1, high)] for lo in range(low, high + 1, batch_ids)]
 
 
 def build_plan(
@@ -87,8 +95,11 @@ def build_plan(
     completed: list[str],
     *,
     batch_ids: int = DEFAULT_BATCH_IDS,
+    key_spans: dict[str, tuple[int, int] | None] | None = None,
 ) -> dict[str, Any]:
-    """The program's plan for ``request`` with the reserved ``offsets`` (target id = source id + offset)."""
+    """The program's plan for ``request`` with the reserved ``offsets`` (target id = source id + offset), its units
+    cut from ``key_spans`` (each table's scope-column span, as the executed preview read it) or, without them, from
+    spans read now."""
     src, tgt = MetastoreReader(request.source), MetastoreReader(request.target)
     steps = []
     for phase, names in (("copy", COPY_TABLES), ("publish", PUBLISH_TABLES)):
@@ -96,7 +107,10 @@ def build_plan(
             if not (src.has_table(name) and tgt.has_table(name)):
                 continue
             table = BY_NAME[name]
-            ranges = scope_ranges(src, table, database_ids, batch_ids)
+            if key_spans is None:
+                ranges = scope_ranges(src, table, database_ids, batch_ids)
+            else:
+                ranges = cut_ranges(key_spans.get(name), batch_ids)
             if ranges and name in UNSUPPORTED:
                 raise _unsupported(name)
             if ranges:
@@ -114,10 +128,10 @@ def build_plan(
     }
 
 
-def check_supported(src: MetastoreReader, database_ids: list[int]) -> None:
+def check_supported(preview: MergePreview) -> None:
     """Refuse (before anything is reserved) databases holding rows the merge cannot carry yet."""
     for name in UNSUPPORTED:
-        if src.has_table(name) and scope_ranges(src, BY_NAME[name], database_ids, DEFAULT_BATCH_IDS):
+        if preview.rows_of(name):
             raise _unsupported(name)
 
 
@@ -213,8 +227,7 @@ def _pipe_select(
         else:
             return None
     tables = " ".join([f'"{table.name}"', *laterals])
-    order = f'"{table.name}"."{table.id_column or table.scope_column}"'  # the target's indexes grow at their end
-    return f"SELECT {', '.join(expressions)} FROM {tables} WHERE {_unit_where(table, database_ids)} ORDER BY {order}"
+    return f"SELECT {', '.join(expressions)} FROM {tables} WHERE {_unit_where(table, database_ids)}"
 
 
 def _column_rule(table: CarriedTable, column: str, source: str | None, offsets: dict[str, int]) -> list:

@@ -21,7 +21,7 @@ from django.db import DatabaseError, connections, transaction
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError, ErrorCode, metastore_unavailable
 from catalog_admin.ids import reserve_ids
-from operations.merge.copy_plan import ID_TABLES, build_plan, check_supported
+from operations.merge.copy_plan import build_plan, check_supported
 from operations.merge.plan import MergePreview
 from operations.merge.preview import merge_preview
 from operations.merge.reads import MetastoreReader
@@ -60,7 +60,7 @@ def merge_execute(
         first = current.blockers[0]
         raise ApplicationError(ErrorCode.INVALID_STATE, f"The merge is blocked: {first.message}", {"code": first.code})
     merge = _reserve(current, execution)
-    return _run(merge, report, spark)
+    return _run(merge, report, spark, key_spans={t.table: t.source_keys for t in current.tables})
 
 
 def merge_resume(
@@ -103,8 +103,8 @@ def _reserve(preview: MergePreview, execution: Execution | None) -> MergeImport:
     request = preview.request
     src, tgt = MetastoreReader(request.source), MetastoreReader(request.target)
     database_ids = _database_ids(src, request)
-    check_supported(src, database_ids)
-    spans = _source_spans(src, tgt, database_ids)
+    check_supported(preview)
+    spans = {t.table: t.source_ids for t in preview.tables if t.source_ids and tgt.has_table(t.table)}
     try:
         with allow_metastore_writes(), transaction.atomic(using=request.target):
             starts = {
@@ -134,26 +134,17 @@ def _database_ids(src: MetastoreReader, request: MergeRequest) -> list[int]:
     return sorted(int(i) for (i,) in src.rows(sql, request.databases))
 
 
-def _source_spans(src: MetastoreReader, tgt: MetastoreReader, database_ids: list[int]) -> dict[str, tuple[int, int]]:
-    """``{table: (min id, max id)}`` of the scoped source rows of every id'd table both schemas have."""
-    dbs = ", ".join(str(i) for i in database_ids) or "NULL"
-    spans = {}
-    for name in ID_TABLES:
-        if not (src.has_table(name) and tgt.has_table(name)):
-            continue
-        table = BY_NAME[name]
-        sql = f'SELECT MIN("{table.id_column}"), MAX("{table.id_column}") FROM "{name}" WHERE {table.where(dbs)}'
-        low, high = src.rows(sql)[0]
-        if low is not None:
-            spans[name] = (int(low), int(high))
-    return spans
-
-
 # Copy and publish --------------------------------------------------------------------------------------------------
 
 
-def _run(merge: MergeImport, report: Callable[[dict], None], spark: SparkSession | None) -> MergeImport:
-    """The program on the journaled plan; each unit it reports done is journaled at once."""
+def _run(
+    merge: MergeImport,
+    report: Callable[[dict], None],
+    spark: SparkSession | None,
+    key_spans: dict[str, tuple[int, int] | None] | None = None,
+) -> MergeImport:
+    """The program on the journaled plan (cut by the executed preview's ``key_spans``, or read again on resume); each
+    unit it reports done is journaled at once."""
     merge.state, merge.error = MergeImport.State.COPYING, ""
     merge.save(update_fields=["state", "error", "updated_at"])
 
@@ -164,7 +155,8 @@ def _run(merge: MergeImport, report: Callable[[dict], None], spark: SparkSession
         report(event)
 
     try:
-        plan = build_plan(request_of(merge), merge.database_ids, merge.offsets, merge.completed)
+        completed = merge.completed
+        plan = build_plan(request_of(merge), merge.database_ids, merge.offsets, completed, key_spans=key_spans)
         program.run(spark, plan, journal)
     except Exception as exc:
         _finish(merge, MergeImport.State.FAILED, f"{type(exc).__name__}: {exc}")

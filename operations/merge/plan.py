@@ -22,6 +22,8 @@ class TableImport:
     rows: int
     sequence: str | None = None
     first_id: int | None = None
+    source_ids: tuple[int, int] | None = None  # the source's lowest and highest id of these rows (id'd tables)
+    source_keys: tuple[int, int] | None = None  # ... and of their scope column: what the copy units cut
 
     @property
     def last_id(self) -> int | None:
@@ -112,14 +114,15 @@ class MergePreview:
 
     @cached_property
     def fingerprint(self) -> str:
-        """What an approval binds: the request, both versions, every database as it arrives and every table's row
-        count. The target's next ids are not bound (Hive may allocate on a live target; the execution reserves its
-        own ranges under the target's locks), as a Preview's risk criteria are not."""
+        """What an approval binds: the request, both versions, every database as it arrives, every table's row count
+        and source key spans (the rows the execution copies and the ids it reserves for them). The target's next ids
+        are not bound (Hive may allocate on a live target; the execution reserves its own ranges under the target's
+        locks), as a Preview's risk criteria are not."""
         plan = {
             "request": self.request.as_dict(),
             "versions": (self.source_version, self.target_version),
             "databases": [d.as_dict() for d in self.databases],
-            "rows": [(t.table, t.rows) for t in self.tables],
+            "rows": [(t.table, t.rows, t.source_ids, t.source_keys) for t in self.tables],
             "blockers": [(b.code, b.subject) for b in self.blockers],
         }
         return hashlib.sha256(json.dumps(plan, sort_keys=True).encode()).hexdigest()

@@ -1,6 +1,6 @@
 """
-The Hive tables a merge carries and how each is scoped to the chosen databases: one set-based ``COUNT(*)`` per table,
-every scope a subquery on the source's own keys (no row is read into Python).
+The Hive tables a merge carries and how each is scoped to the chosen databases: one set-based tally per table (count
+and key spans), every scope a subquery on the source's own keys (no row is read into Python).
 
 Ids: a table with its own id column takes new ids from the target's allocator for its DataNucleus class
 (``SEQUENCE_TABLE``, as ``catalog_admin.ids.allocate_ids`` reserves them); a table without one is keyed by its parent's
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from catalog_admin.ids import DATANUCLEUS_CLASSES, SEQUENCE_PREFIX
 
-__all__ = ("CARRIED_TABLES", "NOT_CARRIED", "CarriedTable", "anywhere", "count_sql", "ranged", "sequence_of")
+__all__ = ("CARRIED_TABLES", "NOT_CARRIED", "CarriedTable", "anywhere", "ranged", "sequence_of", "tally_sql")
 
 # package.jdo classes whose tables the console's own executions never insert into (so not in catalog_admin/ids.py).
 _MORE_CLASSES = {
@@ -152,10 +152,14 @@ def sequence_of(table: str) -> str | None:
     return SEQUENCE_PREFIX + klass if klass else None
 
 
-def count_sql(table: CarriedTable, database_ids: tuple[int, ...], vendor: str) -> str:
-    """One ``COUNT(*)`` of ``table``'s rows in the chosen databases (ids are integers read from the source)."""
+def tally_sql(table: CarriedTable, database_ids: tuple[int, ...], vendor: str) -> str:
+    """One statement over ``table``'s rows in the chosen databases: their count, the span of their own ids (NULLs
+    for a table keyed by its parent) and the span of their scope column, which the copy is cut into units by."""
     dbs = ", ".join(str(int(i)) for i in database_ids) or "NULL"
-    return quoted_for(f'SELECT COUNT(*) FROM "{table.name}" WHERE {table.where(dbs)}', vendor)
+    ids = f'MIN("{table.id_column}"), MAX("{table.id_column}")' if table.id_column else "NULL, NULL"
+    keys = f'MIN("{table.scope_column}"), MAX("{table.scope_column}")'
+    sql = f'SELECT COUNT(*), {ids}, {keys} FROM "{table.name}" WHERE {table.where(dbs)}'
+    return quoted_for(sql, vendor)
 
 
 def quoted_for(sql: str, vendor: str) -> str:

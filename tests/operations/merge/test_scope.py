@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.db import connections
 
-from operations.merge.scope import CARRIED_TABLES, count_sql
+from operations.merge.scope import CARRIED_TABLES, tally_sql
 
 pytestmark = [pytest.mark.django_db, pytest.mark.matrix]
 
@@ -25,7 +25,7 @@ def test_every_scoped_count_uses_indexes(alias: str) -> None:
     # given
     unindexed = _plan(alias, """SELECT COUNT(*) FROM "TBLS" WHERE "TBL_TYPE" = 'x'""")
     # when
-    scanned = {t.name: _plan(alias, count_sql(t, (1, 2), "postgresql")) for t in CARRIED_TABLES}
+    scanned = {t.name: _plan(alias, tally_sql(t, (1, 2), "postgresql")) for t in CARRIED_TABLES}
     # then
     assert "Seq Scan" in unindexed
     assert {name for name, plan in scanned.items() if "Seq Scan" in plan} == set()
