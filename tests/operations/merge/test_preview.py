@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from django.conf import settings
 from django.db import connections
-from django.db.models import Max
+from django.db.models import Max, Min, QuerySet
 
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError, ErrorCode
@@ -121,6 +121,28 @@ def test_id_ranges_start_at_the_targets_next_ids(source: str, target: str) -> No
         # then
         assert row.first_id == max(used, sequence.next_val if sequence else 1)
         assert row.last_id == row.first_id + row.rows - 1
+
+
+@pytest.mark.parametrize(("source", "target"), PAIRS[:2])
+def test_key_spans_equal_independent_spans(source: str, target: str) -> None:
+    """The source spans the preview binds (what the execution reserves ids for and cuts units from) are the lowest
+    and highest keys of the chosen databases' rows, read through the ORM's joins."""
+    # given
+    partitions = Partition.objects.using(source).filter(table__database__name__in=CHOSEN)
+    statistics = PartitionColumnStatistics.objects.using(source).filter(partition__in=partitions)
+    # when
+    preview = merge_preview(_unblocked(source, target))
+    spans = {t.table: (t.source_ids, t.source_keys) for t in preview.tables}
+    # then
+    assert spans["PARTITIONS"] == (_span(partitions, "pk"), _span(partitions, "table_id"))
+    assert spans["PART_COL_STATS"] == (_span(statistics, "pk"), _span(statistics, "partition_id"))
+    assert spans["PARTITION_KEY_VALS"][0] is None  # keyed by its partition: no ids of its own
+    assert spans["PARTITIONS"][0] != _span(Partition.objects.using(source), "pk")  # scoped, not everything
+
+
+def _span(rows: QuerySet, field: str) -> tuple[int, int]:
+    found = rows.aggregate(low=Min(field), high=Max(field))
+    return found["low"], found["high"]
 
 
 def test_a_preview_reserves_nothing() -> None:
