@@ -259,26 +259,36 @@ def _shifter(name: str, id_column: str | None, columns: list[str], offsets: dict
 
 
 def merge_execute_row(partitions: int) -> tuple[str, str]:
-    """The table row of ``merge_execute`` and a sentence with its two phases."""
+    """The table row of ``merge_execute`` and a sentence with its phases and the publishing time of each big table."""
     label = "merge_execute (operations.merge.execute)"
     from operations.merge.execute import merge_execute
 
     preview = _preview("merged")
-    publishing: list[float] = []  # when the first publishing step reported
+    events: list[tuple[float, str]] = []  # (when, message) of every progress message
 
     def report(event: dict) -> None:
-        if str(event.get("message", "")).startswith("Publishing") and not publishing:
-            publishing.append(time.perf_counter())
+        if event.get("message"):
+            events.append((time.perf_counter(), str(event["message"])))
 
     started = time.perf_counter()
     merge_execute(preview.request, preview, report=report)
     seconds = time.perf_counter() - started
-    assert publishing, "the merge program reported no 'Publishing' step: its messages changed, update this benchmark"
-    copy = publishing[0] - started
+    copying = next((when for when, message in events if message.startswith("Copying")), None)
+    publishing = [(when, message) for when, message in events if message.startswith("Publishing")]
+    assert copying and publishing, "the merge program's progress messages changed: update this benchmark"
+    first_copy, first_publish = copying - started, publishing[0][0] - started
+    copy = first_publish - first_copy
+    tables, previous = [], publishing[0][0]
+    for when, message in publishing[1:]:
+        name, rows = message.removeprefix("Publishing: ").rsplit(" ", 2)[:2]
+        if int(rows) >= partitions:  # the partitions and the tables with a row or more per partition
+            tables.append(f"`{name}` {int(rows):,} rows {when - previous:.1f} s")
+        previous = when
     phases = (
-        f"`merge_execute`'s phases: reserving ids and copying the storage rows (committed units, invisible to Hive) "
-        f"{copy:.2f} s, until the publishing transaction had written its first table; publishing the rest (DBS, TBLS "
-        f"and every row that references them, one transaction) {seconds - copy:.2f} s."
+        f"`merge_execute`'s phases: the re-preview (the approval's check), reserving ids and planning "
+        f"{first_copy:.2f} s; copying the storage rows (committed units, invisible to Hive) {copy:.2f} s, "
+        f"until the publishing transaction had written its first table; publishing the rest (DBS, TBLS and every row "
+        f"that references them, one transaction) {seconds - first_publish:.2f} s, of which {', '.join(tables)}."
     )
     print(phases, flush=True)
     return _row(label, seconds, sum(t.rows for t in preview.tables), _rss_mb(), partitions), phases
