@@ -205,7 +205,7 @@ def _pipe_select(
 ) -> str | None:
     """PostgreSQL to PostgreSQL: the target's rows as one ``SELECT`` of expressions (ids shifted, names renamed,
     locations rewritten, constants), so the program pipes ``COPY (…) TO STDOUT`` into ``COPY … FROM STDIN`` without a
-    row passing through Python. None otherwise (MySQL's BIT(1) booleans need Python)."""
+    row passing through Python. None otherwise (MySQL, or locations in a source database not encoded in UTF-8)."""
     if src.vendor != "postgresql" or tgt.vendor != "postgresql":
         return None
     expressions, laterals = [], []
@@ -220,6 +220,8 @@ def _pipe_select(
             cases = " ".join(f"WHEN {literal(old)} THEN {literal(new)}" for old, new in request.renames)
             expressions.append(f'CASE LOWER("{source}") {cases} ELSE "{source}" END' if cases else f'"{source}"')
         elif kind == "location":
+            if src.rows("SHOW server_encoding")[0][0] != "UTF8":
+                return None  # pipe_sql's whitespace and lengths are Unicode characters: other encodings use Python
             rules = [(r.old, r.new) for r in request.location_rules]
             lateral, expression = location_rewrite(f'"{source}"', rules, f"location{index}")
             laterals.append(lateral)

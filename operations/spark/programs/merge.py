@@ -360,7 +360,7 @@ def connect(side: dict) -> Any:
     if side["vendor"] == "postgresql":
         import psycopg2
 
-        return psycopg2.connect(password=password or None, **params)
+        return psycopg2.connect(password=password or None, client_encoding="UTF8", **params)  # both pipe ends alike
     import pymysql
 
     return pymysql.connect(
