@@ -94,12 +94,14 @@ def build_plan(
     offsets: dict[str, int],
     completed: list[str],
     *,
+    id_spans: dict[str, tuple[int, int]],
     batch_ids: int = DEFAULT_BATCH_IDS,
     key_spans: dict[str, tuple[int, int] | None] | None = None,
 ) -> dict[str, Any]:
     """The program's plan for ``request`` with the reserved ``offsets`` (target id = source id + offset), its units
     cut from ``key_spans`` (each table's scope-column span, as the executed preview read it) or, without them, from
-    spans read now."""
+    spans read now. A table's rows are bounded by ``id_spans``, the source ids the target's ids were reserved for: a
+    row Hive adds to the source meanwhile stays behind, and no id outside the reserved ranges is ever written."""
     src, tgt = MetastoreReader(request.source), MetastoreReader(request.target)
     steps = []
     for phase, names in (("copy", COPY_TABLES), ("publish", PUBLISH_TABLES)):
@@ -107,6 +109,8 @@ def build_plan(
             if not (src.has_table(name) and tgt.has_table(name)):
                 continue
             table = BY_NAME[name]
+            if table.id_column and name not in id_spans:
+                continue  # no ids reserved: nothing of it was in the approved preview
             if key_spans is None:
                 ranges = scope_ranges(src, table, database_ids, batch_ids)
             else:
@@ -114,7 +118,8 @@ def build_plan(
             if ranges and name in UNSUPPORTED:
                 raise _unsupported(name)
             if ranges:
-                steps.append(_step(phase, table, src, tgt, offsets, ranges, database_ids, request))
+                where = _unit_where(table, database_ids, id_spans.get(name))
+                steps.append(_step(phase, table, src, tgt, offsets, ranges, where, request))
     write_ids = write_id_states(request, src, tgt, database_ids)
     if write_ids:
         steps.append(_write_id_step(tgt, write_ids))
@@ -150,7 +155,7 @@ def _step(
     tgt: MetastoreReader,
     offsets: dict[str, int],
     ranges: list[list],
-    database_ids: list[int],
+    where: str,
     request: MergeRequest,
 ) -> dict[str, Any]:
     source_columns = src.columns(table.name)
@@ -164,10 +169,10 @@ def _step(
     columns = [c for c in columns if c[1] != "default"]
     read = sorted({c[2] for c in columns if c[2]})
     select = ", ".join(f'"{c}"' for c in read)
-    sql = f'SELECT {select} FROM "{table.name}" WHERE {_unit_where(table, database_ids)}'
+    sql = f'SELECT {select} FROM "{table.name}" WHERE {where}'
     scope_offset = offsets.get(shifted_column(table.name) or "", 0)
     return {
-        "pipe_select": _pipe_select(table, columns, src, tgt, database_ids, request),
+        "pipe_select": _pipe_select(table, columns, src, tgt, where, request),
         "table": table.name,
         "phase": phase,
         "select": quoted_for(sql, src.vendor),
@@ -200,7 +205,7 @@ def _pipe_select(
     columns: list[list],
     src: MetastoreReader,
     tgt: MetastoreReader,
-    database_ids: list[int],
+    where: str,
     request: MergeRequest,
 ) -> str | None:
     """PostgreSQL to PostgreSQL: the target's rows as one ``SELECT`` of expressions (ids shifted, names renamed,
@@ -229,7 +234,7 @@ def _pipe_select(
         else:
             return None
     tables = " ".join([f'"{table.name}"', *laterals])
-    return f"SELECT {', '.join(expressions)} FROM {tables} WHERE {_unit_where(table, database_ids)}"
+    return f"SELECT {', '.join(expressions)} FROM {tables} WHERE {where}"
 
 
 def _column_rule(table: CarriedTable, column: str, source: str | None, offsets: dict[str, int]) -> list:
@@ -263,10 +268,13 @@ def _side(alias: str, vendor: str) -> dict[str, Any]:
     }
 
 
-def _unit_where(table: CarriedTable, database_ids: list[int]) -> str:
+def _unit_where(table: CarriedTable, database_ids: list[int], id_span: tuple[int, int] | None) -> str:
     """The rows of one copy unit: in the chosen databases' scope, with the scope column (and the scope's own key, so
-    the database reads only the unit's rows) in ``%(low)s``–``%(high)s``."""
-    return f'{table.where(_ids(database_ids), ranged)} AND "{table.scope_column}" BETWEEN %(low)s AND %(high)s'
+    the database reads only the unit's rows) in ``%(low)s``–``%(high)s``, and their own ids in ``id_span``."""
+    where = f'{table.where(_ids(database_ids), ranged)} AND "{table.scope_column}" BETWEEN %(low)s AND %(high)s'
+    if table.id_column and id_span:
+        where += f' AND "{table.id_column}" BETWEEN {int(id_span[0])} AND {int(id_span[1])}'
+    return where
 
 
 def _ids(ids: list[int]) -> str:

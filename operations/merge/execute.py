@@ -155,13 +155,20 @@ def _run(
         report(event)
 
     try:
-        completed = merge.completed
-        plan = build_plan(request_of(merge), merge.database_ids, merge.offsets, completed, key_spans=key_spans)
+        plan = build_plan(
+            request_of(merge), merge.database_ids, merge.offsets, merge.completed, id_spans=_reserved_spans(merge),
+            key_spans=key_spans,
+        )  # fmt: skip
         program.run(spark, plan, journal)
     except Exception as exc:
         _finish(merge, MergeImport.State.FAILED, f"{type(exc).__name__}: {exc}")
         raise
     return _finish(merge, MergeImport.State.PUBLISHED, "")
+
+
+def _reserved_spans(merge: MergeImport) -> dict[str, tuple[int, int]]:
+    """The source ids each reserved target range was reserved for (target id = source id + offset)."""
+    return {t: (first - merge.offsets[t], last - merge.offsets[t]) for t, (first, last) in merge.id_ranges.items()}
 
 
 def _finish(merge: MergeImport, state: str, error: str) -> MergeImport:

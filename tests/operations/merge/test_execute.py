@@ -229,6 +229,58 @@ def test_ids_allocated_on_the_target_during_the_import_never_collide(merge_targe
     assert later > merge.id_ranges["TBLS"][1]
 
 
+def test_a_partition_hive_adds_to_the_source_during_the_import_stays_behind(merge_target, monkeypatch) -> None:
+    """The import carries the rows the approved preview counted: a partition a Hive client adds to an imported table
+    of the source while the storage rows are copied has an id no range was reserved for, so it is not written, and
+    every imported id lies in its reserved range."""
+    # given
+    target = merge_target("3.1.0")
+    source = "hive31_pg"
+    request = _request(source, target)
+    expected = {new: _expected(source, request, old) for old, new in RENAMES}
+    part_id = MetastoreReader(source).rows(
+        'SELECT MIN(p."PART_ID") FROM "PARTITIONS" p JOIN "TBLS" t ON t."TBL_ID" = p."TBL_ID" '
+        'JOIN "DBS" d ON d."DB_ID" = t."DB_ID" WHERE d."NAME" = \'sales\''
+    )[0][0]
+    added: list[int] = []
+
+    def hive_adds_a_partition(name: str) -> None:
+        if name == "merge.unit_copied" and not added:
+            added.append(_source_partition_copy(source, part_id))
+
+    monkeypatch.setattr(program, "fault_point", hive_adds_a_partition)
+    try:
+        # when
+        merge = merge_execute(request, merge_preview(request))
+        # then
+        assert added and merge.state == MergeImport.State.PUBLISHED
+        for new in expected:
+            assert database_dump(target, new) == expected[new]
+        for table, column in (("PARTITIONS", "PART_ID"), ("SDS", "SD_ID"), ("PART_COL_STATS", "CS_ID")):
+            low, high = merge.id_ranges[table]
+            outside = f'SELECT COUNT(*) FROM "{table}" WHERE "{column}" > %s'
+            assert MetastoreReader(target).scalar(outside, [high]) == 0, table
+    finally:
+        with allow_metastore_writes(), connections[source].cursor() as cursor:
+            cursor.execute('DELETE FROM "PARTITIONS" WHERE "PART_ID" = ANY(%s)', [added])
+
+
+def _source_partition_copy(alias: str, part_id: int) -> int:
+    """A new partition of ``part_id``'s table on the source (its storage descriptor shared), committed past every id
+    the source holds, as Hive's allocator would hand it out."""
+    reader = MetastoreReader(alias)
+    new_id = reader.scalar('SELECT MAX("PART_ID") FROM "PARTITIONS"') + 1_000
+    columns = [c for c in reader.columns("PARTITIONS") if c not in ("PART_ID", "PART_NAME")]
+    names = ", ".join(f'"{c}"' for c in columns)
+    sql = (
+        f'INSERT INTO "PARTITIONS" ("PART_ID", "PART_NAME", {names}) '
+        f'SELECT %s, "PART_NAME" || \'_added\', {names} FROM "PARTITIONS" WHERE "PART_ID" = %s'
+    )
+    with allow_metastore_writes(), transaction.atomic(using=alias), connections[alias].cursor() as cursor:
+        cursor.execute(sql, [new_id, part_id])
+    return new_id
+
+
 def test_revert_refuses_rows_hive_attached_unless_included(merge_target) -> None:
     """A partition Hive added to an imported table (its TBL_ID imported, its own ids not) makes revert refuse, naming
     it; the revert preview counts it; with include_hive_rows it goes too and the target is as before."""

@@ -13,6 +13,7 @@ from django.db import connections
 from operations.merge.copy_plan import ID_TABLES, build_plan
 from operations.merge.pipe_sql import PYTHON_WHITESPACE, location_rewrite
 from operations.merge.request import MergeRequest, parse_location_rule
+from operations.merge.scope import CARRIED_TABLES, tally_sql
 from operations.spark.programs import merge as program
 from operations.spark.programs.merge import location_rewriter
 
@@ -95,8 +96,15 @@ def test_every_piped_unit_holds_the_rows_the_python_path_writes() -> None:
         cursor.execute("""SELECT "DB_ID" FROM "DBS" WHERE "NAME" IN ('sales', 'marketing')""")
         database_ids = sorted(row[0] for row in cursor.fetchall())
     offsets = {name: 1_000 * (index + 1) for index, name in enumerate(ID_TABLES)}
+    id_spans = {}
+    with connections[ALIAS].cursor() as cursor:
+        for table in CARRIED_TABLES:
+            if table.id_column:
+                cursor.execute(tally_sql(table, tuple(database_ids), "postgresql"))
+                _rows, low, high, *_keys = cursor.fetchone()
+                id_spans.update({table.name: (low, high)} if low is not None else {})
     # when
-    plan = build_plan(request, database_ids, offsets, [], batch_ids=7)
+    plan = build_plan(request, database_ids, offsets, [], id_spans=id_spans, batch_ids=7)
     # then
     steps = [step for step in plan["steps"] if step["ranges"]]
     assert {step["table"] for step in steps} >= {"SDS", "SERDES", "PARTITIONS", "PART_COL_STATS", "DBS"}
