@@ -174,8 +174,8 @@ def test_revert_restores_the_target(merge_target) -> None:
 
 
 def _hive_clones(alias: str, table: str, id_column: str, old_id: int, **overrides: object) -> int:
-    """What a Hive client does on the target: a new ``table`` row (a copy of ``old_id`` with ``overrides``) whose id
-    comes from the target's allocator (``allocate_ids``), committed on the target's own Django connection."""
+    """What a Hive client does on a metastore: a new ``table`` row (a copy of ``old_id`` with ``overrides``) whose id
+    comes from its allocator (``allocate_ids``), committed on the metastore's own Django connection."""
     models = {"TBLS": Table, "SDS": StorageDescriptor, "PARTITIONS": Partition}
     reader = MetastoreReader(alias)
     with allow_metastore_writes(), transaction.atomic(using=alias):
@@ -246,7 +246,7 @@ def test_a_partition_hive_adds_to_the_source_during_the_import_stays_behind(merg
 
     def hive_adds_a_partition(name: str) -> None:
         if name == "merge.unit_copied" and not added:
-            added.append(_source_partition_copy(source, part_id))
+            added.append(_hive_clones(source, "PARTITIONS", "PART_ID", part_id, PART_NAME="dt=2099-01-01/hour=0"))
 
     monkeypatch.setattr(program, "fault_point", hive_adds_a_partition)
     try:
@@ -257,28 +257,11 @@ def test_a_partition_hive_adds_to_the_source_during_the_import_stays_behind(merg
         for new in expected:
             assert database_dump(target, new) == expected[new]
         for table, column in (("PARTITIONS", "PART_ID"), ("SDS", "SD_ID"), ("PART_COL_STATS", "CS_ID")):
-            low, high = merge.id_ranges[table]
             outside = f'SELECT COUNT(*) FROM "{table}" WHERE "{column}" > %s'
-            assert MetastoreReader(target).scalar(outside, [high]) == 0, table
+            assert MetastoreReader(target).scalar(outside, [merge.id_ranges[table][1]]) == 0, table
     finally:
         with allow_metastore_writes(), connections[source].cursor() as cursor:
             cursor.execute('DELETE FROM "PARTITIONS" WHERE "PART_ID" = ANY(%s)', [added])
-
-
-def _source_partition_copy(alias: str, part_id: int) -> int:
-    """A new partition of ``part_id``'s table on the source (its storage descriptor shared), committed past every id
-    the source holds, as Hive's allocator would hand it out."""
-    reader = MetastoreReader(alias)
-    new_id = reader.scalar('SELECT MAX("PART_ID") FROM "PARTITIONS"') + 1_000
-    columns = [c for c in reader.columns("PARTITIONS") if c not in ("PART_ID", "PART_NAME")]
-    names = ", ".join(f'"{c}"' for c in columns)
-    sql = (
-        f'INSERT INTO "PARTITIONS" ("PART_ID", "PART_NAME", {names}) '
-        f'SELECT %s, "PART_NAME" || \'_added\', {names} FROM "PARTITIONS" WHERE "PART_ID" = %s'
-    )
-    with allow_metastore_writes(), transaction.atomic(using=alias), connections[alias].cursor() as cursor:
-        cursor.execute(sql, [new_id, part_id])
-    return new_id
 
 
 def test_revert_refuses_rows_hive_attached_unless_included(merge_target) -> None:
