@@ -56,8 +56,14 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 _SUFFIX = os.environ.get("CATALOG_ADMIN_TEST_DB_SUFFIX", "")
 if _SUFFIX and not _SUFFIX.replace("_", "").isalnum():
     raise ValueError("CATALOG_ADMIN_TEST_DB_SUFFIX may hold only letters, digits and '_'.")
-TEST_TMP_DIR = Path(
-    os.environ.get("CATALOG_ADMIN_TEST_TMP") or Path(tempfile.gettempdir()) / f"catalog-admin-tests{_SUFFIX}"
+# Under pytest-xdist (``-n 2``) each worker has its own metastores and temp folder, as pytest-django gives each its
+# own console database.
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+_SUFFIX += f"_{_WORKER}" if _WORKER else ""
+TEST_TMP_DIR = (
+    Path(os.environ["CATALOG_ADMIN_TEST_TMP"]) / (_WORKER or ".")
+    if os.environ.get("CATALOG_ADMIN_TEST_TMP")
+    else Path(tempfile.gettempdir()) / f"catalog-admin-tests{_SUFFIX}"
 )
 
 _PG = "postgresql://postgres@127.0.0.1:5432"
