@@ -21,7 +21,7 @@ from operations.merge.plan import MergePreview
 from operations.merge.preview import CATALOG
 from operations.merge.reads import MetastoreReader
 from operations.merge.request import MergeRequest
-from operations.merge.scope import CARRIED_TABLES, CarriedTable, quoted_for, ranged
+from operations.merge.scope import CARRIED_TABLES, CarriedTable, quoted_for, ranged, tally
 from operations.merge.write_ids import WRITE_ID_TABLE, WriteIdState, write_id_states
 
 __all__ = (
@@ -31,7 +31,6 @@ __all__ = (
     "build_plan",
     "check_supported",
     "cut_ranges",
-    "scope_ranges",
     "shifted_column",
 )
 
@@ -73,13 +72,6 @@ def shifted_column(table: str) -> str | None:
     return table if carried.scope_column == carried.id_column else FOREIGN_IDS.get(carried.scope_column)
 
 
-def scope_ranges(src: MetastoreReader, table: CarriedTable, database_ids: list[int], batch_ids: int) -> list[list]:
-    """``[lo, hi]`` source key ranges of ``table``'s scope column, each at most ``batch_ids`` ids wide."""
-    column, where = table.scope_column, table.where(_ids(database_ids))
-    low, high = src.rows(f'SELECT MIN("{column}"), MAX("{column}") FROM "{table.name}" WHERE {where}')[0]
-    return cut_ranges(None if low is None else (int(low), int(high)), batch_ids)
-
-
 def cut_ranges(span: tuple[int, int] | None, batch_ids: int) -> list[list]:
     """``span`` cut into ``[lo, hi]`` ranges of at most ``batch_ids`` ids (none for an empty span)."""
     if span is None:
@@ -111,10 +103,8 @@ def build_plan(
             table = BY_NAME[name]
             if table.id_column and name not in id_spans:
                 continue  # no ids reserved: nothing of it was in the approved preview
-            if key_spans is None:
-                ranges = scope_ranges(src, table, database_ids, batch_ids)
-            else:
-                ranges = cut_ranges(key_spans.get(name), batch_ids)
+            span = tally(src, table, tuple(database_ids))[2] if key_spans is None else key_spans.get(name)
+            ranges = cut_ranges(span, batch_ids)
             if ranges and name in UNSUPPORTED:
                 raise _unsupported(name)
             if ranges:

@@ -20,7 +20,7 @@ from operations.merge.estimate import estimate_duration
 from operations.merge.plan import Conversion, DatabaseImport, MergeBlocker, MergePreview, NotCarried, TableImport
 from operations.merge.reads import MetastoreReader
 from operations.merge.request import MergeRequest
-from operations.merge.scope import CARRIED_TABLES, NOT_CARRIED, sequence_of, tally_sql
+from operations.merge.scope import CARRIED_TABLES, NOT_CARRIED, sequence_of, tally
 from operations.merge.write_ids import WRITE_ID_TABLE, WriteIdState, write_id_blockers, write_id_states
 from operations.models import MergeImport
 
@@ -119,16 +119,11 @@ def _table_imports(src: MetastoreReader, tgt: MetastoreReader, ids: tuple[int, .
     for table in CARRIED_TABLES:
         if not src.has_table(table.name):
             continue
-        rows, *spans = src.rows(tally_sql(table, ids, src.vendor))[0]
+        rows, source_ids, source_keys = tally(src, table, ids)
         sequence = sequence_of(table.name) if table.id_column else None
         first_id = _next_id(tgt, table.name, table.id_column, next_vals.get(sequence)) if sequence else None
-        source_ids, source_keys = _span(*spans[:2]), _span(*spans[2:])
-        imports.append(TableImport(table.name, int(rows), sequence, first_id, source_ids, source_keys))
+        imports.append(TableImport(table.name, rows, sequence, first_id, source_ids, source_keys))
     return tuple(imports)
-
-
-def _span(low: int | None, high: int | None) -> tuple[int, int] | None:
-    return None if low is None else (int(low), int(high))
 
 
 def _next_id(tgt: MetastoreReader, table: str, id_column: str | None, next_val: int | None) -> int | None:

@@ -11,10 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from catalog_admin.ids import DATANUCLEUS_CLASSES, SEQUENCE_PREFIX
 
-__all__ = ("CARRIED_TABLES", "NOT_CARRIED", "CarriedTable", "anywhere", "ranged", "sequence_of", "tally_sql")
+if TYPE_CHECKING:
+    from operations.merge.reads import MetastoreReader
+
+__all__ = ("CARRIED_TABLES", "NOT_CARRIED", "CarriedTable", "anywhere", "ranged", "sequence_of", "tally", "tally_sql")
 
 # package.jdo classes whose tables the console's own executions never insert into (so not in catalog_admin/ids.py).
 _MORE_CLASSES = {
@@ -160,6 +164,22 @@ def tally_sql(table: CarriedTable, database_ids: tuple[int, ...], vendor: str) -
     keys = f'MIN("{table.scope_column}"), MAX("{table.scope_column}")'
     sql = f'SELECT COUNT(*), {ids}, {keys} FROM "{table.name}" WHERE {table.where(dbs)}'
     return quoted_for(sql, vendor)
+
+
+Span = tuple[int, int]
+
+
+def tally(
+    src: MetastoreReader, table: CarriedTable, database_ids: tuple[int, ...]
+) -> tuple[int, Span | None, Span | None]:
+    """``tally_sql`` read: the row count, the span of the rows' own ids and the span of their scope column (None when
+    there is no such row or id)."""
+    rows, *spans = src.rows(tally_sql(table, database_ids, src.vendor))[0]
+    return int(rows), _span(*spans[:2]), _span(*spans[2:])
+
+
+def _span(low: int | None, high: int | None) -> Span | None:
+    return None if low is None else (int(low), int(high))
 
 
 def quoted_for(sql: str, vendor: str) -> str:
