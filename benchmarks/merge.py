@@ -2,7 +2,7 @@
 Merging one metastore into another at scale: the naive baseline hive-tools does, and ``merge_execute``.
 
     .venv/bin/python benchmarks/merge.py [--partitions 1000000] [--col-stats 5] [--target-tables 100000]
-                                         [--version 3.1.0] [--skip-baseline]
+                                         [--version 3.1.0] [--skip-baseline] [--skip-floor]
 
 1. A source PostgreSQL metastore (Hive's official schema, ``ca_bench_merge_src<suffix>``) seeded with ``bench.events``
    of P partitions and P × C partition statistics rows (``seed_metastore``), and a target
@@ -19,6 +19,8 @@ Merging one metastore into another at scale: the naive baseline hive-tools does,
    rewrite locations as the preview asks, in the client, so both sides do the same work.
 4. ``operations.merge.execute.merge_execute`` of the same databases under another name, in process (``spark=None``),
    run before the baseline so that the peak memory it reports is its own.
+5. The target's floor (``merge_floor.py``): the rows ``merge_execute`` wrote loaded with ``COPY`` into a copy of the
+   target taken before it, by one writer with Hive's foreign keys and by two writers without their checks.
 
 Reports partitions/s and the peak memory of this process (``ru_maxrss``; the seeding runs in child processes, so the
 peak is the preview's and the merges'). Results go to ``docs/benchmarks.md`` ("Metastore merge").
@@ -36,12 +38,14 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import merge_floor
 from common import REPO, recreate_metastore, setup_django, timed, write_section
 
 SUFFIX = os.environ.get("CATALOG_ADMIN_TEST_DB_SUFFIX", "")
 SOURCE, TARGET = "mergesrc", "mergetgt"
 DATABASES = {SOURCE: f"ca_bench_merge_src{SUFFIX}", TARGET: f"ca_bench_merge_tgt{SUFFIX}"}
 WAREHOUSE = REPO / "var" / "bench" / "merge-warehouse"
+FLOOR, FLOOR_DIR = f"ca_bench_merge_floor{SUFFIX}", REPO / "var" / "bench" / "merge-floor"
 PAGE, BATCH = 10_000, 100  # hive-tools: 10,000 ids per page, 100 rows per INSERT
 
 # Which table's offset a column's ids shift by (Hive's foreign keys, package.jdo); a table's own id column shifts by
@@ -65,7 +69,8 @@ def main() -> None:
     parser.add_argument("--col-stats", type=int, default=5)
     parser.add_argument("--target-tables", type=int, default=100_000)
     parser.add_argument("--version", default="3.1.0", choices=("2.3.0", "3.1.0"))
-    parser.add_argument("--skip-baseline", action="store_true", help="only the preview and merge_execute")
+    parser.add_argument("--skip-baseline", action="store_true", help="without the naive baseline")
+    parser.add_argument("--skip-floor", action="store_true", help="without the target's floor (merge_floor.py)")
     args = parser.parse_args()
 
     for database in DATABASES.values():
@@ -99,11 +104,16 @@ def main() -> None:
         "| run | seconds | partitions | partitions/s | rows inserted | peak RSS of the process (MB) |",
         "|---|---:|---:|---:|---:|---:|",
     ]
-    row, phases = merge_execute_row(partitions)  # first: ``ru_maxrss`` only grows, so its peak is its own
+    if not args.skip_floor:
+        _snapshot_target()
+    row, phases, merge = merge_execute_row(partitions)  # first: ``ru_maxrss`` only grows, so its peak is its own
     lines.append(row)
     if not args.skip_baseline:
         lines.append(_row("naive baseline (hive-tools' batched INSERT)", *naive_baseline(preview), partitions))
-    write_section(REPO / "docs" / "benchmarks.md", "Metastore merge", "\n".join([*lines, "", phases, ""]))
+    lines += ["", phases, ""]
+    if not args.skip_floor:
+        lines += [target_floor(merge, partitions), ""]
+    write_section(REPO / "docs" / "benchmarks.md", "Metastore merge", "\n".join(lines))
 
 
 def seed(args: argparse.Namespace) -> None:
@@ -258,8 +268,9 @@ def _shifter(name: str, id_column: str | None, columns: list[str], offsets: dict
 # merge_execute -----------------------------------------------------------------------------------------------------
 
 
-def merge_execute_row(partitions: int) -> tuple[str, str]:
-    """The table row of ``merge_execute`` and a sentence with its phases and the publishing time of each big table."""
+def merge_execute_row(partitions: int) -> tuple[str, str, Any]:
+    """The table row of ``merge_execute``, a sentence with its phases and the publishing time of each big table, and
+    the ``MergeImport`` it journaled."""
     label = "merge_execute (operations.merge.execute)"
     from operations.merge.execute import merge_execute
 
@@ -271,7 +282,7 @@ def merge_execute_row(partitions: int) -> tuple[str, str]:
             events.append((time.perf_counter(), str(event["message"])))
 
     started = time.perf_counter()
-    merge_execute(preview.request, preview, report=report)
+    merge = merge_execute(preview.request, preview, report=report)
     seconds = time.perf_counter() - started
     copying = next((when for when, message in events if message.startswith("Copying")), None)
     publishing = [(when, message) for when, message in events if message.startswith("Publishing")]
@@ -291,7 +302,43 @@ def merge_execute_row(partitions: int) -> tuple[str, str]:
         f"that references them, one transaction) {seconds - first_publish:.2f} s, of which {', '.join(tables)}."
     )
     print(phases, flush=True)
-    return _row(label, seconds, sum(t.rows for t in preview.tables), _rss_mb(), partitions), phases
+    return _row(label, seconds, sum(t.rows for t in preview.tables), _rss_mb(), partitions), phases, merge
+
+
+# The target's floor ------------------------------------------------------------------------------------------------
+
+
+def _snapshot_target() -> None:
+    """A copy of the target before any merge writes to it, for ``target_floor``."""
+    from django.db import connections
+
+    connections.close_all()
+    merge_floor.snapshot(DATABASES[TARGET], FLOOR)
+
+
+def target_floor(merge: Any, partitions: int) -> str:
+    """``merge_floor``'s two loads of the rows ``merge`` wrote: a paragraph for the report."""
+    dumps = merge_floor.dump_merged(DATABASES[TARGET], merge.id_ranges, FLOOR_DIR)
+    rows = sum(d[3] for d in dumps)
+    try:
+        one, per_table = merge_floor.one_writer(FLOOR, dumps)
+        print(f"floor, one writer: {one:.2f} s ({partitions / one:,.0f} partitions/s), {rows:,} rows", flush=True)
+        two = merge_floor.two_writers(FLOOR, dumps)
+        print(f"floor, two writers: {two:.2f} s ({partitions / two:,.0f} partitions/s)", flush=True)
+    finally:
+        merge_floor.drop(FLOOR)
+        for dump in dumps:
+            for half in dump[1:3]:
+                half.unlink()
+    big = ", ".join(f"`{name}` {n:,} rows {per_table[name]:.1f} s" for name, _a, _b, n in dumps if n >= partitions)
+    return (
+        f"The target's floor in the same run (`benchmarks/merge_floor.py`): the {rows:,} rows `merge_execute` wrote, "
+        "read back out of the target into `COPY` files (not timed) and loaded with `COPY … FROM` into a copy of the "
+        "target made before the merge, in Hive's dependency order, then rolled back. One writer, one transaction, "
+        f"foreign keys checked: **{one:.2f} s ({partitions / one:,.0f} partitions/s)**, of which {big}. Two writers "
+        "(both cores), each half of every table in its own transaction, foreign-key checks deferred to a commit that "
+        f"never comes (less work than any merge must do): **{two:.2f} s ({partitions / two:,.0f} partitions/s)**."
+    )
 
 
 def _row(label: str, seconds: float, rows: int, rss: float, partitions: int) -> str:
