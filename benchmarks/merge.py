@@ -319,7 +319,7 @@ def _snapshot_target() -> None:
 def target_floor(merge: Any, partitions: int) -> str:
     """``merge_floor``'s two loads of the rows ``merge`` wrote: a paragraph for the report."""
     dumps = merge_floor.dump_merged(DATABASES[TARGET], merge.id_ranges, FLOOR_DIR)
-    rows = sum(d[3] for d in dumps)
+    rows = sum(dump.rows for dump in dumps)
     try:
         one, per_table = merge_floor.one_writer(FLOOR, dumps)
         print(f"floor, one writer: {one:.2f} s ({partitions / one:,.0f} partitions/s), {rows:,} rows", flush=True)
@@ -328,9 +328,8 @@ def target_floor(merge: Any, partitions: int) -> str:
     finally:
         merge_floor.drop(FLOOR)
         for dump in dumps:
-            for half in dump[1:3]:
-                half.unlink()
-    big = ", ".join(f"`{name}` {n:,} rows {per_table[name]:.1f} s" for name, _a, _b, n in dumps if n >= partitions)
+            dump.remove()
+    big = ", ".join(f"`{d.table}` {d.rows:,} rows {per_table[d.table]:.1f} s" for d in dumps if d.rows >= partitions)
     return (
         f"The target's floor in the same run (`benchmarks/merge_floor.py`): the {rows:,} rows `merge_execute` wrote, "
         "read back out of the target into `COPY` files (not timed) and loaded with `COPY … FROM` into a copy of the "

@@ -16,12 +16,26 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import psycopg2
 
 COPY_BUFFER = 1 << 20
+
+
+@dataclass(frozen=True)
+class Dump:
+    """One Hive table's merged rows as ``COPY`` text, in two halves (one per writer of ``two_writers``)."""
+
+    table: str
+    halves: tuple[Path, Path]
+    rows: int
+
+    def remove(self) -> None:
+        for half in self.halves:
+            half.unlink(missing_ok=True)
 
 
 def snapshot(target: str, copy: str) -> None:
@@ -42,9 +56,8 @@ def drop(copy: str) -> None:
     admin.close()
 
 
-def dump_merged(target: str, id_ranges: dict[str, list[int]], folder: Path) -> list[tuple[str, Path, Path, int]]:
-    """The rows the merge with ``id_ranges`` wrote into ``target``, per carried table in dependency order, as ``COPY``
-    text split into two halves: ``(table, first half, second half, rows)``."""
+def dump_merged(target: str, id_ranges: dict[str, list[int]], folder: Path) -> list[Dump]:
+    """The rows the merge with ``id_ranges`` wrote into ``target``, per carried table in dependency order."""
     from operations.merge.copy_plan import BY_NAME, COPY_TABLES, PUBLISH_TABLES, shifted_column
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -62,9 +75,10 @@ def dump_merged(target: str, id_ranges: dict[str, list[int]], folder: Path) -> l
             merged = f'SELECT * FROM "{name}" WHERE "{column}" BETWEEN {int(low)} AND {int(high)}'
             with connection.cursor() as cursor, whole.open("w") as out:
                 cursor.copy_expert(f"COPY ({merged}) TO STDOUT", out)
-            rows = _split(whole, halves := (folder / f"{name}.1.copy", folder / f"{name}.2.copy"))
+            halves = (folder / f"{name}.1.copy", folder / f"{name}.2.copy")
+            rows = _split(whole, halves)
             if rows:
-                dumps.append((name, *halves, rows))
+                dumps.append(Dump(name, halves, rows))
     finally:
         connection.close()
     return dumps
@@ -82,24 +96,24 @@ def _split(whole: Path, halves: tuple[Path, Path]) -> int:
     return count
 
 
-def one_writer(database: str, dumps: list[tuple[str, Path, Path, int]]) -> tuple[float, dict[str, float]]:
+def one_writer(database: str, dumps: list[Dump]) -> tuple[float, dict[str, float]]:
     """Every dump loaded in order on one connection, in one transaction, rolled back: seconds, and per table."""
     per_table: dict[str, float] = {}
     connection = psycopg2.connect(host="127.0.0.1", user="postgres", dbname=database)
     started = time.perf_counter()
     with connection.cursor() as cursor:
-        for name, first, second, _rows in dumps:
+        for dump in dumps:
             began = time.perf_counter()
-            for half in (first, second):
-                _load(cursor, name, half)
-            per_table[name] = time.perf_counter() - began
+            for half in dump.halves:
+                _load(cursor, dump.table, half)
+            per_table[dump.table] = time.perf_counter() - began
     seconds = time.perf_counter() - started
     connection.rollback()
     connection.close()
     return seconds, per_table
 
 
-def two_writers(database: str, dumps: list[tuple[str, Path, Path, int]]) -> float:
+def two_writers(database: str, dumps: list[Dump]) -> float:
     """Each half of every dump loaded by its own connection, concurrently, foreign keys deferred, both rolled back:
     seconds until both were done."""
     connections = [psycopg2.connect(host="127.0.0.1", user="postgres", dbname=database) for _ in range(2)]
@@ -111,8 +125,8 @@ def two_writers(database: str, dumps: list[tuple[str, Path, Path, int]]) -> floa
     def write(connection: Any, half: int) -> None:
         try:
             with connection.cursor() as cursor:
-                for name, *halves, _rows in dumps:
-                    _load(cursor, name, halves[half])
+                for dump in dumps:
+                    _load(cursor, dump.table, dump.halves[half])
         except BaseException as exc:  # reported by the caller
             errors.append(exc)
 
