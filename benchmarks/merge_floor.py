@@ -76,9 +76,11 @@ def dump_merged(target: str, id_ranges: dict[str, list[int]], folder: Path) -> l
             with connection.cursor() as cursor, whole.open("w") as out:
                 cursor.copy_expert(f"COPY ({merged}) TO STDOUT", out)
             halves = (folder / f"{name}.1.copy", folder / f"{name}.2.copy")
-            rows = _split(whole, halves)
-            if rows:
-                dumps.append(Dump(name, halves, rows))
+            dump = Dump(name, halves, _split(whole, halves))
+            if dump.rows:
+                dumps.append(dump)
+            else:
+                dump.remove()
     finally:
         connection.close()
     return dumps
