@@ -9,7 +9,7 @@ merge (Hive's tables with their indexes), so that a merge's rate can be set agai
   deferred to a commit that never comes (``SET CONSTRAINTS ALL DEFERRED``, then rolled back): less work than any
   merge must do, so a lower bound for any parallel writer.
 
-Both are rolled back. The rows are read out of the merged target into files first (not timed).
+The rows are read out of the merged target into files first (not timed).
 """
 
 from __future__ import annotations
@@ -40,20 +40,22 @@ class Dump:
 
 def snapshot(target: str, copy: str) -> None:
     """``copy``: a new database made from ``target`` as it is now (nobody may be connected to ``target``)."""
-    admin = psycopg2.connect(host="127.0.0.1", user="postgres", dbname="postgres")
-    admin.autocommit = True
-    with admin.cursor() as cursor:
-        cursor.execute(f"DROP DATABASE IF EXISTS {copy} WITH (FORCE)")
-        cursor.execute(f"CREATE DATABASE {copy} TEMPLATE {target}")
-    admin.close()
+    _as_admin(f"DROP DATABASE IF EXISTS {copy} WITH (FORCE)", f"CREATE DATABASE {copy} TEMPLATE {target}")
 
 
 def drop(copy: str) -> None:
+    _as_admin(f"DROP DATABASE IF EXISTS {copy} WITH (FORCE)")
+
+
+def _as_admin(*statements: str) -> None:
     admin = psycopg2.connect(host="127.0.0.1", user="postgres", dbname="postgres")
     admin.autocommit = True
-    with admin.cursor() as cursor:
-        cursor.execute(f"DROP DATABASE IF EXISTS {copy} WITH (FORCE)")
-    admin.close()
+    try:
+        with admin.cursor() as cursor:
+            for statement in statements:
+                cursor.execute(statement)
+    finally:
+        admin.close()
 
 
 def dump_merged(target: str, id_ranges: dict[str, list[int]], folder: Path) -> list[Dump]:
