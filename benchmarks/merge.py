@@ -318,7 +318,7 @@ def _snapshot_target() -> None:
 
 def target_floor(merge: Any, partitions: int) -> str:
     """``merge_floor``'s two loads of the rows ``merge`` wrote: a paragraph for the report."""
-    dumps = merge_floor.dump_merged(DATABASES[TARGET], merge.id_ranges, FLOOR_DIR)
+    dumps = merge_floor.dump_merged(merge, FLOOR_DIR)
     rows = sum(dump.rows for dump in dumps)
     try:
         one, per_table = merge_floor.one_writer(FLOOR, dumps)

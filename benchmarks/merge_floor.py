@@ -58,24 +58,25 @@ def _as_admin(*statements: str) -> None:
         admin.close()
 
 
-def dump_merged(target: str, id_ranges: dict[str, list[int]], folder: Path) -> list[Dump]:
-    """The rows the merge with ``id_ranges`` wrote into ``target``, per carried table in dependency order."""
-    from operations.merge.copy_plan import BY_NAME, COPY_TABLES, PUBLISH_TABLES, shifted_column
+def dump_merged(merge: Any, folder: Path) -> list[Dump]:
+    """The rows ``merge`` (a ``MergeImport``) wrote into its target, per carried table in dependency order: what its
+    revert would delete (``imported_rows``)."""
+    from django.db import connections
+
+    from operations.merge.copy_plan import COPY_TABLES, PUBLISH_TABLES
+    from operations.merge.reads import MetastoreReader
+    from operations.merge.revert import imported_rows
 
     folder.mkdir(parents=True, exist_ok=True)
+    tgt = MetastoreReader(merge.target)
     dumps = []
-    connection = psycopg2.connect(host="127.0.0.1", user="postgres", dbname=target)
-    try:
+    with connections[merge.target].cursor() as cursor:
         for name in (*COPY_TABLES, *PUBLISH_TABLES):
-            table = BY_NAME[name]
-            owner = name if table.id_column else shifted_column(name)
-            if owner not in id_ranges:
+            if not tgt.has_table(name):
                 continue
-            low, high = id_ranges[owner]
-            column = table.id_column or table.scope_column
             whole = folder / f"{name}.copy"
-            merged = f'SELECT * FROM "{name}" WHERE "{column}" BETWEEN {int(low)} AND {int(high)}'
-            with connection.cursor() as cursor, whole.open("w") as out:
+            with whole.open("w") as out:
+                merged = f'SELECT * FROM "{name}" WHERE {imported_rows(merge, name, tgt)}'
                 cursor.copy_expert(f"COPY ({merged}) TO STDOUT", out)
             halves = (folder / f"{name}.1.copy", folder / f"{name}.2.copy")
             dump = Dump(name, halves, _split(whole, halves))
@@ -83,8 +84,6 @@ def dump_merged(target: str, id_ranges: dict[str, list[int]], folder: Path) -> l
                 dumps.append(dump)
             else:
                 dump.remove()
-    finally:
-        connection.close()
     return dumps
 
 

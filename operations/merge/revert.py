@@ -20,7 +20,7 @@ from operations.merge.reads import MetastoreReader
 from operations.merge.write_ids import WRITE_ID_TABLE, imported_write_ids, name_condition
 from operations.models import MergeImport
 
-__all__ = ("MergeRevertPreview", "merge_revert", "merge_revert_preview")
+__all__ = ("MergeRevertPreview", "imported_rows", "merge_revert", "merge_revert_preview")
 
 # Storage rows Hive's own new TBLS/PARTITIONS rows point at: attached through the referencing row, not a scope.
 _REFERENCED = (("SDS", "SD_ID", ("TBLS", "PARTITIONS")), ("SERDES", "SERDE_ID", ("SDS",)), ("CDS", "CD_ID", ("SDS",)))
@@ -51,7 +51,7 @@ def merge_revert_preview(merge: MergeImport) -> MergeRevertPreview:
     tgt = MetastoreReader(merge.target)
     attached = _attached(tgt, merge)
     rows = tuple(
-        (name, tgt.scalar(f'SELECT COUNT(*) FROM "{name}" WHERE {_condition(merge, name, {}, tgt)}'))
+        (name, tgt.scalar(f'SELECT COUNT(*) FROM "{name}" WHERE {imported_rows(merge, name, tgt)}'))
         for name in _tables(tgt)
     )
     transactional = _transactional(tgt, merge)
@@ -85,7 +85,7 @@ def merge_revert(merge: MergeImport, *, include_hive_rows: bool = False) -> Merg
                     condition, params = name_condition(tgt, table, transactional)
                     cursor.execute(f"DELETE FROM {tgt.table(table)} WHERE {condition}", params)
             for name in reversed(_tables(tgt)):
-                cursor.execute(f"DELETE FROM {tgt.table(name)} WHERE {_condition(merge, name, attached, tgt)}")
+                cursor.execute(f"DELETE FROM {tgt.table(name)} WHERE {imported_rows(merge, name, tgt, attached)}")
     merge.state = MergeImport.State.REVERTED
     merge.save(update_fields=["state", "updated_at"])
     return merge
@@ -120,9 +120,12 @@ def _tables(tgt: MetastoreReader) -> list[str]:
     return [name for name in (*COPY_TABLES, *PUBLISH_TABLES) if tgt.has_table(name)]
 
 
-def _condition(merge: MergeImport, name: str, attached: dict[str, list[int]], tgt: MetastoreReader) -> str:
-    """The rows of ``name`` a revert deletes: its own id range (or its parent's, for rows keyed by a parent), plus
-    the attached ids."""
+def imported_rows(
+    merge: MergeImport, name: str, tgt: MetastoreReader, attached: dict[str, list[int]] | None = None
+) -> str:
+    """The condition on ``name``'s rows that ``merge`` imported: its own journaled id range (or its parent's, for rows
+    keyed by a parent), plus the ``attached`` ids a revert deletes with them."""
+    attached = attached or {}
     table = BY_NAME[name]
     owner = name if table.id_column else shifted_column(name)
     column = table.id_column or table.scope_column
