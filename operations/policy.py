@@ -30,6 +30,9 @@ DEFAULT_POLICY = {
             "name": "high risk",
             "criteria": [
                 "data_moved",
+                "data_copied",
+                "data_rewritten",
+                "data_deleted",
                 "partitions_dropped",
                 "statistics_dropped",
                 "views_broken",

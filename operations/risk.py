@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from operations.preview import DirectoryMove, TableSnapshot
+from operations.preview import DataCopy, DirectoryMove, TableSnapshot
 from operations.rules import Finding
-from operations.specs import AbortTransactions, AlterSpec, CompactTable
+from operations.specs import AbortTransactions, AlterSpec, CompactFiles, CompactTable, ConvertFormat, Relocate
 
 __all__ = ("CRITERIA", "LEVELS", "RiskCriterion", "plan_criteria", "risk_of")
 
@@ -24,6 +24,9 @@ LEVELS = ("low", "medium", "high")
 # name -> (level, label): every criterion a plan can fire, the names the policy's rules use.
 CRITERIA = {
     "data_moved": ("high", "data moved"),
+    "data_copied": ("high", "data copied"),
+    "data_rewritten": ("high", "data rewritten"),
+    "data_deleted": ("high", "old data deleted after the retention"),
     "partitions_dropped": ("high", "partitions dropped"),
     "statistics_dropped": ("high", "statistics dropped"),
     "views_broken": ("high", "views broken"),
@@ -37,6 +40,7 @@ CRITERIA = {
     "columns_changed": ("medium", "columns changed"),
     "compaction_requested": ("low", "compaction requested"),
 }
+TABLE_ROOT_UNIT = "<table root>"  # a data job's unit for an unpartitioned table (planners/relocate.py TABLE_UNIT)
 _MISSING_LOCATION_FINDINGS = ("location_missing", "source_missing", "directories_missing")
 
 
@@ -76,11 +80,15 @@ def plan_criteria(
     drops: int,
     columns_changed: bool,
     spec: AlterSpec | None = None,
+    data_copy: DataCopy | None = None,
 ) -> tuple[RiskCriterion, ...]:
-    """The criteria the plan fires, in :data:`CRITERIA`'s order."""
+    """The criteria the plan fires, in :data:`CRITERIA`'s order (``data_copy``: what a data job copies or rewrites)."""
     warnings = tuple(warnings)
     found = {
         "data_moved": _moved(moves),
+        "data_copied": _copied(spec, data_copy),
+        "data_rewritten": _rewritten(spec, data_copy),
+        "data_deleted": _deleted_after_retention(spec, data_copy),
         "partitions_dropped": f"{drops:,} partition(s) are dropped from the metastore." if drops else "",
         "statistics_dropped": (
             f"{statistics_dropped:,} column statistics row(s) are deleted; queries plan without them until "
@@ -107,6 +115,46 @@ def _moved(moves: tuple[DirectoryMove, ...]) -> str:
     known = [m.bytes for m in moves if m.bytes is not None]
     size = f", {sum(known):,} bytes" if known else ""
     return f"{len(moves):,} data directory move(s){size}: readers of the old paths fail until they follow."
+
+
+def _copied(spec: AlterSpec | None, data_copy: DataCopy | None) -> str:
+    if not isinstance(spec, Relocate):
+        return ""
+    return (
+        f"A Spark job copies {_amount(data_copy)} to {spec.location}; the metastore is re-pointed there once every "
+        "file is verified."
+    )
+
+
+def _rewritten(spec: AlterSpec | None, data_copy: DataCopy | None) -> str:
+    if not isinstance(spec, CompactFiles | ConvertFormat):
+        return ""
+    how = "into fewer files" if isinstance(spec, CompactFiles) else f"as {spec.file_format.upper()}"
+    return (
+        f"A Spark job rewrites {_amount(data_copy)} {how} in new directories; readers switch to the new files when "
+        "the metastore is re-pointed."
+    )
+
+
+def _deleted_after_retention(spec: AlterSpec | None, data_copy: DataCopy | None) -> str:
+    """A data job keeps the old directories for the retention time only: then the cleanup deletes them."""
+    if not isinstance(spec, Relocate | CompactFiles | ConvertFormat):
+        return ""
+    hours = f"{data_copy.retention_hours:g} hour(s)" if data_copy is not None else "the retention time"
+    return (
+        f"The cleanup deletes the old directories of {_amount(data_copy)} {hours} after the swap; a revert can swap "
+        "back only until then."
+    )
+
+
+def _amount(data_copy: DataCopy | None) -> str:
+    """How much a data job reads: its partitions (or the table's root), files and bytes; ``about`` when sampled."""
+    if data_copy is None:
+        return "the data in scope (not listed: the plan is blocked)"
+    partitions = sum(1 for unit in data_copy.units if unit.key != TABLE_ROOT_UNIT)
+    where = f"{partitions:,} partition(s)" if partitions else "the table's root"
+    about = "about " if data_copy.is_sampled else ""
+    return f"{where} ({about}{data_copy.files:,} file(s), {about}{data_copy.bytes:,} bytes)"
 
 
 def _removed_columns(before: TableSnapshot, after: TableSnapshot) -> str:

@@ -22,7 +22,15 @@ from catalog_admin.models import (
 from catalog_admin.selectors.metastores import Metastore
 from operations.containment import MoveContext, move_blockers
 from operations.planners.object_store_moves import object_store_move_findings
-from operations.preview import DirectoryMove, HiveComparison, PartitionsAffected, Preview, Step, TableSnapshot
+from operations.preview import (
+    DataCopy,
+    DirectoryMove,
+    HiveComparison,
+    PartitionsAffected,
+    Preview,
+    Step,
+    TableSnapshot,
+)
 from operations.risk import plan_criteria, risk_of
 from operations.rules import Finding, check_alter_form
 from operations.specs import AlterSpec
@@ -141,6 +149,7 @@ def build_preview(
     inverse: dict | None = None,
     move_contexts: Mapping[str, MoveContext] | None = None,
     affected: PartitionsAffected | None = None,
+    data_copy: DataCopy | None = None,
 ) -> Preview:
     """Assemble a :class:`Preview` from a planner's parts, with the risk and estimates derived from them.
 
@@ -163,6 +172,7 @@ def build_preview(
         drops=drops,
         columns_changed=columns_changed,
         spec=spec,
+        data_copy=data_copy,
     )
     return Preview(
         metastore=metastore.name,
@@ -185,6 +195,7 @@ def build_preview(
         statistics_dropped=statistics_dropped,
         inverse=inverse or {},
         affected=affected,
+        data_copy=data_copy,
     )
 
 

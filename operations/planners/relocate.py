@@ -81,9 +81,10 @@ def plan_relocate(metastore: Metastore, state: TableState, spec: Relocate) -> Pr
         partitions_touched=len(partitions),
         hive=_hive(metastore),
         inverse={"relocate": True},
+        data_copy=data_copy,
     )
     scope = read_partition_scope(metastore, state.table_id, selection) if selection else None
-    return replace(preview, scope=scope, data_copy=data_copy, risk="high")
+    return replace(preview, scope=scope)
 
 
 # Scope ---------------------------------------------------------------------------------------------------------------

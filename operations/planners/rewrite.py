@@ -121,12 +121,12 @@ def plan_rewrite(metastore: Metastore, state: TableState, spec: RewriteSpec) -> 
         metastore, state, spec, steps=steps, after=after, blockers=blockers,
         warnings=_warnings(state, spec, data_copy, in_scope - len(rows)), partitions_touched=len(partitions),
         hive=_hive(metastore, spec),
-        inverse={"rewrite": True, "table_sd": table_sd, "staging": staging},
+        inverse={"rewrite": True, "table_sd": table_sd, "staging": staging}, data_copy=data_copy,
     )  # fmt: skip
     if selection is not None and partitions:
         selection = {"ids": sorted(r["id"] for r in partitions)}
     scope = read_partition_scope(metastore, state.table_id, selection) if selection and partitions else None
-    return replace(preview, scope=scope, data_copy=data_copy, risk="high")
+    return replace(preview, scope=scope)
 
 
 # Scope ---------------------------------------------------------------------------------------------------------------

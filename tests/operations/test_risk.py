@@ -10,10 +10,10 @@ from dataclasses import replace
 import pytest
 
 from operations.policy import DEFAULT_POLICY, approval_requirement, rule_matches
-from operations.preview import DirectoryMove, TableSnapshot
+from operations.preview import CopyUnit, DataCopy, DirectoryMove, TableSnapshot
 from operations.risk import CRITERIA, plan_criteria, risk_of
 from operations.rules import Finding
-from operations.specs import AbortTransactions, CompactTable, TableRef
+from operations.specs import AbortTransactions, CompactFiles, CompactTable, ConvertFormat, Relocate, TableRef
 
 TABLE = TableSnapshot(
     database="sales",
@@ -30,6 +30,16 @@ TABLE = TableSnapshot(
     serde_params=(),
 )
 MOVE = DirectoryMove("file:/w/a", "file:/w/b", 3, 0, 12, 4096, True, True, True)
+COPY = DataCopy(
+    units=(CopyUnit("dt=1", "file:/w/o/dt=1", "file:/n/dt=1"), CopyUnit("dt=2", "file:/w/o/dt=2", "file:/n/dt=2")),
+    files=14,
+    bytes=52_000,
+    sampled_units=2,
+    sample_files=14,
+    sample_bytes=52_000,
+    retention_hours=168.0,
+)
+ORDERS = TableRef("sales", "orders")
 VIEW_WARNING = Finding("dependent_views", "views", "1 view(s) read sales.orders and will fail: sales.v.", "warning")
 
 
@@ -92,6 +102,46 @@ def test_each_effect_fires_its_named_criterion_and_the_risk_follows(given, name,
     criterion = next(c for c in fired if c.name == name)
     assert (criterion.level, criterion.label) == CRITERIA[name]
     assert criterion.explanation
+
+
+@pytest.mark.parametrize(
+    ("spec", "names", "words"),
+    [
+        pytest.param(Relocate(ORDERS, "file:/n"), ["data_copied", "data_deleted"], "copies", id="relocate"),
+        pytest.param(CompactFiles(ORDERS), ["data_rewritten", "data_deleted"], "into fewer files", id="concatenate"),
+        pytest.param(ConvertFormat(ORDERS, "orc"), ["data_rewritten", "data_deleted"], "as ORC", id="convert"),
+    ],
+)
+def test_a_data_job_fires_named_high_criteria_with_how_much_and_asks_two_approvals(spec, names, words) -> None:
+    """Copying or rewriting data (and deleting the old copy after the retention) fires named high criteria whose
+    sentences say how many partitions, files and bytes; the default policy asks two approvals for them."""
+    # when
+    fired = criteria(spec=spec, data_copy=COPY, partitions_touched=2)
+
+    # then
+    assert [c.name for c in fired if c.level == "high"] == names and risk_of(fired) == "high"
+    assert all("2 partition(s) (14 file(s), 52,000 bytes)" in c.explanation for c in fired if c.name in names)
+    assert words in fired[0].explanation and "168 hour(s)" in fired[1].explanation
+    assert approval_requirement(summary(fired)) == (2, ["high risk"])
+
+
+def test_a_blocked_data_job_is_still_high_risk_and_says_its_data_was_not_listed() -> None:
+    """Without a data copy (the plan was blocked before its listing) the criteria still fire, without numbers."""
+    # when
+    fired = criteria(spec=Relocate(ORDERS, "file:/n"))
+
+    # then
+    assert [c.name for c in fired] == ["data_copied", "data_deleted"] and risk_of(fired) == "high"
+    assert "not listed: the plan is blocked" in fired[0].explanation
+
+
+def test_a_sampled_data_copy_says_its_numbers_are_estimates() -> None:
+    """A copy listed from a sample of its units gives its files and bytes as ``about``."""
+    # when
+    fired = criteria(spec=Relocate(ORDERS, "file:/n"), data_copy=replace(COPY, sampled_units=1))
+
+    # then
+    assert "about 14 file(s), about 52,000 bytes" in fired[0].explanation
 
 
 def test_a_broken_view_is_explained_with_the_warnings_own_words() -> None:
