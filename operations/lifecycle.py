@@ -177,7 +177,7 @@ def _unblocked(change: ChangeRequest) -> Allowed:
         False,
         first.get("message", ""),
         ErrorCode.HIVE_RULE_VIOLATION,
-        {"rule": first.get("rule"), "blockers": blockers},
+        {"rule": first.get("rule"), "blockers": blockers, "blocker_counts": change.preview.get("blocker_counts", {})},
     )
 
 

@@ -16,7 +16,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from catalog_admin.selectors.partition_charts import Chart
-from operations.rules import Finding
+from operations.rules import BoundedFindings, Finding, bound_findings
 from operations.specs import AlterSpec
 
 if TYPE_CHECKING:
@@ -401,7 +401,8 @@ class Preview:
     @cached_property
     def fingerprint(self) -> str:
         """The plan's digest: what approval binds. Every statement (text, parameters, expected rows), every directory
-        move, the counts, the partitions in scope and the table's rows; any difference makes another plan."""
+        move, the counts, the partitions in scope and the table's rows; any difference makes another plan. A blocked
+        plan binds its blockers by their counts per code and a digest (never the full list, which may be huge)."""
         plan = {
             "metastore": self.metastore,
             "schema_version": self.schema_version,
@@ -416,7 +417,18 @@ class Preview:
             plan["events"] = self.events.as_dict()
         if self.data_copy is not None:
             plan["data_copy"] = self.data_copy.digest
+        if self.blockers:
+            plan["blockers"] = {"counts": self.bounded_blockers.counts, "digest": self.bounded_blockers.digest}
         return _digest(plan)
+
+    @cached_property
+    def bounded_blockers(self) -> BoundedFindings:
+        """The blockers as stored and shown: a bounded number per code, with every code's count."""
+        return bound_findings(self.blockers)
+
+    @cached_property
+    def bounded_warnings(self) -> BoundedFindings:
+        return bound_findings(self.warnings)
 
     @property
     def is_executable(self) -> bool:
@@ -441,7 +453,8 @@ class Preview:
         return self.before.diff(self.after)
 
     def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready summary (steps without parameters) for the API and the audit trail."""
+        """A JSON-ready summary (steps without parameters) for the API and the audit trail; blockers and warnings are
+        bounded per code (``blocker_counts``/``warning_counts``: every code's total)."""
         return {
             "metastore": self.metastore,
             "schema_version": self.schema_version,
@@ -457,8 +470,11 @@ class Preview:
             "diff": [{"field": f, "before": b, "after": a} for f, b, a in self.diff],
             "row_changes": [asdict(r) for r in self.row_changes],
             "moves": [asdict(m) for m in self.moves],
-            "blockers": [asdict(f) for f in self.blockers],
-            "warnings": [asdict(f) for f in self.warnings],
+            "blockers": self.bounded_blockers.as_list(),
+            "blocker_counts": dict(self.bounded_blockers.counts),
+            "blockers_digest": self.bounded_blockers.digest,
+            "warnings": self.bounded_warnings.as_list(),
+            "warning_counts": dict(self.bounded_warnings.counts),
             "partitions_touched": self.partitions_touched,
             "statistics_moved": self.statistics_moved,
             "statistics_dropped": self.statistics_dropped,

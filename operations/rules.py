@@ -8,15 +8,26 @@ for these rules.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import Any
 
+from django.conf import settings
+
+from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.hive.names import directory_name_problems, is_valid_name
 from catalog_admin.hive.versions import SchemaVersion
 from operations.ddl.types import type_problem
 
 __all__ = (
+    "BoundedFindings",
     "Finding",
+    "blocked_error",
+    "bound_findings",
     "canonical_type",
     "check_alter_form",
     "check_bucket_columns",
@@ -97,6 +108,54 @@ class Finding:
     rule: str
     message: str
     severity: str = "blocker"
+
+
+@dataclass(frozen=True)
+class BoundedFindings:
+    """Findings as a preview stores and shows them: at most a bounded number of each code (the first ones found),
+    every code's total, and a digest of them all (so that a change among the ones left out is still seen)."""
+
+    listed: tuple[Finding, ...]
+    counts: tuple[tuple[str, int], ...]  # (code, how many), in the order the codes were first found
+    digest: str
+
+    @property
+    def total(self) -> int:
+        return sum(count for _code, count in self.counts)
+
+    @property
+    def more(self) -> dict[str, int]:
+        """Per code, how many are not listed (only the codes with some left out)."""
+        listed = Counter(finding.code for finding in self.listed)
+        return {code: count - listed[code] for code, count in self.counts if count > listed[code]}
+
+    def as_list(self) -> list[dict[str, Any]]:
+        return [asdict(finding) for finding in self.listed]
+
+
+def bound_findings(findings: Iterable[Finding], per_code: int | None = None) -> BoundedFindings:
+    """The first ``per_code`` findings of each code (``CATALOG_PREVIEW_FINDINGS_PER_CODE``, 20 by default), with
+    each code's total and a digest of every finding: a preview of 50,000 blockers stores 20 of them and their count."""
+    limit = per_code if per_code is not None else getattr(settings, "CATALOG_PREVIEW_FINDINGS_PER_CODE", 20)
+    every = tuple(findings)
+    counts = Counter(finding.code for finding in every)
+    kept: Counter[str] = Counter()
+    listed = []
+    for finding in every:
+        if kept[finding.code] < limit:
+            kept[finding.code] += 1
+            listed.append(finding)
+    payload = json.dumps([[f.code, f.rule, f.message, f.severity] for f in every]).encode()
+    return BoundedFindings(tuple(listed), tuple(counts.items()), hashlib.sha256(payload).hexdigest()[:32])
+
+
+def blocked_error(blockers: Iterable[Finding]) -> ApplicationError:
+    """The refusal of a blocked plan: its first blocker's words; details name the rule, the bounded blockers and
+    every code's count."""
+    bounded = bound_findings(blockers)
+    first = bounded.listed[0]
+    details = {"rule": first.rule, "blockers": bounded.as_list(), "blocker_counts": dict(bounded.counts)}
+    return ApplicationError(ErrorCode.HIVE_RULE_VIOLATION, first.message, details)
 
 
 def check_alter_form(*, written_on_view: bool, is_view: bool) -> list[Finding]:

@@ -78,6 +78,10 @@ class ChangeRequestFilter:
         return not any(getattr(self, name) for name in self.__dataclass_fields__)
 
 
+# A stored preview can be large (hundreds of KB on a huge table): lists show none of it, so they never decode it.
+_LIST_DEFERRED = ("preview",)
+
+
 def _requests() -> QuerySet[ChangeRequest]:
     return ChangeRequest.objects.select_related("requester").prefetch_related(
         Prefetch("approvals", queryset=Approval.objects.select_related("approver"))
@@ -107,8 +111,8 @@ def get_change_request(pk: int) -> ChangeRequest:
 
 
 def list_change_requests(filters: ChangeRequestFilter, *, cursor: str = "", size: int = 50) -> Page[ChangeRequest]:
-    """One keyset page of requests, newest first."""
-    qs = _requests()
+    """One keyset page of requests, newest first, without their stored previews (a row shows none of it)."""
+    qs = _requests().defer(*_LIST_DEFERRED)
     if filters.state:
         qs = qs.filter(state=filters.state)
     if filters.metastore:
@@ -129,7 +133,7 @@ def inbox(user: AbstractBaseUser) -> list[ChangeRequest]:
     plan touches), not yet decided."""
     if not has_role(user, Role.APPROVER, Role.ADMIN):
         return []
-    waiting = list(_waiting_for(user, _requests()).order_by("submitted_at", "id")[:_INBOX_LIMIT])
+    waiting = list(_waiting_for(user, _requests().defer(*_LIST_DEFERRED)).order_by("submitted_at", "id")[:_INBOX_LIMIT])
     scope = _scope_check(user)
     return [r for r in waiting if scope(r)]
 
@@ -139,12 +143,13 @@ def inbox_count(user: AbstractBaseUser) -> int:
     if not has_role(user, Role.APPROVER, Role.ADMIN):
         return 0
     scope = _scope_check(user)
-    return sum(1 for r in _waiting_for(user, ChangeRequest.objects.all())[:_INBOX_LIMIT] if scope(r))
+    waiting = _waiting_for(user, ChangeRequest.objects.defer(*_LIST_DEFERRED))[:_INBOX_LIMIT]
+    return sum(1 for r in waiting if scope(r))
 
 
 def _waiting_for(user: AbstractBaseUser, qs: QuerySet[ChangeRequest]) -> QuerySet[ChangeRequest]:
     waiting = qs.filter(state=ChangeRequestState.SUBMITTED).exclude(requester=user).exclude(approvals__approver=user)
-    return waiting.select_related("revert_of")
+    return waiting.select_related("revert_of").defer("revert_of__preview")
 
 
 def _scope_check(user: AbstractBaseUser) -> Callable[[ChangeRequest], bool]:

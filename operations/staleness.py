@@ -102,6 +102,7 @@ def compare_plans(approved: Plan, current: Plan) -> Staleness:
         + _move_changes(old, new)
         + _scope_changes(old.get("scope"), new.get("scope"))
         + _statement_changes(old.get("steps") or [], new.get("steps") or [])
+        + _blocker_changes(old, new)
     )
     return Staleness(True, tuple(changes), old.get("fingerprint", ""), new.get("fingerprint", ""))
 
@@ -211,6 +212,30 @@ def _scope_changes(old: dict[str, Any] | None, new: dict[str, Any] | None) -> li
             )
         )
     return changes
+
+
+def _blocker_changes(old: dict[str, Any], new: dict[str, Any]) -> list[StaleChange]:
+    """Blockers by code: each code whose count changed; other blockers under the same counts (the digest)."""
+    before, after = _blocker_counts(old), _blocker_counts(new)
+    changes = [
+        StaleChange(f"Blockers {code}", f"{before.get(code, 0):,}", f"{after.get(code, 0):,}")
+        for code in dict.fromkeys([*before, *after])
+        if before.get(code, 0) != after.get(code, 0)
+    ]
+    digests = old.get("blockers_digest"), new.get("blockers_digest")
+    if not changes and None not in digests and digests[0] != digests[1]:
+        changes.append(StaleChange("Blockers", "as previewed", "other blockers, the same number of each kind"))
+    return changes
+
+
+def _blocker_counts(summary: dict[str, Any]) -> dict[str, int]:
+    """Every blocker code's total (a summary stored before the counts existed: its listed blockers)."""
+    if "blocker_counts" in summary:
+        return dict(summary["blocker_counts"])
+    counts: dict[str, int] = {}
+    for blocker in summary.get("blockers") or []:
+        counts[blocker.get("code", "")] = counts.get(blocker.get("code", ""), 0) + 1
+    return counts
 
 
 def _presence(partition: dict[str, Any] | None) -> str:

@@ -331,8 +331,15 @@ class PreviewSerializer(serializers.Serializer):
     diff = PreviewDiffSerializer(many=True, help_text="The table's fields before and after.")
     row_changes = PreviewRowChangeSerializer(many=True, help_text="Expected rows per metastore table.")
     moves = PreviewMoveSerializer(many=True, help_text="Data directories that move.")
-    blockers = PreviewFindingSerializer(many=True)
-    warnings = PreviewFindingSerializer(many=True)
+    blockers = PreviewFindingSerializer(many=True, help_text="The first blockers of each code (a bounded list).")
+    blocker_counts = serializers.DictField(
+        child=serializers.IntegerField(), required=False, help_text="Every blocker code's total, listed or not."
+    )
+    blockers_digest = serializers.CharField(required=False, help_text="A digest of every blocker (listed or not).")
+    warnings = PreviewFindingSerializer(many=True, help_text="The first warnings of each code (a bounded list).")
+    warning_counts = serializers.DictField(
+        child=serializers.IntegerField(), required=False, help_text="Every warning code's total, listed or not."
+    )
     partitions_touched = serializers.IntegerField()
     statistics_moved = serializers.IntegerField()
     statistics_dropped = serializers.IntegerField()

@@ -54,6 +54,7 @@ from operations.planners.rename_table import plan_rename_table
 from operations.planners.rewrite import plan_rewrite, plan_set_file_format
 from operations.planners.transactions import plan_abort_transactions
 from operations.preview import DirectoryMove, Measured, NewId, Preview, Step
+from operations.rules import blocked_error
 from operations.services.audit import audit_execution
 from operations.services.commit_markers import clear_commit_marker, new_commit_marker, write_commit_marker
 from operations.specs import (
@@ -203,12 +204,7 @@ def alter_execute(
                 staleness,
             )
     if preview.blockers:
-        first = preview.blockers[0]
-        raise ApplicationError(
-            ErrorCode.HIVE_RULE_VIOLATION,
-            first.message,
-            {"rule": first.rule, "blockers": [b.__dict__ for b in preview.blockers]},
-        )
+        raise blocked_error(preview.blockers)
     metastore = get_metastore(preview.metastore)
     execution = _start_execution(preview, actor=actor, source=source, reason=reason)
     started = time.monotonic()

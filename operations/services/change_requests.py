@@ -30,6 +30,7 @@ from operations.models import Approval, ChangeRequest, Comment, Execution, Job
 from operations.notifications import notify_transition
 from operations.policy import Allowed, approval_requirement, can_request, rule_matches
 from operations.preview import Preview
+from operations.rules import blocked_error
 from operations.services.alter import alter_preview
 from operations.services.audit import record_audit
 from operations.services.jobs import enqueue_execution, schedule_due_check
@@ -172,7 +173,7 @@ def change_request_submit(*, request: ChangeRequest, user: User) -> ChangeReques
     _require(lifecycle.can_submit(request, user))
     preview = change_request_plan(request)
     if preview.blockers:
-        _raise_blocked(preview)
+        raise blocked_error(preview.blockers)
     with transaction.atomic():
         _guarded(request, "submit", submitted_at=timezone.now(), **_preview_fields(preview))
         _audit(request, user, "submit", "submitted", preview)
@@ -192,7 +193,7 @@ def change_request_refresh(*, request: ChangeRequest, user: User) -> ChangeReque
     _require(lifecycle.can_refresh(request, user))
     preview = change_request_plan(request)
     if request.state != ChangeRequestState.DRAFT and preview.blockers:
-        _raise_blocked(preview)
+        raise blocked_error(preview.blockers)
     changed = preview.fingerprint != request.fingerprint
     with transaction.atomic():
         if request.state == ChangeRequestState.DRAFT or not changed:
@@ -484,7 +485,7 @@ def _fresh_preview(request: ChangeRequest) -> Plan:
             current_diff=[{"field": f, "before": b, "after": a} for f, b, a in preview.diff],
         )
     if preview.blockers:
-        _raise_blocked(preview)
+        raise blocked_error(preview.blockers)
     return preview
 
 
@@ -524,15 +525,6 @@ def _require_future(at: datetime) -> None:
 
 def _iso(request: ChangeRequest) -> str | None:
     return request.scheduled_for.isoformat() if request.scheduled_for else None
-
-
-def _raise_blocked(preview: Plan) -> None:
-    first = preview.blockers[0]
-    raise ApplicationError(
-        ErrorCode.HIVE_RULE_VIOLATION,
-        first.message,
-        {"rule": first.rule, "blockers": [b.__dict__ for b in preview.blockers]},
-    )
 
 
 def _reload(request: ChangeRequest) -> ChangeRequest:

@@ -25,6 +25,7 @@ from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.locations import filesystem_for
 from operations.models import Execution, Relocation
 from operations.preview import DataCopy, Preview
+from operations.rules import blocked_error
 from operations.services.alter import alter_execute
 from operations.services.audit import record_audit
 from operations.services.rewrite import REWRITE_SPECS, measured_statistics, rewrite_plan, verify_rewrite_manifest
@@ -207,12 +208,7 @@ def _remove_copies(plan: dict[str, Any]) -> None:
 
 def _refuse_blocked(preview: Preview) -> None:
     if preview.blockers:
-        first = preview.blockers[0]
-        raise ApplicationError(
-            ErrorCode.HIVE_RULE_VIOLATION,
-            first.message,
-            {"rule": first.rule, "blockers": [b.__dict__ for b in preview.blockers]},
-        )
+        raise blocked_error(preview.blockers)
 
 
 def _data_copy(preview: Preview) -> DataCopy:

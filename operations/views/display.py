@@ -84,8 +84,17 @@ class PreviewDisplay:
         return self.summary.get("blockers") or []
 
     @property
+    def blockers_more(self) -> list[tuple[str, int, int, int]]:
+        """``(code, listed, not listed, total)`` for each kind of blocker the stored preview lists only the first of."""
+        return _more(self.blockers, self.summary.get("blocker_counts"))
+
+    @property
     def warnings(self) -> list[dict[str, Any]]:
         return self.summary.get("warnings") or []
+
+    @property
+    def warnings_more(self) -> list[tuple[str, int, int, int]]:
+        return _more(self.warnings, self.summary.get("warning_counts"))
 
     @property
     def moves(self) -> list[dict[str, Any]]:
@@ -101,7 +110,7 @@ class PreviewDisplay:
         return self.summary.get("data_copy")
 
     @property
-    def file_sizes(self) -> list[tuple[str, int, int]]:
+    def file_sizes(self) -> list[tuple[str, int, int, int]]:
         """The histogram's rows ``(size bucket, files, bytes)`` for the table beside the chart."""
         chart = ((self.data_copy or {}).get("scope") or {}).get("file_sizes") or {}
         series = chart.get("series") or {}
@@ -124,6 +133,17 @@ class Freshness:
     stale: bool = False
     error: str = ""
     changes: tuple[StaleChange, ...] = field(default_factory=tuple)
+
+
+def _more(listed: list[dict[str, Any]], counts: dict[str, int] | None) -> list[tuple[str, int, int, int]]:
+    shown: dict[str, int] = {}
+    for finding in listed:
+        shown[finding.get("code", "")] = shown.get(finding.get("code", ""), 0) + 1
+    return [
+        (code, shown.get(code, 0), total - shown.get(code, 0), total)
+        for code, total in (counts or {}).items()
+        if total > shown.get(code, 0)
+    ]
 
 
 def preview_display(

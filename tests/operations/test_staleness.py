@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from operations.ddl.parser import parse_alter
 from operations.preview import DirectoryMove, HiveComparison, PartitionScope, Preview, Step, TableSnapshot
+from operations.rules import Finding
 from operations.staleness import StaleChange, compare_plans
 
 DROP = "ALTER TABLE sales.orders DROP PARTITION (dt='2024-01-03', hour=0)"
@@ -162,4 +163,52 @@ def test_a_changed_table_parameter_is_named_with_its_entry() -> None:
     assert staleness.changes == (
         StaleChange("Table parameters (current table)", "as previewed", "+ changed_by_hive = 1"),
         StaleChange("Table parameters (after the change)", "as previewed", "+ changed_by_hive = 1"),
+    )
+
+
+def in_use(count: int, first: int = 0) -> tuple[Finding, ...]:
+    """``count`` directory_in_use blockers (one per partition directory, numbered from ``first``) and one other."""
+    found = [Finding("directory_in_use", "containment", f"{ROOT}/dt={n} is in use") for n in range(first, count)]
+    return (*found, Finding("destination_exists", "relocate", "file:/n already exists"))
+
+
+def test_a_blocked_plan_stores_a_bounded_number_of_blockers_per_kind_with_their_total(settings) -> None:
+    """50 blockers of one kind: the stored summary lists the first 20 (the setting) and says there are 50."""
+    # given
+    settings.CATALOG_PREVIEW_FINDINGS_PER_CODE = 20
+
+    # when
+    summary = stored(replace(plan(), blockers=in_use(50)))
+
+    # then
+    assert [b["message"] for b in summary["blockers"]] == [f"{ROOT}/dt={n} is in use" for n in range(20)] + [
+        "file:/n already exists"
+    ]
+    assert summary["blocker_counts"] == {"directory_in_use": 50, "destination_exists": 1}
+    assert summary["executable"] is False
+
+
+def test_one_more_blocker_of_a_kind_is_another_plan_named_by_its_count() -> None:
+    """The fingerprint binds the blockers' counts: one more of a kind is stale, and the change names the kind."""
+    # when
+    staleness = compare_plans(stored(replace(plan(), blockers=in_use(50))), replace(plan(), blockers=in_use(51)))
+
+    # then
+    assert staleness.is_stale
+    assert staleness.changes == (StaleChange("Blockers directory_in_use", "50", "51"),)
+
+
+def test_another_blocker_among_those_not_listed_is_still_another_plan() -> None:
+    """Same counts, one blocker left out of the stored list differs: the digest of all of them tells."""
+    # given
+    approved = replace(plan(), blockers=in_use(50))
+    current = replace(plan(), blockers=(*in_use(49), Finding("directory_in_use", "containment", "file:/other")))
+
+    # when
+    staleness = compare_plans(stored(approved), current)
+
+    # then
+    assert staleness.is_stale
+    assert staleness.changes == (
+        StaleChange("Blockers", "as previewed", "other blockers, the same number of each kind"),
     )

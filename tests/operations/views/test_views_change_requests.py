@@ -21,7 +21,9 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import escape
@@ -37,7 +39,8 @@ from operations.services.change_requests import (
     change_request_submit,
 )
 from operations.services.jobs import run_job
-from tests.fixtures.factories import html, make_user
+from tests.fixtures.factories import html, make_user, token_client
+from tests.fixtures.operations import location_of
 
 pytestmark = [pytest.mark.django_db(databases="__all__"), pytest.mark.usefixtures("eager_jobs")]
 ON_TWO_METASTORES = pytest.mark.parametrize("metastore_alias", ["hive31_pg", "hive23_my"], indirect=True)
@@ -610,6 +613,49 @@ def test_the_request_lists_filter_and_page_by_cursor(metastore, people):
 
     mine = html(signed_in(people["steward2"]).get(reverse("operations:mine")))
     assert re.findall(r'data-request="(\d+)"', mine) == [str(other.pk)]
+
+
+def test_the_request_lists_never_read_a_stored_preview(metastore, people):
+    """A stored preview can be megabytes: the list pages, the API's list and the inbox select the columns they show,
+    never ``preview``."""
+    # given
+    submitted(people, metastore)
+    approver = signed_in(people["approver"])
+    token = token_client(people["viewer"])
+
+    # when
+    with CaptureQueriesContext(connection) as queries:
+        pages = [
+            approver.get(reverse("operations:list")),
+            approver.get(reverse("operations:inbox")),
+            token.get(reverse("operations_api:change-request-list")),
+        ]
+
+    # then
+    assert [page.status_code for page in pages] == [200, 200, 200]
+    requests = [q["sql"] for q in queries.captured_queries if "operations_changerequest" in q["sql"]]
+    assert requests and not [sql for sql in requests if '"operations_changerequest"."preview"' in sql]
+
+
+def test_a_draft_stores_a_bounded_number_of_blockers_per_kind_and_the_page_says_how_many(
+    metastore, people, warehouse, settings
+):
+    """Four partitions whose destination is another table's directory: the stored preview keeps the first two
+    ``directory_in_use`` blockers (the setting) with their count; the page lists two and says there are two more."""
+    # given
+    settings.CATALOG_PREVIEW_FINDINGS_PER_CODE = 2
+    inside_customers = location_of(warehouse / "sales.db" / "customers" / "x")
+    statement = f"ALTER TABLE sales.orders PARTITION (dt='2024-01-02') SET LOCATION '{inside_customers}' WITH DATA"
+
+    # when
+    request = create(people, metastore, statement)
+    page = html(signed_in(people["viewer"]).get(detail(request.pk)))
+
+    # then
+    assert request.preview["blocker_counts"]["directory_in_use"] == 4
+    assert [b["code"] for b in request.preview["blockers"]].count("directory_in_use") == 2
+    assert page.count("moving it would move or mix that data") == 2
+    assert "… and 2 more <code>directory_in_use</code> blockers (4 in all; the first 2 are listed)." in page
 
 
 # Audit -------------------------------------------------------------------------------------------------------------
