@@ -113,14 +113,20 @@ def stale_reason(change: ChangeRequest) -> str:
 
 
 def databases_touched(change: ChangeRequest) -> tuple[str, ...]:
-    """Every database the request's plan touches: its table's, a rename's destination, and (for a revert) those of
-    the request it reverts; sorted, without repeats."""
-    names = {change.database_name, *_operation_databases(change.operation)}
+    """Every database the request's plan touches: its table's, a rename's destination, those the plan names (an
+    abort's transactions' other writes, kept in its policy), and (for a revert) those of the request it reverts;
+    sorted, without repeats."""
+    names = {change.database_name, *_operation_databases(change.operation), *_plan_databases(change)}
     if change.revert_of_id:
         original = change.revert_of
         assert original is not None, "a revert request names the request it reverts"
-        names |= {original.database_name, *_operation_databases(original.operation)}
+        names |= {original.database_name, *_operation_databases(original.operation), *_plan_databases(original)}
     return tuple(sorted(name for name in names if name))
+
+
+def _plan_databases(change: ChangeRequest) -> list[str]:
+    """The databases the stored plan names (``policy``: small, read by lists that leave the preview out)."""
+    return list((change.policy or {}).get("databases") or ())
 
 
 def _operation_databases(operation: dict[str, Any] | None) -> set[str]:

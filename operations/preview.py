@@ -397,6 +397,7 @@ class Preview:
     criteria: tuple[RiskCriterion, ...] = ()  # why the risk is what it is (derived from the plan: not fingerprinted)
     affected: PartitionsAffected | None = None  # the partitions that go or are renamed (a listing: not fingerprinted)
     data_copy: DataCopy | None = None  # a data job (relocate) copies these before the steps re-point the metastore
+    databases: tuple[str, ...] = ()  # every database an abort's transactions wrote to or locked (its table's too)
 
     @cached_property
     def fingerprint(self) -> str:
@@ -417,6 +418,8 @@ class Preview:
             plan["events"] = self.events.as_dict()
         if self.data_copy is not None:
             plan["data_copy"] = self.data_copy.digest
+        if self.databases:
+            plan["databases"] = list(self.databases)
         if self.blockers:
             plan["blockers"] = {"counts": self.bounded_blockers.counts, "digest": self.bounded_blockers.digest}
         return _digest(plan)
@@ -481,6 +484,7 @@ class Preview:
             "hive": asdict(self.hive),
             "events": self.events.as_dict() if self.events else None,
             "estimated_seconds": self.estimated_seconds,
+            "databases": list(self.databases),
             **({"data_copy": self.data_copy.as_dict()} if self.data_copy is not None else {}),
             "steps": [
                 {

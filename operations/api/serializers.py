@@ -348,6 +348,12 @@ class PreviewSerializer(serializers.Serializer):
         allow_null=True, help_text="Notification events execution writes (null: events off or nothing runs)."
     )
     estimated_seconds = serializers.FloatField()
+    databases = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="Every database the plan changes, where it names them (an abort: its table's and every one its "
+        "transactions wrote to or locked); an approver's scope must cover them all.",
+    )
     steps = PreviewStepSerializer(many=True)
 
 

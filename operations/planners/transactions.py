@@ -18,8 +18,9 @@ none); the console's notification layer writes them in the same transaction (``o
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
-from catalog_admin.models import HiveLock, Transaction, TransactionComponent
+from catalog_admin.models import HiveLock, Transaction, TransactionComponent, TransactionWriteId
 from catalog_admin.selectors.metastores import Metastore
 from operations.planners.common import build_preview, snapshot
 from operations.preview import Preview, Step
@@ -50,7 +51,7 @@ def plan_abort_transactions(metastore: Metastore, state: TableState, spec: Abort
             blockers.append(
                 Finding("transaction_elsewhere", "acid", f"Transaction {txn_id} holds no write or lock on {state.ref}.")
             )
-        others = sorted(f"{d}.{t}" for d, t in writes.get(txn_id, set()) - {here})
+        others = sorted(f"{d}.{t}" if t else f"database {d}" for d, t in writes.get(txn_id, set()) - {here})
         if others:
             warnings.append(
                 Finding("transaction_writes_elsewhere", "acid",
@@ -63,7 +64,7 @@ def plan_abort_transactions(metastore: Metastore, state: TableState, spec: Abort
                         "client is probably still running.", "warning")
             )  # fmt: skip
     locks = HiveLock.objects.using(alias).filter(txn_id__in=ids).count()
-    return build_preview(
+    preview = build_preview(
         metastore,
         state,
         spec,
@@ -72,16 +73,23 @@ def plan_abort_transactions(metastore: Metastore, state: TableState, spec: Abort
         blockers=blockers,
         warnings=warnings,
     )
+    touched = {database for written in writes.values() for database, _table in written} | {state.ref.database}
+    return replace(preview, databases=tuple(sorted(touched)))
 
 
 def _tables_written(metastore: Metastore, ids: list[int]) -> dict[int, set[tuple[str, str]]]:
-    """(database, table) each transaction writes (TXN_COMPONENTS) or locks (HIVE_LOCKS)."""
+    """(database, table) each transaction writes (TXN_COMPONENTS; TXN_TO_WRITE_ID on 3.x/4.x, where a write id is
+    allocated before any component is written) or locks (HIVE_LOCKS; a database-level lock with an empty table)."""
     alias, fields = metastore.alias, ("txn_id", "database", "table")
+    sources = [
+        TransactionComponent.objects.using(alias).filter(txn_id__in=ids).values_list(*fields),
+        HiveLock.objects.using(alias).filter(txn_id__in=ids).values_list(*fields),
+    ]
+    if metastore.schema.has_write_ids:
+        sources.append(TransactionWriteId.objects.using(alias).filter(txn_id__in=ids).values_list(*fields))
     tables: dict[int, set[tuple[str, str]]] = {}
-    components = TransactionComponent.objects.using(alias).filter(txn_id__in=ids).values_list(*fields)
-    locks = HiveLock.objects.using(alias).filter(txn_id__in=ids, table__isnull=False).values_list(*fields)
-    for txn_id, database, table in (*components, *locks):
-        tables.setdefault(txn_id, set()).add((database, table))
+    for txn_id, database, table in (row for rows in sources for row in rows):
+        tables.setdefault(txn_id, set()).add((database, table or ""))
     return tables
 
 

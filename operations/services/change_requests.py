@@ -468,7 +468,12 @@ def _preview_fields(preview: Plan) -> dict[str, Any]:
         "fingerprint": preview.fingerprint,
         "risk": preview.risk,
         "required_approvals": needed,
-        "policy": {"rules": reasons, "approvals": needed, "matched": matched},
+        "policy": {
+            "rules": reasons,
+            "approvals": needed,
+            "matched": matched,
+            "databases": summary.get("databases", []),
+        },
     }
 
 

@@ -27,7 +27,7 @@ from rest_framework.test import APIClient
 
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError, ErrorCode
-from catalog_admin.models import Table, TableParam
+from catalog_admin.models import Table, TableParam, TransactionComponent, TransactionWriteId
 from catalog_admin.selectors.metastores import Metastore
 from operations import lifecycle
 from operations.ddl.parser import parse_alter
@@ -593,6 +593,41 @@ def test_the_inbox_leaves_out_plans_partly_outside_the_scope(
 
     assert [r.pk for r in inbox(marketing_only)] == [inside.pk]
     assert {r.pk for r in inbox(people["approver"])} == {cross.pk, inside.pk}  # unscoped: everything
+
+
+def test_an_abort_needs_scope_over_every_database_its_transactions_wrote_to(
+    metastore: Metastore, people: dict[str, User], settings
+) -> None:
+    """The transaction aborted on ops.job_runs_acid also wrote sales.orders (TXN_COMPONENTS) and was given a write id
+    on marketing.clicks (TXN_TO_WRITE_ID): the plan names all three databases, and an approver scoped to ops alone
+    can neither approve it nor see it in the inbox."""
+    # given
+    settings.CATALOG_APPROVER_SCOPES = {"ops-approvers": ["ops"], "all-approvers": ["ops", "sales", "marketing"]}
+    ops_only = make_user("ops_only", "approver", "ops-approvers")
+    everywhere = make_user("everywhere", "approver", "all-approvers")
+    running = TransactionComponent.objects.using(metastore.alias).filter(database="ops").values("txn_id")[0]["txn_id"]
+    with allow_metastore_writes():
+        TransactionComponent.objects.using(metastore.alias).create(
+            txn_id=running, database="sales", table="orders", partition="dt=2024-01-02/hour=0", operation_type="i"
+        )
+        TransactionWriteId.objects.using(metastore.alias).create(
+            txn_id=running, database="marketing", table="clicks", write_id=1
+        )
+
+    # when
+    change = submitted(people, f"ALTER TABLE ops.job_runs_acid ABORT TRANSACTIONS {running}")
+    with pytest.raises(ApplicationError) as refused:
+        change_request_approve(request=change, user=ops_only)
+    waiting = inbox(ops_only)
+    decided = change_request_approve(request=change, user=everywhere)
+
+    # then
+    assert change.preview["databases"] == ["marketing", "ops", "sales"]
+    assert lifecycle.databases_touched(change) == ("marketing", "ops", "sales")
+    assert refused.value.code == ErrorCode.PERMISSION_DENIED
+    assert refused.value.message == "Your approval rights do not cover database 'marketing'."
+    assert change.pk not in [r.pk for r in waiting]
+    assert decided.state == "approved"
 
 
 def test_a_cancelled_request_cannot_be_cancelled_again_in_the_lifecycle_words(
