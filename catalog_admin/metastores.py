@@ -20,13 +20,14 @@ them). ``METASTORE_PARTITION_NAME_WHITELIST_<NAME>`` is that metastore's ``metas
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 import dj_database_url
 
 from catalog_admin.locations import normalize_location
+from catalog_admin.utils.text import redact
 
 __all__ = (
     "DEMO_METASTORE_NAME",
@@ -60,7 +61,7 @@ class MetastoreConfig:
     """One registered metastore: its name (also its database alias) and connection URL."""
 
     name: str
-    url: str
+    url: str = field(repr=False)  # may hold a password: shown only as display_url (redact)
     warehouse: str = ""
     external_warehouse: str = ""  # Hive 4's metastore.warehouse.external.dir
     extra_roots: tuple[str, ...] = ()
@@ -99,12 +100,8 @@ class MetastoreConfig:
 
     @property
     def display_url(self) -> str:
-        """The URL without its password, safe to show."""
-        parts = urlsplit(self.url)
-        if parts.password is None:
-            return self.url
-        netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
-        return parts._replace(netloc=netloc).geturl()
+        """The URL without its password or credential parameters, safe to show."""
+        return redact(self.url)
 
 
 def parse_metastores(env: dict[str, str], base_dir: Path) -> tuple[list[MetastoreConfig], str]:
@@ -131,7 +128,7 @@ def database_settings(config: MetastoreConfig, base_dir: Path) -> dict:
     try:
         settings = dj_database_url.parse(url.split("?")[0], conn_max_age=60, conn_health_checks=True)
     except Exception as exc:  # dj_database_url raises bare exceptions for unknown schemes
-        raise MetastoreConfigError(f"Metastore '{config.name}' has an unusable URL: {exc}") from exc
+        raise MetastoreConfigError(f"Metastore '{config.name}' has an unusable URL: {redact(str(exc))}") from exc
     backend = settings["ENGINE"].rsplit(".", 1)[-1]
     if backend not in ENGINES:
         raise MetastoreConfigError(
@@ -154,7 +151,7 @@ def _split_pairs(value: str) -> list[tuple[str, str]]:
         name, sep, url = item.partition("=")
         name = name.strip()
         if not sep or not url.strip():
-            raise MetastoreConfigError(f"METASTORES entry '{item}' is not of the form name=url.")
+            raise MetastoreConfigError(f"METASTORES entry '{redact(item)}' is not of the form name=url.")
         if not NAME_PATTERN.match(name) or name in RESERVED_NAMES:
             raise MetastoreConfigError(
                 f"Metastore name '{name}' is invalid: use lower-case letters, digits and '_', not 'default'."

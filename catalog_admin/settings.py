@@ -229,6 +229,7 @@ CATALOG_MAX_PAGE_SIZE = 500
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"redact_secrets": {"()": "catalog_admin.utils.text.RedactSecrets"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["redact_secrets"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
 }

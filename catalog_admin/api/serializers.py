@@ -170,7 +170,9 @@ class MetastoreSerializer(serializers.Serializer):
 
     name = serializers.CharField(source="config.name")
     vendor = serializers.CharField(source="config.vendor", help_text="postgresql, mysql or sqlite.")
-    display_url = serializers.CharField(source="config.display_url", help_text="Connection URL without password.")
+    display_url = serializers.CharField(
+        source="config.display_url", help_text="Connection URL with its password and credential parameters redacted."
+    )
     schema_version = serializers.SerializerMethodField(help_text="Hive schema version; null when unreachable.")
     default = serializers.SerializerMethodField()
     reachable = serializers.SerializerMethodField()

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import io
+import logging
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 from django.db import router
+from django.test import Client
+from django.urls import reverse
 
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError, ErrorCode, NotFound
@@ -20,6 +24,8 @@ from catalog_admin.metastores import (
 from catalog_admin.models import SchemaVersionRow, Table
 from catalog_admin.schema import SchemaVersion, UnsupportedSchemaVersion
 from catalog_admin.selectors.metastores import get_metastore, metastore_status
+from catalog_admin.utils.text import RedactSecrets
+from tests.fixtures.factories import make_user, token_client
 
 BASE = Path("/srv/console")
 
@@ -167,6 +173,13 @@ def test_database_settings_use_the_project_backends():
         ("mysql://root:p%40ss@db/hms?ssl=1", "mysql://root:***@db/hms?ssl=1"),
         ("postgresql://hive@db/hms", "postgresql://hive@db/hms"),
         ("sqlite:////var/m.sqlite3", "sqlite:////var/m.sqlite3"),
+        (
+            "postgresql://hive@db/hms?password=s3cret&sslmode=require",
+            "postgresql://hive@db/hms?password=***&sslmode=require",
+        ),
+        ("mysql://root@db/hms?charset=utf8&passwd=s3cret", "mysql://root@db/hms?charset=utf8&passwd=***"),
+        ("postgresql://hive:s3cret@db/hms?sslpassword=s3cret", "postgresql://hive:***@db/hms?sslpassword=***"),
+        ("postgresql://:s3cret@db/hms", "postgresql://:***@db/hms"),
     ],
 )
 def test_display_url_hides_the_password(url, shown):
@@ -177,6 +190,43 @@ def test_display_url_hides_the_password(url, shown):
     assert displayed == shown
     assert "s3cret" not in displayed
     assert "p%40ss" not in displayed
+
+
+def test_a_configuration_error_and_a_configs_repr_never_show_the_password():
+    """The errors raised while reading METASTORES (logged at start-up) and a config's repr (in tracebacks and logs)
+    show the URL redacted."""
+    # when
+    with pytest.raises(MetastoreConfigError) as raised:
+        parse_metastores({"METASTORES": "prod postgresql://hive:s3cret@db/hms"}, BASE)
+    shown = repr(MetastoreConfig("prod", "postgresql://hive@db/hms?password=s3cret"))
+
+    # then
+    assert str(raised.value) == "METASTORES entry 'prod postgresql://hive:***@db/hms' is not of the form name=url."
+    assert "s3cret" not in shown and "prod" in shown
+
+
+def test_an_error_logged_with_a_connection_string_is_redacted_by_the_console_handler() -> None:
+    """The console's log handler (settings.LOGGING) redacts the message and the traceback of every record."""
+    # given
+    handler = next(h for h in logging.getLogger().handlers if any(isinstance(f, RedactSecrets) for f in h.filters))
+    written = io.StringIO()
+    previous = handler.setStream(written)
+
+    # when
+    try:
+        try:
+            raise ValueError("cannot connect to postgresql://hive:s3cret@db/hms?password=s3cret")
+        except ValueError:
+            logging.getLogger("catalog_admin.test").error(
+                "connection %s failed", "host=db password=s3cret", exc_info=True
+            )
+    finally:
+        handler.setStream(previous)
+
+    # then
+    text = written.getvalue()
+    assert "connection host=db password=*** failed" in text
+    assert "postgresql://hive:***@db/hms?password=***" in text and "s3cret" not in text
 
 
 # Settings and router --------------------------------------------------------------------------------------------
@@ -257,6 +307,32 @@ def test_get_metastore_of_an_unknown_name_is_not_found():
     assert raised.value.code is ErrorCode.NOT_FOUND
     assert raised.value.message == "Metastore 'nope' was not found."
     assert raised.value.details == {"kind": "metastore", "name": "nope"}
+
+
+@pytest.mark.django_db(databases="__all__")
+def test_a_metastore_password_in_its_url_is_shown_to_nobody(register_metastore):
+    """A metastore registered with ``?password=`` (and ``user:password@``): the overview page, the API's metastore list,
+    the unavailable error and /health/ (signed in) show its URL redacted to a viewer."""
+    # given
+    register_metastore("leaky", "postgresql://postgres:s3cret-a@127.0.0.1:1/x?password=s3cret-b&connect_timeout=2")
+    viewer = make_user("viewer", "viewer")
+    browser = Client()
+    browser.force_login(viewer)
+
+    # when
+    answers = [
+        browser.get("/"),
+        token_client(viewer).get(reverse("api:metastore-list")),
+        browser.get(reverse("health")),
+    ]
+    with pytest.raises(ApplicationError) as unavailable:
+        get_metastore("leaky")
+
+    # then
+    texts = [answer.content.decode() for answer in answers] + [unavailable.value.message]
+    assert "postgresql://postgres:***@127.0.0.1:1/x?password=***&amp;connect_timeout=2" in texts[0]
+    assert "postgresql://postgres:***@127.0.0.1:1/x?password=***&connect_timeout=2" in texts[1]
+    assert not [text for text in texts if "s3cret" in text]
 
 
 @pytest.mark.parametrize(
