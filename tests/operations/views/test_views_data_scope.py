@@ -54,6 +54,28 @@ def test_the_request_page_shows_the_data_scope_and_references_its_chart_endpoint
     assert sum(chart["series"]["files"]) == stored["files"] > 0
 
 
+def test_the_request_page_and_api_name_the_copy_and_the_deletion_and_ask_two_approvals(
+    metastore: Metastore, warehouse: Path, people: dict[str, User], api: dict[str, APIClient]
+) -> None:
+    """The preview card lists the data job's high criteria with their files and bytes, and two approvals; the API's
+    request carries the same criteria and approvals."""
+    # given
+    change = relocate_request(metastore, warehouse, people["steward"])
+    client = Client()
+    client.force_login(people["viewer"])
+
+    # when
+    page = html(client.get(reverse("operations:detail", args=[change.pk])))
+    body = api["viewer"].get(reverse("operations_api:change-request-detail", args=[change.pk])).json()
+
+    # then
+    files = f"{change.preview['data_copy']['files']:,} file(s)"
+    assert 'data-criterion="data_copied"' in page and 'data-criterion="data_deleted"' in page
+    assert page.count(files) >= 2
+    assert [c["name"] for c in body["preview"]["criteria"] if c["level"] == "high"] == ["data_copied", "data_deleted"]
+    assert body["required_approvals"] == 2
+
+
 def test_a_request_without_data_work_has_no_data_scope_chart(
     metastore: Metastore, people: dict[str, User], api: dict[str, APIClient]
 ) -> None:
