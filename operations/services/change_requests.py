@@ -453,12 +453,14 @@ def _preview_fields(preview: Plan) -> dict[str, Any]:
     summary = preview.as_dict()
     needed, reasons = approval_requirement(summary)
     matched = [match.as_dict() for match in rule_matches(summary)]
+    databases: list[str] = []  # a merge's arriving databases are in its operation
     if isinstance(preview, MergeChange | MergeRevertChange):
         where = {"database_name": preview.database_name, "table_name": preview.table_name}
         operation = preview.operation
     else:
         where = {"database_name": preview.spec.target.database, "table_name": preview.spec.target.table}
         operation = preview.spec.as_dict()
+        databases = list(preview.databases)
     return {
         "metastore": preview.metastore,
         **where,
@@ -472,7 +474,7 @@ def _preview_fields(preview: Plan) -> dict[str, Any]:
             "rules": reasons,
             "approvals": needed,
             "matched": matched,
-            "databases": summary.get("databases", []),
+            "databases": databases,
         },
     }
 
