@@ -24,7 +24,7 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='relocation',
             name='state',
-            field=models.CharField(choices=[('pending', 'Copied; the swap not yet settled'), ('swapped', 'Swapped; source kept'), ('cleaned', 'Source removed after the retention time'), ('reverted', 'Swapped back; the copy removed'), ('abandoned', 'The swap did not commit; the copy removed')], default='pending', max_length=16),
+            field=models.CharField(choices=[('pending', 'Copied; the swap not settled, or its unused copy not yet removed'), ('swapped', 'Swapped; source kept'), ('cleaned', 'Source removed after the retention time'), ('reverted', 'Swapped back; the copy removed'), ('abandoned', 'The swap did not commit; the copy removed')], default='pending', max_length=16),
         ),
         migrations.AlterField(
             model_name='relocation',

@@ -16,7 +16,7 @@ class Relocation(models.Model):
     before the swap commits (``PENDING``), so a worker dying right after the commit still leaves it."""
 
     class State(models.TextChoices):
-        PENDING = "pending", "Copied; the swap not yet settled"
+        PENDING = "pending", "Copied; the swap not settled, or its unused copy not yet removed"
         SWAPPED = "swapped", "Swapped; source kept"
         CLEANED = "cleaned", "Source removed after the retention time"
         REVERTED = "reverted", "Swapped back; the copy removed"

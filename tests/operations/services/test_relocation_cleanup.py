@@ -7,14 +7,21 @@ leaves a record the cleanup handles. Real files in the test's warehouse, the qui
 
 from __future__ import annotations
 
+import io
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
+from django.template.loader import render_to_string
 from django.utils import timezone
 
+from catalog_admin.db import allow_metastore_writes
+from catalog_admin.errors import ApplicationError, ErrorCode
+from catalog_admin.models import StorageDescriptor
 from catalog_admin.selectors.metastores import Metastore
-from operations.models import AuditRecord, Execution, Relocation
+from operations.choices import JobState
+from operations.models import AuditRecord, Execution, Job, Relocation
 from operations.services.alter import alter_execute, alter_preview_statement
 from operations.services.reconcile import reconcile_executions
 from operations.services.relocate import relocate_execute, relocations_cleanup
@@ -236,3 +243,60 @@ def test_a_swap_that_died_before_its_commit_leaves_the_source_and_its_copy_is_re
     assert cleaned.state == Relocation.State.ABANDONED
     assert not target.exists() and files_below(source) == before
     assert table_row(metastore, "sales", "customers").sd.location == location_of(source)
+
+
+def test_what_the_cleanup_kept_is_shown_on_the_job_and_printed_by_the_command(
+    metastore: Metastore, warehouse: Path
+) -> None:
+    """The command prints what it kept and why, and the request's job panel lists each kept directory with the
+    reason."""
+    # given
+    execution, source, target = relocate_customers(metastore, warehouse)
+    alter_execute(preview=revert_preview(execution=execution), actor="steward", source="cli")
+    (target / "cached-location-writer.txt").write_text("11|written at the old copy\n")
+    out = io.StringIO()
+
+    # when
+    call_command("relocations_cleanup", stdout=out)
+    page = render_to_string(
+        "operations/htmx/job_progress.html",
+        {"job": Job(state=JobState.SUCCEEDED), "execution": Execution.objects.get(pk=execution.pk), "pv": {}},
+    )
+
+    # then
+    reason = "1 file(s) written or changed after the job (first: cached-location-writer.txt)"
+    assert out.getvalue() == (
+        f"Execution #{execution.pk}: kept 1 unit(s) (first: {location_of(target)}: {reason}); the next run tries "
+        "again.\n"
+    )
+    assert 'id="relocation-kept"' in page and location_of(target) in page and reason in page
+
+
+def test_a_refused_swap_keeps_a_copy_the_metastore_points_at_meanwhile(metastore: Metastore, warehouse: Path) -> None:
+    """A Hive client pointed the table at the new directory while the job copied: the swap is refused as stale, and
+    the copy it would have removed stays, since the table now reads it."""
+    # given
+    customers = table_row(metastore, "sales", "customers")
+    target = warehouse / "sales.db" / "customers_v2"
+    preview = alter_preview_statement(
+        metastore=metastore, statement=f"ALTER TABLE sales.customers SET LOCATION '{location_of(target)}' WITH DATA"
+    )
+
+    def copy_while_hive_repoints(plan: dict) -> dict:
+        manifest = in_process()(plan)
+        with allow_metastore_writes():
+            StorageDescriptor.objects.using(metastore.alias).filter(id=customers.sd_id).update(
+                location=location_of(target)
+            )
+        return manifest
+
+    # when
+    with pytest.raises(ApplicationError) as refused:
+        relocate_execute(preview=preview, actor="steward", source="cli", run_program=copy_while_hive_repoints)
+
+    # then
+    assert refused.value.code == ErrorCode.STALE_PREVIEW
+    assert files_below(target)
+    relocation = Relocation.objects.get()
+    assert relocation.state == Relocation.State.PENDING
+    assert relocation.kept[0]["reason"] == f"sales.customers uses {location_of(target)}"
