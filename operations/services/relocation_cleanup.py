@@ -41,6 +41,7 @@ from operations.services.audit import record_audit
 
 __all__ = (
     "extra_files",
+    "in_use",
     "record_relocation",
     "relocations_cleanup",
     "remove_copies",
@@ -215,12 +216,24 @@ def _remove_side(metastore: str, units: Sequence[dict[str, Any]], side: str) -> 
     return kept
 
 
+def in_use(metastore: str, location: str) -> str | None:
+    """Who uses ``location`` now, in the metastore (a table or partition at, in or above it; a partitioned table's
+    own root above it aside), said in a sentence; None: nobody."""
+    return _users_sentence(_using(canonical(location), _users(metastore, [canonical(location)])))
+
+
+def _users_sentence(using: Sequence[LocationUser]) -> str | None:
+    if not using:
+        return None
+    more = f" (and {len(using) - 1} more)" if using[1:] else ""
+    return f"{using[0].owner} uses {using[0].location}{more}"
+
+
 def _why_kept(metastore: str, location: str, recorded: Files | None, users: Users) -> str | None:
     """Why ``location`` may not be deleted now; ``""``: it is gone already; None: delete it."""
-    using = _using(canonical(location), users)
+    using = _users_sentence(_using(canonical(location), users))
     if using:
-        more = f" (and {len(using) - 1} more)" if using[1:] else ""
-        return f"{using[0].owner} uses {using[0].location}{more}"
+        return using
     filesystem = filesystem_for(location, metastore)
     exists = filesystem.exists(location)
     if exists is None:
