@@ -122,12 +122,14 @@ def relocations_cleanup(*, now: datetime | None = None, actor: str = "system:rel
 
 def extra_files(relocation: Relocation, side: str) -> list[str]:
     """The files at ``side`` of the relocation's units, listed now, that the job did not leave there (written or
-    rewritten since), as locations; a unit without a file record counts as wholly unknown."""
+    rewritten since), as locations. A unit recorded before file records existed is not listed: the cleanup keeps
+    its directories whole."""
     found = []
     for unit in relocation.units:
-        location = unit[side]
-        listed = filesystem_for(location, relocation.metastore).list_files(location) or []
-        found += [entry.location for entry in _unknown(listed, unit.get("files", {}).get(side) or [])]
+        location, recorded = unit[side], unit.get("files", {}).get(side)
+        if recorded is not None:
+            listed = filesystem_for(location, relocation.metastore).list_files(location) or []
+            found += [entry.location for entry in _unknown(listed, recorded)]
     return found
 
 
