@@ -51,6 +51,7 @@ __all__ = (
 logger = logging.getLogger(__name__)
 
 Files = list[list[Any]]  # [[relative path, size], ...]
+KEPT_STORED = 100  # kept units stored on a relocation (and audited) by name; the rest counted
 
 
 @dataclass(frozen=True)
@@ -162,15 +163,19 @@ def _due(relocation: Relocation, now: datetime) -> Due | None:
 
 
 def _clean(relocation: Relocation, due: Due, now: datetime, actor: str) -> None:
+    """Remove ``due.side`` of the relocation's units (what may go), store and audit what was kept; once nothing is
+    kept, the relocation reaches ``due.state``."""
     if due.blocked:
         kept = [{"key": unit["key"], "location": unit[due.side], "reason": due.blocked} for unit in relocation.units]
     else:
         kept = _remove_side(relocation.metastore, relocation.units, due.side)
-        relocation.units = [{**unit, "removed": due.side} if not _is_kept(unit, due.side, kept) else unit
+        held = {k["key"] for k in kept}
+        relocation.units = [unit if unit["key"] in held or unit.get("removed") else {**unit, "removed": due.side}
                             for unit in relocation.units]  # fmt: skip
+    stored = _stored(kept)
     with transaction.atomic():
-        changed = kept != relocation.kept
-        relocation.kept = kept
+        changed = stored != relocation.kept
+        relocation.kept = stored
         fields = ["units", "kept"]
         if not kept:
             relocation.state, relocation.cleaned_at = due.state, now
@@ -180,8 +185,12 @@ def _clean(relocation: Relocation, due: Due, now: datetime, actor: str) -> None:
             _audit(relocation, due, actor, kept)
 
 
-def _is_kept(unit: dict[str, Any], side: str, kept: list[dict[str, Any]]) -> bool:
-    return any(k["key"] == unit["key"] for k in kept) or unit.get("removed") not in (None, side)
+def _stored(kept: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What the record keeps of ``kept``: the first :data:`KEPT_STORED`, then one line for the rest."""
+    if len(kept) <= KEPT_STORED:
+        return kept
+    rest = {"key": "", "location": "", "reason": f"and {len(kept) - KEPT_STORED} more unit(s)"}
+    return [*kept[:KEPT_STORED], rest]
 
 
 def _audit(relocation: Relocation, due: Due, actor: str, kept: list[dict[str, Any]]) -> None:
@@ -196,7 +205,7 @@ def _audit(relocation: Relocation, due: Due, actor: str, kept: list[dict[str, An
         table_name=execution.table_name,
         statement=execution.statement,
         details={"removed": due.side if not kept else None, "side": due.side, "units": len(relocation.units),
-                 "kept": kept[:100], "kept_count": len(kept), "keep_until": relocation.keep_until.isoformat()},
+                 "kept": kept[:KEPT_STORED], "kept_count": len(kept), "keep_until": relocation.keep_until.isoformat()},
     )  # fmt: skip
 
 
