@@ -8,18 +8,22 @@ leaves a record the cleanup handles. Real files in the test's warehouse, the qui
 from __future__ import annotations
 
 import io
+import uuid
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.core.management import call_command
 from django.template.loader import render_to_string
 from django.utils import timezone
 
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError, ErrorCode
+from catalog_admin.locations import filesystem_for
 from catalog_admin.models import StorageDescriptor
-from catalog_admin.selectors.metastores import Metastore
+from catalog_admin.selectors.metastores import Metastore, get_metastore
 from operations.choices import JobState
 from operations.models import AuditRecord, Execution, Job, Relocation
 from operations.services.alter import alter_execute, alter_preview_statement
@@ -27,6 +31,7 @@ from operations.services.reconcile import reconcile_executions
 from operations.services.relocate import relocate_execute, relocations_cleanup
 from operations.services.revert import revert_preview
 from tests.fixtures.factories import partition_locations, table_row
+from tests.fixtures.object_store import S3Server
 from tests.fixtures.operations import ProcessDied, crash_at, location_of, path_of
 from tests.operations.services.test_relocate import day_partitions, in_process
 
@@ -300,3 +305,39 @@ def test_a_refused_swap_keeps_a_copy_the_metastore_points_at_meanwhile(metastore
     relocation = Relocation.objects.get()
     assert relocation.state == Relocation.State.PENDING
     assert relocation.kept[0]["reason"] == f"sales.customers uses {location_of(target)}"
+
+
+@pytest.mark.slow
+def test_on_s3_objects_written_at_the_copy_after_a_revert_are_kept(
+    metastore: Metastore, warehouse: Path, s3_filesystems: S3Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A table relocated to a bucket and reverted: five objects a writer put at the copy's prefix since (it still had
+    the new location) keep the copy at the cleanup, all five still there; the revert preview said risk high."""
+    # given: the bucket's lake/ folder is one of the metastore's governed roots
+    lake = s3_filesystems.location("lake")
+    configs = [replace(c, extra_roots=(*c.extra_roots, lake)) if c.name == metastore.name else c
+               for c in settings.METASTORE_CONFIGS]  # fmt: skip
+    monkeypatch.setattr(settings, "METASTORE_CONFIGS", configs)
+    metastore = get_metastore(metastore.name)
+    copy = f"{lake}/customers-{uuid.uuid4().hex[:8]}"
+    preview = alter_preview_statement(
+        metastore=metastore, statement=f"ALTER TABLE sales.customers SET LOCATION '{copy}' WITH DATA"
+    )
+    execution = relocate_execute(preview=preview, actor="steward", source="cli", run_program=in_process())
+    revert = revert_preview(execution=execution)
+    alter_execute(preview=revert, actor="steward", source="cli")
+    bucket = filesystem_for(copy)
+    for number in range(5):
+        with bucket.open(f"{copy}/late-{number}.txt", "wb") as late:
+            late.write(b"12|written after the revert\n")
+
+    # when
+    [relocation] = relocations_cleanup()
+
+    # then
+    assert revert.risk == "high"
+    assert relocation.state == Relocation.State.SWAPPED
+    assert relocation.kept[0]["reason"].startswith("5 file(s) written or changed after the job")
+    assert sorted(f.relative for f in bucket.list_files(copy) if f.relative.startswith("late-")) == [
+        f"late-{n}.txt" for n in range(5)
+    ]
