@@ -43,7 +43,7 @@ from operations.planners.partitions import bookkeeping_names_in_use, relabel_boo
 from operations.planners.rename_table import plan_rename_table
 from operations.preview import DirectoryMove, Preview, Step
 from operations.rules import Finding
-from operations.services.relocation_cleanup import extra_files, settle_relocation
+from operations.services.relocation_cleanup import extra_files
 from operations.specs import RenameTable, RevertExecution, RewritePartitionLocations, TableRef, spec_from_dict
 from operations.sql import MetastoreSql
 from operations.table_state import TableState, read_table_state
@@ -165,12 +165,12 @@ def _check_relocation_kept(execution: Execution) -> None:
     relocation = getattr(execution, "relocation", None)
     if relocation is None:
         return
-    settle_relocation(execution)
     relocation.refresh_from_db()
     removed = [unit["key"] for unit in relocation.units if unit.get("removed") == "source"]
-    if relocation.state == relocation.State.SWAPPED and not removed:
+    in_force = (relocation.State.PENDING, relocation.State.SWAPPED)  # the swap succeeded: pending is not yet settled
+    if relocation.state in in_force and not removed:
         return
-    if relocation.state == relocation.State.SWAPPED:
+    if relocation.state in in_force:
         raise ApplicationError(
             ErrorCode.INVALID_STATE,
             f"Execution #{execution.pk} relocated the data and the source was removed from {len(removed)} unit(s) "
