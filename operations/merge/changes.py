@@ -10,6 +10,7 @@ from operations.merge.request import MergeRequest
 from operations.merge.revert import merge_revert_preview
 from operations.merge.workflow import MERGE, MergeChange, MergeRevertChange, merge_request_from_dict
 from operations.models import Execution, MergeImport
+from operations.services.revert import check_not_reverted
 
 __all__ = ("merge_change", "merge_import_of", "merge_revert_change", "request_merge_change")
 
@@ -38,6 +39,7 @@ def merge_revert_change(execution: Execution, *, include_hive_rows: bool = False
             f"Execution #{execution.pk} is {execution.state}: only a successful execution can be reverted.",
             {"execution": execution.pk},
         )
+    check_not_reverted(execution)
     revert = merge_revert_preview(merge_import_of(execution))
     return MergeRevertChange(
         execution_id=execution.pk,

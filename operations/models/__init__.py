@@ -2,13 +2,14 @@
 
 from operations.models.audit import AuditRecord
 from operations.models.change_requests import Approval, ChangeRequest, Comment
-from operations.models.executions import DirectoryMoveRecord, Execution
+from operations.models.executions import DONE, DirectoryMoveRecord, Execution
 from operations.models.idempotency import IdempotencyKey
 from operations.models.jobs import Job
 from operations.models.merges import MergeImport
 from operations.models.relocations import Relocation
 
 __all__ = (
+    "DONE",
     "Approval",
     "AuditRecord",
     "ChangeRequest",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 
-__all__ = ("DirectoryMoveRecord", "Execution")
+__all__ = ("DONE", "DirectoryMoveRecord", "Execution")
 
 
 class Execution(models.Model):
@@ -43,9 +43,9 @@ class Execution(models.Model):
         max_length=128, blank=True,
         help_text="The SEQUENCE_TABLE row the metastore transaction writes: present after a crash iff it committed.",
     )  # fmt: skip
-    reverts = models.OneToOneField(
-        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="reverted_by",
-        help_text="The execution this one undid.",
+    reverts = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="revert_attempts",
+        help_text="The execution this one undoes (an attempt: only a succeeded or reconciled one undid it).",
     )  # fmt: skip
 
     class Meta:
@@ -54,6 +54,20 @@ class Execution(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.statement}"
+
+    @property
+    def reverted_by(self) -> Execution | None:
+        """The revert that undid this execution: a succeeded or reconciled attempt (a failed or refused one left it
+        in force, a running one is not settled yet)."""
+        return self.revert_attempts.filter(state__in=DONE).order_by("pk").first()
+
+    @property
+    def revert_running(self) -> Execution | None:
+        """A revert attempt still running (or left running by a dead process until ``reconcile_executions``)."""
+        return self.revert_attempts.filter(state=self.State.RUNNING).order_by("pk").first()
+
+
+DONE = (Execution.State.SUCCEEDED, Execution.State.RECONCILED)  # the states of an execution whose change holds
 
 
 class DirectoryMoveRecord(models.Model):

@@ -181,6 +181,7 @@ def alter_execute(
     approved: dict[str, Any] | None = None,
     data_copied: bool = False,
     measured: Mapping[tuple[str, str], str] | None = None,
+    on_started: Callable[[Execution], None] | None = None,
 ) -> Execution:
     """Run exactly ``preview`` (or nothing), audit it, and return the execution record.
 
@@ -188,6 +189,8 @@ def alter_execute(
     must be that very plan, or nothing runs. ``progress(done, total, description)`` is called before each statement.
     A plan that copies data first (relocate) runs only as the swap of ``relocate_execute`` (``data_copied``);
     ``measured``: what a rewrite wrote, by (unit, statistic), for its steps' :class:`Measured` parameters.
+    ``on_started(execution)`` runs once the execution is recorded, before the metastore transaction (a relocation
+    records what it copied there, so a process dying right after the commit leaves that record).
     """
     if preview.data_copy is not None and not data_copied:
         raise ApplicationError(
@@ -209,6 +212,8 @@ def alter_execute(
     execution = _start_execution(preview, actor=actor, source=source, reason=reason)
     started = time.monotonic()
     try:
+        if on_started is not None:
+            on_started(execution)
         counts = _apply(metastore, preview, execution, progress, measured or {})
     except Exception as exc:
         _finish(execution, Execution.State.FAILED, started, error=_describe(exc))

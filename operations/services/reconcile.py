@@ -6,11 +6,12 @@ transaction, and that transaction also writes the execution's commit marker (see
 verdict is read from the marker alone, never from how the table looks (someone may have changed it since):
 
 * marker present: the transaction committed. The journal's moves stay (records COMMITTED), the execution is
-  RECONCILED and the marker is deleted;
+  RECONCILED (a relocation's swap: its record SWAPPED) and the marker is deleted;
 * marker absent: it never committed, and the fence ``claim_commit_marker`` inserts makes sure it never will.
   Exactly the journalled moves are undone, the last first (destination → source, only where the destination
   exists and the source does not; only the parent directories the move created are removed), the records are
-  RESTORED and the execution FAILED. A directory found at both ends or at neither is left for a person;
+  RESTORED and the execution FAILED (a relocation's swap: the cleanup then removes its copy). A directory found
+  at both ends or at neither is left for a person;
 * the metastore cannot answer (unreachable, locked, or an execution recorded before markers existed): nothing
   is done and the execution is reported, for a later run.
 
@@ -40,6 +41,7 @@ from operations.lifecycle import heartbeat_timeout
 from operations.models import DirectoryMoveRecord, Execution
 from operations.services.audit import record_audit
 from operations.services.commit_markers import PREFIX, claim_commit_marker, drop_commit_marker
+from operations.services.relocation_cleanup import settle_relocation
 
 __all__ = (
     "MoveOutcome",
@@ -180,6 +182,7 @@ def _settle_committed(
             state=DirectoryMoveRecord.State.COMMITTED, updated_at=timezone.now()
         )
         _finish(execution, Execution.State.RECONCILED, error="")
+        settle_relocation(execution)
         _audit(execution, committed=True, reason=reason, moves=moves)
     return _result(execution, True, reason, moves, dry_run)
 

@@ -5,8 +5,10 @@ Relocate: plan the copy, run it (a Spark program), verify it, swap the metastore
 only copies). ``relocate_execute`` runs the program through ``run_program`` (the Spark engine, or a test's own
 session), checks its manifest against the plan, then swaps with ``alter_execute``: one metastore transaction,
 staleness-checked against the approved plan, audited, with the old locations as its before-image (revert writes
-them back). The source stays for ``CATALOG_RELOCATION_RETENTION``; ``relocations_cleanup`` (a job or the
-``relocations_cleanup`` command) removes it afterwards, or removes the copy of a relocation that was reverted.
+them back). The :class:`Relocation` is recorded as the swap starts, before it commits. The source stays for
+``CATALOG_RELOCATION_RETENTION``; ``relocations_cleanup`` (``services/relocation_cleanup.py``, a job or the
+``relocations_cleanup`` command) removes it afterwards, or the copy of a relocation that was reverted, under the
+checks made at delete time.
 """
 
 from __future__ import annotations
@@ -14,12 +16,9 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
-from django.utils import timezone
 
 from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.locations import filesystem_for
@@ -27,7 +26,12 @@ from operations.models import Execution, Relocation
 from operations.preview import DataCopy, Preview
 from operations.rules import blocked_error
 from operations.services.alter import alter_execute
-from operations.services.audit import record_audit
+from operations.services.relocation_cleanup import (
+    record_relocation,
+    relocations_cleanup,
+    remove_copies,
+    settle_relocation,
+)
 from operations.services.rewrite import REWRITE_SPECS, measured_statistics, rewrite_plan, verify_rewrite_manifest
 
 __all__ = (
@@ -132,78 +136,21 @@ def relocation_swap(
         measured = measured_statistics(plan)
     else:
         verify_copy_manifest(plan, manifest)
+    recorded: list[Relocation] = []
     try:
         execution = alter_execute(
             preview=preview, actor=actor, source=source, reason=reason, approved=approved, data_copied=True,
-            measured=measured,
+            measured=measured, on_started=lambda started: recorded.append(_record_relocation(started, plan, manifest)),
         )  # fmt: skip
     except ApplicationError:
-        _remove_copies(plan)
+        remove_copies(plan, recorded[0] if recorded else None)
         raise
-    _record_relocation(execution, plan, float(manifest.get("seconds", 0.0)))
+    settle_relocation(execution)
     return execution
 
 
-def relocations_cleanup(*, now: datetime | None = None, actor: str = "system:relocations-cleanup") -> list[Relocation]:
-    """Remove what relocations no longer need: the source once its retention time passed, or the copy of a
-    relocation that was reverted. Each is audited; a failure is logged and retried on the next run."""
-    now = now or timezone.now()
-    handled = []
-    for relocation in Relocation.objects.filter(state=Relocation.State.SWAPPED).select_related("execution"):
-        reverted = hasattr(relocation.execution, "reverted_by")
-        if not reverted and relocation.keep_until > now:
-            continue
-        side = "destination" if reverted else "source"
-        try:
-            for unit in relocation.units:
-                filesystem_for(unit[side], relocation.metastore).delete_tree(unit[side])
-        except OSError:
-            logger.exception("Could not remove the %s of relocation %s; the next cleanup retries", side, relocation.pk)
-            continue
-        handled.append(_mark_cleaned(relocation, reverted, now, actor))
-    return handled
-
-
-def _mark_cleaned(relocation: Relocation, reverted: bool, now: datetime, actor: str) -> Relocation:
-    with transaction.atomic():
-        relocation.state = Relocation.State.REVERTED if reverted else Relocation.State.CLEANED
-        relocation.cleaned_at = now
-        relocation.save(update_fields=["state", "cleaned_at"])
-        execution = relocation.execution
-        record_audit(
-            actor=actor,
-            action="relocation_cleanup",
-            outcome=relocation.state,
-            execution_id=execution.pk,
-            metastore=execution.metastore,
-            database_name=execution.database_name,
-            table_name=execution.table_name,
-            statement=execution.statement,
-            details={"removed": "destination" if reverted else "source", "units": len(relocation.units),
-                     "keep_until": relocation.keep_until.isoformat()},
-        )  # fmt: skip
-    return relocation
-
-
-def _record_relocation(execution: Execution, plan: dict[str, Any], copy_seconds: float) -> Relocation:
-    files = [f for unit in plan["units"] for f in unit["files"]]
-    return Relocation.objects.create(
-        execution=execution,
-        metastore=plan["metastore"],
-        units=[{k: unit[k] for k in ("key", "source", "destination")} for unit in plan["units"]],
-        files=len(files),
-        bytes=sum(f["size"] for f in files),
-        copy_seconds=copy_seconds,
-        keep_until=timezone.now() + settings.CATALOG_RELOCATION_RETENTION,
-    )
-
-
-def _remove_copies(plan: dict[str, Any]) -> None:
-    for unit in plan["units"]:
-        try:
-            filesystem_for(unit["destination"], plan["metastore"]).delete_tree(unit["destination"])
-        except OSError:
-            logger.exception("Could not remove the unused copy %s", unit["destination"])
+def _record_relocation(execution: Execution, plan: dict[str, Any], manifest: dict[str, Any]) -> Relocation:
+    return record_relocation(execution, plan, float(manifest.get("seconds", 0.0)))
 
 
 def _refuse_blocked(preview: Preview) -> None:

@@ -33,7 +33,7 @@ from catalog_admin.models import (
 from catalog_admin.selectors.metastores import Metastore, get_metastore
 from operations.containment import MoveContext
 from operations.events.planning import plan_events
-from operations.models import DirectoryMoveRecord, Execution
+from operations.models import DONE, DirectoryMoveRecord, Execution
 from operations.planners.columns import partition_flag_steps
 from operations.planners.common import build_preview, param_delete_steps, param_upsert_steps, snapshot
 from operations.planners.compaction import plan_compaction_revert
@@ -43,11 +43,12 @@ from operations.planners.partitions import bookkeeping_names_in_use, relabel_boo
 from operations.planners.rename_table import plan_rename_table
 from operations.preview import DirectoryMove, Preview, Step
 from operations.rules import Finding
+from operations.services.relocation_cleanup import extra_files
 from operations.specs import RenameTable, RevertExecution, RewritePartitionLocations, TableRef, spec_from_dict
 from operations.sql import MetastoreSql
 from operations.table_state import TableState, read_table_state
 
-__all__ = ("revert_preview",)
+__all__ = ("check_not_reverted", "revert_preview")
 
 # Parents before children, so re-inserted rows satisfy Hive's foreign keys.
 INSERT_ORDER = (
@@ -122,18 +123,13 @@ def _check_revertible(execution: Execution) -> None:
             f"Execution #{execution.pk} has no record of the rows it replaced: it cannot be reverted exactly.",
             {"execution": execution.pk},
         )
-    if hasattr(execution, "reverted_by"):
-        raise ApplicationError(
-            ErrorCode.INVALID_STATE,
-            f"Execution #{execution.pk} was already reverted by #{execution.reverted_by.pk}.",
-            {"execution": execution.pk},
-        )
+    check_not_reverted(execution)
     names = {(execution.database_name, execution.table_name)}
     if execution.operation.get("new"):
         names.add((execution.operation["new"]["database"], execution.operation["new"]["table"]))
     later = (
-        Execution.objects.filter(metastore=execution.metastore, pk__gt=execution.pk, reverted_by__isnull=True)
-        .filter(state__in=(Execution.State.SUCCEEDED, Execution.State.RECONCILED))
+        Execution.objects.filter(metastore=execution.metastore, pk__gt=execution.pk, state__in=DONE)
+        .exclude(revert_attempts__state__in=DONE)
         .exclude(reverts=execution)
     )
     blocking = [e for e in later if (e.database_name, e.table_name) in names]
@@ -145,11 +141,42 @@ def _check_revertible(execution: Execution) -> None:
         )
 
 
+def check_not_reverted(execution: Execution) -> None:
+    """Refuse a revert of an execution a succeeded revert already undid, or while an attempt has not settled; a
+    failed or refused attempt changed nothing and leaves it revertible."""
+    done, running = execution.reverted_by, execution.revert_running
+    if done is not None:
+        raise ApplicationError(
+            ErrorCode.INVALID_STATE,
+            f"Execution #{execution.pk} was already reverted by #{done.pk}.",
+            {"execution": execution.pk, "reverted_by": done.pk},
+        )
+    if running is not None:
+        raise ApplicationError(
+            ErrorCode.INVALID_STATE,
+            f"Execution #{execution.pk} is being reverted by #{running.pk}, which has not finished (if its process "
+            "died, reconcile_executions settles it first).",
+            {"execution": execution.pk, "revert_running": running.pk},
+        )
+
+
 def _check_relocation_kept(execution: Execution) -> None:
-    """A relocation swaps back only while its source data is kept (before the cleanup removed it)."""
+    """A relocation swaps back only while its source data is kept (before the cleanup removed any of it)."""
     relocation = getattr(execution, "relocation", None)
-    if relocation is None or relocation.state == relocation.State.SWAPPED:
+    if relocation is None:
         return
+    relocation.refresh_from_db()
+    removed = [unit["key"] for unit in relocation.units if unit.get("removed") == "source"]
+    in_force = (relocation.State.PENDING, relocation.State.SWAPPED)  # the swap succeeded: pending is not yet settled
+    if relocation.state in in_force and not removed:
+        return
+    if relocation.state in in_force:
+        raise ApplicationError(
+            ErrorCode.INVALID_STATE,
+            f"Execution #{execution.pk} relocated the data and the source was removed from {len(removed)} unit(s) "
+            f"(first: {removed[0]}): there is nothing to swap back to. Relocate the data again to move it back.",
+            {"execution": execution.pk, "relocation": relocation.state, "removed": removed[:20]},
+        )
     raise ApplicationError(
         ErrorCode.INVALID_STATE,
         f"Execution #{execution.pk} relocated the data and the source was removed on "
@@ -196,9 +223,10 @@ def _restore_preview(metastore: Metastore, execution: Execution) -> Preview:
                 metastore, target, image["partition"]["name"], "the revert would take them for the renamed partition's"
             )
     steps += _delete_allocated(metastore, sql, image.get("allocated_ids", {}))
+    blockers += _written_after_swap(execution)
     moves = tuple(_moves_back(execution))
     spec = RevertExecution(target=target, execution_id=execution.pk, statement=execution.statement)
-    return build_preview(
+    preview = build_preview(
         metastore,
         state,
         spec,
@@ -210,6 +238,26 @@ def _restore_preview(metastore: Metastore, execution: Execution) -> Preview:
         partitions_touched=len(image.get("deleted_rows", {}).get("PARTITIONS", [])),
         inverse={"reverts": execution.pk},
     )
+    # Swapping a data job back changes the data every reader sees, as the job did.
+    return replace(preview, risk="high") if hasattr(execution, "relocation") else preview
+
+
+def _written_after_swap(execution: Execution) -> list[Finding]:
+    """A data job's revert swaps back to the kept source: files written at the new location since the swap would be
+    left behind (and removed with the copy), so the revert is refused naming them."""
+    relocation = getattr(execution, "relocation", None)
+    extra = extra_files(relocation, "destination") if relocation is not None else []
+    if not extra:
+        return []
+    return [
+        Finding(
+            "written_after_swap",
+            "relocate",
+            f"{len(extra)} file(s) were written at the new location after the swap (first: "
+            f"{', '.join(extra[:5])}): swapping back would leave them behind. Move them to the source, or relocate "
+            "the data again instead of reverting.",
+        )
+    ]
 
 
 def _reinsert_steps(metastore: Metastore, sql: MetastoreSql, deleted: dict[str, list[dict]]) -> list[Step]:

@@ -32,6 +32,7 @@ from operations.models import ChangeRequest, Job
 from operations.policy import Allowed
 from operations.services.audit import record_audit
 from operations.services.jobs import enqueue_job, job_log, register_job_runner, worker_name
+from operations.services.relocation_cleanup import in_use
 from operations.spark import engine as spark
 from operations.spark.programs import PROGRESS_KEYS
 
@@ -181,13 +182,18 @@ def job_resume(*, job: Job, user: AbstractBaseUser | None) -> Job:
 
 def remove_staging(job: Job) -> bool:
     """Remove the job's staging (``plan["staging"]``) through its filesystem, only strictly inside a governed root of
-    ``plan["metastore"]``; whether something was removed (logged on the job either way)."""
+    ``plan["metastore"]`` and while no table or partition uses it (checked now, in the metastore); whether something
+    was removed (logged on the job either way)."""
     staging = job.plan.get("staging")
     if not staging:
         return False
     metastore = job.plan.get("metastore")
     if not metastore or not governed_roots(get_metastore(metastore)).governs(staging):
         job_log(job, f"Staging {staging} left in place: it is not inside a governed root of {metastore!r}")
+        return False
+    using = in_use(metastore, staging)
+    if using:
+        job_log(job, f"Staging {staging} left in place: {using}")
         return False
     filesystem = filesystem_for(staging, metastore)
     removed = bool(filesystem.exists(staging))

@@ -27,7 +27,7 @@ from rest_framework.test import APIClient
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.models import Table, TableParam, Transaction
 from catalog_admin.selectors.metastores import Metastore
-from operations.models import Approval, AuditRecord, ChangeRequest, IdempotencyKey, Job
+from operations.models import Approval, AuditRecord, ChangeRequest, Execution, IdempotencyKey, Job
 from operations.services.audit import verify_audit_chain
 from tests.fixtures.factories import table_exists
 
@@ -226,6 +226,33 @@ def test_a_succeeded_request_is_reverted_by_a_revert_request(
     assert ok(api["steward"].get(url("change-request-detail", pk=pk)))["state"] == "reverted"
     assert table_exists(metastore, "sales", "customers") and not table_exists(metastore, "sales", "clients")
     error(post(api["steward"], command(pk, "revert")), 409, "invalid_state")
+
+
+@on_metastores
+def test_a_request_whose_revert_failed_can_be_reverted_again(
+    metastore: Metastore, api: dict[str, APIClient], warehouse: Path, django_capture_on_commit_callbacks
+) -> None:
+    """A revert attempt that failed (its execution FAILED: nothing changed) does not count as the revert: the
+    request is offered Revert again and the API creates the revert request (it answered 409, "already reverted")."""
+    # given
+    pk = approved(api, metastore)
+    with django_capture_on_commit_callbacks(execute=True):
+        ok(post(api["steward"], command(pk, "execute")), 202)
+    original = Execution.objects.get(pk=ChangeRequest.objects.get(pk=pk).execution_id)
+    Execution.objects.create(
+        metastore=original.metastore, database_name="sales", table_name="clients", statement="(revert)",
+        operation={"kind": "revert_execution"}, preview={}, fingerprint="", actor="steward", source="api",
+        state=Execution.State.FAILED, error="The process died before the metastore transaction committed",
+        reverts=original,
+    )  # fmt: skip
+
+    # when
+    offered = ok(api["steward"].get(url("change-request-detail", pk=pk)))["actions"]["revert"]
+    revert = ok(post(api["steward"], command(pk, "revert"), {"reason": "undo"}), 201)
+
+    # then
+    assert offered["allowed"] is True
+    assert (revert["state"], revert["revert_of"]) == ("draft", pk)
 
 
 @on_metastores

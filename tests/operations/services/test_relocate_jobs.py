@@ -141,6 +141,30 @@ def test_a_staging_outside_the_governed_roots_is_never_removed(
     assert "not inside a governed root" in " ".join(line["message"] for line in Job.objects.get(pk=job.pk).log)
 
 
+def test_a_staging_a_table_points_at_is_never_removed(
+    metastore: Metastore, people: dict[str, User], warehouse: Path, django_capture_on_commit_callbacks
+) -> None:
+    """Cancelling re-checks the metastore when it deletes: a staging directory a table points at meanwhile (a Hive
+    client's SET LOCATION, or a swap that committed) is kept, and the job's log says who uses it."""
+    # given
+    target = warehouse / "sales.db" / "orders_moved"
+    _, job = executed(people, metastore, target, django_capture_on_commit_callbacks)
+    target.mkdir(parents=True)
+    (target / "part-00000").write_bytes(b"rows a table reads")
+    customers = table_row(metastore, "sales", "customers")
+    with allow_metastore_writes():
+        StorageDescriptor.objects.using(metastore.alias).filter(id=customers.sd_id).update(location=location_of(target))
+    Job.objects.filter(pk=job.pk).update(state=JobState.FAILED)
+
+    # when
+    job_cancel(job=job, user=people["steward"])
+
+    # then
+    assert (target / "part-00000").read_bytes() == b"rows a table reads"
+    log = " ".join(line["message"] for line in Job.objects.get(pk=job.pk).log)
+    assert f"left in place: sales.customers uses {location_of(target)}" in log
+
+
 def test_a_relocation_whose_table_changed_since_approval_copies_nothing(
     metastore: Metastore, people: dict[str, User], warehouse: Path, django_capture_on_commit_callbacks
 ) -> None:

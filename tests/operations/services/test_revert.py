@@ -18,9 +18,11 @@ from catalog_admin.models import (
     hive_models,
 )
 from catalog_admin.selectors.metastores import Metastore
+from operations.models import Execution
 from operations.services.alter import alter_execute, alter_preview_statement
+from operations.services.reconcile import reconcile_executions
 from operations.services.revert import revert_preview
-from tests.fixtures.operations import location_of
+from tests.fixtures.operations import ProcessDied, crash_at, location_of
 
 pytestmark = pytest.mark.django_db
 
@@ -328,3 +330,40 @@ def test_a_revert_removes_only_the_directories_the_change_created(metastore: Met
     # then
     assert execution.moves.get().created_parents == 0
     assert (dump_metastore(metastore), tree(warehouse)) == (rows_before, files_before)
+
+
+def test_a_revert_that_failed_leaves_the_execution_revertible_and_a_succeeded_one_ends_it(
+    metastore: Metastore, warehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A revert attempt that died before its commit (reconciled FAILED) changed nothing: the execution is previewed
+    and reverted again, and only that succeeded revert makes a third one refused (while an attempt is still
+    running, a new one is refused as well)."""
+    # given
+    rows_before = dump_metastore(metastore)
+    execution = alter_execute(
+        preview=alter_preview_statement(metastore=metastore, statement=STATEMENTS["rename_partition"]),
+        actor="tester",
+        source="cli",
+    )
+    first = revert_preview(execution=execution)
+    crash_at(monkeypatch, "before_commit")
+    with pytest.raises(ProcessDied):
+        alter_execute(preview=first, actor="tester", source="cli")
+    monkeypatch.undo()
+    with pytest.raises(ApplicationError) as while_running:
+        revert_preview(execution=execution)
+
+    # when
+    [settled] = reconcile_executions(older_than=0)
+    retried = alter_execute(preview=revert_preview(execution=execution), actor="tester", source="cli")
+
+    # then
+    assert "has not finished" in while_running.value.message
+    assert settled.state == Execution.State.FAILED
+    assert retried.state == Execution.State.SUCCEEDED
+    assert dump_metastore(metastore) == rows_before
+    assert [a.pk for a in execution.revert_attempts.order_by("pk")] == [settled.execution_id, retried.pk]
+    assert execution.reverted_by == retried
+    with pytest.raises(ApplicationError) as again:
+        revert_preview(execution=execution)
+    assert again.value.message == f"Execution #{execution.pk} was already reverted by #{retried.pk}."

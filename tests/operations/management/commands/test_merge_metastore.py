@@ -14,7 +14,9 @@ from django.core.management import CommandError, call_command
 from django.db import connections
 
 from catalog_admin.models import Database, Partition
+from operations.merge.reads import MetastoreReader
 from operations.models import AuditRecord, Execution
+from tests.operations.merge.test_execute import _hive_clones, _table_ids
 
 
 def _run(*args: str) -> tuple[str, CommandError | None]:
@@ -163,3 +165,38 @@ def test_the_real_command_exits_0_2_and_1() -> None:
     assert json.loads(unblocked.stdout)["executable"] is True
     assert blocked.returncode == 2 and "[hive_rule_violation]" in blocked.stderr
     assert unknown.returncode == 1 and "[not_found] Metastore 'nowhere' was not found." in unknown.stderr
+
+
+@pytest.mark.django_db
+@pytest.mark.matrix
+@pytest.mark.slow
+def test_a_refused_merge_revert_can_be_run_again(merge_target) -> None:
+    """revert_execution --execute refused (Hive added a partition to an imported table since) records a failed
+    attempt that does not take the merge's revert: once the partition is included, the same command runs again,
+    removes the imported databases, and a third run is refused as already reverted."""
+    # given
+    target = merge_target("3.1.0")
+    _run("--source", "hive31_pg", "--target", target, *UNBLOCKED, "--execute", "--reason", "r")
+    merged = Execution.objects.get()
+    table_id, _ = _table_ids(target, "sales_imported", "orders")
+    part_id, part_sd = MetastoreReader(target).rows(
+        'SELECT "PART_ID", "SD_ID" FROM "PARTITIONS" WHERE "TBL_ID" = %s ORDER BY "PART_ID"', [table_id]
+    )[0]
+    sd_id = _hive_clones(target, "SDS", "SD_ID", part_sd, LOCATION="file:/tmp/hive-added")
+    _hive_clones(target, "PARTITIONS", "PART_ID", part_id, PART_NAME="dt=2099-01-01", SD_ID=sd_id)
+    with pytest.raises(CommandError) as refused:
+        call_command("revert_execution", str(merged.pk), "--execute", "--reason", "undo", stdout=StringIO())
+
+    # when
+    call_command(
+        "revert_execution", str(merged.pk), "--execute", "--reason", "undo", "--include-hive-rows", stdout=StringIO()
+    )
+
+    # then
+    assert "1 PARTITIONS" in str(refused.value)
+    assert not Database.objects.using(target).filter(name__endswith="_imported").exists()
+    attempts = merged.revert_attempts.order_by("pk")
+    assert [a.state for a in attempts] == [Execution.State.FAILED, Execution.State.SUCCEEDED]
+    with pytest.raises(CommandError) as again:
+        call_command("revert_execution", str(merged.pk), "--execute", "--reason", "undo", stdout=StringIO())
+    assert f"already reverted by #{attempts[1].pk}" in str(again.value)
