@@ -126,7 +126,7 @@ def catch_up_relocation(
         )
         _raise_if_any(refusal, "copy", why)
         units = {unit["key"]: unit for unit in plan["units"]}
-        for drift in drifts:
+        for drift in (drift for drift in drifts if drift.added):
             copied = [_copy_one(options, units[drift.unit], entry) for entry in drift.added]
             units[drift.unit]["files"] = units[drift.unit]["files"] + copied
             caught_up.setdefault(drift.unit, []).extend(copied)

@@ -57,12 +57,14 @@ def relocation_of_the_day(metastore: Metastore, warehouse: Path) -> tuple[Previe
     return preview, target
 
 
-def copy_then(write: Callable[[], None], program=relocate_program):  # noqa: ANN001, ANN201 - a run_program
-    """The program run in this process, then ``write``: a writer that went on while the copy ran."""
+def copy_then(write: Callable[[], None], program=relocate_program, manifests: list | None = None):  # noqa: ANN001, ANN201 - a run_program
+    """The program run in this process, then ``write``: a writer that went on while the copy ran. The manifests
+    it returned are kept in ``manifests``."""
 
     def run(plan: dict) -> dict:
         manifest = program.run(None, plan, [].append)
         write()
+        (manifests if manifests is not None else []).append(manifest)
         return manifest
 
     return run
@@ -105,17 +107,22 @@ def test_rows_written_into_a_partition_during_a_relocation_are_copied_before_the
     rows_before = parquet_rows(source)
     planned = relocation_copy_plan(preview=preview)
     late = late_rows()
+    manifests: list[dict] = []
 
     # when
     execution = relocate_execute(
         preview=preview, actor="steward", source="cli",
-        run_program=copy_then(lambda: (source / "000009_0").write_bytes(late)),
+        run_program=copy_then(lambda: (source / "000009_0").write_bytes(late), manifests=manifests),
     )  # fmt: skip
     relocations_cleanup(now=timezone.now() + timedelta(days=365))
 
     # then
     copied = target / unit.key / "000009_0"
     assert copied.read_bytes() == late
+    caught_up = manifests[0]["caught_up"]
+    assert {key: [(f["source"], f["size"]) for f in files] for key, files in caught_up.items()} == {
+        unit.key: [(location_of(source / "000009_0"), len(late))]
+    }
     assert parquet_rows(target / unit.key) == rows_before + LATE_ROWS
     relocation = Relocation.objects.get(execution=execution)
     assert relocation.files == sum(len(u["files"]) for u in planned["units"]) + 1
