@@ -22,10 +22,13 @@ from django.conf import settings
 
 from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.locations import filesystem_for
+from catalog_admin.selectors.metastores import get_metastore
 from operations.models import Execution, Relocation
 from operations.preview import DataCopy, Preview
 from operations.rules import blocked_error
 from operations.services.alter import alter_execute
+from operations.services.hive_locks import exclusive_table_lock
+from operations.services.relisting import catch_up_relocation, refuse_rewrite_drift
 from operations.services.relocation_cleanup import (
     record_relocation,
     relocations_cleanup,
@@ -128,29 +131,57 @@ def relocation_swap(
     """After the copy: check ``manifest`` against ``plan``, then re-point the metastore in one staleness-checked
     transaction (``alter_execute``); the swap's execution, with its :class:`Relocation`. A copy that is incomplete
     swaps nothing (its verified units stay for a resumed run); a swap refused (stale, failed) removes the copy.
-    A rewrite's manifest is checked for its rows, and its new directories measured for numFiles/totalSize."""
+    A rewrite's manifest is checked for its rows, and its new directories measured for numFiles/totalSize.
+
+    No write is lost: the re-listing and the swap run under Hive's EXCLUSIVE lock on the table (``hive_locks``:
+    refused while a Hive writer holds one; Hive's writers wait meanwhile), and every unit's source is listed again
+    first (``relisting``): files a writer without Hive's lock added are copied (a relocation) or refuse the swap (a
+    rewrite), a changed or removed file refuses it; a refusal there leaves the source and the copy as they are."""
     _refuse_blocked(preview)
-    measured = None
-    if plan.get("program") == "rewrite":
+    rewrite = plan.get("program") == "rewrite"
+    if rewrite:
         verify_rewrite_manifest(plan, manifest)
-        measured = measured_statistics(plan)
     else:
         verify_copy_manifest(plan, manifest)
+    target = preview.spec.target
     recorded: list[Relocation] = []
-    try:
-        execution = alter_execute(
-            preview=preview, actor=actor, source=source, reason=reason, approved=approved, data_copied=True,
-            measured=measured, on_started=lambda started: recorded.append(_record_relocation(started, plan, manifest)),
-        )  # fmt: skip
-    except ApplicationError:
-        remove_copies(plan, recorded[0] if recorded else None)
-        raise
+    with exclusive_table_lock(
+        get_metastore(preview.metastore), target.database, target.table, user=actor,
+        agent=f"catalog-admin swap: {preview.statement}",
+    ) as lock:  # fmt: skip
+        plan = _relisted(plan, manifest, heartbeat=lock.heartbeat if lock is not None else lambda: None)
+        measured = measured_statistics(plan) if rewrite else None
+        try:
+            execution = alter_execute(
+                preview=preview, actor=actor, source=source, reason=reason, approved=approved, data_copied=True,
+                measured=measured,
+                on_started=lambda started: recorded.append(_record_relocation(started, plan, manifest)),
+            )  # fmt: skip
+        except ApplicationError:
+            remove_copies(plan, recorded[0] if recorded else None)
+            raise
     settle_relocation(execution)
     return execution
 
 
 def _record_relocation(execution: Execution, plan: dict[str, Any], manifest: dict[str, Any]) -> Relocation:
     return record_relocation(execution, plan, float(manifest.get("seconds", 0.0)))
+
+
+def _relisted(plan: dict[str, Any], manifest: dict[str, Any], *, heartbeat: Callable[[], None]) -> dict[str, Any]:
+    """Every unit's source listed again right before the swap (``services/relisting.py``): a rewrite's must be
+    unchanged; a relocation's new files are copied in a verified catch-up pass, recorded in ``manifest``
+    (``caught_up``, by unit) and returned in the plan's units, whose files the :class:`Relocation` records."""
+    if plan.get("program") == "rewrite":
+        heartbeat()
+        refuse_rewrite_drift(plan)
+        return plan
+    plan, caught_up = catch_up_relocation(plan, between_rounds=heartbeat)
+    if caught_up:
+        manifest["caught_up"] = caught_up
+        manifest["files"] = manifest.get("files", 0) + sum(len(files) for files in caught_up.values())
+        manifest["bytes"] = manifest.get("bytes", 0) + sum(f["size"] for files in caught_up.values() for f in files)
+    return plan
 
 
 def _refuse_blocked(preview: Preview) -> None:

@@ -116,6 +116,9 @@ def _run_relocation(job: Job) -> None:
         _end_job_failed(job, exc.message, forget_staging=not copying and job.attempts == 1)
         return
     _end_request(request, execution)
+    if caught_up := manifest.get("caught_up"):
+        job_log(job, f"Re-listed before the swap: copied {sum(map(len, caught_up.values()))} file(s) written into "
+                f"{len(caught_up)} source(s) during the copy")  # fmt: skip
     job_log(job, f"Swapped as execution #{execution.pk}; the source is kept until {execution.relocation.keep_until}")
     Job.objects.filter(pk=job.pk).update(
         state=JobState.SUCCEEDED, progress=100, finished_at=timezone.now(), message="Done",

@@ -7,22 +7,26 @@ relocate program on the run's real Spark session (local[2]):
   name>``), the other partitions and the table root are untouched, the old files are kept; a resumed plan skips the
   units already done; revert points back at the kept source;
 * a table relocated to an S3 bucket (SeaweedFS) and back to local disk: every file byte-identical on the bucket, the
-  metastore pointing at ``s3a://…``, and after the way back Spark reads the same rows again.
+  metastore pointing at ``s3a://…``, and after the way back Spark reads the same rows again;
+* issue 25: 20,000 rows a plain Spark writer (no Hive lock) appends to a partition after the copy are copied by the
+  swap's re-listing, and Spark reads them after the swap and after the cleanup.
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.utils import timezone
 
 from catalog_admin.selectors.metastores import Metastore, get_metastore
 from operations.models import Relocation
 from operations.services.alter import alter_execute, alter_preview_statement
-from operations.services.relocate import relocate_execute
+from operations.services.relocate import relocate_execute, relocations_cleanup
 from operations.services.revert import revert_preview
 from operations.spark.programs import relocate as relocate_program
 from tests.fixtures.object_store import S3Server
@@ -30,6 +34,7 @@ from tests.fixtures.object_store import S3Server
 pytestmark = [pytest.mark.spark, pytest.mark.django_db(transaction=True, databases=["default", "spark_pg"])]
 
 DATABASE = "relocate_src"
+LATE = 20_000
 ROWS = [(i, f"n{i}", float(i) / 2, f"2024-01-0{1 + i % 3}", i % 2) for i in range(1, 31)]
 
 
@@ -160,3 +165,40 @@ def _plan_of(preview, skip: list[str]) -> dict:  # noqa: ANN001
     from operations.services.relocate import relocation_copy_plan
 
     return relocation_copy_plan(preview=preview, completed=skip)
+
+
+def test_rows_a_plain_spark_writer_adds_during_a_relocation_survive_the_swap_and_the_cleanup(
+    spark, spark_metastore: Metastore, spark_tmp: Path, events_table: str  # noqa: ANN001 - events_table: the database
+) -> None:  # fmt: skip
+    """Issue 25, case 1: a Spark job that takes no Hive lock appends 20,000 rows to a partition after the copy listed
+    it. The swap's re-listing copies its files in a verified catch-up pass: Spark's Hive client reads every row at
+    the new location, and still after the cleanup removed the source."""
+    # given
+    table = f"{DATABASE}.live"
+    spark.sql(f"CREATE TABLE {table} (id int, name string) PARTITIONED BY (dt string) STORED AS PARQUET")
+    spark.sql(f"INSERT INTO {table} PARTITION (dt='2024-01-01') VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+    source = Path(locations(spark_metastore, table)["dt=2024-01-01"].removeprefix("file:"))
+    target = spark_tmp / "elsewhere" / "live"
+    preview = alter_preview_statement(
+        metastore=spark_metastore,
+        statement=f"ALTER TABLE {table} PARTITION (dt='2024-01-01') SET LOCATION 'file:{target}' WITH DATA",
+    )
+    assert preview.blockers == (), preview.blockers
+
+    def copy_then_write(plan: dict) -> dict:
+        manifest = relocate_program.run(spark, plan, [].append)
+        late = spark.range(LATE).selectExpr("CAST(id + 100 AS INT) AS id", "CONCAT('late', id) AS name")
+        late.write.mode("append").parquet(str(source))  # straight into the directory: no metastore, no Hive lock
+        return manifest
+
+    # when
+    execution = relocate_execute(preview=preview, actor="steward", source="cli", run_program=copy_then_write)
+    after_swap = len(rows(spark, table))
+    relocations_cleanup(now=timezone.now() + timedelta(days=365))
+    after_cleanup = len(rows(spark, table))
+
+    # then
+    assert locations(spark_metastore, table)["dt=2024-01-01"] == f"file:{target}/dt=2024-01-01"
+    assert after_swap == after_cleanup == 3 + LATE
+    assert not source.exists()
+    assert execution.relocation.files == len(list(p for p in (target / "dt=2024-01-01").rglob("*") if p.is_file()))

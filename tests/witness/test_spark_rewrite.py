@@ -11,7 +11,9 @@ Issue 10's proof for CONCATENATE and SET FILEFORMAT … WITH DATA, on real data 
   classes and no field.delim, Spark reads the same rows; revert brings the text back;
 * a Parquet table of every primitive kind converted to Avro (read through Hive's AvroSerDe) and back to Parquet, and an
   Avro table Hive wrote converted to Parquet and reverted, a SequenceFile table converted to ORC and reverted, a text
-  table with nested complex columns converted to Parquet: the same rows each time.
+  table with nested complex columns converted to Parquet: the same rows each time;
+* issue 25: rows a plain Spark writer appends to a partition after the rewrite read it refuse the swap (naming the
+  new files), and Spark still reads every row.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from catalog_admin.errors import ApplicationError
 from catalog_admin.models import Partition, PartitionParam, SerDeParam, Table
 from catalog_admin.selectors.metastores import Metastore
 from operations.models import Relocation
@@ -34,6 +37,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.django_db(transaction=True, databas
 
 DATABASE = "rewrite_src"
 DAYS = ("2024-01-01", "2024-01-02")
+LATE = 20_000
 
 
 @pytest.fixture(scope="module")
@@ -417,3 +421,39 @@ def test_a_file_spark_cannot_read_added_after_planning_fails_the_program_before_
 
     # then
     assert not destination.exists()
+
+
+def test_rows_a_plain_spark_writer_adds_during_a_concatenate_refuse_the_swap_and_stay_readable(
+    spark, spark_metastore: Metastore, small_files: None  # noqa: ANN001
+) -> None:  # fmt: skip
+    """Issue 25, case 1: a Spark job that takes no Hive lock appends 20,000 rows to a partition after the rewrite
+    read it. The compacted directory lacks them, so the swap is refused naming the new files; the partition still
+    points at its directory and Spark's Hive client reads every row."""
+    # given
+    table = f"{DATABASE}.live"
+    spark.sql(f"CREATE TABLE {table} (id int, name string) PARTITIONED BY (dt string) STORED AS PARQUET")
+    for batch in range(3):
+        spark.sql(f"INSERT INTO {table} PARTITION (dt='2024-01-01') VALUES ({batch}, 'n{batch}')")
+    before = storage(spark_metastore, table)
+    source = Path(before["dt=2024-01-01"][0].removeprefix("file:"))
+    preview = alter_preview_statement(metastore=spark_metastore, statement=f"ALTER TABLE {table} CONCATENATE")
+    assert preview.blockers == (), preview.blockers
+    written: list[str] = []
+
+    def rewrite_then_write(plan: dict) -> dict:
+        manifest = rewrite_program.run(spark, plan, [].append)
+        planned = {f"file:{p}" for p in data_files(f"file:{source}")}
+        late = spark.range(LATE).selectExpr("CAST(id + 100 AS INT) AS id", "CONCAT('late', id) AS name")
+        late.write.mode("append").parquet(str(source))  # straight into the directory: no metastore, no Hive lock
+        written.extend(sorted({f"file:{p}" for p in data_files(f"file:{source}")} - planned))
+        return manifest
+
+    # when
+    with pytest.raises(ApplicationError) as refused:
+        relocate_execute(preview=preview, actor="steward", source="cli", run_program=rewrite_then_write)
+
+    # then
+    assert written and refused.value.details["appeared"] == sorted(written)
+    assert "nothing was swapped" in refused.value.message
+    assert storage(spark_metastore, table) == before
+    assert len(rows(spark, table)) == 3 + LATE

@@ -239,6 +239,58 @@ def test_kill_9_of_the_driver_mid_copy_leaves_source_and_metastore_and_resume_sw
     assert tree_digest(sources.values()) == source_bytes == tree_digest(target / n for n in units)
 
 
+def test_a_file_written_into_a_copied_partition_while_the_driver_runs_is_copied_before_the_swap(
+    metastore: Metastore, people: dict[str, User], warehouse: Path
+) -> None:
+    """Issue 25, case 1: a writer without Hive's lock adds a file to a partition the driver already copied and
+    verified. The job's swap re-lists the sources, copies that file (verified) to the new location, records it in
+    the job's result and the relocation, says so in the job's log, and only then re-points the partitions."""
+    # given: a queued relocation copying one partition per batch, pausing after each, and a writer that adds a file
+    # to the first partition once the driver reported it verified
+    target = warehouse / "sales.db" / "orders_moved"
+    request, job = executed(people, metastore, target, lambda execute: nullcontext())
+    Job.objects.filter(pk=job.pk).update(plan={**job.plan, "batch_files": 1, "pause_seconds": 2})
+    first = job.plan["units"][0]
+    late, content = path_of(first["source"]) / "000009_0", os.urandom(300_000)
+    work = Path(settings.CATALOG_SPARK_WORK_DIR) / f"job-{job.pk}"
+    shutil.rmtree(work, ignore_errors=True)  # an earlier run's job of the same id left its files
+    writer = write_after_first_unit(DriverFiles(work / "attempt-1"), late, content)
+
+    # when
+    finished = run_job(job.pk)
+    writer.join(timeout=60)
+
+    # then
+    request.refresh_from_db()
+    assert (finished.state, request.state) == (JobState.SUCCEEDED, "succeeded"), finished.error
+    copied = target / first["key"] / late.name
+    assert copied.read_bytes() == content
+    assert [(f["source"], f["destination"], f["size"]) for f in finished.result["caught_up"][first["key"]]] == [
+        (location_of(late), location_of(copied), len(content))
+    ]
+    relocation = Relocation.objects.get(execution=request.execution)
+    assert relocation.files == sum(len(u["files"]) for u in job.plan["units"]) + 1
+    assert "Re-listed before the swap: copied 1 file(s) written into 1 source(s) during the copy" in [
+        entry["message"] for entry in finished.log
+    ]
+    assert partition_locations(metastore, table_row(metastore, "sales", "orders").id)[first["key"]] == location_of(
+        target / first["key"]
+    )
+
+
+def write_after_first_unit(files: DriverFiles, path: Path, content: bytes) -> threading.Thread:
+    """A thread that writes ``path`` once the driver's progress file reports a verified unit: a writer that takes
+    no Hive lock, going on while the copy runs."""
+
+    def watch() -> None:
+        wait_for(lambda: files.progress.exists() and '"unit_done"' in files.progress.read_text(), "a verified unit")
+        path.write_bytes(content)
+
+    thread = threading.Thread(target=watch, daemon=True, name="a writer")
+    thread.start()
+    return thread
+
+
 def tree_digest(roots) -> list[dict[str, str]]:  # noqa: ANN001
     return [
         {
