@@ -39,6 +39,7 @@ from operations.planners.columns.steps import (
     touched_partition_statistics,
 )
 from operations.planners.common import build_preview, snapshot
+from operations.planners.spark_tables import datasource_column_blockers
 from operations.preview import Preview, Step
 from operations.rules import Finding
 from operations.specs import AddColumns, ChangeColumn, ReplaceColumns
@@ -57,7 +58,7 @@ def plan_column_change(
     renames = {model: list_rename(spec, plan, names) for model, names in listed.items()}
     plan.list_renames = {model: renamed for model, renamed in renames.items() if renamed}
     findings = column_findings(metastore, state, spec, plan) + bucket_findings(metastore, plan, listed[BucketingColumn])
-    findings += sort_findings(plan, listed[SortColumn])
+    findings += sort_findings(plan, listed[SortColumn]) + datasource_column_blockers(state, spec, "spark")
     plan.blockers += [f for f in findings if f.severity == "blocker"]
     plan.warnings += [f for f in findings if f.severity != "blocker"]
     cascade = spec.cascade and state.is_partitioned
