@@ -24,12 +24,14 @@ from operations.table_state import ColumnInfo, TableState
 
 __all__ = (
     "BY_NAME_PROVIDERS",
+    "BY_NAME_SERDES",
     "PATH_KEY",
     "datasource_column_blockers",
     "datasource_move_blockers",
     "datasource_rewrite_blockers",
     "path_steps",
     "provider",
+    "renamed_by_name_warnings",
     "serde_params_after",
     "spark_bucketing_blockers",
     "spark_path",
@@ -42,6 +44,13 @@ BY_NAME_PROVIDERS = ("parquet", "orc", "avro", "json")  # files whose columns Sp
 KNOWN_PROVIDERS = ("parquet", "orc", "avro", "json", "csv", "text")
 BUCKET_KEYS = ("spark.sql.sources.schema.numBuckets", "spark.sql.sources.numBuckets")
 PLACEHOLDER = (("col", "array<string>"),)
+# Hive SerDes whose files Hive's readers (and Spark's, converting a Hive Parquet table to its own reader) match to the
+# table's columns by name: ParquetHiveSerDe (``parquet.column.index.access`` false by default), AvroSerDe (the
+# columns make the reader schema, resolved against each file's writer schema by field name).
+BY_NAME_SERDES = {
+    "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe": "Parquet",
+    "org.apache.hadoop.hive.serde2.avro.AvroSerDe": "Avro",
+}
 
 
 def provider(state: TableState) -> str:
@@ -208,3 +217,22 @@ def datasource_column_blockers(
 def _renamed_or_retyped(old: ColumnInfo, spec: ChangeColumn) -> bool:
     same_type = old.type.replace(" ", "").lower() == spec.column.type.replace(" ", "").lower()
     return old.name.lower() != spec.column.name.lower() or not same_type
+
+
+def renamed_by_name_warnings(state: TableState, renamed: list[tuple[str, str]], rule: str) -> list[Finding]:
+    """A Hive table of a by-name format whose columns are renamed: the existing files keep the old names, so their
+    values read as NULL under the new ones (Hive allows it; a data-source table is blocked above)."""
+    file_format = BY_NAME_SERDES.get(state.serde_lib or "")
+    if not renamed or file_format is None or provider(state):
+        return []
+    names = ", ".join(f"{old} to {new}" for old, new in renamed)
+    return [
+        Finding(
+            "renamed_by_name",
+            rule,
+            f"{_name(state)} is stored as {file_format}, whose files Hive and Spark read by column name: after "
+            f"renaming {names} the existing files' values of those columns read as NULL. Rename back to read them, or "
+            "rewrite the data under the new names.",
+            "warning",
+        )
+    ]

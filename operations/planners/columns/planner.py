@@ -39,7 +39,7 @@ from operations.planners.columns.steps import (
     touched_partition_statistics,
 )
 from operations.planners.common import build_preview, snapshot
-from operations.planners.spark_tables import datasource_column_blockers
+from operations.planners.spark_tables import datasource_column_blockers, renamed_by_name_warnings
 from operations.preview import Preview, Step
 from operations.rules import Finding
 from operations.specs import AddColumns, ChangeColumn, ReplaceColumns
@@ -175,6 +175,7 @@ def _warnings(metastore: Metastore, state: TableState, plan: ColumnPlan, cascade
                 "warning",
             )
         )
+    warnings += renamed_by_name_warnings(state, [plan.column_rename] if plan.column_rename else [], "files")
     if plan.renamed or plan.stats_dropped:
         consequence = "may fail where they use a renamed, retyped or dropped column"
         warnings += dependent_views_warning(metastore, state.ref, consequence)

@@ -205,3 +205,16 @@ def test_columns_of_a_placeholder_schema_are_not_changed(metastore: Metastore, p
     # then
     assert codes(preview) == {"spark_placeholder_columns"}
     assert "spark.sql.sources.schema" in preview.blockers[0].message
+
+
+def test_renaming_a_column_of_a_hive_parquet_table_warns_that_its_files_read_null(metastore: Metastore) -> None:
+    """Hive allows the rename on its own Parquet tables, but the files keep the old name: the preview says so."""
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore, statement="ALTER TABLE sales.customers CHANGE country region string"
+    )
+
+    # then
+    assert preview.blockers == (), preview.blockers
+    warning = next(w.message for w in preview.warnings if w.code == "renamed_by_name")
+    assert "renaming country to region" in warning and "read as NULL" in warning
