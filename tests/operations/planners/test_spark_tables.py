@@ -14,6 +14,7 @@ import pytest
 
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.models import Column, SerDeParam, TableParam
+from catalog_admin.seeding.files import encode_rows
 from catalog_admin.selectors.metastores import Metastore
 from operations.preview import Preview
 from operations.services.alter import alter_execute, alter_preview_statement
@@ -21,7 +22,7 @@ from operations.services.relocate import relocate_execute
 from operations.services.revert import revert_preview
 from operations.spark.programs import relocate as relocate_program
 from tests.fixtures.factories import table_row
-from tests.fixtures.operations import location_of
+from tests.fixtures.operations import location_of, path_of
 
 pytestmark = pytest.mark.usefixtures("warehouse")
 
@@ -218,3 +219,24 @@ def test_renaming_a_column_of_a_hive_parquet_table_warns_that_its_files_read_nul
     assert preview.blockers == (), preview.blockers
     warning = next(w.message for w in preview.warnings if w.code == "renamed_by_name")
     assert "renaming country to region" in warning and "read as NULL" in warning
+
+
+def test_compacting_a_data_source_tables_root_moves_sparks_path_with_it(metastore: Metastore) -> None:
+    """An unpartitioned table's rewrite re-points its root at the new directory: Spark's path goes there too."""
+    # given
+    as_datasource(metastore, "parquet")
+    customers = table_row(metastore, "sales", "customers")
+    columns = (("id", "bigint"), ("name", "string"), ("email", "string"), ("country", "string"))
+    for number in (1, 2):
+        rows = [(9000 + number, f"n{number}", f"e{number}", "DE")]
+        (path_of(customers.sd.location) / f"00000{number}_9").write_bytes(encode_rows("parquet", columns, rows))
+
+    # when
+    preview = alter_preview_statement(metastore=metastore, statement="ALTER TABLE sales.customers CONCATENATE")
+
+    # then
+    assert preview.blockers == (), preview.blockers
+    destination = preview.data_copy.units[0].destination
+    step = next(s for s in preview.steps if s.metastore_table == "SERDE_PARAMS")
+    assert step.params[0] == destination
+    assert ("path", destination) in preview.after.serde_params
