@@ -66,6 +66,9 @@ class MetastoreConfig:
     external_warehouse: str = ""  # Hive 4's metastore.warehouse.external.dir
     extra_roots: tuple[str, ...] = ()
     allow_outside_roots: bool = False
+    # External tables' files belong to whoever wrote them: the console rewrites or relocates them only when this says
+    # the metastore's external data is governed too (METASTORE_GOVERNS_EXTERNAL_DATA_<NAME>=true).
+    governs_external_data: bool = False
     events: bool = True  # write Hive's notification events (METASTORE_EVENTS_<NAME>=off turns them off)
     partition_name_whitelist: str = ""  # metastore.partition.name.whitelist.pattern ("" = none)
 
@@ -193,6 +196,7 @@ def _config(env: dict[str, str], name: str, url: str, base_dir: Path) -> Metasto
         external_warehouse=env.get(f"METASTORE_EXTERNAL_WAREHOUSE_{suffix}", "").strip(),
         extra_roots=extra,
         allow_outside_roots=env.get(f"METASTORE_ALLOW_OUTSIDE_ROOTS_{suffix}", "").strip().lower() in TRUE_VALUES,
+        governs_external_data=env.get(f"METASTORE_GOVERNS_EXTERNAL_DATA_{suffix}", "").strip().lower() in TRUE_VALUES,
         events=env.get(f"METASTORE_EVENTS_{suffix}", "").strip().lower() not in OFF_VALUES,
         partition_name_whitelist=_whitelist(env, suffix),
     )

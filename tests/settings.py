@@ -95,10 +95,15 @@ def _url(alias: str) -> str:
 
 
 # Tests point SET LOCATION at scratch locations outside the warehouse (file:/x, hdfs://…): allowed here; the strict
-# default is tested in tests/operations/test_containment.py.
+# default is tested in tests/operations/test_containment.py. The seeded external tables' data is governed here (their
+# rewrites and relocations are tested); the default, refused, in tests/operations/planners/test_rewrite_values.py.
 METASTORE_CONFIGS = [
     MetastoreConfig(
-        name=alias, url=_url(alias), warehouse=str(TEST_TMP_DIR / alias / "warehouse"), allow_outside_roots=True
+        name=alias,
+        url=_url(alias),
+        warehouse=str(TEST_TMP_DIR / alias / "warehouse"),
+        allow_outside_roots=True,
+        governs_external_data=True,
     )
     for alias in HIVE_TEST_METASTORES
 ]

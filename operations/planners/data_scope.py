@@ -26,6 +26,7 @@ from catalog_admin.models import BucketingColumn
 from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.partition_charts import FILE_SIZE_BUCKETS
 from operations.planners.common import acid_warnings
+from operations.planners.spark_tables import spark_bucketing_blockers
 from operations.preview import DataScope, DurationEstimate
 from operations.rules import Finding
 from operations.table_state import TableState
@@ -36,6 +37,7 @@ __all__ = (
     "data_work_blockers",
     "data_work_warnings",
     "estimate_duration",
+    "external_data_blockers",
     "measure",
     "sample_indices",
     "scope_of",
@@ -162,6 +164,9 @@ def data_work_blockers(metastore: Metastore, state: TableState, *, operation: st
         Finding(f.code, "acid", f"{f.message} {operation.capitalize()} after they end.")
         for f in acid_warnings(metastore, state)
     ]
+    blockers += external_data_blockers(metastore, state, operation)
+    if rewrite:
+        blockers += spark_bucketing_blockers(state, operation)
     bucketed_by = _bucket_columns(metastore, state) if rewrite else []
     if bucketed_by:
         blockers.append(
@@ -173,6 +178,22 @@ def data_work_blockers(metastore: Metastore, state: TableState, *, operation: st
             )
         )
     return blockers
+
+
+def external_data_blockers(metastore: Metastore, state: TableState, operation: str) -> list[Finding]:
+    """An EXTERNAL table's files are not the console's: data work on them only where the metastore's configuration
+    says its external data is governed (``METASTORE_GOVERNS_EXTERNAL_DATA_<NAME>``)."""
+    if not state.is_external or metastore.config.governs_external_data:
+        return []
+    return [
+        Finding(
+            "external_data",
+            operation,
+            f"{state.ref.database}.{state.ref.table} is an EXTERNAL table: its files belong to whoever wrote them, "
+            f"and metastore {metastore.name} is not configured to govern external data "
+            f"(METASTORE_GOVERNS_EXTERNAL_DATA_{metastore.name.upper()}), so the console does not {operation} them.",
+        )
+    ]
 
 
 def _bucket_columns(metastore: Metastore, state: TableState) -> list[str]:

@@ -22,6 +22,7 @@ from operations.planners.common import (
     replication_source,
     snapshot,
 )
+from operations.planners.spark_tables import path_steps, serde_params_after
 from operations.preview import HiveComparison, Preview, Step, TableSnapshot
 from operations.rules import Finding
 from operations.specs import RewritePartitionLocations, SetLocation
@@ -94,6 +95,8 @@ def plan_set_location(metastore: Metastore, state: TableState, spec: SetLocation
                 1,
             )
         )
+        if partition is None:
+            steps += path_steps(sql, state, spec.location)
         steps += _stale_statistics_steps(metastore, sql, state, partition)
     quick = _quick_stats(metastore, state, spec) if not partition and not blockers else None
     if quick:
@@ -302,7 +305,12 @@ def _quick_stats(metastore: Metastore, state: TableState, spec: SetLocation) -> 
 def _table_after(state: TableState, spec: SetLocation, quick: dict[str, str] | None) -> TableSnapshot:
     """The table after SET LOCATION: its new location, quick statistics and no accuracy flags (rule 13.2)."""
     params = {k: v for k, v in state.params.items() if k != STATS_FLAG or state.is_partitioned} | (quick or {})
-    return snapshot(state, location=spec.location, params=tuple(sorted(params.items())))
+    return snapshot(
+        state,
+        location=spec.location,
+        params=tuple(sorted(params.items())),
+        serde_params=serde_params_after(state, spec.location),
+    )
 
 
 def _quick_stats_warnings(

@@ -27,6 +27,7 @@ from operations.planners.data_scope import data_work_blockers, data_work_warning
 from operations.planners.locations import _absolute_location_blockers, _replication_blockers
 from operations.planners.partitions.chunks import chunks
 from operations.planners.partitions.matching import matching_partitions, predicate_blockers
+from operations.planners.spark_tables import datasource_move_blockers, path_steps, serde_params_after
 from operations.preview import CopyUnit, DataCopy, DirectoryMove, HiveComparison, Preview, Step
 from operations.rules import Finding
 from operations.specs import Relocate
@@ -75,7 +76,9 @@ def plan_relocate(metastore: Metastore, state: TableState, spec: Relocate) -> Pr
         state,
         spec,
         steps=steps,
-        after=snapshot(state, location=destination) if not spec.partitions and destination else snapshot(state),
+        after=snapshot(state, location=destination, serde_params=serde_params_after(state, destination))
+        if not spec.partitions and destination
+        else snapshot(state),
         blockers=blockers,
         warnings=_warnings(metastore, state, spec, data_copy),
         partitions_touched=len(partitions),
@@ -100,6 +103,8 @@ def _table_blockers(metastore: Metastore, state: TableState, spec: Relocate, des
         blockers += predicate_blockers(state, spec)  # type: ignore[arg-type]  # it reads only .specs
     # The copies keep every file as it is (same bytes, same names): bucketing stays valid, so this is no rewrite.
     blockers += data_work_blockers(metastore, state, operation=RULE, rewrite=False)
+    if not spec.partitions:
+        blockers += datasource_move_blockers(state, RULE)
     for side, location in (("source", state.location or ""), ("destination", destination)):
         if location and filesystem_for(location, metastore.name).exists(location) is None:
             blockers.append(
@@ -279,6 +284,7 @@ def _steps(
                  f"UPDATE {sds} SET {location} = %s WHERE {where}", (destination, state.sd_id, state.location), 1,
                  capture + where, (state.sd_id, state.location))
         )  # fmt: skip
+        steps += path_steps(sql, state, destination)
     if partitions:
         old = (state.location or "").rstrip("/") + "/"
         where = f"{sql.of_table_partitions(sd_id, 'sd')} AND {sql.has_prefix(location)}"

@@ -19,7 +19,6 @@ from catalog_admin.models import (
     Database,
     Partition,
     PartitionColumnStatistics,
-    SerDeParam,
     StorageDescriptor,
     Table,
     TableColumnStatistics,
@@ -38,6 +37,7 @@ from operations.planners.common import (
 )
 from operations.planners.locations import sd_ids_under
 from operations.planners.rename_destination import rename_destination
+from operations.planners.spark_tables import path_steps
 from operations.preview import DirectoryMove, HiveComparison, Preview, Step
 from operations.rules import Finding, check_database_name, check_table_name
 from operations.specs import RenameTable
@@ -342,20 +342,11 @@ def _table_location_step(sql: MetastoreSql, state: TableState, destination: str)
 
 
 def _path_param_steps(metastore: Metastore, sql: MetastoreSql, state: TableState, destination: str) -> list[Step]:
-    """Spark data-source tables keep their location in the SerDe parameter ``path`` too."""
+    """Spark data-source tables keep their location in the SerDe parameter ``path`` too: moved where it is the
+    table's directory (``spark_tables.path_steps``, shared with SET LOCATION, relocation and rewrites)."""
     if state.serde_params.get("path") != state.location:
         return []
-    return [
-        Step(
-            "Keep Spark's 'path' SerDe parameter in step with the location",
-            "SERDE_PARAMS",
-            "update",
-            f"UPDATE {sql.table(SerDeParam)} SET {sql.col(SerDeParam, 'value')} = %s "
-            f"WHERE {sql.col(SerDeParam, 'serde')} = %s AND {sql.col(SerDeParam, 'key')} = %s",
-            (destination, state.serde_id, "path"),
-            1,
-        )
-    ]
+    return path_steps(sql, state, destination)
 
 
 def _partition_locations_step(

@@ -36,6 +36,13 @@ from operations.planners.locations import _replication_blockers
 from operations.planners.partitions.chunks import chunks
 from operations.planners.partitions.matching import matching_partitions, predicate_blockers
 from operations.planners.relocate import destination_blockers
+from operations.planners.rewrite_values import value_blockers
+from operations.planners.spark_tables import (
+    datasource_move_blockers,
+    datasource_rewrite_blockers,
+    path_steps,
+    serde_params_after,
+)
 from operations.preview import CopyUnit, DataCopy, HiveComparison, Measured, Preview, Step
 from operations.rules import Finding
 from operations.specs import CompactFiles, ConvertFormat, PartitionPredicate, SetFileFormat
@@ -107,6 +114,11 @@ def plan_rewrite(metastore: Metastore, state: TableState, spec: RewriteSpec) -> 
     if not rows and not blockers:
         blockers.append(Finding("nothing_to_rewrite", RULE, _nothing_message(state, spec)))
     blockers += _format_blockers(state, spec, rows)
+    if rows and not blockers:
+        formats = [{**r, "format": source_format(r["input_format"], r["serde"])} for r in rows]
+        blockers += value_blockers(
+            metastore, state, convert=isinstance(spec, ConvertFormat), rows=formats, files=listed
+        )
     staging = staging_of(state, spec, [r["location"] for r in rows]) if rows else ""
     units = [_unit(state, staging, r) for r in rows]
     if units and not blockers:
@@ -137,6 +149,9 @@ def _table_blockers(metastore: Metastore, state: TableState, spec: RewriteSpec) 
     if state.is_view:
         blockers.append(Finding("view_rewrite", "ddl", f"{state.ref} is a view and has no data to rewrite"))
     blockers += data_work_blockers(metastore, state, operation=RULE, rewrite=True)
+    blockers += datasource_rewrite_blockers(state, convert=isinstance(spec, ConvertFormat), operation=RULE)
+    if not state.is_partitioned:  # its root moves: Spark's path must be that root
+        blockers += datasource_move_blockers(state, RULE)
     if spec.partitions and not state.is_partitioned:
         blockers.append(Finding("not_partitioned", "ddl", f"Table {state.ref} is not partitioned"))
     elif spec.partitions:
@@ -311,6 +326,7 @@ def _steps(
         steps.append(_stats_step(sql, PartitionParam, "partition", [(u.partition_id, u.key) for u in chunk]))
     if not state.is_partitioned:
         steps.append(_stats_step(sql, TableParam, "table", [(state.table_id, units[0].key)]))
+        steps += path_steps(sql, state, units[0].destination)
     return steps
 
 
@@ -392,6 +408,7 @@ def _after(state: TableState, spec: RewriteSpec, units: list[CopyUnit], table_sd
     changes: dict[str, object] = {}
     if not state.is_partitioned and units:
         changes["location"] = units[0].destination
+        changes["serde_params"] = serde_params_after(state, units[0].destination)
     if isinstance(spec, ConvertFormat) and table_sd and spec.file_format.lower() in FORMATS:
         input_format, output_format, serde = FORMATS[spec.file_format.lower()]
         kept = tuple((k, v) for k, v in sorted(state.serde_params.items()) if k not in TEXT_SERDE_PARAMS)

@@ -293,6 +293,7 @@ UPDATED_ROW_KEYS = {
     # a relocation's or rewrite's re-pointed storage descriptors (a convert's also re-formatted), a convert's SerDes
     "SDS": (("SD_ID",), ("LOCATION", "INPUT_FORMAT", "OUTPUT_FORMAT")),
     "SERDES": (("SERDE_ID",), ("SLIB",)),
+    "SERDE_PARAMS": (("SERDE_ID", "PARAM_KEY"), ("PARAM_VALUE",)),  # Spark's path, moved with a table's location
 }
 
 

@@ -6,8 +6,8 @@ HiveAlterHandler, in Spark's JVM, on ``spark_pg``):
   CHANGE … FIRST|AFTER on ORC) are refused by the console's preview with Hive's own message, and neither side writes;
   the same changes on Parquet and text tables are allowed by both;
 * SET LOCATION on an unpartitioned table leaves numFiles/totalSize counted from the new directory on both sides;
-* renaming a Spark data-source table's bucketing and sort column keeps Spark's ``bucketCol.N`` / ``sortCol.N`` in
-  step, so Spark still reads the table (Spark SQL itself refuses the rename; without the fix Spark refuses to read).
+* renaming a column of a Spark data-source table (bucketed and sorted by it) is refused, as Spark SQL refuses it:
+  its files hold the old name, so Spark would read NULL (issue 25, case 9); Spark keeps reading the same rows.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from catalog_admin.errors import ApplicationError
 from operations.models import Execution
 from operations.services.alter import alter_execute, alter_preview_statement
 from tests.fixtures.spark import HiveQLError, TableCopy
@@ -168,9 +169,9 @@ def test_set_location_of_an_unpartitioned_table_counts_the_new_directory_as_hive
     assert read_rows(spark, twins.console) == read_rows(spark, twins.hive)
 
 
-def test_renaming_a_spark_bucketing_and_sort_column_keeps_the_table_readable(spark, spark_metastore):
-    """CHANGE id ident int on a bucketed, sorted data-source table: Spark's bucketCol.0 and sortCol.0 follow, so Spark
-    reads the table afterwards (the files still hold ``id``: Spark reads the renamed column as NULL)."""
+def test_renaming_a_column_of_a_bucketed_data_source_table_is_refused_and_spark_keeps_reading(spark, spark_metastore):
+    """CHANGE id ident int on a bucketed, sorted USING parquet table: the files hold ``id``, so Spark would read the
+    renamed column as NULL (issue 25, case 9); the console refuses it, naming why, and Spark reads the same rows."""
     # given
     table = "diff_console.bucketed"
     spark.sql(
@@ -180,19 +181,14 @@ def test_renaming_a_spark_bucketing_and_sort_column_keeps_the_table_readable(spa
 
     # when
     preview = alter_preview_statement(metastore=spark_metastore, statement=f"ALTER TABLE {table} CHANGE id ident int")
-    alter_execute(preview=preview, actor="hive-witness", source=Execution.Source.CLI, reason="witness")
+    with pytest.raises(ApplicationError) as refused:
+        alter_execute(preview=preview, actor="hive-witness", source=Execution.Source.CLI, reason="witness")
     spark.sql(f"REFRESH TABLE {table}")
 
     # then
-    params = dict(preview.after.params)
-    assert (params["spark.sql.sources.schema.bucketCol.0"], params["spark.sql.sources.schema.sortCol.0"]) == (
-        "ident",
-        "ident",
-    )
-    assert sorted(tuple(r) for r in spark.sql(f"SELECT name, ident FROM {table}").collect()) == [
-        ("a", None),
-        ("b", None),
-    ]
+    assert [b.code for b in preview.blockers] == ["spark_by_name_columns"]
+    assert "read NULL" in refused.value.message
+    assert sorted(tuple(r) for r in spark.sql(f"SELECT name, id FROM {table}").collect()) == [("a", 1), ("b", 2)]
 
 
 # Helpers ----------------------------------------------------------------------------------------------------------

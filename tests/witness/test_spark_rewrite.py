@@ -46,14 +46,15 @@ def small_files(spark) -> None:  # noqa: ANN001
     spark.sql(f"CREATE DATABASE IF NOT EXISTS {DATABASE}")
     spark.sql(f"CREATE TABLE {DATABASE}.events (id int, name string, amount decimal(10,2)) PARTITIONED BY (dt string) "
               "STORED AS PARQUET")  # fmt: skip
-    spark.sql(f"CREATE TABLE {DATABASE}.lines (id int, note string) PARTITIONED BY (dt string) "
+    # string columns: text a conversion carries value for value (others are blocked: planners/rewrite_values.py)
+    spark.sql(f"CREATE TABLE {DATABASE}.lines (id string, note string) PARTITIONED BY (dt string) "
               "ROW FORMAT DELIMITED FIELDS TERMINATED BY ',' STORED AS TEXTFILE")  # fmt: skip
     spark.sql(f"CREATE TABLE {DATABASE}.records (id int, name string) STORED AS AVRO")
     for batch in range(4):
         for day in DAYS:
             values = ", ".join(f"({batch * 10 + i}, 'n{batch}{i}', {batch}.{i}5)" for i in range(3))
             spark.sql(f"INSERT INTO {DATABASE}.events PARTITION (dt='{day}') VALUES {values}")
-            notes = ", ".join(f"({batch * 10 + i}, 'note {batch} {i}')" for i in range(2))
+            notes = ", ".join(f"('{batch * 10 + i}', 'note {batch} {i}')" for i in range(2))
             spark.sql(f"INSERT INTO {DATABASE}.lines PARTITION (dt='{day}') VALUES {notes}")
         spark.sql(f"INSERT INTO {DATABASE}.records VALUES ({batch}, 'r{batch}'), ({batch + 100}, NULL)")
 
@@ -249,12 +250,12 @@ def test_a_sequencefile_table_converts_to_orc_and_reverts(spark, spark_metastore
     # given
     table = f"{DATABASE}.sequenced"
     spark.sql(f"CREATE DATABASE IF NOT EXISTS {DATABASE}")
-    spark.sql(f"CREATE TABLE {table} (id int, note string, amount decimal(8,2)) PARTITIONED BY (dt string) "
+    spark.sql(f"CREATE TABLE {table} (id string, note string, amount string) PARTITIONED BY (dt string) "
               "STORED AS SEQUENCEFILE")  # fmt: skip
     for batch in range(3):
         for day in DAYS:
-            spark.sql(f"INSERT INTO {table} PARTITION (dt='{day}') VALUES ({batch}, 'a, b {batch}', {batch}.5), "
-                      f"({batch + 10}, NULL, NULL)")  # fmt: skip
+            spark.sql(f"INSERT INTO {table} PARTITION (dt='{day}') VALUES ('{batch}', 'a, b {batch}', '{batch}.5'), "
+                      f"('{batch + 10}', NULL, NULL)")  # fmt: skip
     before_rows, before = rows(spark, table), storage(spark_metastore, table)
     assert before[""][1] == "org.apache.hadoop.mapred.SequenceFileInputFormat"
 
@@ -285,14 +286,14 @@ def test_a_text_table_with_complex_columns_converts_to_parquet(spark, spark_meta
     # given
     table = f"{DATABASE}.nested"
     spark.sql(f"CREATE DATABASE IF NOT EXISTS {DATABASE}")
-    spark.sql(f"CREATE TABLE {table} (id int, tags array<string>, scores map<string,int>, "
-              "owner struct<name:string,age:int>, events array<struct<kind:string,at:date>>, note string) "
+    spark.sql(f"CREATE TABLE {table} (id string, tags array<string>, scores map<string,string>, "
+              "owner struct<name:string,age:string>, events array<struct<kind:string,at:string>>, note string) "
               "PARTITIONED BY (dt string) STORED AS TEXTFILE")  # fmt: skip
     for day in DAYS:
         spark.sql(
-            f"INSERT INTO {table} PARTITION (dt='{day}') SELECT 1, array('a', 'b c'), map('x', 1, 'y', 2), "
-            "named_struct('name', 'ann', 'age', 30), array(named_struct('kind', 'k', 'at', DATE '2024-01-05')), 'n' "
-            "UNION ALL SELECT 2, array(), NULL, named_struct('name', NULL, 'age', 4), NULL, ''"
+            f"INSERT INTO {table} PARTITION (dt='{day}') SELECT '1', array('a', 'b c'), map('x', '1', 'y', '2'), "
+            "named_struct('name', 'ann', 'age', '30'), array(named_struct('kind', 'k', 'at', '2024-01-05')), 'n' "
+            "UNION ALL SELECT '2', array(), NULL, named_struct('name', NULL, 'age', '4'), NULL, ''"
         )
     before_rows = rows(spark, table)
     assert {r[-2] for r in before_rows} == {"n", ""}, "Hive reads an empty field as an empty string"

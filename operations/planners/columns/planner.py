@@ -39,6 +39,7 @@ from operations.planners.columns.steps import (
     touched_partition_statistics,
 )
 from operations.planners.common import build_preview, snapshot
+from operations.planners.spark_tables import datasource_column_blockers, renamed_by_name_warnings
 from operations.preview import Preview, Step
 from operations.rules import Finding
 from operations.specs import AddColumns, ChangeColumn, ReplaceColumns
@@ -57,7 +58,7 @@ def plan_column_change(
     renames = {model: list_rename(spec, plan, names) for model, names in listed.items()}
     plan.list_renames = {model: renamed for model, renamed in renames.items() if renamed}
     findings = column_findings(metastore, state, spec, plan) + bucket_findings(metastore, plan, listed[BucketingColumn])
-    findings += sort_findings(plan, listed[SortColumn])
+    findings += sort_findings(plan, listed[SortColumn]) + datasource_column_blockers(state, spec, "spark")
     plan.blockers += [f for f in findings if f.severity == "blocker"]
     plan.warnings += [f for f in findings if f.severity != "blocker"]
     cascade = spec.cascade and state.is_partitioned
@@ -174,6 +175,7 @@ def _warnings(metastore: Metastore, state: TableState, plan: ColumnPlan, cascade
                 "warning",
             )
         )
+    warnings += renamed_by_name_warnings(state, [plan.column_rename] if plan.column_rename else [], "files")
     if plan.renamed or plan.stats_dropped:
         consequence = "may fail where they use a renamed, retyped or dropped column"
         warnings += dependent_views_warning(metastore, state.ref, consequence)

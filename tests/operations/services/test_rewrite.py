@@ -13,8 +13,9 @@ import pyarrow.orc as orc
 import pyarrow.parquet as pq
 import pytest
 
+from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError, ErrorCode
-from catalog_admin.models import PartitionParam, SerDeParam
+from catalog_admin.models import Column, PartitionParam, SerDeParam
 from catalog_admin.seeding.files import encode_rows
 from catalog_admin.selectors.metastores import Metastore
 from operations.models import Execution, Relocation
@@ -264,10 +265,18 @@ def storage(metastore: Metastore, table_id: int, name: str) -> tuple:
     )
 
 
+def as_strings(metastore: Metastore, database: str, name: str) -> None:
+    """Every column of the table typed string: text values a conversion carries exactly (rewrite_values)."""
+    cd_id = table_row(metastore, database, name).sd.cd_id
+    with allow_metastore_writes():
+        Column.objects.using(metastore.alias).filter(cd_id=cd_id).update(type="string")
+
+
 def test_converting_a_text_table_drops_the_text_serde_parameters(metastore: Metastore) -> None:
     """The preview of a whole text table's convert: every partition and the table switch to Parquet and lose
     field.delim (LazySimpleSerDe's), in the swap's statements."""
     # given
+    as_strings(metastore, "marketing", "clicks")
     clicks = table_row(metastore, "marketing", "clicks")
     delims = SerDeParam.objects.using(metastore.alias).filter(key="field.delim").count()
 
