@@ -17,6 +17,7 @@ from operations.merge.plan import MergeBlocker, MergePreview
 from operations.merge.preview import merge_preview
 from operations.merge.reads import MetastoreReader
 from operations.merge.request import MergeRequest, parse_location_rule
+from operations.merge.scope import quoted_for
 from operations.merge.validation import SHOWN, shown
 
 pytestmark = [pytest.mark.django_db, pytest.mark.matrix]
@@ -38,7 +39,7 @@ def _request(source: str, target: str, databases: tuple[str, ...] = ("sales", "m
 def _write(alias: str, sql: str, params: list) -> None:
     """One statement on a seeded metastore, inside the test's rolled-back transaction."""
     with allow_metastore_writes(), connections[alias].cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(quoted_for(sql, connections[alias].vendor), params)
 
 
 def _rename_table(alias: str, database: str, table: str, name: str) -> None:
@@ -64,20 +65,24 @@ def strict_target(settings) -> str:  # noqa: ANN001 (pytest-django's settings fi
     return "hive31_pg"
 
 
-def test_hostile_table_and_database_names_are_blocked_by_the_target_versions_rules() -> None:
+SOURCES_23 = [pytest.param("hive23_pg", id="pg23"), pytest.param("hive23_my", id="mariadb23")]
+
+
+@pytest.mark.parametrize("source", SOURCES_23)
+def test_hostile_table_and_database_names_are_blocked_by_the_target_versions_rules(source: str) -> None:
     """Tables named '..', 'x/y', with a control character and with a quote, and a database named with a quote, are
     one unsafe_name blocker on a 3.1 target, each named with the control character escaped; a 4.0 target (whose
     validateName accepts quotes) refuses the other three only."""
     # given
-    _rename_table("hive23_pg", "sales", "customers", "..")
-    _rename_table("hive23_pg", "sales", "orders", "x/y")
-    _rename_table("hive23_pg", "marketing", "campaigns", "a\x07b")
-    _rename_table("hive23_pg", "marketing", "clicks", "it's")
-    _write("hive23_pg", 'UPDATE "DBS" SET "NAME" = %s WHERE "NAME" = %s', ["o'ps", "ops"])
-    ops = MergeRequest(source="hive23_pg", target="hive31_pg", databases=("o'ps",))
+    _rename_table(source, "sales", "customers", "..")
+    _rename_table(source, "sales", "orders", "x/y")
+    _rename_table(source, "marketing", "campaigns", "a\x07b")
+    _rename_table(source, "marketing", "clicks", "it's")
+    _write(source, 'UPDATE "DBS" SET "NAME" = %s WHERE "NAME" = %s', ["o'ps", "ops"])
+    ops = MergeRequest(source=source, target="hive31_pg", databases=("o'ps",))
     # when
-    into_31 = merge_preview(_request("hive23_pg", "hive31_pg"))
-    into_40 = merge_preview(_request("hive23_pg", "hive40_pg"))
+    into_31 = merge_preview(_request(source, "hive31_pg"))
+    into_40 = merge_preview(_request(source, "hive40_pg"))
     database = merge_preview(ops)
     # then
     blocker = _blocker(into_31, "unsafe_name")
@@ -128,21 +133,22 @@ def test_locations_outside_the_targets_roots_are_blocked(strict_target: str) -> 
     assert [b.code for b in preview.blockers] == ["outside_roots"]
 
 
-def test_unsafe_locations_are_blocked_even_where_outside_locations_are_allowed() -> None:
+@pytest.mark.parametrize("source", SOURCES_23)
+def test_unsafe_locations_are_blocked_even_where_outside_locations_are_allowed(source: str) -> None:
     """A partition location climbing out with '..' and one with a control character are unsafe_location blockers on
     a target that allows locations outside its roots (hive31_pg in the tests); a rule leading to such a place too."""
     # given
-    request = _request("hive23_pg", "hive31_pg", ("sales",))
+    request = _request(source, "hive31_pg", ("sales",))
     partitions = (
         'UPDATE "SDS" SET "LOCATION" = %s WHERE "SD_ID" = (SELECT MIN(p."SD_ID") FROM "PARTITIONS" p '
         'JOIN "TBLS" t ON t."TBL_ID" = p."TBL_ID" WHERE t."TBL_NAME" = %s AND p."PART_NAME" > %s)'
     )
-    climbing = f"{_warehouse('hive23_pg')}/sales.db/orders/../../../../etc"
-    _write("hive23_pg", partitions, [climbing, "orders", ""])
-    _write("hive23_pg", partitions, [f"{_warehouse('hive23_pg')}/sales.db/orders/x\ny", "orders", "dt=2024-01-02"])
+    climbing = f"{_warehouse(source)}/sales.db/orders/../../../../etc"
+    _write(source, partitions, [climbing, "orders", ""])
+    _write(source, partitions, [f"{_warehouse(source)}/sales.db/orders/x\ny", "orders", "dt=2024-01-02"])
     # when
     preview = merge_preview(request)
-    into_climbing = parse_location_rule(f"{_warehouse('hive23_pg')}/sales.db=file:/a/../b")
+    into_climbing = parse_location_rule(f"{_warehouse(source)}/sales.db=file:/a/../b")
     bad_rule = merge_preview(replace(request, location_rules=(*request.location_rules, into_climbing)))
     # then
     blocker = _blocker(preview, "unsafe_location")
