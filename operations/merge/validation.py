@@ -37,6 +37,7 @@ _SEGMENT = r"/([^/?#%.\x01-\x1f\x7f]|%[0-9A-Fa-f]{2})([^/?#%\x01-\x1f\x7f]|%[0-9
 _ANY_PREFIX = r"([A-Za-z][A-Za-z0-9+.-]*:(//[^/?#%\x01-\x1f\x7f]*)?)?"
 _SAFE = f"^{_ANY_PREFIX}({_SEGMENT})+/?$"  # a table's or partition's location: one segment at least
 _SAFE_AT_ROOT = f"^{_ANY_PREFIX}({_SEGMENT})*/?$"  # a database's
+_UNMOVED = "^(/[^/]|[A-Za-z][A-Za-z0-9+.-]*:/).*[A-Za-z0-9_=.%-]$"  # a spelling normalize_location leaves as it is
 _NORMALIZING = len("file:")  # normalize_location turns '/x' into 'file:/x'
 # Location columns, each checked after the location rules (DBS: a database may sit at a root itself, as Hive's default
 # database sits at the warehouse root; a table or partition lies strictly inside one).
@@ -171,9 +172,16 @@ def _location_offenders(
         checked = _Column(tgt.text_widths(table).get(column), at_root=table == "DBS")
         value = _column("d" if table == "DBS" else "s", column)
         doubtful, params = _doubtful(src, value, request, roots, checked, growth)
-        for database, within, partition, location in src.rows(_location_statement(table, value, ids, doubtful), params):
-            name = arriving.get(database.lower()) or request.new_name(database.lower())
-            owner = f"database {shown(name)}" if within is None else shown(_path(name, within, partition))
+        surely, surely_params = _surely_outside(src, value, request, roots, checked, growth)
+        if surely != "1 = 0":  # counted in SQL, the first few named: never a row per offender through Python
+            rows = src.rows(_location_statement(table, value, ids, surely, ranked=True), surely_params)
+            for _total, database, within, partition, location in rows:
+                owner = _owner(request, arriving, database, within, partition)
+                outside.add(f"{owner} at {shown(request.rewrite(location) or '')}")
+            outside.count += int(rows[0][0]) - len(rows) if rows else 0
+        statement = _location_statement(table, value, ids, f"({doubtful}) AND NOT ({surely})")
+        for database, within, partition, location in src.rows(statement, [*params, *surely_params]):
+            owner = _owner(request, arriving, database, within, partition)
             new = request.rewrite(location) or ""
             problem, inside = _location_problem(new, roots, checked)
             if problem:
@@ -183,8 +191,14 @@ def _location_offenders(
     return unsafe, outside
 
 
-def _path(database: str, table: str, partition: str | None) -> str:
-    return f"{database}.{table}" + (f"/{partition}" if partition else "")
+def _owner(
+    request: MergeRequest, arriving: dict[str, str], database: str, table: str | None, partition: str | None
+) -> str:
+    """Whose location it is, as it would arrive: ``database 'name'``, ``'db.table'`` or ``'db.table/partition'``."""
+    name = arriving.get(database.lower()) or request.new_name(database.lower())
+    if table is None:
+        return f"database {shown(name)}"
+    return shown(f"{name}.{table}" + (f"/{partition}" if partition else ""))
 
 
 def _location_problem(location: str, roots: GovernedRoots, checked: _Column) -> tuple[str | None, bool]:
@@ -198,13 +212,17 @@ def _location_problem(location: str, roots: GovernedRoots, checked: _Column) -> 
     return problem, inside
 
 
-def _location_statement(table: str, value: str, ids: tuple[int, ...], doubtful: str) -> str:
-    """A statement returning (database, table, partition, location) of the chosen databases' locations that are
-    ``doubtful`` (table and partition NULL for a database's own). The storage descriptors of tables and partitions
-    are read in one scan."""
-    where = f"{value} IS NOT NULL AND {value} <> '' AND ({doubtful})"
+def _location_statement(table: str, value: str, ids: tuple[int, ...], condition: str, *, ranked: bool = False) -> str:
+    """A statement returning (database, table, partition, location) of the chosen databases' locations meeting
+    ``condition`` (table and partition NULL for a database's own); ``ranked``: their count first, and only the first
+    :data:`SHOWN` rows. The storage descriptors of tables and partitions are read in one scan."""
+    where = f"{value} IS NOT NULL AND {value} <> '' AND ({condition})"
+    if ranked:
+        inner = _location_statement(table, value, ids, condition)
+        return f"SELECT COUNT(*) OVER (), x.* FROM ({inner}) x ORDER BY 2, 3, 4 LIMIT {SHOWN}"
     if table == "DBS":
-        return f'SELECT d."NAME", NULL, NULL, {value} FROM "DBS" d WHERE d."DB_ID" IN ({_ids(ids)}) AND {where}'
+        columns = f'd."NAME" AS db, NULL AS tbl, NULL AS part, {value} AS loc'
+        return f'SELECT {columns} FROM "DBS" d WHERE d."DB_ID" IN ({_ids(ids)}) AND {where}'
     tables = 'FROM "DBS" d JOIN "TBLS" t ON t."DB_ID" = d."DB_ID"'
     chosen = f'WHERE d."DB_ID" IN ({_ids(ids)})'
     owners = (
@@ -212,7 +230,8 @@ def _location_statement(table: str, value: str, ids: tuple[int, ...], doubtful: 
         f'JOIN "PARTITIONS" p ON p."TBL_ID" = t."TBL_ID" {chosen} '
         f'UNION ALL SELECT d."NAME", t."TBL_NAME", NULL, t."SD_ID" {tables} {chosen}'
     )
-    return f'SELECT o.db, o.tbl, o.part, {value} FROM ({owners}) o JOIN "SDS" s ON s."SD_ID" = o.sd WHERE {where}'
+    descriptors = f'({owners}) o JOIN "SDS" s ON s."SD_ID" = o.sd'
+    return f"SELECT o.db, o.tbl, o.part, {value} AS loc FROM {descriptors} WHERE {where}"
 
 
 def _doubtful(
@@ -239,6 +258,27 @@ def _doubtful(
         conditions.append(f"{_length(src, value)} > %s")
         params.append(checked.width - growth)
     return " OR ".join(conditions), params
+
+
+def _surely_outside(
+    src: MetastoreReader, value: str, request: MergeRequest, roots: GovernedRoots, checked: _Column, growth: int
+) -> tuple[str, list]:
+    """The SQL condition (and parameters) of locations SQL alone proves outside the roots: plainly safe, stored in a
+    spelling that normalizing does not move (``/x``, ``scheme:/x``, ``scheme://host/x``, but not ``file://…``, and
+    ending in no whitespace), under no rule and no governed prefix, short enough. ``1 = 0`` where outside locations
+    are allowed."""
+    if roots.allow_outside:
+        return "1 = 0", []
+    unmoved = f"({_matches(src, value)}) AND NOT ({value} LIKE %s)"
+    outer = _outermost(list(roots.locations))
+    under_roots, root_params = _under_any(value, outer, strictly=not checked.at_root)
+    under_rules, rule_params = _under_any(value, [r.old for r in request.location_rules], strictly=False)
+    conditions = [f"{_matches(src, value)}", unmoved, f"NOT ({under_roots})", f"NOT ({under_rules})"]
+    params: list = [_SAFE_AT_ROOT if checked.at_root else _SAFE, _UNMOVED, "file://%", *root_params, *rule_params]
+    if checked.width:
+        conditions.append(f"{_length(src, value)} <= %s")
+        params.append(checked.width - growth)
+    return " AND ".join(conditions), params
 
 
 def _under_any(value: str, locations: list[str], *, strictly: bool) -> tuple[str, list]:

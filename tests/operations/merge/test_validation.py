@@ -109,25 +109,28 @@ def test_plain_names_and_hive_4_names_pass() -> None:
     assert preview.blockers == ()
 
 
-def test_locations_outside_the_targets_roots_are_blocked(strict_target: str) -> None:
+@pytest.mark.parametrize("source", SOURCES_23)
+def test_locations_outside_the_targets_roots_are_blocked(source: str, strict_target: str) -> None:
     """On a target that allows nothing outside its roots, the seeded databases moved into its warehouse by a rule
-    pass; a table at file:/etc and a database outside every root block, one outside_roots blocker naming both."""
+    pass; a table at file:/etc, one at file:///srv/x (a spelling SQL leaves to the exact check) and a database
+    outside every root block, one outside_roots blocker naming the three."""
     # given
-    request = _request("hive23_pg", strict_target)
+    request = _request(source, strict_target)
     assert merge_preview(request).blockers == ()
-    _write(
-        "hive23_pg",
+    table = (
         'UPDATE "SDS" SET "LOCATION" = %s WHERE "SD_ID" = (SELECT t."SD_ID" FROM "TBLS" t JOIN "DBS" d '
-        'ON d."DB_ID" = t."DB_ID" WHERE d."NAME" = %s AND t."TBL_NAME" = %s)',
-        ["file:/etc", "sales", "customers"],
+        'ON d."DB_ID" = t."DB_ID" WHERE d."NAME" = %s AND t."TBL_NAME" = %s)'
     )
-    _write("hive23_pg", 'UPDATE "DBS" SET "DB_LOCATION_URI" = %s WHERE "NAME" = %s', ["file:/srv/other", "marketing"])
+    _write(source, table, ["file:/etc", "sales", "customers"])
+    _write(source, table, ["file:///srv/x", "marketing", "campaigns"])
+    _write(source, 'UPDATE "DBS" SET "DB_LOCATION_URI" = %s WHERE "NAME" = %s', ["file:/srv/other", "marketing"])
     # when
     preview = merge_preview(request)
     # then
     blocker = _blocker(preview, "outside_roots")
-    assert blocker.subject == "2 locations"
+    assert blocker.subject == "3 locations"
     assert "'sales_imported.customers' at 'file:/etc'" in blocker.message
+    assert "'marketing_imported.campaigns' at 'file:/srv/x'" in blocker.message
     assert "database 'marketing_imported' at 'file:/srv/other'" in blocker.message
     assert _warehouse(strict_target) in blocker.message  # the roots it may use
     assert [b.code for b in preview.blockers] == ["outside_roots"]
