@@ -172,18 +172,14 @@ def _location_offenders(
         checked = _Column(tgt.text_widths(table).get(column), at_root=table == "DBS")
         value = _column("d" if table == "DBS" else "s", column)
         doubtful, params = _doubtful(src, value, request, roots, checked, growth)
-        surely, surely_params = _surely_outside(src, value, request, roots, checked, growth)
-        if surely != "1 = 0":  # counted in SQL, the first few named: never a row per offender through Python
-            rows = src.rows(_location_statement(table, value, ids, surely, ranked=True), surely_params)
-            for _total, database, within, partition, location in rows:
-                owner = _owner(request, arriving, database, within, partition)
-                outside.add(f"{owner} at {shown(request.rewrite(location) or '')}")
-            outside.count += int(rows[0][0]) - len(rows) if rows else 0
-        statement = _location_statement(table, value, ids, f"({doubtful}) AND NOT ({surely})")
-        for database, within, partition, location in src.rows(statement, [*params, *surely_params]):
+        surely, surely_params = _surely_outside(src, "x.loc", request, roots, checked, growth)
+        rows = src.rows(_location_statement(table, value, ids, doubtful, surely), [*surely_params, *params])
+        proven = [row for row in rows if row[4]]  # SQL counted them and returns the first few: no row each in Python
+        outside.count += int(proven[0][5]) - len(proven) if proven else 0
+        for database, within, partition, location, sure, _count, _rank in rows:
             owner = _owner(request, arriving, database, within, partition)
             new = request.rewrite(location) or ""
-            problem, inside = _location_problem(new, roots, checked)
+            problem, inside = (None, False) if sure else _location_problem(new, roots, checked)
             if problem:
                 unsafe.add(f"{owner} at {shown(new)} ({problem})")
             elif not inside:
@@ -212,14 +208,25 @@ def _location_problem(location: str, roots: GovernedRoots, checked: _Column) -> 
     return problem, inside
 
 
-def _location_statement(table: str, value: str, ids: tuple[int, ...], condition: str, *, ranked: bool = False) -> str:
-    """A statement returning (database, table, partition, location) of the chosen databases' locations meeting
-    ``condition`` (table and partition NULL for a database's own); ``ranked``: their count first, and only the first
-    :data:`SHOWN` rows. The storage descriptors of tables and partitions are read in one scan."""
+def _location_statement(table: str, value: str, ids: tuple[int, ...], doubtful: str, surely: str) -> str:
+    """A statement returning (database, table, partition, location, sure, sure count, rank) of the chosen databases'
+    ``doubtful`` locations (table and partition NULL for a database's own): every one SQL does not prove outside the
+    roots (``surely``, on ``x.loc``), and of those it does their count and the first :data:`SHOWN`."""
+    marked = (
+        "SELECT x.db, x.tbl, x.part, x.loc, CASE WHEN " + surely + " THEN 1 ELSE 0 END AS sure "
+        f"FROM ({_locations(table, value, ids, doubtful)}) x"
+    )
+    ranked = (
+        "SELECT m.*, SUM(m.sure) OVER () AS sure_count, ROW_NUMBER() OVER (PARTITION BY m.sure ORDER BY m.db, "
+        f"m.tbl, m.part) AS n FROM ({marked}) m"
+    )
+    return f"SELECT * FROM ({ranked}) r WHERE r.sure = 0 OR r.n <= {SHOWN}"
+
+
+def _locations(table: str, value: str, ids: tuple[int, ...], condition: str) -> str:
+    """(db, tbl, part, loc) of the chosen databases' locations meeting ``condition``; the storage descriptors of
+    tables and partitions read in one scan."""
     where = f"{value} IS NOT NULL AND {value} <> '' AND ({condition})"
-    if ranked:
-        inner = _location_statement(table, value, ids, condition)
-        return f"SELECT COUNT(*) OVER (), x.* FROM ({inner}) x ORDER BY 2, 3, 4 LIMIT {SHOWN}"
     if table == "DBS":
         columns = f'd."NAME" AS db, NULL AS tbl, NULL AS part, {value} AS loc'
         return f'SELECT {columns} FROM "DBS" d WHERE d."DB_ID" IN ({_ids(ids)}) AND {where}'
