@@ -58,7 +58,8 @@ class MergeBlocker:
     """Why the merge cannot run as asked: a stable code, the object it is about, and a message."""
 
     code: str  # target_older | database_exists | table_exists | location_overlap | open_transactions |
-    # constraint_outside | constraint_exists | aborted_writes | write_ids_exist | unfinished_merge
+    # constraint_outside | constraint_exists | aborted_writes | write_ids_exist | unfinished_merge | unsafe_name |
+    # unsafe_location | outside_roots | value_too_long (one per kind, counted: operations.merge.validation)
     subject: str
     message: str
 

@@ -21,6 +21,7 @@ from operations.merge.plan import Conversion, DatabaseImport, MergeBlocker, Merg
 from operations.merge.reads import MetastoreReader
 from operations.merge.request import MergeRequest
 from operations.merge.scope import CARRIED_TABLES, NOT_CARRIED, sequence_of, tally
+from operations.merge.validation import input_blockers
 from operations.merge.write_ids import WRITE_ID_TABLE, WriteIdState, write_id_blockers, write_id_states
 from operations.models import MergeImport
 
@@ -147,6 +148,7 @@ def _blockers(
     if target.schema.version < source.schema.version:
         blockers.append(_older_target(source, target))
     blockers += _name_conflicts(request, target, src, tgt, databases, ids)
+    blockers += input_blockers(request, target, src, tgt, databases, ids)
     blockers += _location_overlaps(request, src, tgt, databases, ids)
     blockers += _open_transactions(request, src)
     blockers += constraint_blockers(src, tgt, list(ids))

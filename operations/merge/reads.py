@@ -50,6 +50,19 @@ class MetastoreReader:
             return {c.name.upper() for c in described if getattr(c, "data_type", "") == "bit"}
         return {c.name.upper() for c in described if introspection.get_field_type(c.type_code, c) == "BooleanField"}
 
+    def text_widths(self, table: str) -> dict[str, int | None]:
+        """Upper-cased text columns of ``table`` → their declared width (None: unbounded, PostgreSQL ``text``), as the
+        connection's introspection reads the schema (MySQL's ``TEXT`` types give their byte limit)."""
+        introspection = self.connection.introspection
+        with self.connection.cursor() as cursor:
+            described = introspection.get_table_description(cursor, self._tables[table.upper()])
+        text = ("CharField", "TextField")
+        return {
+            c.name.upper(): (int(c.internal_size) if c.internal_size and int(c.internal_size) > 0 else None)
+            for c in described
+            if introspection.data_types_reverse.get(c.type_code) in text
+        }
+
     def column(self, table: str, column: str) -> str:
         return self.connection.ops.quote_name(self.columns(table)[column.upper()])
 

@@ -33,12 +33,11 @@ def _warehouse(alias: str) -> str:
 def test_a_merge_on_spark_is_what_sparks_hive_client_lists_and_reads(
     spark,  # noqa: ANN001
     spark_metastore_registered,  # noqa: ANN001
-    spark_tmp: Path,
     django_db_blocker,  # noqa: ANN001
 ) -> None:
     """Every imported table listed, the same partitions, the rows read through the rewritten locations."""
     # given
-    new_root = spark_tmp / "merged_from_hive23"
+    new_root = Path(_warehouse("spark_pg")) / "merged_from_hive23"  # inside the target's roots, as a merge requires
     shutil.copytree(_warehouse(SOURCE), new_root)  # the operator moves the files; the merge moves the metadata
     rule = parse_location_rule(f"{Path(_warehouse(SOURCE))}={new_root}")
     request = MergeRequest(
@@ -73,5 +72,6 @@ def test_a_merge_on_spark_is_what_sparks_hive_client_lists_and_reads(
             assert any(str(new_root) in (r[1] or "") for r in located if r[0].strip() == "Location")
         finally:
             merge_revert(merge)
+            shutil.rmtree(new_root)
             MergeImport.objects.filter(pk=merge.pk).delete()
     assert "sales_merged" not in {r[0] for r in spark.sql("SHOW DATABASES").collect()}

@@ -430,3 +430,30 @@ def test_the_command_reverts_a_stopped_import_and_needs_a_reason(merge_target, m
     assert merge.state == MergeImport.State.REVERTED
     assert metastore_dump(target) == before
     assert AuditRecord.objects.filter(action="revert_merge_import", outcome="reverted").count() == 1
+
+
+def test_hostile_input_is_refused_and_nothing_is_written(merge_target) -> None:
+    """A source table named 'x/y' and a partition located with '..' block the preview; executing that blocked preview
+    is refused naming the offence, and the target's allocators and rows are untouched, no journal row left."""
+    # given
+    source, target = merge_target("3.1.0"), merge_target("4.0.0")
+    table_id, _sd_id = _table_ids(source, "sales", "customers")
+    orders, _ = _table_ids(source, "sales", "orders")
+    with allow_metastore_writes(), transaction.atomic(using=source), connections[source].cursor() as cursor:
+        cursor.execute('UPDATE "TBLS" SET "TBL_NAME" = %s WHERE "TBL_ID" = %s', ["x/y", table_id])
+        cursor.execute(
+            'UPDATE "SDS" SET "LOCATION" = "LOCATION" || %s WHERE "SD_ID" = '
+            '(SELECT MIN("SD_ID") FROM "PARTITIONS" WHERE "TBL_ID" = %s)',
+            ["/../../../../etc", orders],
+        )
+    request = _request(source, target)
+    preview = merge_preview(request)
+    before = metastore_dump(target, skip=())
+    # when
+    with pytest.raises(ApplicationError) as raised:
+        merge_execute(request, preview)
+    # then
+    assert {b.code for b in preview.blockers} == {"unsafe_name", "unsafe_location"}
+    assert raised.value.code == ErrorCode.INVALID_STATE and "'x/y'" in raised.value.message
+    assert metastore_dump(target, skip=()) == before
+    assert not MergeImport.objects.filter(target=target).exists()
