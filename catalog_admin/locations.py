@@ -431,8 +431,11 @@ def local_exists(location: str) -> bool:
     path = _local_path(location)
     if not path.name:
         return True
-    with _directory(path.parent) as fd:
-        return _lstat(path.name, fd) is not None
+    try:
+        with _directory(path.parent) as fd:
+            return _lstat(path.name, fd) is not None
+    except (FileNotFoundError, NotADirectoryError):
+        return False
 
 
 def local_files(location: str, *, skip_hidden: bool = False) -> Iterator[FileEntry]:
