@@ -24,6 +24,7 @@ from django.utils import timezone
 from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.locations import filesystem_for
 from operations.models import Execution, Relocation
+from operations.planners.data_scope import refuse_symlinks
 from operations.preview import DataCopy, Preview
 from operations.services.alter import alter_execute
 from operations.services.audit import record_audit
@@ -52,6 +53,7 @@ def relocation_copy_plan(*, preview: Preview, completed: Sequence[str] = ()) -> 
     units = []
     for unit in data_copy.units:
         listed = filesystem_for(unit.source, preview.metastore).list_files(unit.source) or []
+        refuse_symlinks(listed, "relocate")
         files = [
             {"source": entry.location, "destination": f"{unit.destination}/{entry.relative}", "size": entry.size}
             for entry in listed
