@@ -16,7 +16,7 @@ import mmap
 import os
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from itertools import islice
@@ -45,6 +45,7 @@ __all__ = (
     "is_hidden",
     "is_under",
     "kernel_copy",
+    "linked_ancestors",
     "local_exists",
     "local_files",
     "mapped_digest",
@@ -424,6 +425,26 @@ def open_local(path: Path, mode: str = "rb") -> BinaryIO:
                 raise SymlinkRefused(str(path)) from None
             raise
     return os.fdopen(fd, mode)
+
+
+def linked_ancestors(locations: Iterable[str]) -> dict[str, str]:
+    """For each local location that is a symbolic link or lies below one: that link (the one nearest ``/``), as a
+    location. Every distinct directory on the way is checked once (``lstat``), whatever the number of locations."""
+    links: dict[str, bool] = {}
+    found = {}
+    for location in locations:
+        if urlsplit(normalize_location(location)).scheme != "file":
+            continue
+        reached = Path("/")
+        for part in _local_path(location).parts[1:]:
+            reached = reached / part
+            key = str(reached)
+            if key not in links:
+                links[key] = reached.is_symlink()
+            if links[key]:
+                found[location] = f"file:{key}"
+                break
+    return found
 
 
 def local_exists(location: str) -> bool:

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from catalog_admin.hive.locations import SCHEME, GovernedRoots, canonical, is_inside
-from catalog_admin.locations import normalize_location
+from catalog_admin.locations import linked_ancestors, normalize_location
 from catalog_admin.selectors.locations import LocationUser, governed_roots, location_users
 from catalog_admin.selectors.metastores import Metastore
 from operations.preview import DirectoryMove
@@ -38,6 +38,7 @@ __all__ = (
     "check_new_location",
     "governed_roots",
     "is_inside",
+    "linked_move_blockers",
     "move_blockers",
     "new_location_blockers",
     "unsafe_leaf",
@@ -45,6 +46,7 @@ __all__ = (
 )
 
 RULE = "containment"
+NAMED_LINKS = 10  # symbolic links a blocker names (the rest are counted)
 ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 
 
@@ -213,11 +215,29 @@ def move_blockers(
     # A rename moves a whole table: its own rows are left out in the query (there may be 100,000 partitions).
     excluded = next(iter(tables)) if len(tables) == 1 and None not in tables and len(contexts) == len(moves) else None
     users = location_users(metastore, sorted(set(ends)), ancestors=above, excluding_table=excluded)
-    findings = _overlapping_moves(moves)
+    findings = _overlapping_moves(moves) + linked_move_blockers(moves)
     for move in moves:
         near = [u for u in users if _touches(u.location, move.source) or _touches(u.location, move.destination)]
         findings += check_move(move, roots, near, contexts.get(move.source, MoveContext()))
     return list(dict.fromkeys(findings))
+
+
+def linked_move_blockers(moves: Sequence[DirectoryMove]) -> list[Finding]:
+    """A move whose source or destination is a symbolic link or lies below one would move, trash or create data
+    wherever the link points (outside the roots, too): one blocker naming the links."""
+    found = linked_ancestors([end for move in moves for end in (move.source, move.destination)])
+    if not found:
+        return []
+    links = sorted(set(found.values()))
+    more = f" and {len(links) - NAMED_LINKS} more" if len(links) > NAMED_LINKS else ""
+    return [
+        Finding(
+            "symlink_in_path",
+            RULE,
+            f"{len(found)} directory(ies) of the plan are reached through symbolic link(s): "
+            f"{', '.join(links[:NAMED_LINKS])}{more}. The console never moves, trashes or deletes through a link.",
+        )
+    ]
 
 
 def new_location_blockers(

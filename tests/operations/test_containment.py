@@ -10,6 +10,7 @@ it lets through has a move source or destination outside the roots.
 
 from __future__ import annotations
 
+import shutil
 import string
 from dataclasses import replace
 from pathlib import Path
@@ -375,3 +376,33 @@ def test_real_partition_renames_never_move_outside_the_roots(metastore: Metastor
     # then
     for move in preview.moves if not preview.blockers else ():
         assert roots.governs(move.source) and roots.governs(move.destination)
+
+
+@PG_AND_SQLITE
+@pytest.mark.parametrize("link", ["partition", "parent"])
+def test_dropping_a_partition_reached_through_a_symlink_is_blocked_naming_it(
+    metastore: Metastore, warehouse: Path, sacrificial: Path, link: str
+) -> None:
+    """Issue 25, case 4: a partition directory that is a link (or lies below a linked parent) inside the warehouse is
+    neither trashed nor moved through the link: DROP PARTITION is blocked naming it and the target stays."""
+    # given
+    partition = path_of(Partition.objects.on(metastore, "sd").get(table__name="orders", name=PARTITION).sd.location)
+    linked = partition if link == "partition" else partition.parent
+    shutil.rmtree(linked)
+    (sacrificial / "hour=0").mkdir()
+    linked.symlink_to(sacrificial)
+    tree = warehouse_tree(sacrificial)
+
+    # when
+    drop = alter_preview_statement(
+        metastore=metastore, statement=f"ALTER TABLE sales.orders DROP PARTITION {PARTITION_SPEC}"
+    )
+    with pytest.raises(ApplicationError):
+        execute(drop)
+
+    # then
+    links = [f for f in drop.blockers if f.code == "symlink_in_path"]
+    assert len(links) == 1, drop.blockers
+    assert location_of(linked) in links[0].message
+    assert warehouse_tree(sacrificial) == tree
+    assert linked.is_symlink()
