@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import filecmp
 import io
+import shutil
 from datetime import timedelta
 from pathlib import Path
 
@@ -352,3 +353,33 @@ def test_a_planned_file_swapped_for_a_symlink_is_not_copied_by_the_program(
     assert "a symbolic link is never followed" in str(failed.value)
     copied = [p.read_bytes() for p in target.rglob("*") if p.is_file()] if target.exists() else []
     assert b"root:x:0:0\n" not in copied
+
+
+def test_the_cleanup_never_deletes_through_a_symlinked_parent(
+    metastore: Metastore, warehouse: Path, tmp_path: Path
+) -> None:
+    """Issue 25, case 4: the relocated source's parent swapped for a link to outside data: the cleanup removes
+    nothing there (it is retried later) and the outside files stay."""
+    # given
+    moving = day_partitions(metastore)
+    target = warehouse / "sales.db" / "orders_moved"
+    preview = alter_preview_statement(
+        metastore=metastore,
+        statement=f"ALTER TABLE sales.orders PARTITION (dt='2024-01-02') SET LOCATION '{location_of(target)}' "
+        "WITH DATA",
+    )
+    relocate_execute(preview=preview, actor="steward", source="cli", run_program=in_process())
+    parent = path_of(next(iter(moving.values()))).parent
+    outside = tmp_path / "outside"
+    shutil.copytree(parent, outside)
+    shutil.rmtree(parent)
+    parent.symlink_to(outside)
+    before = sorted(p.relative_to(outside) for p in outside.rglob("*"))
+
+    # when
+    cleaned = relocations_cleanup(now=timezone.now() + timedelta(days=365))
+
+    # then
+    assert cleaned == []
+    assert before and sorted(p.relative_to(outside) for p in outside.rglob("*")) == before
+    assert parent.is_symlink()
