@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from catalog_admin.db import allow_metastore_writes
@@ -36,7 +36,8 @@ from tests.fixtures.operations import location_of, path_of
 
 PARTITION = "dt=2024-01-02/hour=3"
 LINKS = ("none", "partition_outside", "partition_to_table", "parent_outside", "file_outside", "file_to_table", "dir")
-DATABASE_LOCATIONS = ("unchanged", "file:/", "outside", "inside")
+DATABASE_LOCATIONS = ("unchanged", "file:/", "outside", "inside", "extra")
+PARTITION_LOCATIONS = ("own", "customers", "outside", "database", "extra")
 OPERATIONS = {
     "drop": "ALTER TABLE sales.orders DROP PARTITION (dt='2024-01-02', hour=3)",
     "rename": "ALTER TABLE sales.orders PARTITION (dt='2024-01-02', hour=3) "
@@ -103,51 +104,81 @@ def linked(kind: str, partition: Path, customers: Path, outside: Path) -> Iterat
 
 def set_database_location(metastore: Metastore, choice: str, original: str, outside: Path, warehouse: Path) -> None:
     value = {"unchanged": original, "file:/": "file:/", "outside": location_of(outside),
-             "inside": location_of(warehouse / "lake" / "marketing")}[choice]  # fmt: skip
+             "inside": location_of(warehouse / "lake" / "marketing"),
+             "extra": location_of(outside.parent / "lake" / "marketing")}[choice]  # fmt: skip
     with allow_metastore_writes():
         Database.objects.using(metastore.alias).filter(name="marketing").update(location_uri=value)
 
 
+def set_partition_location(metastore: Metastore, choice: str, own: str, customers: Path, outside: Path) -> None:
+    """Point the partition where a Hive client could: its own directory, another table's, outside the roots, its
+    database's directory (above other tables), or a directory in the extra root."""
+    value = {"own": own, "customers": location_of(customers), "outside": location_of(outside),
+             "database": location_of(customers.parent),
+             "extra": location_of(outside.parent / "lake" / "p")}[choice]  # fmt: skip
+    sd_id = Partition.objects.using(metastore.alias).get(table__name="orders", name=PARTITION).sd_id
+    with allow_metastore_writes():
+        StorageDescriptor.objects.using(metastore.alias).filter(id=sd_id).update(location=value)
+
+
 @pytest.mark.parametrize("metastore_alias", ["hive31_pg"], indirect=True)
 @given(
-    link=st.sampled_from(LINKS),
+    link=st.one_of(st.just("none"), st.sampled_from(LINKS)),  # about half the trees without a link
     database_location=st.sampled_from(DATABASE_LOCATIONS),
+    partition_location=st.one_of(st.just("own"), st.sampled_from(PARTITION_LOCATIONS)),
+    extra_root=st.booleans(),
     operation=st.sampled_from(sorted(OPERATIONS)),
 )
-@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=80, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_no_planned_read_copy_or_delete_leaves_its_place(
-    metastore: Metastore, warehouse: Path, tmp_path: Path, link: str, database_location: str, operation: str
+    metastore: Metastore,
+    warehouse: Path,
+    tmp_path: Path,
+    link: str,
+    database_location: str,
+    partition_location: str,
+    extra_root: bool,
+    operation: str,
 ) -> None:
     """Every executable plan touches only paths with no link on the way, inside the configured roots, and none at or
     in another table's directory; a database location never widens the roots."""
     # given
-    strict = replace(metastore, config=replace(metastore.config, allow_outside_roots=False))
-    outside = tmp_path / "outside"
+    outside, lake = tmp_path / "outside", tmp_path / "lake"
+    extra = (location_of(lake),) if extra_root else ()
+    strict = replace(metastore, config=replace(metastore.config, allow_outside_roots=False, extra_roots=extra))
+    (lake / "p").mkdir(parents=True, exist_ok=True)
     outside.mkdir(exist_ok=True)
     (outside / "passwd").write_text("root:x:0:0\n")
     original = Database.objects.using(metastore.alias).get(name="marketing").location_uri
     set_database_location(metastore, database_location, original, outside, warehouse)
-    partition = path_of(Partition.objects.on(metastore, "sd").get(table__name="orders", name=PARTITION).sd.location)
+    own = Partition.objects.on(metastore, "sd").get(table__name="orders", name=PARTITION).sd.location
+    partition = path_of(own)
     customers = path_of(Table.objects.on(metastore, "sd").get(database__name="sales", name="customers").sd.location)
-    configured = metastore.config.root_locations
+    set_partition_location(metastore, partition_location, own, customers, outside)
+    configured = strict.config.root_locations
     others = other_tables_locations(metastore)
     statement = OPERATIONS[operation].format(target=location_of(warehouse / "sales.db" / "orders_moved"))
 
     # when
-    with linked(link, partition, customers, outside):
-        preview = alter_preview_statement(metastore=strict, statement=statement)
-        planned = planned_locations(preview) if not preview.blockers else []
-        roots = governed_roots(strict)
+    try:
+        with linked(link, partition, customers, outside):
+            preview = alter_preview_statement(metastore=strict, statement=statement)
+            planned = planned_locations(preview) if not preview.blockers else []
+            roots = governed_roots(strict)
+    finally:  # the next example starts from the seeded layout
+        set_partition_location(metastore, "own", own, customers, outside)
+        set_database_location(metastore, "unchanged", original, outside, warehouse)
 
     # then
+    event(f"{operation}: executable plan" if planned else f"{operation}: blocked")
     assert all(any(is_inside(root, c) for c in configured) for root in roots.locations)  # none widened them
     for kind, location in planned:
         assert resolves_in_place(location), (kind, location, link)
         assert any(is_inside(location, root) for root in configured), (kind, location)
-        assert not any(is_inside(location, other) for other in others), (kind, location, link)
+        assert not any(is_inside(location, other) for other in others), (kind, location, link, partition_location)
         if kind in ("move", "delete"):
             assert not any(is_inside(other, location) for other in others), (kind, location)
-    if link != "none" and operation in ("relocate", "concatenate", "convert"):
+    if link != "none" and partition_location == "own" and operation in ("relocate", "concatenate", "convert"):
         assert preview.blockers  # the link is in the data these operations read
 
 
