@@ -30,6 +30,7 @@ from operations.preview import DirectoryMove
 from operations.rules import Finding
 
 __all__ = (
+    "NAMED_LINKS",
     "GovernedRoots",
     "MoveContext",
     "ancestors",
@@ -40,6 +41,7 @@ __all__ = (
     "is_inside",
     "linked_move_blockers",
     "move_blockers",
+    "named_links",
     "new_location_blockers",
     "unsafe_leaf",
     "unsafe_path",
@@ -228,16 +230,21 @@ def linked_move_blockers(moves: Sequence[DirectoryMove]) -> list[Finding]:
     found = linked_ancestors([end for move in moves for end in (move.source, move.destination)])
     if not found:
         return []
-    links = sorted(set(found.values()))
-    more = f" and {len(links) - NAMED_LINKS} more" if len(links) > NAMED_LINKS else ""
     return [
         Finding(
             "symlink_in_path",
             RULE,
             f"{len(found)} directory(ies) of the plan are reached through symbolic link(s): "
-            f"{', '.join(links[:NAMED_LINKS])}{more}. The console never moves, trashes or deletes through a link.",
+            f"{named_links(found.values())}. The console never moves, trashes or deletes through a link.",
         )
     ]
+
+
+def named_links(links: Iterable[str]) -> str:
+    """The first :data:`NAMED_LINKS` of ``links`` (sorted, once each), the rest counted: a bounded blocker message."""
+    ordered = sorted(set(links))
+    more = f" and {len(ordered) - NAMED_LINKS} more" if len(ordered) > NAMED_LINKS else ""
+    return ", ".join(ordered[:NAMED_LINKS]) + more
 
 
 def new_location_blockers(

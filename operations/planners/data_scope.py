@@ -28,6 +28,7 @@ from catalog_admin.locations import FileEntry, filesystem_for
 from catalog_admin.models import BucketingColumn
 from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.partition_charts import FILE_SIZE_BUCKETS
+from operations.containment import NAMED_LINKS, named_links
 from operations.planners.common import acid_warnings
 from operations.preview import DataScope, DurationEstimate
 from operations.rules import Finding
@@ -50,8 +51,6 @@ __all__ = (
 RULE = "data_work"
 #: Finished jobs whose median throughput estimates the next one's duration.
 THROUGHPUT_JOBS = 10
-#: Symbolic links a blocker names (the rest are counted).
-NAMED_LINKS = 10
 
 
 # Size -------------------------------------------------------------------------------------------------------------
@@ -159,16 +158,15 @@ def estimate_duration(
 def symlink_blockers(listings: Iterable[Iterable[FileEntry]], operation: str) -> list[Finding]:
     """One blocker naming the symbolic links found in ``listings`` (the first :data:`NAMED_LINKS`, the rest counted):
     the job would copy or rewrite what they point at, possibly outside the governed roots."""
-    links = sorted({entry.location for listing in listings for entry in listing if entry.symlink})
+    links = {entry.location for listing in listings for entry in listing if entry.symlink}
     if not links:
         return []
-    more = f" and {len(links) - NAMED_LINKS} more" if len(links) > NAMED_LINKS else ""
     return [
         Finding(
             "symlink_in_data",
             operation,
-            f"{len(links)} symbolic link(s) in the data: {', '.join(links[:NAMED_LINKS])}{more}. The console never "
-            f"follows a link (it may point outside the governed roots): remove or replace them before {operation}.",
+            f"{len(links)} symbolic link(s) in the data: {named_links(links)}. The console never follows a link (it "
+            f"may point outside the governed roots): remove or replace them before {operation}.",
         )
     ]
 

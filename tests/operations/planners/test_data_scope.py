@@ -14,12 +14,19 @@ from django.test import override_settings
 from django.utils import timezone
 
 from catalog_admin.db import allow_metastore_writes
+from catalog_admin.locations import FileEntry
 from catalog_admin.models import HiveLock, Partition, Transaction, TransactionComponent
 from catalog_admin.selectors.metastores import Metastore
 from operations.choices import JobState
 from operations.containment import canonical
 from operations.models import Job
-from operations.planners.data_scope import data_work_blockers, estimate_duration, measure, sample_indices
+from operations.planners.data_scope import (
+    data_work_blockers,
+    estimate_duration,
+    measure,
+    sample_indices,
+    symlink_blockers,
+)
 from operations.planners.relocate import _units_below_root, relocated_location
 from operations.services.alter import alter_preview_statement
 from operations.specs import TableRef
@@ -329,3 +336,20 @@ def test_a_symlink_in_the_data_blocks_relocation_and_rewrites_naming_it(
     assert len(links) == 1, preview.blockers
     assert location_of(named) in links[0].message
     assert not preview.steps
+
+
+def test_a_symlink_blocker_names_the_first_links_and_counts_the_rest() -> None:
+    """Thousands of links make one bounded blocker: ten named (sorted), the rest counted."""
+    # given
+    listing = [FileEntry(f"file:/wh/t/link-{n:04d}", f"link-{n:04d}", 0, symlink=True) for n in range(25)]
+    listing.append(FileEntry("file:/wh/t/data", "data", 5))
+
+    # when
+    blockers = symlink_blockers([listing], "relocate")
+
+    # then
+    assert [b.code for b in blockers] == ["symlink_in_data"]
+    assert "file:/wh/t/link-0009" in blockers[0].message
+    assert "file:/wh/t/link-0010" not in blockers[0].message
+    assert "25 symbolic link(s)" in blockers[0].message and "and 15 more" in blockers[0].message
+    assert "file:/wh/t/data" not in blockers[0].message
