@@ -240,22 +240,10 @@ class LocalFileSystem:
         if not path.name:
             raise OSError(errno.EPERM, "the filesystem root is never deleted", str(path))
         try:
-            parent = _directory(path.parent)
-            fd = parent.__enter__()
+            with _directory(path.parent) as parent:
+                _delete_entry(parent, path)
         except FileNotFoundError:
-            return
-        try:
-            info = _lstat(path.name, fd)
-            if info is None:
-                return
-            if stat.S_ISLNK(info.st_mode):
-                raise SymlinkRefused(str(path))
-            if stat.S_ISDIR(info.st_mode):
-                shutil.rmtree(path.name, dir_fd=fd)  # fd-based: never follows a link below it
-            else:
-                os.unlink(path.name, dir_fd=fd)
-        finally:
-            parent.__exit__(None, None, None)
+            return  # nothing there (or it went meanwhile)
 
     def rename(self, source: str, destination: str) -> None:
         origin, target = _local_path(source), _local_path(destination)
@@ -401,6 +389,20 @@ def _open_child(fd: int, name: str, path: Path, create: bool) -> int:
         if info is not None and stat.S_ISLNK(info.st_mode):
             raise SymlinkRefused(str(path)) from None
         raise
+
+
+def _delete_entry(parent: int, path: Path) -> None:
+    """Remove ``path``, an entry of the directory ``parent``: a file, or a directory with everything below it
+    (``rmtree`` through descriptors, never following a link below it); a link in its place is refused."""
+    info = _lstat(path.name, parent)
+    if info is None:
+        return
+    if stat.S_ISLNK(info.st_mode):
+        raise SymlinkRefused(str(path))
+    if stat.S_ISDIR(info.st_mode):
+        shutil.rmtree(path.name, dir_fd=parent)
+    else:
+        os.unlink(path.name, dir_fd=parent)
 
 
 def _lstat(name: str, fd: int) -> os.stat_result | None:
