@@ -38,6 +38,8 @@ class ErrorCode(StrEnum):
     INTERNAL_ERROR = "internal_error"
     NO_DATA_FILES = "no_data_files"
     UNREADABLE_DATA = "unreadable_data"
+    OUTSIDE_ROOTS = "outside_roots"
+    SYMLINK_REFUSED = "symlink_refused"
 
     @property
     def http_status(self) -> int:
@@ -64,6 +66,8 @@ _HTTP_STATUS = {
     ErrorCode.INTERNAL_ERROR: 500,
     ErrorCode.NO_DATA_FILES: 404,
     ErrorCode.UNREADABLE_DATA: 422,
+    ErrorCode.OUTSIDE_ROOTS: 422,
+    ErrorCode.SYMLINK_REFUSED: 422,
 }
 
 

@@ -15,7 +15,11 @@ import json
 import mmap
 import os
 import shutil
+import stat
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 from urllib.parse import urlsplit
@@ -33,6 +37,7 @@ __all__ = (
     "FileEntry",
     "FileSystem",
     "LocalFileSystem",
+    "SymlinkRefused",
     "TreeSize",
     "UnreachableFileSystem",
     "dir_entries",
@@ -40,9 +45,13 @@ __all__ = (
     "is_hidden",
     "is_under",
     "kernel_copy",
+    "linked_ancestors",
+    "local_exists",
+    "local_files",
     "mapped_digest",
     "new_hash",
     "normalize_location",
+    "open_local",
     "stream_digest",
 )
 
@@ -75,6 +84,7 @@ class FileEntry:
     location: str
     relative: str
     size: int
+    symlink: bool = False
 
 
 class FileSystem(Protocol):
@@ -147,117 +157,113 @@ def mapped_digest(path: str | Path, algorithm: str = "md5") -> Digest:
     """The digest of a local file hashed straight from the page cache through a read-only memory map (no copy into
     Python buffers; hashlib and xxhash release the GIL meanwhile, so threads hash in parallel). The size is the
     file's when opened: a file truncated while it is hashed is a bus error, so only files no writer holds (a
-    table's data files, a copy just made) are given here."""
+    table's data files, a copy just made) are given here. No link in its path is followed."""
+    with open_local(Path(path)) as stream:
+        return _mapped_stream_digest(stream, algorithm)
+
+
+def _mapped_stream_digest(stream: BinaryIO, algorithm: str) -> Digest:
     digest = new_hash(algorithm)
-    with open(path, "rb") as stream:
-        size = os.fstat(stream.fileno()).st_size
-        if size:
-            with mmap.mmap(stream.fileno(), size, access=mmap.ACCESS_READ) as mapped:
-                mapped.madvise(mmap.MADV_SEQUENTIAL)
-                digest.update(mapped)
+    size = os.fstat(stream.fileno()).st_size
+    if size:
+        with mmap.mmap(stream.fileno(), size, access=mmap.ACCESS_READ) as mapped:
+            mapped.madvise(mmap.MADV_SEQUENTIAL)
+            digest.update(mapped)
     return Digest(algorithm, digest.hexdigest(), size)
 
 
 def kernel_copy(source: str | Path, destination: str | Path) -> int:
     """Copy a local file inside the kernel (``copy_file_range``, as ``cp`` does: no bytes through Python; a
     server-side copy or a reflink where the filesystem offers one), replacing ``destination``; the bytes copied.
-    Falls back to ``shutil.copyfile`` (``sendfile``) where the kernel refuses, e.g. across filesystems on old
-    kernels."""
-    with open(source, "rb") as reader, open(destination, "wb") as writer:
-        try:
-            copied = 0
-            while step := os.copy_file_range(reader.fileno(), writer.fileno(), 1 << 30):
-                copied += step
-            return copied
-        except OSError as exc:
-            if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
-                raise
-    shutil.copyfile(source, destination)
-    return os.path.getsize(destination)
+    Falls back to ``sendfile`` where the kernel refuses, e.g. across filesystems on old kernels. No link in either
+    path is followed."""
+    with open_local(Path(source)) as reader, open_local(Path(destination), "wb") as writer:
+        return _copy_stream(reader, writer)
 
 
 class LocalFileSystem:
-    """``file:`` locations on this machine's disk."""
+    """``file:`` locations on this machine's disk. No symbolic link is ever followed, at any level of a path: every
+    path is opened one component at a time from ``/`` with ``O_NOFOLLOW`` (:func:`open_local`), so a link in a
+    parent directory is refused as surely as a link in place of the file; listings report links as links
+    (``FileEntry.symlink``), never their targets."""
 
     scheme = "file"
     renames_by_copy = False
 
     def exists(self, location: str) -> bool | None:
-        return _local_path(location).exists()
+        return os.path.lexists(_local_path(location))
 
     def tree_size(self, location: str) -> TreeSize | None:
         files = self.list_files(location)
         return None if files is None else TreeSize(files=len(files), bytes=sum(f.size for f in files))
 
     def list_files(self, location: str, limit: int | None = None) -> list[FileEntry] | None:
-        root = _local_path(location)
-        if not root.exists():
-            return None
-        prefix = normalize_location(location)
-        entries = []
-        for dirpath, dirs, names in os.walk(root):
-            dirs.sort()
-            for name in sorted(names):
-                relative = os.path.relpath(os.path.join(dirpath, name), root)
-                entries.append(
-                    FileEntry(f"{prefix}/{relative}", relative, os.path.getsize(os.path.join(dirpath, name)))
-                )
-                if limit is not None and len(entries) >= limit:
-                    return entries
-        return entries
+        try:
+            return list(islice(local_files(location), limit)) if local_exists(location) else None
+        except SymlinkRefused as refused:
+            return [FileEntry(normalize_location(refused.filename), "", 0, symlink=True)]
 
     def list_directory(self, location: str) -> tuple[DirEntry, ...] | None:
-        root = _local_path(location)
-        if not root.is_dir():
+        path = _local_path(location)
+        try:
+            with _directory(path) as fd:
+                children = _children(fd)
+        except (SymlinkRefused, NotADirectoryError, FileNotFoundError):
             return None
-        return tuple(_dir_entry(child) for child in sorted(root.iterdir(), key=lambda p: p.name))
+        return tuple(_dir_entry(location, name, info) for name, info in children)
 
     def quick_stats(self, location: str) -> TreeSize | None:
         files = size = 0
-        for dirpath, dirs, names in os.walk(_local_path(location)):
-            dirs[:] = [d for d in dirs if not _hidden(d)]
-            for name in names:
-                if not _hidden(name):
-                    files += 1
-                    size += os.path.getsize(os.path.join(dirpath, name))
+        try:
+            for entry in local_files(location, skip_hidden=True):
+                files, size = files + 1, size + entry.size
+        except (FileNotFoundError, NotADirectoryError):
+            pass
         return TreeSize(files=files, bytes=size)
 
     def checksum(self, location: str, algorithm: str = "md5") -> str:
         return self.digest(location, algorithm).hexdigest
 
     def digest(self, location: str, algorithm: str = "md5") -> Digest:
-        return mapped_digest(_local_path(location), algorithm)
+        with self.open(location) as stream:
+            return _mapped_stream_digest(stream, algorithm)
 
     def open(self, location: str, mode: str = "rb") -> BinaryIO:
-        path = _local_path(location)
-        if "w" in mode:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        return open(path, mode)  # noqa: SIM115 - the caller closes it
+        return open_local(_local_path(location), mode)
 
     def copy_file(self, source: str, destination: str) -> None:
-        target = _local_path(destination)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        kernel_copy(_local_path(source), target)
+        with self.open(source) as reader, self.open(destination, "wb") as writer:
+            _copy_stream(reader, writer)
 
     def delete_tree(self, location: str) -> None:
         path = _local_path(location)
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        elif path.exists() or path.is_symlink():
-            path.unlink()
+        if not path.name:
+            raise OSError(errno.EPERM, "the filesystem root is never deleted", str(path))
+        try:
+            with _directory(path.parent) as parent:
+                _delete_entry(parent, path)
+        except FileNotFoundError:
+            return  # nothing there (or it went meanwhile)
 
     def rename(self, source: str, destination: str) -> None:
-        target = _local_path(destination)
-        if target.exists() or target.is_symlink():
-            # os.rename would silently replace an empty directory that appeared after the preview.
-            raise FileExistsError(errno.EEXIST, "the destination already exists", str(target))
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.rename(_local_path(source), target)
+        origin, target = _local_path(source), _local_path(destination)
+        with _directory(origin.parent) as source_fd, _directory(target.parent, create=True) as target_fd:
+            info = _lstat(origin.name, source_fd)
+            if info is not None and stat.S_ISLNK(info.st_mode):
+                raise SymlinkRefused(str(origin))
+            if _lstat(target.name, target_fd) is not None:
+                # os.rename would silently replace an empty directory that appeared after the preview.
+                raise FileExistsError(errno.EEXIST, "the destination already exists", str(target))
+            os.rename(origin.name, target.name, src_dir_fd=source_fd, dst_dir_fd=target_fd)
 
     def prune_empty_parents(self, location: str, levels: int | None = None) -> None:
         parent = _local_path(location).parent
-        while levels != 0 and parent != parent.parent and parent.is_dir() and not any(parent.iterdir()):
-            parent.rmdir()
+        while levels != 0 and parent != parent.parent:
+            try:
+                with _directory(parent.parent) as fd:
+                    os.rmdir(parent.name, dir_fd=fd)  # refuses a link (ENOTDIR) and a non-empty directory
+            except OSError:
+                return
             parent = parent.parent
             levels = None if levels is None else levels - 1
 
@@ -335,6 +341,185 @@ def filesystem_for(location: str, metastore: str | None = None, options: dict[st
     return FsspecFileSystem(scheme, s3)
 
 
+# Local paths, never through a link ------------------------------------------------------------------------------
+
+_DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_OPEN_FLAGS = {
+    "rb": os.O_RDONLY,
+    "wb": os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+    "ab": os.O_WRONLY | os.O_CREAT | os.O_APPEND,
+}
+
+
+class SymlinkRefused(OSError):
+    """A local path that is, or passes through, a symbolic link (``filename``: the link): the console follows none."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(errno.ELOOP, "a symbolic link is never followed", path)
+
+
+@contextmanager
+def _directory(path: Path, *, create: bool = False) -> Iterator[int]:
+    """A descriptor of the directory ``path``, opened from ``/`` one component at a time with ``O_NOFOLLOW`` (a
+    link anywhere raises :class:`SymlinkRefused`); ``create``: missing components are made on the way."""
+    fd = os.open("/", _DIRECTORY_FLAGS)
+    try:
+        reached = Path("/")
+        for part in path.parts[1:]:
+            reached = reached / part
+            child = _open_child(fd, part, reached, create)
+            os.close(fd)
+            fd = child
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _open_child(fd: int, name: str, path: Path, create: bool) -> int:
+    try:
+        return os.open(name, _DIRECTORY_FLAGS, dir_fd=fd)
+    except FileNotFoundError:
+        if not create:
+            raise
+        with suppress(FileExistsError):
+            os.mkdir(name, dir_fd=fd)
+        return _open_child(fd, name, path, create=False)
+    except OSError:
+        info = _lstat(name, fd)
+        if info is not None and stat.S_ISLNK(info.st_mode):
+            raise SymlinkRefused(str(path)) from None
+        raise
+
+
+def _delete_entry(parent: int, path: Path) -> None:
+    """Remove ``path``, an entry of the directory ``parent``: a file, or a directory with everything below it
+    (``rmtree`` through descriptors, never following a link below it); a link in its place is refused."""
+    info = _lstat(path.name, parent)
+    if info is None:
+        return
+    if stat.S_ISLNK(info.st_mode):
+        raise SymlinkRefused(str(path))
+    if stat.S_ISDIR(info.st_mode):
+        shutil.rmtree(path.name, dir_fd=parent)
+    else:
+        os.unlink(path.name, dir_fd=parent)
+
+
+def _lstat(name: str, fd: int) -> os.stat_result | None:
+    """The entry ``name`` of the directory ``fd`` itself (a link is not followed); None when it does not exist."""
+    try:
+        return os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+
+
+def open_local(path: Path, mode: str = "rb") -> BinaryIO:
+    """A local file opened with no link followed anywhere in its path (:class:`SymlinkRefused`); ``rb``, ``wb`` or
+    ``ab``, writing creates the missing parents."""
+    if mode not in _OPEN_FLAGS:
+        raise ValueError(f"Unsupported mode {mode!r}; one of {', '.join(_OPEN_FLAGS)}")
+    flags = _OPEN_FLAGS[mode] | os.O_NOFOLLOW | os.O_CLOEXEC
+    with _directory(path.parent, create=mode != "rb") as parent:
+        try:
+            fd = os.open(path.name, flags, 0o666, dir_fd=parent)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise SymlinkRefused(str(path)) from None
+            raise
+    return os.fdopen(fd, mode)
+
+
+def linked_ancestors(locations: Iterable[str]) -> dict[str, str]:
+    """For each local location that is a symbolic link or lies below one: that link (the one nearest ``/``), as a
+    location. Every distinct directory on the way is checked once (``lstat``), whatever the number of locations."""
+    links: dict[str, bool] = {}
+    found = {}
+    for location in locations:
+        if urlsplit(normalize_location(location)).scheme != "file":
+            continue
+        reached = Path("/")
+        for part in _local_path(location).parts[1:]:
+            reached = reached / part
+            key = str(reached)
+            if key not in links:
+                links[key] = reached.is_symlink()
+            if links[key]:
+                found[location] = f"file:{key}"
+                break
+    return found
+
+
+def local_exists(location: str) -> bool:
+    """Whether a local location exists, reached without following a link (:class:`SymlinkRefused` on one)."""
+    path = _local_path(location)
+    if not path.name:
+        return True
+    try:
+        with _directory(path.parent) as fd:
+            return _lstat(path.name, fd) is not None
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+
+
+def local_files(location: str, *, skip_hidden: bool = False) -> Iterator[FileEntry]:
+    """The files under a local location (recursively, sorted, each directory's files before its subdirectories),
+    a link listed as itself (``symlink``, its own size) and never followed; ``skip_hidden``: Hive's hidden names
+    (``_…``, ``.…``) are left out with what is below them. A location that is a link, or is reached through one,
+    raises :class:`SymlinkRefused`; a missing one lists nothing."""
+    path, prefix = _local_path(location), normalize_location(location)
+    try:
+        with _directory(path) as fd:
+            yield from _walk(fd, prefix, "", skip_hidden)
+    except NotADirectoryError:
+        with _directory(path.parent) as parent:
+            info = _lstat(path.name, parent)
+        if info is not None and stat.S_ISLNK(info.st_mode):
+            raise SymlinkRefused(str(path)) from None
+    except FileNotFoundError:
+        return
+
+
+def _walk(fd: int, prefix: str, relative: str, skip_hidden: bool) -> Iterator[FileEntry]:
+    children = [(n, i) for n, i in _children(fd) if not (skip_hidden and _hidden(n))]
+    directories = []
+    for name, info in children:
+        inner = f"{relative}{name}"
+        if stat.S_ISDIR(info.st_mode):
+            directories.append(name)
+        else:
+            yield FileEntry(f"{prefix}/{inner}", inner, info.st_size, symlink=stat.S_ISLNK(info.st_mode))
+    for name in directories:
+        child = _open_child(fd, name, Path(f"{prefix}/{relative}{name}"), create=False)
+        try:
+            yield from _walk(child, prefix, f"{relative}{name}/", skip_hidden)
+        finally:
+            os.close(child)
+
+
+def _children(fd: int) -> list[tuple[str, os.stat_result]]:
+    """The entries of the directory ``fd``, sorted by name, each as itself (links not followed)."""
+    with os.scandir(fd) as entries:
+        return sorted((e.name, e.stat(follow_symlinks=False)) for e in entries)
+
+
+def _copy_stream(reader: BinaryIO, writer: BinaryIO) -> int:
+    """Copy an open local file into another inside the kernel (``copy_file_range``), or by ``sendfile`` where the
+    kernel refuses (across filesystems on old kernels); the bytes copied."""
+    try:
+        copied = 0
+        while step := os.copy_file_range(reader.fileno(), writer.fileno(), 1 << 30):
+            copied += step
+        return copied
+    except OSError as exc:
+        if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+            raise
+    reader.seek(0)
+    writer.seek(0)
+    writer.truncate()
+    shutil.copyfileobj(reader, writer)
+    return writer.tell()
+
+
 def _settings_options() -> dict[str, Any]:
     from django.conf import settings
 
@@ -380,24 +565,30 @@ def _hidden(name: str) -> bool:
     return name.startswith(("_", "."))
 
 
-def _dir_entry(path: Path) -> DirEntry:
-    """A child of a table or partition directory: a file with its size, or a directory with the bytes and the
-    (non-hidden) files under it and whether the compactor marked it (``_metadata_acid``, Hive's ``MetaDataFile``)."""
-    if not path.is_dir():
-        return DirEntry(name=path.name, is_dir=False, size=path.stat().st_size)
-    files, size = [], 0
-    for dirpath, _dirs, names in os.walk(path):
-        for name in names:
-            size += os.path.getsize(os.path.join(dirpath, name))
-            if not _hidden(name):
-                files.append(os.path.relpath(os.path.join(dirpath, name), path))
+def _dir_entry(location: str, name: str, info: os.stat_result) -> DirEntry:
+    """A child of a table or partition directory: a file (or a link) with its own size, or a directory with the
+    bytes and the (non-hidden) files under it and whether the compactor marked it (``_metadata_acid``, Hive's
+    ``MetaDataFile``); no link is followed."""
+    if not stat.S_ISDIR(info.st_mode):
+        return DirEntry(name=name, is_dir=False, size=info.st_size)
+    child = f"{normalize_location(location)}/{name}"
+    try:
+        entries = list(local_files(child))
+    except SymlinkRefused:
+        entries = []
+    files = tuple(e.relative for e in entries if not _hidden(e.relative.rsplit("/", 1)[-1]))
     return DirEntry(
-        name=path.name,
+        name=name,
         is_dir=True,
-        size=size,
-        compacted=_compacted_marker(lambda p: Path(p).read_text(), str(path / "_metadata_acid")),
-        files=tuple(sorted(files)),
+        size=sum(e.size for e in entries),
+        compacted=_compacted_marker(_read_local_text, f"{child}/_metadata_acid"),
+        files=files,
     )
+
+
+def _read_local_text(location: str) -> str:
+    with open_local(_local_path(location)) as stream:
+        return stream.read().decode()
 
 
 def _compacted_marker(read_text: Any, metadata: str) -> bool:

@@ -9,8 +9,9 @@ named ``metastore``. With neither, the embedded demo metastore (SQLite) is used.
 Each metastore may also name a warehouse root for relative paths and local checks:
 ``METASTORE_WAREHOUSE_<NAME>`` (upper-cased name), a path or a URI (``file:/…``, ``file:///…``, ``hdfs://nn/…``,
 ``s3a://…``) as Hive's ``metastore.warehouse.dir`` is usually written. The console moves directories only inside a
-metastore's governed roots: its warehouse roots, the databases' locations and ``METASTORE_EXTRA_ROOTS_<NAME>``
-(comma-separated); ``METASTORE_ALLOW_OUTSIDE_ROOTS_<NAME>`` (``true``) lets ``SET LOCATION`` point outside them.
+metastore's governed roots: its warehouse roots and ``METASTORE_EXTRA_ROOTS_<NAME>`` (comma-separated), and the
+databases' locations inside those; ``METASTORE_ALLOW_OUTSIDE_ROOTS_<NAME>`` (``true``) lets ``SET LOCATION`` point
+outside them.
 Every change the console executes writes Hive's notification events (NOTIFICATION_LOG) unless
 ``METASTORE_EVENTS_<NAME>=off`` (for a metastore that runs no notification listener, whose cleaner would never remove
 them). ``METASTORE_PARTITION_NAME_WHITELIST_<NAME>`` is that metastore's ``metastore.partition.name.whitelist.pattern``

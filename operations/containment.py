@@ -2,12 +2,13 @@
 Containment: the directories the console may move, trash, create or point a table at.
 
 Each metastore has *governed roots*: its warehouse root, Hive 4's external warehouse root, the extra roots of its
-configuration (:class:`~catalog_admin.metastores.MetastoreConfig`) and every database's location (and managed
-location). The console never moves, trashes or creates a directory that is not strictly inside one; never moves a
-directory that another table or partition also uses, that contains another's location or lies inside another's
-directory; and never builds a destination that escapes its parent once normalised (``..``, ``.``, empty segments,
-``?``, ``#``, a ``%`` that is not an escape). ``SET LOCATION`` may not point at, into or above another table's or
-partition's directory, nor outside the roots unless the metastore's configuration allows it.
+configuration (:class:`~catalog_admin.metastores.MetastoreConfig`) and the databases' locations (and managed
+locations) that lie inside one of those (:func:`catalog_admin.hive.locations.root_locations`). The console never
+moves, trashes or creates a directory that is not strictly inside one; never moves a directory that another table or
+partition also uses, that contains another's location or lies inside another's directory; and never builds a
+destination that escapes its parent once normalised (``..``, ``.``, empty segments, ``?``, ``#``, a ``%`` that is not
+an escape). ``SET LOCATION`` may not point at, into or above another table's or partition's directory, nor outside the
+roots unless the metastore's configuration allows it.
 
 The checks are pure functions over :class:`GovernedRoots` and the :class:`LocationUser` rows of one selector
 (:func:`catalog_admin.selectors.locations.location_users`); :func:`move_blockers` is the guard every plan with
@@ -21,13 +22,15 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from catalog_admin.locations import normalize_location
-from catalog_admin.selectors.locations import LocationUser, database_locations, location_users
+from catalog_admin.hive.locations import SCHEME, GovernedRoots, canonical, is_inside
+from catalog_admin.locations import linked_ancestors, normalize_location
+from catalog_admin.selectors.locations import LocationUser, governed_roots, location_users
 from catalog_admin.selectors.metastores import Metastore
 from operations.preview import DirectoryMove
 from operations.rules import Finding
 
 __all__ = (
+    "NAMED_LINKS",
     "GovernedRoots",
     "MoveContext",
     "ancestors",
@@ -36,31 +39,17 @@ __all__ = (
     "check_new_location",
     "governed_roots",
     "is_inside",
+    "linked_move_blockers",
     "move_blockers",
+    "named_links",
     "new_location_blockers",
     "unsafe_leaf",
     "unsafe_path",
 )
 
 RULE = "containment"
-SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):(//[^/]*)?")
+NAMED_LINKS = 10  # symbolic links a blocker names (the rest are counted)
 ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
-
-
-@dataclass(frozen=True)
-class GovernedRoots:
-    """The directories a metastore's data may live in (canonical locations) and whether ``SET LOCATION`` may point
-    outside them."""
-
-    locations: tuple[str, ...]
-    allow_outside: bool = False
-
-    def governs(self, location: str) -> bool:
-        """Whether ``location`` is strictly inside one of the roots (a root itself is never moved)."""
-        return any(is_inside(location, root, strictly=True) for root in self.locations)
-
-    def describe(self) -> str:
-        return ", ".join(self.locations) or "none configured"
 
 
 @dataclass(frozen=True)
@@ -88,25 +77,6 @@ class MoveContext:
 
 
 # Pure checks ----------------------------------------------------------------------------------------------------
-
-
-def canonical(location: str) -> str:
-    """One spelling per directory: ``file:/x`` for ``/x`` and ``file:///x``, ``.`` and ``..`` resolved, no trailing
-    or doubled slash."""
-    normal = normalize_location(location)
-    match = SCHEME.match(normal)
-    prefix = match.group(0) if match else ""
-    path = normal[len(prefix) :]
-    if not path:
-        return prefix
-    resolved = posixpath.normpath(path)
-    return prefix + ("/" + resolved.lstrip("/") if resolved.startswith("/") else resolved)
-
-
-def is_inside(location: str, root: str, *, strictly: bool = False) -> bool:
-    """Whether ``location`` is ``root`` (unless ``strictly``) or inside it, compared canonically."""
-    child, parent = canonical(location), canonical(root)
-    return (child == parent and not strictly) or child.startswith(parent.rstrip("/") + "/")
 
 
 def ancestors(location: str) -> list[str]:
@@ -233,13 +203,6 @@ def _relation(location: str, other: str) -> str:
 # Reads ----------------------------------------------------------------------------------------------------------
 
 
-def governed_roots(metastore: Metastore) -> GovernedRoots:
-    """The metastore's governed roots: configured roots and every database's location."""
-    config = metastore.config
-    roots = [*config.root_locations, *database_locations(metastore)]
-    return GovernedRoots(tuple(dict.fromkeys(canonical(r) for r in roots)), config.allow_outside_roots)
-
-
 def move_blockers(
     metastore: Metastore, moves: Sequence[DirectoryMove], contexts: Mapping[str, MoveContext]
 ) -> list[Finding]:
@@ -254,11 +217,34 @@ def move_blockers(
     # A rename moves a whole table: its own rows are left out in the query (there may be 100,000 partitions).
     excluded = next(iter(tables)) if len(tables) == 1 and None not in tables and len(contexts) == len(moves) else None
     users = location_users(metastore, sorted(set(ends)), ancestors=above, excluding_table=excluded)
-    findings = _overlapping_moves(moves)
+    findings = _overlapping_moves(moves) + linked_move_blockers(moves)
     for move in moves:
         near = [u for u in users if _touches(u.location, move.source) or _touches(u.location, move.destination)]
         findings += check_move(move, roots, near, contexts.get(move.source, MoveContext()))
     return list(dict.fromkeys(findings))
+
+
+def linked_move_blockers(moves: Sequence[DirectoryMove]) -> list[Finding]:
+    """A move whose source or destination is a symbolic link or lies below one would move, trash or create data
+    wherever the link points (outside the roots, too): one blocker naming the links."""
+    found = linked_ancestors([end for move in moves for end in (move.source, move.destination)])
+    if not found:
+        return []
+    return [
+        Finding(
+            "symlink_in_path",
+            RULE,
+            f"{len(found)} directory(ies) of the plan are reached through symbolic link(s): "
+            f"{named_links(found.values())}. The console never moves, trashes or deletes through a link.",
+        )
+    ]
+
+
+def named_links(links: Iterable[str]) -> str:
+    """The first :data:`NAMED_LINKS` of ``links`` (sorted, once each), the rest counted: a bounded blocker message."""
+    ordered = sorted(set(links))
+    more = f" and {len(ordered) - NAMED_LINKS} more" if len(ordered) > NAMED_LINKS else ""
+    return ", ".join(ordered[:NAMED_LINKS]) + more
 
 
 def new_location_blockers(

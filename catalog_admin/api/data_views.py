@@ -26,7 +26,9 @@ _DATA_ERRORS = {
         description="not_found (metastore, database, table or partition) or no_data_files: no data file to read.",
     ),
     422: OpenApiResponse(
-        ErrorSerializer, description="unreadable_data: a format the console cannot read, or a file that is not it."
+        ErrorSerializer,
+        description="unreadable_data: a format the console cannot read, or a file that is not it; outside_roots: a "
+        "location outside the governed roots; symlink_refused: a symbolic link in the data (never followed).",
     ),
 }
 

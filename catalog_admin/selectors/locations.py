@@ -14,11 +14,19 @@ from dataclasses import dataclass
 
 from django.db import connections
 
+from catalog_admin.hive.locations import GovernedRoots, root_locations
 from catalog_admin.locations import normalize_location
 from catalog_admin.models import Database, Partition, StorageDescriptor, Table
 from catalog_admin.selectors.metastores import Metastore
 
-__all__ = ("LocationUser", "database_locations", "location_spellings", "location_users")
+__all__ = (
+    "GovernedRoots",
+    "LocationUser",
+    "database_locations",
+    "governed_roots",
+    "location_spellings",
+    "location_users",
+)
 
 CHUNK = 100  # locations per statement
 
@@ -48,6 +56,14 @@ def database_locations(metastore: Metastore) -> list[str]:
         fields.append("managed_location_uri")
     rows = Database.objects.using(metastore.alias).values_list(*fields)
     return sorted({value for row in rows for value in row if value})
+
+
+def governed_roots(metastore: Metastore) -> GovernedRoots:
+    """The metastore's governed roots: its configured roots and the database locations inside one of them."""
+    config = metastore.config
+    return GovernedRoots(
+        root_locations(config.root_locations, database_locations(metastore)), config.allow_outside_roots
+    )
 
 
 def location_spellings(location: str) -> list[str]:

@@ -6,6 +6,9 @@ at a time, Avro one record at a time (``fastavro.reader``), text one bounded lin
 :data:`MAX_TEXT_BYTES` a file. Text rows are split as Hive's LazySimpleSerDe does
 (:mod:`catalog_admin.hive.text_format`). Files are those Hive reads:
 hidden ones (``_``/``.`` prefixed, ``FileUtils.HIDDEN_FILES_PATH_FILTER``) are skipped.
+
+Nothing outside the metastore's governed roots is read (``outside_roots``) and no symbolic link is followed, at any
+level of a path (``symlink_refused``, naming the link): a viewer sees nothing of what a link points at.
 """
 
 from __future__ import annotations
@@ -13,7 +16,6 @@ from __future__ import annotations
 import base64
 import datetime
 import decimal
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
@@ -22,10 +24,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from catalog_admin.errors import ApplicationError, ErrorCode
-from catalog_admin.hive.locations import normalize_location
+from catalog_admin.hive.locations import GovernedRoots, normalize_location
 from catalog_admin.hive.partition_names import partition_values
 from catalog_admin.hive.text_format import TextFormat, split_fields
+from catalog_admin.locations import SymlinkRefused, local_files, open_local
 from catalog_admin.models import Column, Partition, PartitionKey, SerDe, SerDeParam, Table
+from catalog_admin.selectors.locations import governed_roots
 from catalog_admin.selectors.metastores import Metastore
 
 __all__ = (
@@ -125,14 +129,27 @@ def table_sample(
             f"The console cannot read {sd.input_format or 'this format'} "
             f"(SerDe {serde_lib or 'none'}); it reads Parquet, ORC, Avro and text."
         )
+    directories = _directories(metastore, table, keys, partition)
+    _refuse_outside(governed_roots(metastore), [location for location, _values in directories])
     source = SampleSource(
         format=fmt,
         columns=columns,
-        directories=_directories(metastore, table, keys, partition),
+        directories=directories,
         partition_keys=tuple(k.name for k in keys),
         serde_params=serde_params,
     )
     return read_sample(source, limit=limit)
+
+
+def _refuse_outside(roots: GovernedRoots, locations: list[str]) -> None:
+    """OUTSIDE_ROOTS naming the first location that is not a governed root or inside one."""
+    outside = next((location for location in locations if location and not roots.contains(location)), None)
+    if outside is not None:
+        raise ApplicationError(
+            ErrorCode.OUTSIDE_ROOTS,
+            f"{outside} is outside the directories this console governs ({roots.describe()}): it is not read.",
+            {"location": outside},
+        )
 
 
 def _directories(
@@ -182,20 +199,30 @@ def _unreadable(message: str) -> ApplicationError:
 
 
 def _data_files(location: str) -> Iterator[Path]:
-    """The files Hive would read under ``location`` (recursively, sorted, hidden ones skipped); local only."""
+    """The files Hive would read under ``location`` (recursively, sorted, hidden ones skipped); local only. A
+    symbolic link (in the directory, or on the way to it) is SYMLINK_REFUSED naming it, never followed."""
     if not location:
         return
     parts = urlsplit(normalize_location(location))
     if parts.scheme != "file":
         raise _unreadable(f"The console has no client for {parts.scheme}: it cannot read {location}.")
-    root = Path(parts.path)
-    if not root.is_dir():
+    try:
+        for entry in local_files(location, skip_hidden=True):
+            if entry.symlink:
+                raise _symlink(entry.location)
+            yield Path(urlsplit(entry.location).path)
+    except SymlinkRefused as refused:
+        raise _symlink(normalize_location(str(refused.filename))) from None
+    except NotADirectoryError:
         return
-    for directory, subdirectories, names in os.walk(root):
-        subdirectories[:] = sorted(d for d in subdirectories if not d.startswith(("_", ".")))
-        for name in sorted(names):
-            if not name.startswith(("_", ".")):
-                yield Path(directory) / name
+
+
+def _symlink(location: str) -> ApplicationError:
+    return ApplicationError(
+        ErrorCode.SYMLINK_REFUSED,
+        f"{location} is a symbolic link: the console never follows one, so this data is not read.",
+        {"location": location},
+    )
 
 
 def _read_file(source: SampleSource, path: Path, limit: int) -> Iterator[list[Any]]:
@@ -222,14 +249,14 @@ def _arrow_rows(batches: Iterator[Any], names: list[str], columns: tuple[str, ..
 def _parquet_rows(source: SampleSource, path: Path) -> Iterator[list[Any]]:
     import pyarrow.parquet as pq
 
-    with pq.ParquetFile(path) as parquet:
+    with open_local(path) as handle, pq.ParquetFile(handle) as parquet:
         yield from _arrow_rows(parquet.iter_batches(batch_size=256), parquet.schema_arrow.names, source.columns)
 
 
 def _orc_rows(source: SampleSource, path: Path) -> Iterator[list[Any]]:
     import pyarrow.orc as orc
 
-    with path.open("rb") as handle:
+    with open_local(path) as handle:
         reader = orc.ORCFile(handle)
         stripes = (reader.read_stripe(i) for i in range(reader.nstripes))
         yield from _arrow_rows(stripes, reader.schema.names, source.columns)
@@ -238,7 +265,7 @@ def _orc_rows(source: SampleSource, path: Path) -> Iterator[list[Any]]:
 def _avro_rows(source: SampleSource, path: Path) -> Iterator[list[Any]]:
     import fastavro
 
-    with path.open("rb") as handle:
+    with open_local(path) as handle:
         for record in fastavro.reader(handle):
             names = list(record)
             positions = _by_name(names, source.columns)
@@ -248,7 +275,7 @@ def _avro_rows(source: SampleSource, path: Path) -> Iterator[list[Any]]:
 def _text_rows(source: SampleSource, path: Path) -> Iterator[list[Any]]:
     text = TextFormat.from_serde_params(source.serde_params or {})
     read = 0
-    with path.open("rb") as handle:
+    with open_local(path) as handle:
         while read < MAX_TEXT_BYTES and (raw := handle.readline(MAX_LINE_BYTES)):
             read += len(raw)
             if not raw.endswith(b"\n"):  # a line longer than MAX_LINE_BYTES: skip its rest

@@ -15,7 +15,13 @@ from catalog_admin.selectors.tables import get_table
 __all__ = ("table_sample_panel",)
 
 # Refusals shown inside the panel (the rest of the page stays usable); anything else is the error page's.
-_PANEL_ERRORS = (ErrorCode.NO_DATA_FILES, ErrorCode.UNREADABLE_DATA, ErrorCode.INVALID_PARAMETER)
+_PANEL_ERRORS = (
+    ErrorCode.NO_DATA_FILES,
+    ErrorCode.UNREADABLE_DATA,
+    ErrorCode.OUTSIDE_ROOTS,
+    ErrorCode.SYMLINK_REFUSED,
+    ErrorCode.INVALID_PARAMETER,
+)
 
 
 @require_GET

@@ -11,6 +11,8 @@ and what must stop it, all by pure reads.
   engine (``Job.bytes_done`` over its run time), with the basis stated; "no basis yet" before the first.
 * :func:`data_work_blockers` / :func:`data_work_warnings`: transactional tables, open locks or transactions, bucketing
   a rewrite would break; engines that cache locations and downstream readers.
+* :func:`symlink_blockers`: a symbolic link in the listed data (a file, a directory, or the unit directory itself or
+  one above it) blocks the job naming it; the filesystem never follows one either (``catalog_admin.locations``).
 """
 
 from __future__ import annotations
@@ -21,10 +23,12 @@ from statistics import median
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.locations import FileEntry, filesystem_for
 from catalog_admin.models import BucketingColumn
 from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.partition_charts import FILE_SIZE_BUCKETS
+from operations.containment import NAMED_LINKS, named_links
 from operations.planners.common import acid_warnings
 from operations.planners.spark_tables import spark_bucketing_blockers
 from operations.preview import DataScope, DurationEstimate
@@ -39,8 +43,11 @@ __all__ = (
     "estimate_duration",
     "external_data_blockers",
     "measure",
+    "refuse_symlinks",
     "sample_indices",
+    "sampled_listings",
     "scope_of",
+    "symlink_blockers",
 )
 
 RULE = "data_work"
@@ -71,15 +78,23 @@ def measure(
     metastore: Metastore, sources: Sequence[str], *, destination: str = "", sample: int | None = None
 ) -> DataScope:
     """List ``sources`` (all, or a deterministic sample of ``sample`` evenly spaced ones) and scale to the total."""
+    listings = sampled_listings(metastore, sources, sample)
+    ends = [*sources[:1], *([destination] if destination else [])]
+    return scope_of(metastore, listings, units=len(sources), ends=ends)
+
+
+def sampled_listings(
+    metastore: Metastore, sources: Sequence[str], sample: int | None = None
+) -> list[Sequence[FileEntry]]:
+    """The file listings of ``sample`` (``CATALOG_RELOCATION_SAMPLE_PARTITIONS`` by default) evenly spaced
+    ``sources``, all of them when fewer."""
     limit = settings.CATALOG_RELOCATION_SAMPLE_PARTITIONS if sample is None else sample
     if limit < 1:
         raise ImproperlyConfigured(
             f"CATALOG_RELOCATION_SAMPLE_PARTITIONS must be at least 1 (the units listed to size data work), not {limit}"
         )
     picked = [sources[i] for i in sample_indices(len(sources), limit)]
-    listings = [filesystem_for(source, metastore.name).list_files(source) or () for source in picked]
-    ends = [*sources[:1], *([destination] if destination else [])]
-    return scope_of(metastore, listings, units=len(sources), ends=ends)
+    return [filesystem_for(source, metastore.name).list_files(source) or () for source in picked]
 
 
 def scope_of(
@@ -140,6 +155,30 @@ def estimate_duration(
 
 
 # Findings ---------------------------------------------------------------------------------------------------------
+
+
+def symlink_blockers(listings: Iterable[Iterable[FileEntry]], operation: str) -> list[Finding]:
+    """One blocker naming the symbolic links found in ``listings`` (the first :data:`NAMED_LINKS`, the rest counted):
+    the job would copy or rewrite what they point at, possibly outside the governed roots."""
+    links = {entry.location for listing in listings for entry in listing if entry.symlink}
+    if not links:
+        return []
+    return [
+        Finding(
+            "symlink_in_data",
+            operation,
+            f"{len(links)} symbolic link(s) in the data: {named_links(links)}. The console never follows a link (it "
+            f"may point outside the governed roots): remove or replace them before {operation}.",
+        )
+    ]
+
+
+def refuse_symlinks(listing: Iterable[FileEntry], operation: str) -> None:
+    """SYMLINK_REFUSED naming the links of a listing taken when a job is planned (one may appear after the preview)."""
+    found = symlink_blockers([listing], operation)
+    if found:
+        links = sorted(entry.location for entry in listing if entry.symlink)
+        raise ApplicationError(ErrorCode.SYMLINK_REFUSED, found[0].message, {"links": links[:NAMED_LINKS]})
 
 
 def data_work_blockers(metastore: Metastore, state: TableState, *, operation: str, rewrite: bool) -> list[Finding]:

@@ -23,7 +23,14 @@ from catalog_admin.models import Partition, StorageDescriptor
 from catalog_admin.selectors.metastores import Metastore
 from operations.containment import MoveContext, canonical, is_inside, move_blockers, new_location_blockers
 from operations.planners.common import build_preview, metadata_only_hive, snapshot
-from operations.planners.data_scope import data_work_blockers, data_work_warnings, estimate_duration, measure
+from operations.planners.data_scope import (
+    data_work_blockers,
+    data_work_warnings,
+    estimate_duration,
+    sampled_listings,
+    scope_of,
+    symlink_blockers,
+)
 from operations.planners.locations import _absolute_location_blockers, _replication_blockers
 from operations.planners.partitions.chunks import chunks
 from operations.planners.partitions.matching import matching_partitions, predicate_blockers
@@ -238,10 +245,14 @@ def destination_blockers(
 
 def _data_copy(metastore: Metastore, units: list[CopyUnit], blockers: list[Finding]) -> DataCopy | None:
     """The units with their size (every unit listed up to the sample limit, the rest extrapolated from an evenly
-    spaced sample) and the copy's duration from earlier relocate jobs on the same engine."""
+    spaced sample) and the copy's duration from earlier relocate jobs on the same engine; a symbolic link in the
+    listed units is a blocker (the copy plan, listing every unit, refuses one too)."""
     if not units:
         return None
-    scope = measure(metastore, [u.source for u in units], destination=units[0].destination)
+    sources = [u.source for u in units]
+    listings = sampled_listings(metastore, sources)
+    blockers += symlink_blockers(listings, RULE)
+    scope = scope_of(metastore, listings, units=len(units), ends=[units[0].source, units[0].destination])
     duration = estimate_duration(RULE, scope.bytes, program="relocate")  # a relocate job (services/relocate_jobs.py)
     return DataCopy(
         units=tuple(units),

@@ -31,7 +31,13 @@ from catalog_admin.models import Partition, PartitionParam, SerDe, SerDeParam, S
 from catalog_admin.selectors.metastores import Metastore
 from operations.containment import canonical
 from operations.planners.common import build_preview, metadata_only_hive, snapshot
-from operations.planners.data_scope import data_work_blockers, data_work_warnings, estimate_duration, scope_of
+from operations.planners.data_scope import (
+    data_work_blockers,
+    data_work_warnings,
+    estimate_duration,
+    scope_of,
+    symlink_blockers,
+)
 from operations.planners.locations import _replication_blockers
 from operations.planners.partitions.chunks import chunks
 from operations.planners.partitions.matching import matching_partitions, predicate_blockers
@@ -109,6 +115,7 @@ def plan_rewrite(metastore: Metastore, state: TableState, spec: RewriteSpec) -> 
     blockers = _table_blockers(metastore, state, spec)
     rows, selection = _in_scope(metastore, state, spec, blockers)
     listed = _listed(metastore, rows) if not blockers else {}
+    blockers += symlink_blockers(listed.values(), RULE)
     in_scope = len(rows)
     rows = _selected(spec, rows, listed)
     if not rows and not blockers:

@@ -24,6 +24,7 @@ from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.locations import filesystem_for
 from catalog_admin.selectors.metastores import get_metastore
 from operations.models import Execution, Relocation
+from operations.planners.data_scope import refuse_symlinks
 from operations.preview import DataCopy, Preview
 from operations.rules import blocked_error
 from operations.services.alter import alter_execute
@@ -60,6 +61,7 @@ def relocation_copy_plan(*, preview: Preview, completed: Sequence[str] = ()) -> 
     units = []
     for unit in data_copy.units:
         listed = filesystem_for(unit.source, preview.metastore).list_files(unit.source) or []
+        refuse_symlinks(listed, "relocate")
         files = [
             {"source": entry.location, "destination": f"{unit.destination}/{entry.relative}", "size": entry.size}
             for entry in listed

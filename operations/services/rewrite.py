@@ -16,6 +16,7 @@ from django.conf import settings
 from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.locations import filesystem_for, is_hidden
 from catalog_admin.selectors.metastores import get_metastore
+from operations.planners.data_scope import refuse_symlinks
 from operations.preview import DataCopy, Preview
 from operations.specs import CompactFiles, ConvertFormat
 from operations.table_state import read_table_state
@@ -37,6 +38,7 @@ def rewrite_plan(
     units = []
     for unit in data_copy.units:
         listed = filesystem_for(unit.source, preview.metastore).list_files(unit.source) or []
+        refuse_symlinks(listed, "rewrite")
         files = [{"source": f.location, "size": f.size} for f in listed if not is_hidden(f.relative)]
         target = spec.file_format.lower() if isinstance(spec, ConvertFormat) else unit.source_format
         units.append({"key": unit.key, "source": unit.source, "destination": unit.destination,

@@ -10,6 +10,7 @@ it lets through has a move source or destination outside the roots.
 
 from __future__ import annotations
 
+import shutil
 import string
 from dataclasses import replace
 from pathlib import Path
@@ -22,7 +23,7 @@ from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError
 from catalog_admin.locations import normalize_location
 from catalog_admin.metastores import as_location, local_path, parse_metastores
-from catalog_admin.models import Partition, StorageDescriptor, Table
+from catalog_admin.models import Database, Partition, StorageDescriptor, Table
 from catalog_admin.selectors.locations import LocationUser
 from catalog_admin.selectors.metastores import Metastore
 from operations.containment import (
@@ -225,7 +226,7 @@ def test_a_renamed_tables_destination_never_escapes_the_database_directory(
 
 
 @PG_AND_SQLITE
-def test_governed_roots_are_the_warehouse_the_extra_roots_and_every_database_location(
+def test_governed_roots_are_the_configured_roots_and_the_database_locations_inside_them(
     metastore: Metastore, tmp_path: Path
 ) -> None:
     """Configured roots (written as paths or URIs) and the databases' locations, canonical."""
@@ -241,6 +242,35 @@ def test_governed_roots_are_the_warehouse_the_extra_roots_and_every_database_loc
     assert f"{warehouse}/sales.db" in roots.locations
     assert roots.governs(f"{warehouse}/sales.db/orders")
     assert not roots.governs(warehouse)
+
+
+@PG_AND_SQLITE
+@pytest.mark.parametrize("database_location", ["file:/", "outside"])
+def test_a_database_location_outside_the_configured_roots_does_not_widen_them(
+    metastore: Metastore, warehouse: Path, sacrificial: Path, database_location: str
+) -> None:
+    """Issue 25, case 5: a database at ``file:/`` (or any directory outside the configured roots) is no root: an
+    approved SET LOCATION outside the roots followed by DROP PARTITION trashes nothing there."""
+    # given
+    location = "file:/" if database_location == "file:/" else location_of(sacrificial.parent)
+    with allow_metastore_writes():
+        Database.objects.using(metastore.alias).filter(name="marketing").update(location_uri=location)
+    tree = warehouse_tree(sacrificial)
+    point_partition_at(metastore, PARTITION, location_of(sacrificial))
+
+    # when
+    roots = governed_roots(metastore)
+    drop = alter_preview_statement(
+        metastore=metastore, statement=f"ALTER TABLE sales.orders DROP PARTITION {PARTITION_SPEC}"
+    )
+    with pytest.raises(ApplicationError):
+        execute(drop)
+
+    # then
+    assert canonical(location) not in roots.locations
+    assert not roots.governs(location_of(sacrificial))
+    assert "outside_roots" in codes(drop)
+    assert warehouse_tree(sacrificial) == tree
 
 
 def test_warehouse_settings_accept_uris_and_paths_alike(tmp_path: Path) -> None:
@@ -346,3 +376,33 @@ def test_real_partition_renames_never_move_outside_the_roots(metastore: Metastor
     # then
     for move in preview.moves if not preview.blockers else ():
         assert roots.governs(move.source) and roots.governs(move.destination)
+
+
+@PG_AND_SQLITE
+@pytest.mark.parametrize("link", ["partition", "parent"])
+def test_dropping_a_partition_reached_through_a_symlink_is_blocked_naming_it(
+    metastore: Metastore, warehouse: Path, sacrificial: Path, link: str
+) -> None:
+    """Issue 25, case 4: a partition directory that is a link (or lies below a linked parent) inside the warehouse is
+    neither trashed nor moved through the link: DROP PARTITION is blocked naming it and the target stays."""
+    # given
+    partition = path_of(Partition.objects.on(metastore, "sd").get(table__name="orders", name=PARTITION).sd.location)
+    linked = partition if link == "partition" else partition.parent
+    shutil.rmtree(linked)
+    (sacrificial / "hour=0").mkdir()
+    linked.symlink_to(sacrificial)
+    tree = warehouse_tree(sacrificial)
+
+    # when
+    drop = alter_preview_statement(
+        metastore=metastore, statement=f"ALTER TABLE sales.orders DROP PARTITION {PARTITION_SPEC}"
+    )
+    with pytest.raises(ApplicationError):
+        execute(drop)
+
+    # then
+    links = [f for f in drop.blockers if f.code == "symlink_in_path"]
+    assert len(links) == 1, drop.blockers
+    assert location_of(linked) in links[0].message
+    assert warehouse_tree(sacrificial) == tree
+    assert linked.is_symlink()

@@ -5,6 +5,8 @@ Plan: ``{"directories": ["file:/…", …], "algorithm": "sha256", "pause_second
 directory is one unit: its files are listed by the driver, read and digested by the executors, and reported as done
 (``unit_done``: the directory) once all its files are. A resumed run skips the directories in ``completed``.
 ``pause_seconds`` waits after each directory (to run gently beside other work; tests use it to cancel mid-way).
+No symbolic link is followed: a directory holding one is refused naming it, and the executors open each file with
+``O_NOFOLLOW`` at every level of its path (``catalog_admin.locations``), so a link swapped in later is not read.
 
 Manifest: ``{"algorithm", "directories": {directory: {"files": {relative path: {"size", "checksum"}}, "bytes"}},
 "skipped": [...]}``.
@@ -16,8 +18,11 @@ import hashlib
 import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from catalog_admin.locations import SymlinkRefused, local_files, open_local
 
 __all__ = ("run",)
 
@@ -67,7 +72,7 @@ def file_digest(item: tuple[str, int], algorithm: str = "sha256") -> tuple[str, 
     path, _ = item
     digest = hashlib.new(algorithm)
     size = 0
-    with open(path, "rb") as stream:
+    with open_local(Path(path)) as stream:
         while chunk := stream.read(CHUNK):
             digest.update(chunk)
             size += len(chunk)
@@ -83,12 +88,12 @@ def _digest_all(spark: Any, files: list[tuple[str, int]], algorithm: str) -> lis
 
 
 def _list_files(directory: str) -> list[tuple[str, int]]:
-    root = _local_path(directory)
+    _local_path(directory)  # local directories only
     found = []
-    for dirpath, _dirs, names in os.walk(root):
-        for name in names:
-            path = os.path.join(dirpath, name)
-            found.append((path, os.path.getsize(path)))
+    for entry in local_files(directory):
+        if entry.symlink:
+            raise SymlinkRefused(entry.location)
+        found.append((urlsplit(entry.location).path, entry.size))
     return sorted(found)
 
 

@@ -5,15 +5,19 @@ its copy button, the partition charts API, the anomaly counts and filter, and th
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from catalog_admin.models import PartitionParam
+from catalog_admin.db import allow_metastore_writes
+from catalog_admin.models import PartitionParam, StorageDescriptor
 from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.tables import get_table
 from tests.fixtures.factories import html, make_user, token_client
+from tests.fixtures.operations import location_of, path_of
 
 pytestmark = pytest.mark.django_db(databases="__all__")
 
@@ -174,3 +178,60 @@ def test_the_charts_of_a_table_beyond_the_limit_read_its_newest_partitions(api, 
     assert charts["partitions_per_day"]["series"]["partitions"] == [1, 4]
     assert charts["partitions_per_day"]["truncated"] is True
     assert sum(charts["file_sizes"]["series"]["partitions"]) == 5
+
+
+@pytest.fixture
+def secret(tmp_path: Path) -> Path:
+    """A file outside every governed root that no viewer may read (the console's SECRET_KEY, /etc/passwd)."""
+    path = tmp_path / "private" / "secret_key"
+    path.parent.mkdir()
+    path.write_text("do-not-leak,x,y\n")
+    return path
+
+
+@pytest.mark.parametrize("link", ["file", "directory"])
+def test_a_viewer_sample_through_a_link_is_refused_naming_it_and_shows_nothing(
+    api, client, metastore, warehouse, secret, link
+) -> None:
+    """Issue 25, case 4: a link in a table's directory (to a file, or a linked subdirectory) is never followed: the
+    API and the panel refuse with symlink_refused naming the link; no byte of its target is shown."""
+    # given
+    _db, table = get_table(metastore, *CAMPAIGNS)
+    directory = path_of(table.sd.location)
+    name = "zz_leak" if link == "file" else "zz_dir"
+    (directory / name).symlink_to(secret if link == "file" else secret.parent)
+
+    # when
+    response = api.get(api_url("table-sample", metastore, CAMPAIGNS), {"limit": 500})
+    panel = client.get(reverse("catalog:table-sample", args=[metastore.name, *CAMPAIGNS]), {"limit": 500})
+
+    # then
+    body = response.json()
+    assert response.status_code == 422, body
+    assert body["code"] == "symlink_refused"
+    assert f"{table.sd.location}/{name}" in body["message"]
+    assert panel.status_code == 422
+    assert "do-not-leak" not in response.content.decode() + panel.content.decode()
+
+
+def test_a_viewer_sample_of_a_table_outside_the_governed_roots_is_refused(api, client, metastore, secret) -> None:
+    """Issue 25, case 4: a table whose location is outside the governed roots (a Hive client pointed it at /etc) is
+    not read: outside_roots names the location; nothing of it is shown."""
+    # given
+    _db, table = get_table(metastore, *CAMPAIGNS)
+    with allow_metastore_writes():
+        StorageDescriptor.objects.using(metastore.alias).filter(id=table.sd_id).update(
+            location=location_of(secret.parent)
+        )
+
+    # when
+    response = api.get(api_url("table-sample", metastore, CAMPAIGNS))
+    panel = client.get(reverse("catalog:table-sample", args=[metastore.name, *CAMPAIGNS]))
+
+    # then
+    body = response.json()
+    assert response.status_code == 422, body
+    assert body["code"] == "outside_roots"
+    assert location_of(secret.parent) in body["message"]
+    assert panel.status_code == 422
+    assert "do-not-leak" not in response.content.decode() + panel.content.decode()

@@ -14,17 +14,24 @@ from django.test import override_settings
 from django.utils import timezone
 
 from catalog_admin.db import allow_metastore_writes
-from catalog_admin.models import HiveLock, Transaction, TransactionComponent
+from catalog_admin.locations import FileEntry
+from catalog_admin.models import HiveLock, Partition, Transaction, TransactionComponent
 from catalog_admin.selectors.metastores import Metastore
 from operations.choices import JobState
 from operations.containment import canonical
 from operations.models import Job
-from operations.planners.data_scope import data_work_blockers, estimate_duration, measure, sample_indices
+from operations.planners.data_scope import (
+    data_work_blockers,
+    estimate_duration,
+    measure,
+    sample_indices,
+    symlink_blockers,
+)
 from operations.planners.relocate import _units_below_root, relocated_location
 from operations.services.alter import alter_preview_statement
 from operations.specs import TableRef
 from operations.table_state import read_table_state
-from tests.fixtures.operations import location_of
+from tests.fixtures.operations import location_of, path_of
 
 MIB = 1024 * 1024
 ENGINE = "local[2]"
@@ -279,3 +286,70 @@ def test_the_relocation_units_canonical_shortcut_spells_locations_as_canonical_d
         canonical(root + below),
         relocated_location(root, "file:/new/", root + below),
     )
+
+
+@pytest.fixture
+def passwd(tmp_path: Path) -> Path:
+    """A file outside every governed root (/etc/passwd) that must never be copied into a table's data."""
+    path = tmp_path / "etc" / "passwd"
+    path.parent.mkdir()
+    path.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    return path
+
+
+def orders_partition(metastore: Metastore, name: str) -> Path:
+    return path_of(Partition.objects.on(metastore, "sd").get(table__name="orders", name=name).sd.location)
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "ALTER TABLE sales.orders PARTITION (dt='2024-01-02') SET LOCATION '{target}' WITH DATA",
+        "ALTER TABLE sales.orders PARTITION (dt='2024-01-02') CONCATENATE",
+        "ALTER TABLE sales.orders PARTITION (dt='2024-01-02') SET FILEFORMAT ORC WITH DATA",
+    ],
+    ids=["relocate", "concatenate", "convert"],
+)
+@pytest.mark.parametrize("link", ["file", "directory", "partition"])
+def test_a_symlink_in_the_data_blocks_relocation_and_rewrites_naming_it(
+    metastore: Metastore, warehouse: Path, passwd: Path, statement: str, link: str
+) -> None:
+    """Issue 25, case 4: a link in a partition directory (to a file, to a directory, or the partition directory
+    itself a link) is a blocker naming it: nothing outside is copied into the table's data."""
+    # given
+    partition = orders_partition(metastore, "dt=2024-01-02/hour=3")
+    if link == "partition":
+        moved = partition.parent / "hour=3-real"
+        partition.rename(moved)
+        partition.symlink_to(moved)
+        named = partition
+    else:
+        named = partition / ("leak" if link == "file" else "leaks")
+        named.symlink_to(passwd if link == "file" else passwd.parent)
+    target = location_of(warehouse / "sales.db" / "orders_moved")
+
+    # when
+    preview = alter_preview_statement(metastore=metastore, statement=statement.format(target=target))
+
+    # then
+    links = [f for f in preview.blockers if f.code == "symlink_in_data"]
+    assert len(links) == 1, preview.blockers
+    assert location_of(named) in links[0].message
+    assert not preview.steps
+
+
+def test_a_symlink_blocker_names_the_first_links_and_counts_the_rest() -> None:
+    """Thousands of links make one bounded blocker: ten named (sorted), the rest counted."""
+    # given
+    listing = [FileEntry(f"file:/wh/t/link-{n:04d}", f"link-{n:04d}", 0, symlink=True) for n in range(25)]
+    listing.append(FileEntry("file:/wh/t/data", "data", 5))
+
+    # when
+    blockers = symlink_blockers([listing], "relocate")
+
+    # then
+    assert [b.code for b in blockers] == ["symlink_in_data"]
+    assert "file:/wh/t/link-0009" in blockers[0].message
+    assert "file:/wh/t/link-0010" not in blockers[0].message
+    assert "25 symbolic link(s)" in blockers[0].message and "and 15 more" in blockers[0].message
+    assert "file:/wh/t/data" not in blockers[0].message

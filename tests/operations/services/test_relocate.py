@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import filecmp
 import io
+import shutil
 from datetime import timedelta
 from pathlib import Path
 
@@ -299,3 +300,86 @@ def test_a_whole_partitioned_table_moves_with_each_partition_path_kept(metastore
     assert sorted(p.name for p in (warehouse / "moved" / "orders").rglob("*") if p.is_file())
     assert partition_locations(metastore, orders.id) == before
     assert table_row(metastore, "sales", "orders").sd.location == root
+
+
+def test_a_symlink_appearing_after_the_preview_is_refused_by_the_copy_plan(
+    metastore: Metastore, warehouse: Path, tmp_path: Path
+) -> None:
+    """Issue 25, case 4: the copy plan lists every unit now; a link found there refuses the job naming it."""
+    # given
+    target = warehouse / "sales.db" / "orders_moved"
+    preview = alter_preview_statement(
+        metastore=metastore,
+        statement=f"ALTER TABLE sales.orders PARTITION (dt='2024-01-02') SET LOCATION '{location_of(target)}' "
+        "WITH DATA",
+    )
+    (tmp_path / "passwd").write_text("root:x:0:0\n")
+    link = path_of(preview.data_copy.units[-1].source) / "leak"
+    link.symlink_to(tmp_path / "passwd")
+
+    # when
+    with pytest.raises(ApplicationError) as refused:
+        relocation_copy_plan(preview=preview)
+
+    # then
+    assert refused.value.code == ErrorCode.SYMLINK_REFUSED
+    assert location_of(link) in refused.value.message
+    assert not target.exists()
+
+
+def test_a_planned_file_swapped_for_a_symlink_is_not_copied_by_the_program(
+    metastore: Metastore, warehouse: Path, tmp_path: Path
+) -> None:
+    """Issue 25, case 4: the program opens every file without following a link (O_NOFOLLOW), so a link swapped in
+    after planning fails the copy and nothing of its target reaches the table's data."""
+    # given
+    target = warehouse / "sales.db" / "orders_moved"
+    preview = alter_preview_statement(
+        metastore=metastore,
+        statement=f"ALTER TABLE sales.orders PARTITION (dt='2024-01-02') SET LOCATION '{location_of(target)}' "
+        "WITH DATA",
+    )
+    plan = relocation_copy_plan(preview=preview)
+    (tmp_path / "passwd").write_bytes(b"root:x:0:0\n")
+    planned = path_of(plan["units"][0]["files"][0]["source"])
+    planned.unlink()
+    planned.symlink_to(tmp_path / "passwd")
+
+    # when
+    with pytest.raises(relocate_program.CopyFailed) as failed:
+        relocate_program.run(None, plan, [].append)
+
+    # then
+    assert "a symbolic link is never followed" in str(failed.value)
+    copied = [p.read_bytes() for p in target.rglob("*") if p.is_file()] if target.exists() else []
+    assert b"root:x:0:0\n" not in copied
+
+
+def test_the_cleanup_never_deletes_through_a_symlinked_parent(
+    metastore: Metastore, warehouse: Path, tmp_path: Path
+) -> None:
+    """Issue 25, case 4: the relocated source's parent swapped for a link to outside data: the cleanup removes
+    nothing there (it is retried later) and the outside files stay."""
+    # given
+    moving = day_partitions(metastore)
+    target = warehouse / "sales.db" / "orders_moved"
+    preview = alter_preview_statement(
+        metastore=metastore,
+        statement=f"ALTER TABLE sales.orders PARTITION (dt='2024-01-02') SET LOCATION '{location_of(target)}' "
+        "WITH DATA",
+    )
+    relocate_execute(preview=preview, actor="steward", source="cli", run_program=in_process())
+    parent = path_of(next(iter(moving.values()))).parent
+    outside = tmp_path / "outside"
+    shutil.copytree(parent, outside)
+    shutil.rmtree(parent)
+    parent.symlink_to(outside)
+    before = sorted(p.relative_to(outside) for p in outside.rglob("*"))
+
+    # when
+    cleaned = relocations_cleanup(now=timezone.now() + timedelta(days=365))
+
+    # then
+    assert cleaned == []
+    assert before and sorted(p.relative_to(outside) for p in outside.rglob("*")) == before
+    assert parent.is_symlink()
