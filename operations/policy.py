@@ -33,6 +33,7 @@ DEFAULT_POLICY = {
                 "data_copied",
                 "data_rewritten",
                 "data_deleted",
+                "data_swapped_back",
                 "partitions_dropped",
                 "statistics_dropped",
                 "views_broken",

@@ -27,6 +27,7 @@ CRITERIA = {
     "data_copied": ("high", "data copied"),
     "data_rewritten": ("high", "data rewritten"),
     "data_deleted": ("high", "old data deleted after the retention"),
+    "data_swapped_back": ("high", "data job swapped back"),
     "partitions_dropped": ("high", "partitions dropped"),
     "statistics_dropped": ("high", "statistics dropped"),
     "views_broken": ("high", "views broken"),
@@ -81,14 +82,17 @@ def plan_criteria(
     columns_changed: bool,
     spec: AlterSpec | None = None,
     data_copy: DataCopy | None = None,
+    swapped_back: int = 0,
 ) -> tuple[RiskCriterion, ...]:
-    """The criteria the plan fires, in :data:`CRITERIA`'s order (``data_copy``: what a data job copies or rewrites)."""
+    """The criteria the plan fires, in :data:`CRITERIA`'s order (``data_copy``: what a data job copies or rewrites;
+    ``swapped_back``: the units a data job's revert points back at their kept source)."""
     warnings = tuple(warnings)
     found = {
         "data_moved": _moved(moves),
         "data_copied": _copied(spec, data_copy),
         "data_rewritten": _rewritten(spec, data_copy),
         "data_deleted": _deleted_after_retention(spec, data_copy),
+        "data_swapped_back": _swapped_back(swapped_back),
         "partitions_dropped": f"{drops:,} partition(s) are dropped from the metastore." if drops else "",
         "statistics_dropped": (
             f"{statistics_dropped:,} column statistics row(s) are deleted; queries plan without them until "
@@ -144,6 +148,15 @@ def _deleted_after_retention(spec: AlterSpec | None, data_copy: DataCopy | None)
     return (
         f"The cleanup deletes the old directories of {_amount(data_copy)} {hours} after the swap; a revert can swap "
         "back only until then."
+    )
+
+
+def _swapped_back(units: int) -> str:
+    if not units:
+        return ""
+    return (
+        f"{units:,} unit(s) of a data job are pointed back at their kept source: readers switch to the old files, "
+        "and the cleanup then deletes the job's copy."
     )
 
 

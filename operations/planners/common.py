@@ -150,6 +150,7 @@ def build_preview(
     move_contexts: Mapping[str, MoveContext] | None = None,
     affected: PartitionsAffected | None = None,
     data_copy: DataCopy | None = None,
+    swapped_back: int = 0,
 ) -> Preview:
     """Assemble a :class:`Preview` from a planner's parts, with the risk and estimates derived from them.
 
@@ -173,6 +174,7 @@ def build_preview(
         columns_changed=columns_changed,
         spec=spec,
         data_copy=data_copy,
+        swapped_back=swapped_back,
     )
     return Preview(
         metastore=metastore.name,

@@ -226,7 +226,8 @@ def _restore_preview(metastore: Metastore, execution: Execution) -> Preview:
     blockers += _written_after_swap(execution)
     moves = tuple(_moves_back(execution))
     spec = RevertExecution(target=target, execution_id=execution.pk, statement=execution.statement)
-    preview = build_preview(
+    relocation = getattr(execution, "relocation", None)
+    return build_preview(
         metastore,
         state,
         spec,
@@ -237,9 +238,8 @@ def _restore_preview(metastore: Metastore, execution: Execution) -> Preview:
         move_contexts={move.source: MoveContext(table_id=state.table_id) for move in moves},
         partitions_touched=len(image.get("deleted_rows", {}).get("PARTITIONS", [])),
         inverse={"reverts": execution.pk},
+        swapped_back=len(relocation.units) if relocation is not None else 0,
     )
-    # Swapping a data job back changes the data every reader sees, as the job did.
-    return replace(preview, risk="high") if hasattr(execution, "relocation") else preview
 
 
 def _written_after_swap(execution: Execution) -> list[Finding]:

@@ -173,6 +173,7 @@ def test_a_revert_is_refused_naming_the_files_written_at_the_new_location(
     [blocker] = [b for b in preview.blockers if b.code == "written_after_swap"]
     assert f"{location_of(target)}/inserted-after-swap.txt" in blocker.message
     assert preview.risk == "high"
+    assert "data_swapped_back" in {criterion.name for criterion in preview.criteria}
 
 
 def test_after_a_revert_files_written_at_the_copy_since_are_kept(metastore: Metastore, warehouse: Path) -> None:
