@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 
 from catalog_admin.models import Table
 from catalog_admin.seeding.demo_scale import DAYS_WITH_FILES, MISSING, OUTSIDE, add_demo_scale_table
-from catalog_admin.selectors.metastores import Metastore
+from catalog_admin.selectors.metastores import Metastore, get_metastore
 from catalog_admin.selectors.partition_anomalies import anomaly_counts, partition_row_total
 from catalog_admin.selectors.partitions import table_partition_keys
 from catalog_admin.selectors.samples import table_sample
@@ -22,7 +24,15 @@ pytestmark = [
 PARTITIONS = 24 * (DAYS_WITH_FILES + 10)
 
 
-def test_the_scale_table_has_its_anomalies_files_and_statistics(metastore: Metastore, tmp_path: Path) -> None:
+def test_the_scale_table_has_its_anomalies_files_and_statistics(
+    metastore: Metastore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given: the test's warehouse is one of the metastore's governed roots, as the demo's configured warehouse is
+    configs = [replace(c, extra_roots=(*c.extra_roots, str(tmp_path))) if c.name == metastore.name else c
+               for c in settings.METASTORE_CONFIGS]  # fmt: skip
+    monkeypatch.setattr(settings, "METASTORE_CONFIGS", configs)
+    metastore = get_metastore(metastore.name)
+
     # when
     added = add_demo_scale_table(metastore, str(tmp_path), PARTITIONS)
     again = add_demo_scale_table(metastore, str(tmp_path), PARTITIONS)
