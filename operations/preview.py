@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from operations.risk import RiskCriterion
 
 __all__ = (
+    "TABLE_UNIT",
     "AffectedPartition",
     "CopyUnit",
     "DataCopy",
@@ -218,6 +219,9 @@ class PartitionsAffected:
         return {**asdict(self), "more": max(0, self.count - len(self.listed))}
 
 
+TABLE_UNIT = "<table root>"  # the unit key of an unpartitioned table's root (a partition's is its name)
+
+
 @dataclass(frozen=True)
 class CopyUnit:
     """One directory a data job copies as a unit (a partition, or an unpartitioned table's root), verified and
@@ -229,6 +233,10 @@ class CopyUnit:
     source_format: str = ""  # a rewrite (CONCATENATE, SET FILEFORMAT … WITH DATA): parquet | orc | avro | text
     sd_id: int | None = None  # a rewrite: the storage descriptor the swap re-points
     partition_id: int | None = None  # a rewrite of a partition: whose numFiles/totalSize the swap updates
+
+    @property
+    def is_table_root(self) -> bool:
+        return self.key == TABLE_UNIT
 
 
 @dataclass(frozen=True)

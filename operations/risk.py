@@ -41,7 +41,6 @@ CRITERIA = {
     "columns_changed": ("medium", "columns changed"),
     "compaction_requested": ("low", "compaction requested"),
 }
-TABLE_ROOT_UNIT = "<table root>"  # a data job's unit for an unpartitioned table (planners/relocate.py TABLE_UNIT)
 _MISSING_LOCATION_FINDINGS = ("location_missing", "source_missing", "directories_missing")
 
 
@@ -164,7 +163,7 @@ def _amount(data_copy: DataCopy | None) -> str:
     """How much a data job reads: its partitions (or the table's root), files and bytes; ``about`` when sampled."""
     if data_copy is None:
         return "the data in scope (not listed: the plan is blocked)"
-    partitions = sum(1 for unit in data_copy.units if unit.key != TABLE_ROOT_UNIT)
+    partitions = sum(1 for unit in data_copy.units if not unit.is_table_root)
     where = f"{partitions:,} partition(s)" if partitions else "the table's root"
     about = "about " if data_copy.is_sampled else ""
     return f"{where} ({about}{data_copy.files:,} file(s), {about}{data_copy.bytes:,} bytes)"

@@ -35,13 +35,13 @@ from operations.planners.locations import _absolute_location_blockers, _replicat
 from operations.planners.partitions.chunks import chunks
 from operations.planners.partitions.matching import matching_partitions, predicate_blockers
 from operations.planners.spark_tables import datasource_move_blockers, path_steps, serde_params_after
-from operations.preview import CopyUnit, DataCopy, DirectoryMove, HiveComparison, Preview, Step
+from operations.preview import TABLE_UNIT, CopyUnit, DataCopy, DirectoryMove, HiveComparison, Preview, Step
 from operations.rules import Finding
 from operations.specs import Relocate
 from operations.sql import MetastoreSql
 from operations.table_state import TableState, read_partition_scope
 
-__all__ = ("TABLE_UNIT", "plan_relocate", "relocated_location", "resuming_into")
+__all__ = ("plan_relocate", "relocated_location", "resuming_into")
 
 # The destination a resumed relocation job copies into: its own partial copy there is expected, not a blocker.
 _RESUMING_INTO: ContextVar[str | None] = ContextVar("resuming_into", default=None)
@@ -59,7 +59,6 @@ def resuming_into(destination: str) -> Iterator[None]:
 
 
 RULE = "relocate"
-TABLE_UNIT = "<table root>"  # the unit key of an unpartitioned table's root
 
 
 def relocated_location(old_root: str, new_root: str, location: str) -> str:

@@ -49,7 +49,7 @@ from operations.planners.spark_tables import (
     path_steps,
     serde_params_after,
 )
-from operations.preview import CopyUnit, DataCopy, HiveComparison, Measured, Preview, Step
+from operations.preview import TABLE_UNIT, CopyUnit, DataCopy, HiveComparison, Measured, Preview, Step
 from operations.rules import Finding
 from operations.specs import CompactFiles, ConvertFormat, PartitionPredicate, SetFileFormat
 from operations.sql import MetastoreSql
@@ -256,7 +256,7 @@ def _nothing_message(state: TableState, spec: RewriteSpec) -> str:
 
 def _format_blockers(state: TableState, spec: RewriteSpec, rows: list[dict]) -> list[Finding]:
     blockers = []
-    formats = {r["name"] or "<table root>": source_format(r["input_format"], r["serde"]) for r in rows}
+    formats = {r["name"] or TABLE_UNIT: source_format(r["input_format"], r["serde"]) for r in rows}
     unknown = [name for name, found in formats.items() if not found]
     if unknown:
         blockers.append(
@@ -289,7 +289,7 @@ def _format_blockers(state: TableState, spec: RewriteSpec, rows: list[dict]) -> 
 def _unit(state: TableState, staging: str, row: dict) -> CopyUnit:
     name = row["name"] or canonical(state.location or "").rstrip("/").rsplit("/", 1)[-1]
     return CopyUnit(
-        row["name"] or "<table root>", canonical(row["location"]), f"{staging}/{name}",
+        row["name"] or TABLE_UNIT, canonical(row["location"]), f"{staging}/{name}",
         source_format(row["input_format"], row["serde"]), row["sd_id"], row["id"],
     )  # fmt: skip
 

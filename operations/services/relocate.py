@@ -151,7 +151,9 @@ def relocation_swap(
         get_metastore(preview.metastore), target.database, target.table, user=actor,
         agent=f"catalog-admin swap: {preview.statement}",
     ) as lock:  # fmt: skip
-        plan = _relisted(plan, manifest, heartbeat=lock.heartbeat if lock is not None else lambda: None)
+        plan = _relisted(
+            plan, manifest, rewrite=rewrite, heartbeat=lock.heartbeat if lock is not None else lambda: None
+        )
         measured = measured_statistics(plan) if rewrite else None
         try:
             execution = alter_execute(
@@ -170,11 +172,13 @@ def _record_relocation(execution: Execution, plan: dict[str, Any], manifest: dic
     return record_relocation(execution, plan, float(manifest.get("seconds", 0.0)))
 
 
-def _relisted(plan: dict[str, Any], manifest: dict[str, Any], *, heartbeat: Callable[[], None]) -> dict[str, Any]:
+def _relisted(
+    plan: dict[str, Any], manifest: dict[str, Any], *, rewrite: bool, heartbeat: Callable[[], None]
+) -> dict[str, Any]:
     """Every unit's source listed again right before the swap (``services/relisting.py``): a rewrite's must be
     unchanged; a relocation's new files are copied in a verified catch-up pass, recorded in ``manifest``
     (``caught_up``, by unit) and returned in the plan's units, whose files the :class:`Relocation` records."""
-    if plan.get("program") == "rewrite":
+    if rewrite:
         heartbeat()
         refuse_rewrite_drift(plan)
         return plan
