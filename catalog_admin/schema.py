@@ -42,13 +42,13 @@ def field_available(field: models.Field, version: SchemaVersion) -> bool:
     """Whether ``field``'s column exists in a metastore of schema ``version``."""
     since = getattr(field, "hive_since", None)
     until = getattr(field, "hive_until", None)
-    return (since is None or version >= since) and (until is None or version < until)
+    return version.within(since, until)
 
 
 def model_available(model: type[models.Model], version: SchemaVersion) -> bool:
     """Whether the whole table exists in ``version`` (declared on the model as ``hive_since`` / ``hive_until``)."""
     since, until = getattr(model, "hive_since", ""), getattr(model, "hive_until", "")
-    return (not since or version >= SchemaVersion.parse(since)) and (not until or version < SchemaVersion.parse(until))
+    return version.within(SchemaVersion.parse(since) if since else None, SchemaVersion.parse(until) if until else None)
 
 
 @dataclass(frozen=True)

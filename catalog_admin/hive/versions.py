@@ -15,6 +15,7 @@ in the 4.0.0 release (HIVE-27725, ``upgrade-4.0.0-beta-1-to-4.0.0``), hence :dat
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, fields
 from functools import total_ordering
@@ -79,7 +80,16 @@ class SchemaVersion:
 
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities.of(self)
+        return _capabilities_of(self)
+
+    def within(self, since: SchemaVersion | None, until: SchemaVersion | None) -> bool:
+        """Whether this version is ``since`` or later (no bound: any) and before ``until`` (no bound: any)."""
+        return (since is None or self >= since) and (until is None or self < until)
+
+    def holds_rows_of(self, source: SchemaVersion) -> bool:
+        """Whether a metastore of this schema can take rows read from one of ``source``'s: the same or a newer
+        schema (a newer schema's columns have nowhere to go in an older one)."""
+        return self >= source
 
     def _key(self) -> tuple:
         # A release sorts after its pre-releases: 4.0.0-alpha-1 < 4.0.0-beta-2 < 4.0.0.
@@ -92,6 +102,11 @@ class SchemaVersion:
     def __str__(self) -> str:
         pre = f"-{self.pre_tag}-{self.pre_number}" if self.pre_tag else ""
         return f"{self.major}.{self.minor}.{self.patch}{pre}"
+
+
+@functools.cache
+def _capabilities_of(version: SchemaVersion) -> Capabilities:
+    return Capabilities.of(version)
 
 
 HIVE_3 = SchemaVersion(3, 0, 0)
@@ -107,7 +122,8 @@ class Capabilities:
     """
 
     # --- schema (the official scripts) ---
-    #: CTLGS, DBS.CTLG_NAME and the default ``hive`` catalog row; NOTIFICATION_SEQUENCE seeded (3.0.0).
+    #: CTLGS, DBS.CTLG_NAME (and NOTIFICATION_LOG.CAT_NAME, ``hive`` in every event row) and the default ``hive``
+    #: catalog row; NOTIFICATION_SEQUENCE seeded (3.0.0).
     catalogs: bool
     #: TXN_TO_WRITE_ID, NEXT_WRITE_ID and the write-id columns of the ACID bookkeeping (3.0.0).
     write_ids: bool
@@ -116,6 +132,8 @@ class Capabilities:
     statistics_labelled_by_name: bool
     #: The schema script seeds TXNS with a committed transaction 0 (4.x, whose TXN_ID is an identity column).
     seeds_committed_transaction_zero: bool
+    #: The transaction high-water mark is TXNS's highest TXN_ID (4.x, NEXT_TXN_ID dropped); before, NEXT_TXN_ID - 1.
+    transaction_high_water_mark_from_txns: bool
 
     # --- what Hive writes when it creates a table ---
     #: New tables get ``bucketing_version=2`` (HIVE-18910, 3.0.0).
@@ -179,6 +197,42 @@ class Capabilities:
     #: Recomputed quick statistics include ``numFilesErasureCoded`` (``MetaStoreServerUtils.populateQuickStats``, 4.x).
     quick_stats_count_erasure_coded_files: bool
 
+    # --- ACID readers and the compaction queue (catalog_admin/hive/acid.py, operations/planners/compaction.py) ---
+    #: A base or delta directory's ``_v<txn>`` visibility suffix hides it until that transaction commits
+    #: (``AcidUtils.getAcidState``, 4.x).
+    acid_directory_visibility: bool
+    #: ``TxnHandler.compact`` also returns a request ready for cleaning at the same compactor high-water mark instead
+    #: of queueing another (4.x); before, only initiated and working ones.
+    compaction_reuses_ready_for_cleaning: bool
+
+    # --- notification events (operations/events/) ---
+    #: The default encoder is ``GzipJSONMessageEncoder``: ``MESSAGE_FORMAT`` ``gzip(json-2.0)``, each message gzipped
+    #: and Base64-encoded (4.x); before, ``JSONMessageEncoder``'s plain ``json-0.2``.
+    gzip_json_messages: bool
+    #: Table messages carry ``tableType`` and ALTER messages ``isTruncateOp`` (3.0's ``JSONMessageFactory``).
+    messages_carry_table_type: bool
+    #: ALTER_TABLE and ADD_PARTITION messages carry ``locOwner`` and ALTER messages ``writeId`` (4.x).
+    messages_carry_location_owner_and_write_id: bool
+    #: Thrift ``Table`` and ``Partition`` objects carry ``catName`` (and a table its ``ownerType``), ``SerDeInfo`` its
+    #: description, serializer and deserializer classes and serde type (3.0's ``hive_metastore.thrift``).
+    thrift_objects_of_3: bool
+    #: Thrift ``Table`` objects carry ``writeId`` and ``id``, ``Partition`` objects ``writeId`` (4.x).
+    thrift_objects_of_4: bool
+    #: ``ReplChangeManager.encodeFileUri`` writes ``uri#checksum#cmroot#subdir`` (``uri###`` without change
+    #: management, 3.x+); before, ``uri`` and ``#checksum`` when the filesystem has one.
+    file_uris_carry_change_management_fields: bool
+    #: CREATE_TABLE and ADD_PARTITION list no files of an external table, and an empty list per partition of a
+    #: transactional one (``DbNotificationListener``, 4.x); before, every table's and partition's files.
+    events_skip_external_and_transactional_files: bool
+    #: A rename into another database writes DROP_TABLE, CREATE_TABLE and ADD_PARTITION (3.x+); before, ALTER_TABLE.
+    rename_across_databases_drops_and_creates: bool
+    #: ``TxnHandler.abortTxns`` writes an ABORT_TXN per transaction (3.x+; 2.3's notifies no listener).
+    abort_writes_events: bool
+    #: ``abortTxns`` notifies only open transactions that are not read-only, its ABORT_TXN names the databases the
+    #: transaction wrote (``dbsUpdated``), and its row's names are NULL (4.x; 3.1's direct SQL writes ``"null"`` and
+    #: ``" "``).
+    abort_events_of_4: bool
+
     # --- SHOW CREATE TABLE (catalog_admin/hive/show_create.py) ---
     #: ``ShowCreateTableOperation`` (4.x): always ``ROW FORMAT SERDE``, statistics keys left out of TBLPROPERTIES;
     #: before, ``DDLTask.showCreateTable`` prints ``ROW FORMAT DELIMITED`` when the SerDe has delimiters.
@@ -192,6 +246,7 @@ class Capabilities:
             write_ids=hive3,
             statistics_labelled_by_name=version < HIVE_4_0_0,
             seeds_committed_transaction_zero=hive4,
+            transaction_high_water_mark_from_txns=hive4,
             writes_bucketing_version=hive3,
             special_characters_in_table_names=hive4,
             string_to_double_type_change=not hive4,
@@ -213,6 +268,18 @@ class Capabilities:
             parquet_replace_needs_cascade_to_drop=hive3,
             replace_columns_serdes_of_4=hive4,
             quick_stats_count_erasure_coded_files=hive4,
+            acid_directory_visibility=hive4,
+            compaction_reuses_ready_for_cleaning=hive4,
+            gzip_json_messages=hive4,
+            messages_carry_table_type=hive3,
+            messages_carry_location_owner_and_write_id=hive4,
+            thrift_objects_of_3=hive3,
+            thrift_objects_of_4=hive4,
+            file_uris_carry_change_management_fields=hive3,
+            events_skip_external_and_transactional_files=hive4,
+            rename_across_databases_drops_and_creates=hive3,
+            abort_writes_events=hive3,
+            abort_events_of_4=hive4,
             show_create_table_operation=hive4,
         )
 

@@ -83,7 +83,7 @@ class PartitionNeed:
 def valid_txn_list(metastore: Metastore) -> ValidTxnList:
     """The reader's ``ValidReadTxnList``: the high-water mark and the open and aborted transactions under it."""
     alias = metastore.alias
-    if metastore.schema.version.major >= 4:
+    if metastore.schema.capabilities.transaction_high_water_mark_from_txns:
         high = Transaction.objects.on(metastore).aggregate(top=Max("id"))["top"] or 0
     else:
         high = (NextTransactionId.objects.using(alias).values_list("next", flat=True).first() or 1) - 1
@@ -156,7 +156,7 @@ def directory_report(
     entries = filesystem_for(location).list_directory(location) if location else None
     if entries is None:
         return DirectoryReport(partition, location, False, None, None)
-    state = acid_state(entries, write_ids, txns, visibility=metastore.schema.version.major >= 4)
+    state = acid_state(entries, write_ids, txns, visibility=metastore.schema.capabilities.acid_directory_visibility)
     table_params = {k: v or "" for k, v in (params or {}).items()}
     originals = {e.name: e.size for e in entries if not e.is_dir}
     original_bytes = sum(originals.get(name, 0) for name in state.original_files)

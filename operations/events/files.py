@@ -32,7 +32,6 @@ from catalog_admin.hive.partition_names import partition_name
 from catalog_admin.hive.versions import SchemaVersion
 from catalog_admin.locations import filesystem_for, is_hidden
 from operations.events.objects import PartitionObject, TableObject
-from operations.events.thrift_json import at_least
 
 __all__ = ("partition_files", "table_files")
 
@@ -41,7 +40,7 @@ NO_CHANGE_MANAGEMENT = "###"  # 3.1/4.0 encodeFileUri without a checksum and a c
 
 def table_files(metastore: str, version: SchemaVersion, table: TableObject) -> list[str]:
     """``JSONCreateTableMessage.files``: the files in the table's directory (none of an external table on 4.0)."""
-    if at_least(version, 4) and table.is_external:
+    if version.capabilities.events_skip_external_and_transactional_files and table.is_external:
         return []
     return _data_files(metastore, version, table.location)
 
@@ -50,9 +49,10 @@ def partition_files(
     metastore: str, version: SchemaVersion, table: TableObject, keys: list[str], parts: Iterable[PartitionObject]
 ) -> list[dict[str, Any]]:
     """``JSONAddPartitionMessage.partitionFiles``: per partition its name and the files in its directory."""
-    if at_least(version, 4) and table.is_external:
+    skips = version.capabilities.events_skip_external_and_transactional_files
+    if skips and table.is_external:
         return []
-    listed = not (at_least(version, 4) and table.is_transactional)
+    listed = not (skips and table.is_transactional)
     return [
         {
             "partitionName": partition_name(zip(keys, part.values, strict=False)),
@@ -69,5 +69,6 @@ def _data_files(metastore: str, version: SchemaVersion, location: str | None) ->
     listing = filesystem_for(location, metastore).list_directory(location)
     if not listing:
         return []
-    base, suffix = normalize_location(location), NO_CHANGE_MANAGEMENT if at_least(version, 3) else ""
+    suffix = NO_CHANGE_MANAGEMENT if version.capabilities.file_uris_carry_change_management_fields else ""
+    base = normalize_location(location)
     return [f"{base}/{entry.name}{suffix}" for entry in listing if not entry.is_dir and not is_hidden(entry.name)]

@@ -24,7 +24,6 @@ from typing import Any
 
 from catalog_admin.hive.versions import SchemaVersion
 from operations.events.objects import PartitionObject, TableObject
-from operations.events.thrift_json import at_least
 
 __all__ = (
     "abort_txn_message",
@@ -44,13 +43,13 @@ GZIP_FORMAT = "gzip(json-2.0)"
 
 def message_format(version: SchemaVersion) -> str:
     """``MESSAGE_FORMAT`` of the version's default encoder."""
-    return GZIP_FORMAT if at_least(version, 4) else JSON_FORMAT
+    return GZIP_FORMAT if version.capabilities.gzip_json_messages else JSON_FORMAT
 
 
 def encode(version: SchemaVersion, message: dict[str, Any]) -> str:
     """The ``MESSAGE`` text: Jackson-style JSON; on 4.0 gzipped and Base64-encoded (``GzipJSONMessageEncoder``)."""
     text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
-    if not at_least(version, 4):
+    if not version.capabilities.gzip_json_messages:
         return text
     return base64.b64encode(gzip.compress(text.encode(), mtime=0)).decode()
 
@@ -58,15 +57,15 @@ def encode(version: SchemaVersion, message: dict[str, Any]) -> str:
 def alter_table_message(version: SchemaVersion, before: TableObject, after: TableObject, now: int) -> dict[str, Any]:
     """``JSONAlterTableMessage``: db, table and table type of the table *before* the change, both objects."""
     message: dict[str, Any] = {"server": "", "servicePrincipal": "", "db": before.database, "table": before.name}
-    if at_least(version, 3):
+    if version.capabilities.messages_carry_table_type:
         message["tableType"] = before.table_type
     message |= {"tableObjBeforeJson": before.json, "tableObjAfterJson": after.json}
-    if at_least(version, 4):
+    if version.capabilities.messages_carry_location_owner_and_write_id:
         message["locOwner"] = None
-    if at_least(version, 3):
+    if version.capabilities.messages_carry_table_type:
         message["isTruncateOp"] = "false"
     message["timestamp"] = now
-    if at_least(version, 4):
+    if version.capabilities.messages_carry_location_owner_and_write_id:
         message["writeId"] = None
     return message
 
@@ -86,9 +85,9 @@ def alter_partition_message(
         "partitionObjBeforeJson": before.json,
         "partitionObjAfterJson": after.json,
     }
-    if at_least(version, 3):
+    if version.capabilities.messages_carry_table_type:
         message["isTruncateOp"] = "false"
-    if at_least(version, 4):
+    if version.capabilities.messages_carry_location_owner_and_write_id:
         message["writeId"] = None
     return message
 
@@ -123,7 +122,7 @@ def add_partition_message(
     ``tableObjJson`` (``metastore-server/.../JSONAddPartitionMessage.java``; Jackson writes fields in declaration
     order, nulls included), null as in its ALTER_TABLE message."""
     message = _table_part(version, table, now)
-    if at_least(version, 4):
+    if version.capabilities.messages_carry_location_owner_and_write_id:
         message = {**{k: v for k, v in message.items() if k != "timestamp"}, "locOwner": None, "timestamp": now}
     message |= {
         "partitions": [dict(zip(keys, p.values, strict=False)) for p in parts],
@@ -135,7 +134,7 @@ def add_partition_message(
 
 def _table_part(version: SchemaVersion, table: TableObject, now: int) -> dict[str, Any]:
     message: dict[str, Any] = {"server": "", "servicePrincipal": "", "db": table.database, "table": table.name}
-    if at_least(version, 3):
+    if version.capabilities.messages_carry_table_type:
         message["tableType"] = table.table_type
     message |= {"tableObjJson": table.json, "timestamp": now}
     return message
@@ -147,6 +146,6 @@ def abort_txn_message(version: SchemaVersion, txn_id: int, dbs_updated: list[str
     allocated write ids in (``MessageBuilder.buildAbortTxnMessage(txnId, dbsUpdated)``, from
     ``TxnHandler.getTxnDbsUpdated``)."""
     message: dict[str, Any] = {"txnid": txn_id, "timestamp": now, "server": "", "servicePrincipal": ""}
-    if at_least(version, 4):
+    if version.capabilities.abort_events_of_4:
         message["dbsUpdated"] = dbs_updated
     return message

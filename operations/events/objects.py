@@ -34,7 +34,6 @@ from catalog_admin.models import (
 )
 from operations.events.thrift_json import (
     T,
-    at_least,
     encode_fields,
     encode_string,
     encode_struct,
@@ -89,9 +88,9 @@ def read_table(alias: str, version: SchemaVersion, table_id: int) -> TableObject
     """``convertToTable``: the table's row, storage descriptor, partition keys and parameters."""
     columns = ["name", "owner", "create_time", "last_access_time", "retention", "sd_id", "type",
                "view_original_text", "view_expanded_text", "is_rewrite_enabled", "database__name"]  # fmt: skip
-    if at_least(version, 3):
+    if version.capabilities.thrift_objects_of_3:
         columns += ["owner_type", "database__catalog_name"]
-    if at_least(version, 4):
+    if version.capabilities.thrift_objects_of_4:
         columns += ["write_id"]
     row = Table.objects.using(alias).values(*columns, "sd__location").get(pk=table_id)
     sd = _storage_descriptors(alias, version, [row["sd_id"]]).get(row["sd_id"])
@@ -113,12 +112,12 @@ def read_table(alias: str, version: SchemaVersion, table_id: int) -> TableObject
         15: T("tf", bool(row["is_rewrite_enabled"])),
     }
     catalog = None
-    if at_least(version, 3):
+    if version.capabilities.thrift_objects_of_3:
         catalog = row["database__catalog_name"] or "hive"
         fields[17] = T("str", catalog)
         # convertToTable: "Before the ownerType exists in an old Hive schema, USER was the default type for owner."
         fields[18] = T("i32", PRINCIPAL_TYPES.get(row["owner_type"] or "USER", 1))
-    if at_least(version, 4):
+    if version.capabilities.thrift_objects_of_4:
         fields[19] = field("i64", row["write_id"])
         fields[25] = T("i64", table_id)  # t.setId(mtbl.getId())
     table_type, text = row["type"] or "", encode_struct(fields)
@@ -143,7 +142,8 @@ def _partition_chunk(
     them: values (1), database and table (2, 3), times (4, 5), storage descriptor (6, when set), parameters (7),
     catalog (9, 3.x) and write id (10, 4.x, when set)."""
     wanted = set(ids)
-    columns = ["id", "create_time", "last_access_time", "sd_id"] + (["write_id"] if at_least(version, 4) else [])
+    write_ids = ["write_id"] if version.capabilities.thrift_objects_of_4 else []
+    columns = ["id", "create_time", "last_access_time", "sd_id", *write_ids]
     partitions = Partition.objects.using(alias).filter(_among("pk", ids)).order_by("pk").values_list(*columns)
     rows = [row for row in partitions if row[0] in wanted]
     sd_rows = _sd_rows(alias, version, [row[3] for row in rows if row[3]], cached_columns=cache.columns)
@@ -159,7 +159,7 @@ def _partition_chunk(
         .values_list("partition_id", "key", "value")
     )
     names = f'"2":{{"str":{encode_string(table.database)}}},"3":{{"str":{encode_string(table.name)}}}'
-    with_catalog = at_least(version, 3) and table.catalog is not None
+    with_catalog = version.capabilities.thrift_objects_of_3 and table.catalog is not None
     catalog = f',"9":{{"str":{encode_string(table.catalog)}}}' if with_catalog else ""
     for part_id, create_time, last_access_time, sd_id, *write_id in rows:
         part_values = [v or "" for (v,) in values.get(part_id, [])]
@@ -235,7 +235,8 @@ def _sd_rows(alias: str, version: SchemaVersion, sd_ids: list[int], cached_colum
         rows = rows.order_by("sd_id", "position") if "position" in {f.name for f in model._meta.fields} else rows
         return {sd: r for sd, r in _grouped(rows.values_list("sd_id", *fields)).items() if sd in wanted}
 
-    extra = ["description", "serializer_class", "deserializer_class", "serde_type"] if at_least(version, 3) else []
+    of_3 = version.capabilities.thrift_objects_of_3
+    extra = ["description", "serializer_class", "deserializer_class", "serde_type"] if of_3 else []
     serdes = SerDe.objects.using(alias).filter(_among("pk", serde_ids)).values("id", "name", "slib", *extra)
     serde_params = SerDeParam.objects.using(alias).filter(_among("serde_id", serde_ids))
     return _SdRows(
@@ -318,7 +319,7 @@ def _serde_text(version: SchemaVersion, rows: _SdRows, serde_id: int | None, cac
     text = cache.serdes.get(key)
     if text is None:
         fields = {1: field("str", row["name"]), 2: field("str", row["slib"]), 3: T("map", _params(params))}
-        if at_least(version, 3):
+        if version.capabilities.thrift_objects_of_3:
             fields |= {4: field("str", row["description"]), 5: field("str", row["serializer_class"]),
                        6: field("str", row["deserializer_class"]), 7: field("i32", row["serde_type"])}  # fmt: skip
         text = cache.serdes[key] = encode_struct(fields)

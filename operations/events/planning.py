@@ -50,7 +50,6 @@ from typing import Any, cast
 from catalog_admin.models import Transaction
 from catalog_admin.selectors.metastores import Metastore
 from operations.events.messages import message_format
-from operations.events.thrift_json import at_least
 from operations.models import Execution
 from operations.preview import PlannedEvents, Preview
 from operations.specs import (
@@ -158,9 +157,10 @@ def _no_events(_metastore: Metastore, _state: TableState, _preview: Preview) -> 
 def _abort_transactions(metastore: Metastore, _state: TableState, preview: Preview) -> Planned:
     """One ABORT_TXN per named transaction on 3.1 and 4.0 (not read-only ones on 4.0); none on 2.3."""
     version, ids = metastore.schema.version, list(cast(AbortTransactions, preview.spec).txn_ids)
-    if not at_least(version, 3):
+    if not version.capabilities.abort_writes_events:
         return NO_EVENTS  # 2.3's TxnHandler.abortTxns(AbortTxnsRequest) notifies no listener
-    if at_least(version, 4):  # abortTxns: "where TXN_STATE = 'o' and TXN_TYPE != READ_ONLY", the others are skipped
+    # 4.x's abortTxns: "where TXN_STATE = 'o' and TXN_TYPE != READ_ONLY", the others are skipped
+    if version.capabilities.abort_events_of_4:
         written = Transaction.objects.on(metastore).filter(id__in=ids, state="o", type__isnull=False)
         notified = set(written.exclude(type=READ_ONLY_TXN).values_list("id", flat=True))
         ids = [txn_id for txn_id in ids if txn_id in notified]
@@ -287,10 +287,11 @@ _REVERTED: dict[str, Planned] = {
 
 def _across_databases(metastore: Metastore, spec: RenameTable) -> bool:
     """Hive 3.1+ splits a rename into another database into DROP_TABLE, CREATE_TABLE and ADD_PARTITION."""
-    return at_least(metastore.schema.version, 3) and spec.new.database.lower() != spec.target.database.lower()
+    across = spec.new.database.lower() != spec.target.database.lower()
+    return across and metastore.schema.capabilities.rename_across_databases_drops_and_creates
 
 
 def _moved_across_databases(metastore: Metastore, operation: dict[str, Any]) -> bool:
     """An executed rename (its stored spec) that moved the table into another database, on Hive 3.1+."""
     old, new = operation["target"]["database"], operation["new"]["database"]
-    return at_least(metastore.schema.version, 3) and old.lower() != new.lower()
+    return old.lower() != new.lower() and metastore.schema.capabilities.rename_across_databases_drops_and_creates

@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
-from catalog_admin.hive.versions import SchemaVersion
-
 __all__ = ("T", "encode_fields", "encode_string", "encode_struct", "field", "java_hash_order")
 
 
@@ -103,8 +101,3 @@ def _spread(key: str) -> int:
     for unit in key.encode("utf-16-be").hex(" ", 2).split():  # Java hashes UTF-16 code units
         h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
     return h ^ (h >> 16)
-
-
-def at_least(version: SchemaVersion, major: int) -> bool:
-    """Whether ``version``'s Thrift objects have the fields added in Hive ``major`` (3: catName, ownerType)."""
-    return version.line >= (major, 0)

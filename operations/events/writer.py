@@ -45,7 +45,6 @@ from operations.events.planning import (
     DROP_PARTITION,
     DROP_TABLE,
 )
-from operations.events.thrift_json import at_least
 from operations.preview import PlannedEvents
 from operations.sql import MetastoreSql
 
@@ -123,7 +122,7 @@ def _event_rows(metastore: Metastore, planned: PlannedEvents, before: EventCaptu
         return
     assert before.table is not None, "table events are captured with their table"
     table_after = read_table(alias, version, planned.table_id)
-    catalog = DEFAULT_CATALOG if at_least(version, 3) else None
+    catalog = DEFAULT_CATALOG if version.capabilities.catalogs else None
 
     def row(kind: str, table: TableObject, message: dict[str, Any]) -> Row:
         return kind, catalog, table.database, table.name, messages.encode(version, message)
@@ -162,11 +161,11 @@ def _abort_txn_rows(metastore: Metastore, planned: PlannedEvents, now: int) -> I
     TXN_TO_WRITE_ID WHERE T2W_TXNID = …``, read for all of them in one query here, sorted by name)."""
     version, ids = metastore.schema.version, list(planned.transactions)
     databases: dict[int, list[str]] = {txn_id: [] for txn_id in ids}
-    if at_least(version, 4):
+    if version.capabilities.abort_events_of_4:
         written = TransactionWriteId.objects.using(metastore.alias).filter(txn_id__in=ids)
         for txn_id, database in written.values_list("txn_id", "database").distinct().order_by("txn_id", "database"):
             databases[txn_id].append(database)
-    names = NO_TABLE if at_least(version, 4) else NO_TABLE_31
+    names = NO_TABLE if version.capabilities.abort_events_of_4 else NO_TABLE_31
     for txn_id in ids:
         message = messages.abort_txn_message(version, txn_id, databases[txn_id], now)
         yield ABORT_TXN, *names, messages.encode(version, message)
@@ -177,7 +176,7 @@ def _insert(metastore: Metastore, rows: list[Row], now: int, first_event: int, f
     if not rows:
         return
     alias, version = metastore.alias, metastore.schema.version
-    has_catalog = at_least(version, 3)  # NOTIFICATION_LOG.CAT_NAME since 3.0
+    has_catalog = version.capabilities.catalogs  # NOTIFICATION_LOG.CAT_NAME
     sql = MetastoreSql(alias)
     names = ["id", "event_id", "event_time", "event_type", *(["catalog_name"] if has_catalog else []), "db_name",
              "table_name", "message", "message_format"]  # fmt: skip

@@ -145,7 +145,7 @@ def _blockers(
     ids: tuple[int, ...],
 ) -> tuple[MergeBlocker, ...]:
     blockers: list[MergeBlocker] = []
-    if target.schema.version < source.schema.version:
+    if not target.schema.version.holds_rows_of(source.schema.version):
         blockers.append(_older_target(source, target))
     blockers += _name_conflicts(request, target, src, tgt, databases, ids)
     blockers += input_blockers(request, target, src, tgt, databases, ids)

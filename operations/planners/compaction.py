@@ -98,7 +98,7 @@ def _already_queued(metastore: Metastore, state: TableState, partition: str | No
     entries = CompactionQueueEntry.objects.on(metastore).filter(database=state.ref.database, table=state.ref.table)
     entries = entries.filter(partition=partition) if partition else entries.filter(partition__isnull=True)
     busy = list(entries.filter(state__in=("i", "w")).values_list("id", "state"))
-    if not busy and metastore.schema.version.major >= 4:
+    if not busy and metastore.schema.capabilities.compaction_reuses_ready_for_cleaning:
         busy = list(
             entries.filter(state="r", highest_write_id=_compactor_high_watermark(metastore, state)).values_list(
                 "id", "state"

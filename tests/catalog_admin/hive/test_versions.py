@@ -39,7 +39,9 @@ EXPECTED = {
               "partition_rename_refuses_existing_destination_first", "statistics_labelled_by_name"},
     "3.1.0": {"catalogs", "write_ids", "writes_bucketing_version", "string_to_double_type_change",
               "statistics_labelled_by_name", "column_change_touches_partitions_without_cascade",
-              "parquet_replace_needs_cascade_to_drop"},
+              "parquet_replace_needs_cascade_to_drop", "messages_carry_table_type", "thrift_objects_of_3",
+              "file_uris_carry_change_management_fields", "rename_across_databases_drops_and_creates",
+              "abort_writes_events"},
     "4.0.0-beta-2": {"catalogs", "write_ids", "writes_bucketing_version", "statistics_labelled_by_name",
                      "seeds_committed_transaction_zero", "special_characters_in_table_names",
                      "incompatible_type_exempt_serdes", "validates_bucket_columns", "renames_bucketing_columns",
@@ -48,7 +50,12 @@ EXPECTED = {
                      "partition_move_decided_by_external_parameter", "column_change_skips_unchanged_partitions",
                      "column_change_prunes_partitioned_table_statistics", "parquet_replace_needs_cascade_to_drop",
                      "replace_columns_serdes_of_4", "quick_stats_count_erasure_coded_files",
-                     "show_create_table_operation"},
+                     "show_create_table_operation", "transaction_high_water_mark_from_txns",
+                     "acid_directory_visibility", "compaction_reuses_ready_for_cleaning", "gzip_json_messages",
+                     "messages_carry_table_type", "messages_carry_location_owner_and_write_id", "thrift_objects_of_3",
+                     "thrift_objects_of_4", "file_uris_carry_change_management_fields",
+                     "events_skip_external_and_transactional_files", "rename_across_databases_drops_and_creates",
+                     "abort_writes_events", "abort_events_of_4"},
 }  # fmt: skip
 EXPECTED["4.0.0"] = EXPECTED["4.0.0-beta-2"] - {"statistics_labelled_by_name"}
 
@@ -76,3 +83,27 @@ def test_a_patch_release_keeps_its_lines_capabilities() -> None:
 
     # then
     assert same == [True, True]
+
+
+def test_within_bounds_a_version_from_since_inclusive_to_until_exclusive() -> None:
+    """A column ``since`` 3.0.0 ``until`` 4.0.0 exists in 3.0.0 and 4.0.0-beta-2, not in 2.3.0 or 4.0.0."""
+    # given
+    since, until = HIVE_3, HIVE_4_0_0
+
+    # when
+    present = {
+        raw: SchemaVersion.parse(raw).within(since, until) for raw in ("2.3.0", "3.0.0", "4.0.0-beta-2", "4.0.0")
+    }
+
+    # then
+    assert present == {"2.3.0": False, "3.0.0": True, "4.0.0-beta-2": True, "4.0.0": False}
+    assert SchemaVersion.parse("2.3.0").within(None, None)
+
+
+def test_a_schema_holds_rows_of_the_same_or_an_older_schema_only() -> None:
+    """A merge may copy rows into the same or a newer schema, never into an older one."""
+    # given
+    v23, v31 = SchemaVersion.parse("2.3.0"), SchemaVersion.parse("3.1.0")
+
+    # when / then
+    assert (v31.holds_rows_of(v23), v31.holds_rows_of(v31), v23.holds_rows_of(v31)) == (True, True, False)
