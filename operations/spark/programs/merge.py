@@ -6,7 +6,8 @@ locations rewritten, in the two phases of ``operations.merge.copy_plan`` (its ``
 range first (a crashed run may have committed part of one), written and committed, then reported with
 ``{"unit_done": key}``. ``publish`` writes every remaining table in one transaction on one connection.
 
-On Spark each unit is read through JDBC in parallel key ranges; ids are shifted with column expressions; the
+On Spark each unit is read through JDBC in parallel key ranges; ids are shifted with column expressions (view texts
+rewritten by ``catalog_admin.hive.view_text`` in a UDF, as locations are); the
 executors write their partitions straight to the target (PostgreSQL: ``COPY … FROM STDIN`` through psycopg2's
 ``copy_expert``, the fast path; MySQL/MariaDB: batched ``INSERT``). The publishing transaction is one connection's:
 PostgreSQL to PostgreSQL it pipes ``COPY (SELECT …) TO STDOUT`` into ``COPY … FROM STDIN`` (ids shifted, names
@@ -26,6 +27,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from catalog_admin.hive.locations import rewrite_prefix
+from catalog_admin.hive.view_text import rewrite_database_param, rewrite_view_text
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -194,17 +196,21 @@ def _transformed(plan: dict, step: dict, rows: Iterable[dict]) -> Iterator[tuple
 
 
 def _converter(plan: dict, kind: str, source: str | None, value: Any) -> Callable[[dict], Any]:
-    key = (source or "").upper()
+    key, renames = (source or "").upper(), plan["renames"]
     if kind == "shift":
         return lambda row: None if row[key] is None else row[key] + value
     if kind == "const":
         return lambda row: value
     if kind == "rename":
-        renames = plan["renames"]
         return lambda row: renames.get((row[key] or "").lower(), row[key])
     if kind == "location":
         rewrite = location_rewriter(plan["location_rules"])
         return lambda row: rewrite(row[key])
+    if kind == "view_text":
+        return lambda row: rewrite_view_text(row[key], renames)
+    if kind == "view_param":
+        param = str(value).upper()
+        return lambda row: rewrite_database_param(row[param], row[key], renames)
     if kind == "boolean":
         return lambda row: _boolean(row[key])
     return lambda row: row[key]
@@ -259,6 +265,9 @@ def _frame(spark: SparkSession, plan: dict, step: dict, low: int, high: int) -> 
     frame = frame.load()
     spelled = {c.upper(): c for c in frame.columns}
     rewrite = F.udf(location_rewriter(plan["location_rules"]), "string")
+    renames = plan["renames"]
+    view_text = F.udf(lambda text: rewrite_view_text(text, renames), "string")
+    view_param = F.udf(lambda key, text: rewrite_database_param(key, text, renames), "string")
     expressions = []
     for name, kind, column, value in step["columns"]:
         col = F.col(f"`{spelled[column.upper()]}`") if column else None
@@ -272,6 +281,10 @@ def _frame(spark: SparkSession, plan: dict, step: dict, low: int, high: int) -> 
                 expression = F.when(F.lower(col) == old, F.lit(new)).otherwise(expression)
         elif kind == "location":
             expression = rewrite(col)
+        elif kind == "view_text":
+            expression = view_text(col)
+        elif kind == "view_param":
+            expression = view_param(F.col(f"`{spelled[str(value).upper()]}`"), col)
         elif kind == "boolean":
             expression = col.cast("boolean")
         else:
