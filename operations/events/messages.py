@@ -23,7 +23,7 @@ import json
 from typing import Any
 
 from catalog_admin.hive.versions import SchemaVersion
-from operations.events.objects import PartitionObject, TableObject
+from operations.events.objects import DatabaseObject, PartitionObject, TableObject
 from operations.events.thrift_json import at_least
 
 __all__ = (
@@ -31,6 +31,7 @@ __all__ = (
     "add_partition_message",
     "alter_partition_message",
     "alter_table_message",
+    "create_database_message",
     "create_table_message",
     "drop_partition_message",
     "drop_table_message",
@@ -103,6 +104,20 @@ def drop_partition_message(
 def drop_table_message(version: SchemaVersion, table: TableObject, now: int) -> dict[str, Any]:
     """``JSONDropTableMessage``: the table as it was."""
     return _table_part(version, table, now)
+
+
+def create_database_message(version: SchemaVersion, database: DatabaseObject, now: int) -> dict[str, Any]:
+    """``JSONCreateDatabaseMessage`` in declaration order: 2.3 ``server, servicePrincipal, db, timestamp``; 3.1 adds
+    ``dbJson`` (``String server, servicePrincipal, db, dbJson; Long timestamp``); 4.0 adds ``cat`` before ``db``
+    (standalone-metastore/metastore-server/.../messaging/json/JSONCreateDatabaseMessage.java)."""
+    message: dict[str, Any] = {"server": "", "servicePrincipal": ""}
+    if at_least(version, 4):
+        message["cat"] = database.catalog
+    message["db"] = database.name
+    if at_least(version, 3):
+        message["dbJson"] = database.json
+    message["timestamp"] = now
+    return message
 
 
 def create_table_message(version: SchemaVersion, table: TableObject, now: int, files: list[str]) -> dict[str, Any]:

@@ -49,8 +49,10 @@ def unit_key(step: dict, low: int) -> str:
     return f"{step['table']}:{low}"
 
 
-def run(spark: SparkSession | None, plan: dict, report: Callable[[dict], None]) -> dict:
-    """Copy every unit not yet completed, then publish; the manifest counts rows per table."""
+def run(spark: SparkSession | None, plan: dict, report: Callable[[dict], None], *, publish_on: Any = None) -> dict:
+    """Copy every unit not yet completed, then publish; the manifest counts rows per table. ``publish_on``: a
+    connection whose open transaction the publishing rows go into, left for its owner to add to (the notification
+    events) and commit; None: the program's own connection, committed here."""
     started = time.monotonic()
     completed = set(plan.get("completed", ()))
     copy_steps = [s for s in plan["steps"] if s["phase"] == "copy"]
@@ -72,7 +74,7 @@ def run(spark: SparkSession | None, plan: dict, report: Callable[[dict], None]) 
         report({"unit_done": key})
         report({"partitions_done": done, "partitions_total": total, "table": step["table"],
                 "message": f"{step['table']}: {rows[step['table']]} rows"})  # fmt: skip
-    rows.update(_publish(spark, plan, publish_steps, report))
+    rows.update(_publish(spark, plan, publish_steps, report, publish_on))
     report({"partitions_done": total, "partitions_total": total, "message": "Published"})
     return {"program": "merge", "rows": rows, "seconds": round(time.monotonic() - started, 3)}
 
@@ -103,10 +105,13 @@ def _copy_unit(spark: SparkSession | None, plan: dict, step: dict, low: int, hig
     return sum(counts)
 
 
-def _publish(spark: SparkSession | None, plan: dict, steps: list[dict], report: Callable[[dict], None]) -> dict:
-    """Every publishing table in one transaction: all visible at its commit, nothing before."""
+def _publish(
+    spark: SparkSession | None, plan: dict, steps: list[dict], report: Callable[[dict], None], into: Any = None
+) -> dict:
+    """Every publishing table in one transaction: all visible at its commit, nothing before (``into``: the caller's
+    connection and transaction, which the caller commits)."""
     rows: dict[str, int] = {}
-    target = connect(plan["target"])
+    target = into or connect(plan["target"])
     try:
         for step in steps:
             if step.get("rows"):  # a few rows the plan carries itself (NEXT_WRITE_ID)
@@ -121,12 +126,15 @@ def _publish(spark: SparkSession | None, plan: dict, steps: list[dict], report: 
                 rows[step["table"]] = rows.get(step["table"], 0) + written
             report({"message": f"Publishing: {step['table']} {rows.get(step['table'], 0)} rows"})
         fault_point("merge.before_publish_commit")
-        target.commit()
+        if into is None:
+            target.commit()
     except BaseException:
-        target.rollback()
+        if into is None:
+            target.rollback()
         raise
     finally:
-        target.close()
+        if into is None:
+            target.close()
     return rows
 
 
