@@ -31,8 +31,8 @@ __all__ = (
     "add_partition_message",
     "alter_partition_message",
     "alter_table_message",
-    "create_database_message",
     "create_table_message",
+    "database_message",
     "drop_partition_message",
     "drop_table_message",
     "encode",
@@ -106,9 +106,10 @@ def drop_table_message(version: SchemaVersion, table: TableObject, now: int) -> 
     return _table_part(version, table, now)
 
 
-def create_database_message(version: SchemaVersion, database: DatabaseObject, now: int) -> dict[str, Any]:
-    """``JSONCreateDatabaseMessage`` in declaration order: 2.3 ``server, servicePrincipal, db, timestamp``; 3.1 adds
-    ``dbJson`` (``String server, servicePrincipal, db, dbJson; Long timestamp``); 4.0 adds ``cat`` before ``db``
+def database_message(version: SchemaVersion, database: DatabaseObject, now: int) -> dict[str, Any]:
+    """``JSONCreateDatabaseMessage`` and ``JSONDropDatabaseMessage`` (the same fields) in declaration order: 2.3
+    ``server, servicePrincipal, db, timestamp``; 3.1 adds ``dbJson`` (``String server, servicePrincipal, db, dbJson;
+    Long timestamp``, standalone-metastore/src/.../messaging/json/); 4.0 adds ``cat`` before ``db``
     (standalone-metastore/metastore-server/.../messaging/json/JSONCreateDatabaseMessage.java)."""
     message: dict[str, Any] = {"server": "", "servicePrincipal": ""}
     if at_least(version, 4):

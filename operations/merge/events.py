@@ -12,8 +12,9 @@ firing ``AddPartitionEvent`` with every partition of the call) per batch of ``Me
 (``metastore.msck.repair.batch.size`` / ``hive.msck.repair.batch.size``, default 3000). One event per table with all of
 its partitions would make a message of hundreds of megabytes for a table of 100,000 partitions.
 
-A merge's revert writes the matching ``DROP_PARTITION``, ``DROP_TABLE`` and ``DROP_DATABASE`` events: not yet (see
-``docs/architecture.md``).
+A merge's revert writes what Hive writes for ``DROP DATABASE … CASCADE`` (``HMSHandler.drop_database_core``): a
+``DROP_TABLE`` per table (dropping a table fires no ``DROP_PARTITION``: ``drop_table_core`` fires ``DropTableEvent``
+only), then ``DROP_DATABASE``, in the revert's transaction before its deletes.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 
+from catalog_admin.hive.versions import SchemaVersion
 from catalog_admin.models import Partition, PartitionKey
 from catalog_admin.selectors.metastores import Metastore, get_metastore
 from operations.events import messages
@@ -31,10 +33,11 @@ from operations.events.writer import DEFAULT_CATALOG, Row, insert_events
 from operations.merge.reads import MetastoreReader
 from operations.models import MergeImport
 
-__all__ = ("ADD_PARTITION_BATCH", "CREATE_DATABASE", "merge_event_counts", "write_merge_events")
+__all__ = ("ADD_PARTITION_BATCH", "merge_event_counts", "write_merge_events", "write_revert_events")
 
 ADD_PARTITION_BATCH = 3000
 CREATE_DATABASE, CREATE_TABLE, ADD_PARTITION = "CREATE_DATABASE", "CREATE_TABLE", "ADD_PARTITION"
+DROP_DATABASE, DROP_TABLE = "DROP_DATABASE", "DROP_TABLE"
 
 # (DB_ID, [(TBL_ID, partition count)]) per imported database, in id order.
 Imported = list[tuple[int, list[tuple[int, int]]]]
@@ -50,6 +53,19 @@ def write_merge_events(merge: MergeImport) -> dict[str, int]:
     counts = merge_event_counts(imported)
     now = int(time.time())
     insert_events(metastore, _rows(metastore, imported, now), sum(counts.values()), now)
+    return counts
+
+
+def write_revert_events(merge: MergeImport) -> dict[str, int]:
+    """Insert the DROP events of the databases and tables ``merge``'s revert deletes (inside the revert's
+    transaction, before its deletes); returns their counts by type (empty when the target's events are off)."""
+    metastore = get_metastore(merge.target)
+    if not metastore.config.events or "DBS" not in merge.id_ranges:
+        return {}
+    imported = _imported(merge)
+    counts = {DROP_TABLE: sum(len(tables) for _, tables in imported), DROP_DATABASE: len(imported)}
+    now = int(time.time())
+    insert_events(metastore, _drop_rows(metastore, imported, now), sum(counts.values()), now)
     return counts
 
 
@@ -82,15 +98,35 @@ def _imported(merge: MergeImport) -> Imported:
     return list(by_database.items())
 
 
+def _drop_rows(metastore: Metastore, imported: Imported, now: int) -> Iterator[Row]:
+    """``onDropTable`` for each table (the table as it was), then ``onDropDatabase``, database by database."""
+    version, alias = metastore.schema.version, metastore.alias
+    catalog, no_table = _names(version)
+    for db_id, tables in imported:
+        for tbl_id, _ in tables:
+            table = read_table(alias, version, tbl_id)
+            message = messages.drop_table_message(version, table, now)
+            yield DROP_TABLE, catalog, table.database, table.name, messages.encode(version, message)
+        database = read_database(alias, version, db_id)
+        message = messages.database_message(version, database, now)
+        yield DROP_DATABASE, catalog, database.name, no_table, messages.encode(version, message)
+
+
+def _names(version: SchemaVersion) -> tuple[str | None, str | None]:
+    """The catalog column of every event, and the table column of a database's event (3.1's direct SQL writes one
+    space for an event of no table, 4.0 NULL: ``operations.events.writer``)."""
+    catalog = DEFAULT_CATALOG if at_least(version, 3) else None
+    return catalog, " " if at_least(version, 3) and not at_least(version, 4) else None
+
+
 def _rows(metastore: Metastore, imported: Imported, now: int) -> Iterator[Row]:
     """Each event as ``DbNotificationListener`` writes it: ``onCreateDatabase`` (the database's name, no table),
     ``onCreateTable`` (the table and its files), ``onAddPartition`` (the partitions and their files)."""
     version, alias = metastore.schema.version, metastore.alias
-    catalog = DEFAULT_CATALOG if at_least(version, 3) else None
-    no_table = " " if at_least(version, 3) and not at_least(version, 4) else None  # as writer.NO_TABLE_31 / NO_TABLE
+    catalog, no_table = _names(version)
     for db_id, tables in imported:
         database = read_database(alias, version, db_id)
-        message = messages.create_database_message(version, database, now)
+        message = messages.database_message(version, database, now)
         yield CREATE_DATABASE, catalog, database.name, no_table, messages.encode(version, message)
         for tbl_id, parts in tables:
             table = read_table(alias, version, tbl_id)

@@ -2,7 +2,7 @@
 The notification events a merge writes on real PostgreSQL targets of Hive 3.1 and 4.0: one CREATE_DATABASE per
 database, one CREATE_TABLE per table, ADD_PARTITION in batches of Hive's MSCK batch size, ids continuing
 NOTIFICATION_SEQUENCE, messages in the target version's format; none when the target's events are off; none when the
-publishing transaction fails.
+publishing transaction fails. Its revert writes DROP_TABLE and DROP_DATABASE.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from operations.merge.execute import merge_execute
 from operations.merge.preview import merge_preview
 from operations.merge.reads import MetastoreReader
 from operations.merge.request import MergeRequest
+from operations.merge.revert import merge_revert
 from operations.models import MergeImport
 
 pytestmark = [pytest.mark.matrix, pytest.mark.slow]
@@ -88,7 +89,8 @@ def test_a_merge_writes_the_events_hive_writes_for_what_it_creates(
     assert kinds.count("CREATE_DATABASE") == 2
     assert kinds.count("CREATE_TABLE") == len(tables)
     assert kinds.count("ADD_PARTITION") == sum(-(-n // 4) for n in tables.values())
-    assert sorted(r[2] for r in rows if r[1] == "CREATE_DATABASE") == ["marketing_imported", "sales_imported"]
+    databases = [r[2] for r in rows if r[1] == "CREATE_DATABASE"]
+    assert sorted(databases) == ["marketing_imported", "sales_imported"]
     created = {(r[2], r[3]) for r in rows if r[1] == "CREATE_TABLE"}
     assert created == set(tables)
     added: dict[tuple[str, str], int] = {}
@@ -102,6 +104,18 @@ def test_a_merge_writes_the_events_hive_writes_for_what_it_creates(
             assert 1 <= len(decoded["partitions"]) == len(decoded["partitionListJson"]) <= 4
             added[(database, table)] = added.get((database, table), 0) + len(decoded["partitions"])
     assert added == {key: n for key, n in tables.items() if n}
+    # when
+    reverted_from = _next_event_id(target)
+    merge_revert(merge)
+    # then: what Hive writes for DROP DATABASE … CASCADE, each table's DROP_TABLE before its database's DROP_DATABASE
+    drops = _events_after(target, reverted_from)
+    assert [r[1] for r in drops].count("DROP_TABLE") == len(tables)
+    assert [(r[1], r[2]) for r in drops if r[1] == "DROP_DATABASE"] == [("DROP_DATABASE", d) for d in databases]
+    for _, kind, database, table, message, fmt in drops:
+        decoded = _decoded(message, fmt)
+        assert decoded["db"] == database and (kind == "DROP_DATABASE" or decoded["table"] == table)
+    last_table = {d: max(i for i, r in enumerate(drops) if r[1] == "DROP_TABLE" and r[2] == d) for d in databases}
+    assert all(last_table[r[2]] < i for i, r in enumerate(drops) if r[1] == "DROP_DATABASE")
 
 
 def test_a_big_table_is_added_in_batches_of_hives_size(merge_target) -> None:
