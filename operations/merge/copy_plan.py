@@ -23,6 +23,7 @@ from operations.merge.preview import CATALOG
 from operations.merge.reads import MetastoreReader
 from operations.merge.request import MergeRequest
 from operations.merge.scope import CARRIED_TABLES, CarriedTable, quoted_for, ranged, tally
+from operations.merge.views import has_views_to_rewrite
 from operations.merge.write_ids import WRITE_ID_TABLE, WriteIdState, write_id_states
 
 __all__ = (
@@ -114,7 +115,8 @@ def build_plan(
                 raise _unsupported(name)
             if ranges:
                 where = _unit_where(table, database_ids, id_spans.get(name))
-                steps.append(_step(phase, table, src, tgt, offsets, ranges, where, request))
+                views = name == "TBLS" and has_views_to_rewrite(request, src, tuple(database_ids))
+                steps.append(_step(phase, table, src, tgt, offsets, ranges, where, request, views=views))
     write_ids = write_id_states(request, src, tgt, database_ids)
     if write_ids:
         steps.append(_write_id_step(tgt, write_ids))
@@ -152,12 +154,18 @@ def _step(
     ranges: list[list],
     where: str,
     request: MergeRequest,
+    *,
+    views: bool = False,
 ) -> dict[str, Any]:
+    """One table's step; ``views``: its view texts are rewritten (``view_text``, tokenized in Python, so the step has
+    no SQL pipe form)."""
     source_columns = src.columns(table.name)
     booleans = tgt.boolean_columns(table.name)
     columns = []
     for upper, spelled in tgt.columns(table.name).items():
-        rule = _column_rule(table, upper, source_columns.get(upper), offsets, renamed=bool(request.renames))
+        rule = _column_rule(
+            table, upper, source_columns.get(upper), offsets, renamed=bool(request.renames), views=views
+        )
         if rule[0] == "copy" and upper in booleans:
             rule[0] = "boolean"  # MySQL's BIT(1) arrives as bytes: b"\x01"
         columns.append([spelled, *rule])
@@ -238,7 +246,7 @@ def _pipe_select(
 
 
 def _column_rule(
-    table: CarriedTable, column: str, source: str | None, offsets: dict[str, int], *, renamed: bool
+    table: CarriedTable, column: str, source: str | None, offsets: dict[str, int], *, renamed: bool, views: bool
 ) -> list:
     """``[kind, source column, value]``: copy, shift (value: the offset), rename, location, view_text, view_param
     (value: the key column), const or default (and boolean, set by the caller for a boolean target column)."""
@@ -251,7 +259,7 @@ def _column_rule(
         return ["rename", source, None]
     if (table.name, column) in LOCATION_COLUMNS:
         return ["location", source, None]
-    if renamed and (table.name, column) in VIEW_TEXT_COLUMNS:
+    if views and (table.name, column) in VIEW_TEXT_COLUMNS:
         return ["view_text", source, None]
     if renamed and (table.name, column) == VIEW_PARAM_COLUMN:
         return ["view_param", source, VIEW_PARAM_KEY]

@@ -25,7 +25,7 @@ from operations.merge.reads import MetastoreReader
 from operations.merge.request import MergeRequest
 from operations.merge.validation import Offenders, shown
 
-__all__ = ("view_rewrites",)
+__all__ = ("has_views_to_rewrite", "view_rewrites")
 
 _ENCODED_VIEWS = ("%presto view%", "%trino view%")
 
@@ -64,6 +64,12 @@ def view_rewrites(
         "database): rewrite or drop them in the source, or merge their databases without renaming"
     )
     return tuple(sorted(rewrites, key=lambda v: v.view)), blockers
+
+
+def has_views_to_rewrite(request: MergeRequest, src: MetastoreReader, ids: tuple[int, ...]) -> bool:
+    """Whether any view of the chosen databases may name a renamed database (the copy plan rewrites TBLS's view texts
+    then, and pipes TBLS in SQL otherwise)."""
+    return bool(request.renames and ids and _candidates(src, ids, sorted(dict(request.renames))))
 
 
 def _candidates(src: MetastoreReader, ids: tuple[int, ...], renamed: list[str]) -> list[tuple]:
