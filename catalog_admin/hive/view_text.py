@@ -11,11 +11,11 @@ sql/catalyst/.../catalog/interface.scala, ``object CatalogTable``). Its other vi
 (which a stored view cannot read).
 
 A name is rewritten only where it can only be a database: the first part of a dotted name (or the part after
-``spark_catalog.``), in a text that uses the name nowhere else. Everything else is a :attr:`ViewText.problems` entry
-for a blocker: the name also used as a table, alias or column (``sales.x`` could then be a column of an alias
-``sales``), a reference-shaped ``sales.`` inside a string literal or comment (text a tokenizer cannot tell from a
-reference another engine may read), an unterminated quote, a Presto/Trino view (its query is Base64 in a comment), or
-unqualified table names in a text that records no database to resolve them in.
+``spark_catalog.``), in a text that uses the name nowhere else. Everything else is a problem
+(:func:`view_text_problems`, a merge blocker): the name also used as a table, alias or column (``sales.x`` could then
+be a column of an alias ``sales``), a reference-shaped ``sales.`` inside a string literal or comment (text a tokenizer
+cannot tell from a reference another engine may read), an unterminated quote, a Presto/Trino view (its query is
+Base64 in a comment), or unqualified table names in a text that records no database to resolve them in.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ("DATABASE_KEYS", "ViewText", "rewrite_database_param", "rewrite_view_text", "view_text_problems")
+__all__ = ("DATABASE_KEYS", "rewrite_database_param", "rewrite_view_text", "view_text_problems")
 
 DATABASE_KEYS = ("view.catalogAndNamespace.part.1", "view.default.database")
 SPARK_CATALOG = "spark_catalog"
@@ -58,18 +58,14 @@ class _Token:
         return (self.text[1:-1].replace("``", "`") if self.kind == "quoted" else self.text).lower()
 
 
-@dataclass(frozen=True)
-class ViewText:
-    """A text with its renamed database references rewritten, and why it cannot be (empty: it can)."""
-
-    text: str | None
-    problems: tuple[str, ...] = ()
-
-
 def rewrite_view_text(text: str | None, renames: Mapping[str, str]) -> str | None:
     """``text`` with every database reference to a key of ``renames`` (lower-case) spelled as its new name, quoted as
     it was. A text with :func:`view_text_problems` is returned as it is (the merge is blocked before it runs)."""
-    return _rewrite(text, renames).text
+    if not text or not renames or view_text_problems(text, None, renames, check_unqualified=False):
+        return text
+    tokens = _tokens(text)
+    replaced = {i for i in _database_positions(tokens) if tokens[i].name in renames}
+    return "".join(_spelled(t, renames[t.name]) if i in replaced else t.text for i, t in enumerate(tokens))
 
 
 def view_text_problems(
@@ -96,18 +92,6 @@ def rewrite_database_param(key: str | None, value: str | None, renames: Mapping[
     if key in DATABASE_KEYS and value is not None:
         return renames.get(value.lower(), value)
     return value
-
-
-def _rewrite(text: str | None, renames: Mapping[str, str]) -> ViewText:
-    if not text or not renames:
-        return ViewText(text)
-    problems = view_text_problems(text, None, renames, check_unqualified=False)
-    if problems:
-        return ViewText(text, problems)
-    tokens = _tokens(text)
-    replaced = {i for i in _database_positions(tokens) if tokens[i].name in renames}
-    parts = [_spelled(t, renames[t.name]) if i in replaced else t.text for i, t in enumerate(tokens)]
-    return ViewText("".join(parts))
 
 
 def _spelled(token: _Token, name: str) -> str:
