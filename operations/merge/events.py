@@ -19,8 +19,11 @@ only), then ``DROP_DATABASE``, in the revert's transaction before its deletes.
 
 from __future__ import annotations
 
+import pickle
+import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 from catalog_admin.hive.versions import SchemaVersion
 from catalog_admin.models import Partition, PartitionKey
@@ -52,7 +55,8 @@ def write_merge_events(merge: MergeImport) -> dict[str, int]:
     imported = _imported(merge)
     counts = merge_event_counts(imported)
     now = int(time.time())
-    insert_events(metastore, _rows(metastore, imported, now), sum(counts.values()), now)
+    with _spooled(_rows(metastore, imported, now)) as rows:
+        insert_events(metastore, rows, sum(counts.values()), now)
     return counts
 
 
@@ -65,8 +69,27 @@ def write_revert_events(merge: MergeImport) -> dict[str, int]:
     imported = _imported(merge)
     counts = {DROP_TABLE: sum(len(tables) for _, tables in imported), DROP_DATABASE: len(imported)}
     now = int(time.time())
-    insert_events(metastore, _drop_rows(metastore, imported, now), sum(counts.values()), now)
+    with _spooled(_drop_rows(metastore, imported, now)) as rows:
+        insert_events(metastore, rows, sum(counts.values()), now)
     return counts
+
+
+@contextmanager
+def _spooled(rows: Iterable[Row]) -> Iterator[Iterator[Row]]:
+    """``rows`` built first into a temporary file, then read back: ``NOTIFICATION_SEQUENCE``'s row lock (taken when
+    the ids are reserved, held to the commit) waits for no object read or file listing, as Hive builds its messages
+    before ``addNotificationLog`` locks; memory stays one row."""
+    with tempfile.TemporaryFile() as spool:
+        for row in rows:
+            pickle.dump(row, spool)
+        end = spool.tell()
+        spool.seek(0)
+
+        def replay() -> Iterator[Row]:
+            while spool.tell() < end:
+                yield pickle.load(spool)  # noqa: S301 - our own rows, written just above
+
+        yield replay()
 
 
 def merge_event_counts(imported: Imported) -> dict[str, int]:
