@@ -10,7 +10,8 @@ therefore waits for this transaction and never hands out the same ids. An empty 
 2.3's schema creates none) gets its row as ``ObjectStore`` creates it (``new MNotificationNextId(1)``).
 ``EVENT_TIME`` and each message's ``timestamp`` are the commit's second (``DbNotificationListener.now()``).
 Rows go in with multi-row ``INSERT`` statements of 1,000 rows, as Hive 4 batches its inserts
-(``executeBatch`` per ``maxBatchSize``), never one statement per event.
+(``executeBatch`` per ``maxBatchSize``), never one statement per event; ``insert_events`` (a merge's events, built
+elsewhere) also ends a statement at ``INSERT_BYTES`` of messages.
 
 ``ABORT_TXN`` events belong to no table; their name columns are what ``DbNotificationListener.addNotificationLog``
 (the direct-SQL path ``notifyEventWithDirectSql`` takes) writes for a ``NotificationEvent`` with no database, table or
