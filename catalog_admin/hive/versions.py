@@ -232,6 +232,10 @@ class Capabilities:
     #: transaction wrote (``dbsUpdated``), and its row's names are NULL (4.x; 3.1's direct SQL writes ``"null"`` and
     #: ``" "``).
     abort_events_of_4: bool
+    #: CREATE_DATABASE and DROP_DATABASE messages carry ``dbJson`` (3.x) and ``cat`` (4.x); a database's event row
+    #: names its table as one space on 3.x's direct SQL, NULL on 4.x (``operations/merge/events.py``).
+    database_messages_carry_json: bool
+    database_messages_carry_catalog: bool
 
     # --- SHOW CREATE TABLE (catalog_admin/hive/show_create.py) ---
     #: ``ShowCreateTableOperation`` (4.x): always ``ROW FORMAT SERDE``, statistics keys left out of TBLPROPERTIES;
@@ -280,6 +284,8 @@ class Capabilities:
             rename_across_databases_drops_and_creates=hive3,
             abort_writes_events=hive3,
             abort_events_of_4=hive4,
+            database_messages_carry_json=hive3,
+            database_messages_carry_catalog=hive4,
             show_create_table_operation=hive4,
         )
 

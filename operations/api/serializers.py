@@ -393,6 +393,15 @@ class MergeNotCarriedSerializer(serializers.Serializer):
     reason = serializers.CharField()
 
 
+class MergeViewSerializer(serializers.Serializer):
+    view = serializers.CharField(help_text="db.name in the target.")
+    original_text = serializers.CharField(allow_null=True, help_text="VIEW_ORIGINAL_TEXT as it arrives.")
+    expanded_text = serializers.CharField(allow_null=True, help_text="VIEW_EXPANDED_TEXT as it arrives.")
+    database = serializers.CharField(
+        allow_null=True, help_text="Where Spark resolves its unqualified names (view.catalogAndNamespace.part.1)."
+    )
+
+
 class MergeEstimateSerializer(serializers.Serializer):
     seconds = serializers.FloatField()
     partitions = serializers.IntegerField()
@@ -424,6 +433,10 @@ class MergePreviewSerializer(serializers.Serializer):
     conversions = MergeConversionSerializer(many=True)
     not_carried = MergeNotCarriedSerializer(many=True)
     estimate = MergeEstimateSerializer(allow_null=True)
+    views = MergeViewSerializer(
+        many=True, required=False, help_text="Views rewritten to follow their renamed databases (the first 20)."
+    )
+    views_rewritten = serializers.IntegerField(required=False, help_text="How many views the merge rewrites.")
 
 
 class MergeRevertPreviewSerializer(serializers.Serializer):

@@ -23,7 +23,7 @@ import json
 from typing import Any
 
 from catalog_admin.hive.versions import SchemaVersion
-from operations.events.objects import PartitionObject, TableObject
+from operations.events.objects import DatabaseObject, PartitionObject, TableObject
 
 __all__ = (
     "abort_txn_message",
@@ -31,6 +31,7 @@ __all__ = (
     "alter_partition_message",
     "alter_table_message",
     "create_table_message",
+    "database_message",
     "drop_partition_message",
     "drop_table_message",
     "encode",
@@ -102,6 +103,21 @@ def drop_partition_message(
 def drop_table_message(version: SchemaVersion, table: TableObject, now: int) -> dict[str, Any]:
     """``JSONDropTableMessage``: the table as it was."""
     return _table_part(version, table, now)
+
+
+def database_message(version: SchemaVersion, database: DatabaseObject, now: int) -> dict[str, Any]:
+    """``JSONCreateDatabaseMessage`` and ``JSONDropDatabaseMessage`` (the same fields) in declaration order: 2.3
+    ``server, servicePrincipal, db, timestamp``; 3.1 adds ``dbJson`` (``String server, servicePrincipal, db, dbJson;
+    Long timestamp``, standalone-metastore/src/.../messaging/json/); 4.0 adds ``cat`` before ``db``
+    (standalone-metastore/metastore-server/.../messaging/json/JSONCreateDatabaseMessage.java)."""
+    message: dict[str, Any] = {"server": "", "servicePrincipal": ""}
+    if version.capabilities.database_messages_carry_catalog:
+        message["cat"] = database.catalog
+    message["db"] = database.name
+    if version.capabilities.database_messages_carry_json:
+        message["dbJson"] = database.json
+    message["timestamp"] = now
+    return message
 
 
 def create_table_message(version: SchemaVersion, table: TableObject, now: int, files: list[str]) -> dict[str, Any]:

@@ -19,6 +19,8 @@ from catalog_admin.hive.versions import SchemaVersion
 from catalog_admin.models import (
     BucketingColumn,
     Column,
+    Database,
+    DatabaseParam,
     Partition,
     PartitionKey,
     PartitionKeyValue,
@@ -42,7 +44,7 @@ from operations.events.thrift_json import (
     java_hash_order,
 )
 
-__all__ = ("PartitionObject", "TableObject", "read_partitions", "read_table")
+__all__ = ("DatabaseObject", "PartitionObject", "TableObject", "read_database", "read_partitions", "read_table")
 
 CHUNK = 5000  # partitions read together (an id list only where their ids are sparse; SQLite takes 32,766)
 # PrincipalType (hive_metastore.thrift): USER = 1, ROLE = 2, GROUP = 3.
@@ -82,6 +84,50 @@ class PartitionObject:
     values: list[str]
     json: str
     location: str | None = None
+
+
+@dataclass(frozen=True)
+class DatabaseObject:
+    """One database as Hive's Thrift ``Database``: its name, catalog and TJSONProtocol text."""
+
+    name: str
+    catalog: str | None
+    json: str
+
+
+# DatabaseType (hive_metastore.thrift, 4.0): NATIVE = 1, REMOTE = 2.
+DATABASE_TYPES = {"NATIVE": 1, "REMOTE": 2}
+
+
+def read_database(alias: str, version: SchemaVersion, database_id: int) -> DatabaseObject:
+    """``ObjectStore.getJDODatabase``'s ``Database``: name (1), description (2), location (3), parameters (4), owner
+    (6, 7), and from 3.x the catalog (8); from 4.0 the creation time (9), managed location (10, when set) and type
+    (11). Privileges (5) are not set by ``getDatabase``."""
+    columns = ["name", "description", "location_uri", "owner_name", "owner_type"]
+    if version.capabilities.thrift_objects_of_3:
+        columns += ["catalog_name"]
+    if version.capabilities.thrift_objects_of_4:
+        columns += ["create_time", "managed_location_uri", "type"]
+    row = Database.objects.using(alias).values(*columns).get(pk=database_id)
+    params = _params(DatabaseParam.objects.using(alias).filter(database_id=database_id).values_list("key", "value"))
+    owner_type = PRINCIPAL_TYPES.get(row["owner_type"]) if row["owner_type"] else None
+    fields: dict[int, T | None] = {
+        1: field("str", row["name"]),
+        2: field("str", row["description"]),
+        3: field("str", row["location_uri"]),
+        4: T("map", params),
+        6: field("str", row["owner_name"]),
+        7: field("i32", owner_type),
+    }
+    catalog = None
+    if version.capabilities.thrift_objects_of_3:
+        catalog = row["catalog_name"] or "hive"
+        fields[8] = T("str", catalog)
+    if version.capabilities.thrift_objects_of_4:
+        fields[9] = field("i32", row["create_time"])
+        fields[10] = field("str", row["managed_location_uri"])
+        fields[11] = field("i32", DATABASE_TYPES.get(row["type"] or "NATIVE"))
+    return DatabaseObject(row["name"], catalog, encode_struct(fields))
 
 
 def read_table(alias: str, version: SchemaVersion, table_id: int) -> TableObject:

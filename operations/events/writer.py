@@ -10,7 +10,8 @@ therefore waits for this transaction and never hands out the same ids. An empty 
 2.3's schema creates none) gets its row as ``ObjectStore`` creates it (``new MNotificationNextId(1)``).
 ``EVENT_TIME`` and each message's ``timestamp`` are the commit's second (``DbNotificationListener.now()``).
 Rows go in with multi-row ``INSERT`` statements of 1,000 rows, as Hive 4 batches its inserts
-(``executeBatch`` per ``maxBatchSize``), never one statement per event.
+(``executeBatch`` per ``maxBatchSize``), never one statement per event; ``insert_events`` (a merge's events, built
+elsewhere) also ends a statement at ``INSERT_BYTES`` of messages.
 
 ``ABORT_TXN`` events belong to no table; their name columns are what ``DbNotificationListener.addNotificationLog``
 (the direct-SQL path ``notifyEventWithDirectSql`` takes) writes for a ``NotificationEvent`` with no database, table or
@@ -23,7 +24,7 @@ optional) builds the row with ``quoteString(event.getDbName())`` and ``quoteStri
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,9 +49,12 @@ from operations.events.planning import (
 from operations.preview import PlannedEvents
 from operations.sql import MetastoreSql
 
-__all__ = ("EventCapture", "capture_before", "write_events")
+__all__ = ("EventCapture", "Row", "capture_before", "insert_events", "write_events")
 
 INSERT_BATCH = 1000
+# Message text per multi-row INSERT: one statement stays well under MariaDB's default max_allowed_packet (16 MiB) and
+# MySQL's (64 MiB) however large each message is.
+INSERT_BYTES = 4 * 1024 * 1024
 Row = tuple[str, str | None, str | None, str | None, str]  # event type, catalog, database, table, message
 DEFAULT_CATALOG = "hive"
 NO_TABLE_31 = (None, "null", " ")  # 3.1.0's direct SQL for an event of no table: catalog, database, table
@@ -109,6 +113,34 @@ def write_events(metastore: Metastore, planned: PlannedEvents, before: EventCapt
         )
     _insert(metastore, batch, now, first_event, first_nl)
     return planned.total
+
+
+def insert_events(metastore: Metastore, rows: Iterable[Row], total: int, now: int) -> int:
+    """Insert ``total`` events (``rows``, built with ``now`` as their timestamp) with ids under
+    ``NOTIFICATION_SEQUENCE``'s row lock, :data:`INSERT_BATCH` rows or :data:`INSERT_BYTES` of messages per
+    statement; a different number of rows raises ``execution_failed`` (the caller's transaction rolls back)."""
+    first_event = _reserve_event_ids(metastore.alias, total)
+    first_nl = allocate_ids(metastore.alias, NotificationEvent, total) if total else 0
+    batch: list[Row] = []
+    written = size = 0
+    for row in rows:
+        written += 1
+        if written > total:
+            break
+        batch.append(row)
+        size += len(row[4])
+        if len(batch) == INSERT_BATCH or size >= INSERT_BYTES:
+            _insert(metastore, batch, now, first_event, first_nl)
+            first_event, first_nl, batch, size = first_event + len(batch), first_nl + len(batch), [], 0
+    if written != total:
+        raise ApplicationError(
+            ErrorCode.EXECUTION_FAILED,
+            f"{written if written <= total else 'more'} notification events were built, {total} counted; nothing was "
+            "applied.",
+            {"counted": total},
+        )
+    _insert(metastore, batch, now, first_event, first_nl)
+    return total
 
 
 def _event_rows(metastore: Metastore, planned: PlannedEvents, before: EventCapture, now: int) -> Iterator[Row]:

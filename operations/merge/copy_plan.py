@@ -16,12 +16,14 @@ from typing import Any
 from django.conf import settings
 
 from catalog_admin.errors import ApplicationError, ErrorCode
+from catalog_admin.hive.view_text import DATABASE_KEYS
 from operations.merge.pipe_sql import literal, location_rewrite
 from operations.merge.plan import MergePreview
 from operations.merge.preview import CATALOG
 from operations.merge.reads import MetastoreReader
 from operations.merge.request import MergeRequest
 from operations.merge.scope import CARRIED_TABLES, CarriedTable, quoted_for, ranged, tally
+from operations.merge.views import has_views_to_rewrite
 from operations.merge.write_ids import WRITE_ID_TABLE, WriteIdState, write_id_states
 
 __all__ = (
@@ -56,6 +58,10 @@ FOREIGN_IDS = {
 # Database names carried in rows other than DBS (2.3/3.1 statistics rows name their table's database).
 DATABASE_NAME_COLUMNS = {("DBS", "NAME"), ("TAB_COL_STATS", "DB_NAME"), ("PART_COL_STATS", "DB_NAME")}
 LOCATION_COLUMNS = {("SDS", "LOCATION"), ("DBS", "DB_LOCATION_URI"), ("DBS", "MANAGEDLOCATIONURI")}
+# A view's texts, and the table parameter Spark records a view's database in (keyed by PARAM_KEY): rewritten for the
+# renames (``catalog_admin.hive.view_text``; the preview blocks views it cannot rewrite, ``operations.merge.views``).
+VIEW_TEXT_COLUMNS = {("TBLS", "VIEW_ORIGINAL_TEXT"), ("TBLS", "VIEW_EXPANDED_TEXT")}
+VIEW_PARAM_COLUMN, VIEW_PARAM_KEY = ("TABLE_PARAMS", "PARAM_VALUE"), "PARAM_KEY"
 # Columns the target has and the source lacks, filled as preview.FILLED_VALUES describes.
 FILLED = {"CTLG_NAME": CATALOG, "CAT_NAME": CATALOG, "ENGINE": "hive", "TYPE": "NATIVE", "WRITE_ID": 0}
 # Rows that point at tables the merge does not carry yet (SKEWED_STRING_LIST) or whose names are global.
@@ -109,7 +115,8 @@ def build_plan(
                 raise _unsupported(name)
             if ranges:
                 where = _unit_where(table, database_ids, id_spans.get(name))
-                steps.append(_step(phase, table, src, tgt, offsets, ranges, where, request))
+                views = name == "TBLS" and has_views_to_rewrite(request, src, tuple(database_ids))
+                steps.append(_step(phase, table, src, tgt, offsets, ranges, where, request, views=views))
     write_ids = write_id_states(request, src, tgt, database_ids)
     if write_ids:
         steps.append(_write_id_step(tgt, write_ids))
@@ -147,12 +154,18 @@ def _step(
     ranges: list[list],
     where: str,
     request: MergeRequest,
+    *,
+    views: bool = False,
 ) -> dict[str, Any]:
+    """One table's step; ``views``: its view texts are rewritten (``view_text``, tokenized in Python, so the step has
+    no SQL pipe form)."""
     source_columns = src.columns(table.name)
     booleans = tgt.boolean_columns(table.name)
     columns = []
     for upper, spelled in tgt.columns(table.name).items():
-        rule = _column_rule(table, upper, source_columns.get(upper), offsets)
+        rule = _column_rule(
+            table, upper, source_columns.get(upper), offsets, renamed=bool(request.renames), views=views
+        )
         if rule[0] == "copy" and upper in booleans:
             rule[0] = "boolean"  # MySQL's BIT(1) arrives as bytes: b"\x01"
         columns.append([spelled, *rule])
@@ -214,6 +227,11 @@ def _pipe_select(
         elif kind == "rename":
             cases = " ".join(f"WHEN {literal(old)} THEN {literal(new)}" for old, new in request.renames)
             expressions.append(f'CASE LOWER("{source}") {cases} ELSE "{source}" END' if cases else f'"{source}"')
+        elif kind == "view_param":
+            keys = ", ".join(literal(k) for k in DATABASE_KEYS)
+            cases = " ".join(f"WHEN {literal(old)} THEN {literal(new)}" for old, new in request.renames)
+            renamed = f'CASE LOWER("{source}") {cases} ELSE "{source}" END'
+            expressions.append(f'CASE WHEN "{value}" IN ({keys}) THEN {renamed} ELSE "{source}" END')
         elif kind == "location":
             if src.rows("SHOW server_encoding")[0][0] != "UTF8":
                 return None  # pipe_sql's whitespace and lengths are Unicode characters: other encodings use Python
@@ -222,14 +240,16 @@ def _pipe_select(
             laterals.append(lateral)
             expressions.append(expression)
         else:
-            return None
+            return None  # view_text: Hive's view texts are tokenized in Python (a view rewrite reads TBLS so)
     tables = " ".join([f'"{table.name}"', *laterals])
     return f"SELECT {', '.join(expressions)} FROM {tables} WHERE {where}"
 
 
-def _column_rule(table: CarriedTable, column: str, source: str | None, offsets: dict[str, int]) -> list:
-    """``[kind, source column, value]``: copy, shift (value: the offset), rename, location, const or default (and
-    boolean, set by the caller for a boolean target column)."""
+def _column_rule(
+    table: CarriedTable, column: str, source: str | None, offsets: dict[str, int], *, renamed: bool, views: bool
+) -> list:
+    """``[kind, source column, value]``: copy, shift (value: the offset), rename, location, view_text, view_param
+    (value: the key column), const or default (and boolean, set by the caller for a boolean target column)."""
     if source is None:
         return ["const", None, FILLED[column]] if column in FILLED else ["default", None, None]
     owner = table.name if column == table.id_column else FOREIGN_IDS.get(column)
@@ -239,6 +259,10 @@ def _column_rule(table: CarriedTable, column: str, source: str | None, offsets: 
         return ["rename", source, None]
     if (table.name, column) in LOCATION_COLUMNS:
         return ["location", source, None]
+    if views and (table.name, column) in VIEW_TEXT_COLUMNS:
+        return ["view_text", source, None]
+    if renamed and (table.name, column) == VIEW_PARAM_COLUMN:
+        return ["view_param", source, VIEW_PARAM_KEY]
     return ["copy", source, None]
 
 

@@ -22,6 +22,7 @@ from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError, ErrorCode, metastore_unavailable
 from catalog_admin.ids import reserve_ids
 from operations.merge.copy_plan import build_plan, check_supported
+from operations.merge.events import write_merge_events
 from operations.merge.plan import MergePreview
 from operations.merge.preview import merge_preview
 from operations.merge.reads import MetastoreReader
@@ -144,7 +145,8 @@ def _run(
     key_spans: dict[str, tuple[int, int] | None] | None = None,
 ) -> MergeImport:
     """The program on the journaled plan (cut by the executed preview's ``key_spans``, or read again on resume); each
-    unit it reports done is journaled at once."""
+    unit it reports done is journaled at once. The program publishes into this process's transaction on the target,
+    which then takes the notification events (``operations.merge.events``) and commits: rows and events together."""
     merge.state, merge.error = MergeImport.State.COPYING, ""
     merge.save(update_fields=["state", "error", "updated_at"])
 
@@ -159,7 +161,9 @@ def _run(
             request_of(merge), merge.database_ids, merge.offsets, merge.completed, id_spans=_reserved_spans(merge),
             key_spans=key_spans,
         )  # fmt: skip
-        program.run(spark, plan, journal)
+        with allow_metastore_writes(), transaction.atomic(using=merge.target):  # the publishing transaction
+            program.run(spark, plan, journal, publish_on=connections[merge.target])
+            write_merge_events(merge)
     except Exception as exc:
         _finish(merge, MergeImport.State.FAILED, f"{type(exc).__name__}: {exc}")
         raise

@@ -10,7 +10,9 @@ from functools import cached_property
 from operations.merge.estimate import DurationEstimate
 from operations.merge.request import MergeRequest
 
-__all__ = ("Conversion", "DatabaseImport", "MergeBlocker", "MergePreview", "NotCarried", "TableImport")
+__all__ = ("Conversion", "DatabaseImport", "MergeBlocker", "MergePreview", "NotCarried", "TableImport", "ViewRewrite")
+
+VIEWS_SHOWN = 20  # rewritten views listed in the stored preview; all of them are counted and fingerprinted
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,8 @@ class MergeBlocker:
 
     code: str  # target_older | database_exists | table_exists | location_overlap | open_transactions |
     # constraint_outside | constraint_exists | aborted_writes | write_ids_exist | unfinished_merge | unsafe_name |
-    # unsafe_location | outside_roots | value_too_long (one per kind, counted: operations.merge.validation)
+    # unsafe_location | outside_roots | value_too_long (one per kind, counted: operations.merge.validation) |
+    # view_reference (views that cannot follow their renamed databases: operations.merge.views)
     subject: str
     message: str
 
@@ -93,6 +96,19 @@ class NotCarried:
 
 
 @dataclass(frozen=True)
+class ViewRewrite:
+    """A view whose texts (or Spark's recorded database) name a renamed database, as it will arrive."""
+
+    view: str  # db.name in the target
+    original_text: str | None
+    expanded_text: str | None
+    database: str | None = None  # the database Spark resolves its unqualified names in (None: not recorded)
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
 class MergePreview:
     """Everything a merge would do, read before anything is written."""
 
@@ -105,6 +121,7 @@ class MergePreview:
     conversions: tuple[Conversion, ...]
     not_carried: tuple[NotCarried, ...]
     estimate: DurationEstimate | None = None  # advice from measured throughput: shown, not fingerprinted
+    views: tuple[ViewRewrite, ...] = ()  # views rewritten to follow their renamed databases
 
     @property
     def is_executable(self) -> bool:
@@ -116,15 +133,16 @@ class MergePreview:
     @cached_property
     def fingerprint(self) -> str:
         """What an approval binds: the request, both versions, every database as it arrives, every table's row count
-        and source key spans (the rows the execution copies and the ids it reserves for them). The target's next ids
-        are not bound (Hive may allocate on a live target; the execution reserves its own ranges under the target's
-        locks), as a Preview's risk criteria are not."""
+        and source key spans (the rows the execution copies and the ids it reserves for them), every view as it is
+        rewritten. The target's next ids are not bound (Hive may allocate on a live target; the execution reserves its
+        own ranges under the target's locks), as a Preview's risk criteria are not."""
         plan = {
             "request": self.request.as_dict(),
             "versions": (self.source_version, self.target_version),
             "databases": [d.as_dict() for d in self.databases],
             "rows": [(t.table, t.rows, t.source_ids, t.source_keys) for t in self.tables],
             "blockers": [(b.code, b.subject) for b in self.blockers],
+            "views": [v.as_dict() for v in self.views],
         }
         return hashlib.sha256(json.dumps(plan, sort_keys=True).encode()).hexdigest()
 
@@ -141,4 +159,6 @@ class MergePreview:
             "conversions": [c.as_dict() for c in self.conversions],
             "not_carried": [n.as_dict() for n in self.not_carried],
             "estimate": self.estimate.as_dict() if self.estimate else None,
+            "views": [v.as_dict() for v in self.views[:VIEWS_SHOWN]],
+            "views_rewritten": len(self.views),
         }

@@ -22,6 +22,7 @@ from operations.merge.reads import MetastoreReader
 from operations.merge.request import MergeRequest
 from operations.merge.scope import CARRIED_TABLES, NOT_CARRIED, sequence_of, tally
 from operations.merge.validation import input_blockers
+from operations.merge.views import view_rewrites
 from operations.merge.write_ids import WRITE_ID_TABLE, WriteIdState, write_id_blockers, write_id_states
 from operations.models import MergeImport
 
@@ -74,16 +75,18 @@ def _preview(request: MergeRequest, source: Metastore, target: Metastore) -> Mer
     tables = _table_imports(src, tgt, ids)
     if write_ids:
         tables += (TableImport(table=WRITE_ID_TABLE, rows=len(write_ids)),)
+    views, view_blockers = view_rewrites(request, src, ids)
     return MergePreview(
         request=request,
         source_version=str(source.schema.version),
         target_version=str(target.schema.version),
         databases=databases,
         tables=tables,
-        blockers=_blockers(request, source, target, src, tgt, databases, ids),
+        blockers=(*_blockers(request, source, target, src, tgt, databases, ids), *view_blockers),
         conversions=_conversions(src, tgt) + _write_id_conversions(src, write_ids),
         not_carried=tuple(NotCarried(t, _count_all(src, t), why) for t, why in NOT_CARRIED if src.has_table(t)),
         estimate=estimate_duration(next((t.rows for t in tables if t.table == "PARTITIONS"), 0)),
+        views=views,
     )
 
 

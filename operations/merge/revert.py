@@ -4,7 +4,8 @@ normalized dump of the target equals the one before the import (the reserved ids
 
 Rows Hive attached to imported objects since (a partition Hive added to an imported table: its TBL_ID in the range,
 its own PART_ID outside) are found first; revert refuses, naming them, unless ``include_hive_rows`` deletes them too
-(with their own children, storage descriptors and SerDes).
+(with their own children, storage descriptors and SerDes). The revert writes the DROP_TABLE and DROP_DATABASE events
+Hive writes for dropping them (``operations.merge.events``) in the same transaction.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from django.db import transaction
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError, ErrorCode
 from operations.merge.copy_plan import BY_NAME, COPY_TABLES, PUBLISH_TABLES, shifted_column
+from operations.merge.events import write_revert_events
 from operations.merge.reads import MetastoreReader
 from operations.merge.write_ids import WRITE_ID_TABLE, imported_write_ids, name_condition
 from operations.models import MergeImport
@@ -79,6 +81,7 @@ def merge_revert(merge: MergeImport, *, include_hive_rows: bool = False) -> Merg
                 "them too, or drop them in Hive first.",
                 {"hive_rows": found},
             )
+        write_revert_events(merge)
         with tgt.connection.cursor() as cursor:
             for table in (WRITE_ID_TABLE, *hive_writes):  # what Hive's DROP TABLE deletes (TxnHandler.cleanupRecords)
                 if transactional:

@@ -26,7 +26,7 @@ from operations.merge.reads import MetastoreReader
 from operations.merge.request import MergeRequest
 from operations.merge.scope import CARRIED_TABLES
 
-__all__ = ("SHOWN", "input_blockers", "shown")
+__all__ = ("SHOWN", "Offenders", "input_blockers", "shown")
 
 SHOWN = 5  # offenders named per kind; the others are counted
 SHOWN_CHARACTERS = 80  # of a name, location or value in a message

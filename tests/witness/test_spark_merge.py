@@ -35,7 +35,8 @@ def test_a_merge_on_spark_is_what_sparks_hive_client_lists_and_reads(
     spark_metastore_registered,  # noqa: ANN001
     django_db_blocker,  # noqa: ANN001
 ) -> None:
-    """Every imported table listed, the same partitions, the rows read through the rewritten locations."""
+    """Every imported table listed, the same partitions, the rows read through the rewritten locations, and the
+    imported view reading its renamed database."""
     # given
     new_root = Path(_warehouse("spark_pg")) / "merged_from_hive23"  # inside the target's roots, as a merge requires
     shutil.copytree(_warehouse(SOURCE), new_root)  # the operator moves the files; the merge moves the metadata
@@ -57,7 +58,9 @@ def test_a_merge_on_spark_is_what_sparks_hive_client_lists_and_reads(
             assert merge.state == MergeImport.State.PUBLISHED
             assert events[-1]["partitions_done"] == events[-1]["partitions_total"]
             for old, new in request.renames:  # Spark's column expressions give the same rows as the in-process path
-                assert database_dump("spark_pg", new) == rewritten_dump(SOURCE, old, [[rule.old, rule.new]])
+                assert database_dump("spark_pg", new) == rewritten_dump(
+                    SOURCE, old, [[rule.old, rule.new]], dict(request.renames)
+                )
             for old, new in request.renames:
                 listed = {r.tableName for r in spark.sql(f"SHOW TABLES IN {new}").collect()}
                 assert listed == {row[0] for row in source_dumps[old]["tables"]}
@@ -70,6 +73,13 @@ def test_a_merge_on_spark_is_what_sparks_hive_client_lists_and_reads(
             assert len(clicks) == written > 0
             located = spark.sql("DESCRIBE FORMATTED marketing_merged.clicks").collect()
             assert any(str(new_root) in (r[1] or "") for r in located if r[0].strip() == "Location")
+            # the imported view reads the renamed database (the target has no 'marketing': the old text fails here)
+            by_view = spark.sql("SELECT SUM(clicks) FROM marketing_merged.campaign_performance").collect()[0][0]
+            joined = spark.sql(
+                "SELECT COUNT(*) FROM marketing_merged.clicks k JOIN marketing_merged.campaigns c "
+                "ON k.campaign_id = c.campaign_id"
+            ).collect()[0][0]
+            assert by_view == joined > 0
         finally:
             merge_revert(merge)
             shutil.rmtree(new_root)

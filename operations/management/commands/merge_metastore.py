@@ -154,6 +154,9 @@ def format_merge_preview(preview: MergePreview) -> str:
     if preview.conversions:
         lines += ["", "Converted between versions:"]
         lines += [f"  {c.table}.{c.column}: {c.action}, {c.value}" for c in preview.conversions]
+    if preview.views:
+        lines += ["", "Views rewritten to follow their renamed databases:"]
+        lines += [f"  {v.view}: {v.expanded_text or v.original_text}" for v in preview.views]
     lines += ["", "Not carried:", *(f"  {n.table} ({n.rows} row(s)): {n.reason}" for n in preview.not_carried)]
     if preview.blockers:
         lines += ["", "Blocked:", *(f"  [{b.code}] {b.message}" for b in preview.blockers)]

@@ -6,7 +6,8 @@ locations rewritten, in the two phases of ``operations.merge.copy_plan`` (its ``
 range first (a crashed run may have committed part of one), written and committed, then reported with
 ``{"unit_done": key}``. ``publish`` writes every remaining table in one transaction on one connection.
 
-On Spark each unit is read through JDBC in parallel key ranges; ids are shifted with column expressions; the
+On Spark each unit is read through JDBC in parallel key ranges; ids are shifted with column expressions (view texts
+rewritten by ``catalog_admin.hive.view_text`` in a UDF, as locations are); the
 executors write their partitions straight to the target (PostgreSQL: ``COPY … FROM STDIN`` through psycopg2's
 ``copy_expert``, the fast path; MySQL/MariaDB: batched ``INSERT``). The publishing transaction is one connection's:
 PostgreSQL to PostgreSQL it pipes ``COPY (SELECT …) TO STDOUT`` into ``COPY … FROM STDIN`` (ids shifted, names
@@ -26,6 +27,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from catalog_admin.hive.locations import rewrite_prefix
+from catalog_admin.hive.view_text import rewrite_database_param, rewrite_view_text
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -47,8 +49,10 @@ def unit_key(step: dict, low: int) -> str:
     return f"{step['table']}:{low}"
 
 
-def run(spark: SparkSession | None, plan: dict, report: Callable[[dict], None]) -> dict:
-    """Copy every unit not yet completed, then publish; the manifest counts rows per table."""
+def run(spark: SparkSession | None, plan: dict, report: Callable[[dict], None], *, publish_on: Any = None) -> dict:
+    """Copy every unit not yet completed, then publish; the manifest counts rows per table. ``publish_on``: a
+    connection whose open transaction the publishing rows go into, left for its owner to add to (the notification
+    events) and commit; None: the program's own connection, committed here."""
     started = time.monotonic()
     completed = set(plan.get("completed", ()))
     copy_steps = [s for s in plan["steps"] if s["phase"] == "copy"]
@@ -70,7 +74,7 @@ def run(spark: SparkSession | None, plan: dict, report: Callable[[dict], None]) 
         report({"unit_done": key})
         report({"partitions_done": done, "partitions_total": total, "table": step["table"],
                 "message": f"{step['table']}: {rows[step['table']]} rows"})  # fmt: skip
-    rows.update(_publish(spark, plan, publish_steps, report))
+    rows.update(_publish(spark, plan, publish_steps, report, publish_on))
     report({"partitions_done": total, "partitions_total": total, "message": "Published"})
     return {"program": "merge", "rows": rows, "seconds": round(time.monotonic() - started, 3)}
 
@@ -101,10 +105,13 @@ def _copy_unit(spark: SparkSession | None, plan: dict, step: dict, low: int, hig
     return sum(counts)
 
 
-def _publish(spark: SparkSession | None, plan: dict, steps: list[dict], report: Callable[[dict], None]) -> dict:
-    """Every publishing table in one transaction: all visible at its commit, nothing before."""
+def _publish(
+    spark: SparkSession | None, plan: dict, steps: list[dict], report: Callable[[dict], None], into: Any = None
+) -> dict:
+    """Every publishing table in one transaction: all visible at its commit, nothing before (``into``: the caller's
+    connection and transaction, which the caller commits)."""
     rows: dict[str, int] = {}
-    target = connect(plan["target"])
+    target = into or connect(plan["target"])
     try:
         for step in steps:
             if step.get("rows"):  # a few rows the plan carries itself (NEXT_WRITE_ID)
@@ -119,12 +126,15 @@ def _publish(spark: SparkSession | None, plan: dict, steps: list[dict], report: 
                 rows[step["table"]] = rows.get(step["table"], 0) + written
             report({"message": f"Publishing: {step['table']} {rows.get(step['table'], 0)} rows"})
         fault_point("merge.before_publish_commit")
-        target.commit()
+        if into is None:
+            target.commit()
     except BaseException:
-        target.rollback()
+        if into is None:
+            target.rollback()
         raise
     finally:
-        target.close()
+        if into is None:
+            target.close()
     return rows
 
 
@@ -194,17 +204,21 @@ def _transformed(plan: dict, step: dict, rows: Iterable[dict]) -> Iterator[tuple
 
 
 def _converter(plan: dict, kind: str, source: str | None, value: Any) -> Callable[[dict], Any]:
-    key = (source or "").upper()
+    key, renames = (source or "").upper(), plan["renames"]
     if kind == "shift":
         return lambda row: None if row[key] is None else row[key] + value
     if kind == "const":
         return lambda row: value
     if kind == "rename":
-        renames = plan["renames"]
         return lambda row: renames.get((row[key] or "").lower(), row[key])
     if kind == "location":
         rewrite = location_rewriter(plan["location_rules"])
         return lambda row: rewrite(row[key])
+    if kind == "view_text":
+        return lambda row: rewrite_view_text(row[key], renames)
+    if kind == "view_param":
+        param = str(value).upper()
+        return lambda row: rewrite_database_param(row[param], row[key], renames)
     if kind == "boolean":
         return lambda row: _boolean(row[key])
     return lambda row: row[key]
@@ -259,6 +273,9 @@ def _frame(spark: SparkSession, plan: dict, step: dict, low: int, high: int) -> 
     frame = frame.load()
     spelled = {c.upper(): c for c in frame.columns}
     rewrite = F.udf(location_rewriter(plan["location_rules"]), "string")
+    renames = plan["renames"]
+    view_text = F.udf(lambda text: rewrite_view_text(text, renames), "string")
+    view_param = F.udf(lambda key, text: rewrite_database_param(key, text, renames), "string")
     expressions = []
     for name, kind, column, value in step["columns"]:
         col = F.col(f"`{spelled[column.upper()]}`") if column else None
@@ -272,6 +289,10 @@ def _frame(spark: SparkSession, plan: dict, step: dict, low: int, high: int) -> 
                 expression = F.when(F.lower(col) == old, F.lit(new)).otherwise(expression)
         elif kind == "location":
             expression = rewrite(col)
+        elif kind == "view_text":
+            expression = view_text(col)
+        elif kind == "view_param":
+            expression = view_param(F.col(f"`{spelled[str(value).upper()]}`"), col)
         elif kind == "boolean":
             expression = col.cast("boolean")
         else:

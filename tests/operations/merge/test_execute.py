@@ -45,7 +45,7 @@ def _request(source: str, target: str) -> MergeRequest:
 
 
 def _expected(source: str, request: MergeRequest, database: str) -> dict[str, list[tuple]]:
-    return rewritten_dump(source, database, [[r.old, r.new] for r in request.location_rules])
+    return rewritten_dump(source, database, [[r.old, r.new] for r in request.location_rules], dict(request.renames))
 
 
 PAIRS = [

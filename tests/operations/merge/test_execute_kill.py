@@ -101,7 +101,7 @@ def test_a_merge_killed_with_sigkill_shows_nothing_and_resumes_or_reverts(
         assert MergeImport.objects.get(pk=merge.pk).state == MergeImport.State.PUBLISHED
         assert unfinished_merges(SOURCE, target) == []
         for old, new in RENAMES:
-            assert database_dump(target, new) == rewritten_dump(SOURCE, old, [[rule.old, rule.new]])
+            assert database_dump(target, new) == rewritten_dump(SOURCE, old, [[rule.old, rule.new]], dict(RENAMES))
     else:
         merge_revert(merge)
         # then

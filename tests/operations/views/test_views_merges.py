@@ -54,7 +54,8 @@ def test_the_wizard_page_renders_its_fields_without_inline_scripts(people: dict[
 
 @pytest.mark.matrix
 def test_the_live_preview_shows_rows_ids_and_the_estimate(people: dict[str, User]) -> None:
-    """The partial lists the databases as they arrive, PARTITIONS with an id range, and the estimate's basis."""
+    """The partial lists the databases as they arrive, PARTITIONS with an id range, the estimate's basis and the
+    views rewritten to read their renamed databases."""
     # when
     response = signed_in(people["steward"]).post(reverse("operations:merge-preview"), _fields())
     # then
@@ -64,6 +65,9 @@ def test_the_live_preview_shows_rows_ids_and_the_estimate(people: dict[str, User
     assert 'id="merge-tables"' in page and ">PARTITIONS<" in page
     assert 'id="merge-estimate"' in page and "CATALOG_MERGE_PARTITIONS_PER_SECOND" in page
     assert 'id="merge-blockers"' not in page
+    # the renamed database's view, as it arrives: reading marketing_imported
+    assert 'id="merge-views"' in page and "marketing_imported.campaign_performance" in page
+    assert "FROM `marketing_imported`.`clicks`" in page.replace("&#x60;", "`")
 
 
 @pytest.mark.matrix

@@ -1,0 +1,175 @@
+"""
+The notification events Hive writes for what a merge creates, written in the merge's publishing transaction (after
+its rows, on the same connection, so they commit together), so Impala, replication and every ``NOTIFICATION_LOG``
+consumer see the imported databases, tables and partitions: per database ``CREATE_DATABASE``, then per table
+``CREATE_TABLE`` and its partitions' ``ADD_PARTITION`` events, each in the target version's message format
+(``operations.events.messages``), ids under ``NOTIFICATION_SEQUENCE``'s row lock (``operations.events.writer``).
+Nothing is written when the target's events are off (``METASTORE_EVENTS_<NAME>=off``).
+
+Partitions go in batches of :data:`ADD_PARTITION_BATCH`, one ``ADD_PARTITION`` event each, as Hive adds many
+partitions: ``Msck.createPartitionsInBatches`` calls ``add_partitions`` (one event, ``HMSHandler.add_partitions_core``
+firing ``AddPartitionEvent`` with every partition of the call) per batch of ``MetastoreConf.MSCK_REPAIR_BATCH_SIZE``
+(``metastore.msck.repair.batch.size`` / ``hive.msck.repair.batch.size``, default 3000). One event per table with all of
+its partitions would make a message of hundreds of megabytes for a table of 100,000 partitions.
+
+A merge's revert writes what Hive writes for ``DROP DATABASE … CASCADE`` (``HMSHandler.drop_database_core``): a
+``DROP_TABLE`` per table (dropping a table fires no ``DROP_PARTITION``: ``drop_table_core`` fires ``DropTableEvent``
+only), then ``DROP_DATABASE``, in the revert's transaction before its deletes.
+"""
+
+from __future__ import annotations
+
+import pickle
+import tempfile
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+
+from catalog_admin.hive.versions import SchemaVersion
+from catalog_admin.models import Partition, PartitionKey
+from catalog_admin.selectors.metastores import Metastore, get_metastore
+from operations.events import messages
+from operations.events.files import partition_files, table_files
+from operations.events.objects import read_database, read_partitions, read_table
+from operations.events.writer import DEFAULT_CATALOG, Row, insert_events
+from operations.merge.reads import MetastoreReader
+from operations.models import MergeImport
+
+__all__ = ("ADD_PARTITION_BATCH", "merge_event_counts", "write_merge_events", "write_revert_events")
+
+ADD_PARTITION_BATCH = 3000
+CREATE_DATABASE, CREATE_TABLE, ADD_PARTITION = "CREATE_DATABASE", "CREATE_TABLE", "ADD_PARTITION"
+DROP_DATABASE, DROP_TABLE = "DROP_DATABASE", "DROP_TABLE"
+
+# (DB_ID, [(TBL_ID, partition count)]) per imported database, in id order.
+Imported = list[tuple[int, list[tuple[int, int]]]]
+
+
+def write_merge_events(merge: MergeImport) -> dict[str, int]:
+    """Insert the events of ``merge``'s imported rows on the target (inside the caller's transaction, after the
+    rows); returns their counts by type (empty when the target's events are off)."""
+    metastore = get_metastore(merge.target)
+    if not metastore.config.events or "DBS" not in merge.id_ranges:
+        return {}
+    imported = _imported(merge)
+    counts = merge_event_counts(imported)
+    now = int(time.time())
+    with _spooled(_rows(metastore, imported, now)) as rows:
+        insert_events(metastore, rows, sum(counts.values()), now)
+    return counts
+
+
+def write_revert_events(merge: MergeImport) -> dict[str, int]:
+    """Insert the DROP events of the databases and tables ``merge``'s revert deletes (inside the revert's
+    transaction, before its deletes); returns their counts by type (empty when the target's events are off)."""
+    metastore = get_metastore(merge.target)
+    if not metastore.config.events or "DBS" not in merge.id_ranges:
+        return {}
+    imported = _imported(merge)
+    counts = {DROP_TABLE: sum(len(tables) for _, tables in imported), DROP_DATABASE: len(imported)}
+    now = int(time.time())
+    with _spooled(_drop_rows(metastore, imported, now)) as rows:
+        insert_events(metastore, rows, sum(counts.values()), now)
+    return counts
+
+
+@contextmanager
+def _spooled(rows: Iterable[Row]) -> Iterator[Iterator[Row]]:
+    """``rows`` built first into a temporary file, then read back: ``NOTIFICATION_SEQUENCE``'s row lock (taken when
+    the ids are reserved, held to the commit) waits for no object read or file listing, as Hive builds its messages
+    before ``addNotificationLog`` locks; memory stays one row."""
+    with tempfile.TemporaryFile() as spool:
+        for row in rows:
+            pickle.dump(row, spool)
+        end = spool.tell()
+        spool.seek(0)
+
+        def replay() -> Iterator[Row]:
+            while spool.tell() < end:
+                yield pickle.load(spool)  # noqa: S301 - our own rows, written just above
+
+        yield replay()
+
+
+def merge_event_counts(imported: Imported) -> dict[str, int]:
+    """Events by type: one per database and table, one per :data:`ADD_PARTITION_BATCH` partitions of a table."""
+    tables = [t for _, listed in imported for t in listed]
+    batches = sum(-(-parts // ADD_PARTITION_BATCH) for _, parts in tables)
+    return {CREATE_DATABASE: len(imported), CREATE_TABLE: len(tables), ADD_PARTITION: batches}
+
+
+def _imported(merge: MergeImport) -> Imported:
+    """The databases, tables and partition counts in the merge's journaled id ranges (one query each)."""
+    reader = MetastoreReader(merge.target)
+    db_low, db_high = merge.id_ranges["DBS"]
+    databases = reader.rows('SELECT "DB_ID" FROM "DBS" WHERE "DB_ID" BETWEEN %s AND %s ORDER BY "DB_ID"',
+                            [db_low, db_high])  # fmt: skip
+    tables = reader.rows(
+        'SELECT "DB_ID", "TBL_ID" FROM "TBLS" WHERE "DB_ID" BETWEEN %s AND %s ORDER BY "TBL_ID"', [db_low, db_high]
+    )
+    parts = dict(
+        reader.rows(
+            'SELECT p."TBL_ID", COUNT(*) FROM "PARTITIONS" p JOIN "TBLS" t ON t."TBL_ID" = p."TBL_ID" '
+            'WHERE t."DB_ID" BETWEEN %s AND %s GROUP BY p."TBL_ID"',
+            [db_low, db_high],
+        )
+    )
+    by_database: dict[int, list[tuple[int, int]]] = {int(db_id): [] for (db_id,) in databases}
+    for db_id, tbl_id in tables:
+        by_database[int(db_id)].append((int(tbl_id), int(parts.get(tbl_id, 0))))
+    return list(by_database.items())
+
+
+def _drop_rows(metastore: Metastore, imported: Imported, now: int) -> Iterator[Row]:
+    """``onDropTable`` for each table (the table as it was), then ``onDropDatabase``, database by database."""
+    version, alias = metastore.schema.version, metastore.alias
+    catalog, no_table = _names(version)
+    for db_id, tables in imported:
+        for tbl_id, _ in tables:
+            table = read_table(alias, version, tbl_id)
+            message = messages.drop_table_message(version, table, now)
+            yield DROP_TABLE, catalog, table.database, table.name, messages.encode(version, message)
+        database = read_database(alias, version, db_id)
+        message = messages.database_message(version, database, now)
+        yield DROP_DATABASE, catalog, database.name, no_table, messages.encode(version, message)
+
+
+def _names(version: SchemaVersion) -> tuple[str | None, str | None]:
+    """The catalog column of every event, and the table column of a database's event (3.1's direct SQL writes one
+    space for an event of no table, 4.0 NULL: ``operations.events.writer``)."""
+    capabilities = version.capabilities
+    catalog = DEFAULT_CATALOG if capabilities.catalogs else None
+    spaced = capabilities.database_messages_carry_json and not capabilities.database_messages_carry_catalog
+    return catalog, " " if spaced else None
+
+
+def _rows(metastore: Metastore, imported: Imported, now: int) -> Iterator[Row]:
+    """Each event as ``DbNotificationListener`` writes it: ``onCreateDatabase`` (the database's name, no table),
+    ``onCreateTable`` (the table and its files), ``onAddPartition`` (the partitions and their files)."""
+    version, alias = metastore.schema.version, metastore.alias
+    catalog, no_table = _names(version)
+    for db_id, tables in imported:
+        database = read_database(alias, version, db_id)
+        message = messages.database_message(version, database, now)
+        yield CREATE_DATABASE, catalog, database.name, no_table, messages.encode(version, message)
+        for tbl_id, parts in tables:
+            table = read_table(alias, version, tbl_id)
+            files = table_files(metastore.name, version, table)
+            message = messages.create_table_message(version, table, now, files)
+            yield CREATE_TABLE, catalog, table.database, table.name, messages.encode(version, message)
+            if not parts:
+                continue
+            keys = list(
+                PartitionKey.objects.using(alias)
+                .filter(table_id=tbl_id)
+                .order_by("position")
+                .values_list("name", flat=True)
+            )
+            ids = list(
+                Partition.objects.using(alias).filter(table_id=tbl_id).order_by("pk").values_list("pk", flat=True)
+            )
+            for start in range(0, len(ids), ADD_PARTITION_BATCH):
+                added = list(read_partitions(alias, version, table, ids[start : start + ADD_PARTITION_BATCH]))
+                listed = partition_files(metastore.name, version, table, keys, added)
+                message = messages.add_partition_message(version, table, keys, added, now, listed)
+                yield ADD_PARTITION, catalog, table.database, table.name, messages.encode(version, message)
