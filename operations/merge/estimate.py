@@ -18,6 +18,7 @@ __all__ = ("DEFAULT_PARTITIONS_PER_SECOND", "DurationEstimate", "estimate_durati
 # tables, 2-core machine; docs/benchmarks.md "Metastore merge"), until a merge job on this console has run (then its
 # throughput is used).
 DEFAULT_PARTITIONS_PER_SECOND = 2551.0
+MERGE_JOB = "merge"  # the job kind whose runs are measured (operations.merge.jobs.MERGE; design.md's name)
 _RECENT_JOBS = 10
 
 
@@ -55,12 +56,11 @@ def estimate_duration(partitions: int) -> DurationEstimate:
 def measured_throughput() -> tuple[float, int] | None:
     """Partitions per second over the latest succeeded merge jobs that imported partitions, and how many jobs."""
     from operations.choices import JobState
-    from operations.merge.jobs import MERGE
     from operations.models import Job
 
     jobs = list(
         Job.objects.filter(
-            kind=MERGE, state=JobState.SUCCEEDED, partitions_done__gt=0, started_at__isnull=False,
+            kind=MERGE_JOB, state=JobState.SUCCEEDED, partitions_done__gt=0, started_at__isnull=False,
             finished_at__isnull=False, change_request__revert_of__isnull=True,
         ).order_by("-finished_at").values_list("partitions_done", "started_at", "finished_at")[:_RECENT_JOBS]
     )  # fmt: skip
