@@ -18,6 +18,7 @@ from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.models import Table, TableParam
 from catalog_admin.selectors.metastores import Metastore
 from operations.changes import ChangeKind, change_kind, register_change_kind, registered_kinds
+from operations.choices import JobState
 from operations.ddl.parser import parse_alter
 from operations.models import ChangeRequest, Job
 from operations.services.change_requests import (
@@ -28,10 +29,13 @@ from operations.services.change_requests import (
     change_request_submit,
 )
 from operations.services.jobs import EXECUTE
+from operations.services.relocate_jobs import RELOCATE
 from operations.specs import SPEC_KINDS
+from tests.operations.services.test_rewrite import DAY, ORDERS, split_into_small_files
 
 ROOT = Path(__file__).resolve().parents[2]
 PROPERTIES = "ALTER TABLE sales.customers SET TBLPROPERTIES ('team'='seam')"
+CONCATENATE = "ALTER TABLE sales.orders PARTITION (dt='2024-01-02') CONCATENATE"  # DAY's partition
 
 
 def test_an_operation_of_no_registered_kind_is_refused_naming_it() -> None:
@@ -157,6 +161,27 @@ def test_an_alter_goes_through_the_services_by_its_operation(
     request.refresh_from_db()
     assert revert.operation["kind"] == "revert" and request.state == "reverted"
     assert not TableParam.objects.using(metastore.alias).filter(table=table, key="team", value="seam").exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("warehouse")
+def test_a_data_job_goes_through_the_same_services_and_queues_its_job_kind(
+    metastore: Metastore, people: dict[str, User], django_capture_on_commit_callbacks
+) -> None:
+    """A CONCATENATE, created from its operation like any kind, is a ``compact`` job: queued (until the runner's
+    rename) as the relocate runner's job running the rewrite program."""
+    # given
+    split_into_small_files(metastore, "sales.orders", DAY, "parquet", ORDERS)
+    operation = parse_alter(CONCATENATE).as_dict()
+    request = change_request_create(user=people["steward"], metastore=metastore.name, operation=operation)
+    request = _approved(change_request_submit(request=request, user=people["steward"]), people)
+    # when
+    with django_capture_on_commit_callbacks(execute=True):
+        request = change_request_execute(request=request, user=people["steward"])
+    # then
+    job = Job.objects.get(change_request=request)
+    assert change_kind(request.operation).job_kind(request) == "compact"
+    assert (request.state, job.kind, job.program, job.state) == ("executing", RELOCATE, "rewrite", JobState.QUEUED)
 
 
 def _approved(request: ChangeRequest, people: dict[str, User]) -> ChangeRequest:
