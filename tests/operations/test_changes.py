@@ -20,7 +20,7 @@ from catalog_admin.selectors.metastores import Metastore
 from operations.changes import ChangeKind, change_kind, register_change_kind, registered_kinds
 from operations.choices import JobState
 from operations.ddl.parser import parse_alter
-from operations.models import ChangeRequest, Job
+from operations.models import ChangeRequest, Execution, Job
 from operations.services.change_requests import (
     change_request_approve,
     change_request_create,
@@ -111,6 +111,21 @@ def test_job_kinds_are_named_for_what_they_do(operation: dict, preview: dict, jo
     request = ChangeRequest(operation=operation, preview=preview)
     # then
     assert change_kind(operation).job_kind(request) == job_kind
+
+
+def test_a_merge_takes_no_statement_and_its_revert_is_not_reverted() -> None:
+    """A merge draft cannot be given an ALTER statement, and the revert of a merge's revert is refused naming why."""
+    # given
+    request = ChangeRequest(pk=7, operation={"kind": "merge"})
+    # when
+    with pytest.raises(ApplicationError) as edited:
+        change_kind(request.operation).replan(request, parse_alter(PROPERTIES).as_dict())
+    with pytest.raises(ApplicationError) as reverted:
+        change_kind({"kind": "merge_revert"}).revert_plan(Execution(pk=9, operation={"kind": "merge_revert"}))
+    # then
+    assert edited.value.code == ErrorCode.INVALID_PARAMETER and edited.value.details == {"parameter": "statement"}
+    assert reverted.value.code == ErrorCode.INVALID_STATE
+    assert reverted.value.message.startswith("Execution #9 reverted a merge: it cannot be reverted in turn")
 
 
 @pytest.mark.django_db
