@@ -10,7 +10,11 @@ class OperationsConfig(AppConfig):
     def ready(self) -> None:
         from operations.extensions import register_page_slots
         from operations.merge import jobs  # noqa: F401  (registers the merge job runner)
+        from operations.merge.changes import register_merge_kinds
         from operations.services import relocate_jobs, spark_jobs  # noqa: F401  (register the job runners)
+        from operations.services.alter_kind import register_alter_kinds
 
+        register_alter_kinds()  # the change kinds (operations.changes): the services never name one
+        register_merge_kinds()
         # Fill catalog_admin's page slots (top bar, table page): catalog_admin itself never names operations.
         register_page_slots()

@@ -79,7 +79,8 @@ class ExecuteForm(forms.Form):
 
 
 class MergeForm(forms.Form):
-    """A merge of databases of one metastore into another: ``cleaned_data["merge"]`` is the checked MergeRequest."""
+    """A merge of databases of one metastore into another: ``cleaned_data["merge"]`` is the checked MergeRequest,
+    ``cleaned_data["operation"]`` the operation a change request on it stores."""
 
     source = forms.ChoiceField(choices=_metastore_choices, help_text="Import from")
     target = forms.ChoiceField(choices=_metastore_choices, help_text="Import into (the request lives here)")
@@ -103,7 +104,7 @@ class MergeForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         from catalog_admin.errors import ApplicationError
-        from operations.merge.workflow import merge_request_from_dict
+        from operations.merge.workflow import merge_operation, merge_request_from_dict
 
         cleaned = super().clean()
         if "source" in cleaned and "target" in cleaned:
@@ -119,4 +120,6 @@ class MergeForm(forms.Form):
                 )
             except ApplicationError as exc:
                 self.add_error(None, exc.message)
+            else:
+                cleaned["operation"] = merge_operation(cleaned["merge"])
         return cleaned

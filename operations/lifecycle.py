@@ -28,6 +28,8 @@ from operations.choices import ACTION_STATES, ChangeRequestState, Decision, JobS
 from operations.models import ChangeRequest, Job
 from operations.policy import Allowed, can_request, has_role
 from operations.policy import can_approve as policy_can_approve
+from operations.rules import blocked_error
+from operations.staleness import stale_message
 
 __all__ = (
     "ACTIONS",
@@ -106,9 +108,10 @@ def state_refusal(change: ChangeRequest, action: str) -> Allowed:
 
 def stale_reason(change: ChangeRequest) -> str:
     """The ``stale_preview`` wording: the table changed since the request's preview."""
-    return (
-        f"{change.database_name}.{change.table_name} changed since request #{change.pk} was previewed; "
-        "refresh the preview before it can be approved or executed."
+    return stale_message(
+        f"{change.database_name}.{change.table_name}",
+        "refresh the preview before it can be approved or executed",
+        since=f"request #{change.pk} was previewed",
     )
 
 
@@ -178,13 +181,8 @@ def _unblocked(change: ChangeRequest) -> Allowed:
     blockers = (change.preview or {}).get("blockers") or []
     if not blockers:
         return _OK
-    first = blockers[0]
-    return Allowed(
-        False,
-        first.get("message", ""),
-        ErrorCode.HIVE_RULE_VIOLATION,
-        {"rule": first.get("rule"), "blockers": blockers, "blocker_counts": change.preview.get("blocker_counts", {})},
-    )
+    refused = blocked_error(blockers, change.preview.get("blocker_counts"))
+    return Allowed(False, refused.message, refused.code, refused.details)
 
 
 def _approved_to_run(change: ChangeRequest, action: str) -> Allowed:

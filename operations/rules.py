@@ -12,7 +12,7 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -149,13 +149,21 @@ def bound_findings(findings: Iterable[Finding], per_code: int | None = None) -> 
     return BoundedFindings(tuple(listed), tuple(counts.items()), hashlib.sha256(payload).hexdigest()[:32])
 
 
-def blocked_error(blockers: Iterable[Finding]) -> ApplicationError:
-    """The refusal of a blocked plan: its first blocker's words; details name the rule, the bounded blockers and
-    every code's count."""
-    bounded = bound_findings(blockers)
+def blocked_error(
+    blockers: Iterable[Finding | Mapping[str, Any]], counts: Mapping[str, int] | None = None
+) -> ApplicationError:
+    """The one refusal of a blocked plan (every kind, every service, the lifecycle): its first blocker's words;
+    details name the rule, the bounded blockers and every code's count. ``blockers``: findings, or a stored
+    summary's (then ``counts``: the summary's ``blocker_counts``, its totals beyond the ones listed)."""
+    bounded = bound_findings(b if isinstance(b, Finding) else _finding(b) for b in blockers)
     first = bounded.listed[0]
-    details = {"rule": first.rule, "blockers": bounded.as_list(), "blocker_counts": dict(bounded.counts)}
+    totals = dict(counts) if counts else dict(bounded.counts)
+    details = {"rule": first.rule, "blockers": bounded.as_list(), "blocker_counts": totals}
     return ApplicationError(ErrorCode.HIVE_RULE_VIOLATION, first.message, details)
+
+
+def _finding(stored: Mapping[str, Any]) -> Finding:
+    return Finding(**{name: stored[name] for name in ("code", "rule", "message", "severity") if name in stored})
 
 
 def check_alter_form(*, written_on_view: bool, is_view: bool) -> list[Finding]:

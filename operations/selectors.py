@@ -24,6 +24,7 @@ from operations.choices import ChangeRequestState
 from operations.lifecycle import ACTIONS
 from operations.models import Approval, AuditRecord, ChangeRequest, Execution, Job
 from operations.policy import Allowed, can_approve, has_role
+from operations.risk import LEVELS
 
 __all__ = (
     "ACTIONS",
@@ -42,7 +43,7 @@ __all__ = (
     "table_history",
 )
 
-RISKS = ("low", "medium", "high")
+RISKS = LEVELS  # the one risk model (operations.risk)
 STATES = tuple(ChangeRequestState.values)
 _INBOX_LIMIT = 200
 

@@ -12,18 +12,21 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from catalog_admin.errors import ApplicationError, ErrorCode
-from operations.preview import Preview
 
 __all__ = (
+    "ALTER_FIELDS",
     "FIELD_LABELS",
+    "ComparedFields",
     "ItemChange",
+    "KeyedField",
     "StaleChange",
     "Staleness",
     "compare_plans",
     "list_changes",
+    "stale_message",
     "stale_preview_error",
 )
 
@@ -41,13 +44,47 @@ FIELD_LABELS = {
     "params": "Table parameters",
     "serde_params": "SerDe parameters",
 }
-COMPARED = (
-    ("risk", "Risk"),
-    ("partitions_touched", "Partitions touched"),
-    ("statistics_moved", "Statistics moved"),
-    ("statistics_dropped", "Statistics dropped"),
+
+
+@dataclass(frozen=True)
+class KeyedField:
+    """A list-valued summary field compared entry by entry: ``field``'s entries keyed by ``key``, their ``value``
+    compared; each changed entry is named ``label.format(key)``."""
+
+    field: str
+    key: str
+    value: str
+    label: str
+
+
+@dataclass(frozen=True)
+class ComparedFields:
+    """The summary fields a kind declares for staleness, besides what every plan may carry (a table's diff, rows per
+    metastore table, directory moves, partitions in scope, statements, blockers): ``scalars`` as ``(field, label)``,
+    ``keyed`` list fields (:class:`KeyedField`)."""
+
+    scalars: tuple[tuple[str, str], ...] = ()
+    keyed: tuple[KeyedField, ...] = ()
+
+
+ALTER_FIELDS = ComparedFields(
+    scalars=(
+        ("risk", "Risk"),
+        ("partitions_touched", "Partitions touched"),
+        ("statistics_moved", "Statistics moved"),
+        ("statistics_dropped", "Statistics dropped"),
+    )
 )
-Plan = Mapping[str, Any] | Preview
+
+
+class _Summarized(Protocol):
+    @property
+    def fingerprint(self) -> str: ...
+
+    def as_dict(self) -> dict[str, Any]: ...
+
+
+Plan = Mapping[str, Any] | _Summarized
 
 
 @dataclass(frozen=True)
@@ -91,14 +128,16 @@ class Staleness:
         }
 
 
-def compare_plans(approved: Plan, current: Plan) -> Staleness:
-    """Compare the approved plan (a :class:`Preview` or its stored summary) with ``current``."""
+def compare_plans(approved: Plan, current: Plan, compared: ComparedFields = ALTER_FIELDS) -> Staleness:
+    """Compare the approved plan (a plan, or its stored summary with its fingerprint) with ``current``; ``compared``:
+    the summary fields the plan's kind declares (an ALTER's by default)."""
     old, new = _summary(approved), _summary(current)
     if old.get("fingerprint") == new.get("fingerprint"):
         return Staleness(False, (), old.get("fingerprint", ""), new.get("fingerprint", ""))
     changes = (
         _diff_changes(old, new)
         + _count_changes(old, new)
+        + _declared_changes(old, new, compared)
         + _move_changes(old, new)
         + _scope_changes(old.get("scope"), new.get("scope"))
         + _statement_changes(old.get("steps") or [], new.get("steps") or [])
@@ -107,8 +146,17 @@ def compare_plans(approved: Plan, current: Plan) -> Staleness:
     return Staleness(True, tuple(changes), old.get("fingerprint", ""), new.get("fingerprint", ""))
 
 
+def stale_message(
+    subject: str, then: str, *, since: str = "the approved preview", staleness: Staleness | None = None
+) -> str:
+    """The words of every "plan is stale" refusal: ``subject`` changed since ``since`` (what changed); ``then``."""
+    what = f" ({staleness.summary})" if staleness is not None else ""
+    return f"{subject} changed since {since}{what}; {then}."
+
+
 def stale_preview_error(message: str, staleness: Staleness, **details: Any) -> ApplicationError:
-    """The ``stale_preview`` error; its details name what changed (``changed``) and both fingerprints."""
+    """The ``stale_preview`` refusal (words from :func:`stale_message`); its details name what changed
+    (``changed``) and both fingerprints."""
     return ApplicationError(ErrorCode.STALE_PREVIEW, message, {**staleness.as_details(), **details})
 
 
@@ -125,9 +173,10 @@ def list_changes(before: list[Any], after: list[Any]) -> tuple[tuple[ItemChange,
 
 
 def _summary(plan: Plan) -> dict[str, Any]:
-    if isinstance(plan, Preview):
-        return json.loads(json.dumps(plan.as_dict(), default=str))  # tuples as lists, like a stored summary
-    return dict(plan)
+    if isinstance(plan, Mapping):
+        return dict(plan)
+    summary = json.loads(json.dumps(plan.as_dict(), default=str))  # tuples as lists, like a stored summary
+    return {**summary, "fingerprint": plan.fingerprint}
 
 
 def _keyed(entries: list[Any]) -> dict[str, str]:
@@ -169,9 +218,24 @@ def _count_changes(old: dict[str, Any], new: dict[str, Any]) -> list[StaleChange
     for table in sorted(set(old_counts) | set(new_counts)):
         if old_counts.get(table) != new_counts.get(table):
             changes.append(StaleChange(f"Rows of {table}", old_counts.get(table, "—"), new_counts.get(table, "—")))
-    for key, label in COMPARED:
-        if old.get(key) != new.get(key):
-            changes.append(StaleChange(label, str(old.get(key, "—")), str(new.get(key, "—"))))
+    return changes
+
+
+def _declared_changes(old: dict[str, Any], new: dict[str, Any], compared: ComparedFields) -> list[StaleChange]:
+    """The kind's declared fields: each scalar that differs, each keyed entry that came, went or changed."""
+    changes = [
+        StaleChange(label, str(old.get(key, "—")), str(new.get(key, "—")))
+        for key, label in compared.scalars
+        if old.get(key) != new.get(key)
+    ]
+    for keyed in compared.keyed:
+        before = {item[keyed.key]: item.get(keyed.value) for item in old.get(keyed.field) or []}
+        after = {item[keyed.key]: item.get(keyed.value) for item in new.get(keyed.field) or []}
+        changes += [
+            StaleChange(keyed.label.format(key), str(before.get(key, "—")), str(after.get(key, "—")))
+            for key in sorted(set(before) | set(after))
+            if before.get(key) != after.get(key)
+        ]
     return changes
 
 
@@ -225,7 +289,15 @@ def _blocker_changes(old: dict[str, Any], new: dict[str, Any]) -> list[StaleChan
     digests = old.get("blockers_digest"), new.get("blockers_digest")
     if not changes and None not in digests and digests[0] != digests[1]:
         changes.append(StaleChange("Blockers", "as previewed", "other blockers, the same number of each kind"))
+    if not changes and None in digests:  # a summary without a digest lists every blocker: compare what they name
+        was, now = _blocker_names(old), _blocker_names(new)
+        if was != now:
+            changes.append(StaleChange("Blockers", ", ".join(sorted(was)), ", ".join(sorted(now))))
     return changes
+
+
+def _blocker_names(summary: dict[str, Any]) -> set[str]:
+    return {str(b.get("subject") or b.get("message")) for b in summary.get("blockers") or []}
 
 
 def _blocker_counts(summary: dict[str, Any]) -> dict[str, int]:

@@ -17,8 +17,8 @@ from operations.api.idempotency import IDEMPOTENCY_KEY_PARAMETER, idempotent
 from operations.api.serializers import ChangeRequestSerializer, MergePreviewSerializer
 from operations.api.views import OperationsAPIView, _errors
 from operations.merge.changes import merge_change
-from operations.merge.workflow import merge_request_from_dict
-from operations.services.change_requests import change_request_create_merge
+from operations.merge.workflow import merge_operation, merge_request_from_dict
+from operations.services.change_requests import change_request_create
 
 __all__ = ("MergeCreateView", "MergePreviewView")
 
@@ -110,5 +110,6 @@ class MergeCreateView(OperationsAPIView):
         Blockers are shown in the preview; they refuse the request at submit. Then submit, approve, execute and
         revert it through the change-request endpoints."""
         data = self.validated(MergeCreateSerializer)
-        change = change_request_create_merge(user=request.user, merge=data["request"], reason=data["reason"])
+        operation = merge_operation(data["request"])
+        change = change_request_create(user=request.user, operation=operation, reason=data["reason"])
         return self.change_request(change, status=201)

@@ -19,6 +19,7 @@ from catalog_admin.errors import ApplicationError, ErrorCode
 from operations.choices import ChangeRequestState, Decision, JobState
 from operations.ddl.parser import DdlParseError, parse_alter
 from operations.models import Approval, AuditRecord, ChangeRequest, Execution, Job
+from operations.risk import LEVELS
 from operations.selectors import change_request_actions
 from operations.specs import SPEC_KINDS, AlterSpec, spec_from_dict
 
@@ -50,7 +51,7 @@ __all__ = (
 )
 
 NAMESPACE = "operations_api"
-RISKS = ("low", "medium", "high")
+RISKS = LEVELS  # the one risk model (operations.risk)
 
 _TABLE_REF = {
     "type": "object",

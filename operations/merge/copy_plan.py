@@ -20,9 +20,9 @@ from catalog_admin.hive.view_text import DATABASE_KEYS
 from operations.merge.pipe_sql import literal, location_rewrite
 from operations.merge.plan import MergePreview
 from operations.merge.preview import CATALOG
-from operations.merge.reads import MetastoreReader
+from operations.merge.reads import MetastoreReader, quoted_for
 from operations.merge.request import MergeRequest
-from operations.merge.scope import CARRIED_TABLES, CarriedTable, quoted_for, ranged, tally
+from operations.merge.scope import CARRIED_TABLES, CarriedTable, ranged, tally
 from operations.merge.views import has_views_to_rewrite
 from operations.merge.write_ids import WRITE_ID_TABLE, WriteIdState, write_id_states
 

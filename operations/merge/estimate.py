@@ -1,8 +1,9 @@
 """
 How long a merge would take: its partitions over a measured throughput, with the basis said.
 
-The throughput is that of the latest succeeded merge jobs on this console (partitions they imported over the time they
-ran) when there are any, else ``settings.CATALOG_MERGE_PARTITIONS_PER_SECOND``, the figure ``benchmarks/merge.py``
+The throughput is the median of the latest succeeded merge jobs on this console (partitions they imported over the time
+they ran, in the worker: :func:`operations.estimates.measured_throughput`, the one estimate model) when there are any,
+else ``settings.CATALOG_MERGE_PARTITIONS_PER_SECOND``, the figure ``benchmarks/merge.py``
 printed (``docs/benchmarks.md``). An estimate is advice: it is shown, never fingerprinted.
 """
 
@@ -12,12 +13,15 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-__all__ = ("DEFAULT_PARTITIONS_PER_SECOND", "DurationEstimate", "estimate_duration", "measured_throughput")
+from operations.estimates import measured_throughput
+
+__all__ = ("DEFAULT_PARTITIONS_PER_SECOND", "DurationEstimate", "estimate_duration", "merge_throughput")
 
 # merge_execute in process as benchmarks/merge.py measured it (PostgreSQL 3.1 → 3.1, 1,000,000 partitions into 100,000
 # tables, 2-core machine; docs/benchmarks.md "Metastore merge"), until a merge job on this console has run (then its
 # throughput is used).
 DEFAULT_PARTITIONS_PER_SECOND = 2551.0
+MERGE_JOB = "merge"  # the job kind whose runs are measured (operations.merge.jobs.MERGE; design.md's name)
 _RECENT_JOBS = 10
 
 
@@ -44,7 +48,7 @@ class DurationEstimate:
 
 def estimate_duration(partitions: int) -> DurationEstimate:
     """The estimate for a merge of ``partitions`` partitions, from earlier merge jobs or the benchmark's figure."""
-    measured = measured_throughput()
+    measured = merge_throughput()
     if measured is not None:
         rate, jobs = measured
         return DurationEstimate(partitions, rate, f"the throughput of the last {jobs} merge job(s) on this console")
@@ -52,19 +56,10 @@ def estimate_duration(partitions: int) -> DurationEstimate:
     return DurationEstimate(partitions, rate, "the benchmark's figure (CATALOG_MERGE_PARTITIONS_PER_SECOND)")
 
 
-def measured_throughput() -> tuple[float, int] | None:
-    """Partitions per second over the latest succeeded merge jobs that imported partitions, and how many jobs."""
-    from operations.choices import JobState
-    from operations.merge.jobs import MERGE
-    from operations.models import Job
-
-    jobs = list(
-        Job.objects.filter(
-            kind=MERGE, state=JobState.SUCCEEDED, partitions_done__gt=0, started_at__isnull=False,
-            finished_at__isnull=False, change_request__revert_of__isnull=True,
-        ).order_by("-finished_at").values_list("partitions_done", "started_at", "finished_at")[:_RECENT_JOBS]
-    )  # fmt: skip
-    seconds = sum((finished - started).total_seconds() for _, started, finished in jobs)
-    if not jobs or seconds <= 0:
-        return None
-    return sum(done for done, _, _ in jobs) / seconds, len(jobs)
+def merge_throughput() -> tuple[float, int] | None:
+    """Partitions per second (the median) of the latest succeeded merge jobs that imported partitions (not reverts,
+    run in the worker), and how many jobs."""
+    measured = measured_throughput(
+        MERGE_JOB, done="partitions_done", engine="", last=_RECENT_JOBS, change_request__revert_of__isnull=True
+    )
+    return (measured.rate, measured.runs) if measured is not None else None

@@ -28,8 +28,11 @@ from operations.merge.preview import merge_preview
 from operations.merge.reads import MetastoreReader
 from operations.merge.request import LocationRule, MergeRequest
 from operations.merge.scope import CARRIED_TABLES, sequence_of
+from operations.merge.workflow import MERGE_FIELDS, MergeChange
 from operations.models import Execution, MergeImport
+from operations.rules import blocked_error
 from operations.spark.programs import merge as program
+from operations.staleness import compare_plans, stale_message, stale_preview_error
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -51,15 +54,12 @@ def merge_execute(
 ) -> MergeImport:
     """Re-preview, refuse when the plan changed since ``approved`` or is blocked, then reserve, copy and publish."""
     current = merge_preview(request)
-    if current.fingerprint != approved.fingerprint:
-        raise ApplicationError(
-            ErrorCode.STALE_PREVIEW,
-            "The merge changed since it was previewed (row counts, names or blockers): preview it again.",
-            {"approved": approved.fingerprint, "current": current.fingerprint},
-        )
+    staleness = compare_plans(MergeChange(approved), MergeChange(current), MERGE_FIELDS)
+    if staleness.is_stale:
+        message = stale_message("The merge", "preview it again", since="it was previewed", staleness=staleness)
+        raise stale_preview_error(message, staleness)
     if not current.is_executable:
-        first = current.blockers[0]
-        raise ApplicationError(ErrorCode.INVALID_STATE, f"The merge is blocked: {first.message}", {"code": first.code})
+        raise blocked_error(MergeChange(current).blockers)
     merge = _reserve(current, execution)
     return _run(merge, report, spark, key_spans={t.table: t.source_keys for t in current.tables})
 

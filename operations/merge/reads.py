@@ -7,9 +7,7 @@ from typing import Any
 
 from django.db import connections
 
-from operations.merge.scope import quoted_for
-
-__all__ = ("MetastoreReader",)
+__all__ = ("MetastoreReader", "quoted_for")
 
 
 class MetastoreReader:
@@ -80,3 +78,8 @@ class MetastoreReader:
         with self.connection.cursor() as cursor:
             cursor.execute(sql, list(params))
             return list(cursor.fetchall())
+
+
+def quoted_for(sql: str, vendor: str) -> str:
+    """SQL written with double-quoted names, as ``vendor`` quotes them (backticks on MySQL/MariaDB)."""
+    return sql.replace('"', "`") if vendor == "mysql" else sql

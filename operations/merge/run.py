@@ -16,10 +16,11 @@ from django.utils import timezone
 from catalog_admin.errors import ApplicationError, ErrorCode
 from operations.merge.execute import merge_execute
 from operations.merge.revert import merge_revert
-from operations.merge.workflow import MergeChange, MergeRevertChange, merge_staleness
+from operations.merge.workflow import MERGE_FIELDS, MergeChange, MergeRevertChange, merge_import_of
 from operations.models import Execution
+from operations.rules import blocked_error
 from operations.services.audit import audit_execution
-from operations.staleness import stale_preview_error
+from operations.staleness import compare_plans, stale_message, stale_preview_error
 
 __all__ = ("merge_revert_run", "merge_run")
 
@@ -55,8 +56,6 @@ def merge_revert_run(
 ) -> Execution:
     """Delete exactly the rows the merge execution imported (``merge_revert``), as an execution that reverts it."""
     _check_runnable(change, approved)
-    from operations.merge.changes import merge_import_of
-
     original = Execution.objects.get(pk=change.execution_id)
     execution = _start(change, actor=actor, source=source, reason=reason, reverts=original)
     started = time.monotonic()
@@ -70,19 +69,14 @@ def merge_revert_run(
 
 def _check_runnable(change: MergeChange | MergeRevertChange, approved: dict[str, Any] | None) -> None:
     if approved is not None:
-        staleness = merge_staleness(approved, change)
+        staleness = compare_plans(approved, change, MERGE_FIELDS)
         if staleness.is_stale:
-            raise stale_preview_error(
-                f"The metastores changed since the approved merge preview ({staleness.summary}); nothing was executed.",
-                staleness,
+            message = stale_message(
+                "The metastores", "nothing was executed", since="the approved merge preview", staleness=staleness
             )
+            raise stale_preview_error(message, staleness)
     if change.blockers:
-        first = change.blockers[0]
-        raise ApplicationError(
-            ErrorCode.HIVE_RULE_VIOLATION,
-            first.message,
-            {"rule": first.rule, "blockers": [b.__dict__ for b in change.blockers]},
-        )
+        raise blocked_error(change.blockers)
 
 
 def _start(

@@ -11,12 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from catalog_admin.ids import DATANUCLEUS_CLASSES, SEQUENCE_PREFIX
-
-if TYPE_CHECKING:
-    from operations.merge.reads import MetastoreReader
+from operations.merge.reads import MetastoreReader, quoted_for
 
 __all__ = ("CARRIED_TABLES", "NOT_CARRIED", "CarriedTable", "anywhere", "ranged", "sequence_of", "tally", "tally_sql")
 
@@ -180,8 +177,3 @@ def tally(
 
 def _span(low: int | None, high: int | None) -> Span | None:
     return None if low is None else (int(low), int(high))
-
-
-def quoted_for(sql: str, vendor: str) -> str:
-    """SQL written with double-quoted names, as ``vendor`` quotes them (backticks on MySQL/MariaDB)."""
-    return sql.replace('"', "`") if vendor == "mysql" else sql

@@ -7,8 +7,9 @@ The request stores ``operation = {"kind": "merge", <the MergeRequest>}`` instead
 ALTER of one table: no ``SPEC_KINDS`` entry, so the notification-event ``_PLANNERS`` and ``spec_from_dict`` never see
 it); its revert stores ``{"kind": "merge_revert", "execution": id}``. :class:`MergeChange` and
 :class:`MergeRevertChange` give the few attributes the change-request service reads of a plan (``metastore``,
-``statement``, ``fingerprint``, ``risk``, ``blockers``, ``as_dict``), and :func:`merge_staleness` compares the
-approved plan with a fresh one in the words of :mod:`operations.staleness`.
+``statement``, ``fingerprint``, ``risk``, ``blockers``, ``as_dict``), and :data:`MERGE_FIELDS` names what
+:func:`operations.staleness.compare_plans` compares of two of them. ``operations.merge.changes`` makes them the
+``merge`` and ``merge_revert`` change kinds (:mod:`operations.changes`).
 """
 
 from __future__ import annotations
@@ -22,19 +23,20 @@ from typing import Any
 from catalog_admin.errors import ApplicationError, ErrorCode
 from operations.merge.plan import MergePreview
 from operations.merge.request import LocationRule, MergeRequest, parse_location_rule, parse_rename
+from operations.models import Execution, MergeImport
 from operations.risk import RiskCriterion, risk_of
 from operations.rules import Finding
-from operations.staleness import StaleChange, Staleness
+from operations.staleness import ComparedFields, KeyedField
 
 __all__ = (
     "MERGE",
+    "MERGE_FIELDS",
     "MERGE_REVERT",
     "MergeChange",
     "MergeRevertChange",
-    "arriving_databases",
-    "is_merge",
+    "merge_import_of",
+    "merge_operation",
     "merge_request_from_dict",
-    "merge_staleness",
 )
 
 MERGE = "merge"
@@ -42,9 +44,20 @@ MERGE_REVERT = "merge_revert"
 ALL_TABLES = "*"  # a merge is about whole databases: the request's table name
 
 
-def is_merge(operation: dict[str, Any] | None) -> bool:
-    """Whether a request's (or an execution's) operation is a merge or a merge's revert."""
-    return (operation or {}).get("kind") in (MERGE, MERGE_REVERT)
+# What staleness compares of a merge's summary besides its blockers: the schemas, per Hive table the rows coming in,
+# and the databases as they arrive (``operations.staleness.compare_plans``).
+MERGE_FIELDS = ComparedFields(
+    scalars=(("source_version", "Source schema"), ("target_version", "Target schema")),
+    keyed=(
+        KeyedField("tables", "table", "rows", "{} rows"),
+        KeyedField("databases", "name", "new_location", "Database {}"),
+    ),
+)
+
+
+def merge_operation(request: MergeRequest) -> dict[str, Any]:
+    """The operation a merge request stores (what its plan is rebuilt from)."""
+    return {"kind": MERGE, **request.as_dict()}
 
 
 def merge_request_from_dict(data: dict[str, Any]) -> MergeRequest:
@@ -96,11 +109,6 @@ def _rules(value: Any) -> tuple[LocationRule, ...]:
     return tuple(rules)
 
 
-def arriving_databases(operation: dict[str, Any] | None) -> tuple[str, ...]:
-    """The names a merge's databases arrive under in the target (what approvers' database scopes are checked on)."""
-    return tuple((operation or {}).get("arriving") or ())
-
-
 @dataclass(frozen=True)
 class MergeChange:
     """A merge preview seen as a change request's plan: on the target metastore, risk high by a named criterion."""
@@ -129,11 +137,7 @@ class MergeChange:
 
     @property
     def operation(self) -> dict[str, Any]:
-        return {
-            "kind": MERGE,
-            **self.preview.request.as_dict(),
-            "arriving": [d.new_name for d in self.preview.databases],
-        }
+        return {**merge_operation(self.preview.request), "arriving": [d.new_name for d in self.preview.databases]}
 
     @property
     def fingerprint(self) -> str:
@@ -248,36 +252,13 @@ class MergeRevertChange:
         }
 
 
-def merge_staleness(approved: dict[str, Any], current: MergeChange | MergeRevertChange) -> Staleness:
-    """What differs between the approved merge plan (a stored summary) and the same plan rebuilt now: per Hive table
-    the rows coming in, the databases as they arrive, the versions and the blockers."""
-    now = json.loads(json.dumps(current.as_dict(), default=str))
-    before, after = approved.get("fingerprint", ""), current.fingerprint
-    if before == after:
-        return Staleness(False, (), before, after)
-    changes = [
-        StaleChange(f"{label} rows", str(old), str(new))
-        for label, old, new in _keyed_changes(approved.get("tables"), now.get("tables"), "table", "rows")
-    ]
-    changes += [
-        StaleChange(f"Database {name}", str(old), str(new))
-        for name, old, new in _keyed_changes(approved.get("databases"), now.get("databases"), "name", "new_location")
-    ]
-    for key, label in (("source_version", "Source schema"), ("target_version", "Target schema")):
-        if approved.get(key) != now.get(key):
-            changes.append(StaleChange(label, str(approved.get(key)), str(now.get(key))))
-    old_blocks = {b.get("subject") or b.get("message") for b in approved.get("blockers") or []}
-    new_blocks = {b.get("subject") or b.get("message") for b in now.get("blockers") or []}
-    if old_blocks != new_blocks:
-        changes.append(StaleChange("Blockers", ", ".join(sorted(old_blocks)), ", ".join(sorted(new_blocks))))
-    return Staleness(True, tuple(changes), before, after)
-
-
-def _keyed_changes(old: Any, new: Any, key: str, value: str) -> list[tuple[str, Any, Any]]:
-    before = {item[key]: item.get(value) for item in old or []}
-    after = {item[key]: item.get(value) for item in new or []}
-    return [
-        (k, before.get(k, "—"), after.get(k, "—"))
-        for k in sorted(set(before) | set(after))
-        if before.get(k) != after.get(k)
-    ]
+def merge_import_of(execution: Execution) -> MergeImport:
+    """The ``MergeImport`` a merge execution recorded (its id ranges are what a revert deletes)."""
+    found = MergeImport.objects.filter(execution=execution).first()
+    if found is None:
+        raise ApplicationError(
+            ErrorCode.INVALID_STATE,
+            f"Execution #{execution.pk} recorded no merge import: there are no id ranges to revert.",
+            {"execution": execution.pk},
+        )
+    return found

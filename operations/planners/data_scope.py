@@ -18,7 +18,6 @@ and what must stop it, all by pure reads.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from statistics import median
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -29,6 +28,7 @@ from catalog_admin.models import BucketingColumn
 from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.partition_charts import FILE_SIZE_BUCKETS
 from operations.containment import NAMED_LINKS, named_links
+from operations.estimates import measured_throughput
 from operations.planners.common import acid_warnings
 from operations.planners.spark_tables import spark_bucketing_blockers
 from operations.preview import DataScope, DurationEstimate
@@ -129,29 +129,13 @@ def estimate_duration(
     kind: str, size: int, engine: str | None = None, last: int = THROUGHPUT_JOBS, program: str | None = None
 ) -> DurationEstimate:
     """``size`` bytes at the median throughput of the last ``last`` succeeded ``kind`` jobs (of ``program``, when
-    given) on ``engine`` (the configured Spark master by default), each job's bytes done over its run time."""
-    from operations.choices import JobState
-    from operations.models import Job
-
+    given) on ``engine`` (the configured Spark master by default), each job's bytes done over its run time
+    (:func:`operations.estimates.measured_throughput`, the one estimate model)."""
     engine = engine or settings.CATALOG_SPARK_MASTER
-    runs = (
-        Job.objects.filter(
-            kind=kind,
-            spark_master=engine,
-            state=JobState.SUCCEEDED,
-            bytes_done__gt=0,
-            started_at__isnull=False,
-            finished_at__isnull=False,
-        )
-        .filter(**({"program": program} if program else {}))
-        .order_by("-finished_at", "-pk")
-        .values_list("bytes_done", "started_at", "finished_at")[:last]
-    )
-    rates = [done / seconds for done, start, end in runs if (seconds := (end - start).total_seconds()) > 0]
-    if not rates:
+    measured = measured_throughput(kind, done="bytes_done", engine=engine, last=last, program=program)
+    if measured is None:
         return DurationEstimate(None, 0, None, engine)
-    rate = median(rates)
-    return DurationEstimate(round(size / rate, 1), len(rates), rate, engine)
+    return DurationEstimate(round(size / measured.rate, 1), measured.runs, measured.rate, engine)
 
 
 # Findings ---------------------------------------------------------------------------------------------------------

@@ -78,7 +78,7 @@ from operations.specs import (
     SetTableProperties,
     UnsetTableProperties,
 )
-from operations.staleness import compare_plans, stale_preview_error
+from operations.staleness import StaleChange, Staleness, compare_plans, stale_message, stale_preview_error
 from operations.table_state import TableState, read_partition_scope, read_table_state
 
 __all__ = ("alter_execute", "alter_preview", "alter_preview_statement", "fault_point", "with_events")
@@ -202,10 +202,8 @@ def alter_execute(
     if approved is not None:
         staleness = compare_plans(approved, preview)
         if staleness.is_stale:
-            raise stale_preview_error(
-                f"The table changed since the approved preview ({staleness.summary}); nothing was executed.",
-                staleness,
-            )
+            message = stale_message("The table", "nothing was executed", staleness=staleness)
+            raise stale_preview_error(message, staleness)
     if preview.blockers:
         raise blocked_error(preview.blockers)
     metastore = get_metastore(preview.metastore)
@@ -336,13 +334,8 @@ def _check_fresh(preview: Preview, state: TableState) -> None:
     """Under the table lock: the table's rows are still those the plan was built on."""
     if state.fingerprint == preview.state_fingerprint:
         return
-    changes = preview.before.diff(snapshot(state))
-    what = ", ".join(field for field, _b, _a in changes) or "partitions or statistics"
-    raise ApplicationError(
-        ErrorCode.STALE_PREVIEW,
-        f"{preview.spec.target} changed since the preview ({what}); preview it again before executing.",
-        {"changed": [{"field": f, "previewed": b, "now": a} for f, b, a in changes], "fingerprint": state.fingerprint},
-    )
+    changes = tuple(StaleChange(f, str(b), str(a)) for f, b, a in preview.before.diff(snapshot(state)))
+    _refuse_stale(preview, Staleness(True, changes, preview.state_fingerprint, state.fingerprint))
 
 
 def _check_scope(metastore: Metastore, preview: Preview) -> None:
@@ -353,11 +346,14 @@ def _check_scope(metastore: Metastore, preview: Preview) -> None:
     now = read_partition_scope(metastore, preview.scope.table_id, preview.scope.selection)
     if now.digest == preview.scope.digest:
         return
-    staleness = compare_plans(preview, replace(preview, scope=now))
-    raise stale_preview_error(
-        f"{preview.spec.target} changed since the preview ({staleness.summary}); preview it again before executing.",
-        staleness,
-    )
+    _refuse_stale(preview, compare_plans(preview, replace(preview, scope=now)))
+
+
+def _refuse_stale(preview: Preview, staleness: Staleness) -> None:
+    """Under the table lock, the table is not as previewed: nothing is applied."""
+    then = "preview it again before executing"
+    message = stale_message(str(preview.spec.target), then, since="the preview", staleness=staleness)
+    raise stale_preview_error(message, staleness)
 
 
 def _move_directory(execution: Execution, move: DirectoryMove) -> tuple[DirectoryMoveRecord, int]:

@@ -8,6 +8,9 @@ with) and refuses with its code and words. Each transition moves the state with 
 double-approve or double-execute: the loser gets ``invalid_state``. Each writes an audit record and notifies by
 email after commit. Approval and execution re-preview the change and refuse a stale one (the table changed
 since the preview), naming what changed.
+
+Every plan comes from the request's change kind (:mod:`operations.changes`: an ALTER, a data job, a merge, a
+revert); nothing here names a kind.
 """
 
 from __future__ import annotations
@@ -21,24 +24,20 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from catalog_admin.errors import ApplicationError, ErrorCode, NotFound
-from catalog_admin.selectors.metastores import get_metastore
 from operations import lifecycle
+from operations.changes import ChangeKind, Plan, change_kind
 from operations.choices import ACTION_STATES, TRANSITIONS, ChangeRequestState, Decision, JobState
-from operations.merge.request import MergeRequest
-from operations.merge.workflow import MergeChange, MergeRevertChange, is_merge, merge_staleness
 from operations.models import Approval, ChangeRequest, Comment, Execution, Job
 from operations.notifications import notify_transition
 from operations.policy import Allowed, approval_requirement, can_request, rule_matches
 from operations.preview import Preview
 from operations.rules import blocked_error
-from operations.services.alter import alter_preview
 from operations.services.audit import record_audit
 from operations.services.jobs import enqueue_execution, schedule_due_check
 from operations.services.reconcile import ACTOR as RECONCILE_ACTOR
 from operations.services.refusals import refusals_audited
-from operations.services.revert import revert_preview
-from operations.specs import AlterSpec, spec_from_dict
-from operations.staleness import Staleness, compare_plans, stale_preview_error
+from operations.specs import AlterSpec
+from operations.staleness import Staleness, stale_preview_error
 
 __all__ = (
     "approved_plan",
@@ -46,7 +45,6 @@ __all__ = (
     "change_request_cancel",
     "change_request_comment",
     "change_request_create",
-    "change_request_create_merge",
     "change_request_execute",
     "change_request_plan",
     "change_request_preview",
@@ -63,36 +61,23 @@ __all__ = (
 )
 
 
-Plan = Preview | MergeChange | MergeRevertChange
-
-
 def change_request_plan(request: ChangeRequest) -> Plan:
-    """The request's plan rebuilt now: a merge's (``operations.merge.workflow``), else its ALTER's preview."""
-    if is_merge(request.operation):
-        from operations.merge.changes import request_merge_change
-
-        reverted = request.revert_of.execution if request.revert_of is not None else None
-        return request_merge_change(request.operation, reverted)
-    return change_request_preview(request)
+    """The request's plan rebuilt now, by its change kind (a revert request's from the execution it reverts)."""
+    return change_kind(request.operation).plan(request)
 
 
 def change_request_preview(request: ChangeRequest) -> Preview:
-    """A fresh preview of the request's ALTER (the revert plan for a revert request)."""
-    metastore = get_metastore(request.metastore)
-    if request.revert_of_id:
-        original = request.revert_of
-        assert original is not None and original.execution is not None, "a revert request reverts an execution"
-        return revert_preview(execution=original.execution)
-    return alter_preview(metastore=metastore, spec=spec_from_dict(request.operation))
+    """The plan of a request on one table (an ALTER, a data job, their revert) rebuilt now, as the ALTER and data
+    job runners read it."""
+    plan = change_request_plan(request)
+    assert isinstance(plan, Preview), f"request #{request.pk} does not change one table"
+    return plan
 
 
 def change_request_staleness(request: ChangeRequest, preview: Plan | None = None) -> Staleness:
     """What differs between the plan the request stores (the one approvers see) and ``preview`` (rebuilt when
-    not given)."""
-    preview = preview or change_request_plan(request)
-    if isinstance(preview, MergeChange | MergeRevertChange):
-        return merge_staleness(approved_plan(request), preview)
-    return compare_plans(approved_plan(request), preview)
+    not given), compared by the request's change kind."""
+    return change_kind(request.operation).staleness(approved_plan(request), preview or change_request_plan(request))
 
 
 def approved_plan(request: ChangeRequest) -> dict[str, Any]:
@@ -101,28 +86,25 @@ def approved_plan(request: ChangeRequest) -> dict[str, Any]:
 
 
 @refusals_audited("create")
-def change_request_create(*, user: User, metastore: str | None, spec: AlterSpec, reason: str = "") -> ChangeRequest:
-    """A draft request with its preview attached (blockers are shown, not raised, until submit)."""
+def change_request_create(
+    *,
+    user: User,
+    metastore: str | None = None,
+    spec: AlterSpec | None = None,
+    operation: dict[str, Any] | None = None,
+    reason: str = "",
+) -> ChangeRequest:
+    """A draft request with its preview attached (blockers are shown, not raised, until submit): of an ALTER
+    ``spec``, or of any kind's ``operation`` (a merge's, on its target)."""
     _require(can_request(user))
-    found = get_metastore(metastore)
-    preview = alter_preview(metastore=found, spec=spec)
+    operation = spec.as_dict() if spec is not None else operation
+    if operation is None:
+        raise ApplicationError(ErrorCode.INVALID_PARAMETER, "Name the change to request.", {"parameter": "operation"})
+    kind = change_kind(operation)
+    preview = kind.preview(metastore, operation)
     with transaction.atomic():
-        request = ChangeRequest.objects.create(requester=user, reason=reason, **_preview_fields(preview))
+        request = ChangeRequest.objects.create(requester=user, reason=reason, **_preview_fields(kind, preview))
         _audit(request, user, "create", "draft", preview)
-    return request
-
-
-@refusals_audited("create")
-def change_request_create_merge(*, user: User, merge: MergeRequest, reason: str = "") -> ChangeRequest:
-    """A draft request on the merge's target metastore carrying its preview as the plan (blockers are shown, not
-    raised, until submit)."""
-    from operations.merge.changes import merge_change
-
-    _require(can_request(user))
-    change = merge_change(merge)
-    with transaction.atomic():
-        request = ChangeRequest.objects.create(requester=user, reason=reason, **_preview_fields(change))
-        _audit(request, user, "create", "draft", change)
     return request
 
 
@@ -142,26 +124,15 @@ def change_request_update(
     instead).
     """
     request = _reload(request)  # the checks read the request as it is now
-    replans = spec is not None and json.loads(json.dumps(spec.as_dict())) != request.operation
+    operation = spec.as_dict() if spec is not None else None
+    replans = operation is not None and json.loads(json.dumps(operation)) != request.operation
     _require(lifecycle.can_edit(request, user, replans=replans))
     _require_same_metastore(request, metastore)
-    if is_merge(request.operation) and spec is not None:
-        raise ApplicationError(
-            ErrorCode.INVALID_PARAMETER,
-            "A merge request carries a merge, not an ALTER statement; cancel it and preview a new merge instead.",
-            {"parameter": "statement"},
-        )
-    preview: Plan
-    if request.revert_of_id or is_merge(request.operation):
-        preview = change_request_plan(request)
-    else:
-        preview = alter_preview(
-            metastore=get_metastore(request.metastore),
-            spec=spec if spec is not None else spec_from_dict(request.operation),
-        )
+    kind = change_kind(request.operation)
+    preview = kind.replan(request, operation if replans else None)
     reason = reason if reason is not None else request.reason
     with transaction.atomic():
-        _guarded(request, "edit", reason=reason, **_preview_fields(preview))
+        _guarded(request, "edit", reason=reason, **_preview_fields(kind, preview))
         _audit(request, user, "edit", "draft", preview)
     return _reload(request)
 
@@ -171,11 +142,12 @@ def change_request_submit(*, request: ChangeRequest, user: User) -> ChangeReques
     """Freeze the statement and its preview fingerprint, and ask for approval."""
     request = _reload(request)  # the checks read the request as it is now
     _require(lifecycle.can_submit(request, user))
-    preview = change_request_plan(request)
+    kind = change_kind(request.operation)
+    preview = kind.plan(request)
     if preview.blockers:
         raise blocked_error(preview.blockers)
     with transaction.atomic():
-        _guarded(request, "submit", submitted_at=timezone.now(), **_preview_fields(preview))
+        _guarded(request, "submit", submitted_at=timezone.now(), **_preview_fields(kind, preview))
         _audit(request, user, "submit", "submitted", preview)
         transaction.on_commit(lambda: notify_transition(_reload(request), "submitted", user))
     return _reload(request)
@@ -191,16 +163,17 @@ def change_request_refresh(*, request: ChangeRequest, user: User) -> ChangeReque
     """
     request = _reload(request)  # the checks read the request as it is now
     _require(lifecycle.can_refresh(request, user))
-    preview = change_request_plan(request)
+    kind = change_kind(request.operation)
+    preview = kind.plan(request)
     if request.state != ChangeRequestState.DRAFT and preview.blockers:
         raise blocked_error(preview.blockers)
     changed = preview.fingerprint != request.fingerprint
     with transaction.atomic():
         if request.state == ChangeRequestState.DRAFT or not changed:
-            _guarded(request, "refresh", **_preview_fields(preview))
+            _guarded(request, "refresh", **_preview_fields(kind, preview))
             outcome = _reload(request).state if changed else "unchanged"
         else:
-            _guarded(request, "reopen", **_preview_fields(preview))
+            _guarded(request, "reopen", **_preview_fields(kind, preview))
             lapsed = request.approvals.filter(decision=Decision.APPROVE).delete()[0]
             outcome = "submitted"
         details = {"changed": changed, "lapsed_approvals": lapsed} if outcome == "submitted" else {"changed": changed}
@@ -313,10 +286,14 @@ def change_request_revert(*, request: ChangeRequest, user: User, reason: str = "
     request = _reload(request)  # the checks read the request as it is now
     _require(lifecycle.can_revert(request, user))
     assert request.execution is not None, "can_revert allows only an executed request"
-    preview = _revert_plan(request.execution)
+    kind = change_kind(request.execution.operation)
+    preview = kind.revert_plan(request.execution)
     with transaction.atomic():
         revert = ChangeRequest.objects.create(
-            requester=user, reason=reason or f"Revert of #{request.pk}", revert_of=request, **_preview_fields(preview)
+            requester=user,
+            reason=reason or f"Revert of #{request.pk}",
+            revert_of=request,
+            **_preview_fields(kind, preview),
         )
         _audit(revert, user, "create_revert", "draft", preview, details={"reverts": request.pk})
     return revert
@@ -440,32 +417,18 @@ def _end_execution(
 # Helpers ---------------------------------------------------------------------------------------
 
 
-def _revert_plan(execution: Execution) -> Plan:
-    """The plan undoing ``execution``: a merge's deletes its imported id ranges; an ALTER's, its before-image."""
-    if is_merge(execution.operation):
-        from operations.merge.changes import merge_revert_change
-
-        return merge_revert_change(execution)
-    return revert_preview(execution=execution)
-
-
-def _preview_fields(preview: Plan) -> dict[str, Any]:
+def _preview_fields(kind: ChangeKind, preview: Plan) -> dict[str, Any]:
+    """The fields a request stores of its plan (``kind``: the change kind that built it)."""
     summary = preview.as_dict()
+    subject = kind.subject(preview)
     needed, reasons = approval_requirement(summary)
     matched = [match.as_dict() for match in rule_matches(summary)]
-    databases: list[str] = []  # a merge's arriving databases are in its operation
-    if isinstance(preview, MergeChange | MergeRevertChange):
-        where = {"database_name": preview.database_name, "table_name": preview.table_name}
-        operation = preview.operation
-    else:
-        where = {"database_name": preview.spec.target.database, "table_name": preview.spec.target.table}
-        operation = preview.spec.as_dict()
-        databases = list(preview.databases)
     return {
         "metastore": preview.metastore,
-        **where,
+        "database_name": subject.database_name,
+        "table_name": subject.table_name,
         "statement": preview.statement,
-        "operation": operation,
+        "operation": subject.operation,
         "preview": summary,
         "fingerprint": preview.fingerprint,
         "risk": preview.risk,
@@ -474,7 +437,7 @@ def _preview_fields(preview: Plan) -> dict[str, Any]:
             "rules": reasons,
             "approvals": needed,
             "matched": matched,
-            "databases": databases,
+            "databases": list(subject.databases),
         },
     }
 

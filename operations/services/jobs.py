@@ -26,7 +26,7 @@ import socket
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Protocol
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -34,6 +34,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from catalog_admin.errors import ApplicationError, ErrorCode
+from operations.changes import change_kind
 from operations.choices import ChangeRequestState, JobState
 from operations.models import ChangeRequest, Execution, Job
 
@@ -44,6 +45,7 @@ __all__ = (
     "enqueue_job",
     "job_log",
     "register_job_runner",
+    "register_request_enqueuer",
     "run_job",
     "schedule_due_check",
     "start_due_requests",
@@ -64,19 +66,35 @@ def register_job_runner(kind: str, runner: JobRunner) -> None:
 
 
 def enqueue_execution(request: ChangeRequest, *, actor: str) -> Job:
-    """A queued job executing ``request``'s approved plan; a worker runs it once the transaction commits. A plan that
-    copies data first (relocate) runs as a Spark job (``operations.services.relocate_jobs``)."""
-    if request.operation.get("kind") in ("merge", "merge_revert"):  # operations.merge.workflow's kinds
-        from operations.merge.jobs import enqueue_merge
-
-        return enqueue_merge(request, actor=actor)
-    if request.preview.get("data_copy"):
-        from operations.services.relocate_jobs import enqueue_request_relocation
-
-        return enqueue_request_relocation(request, actor=actor)
-    job = Job.objects.create(kind=EXECUTE, change_request=request, message=f"Queued by {actor}")
+    """A queued job executing ``request``'s approved plan; a worker runs it once the transaction commits. The
+    request's change kind names the job kind (``operations.changes``); a job kind queued with a plan of its own (a
+    data job lists its files first) registered how it is queued (:func:`register_request_enqueuer`)."""
+    job_kind = change_kind(request.operation).job_kind(request)
+    enqueue = _REQUEST_ENQUEUERS.get(job_kind)
+    if enqueue is not None:
+        return enqueue(request, actor=actor)
+    job = Job.objects.create(
+        kind=_RUNS_AS.get(job_kind, job_kind), change_request=request, message=f"Queued by {actor}"
+    )
     enqueue_job(job)
     return job
+
+
+class RequestEnqueuer(Protocol):
+    def __call__(self, request: ChangeRequest, *, actor: str) -> Job: ...
+
+
+# job kind -> how a request's job of that kind is queued, when not as a plain job of that kind.
+_REQUEST_ENQUEUERS: dict[str, RequestEnqueuer] = {}
+# SEAM: design.md's job-kind names -> the runner that runs them on this branch, until RUNNER's rename lands: ``alter``
+# runs as EXECUTE; ``compact``/``convert`` are queued as the relocate runner's ``relocate`` jobs
+# (``operations.services.alter_kind``), ``merge_revert`` as a ``merge`` job (``operations.merge.changes``).
+_RUNS_AS = {"alter": EXECUTE}
+
+
+def register_request_enqueuer(job_kind: str, enqueue: RequestEnqueuer) -> None:
+    """Make ``enqueue_execution`` queue a request's job of ``job_kind`` with ``enqueue``."""
+    _REQUEST_ENQUEUERS[job_kind] = enqueue
 
 
 def enqueue_job(job: Job) -> None:

@@ -13,6 +13,7 @@ from django import template
 from django.utils import timezone
 
 from operations.choices import ChangeRequestState
+from operations.risk import LEVELS
 
 __all__ = (
     "badge_for_risk",
@@ -28,7 +29,7 @@ __all__ = (
 register = template.Library()
 
 _COLOUR_BADGES = {"grey": "muted", "blue": "info", "green": "ok", "red": "danger", "purple": "acid", "orange": "warn"}
-_RISK_BADGES = {"low": "ok", "medium": "warn", "high": "danger"}
+_RISK_BADGES = dict(zip(LEVELS, ("ok", "warn", "danger"), strict=True))  # by operations.risk.LEVELS, lowest first
 
 
 @register.filter

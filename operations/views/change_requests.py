@@ -22,11 +22,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.selectors.metastores import get_metastore
 from catalog_admin.utils.htmx import htmx_partial
+from operations.changes import change_kind
 from operations.choices import OPEN_STATES, ChangeRequestState
 from operations.ddl.parser import SUPPORTED_STATEMENTS
 from operations.forms import ChangeRequestForm, ExecuteForm
 from operations.guided import guided_operations, initial_statement
-from operations.merge.workflow import is_merge
 from operations.models import ChangeRequest, Job
 from operations.policy import can_request
 from operations.selectors import change_request_actions, get_change_request, request_history
@@ -224,15 +224,13 @@ def change_request_freshness(request: HttpRequest, pk: int) -> HttpResponse:
 def _detail_context(request: HttpRequest, change: ChangeRequest, freshness: Freshness) -> dict[str, Any]:
     execution = change.execution
     job = change.jobs.first()
-    merge = change.preview if change.operation.get("kind") == "merge" else None  # operations/inc/merge_preview
+    kind = change_kind(change.operation)  # its templates render what the request stores
+    actual = execution.actual_counts if execution else None
     return {
         "change": change,
-        "merge": merge,
-        "pv": None
-        if is_merge(change.operation)
-        else preview_display(
-            change.preview, policy=change.policy, actual=execution.actual_counts if execution else None
-        ),
+        "plan_template": kind.plan_template,
+        "subject_template": kind.subject_template,
+        "pv": preview_display(change.preview, policy=change.policy, actual=actual) if kind.on_one_table else None,
         "freshness": freshness,
         "actions": change_request_actions(change, request.user, stale=freshness.stale),
         "approvals": list(change.approvals.all()),

@@ -11,10 +11,10 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from catalog_admin.errors import ApplicationError
+from operations.changes import change_kind
 from operations.forms import MergeForm
-from operations.merge.changes import merge_change
 from operations.policy import can_request
-from operations.services.change_requests import change_request_create_merge
+from operations.services.change_requests import change_request_create
 
 __all__ = ("merge_new", "merge_preview_partial")
 
@@ -28,8 +28,8 @@ def merge_new(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         if form.is_valid():
             try:
-                created = change_request_create_merge(
-                    user=request.user, merge=form.cleaned_data["merge"], reason=form.cleaned_data["reason"]
+                created = change_request_create(
+                    user=request.user, operation=form.cleaned_data["operation"], reason=form.cleaned_data["reason"]
                 )
             except ApplicationError as exc:
                 form.add_error(None, exc.message)
@@ -51,6 +51,7 @@ def _live(form: MergeForm) -> dict[str, Any]:
     if not form.is_valid():
         return {"errors": [e for errors in form.errors.values() for e in errors]}
     try:
-        return {"m": merge_change(form.cleaned_data["merge"]).as_dict()}
+        operation = form.cleaned_data["operation"]
+        return {"m": change_kind(operation).preview(None, operation).as_dict()}
     except ApplicationError as exc:
         return {"errors": [exc.message]}

@@ -212,3 +212,34 @@ def test_another_blocker_among_those_not_listed_is_still_another_plan() -> None:
     assert staleness.changes == (
         StaleChange("Blockers", "as previewed", "other blockers, the same number of each kind"),
     )
+
+
+def test_a_merge_plan_is_compared_by_the_fields_its_kind_declares() -> None:
+    """The one comparator compares merge summaries too (``MERGE_FIELDS``): rows per Hive table, databases as they
+    arrive, schema versions and blockers by what they name."""
+    # given
+    from operations.merge.workflow import MERGE_FIELDS
+
+    approved = {
+        "fingerprint": "a",
+        "source_version": "2.3.0",
+        "tables": [{"table": "TBLS", "rows": 4}, {"table": "PARTITIONS", "rows": 10}],
+        "databases": [{"name": "sales_imported", "new_location": "/w/sales"}],
+        "blockers": [],
+    }
+    current = {
+        **approved,
+        "fingerprint": "b",
+        "source_version": "2.3.9",
+        "tables": [{"table": "TBLS", "rows": 5}, {"table": "PARTITIONS", "rows": 10}],
+        "blockers": [{"code": "table_exists", "subject": "sales_imported.orders", "message": "exists"}],
+    }
+    # when
+    staleness = compare_plans(approved, current, MERGE_FIELDS)
+    # then
+    assert staleness.is_stale
+    assert set(staleness.changes) == {
+        StaleChange("Source schema", "2.3.0", "2.3.9"),
+        StaleChange("TBLS rows", "4", "5"),
+        StaleChange("Blockers table_exists", "0", "1"),
+    }

@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from catalog_admin.errors import ApplicationError
 from operations.management.commands.hive_ddl import format_preview
-from operations.merge.workflow import is_merge
+from operations.merge.workflow import MERGE, MERGE_REVERT
 from operations.models import Execution
 from operations.services.alter import alter_execute
 from operations.services.revert import revert_preview
@@ -37,7 +37,7 @@ class Command(BaseCommand):
         execution = Execution.objects.filter(pk=options["execution"]).first()
         if execution is None:
             raise CommandError(f"[not_found] Execution #{options['execution']} does not exist.")
-        if is_merge(execution.operation):
+        if execution.operation.get("kind") in (MERGE, MERGE_REVERT):
             self._revert_merge(execution, options)
             return
         try:

@@ -454,6 +454,7 @@ def test_hostile_input_is_refused_and_nothing_is_written(merge_target) -> None:
         merge_execute(request, preview)
     # then
     assert {b.code for b in preview.blockers} == {"unsafe_name", "unsafe_location"}
-    assert raised.value.code == ErrorCode.INVALID_STATE and "'x/y'" in raised.value.message
+    assert raised.value.code == ErrorCode.HIVE_RULE_VIOLATION  # the one "plan is blocked" refusal (rules.blocked_error)
+    assert any("'x/y'" in blocker["message"] for blocker in raised.value.details["blockers"])
     assert metastore_dump(target, skip=()) == before
     assert not MergeImport.objects.filter(target=target).exists()

@@ -15,9 +15,8 @@ from catalog_admin.db import allow_metastore_writes
 from catalog_admin.selectors.metastores import get_metastore
 from operations.merge.plan import MergeBlocker, MergePreview
 from operations.merge.preview import merge_preview
-from operations.merge.reads import MetastoreReader
+from operations.merge.reads import MetastoreReader, quoted_for
 from operations.merge.request import MergeRequest, parse_location_rule
-from operations.merge.scope import quoted_for
 from operations.merge.validation import SHOWN, shown
 
 pytestmark = [pytest.mark.django_db, pytest.mark.matrix]

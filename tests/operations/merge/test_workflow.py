@@ -17,11 +17,11 @@ from operations.merge.changes import merge_change
 from operations.merge.estimate import DEFAULT_PARTITIONS_PER_SECOND
 from operations.merge.jobs import progress_of
 from operations.merge.request import MergeRequest, parse_location_rule
-from operations.merge.workflow import merge_request_from_dict
+from operations.merge.workflow import merge_operation, merge_request_from_dict
 from operations.models import AuditRecord, ChangeRequest, Job
 from operations.services.change_requests import (
     change_request_approve,
-    change_request_create_merge,
+    change_request_create,
     change_request_execute,
     change_request_revert,
     change_request_submit,
@@ -50,7 +50,7 @@ def _request(target: str = TARGET, **changes: object) -> MergeRequest:
 
 
 def _submitted(people: dict[str, User], **changes: object) -> ChangeRequest:
-    draft = change_request_create_merge(user=people["steward"], merge=_request(**changes), reason="one")
+    draft = change_request_create(user=people["steward"], operation=merge_operation(_request(**changes)), reason="one")
     return change_request_submit(request=draft, user=people["steward"])
 
 
@@ -116,7 +116,7 @@ def _rows(request: ChangeRequest, table: str) -> int:
 def test_a_blocked_merge_cannot_be_submitted(people: dict[str, User]) -> None:
     """Without renames the databases exist in the target: submit is refused with the blocker, the draft stays."""
     # given
-    draft = change_request_create_merge(user=people["steward"], merge=_request(renames=()), reason="x")
+    draft = change_request_create(user=people["steward"], operation=merge_operation(_request(renames=())), reason="x")
     # when
     with pytest.raises(ApplicationError) as error:
         change_request_submit(request=draft, user=people["steward"])
@@ -132,7 +132,7 @@ def test_only_stewards_request_merges(people: dict[str, User]) -> None:
     """An approver cannot create a merge request; nothing is stored."""
     # when
     with pytest.raises(ApplicationError) as error:
-        change_request_create_merge(user=people["approver"], merge=_request())
+        change_request_create(user=people["approver"], operation=merge_operation(_request()))
     # then
     assert error.value.code == ErrorCode.PERMISSION_DENIED
     assert not ChangeRequest.objects.exists()

@@ -80,7 +80,7 @@ def test_a_changed_table_parameter_makes_the_preview_stale(metastore: Metastore,
     assert caught.value.message == (
         "`sales`.`orders` changed since the preview (params); preview it again before executing."
     )
-    assert caught.value.details["changed"][0]["field"] == "params"
+    assert caught.value.details["changed"][0]["label"] == "params"  # the one stale_preview vocabulary
     assert snapshot(metastore, warehouse) == before
     execution = Execution.objects.get(pk=caught.value.details["execution"])
     assert (execution.state, execution.moves.count()) == (Execution.State.FAILED, 0)

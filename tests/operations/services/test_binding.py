@@ -19,7 +19,7 @@ from catalog_admin.models import Partition, StorageDescriptor
 from catalog_admin.selectors.metastores import Metastore
 from operations.ddl.parser import parse_alter
 from operations.models import ChangeRequest, Execution, Job
-from operations.services import change_requests
+from operations.services import alter_kind
 from operations.services.change_requests import (
     change_request_approve,
     change_request_create,
@@ -204,8 +204,8 @@ def test_an_execute_post_checks_the_plan_and_the_worker_rebuilds_and_binds_it(
     # given
     request = approved(people, metastore, DROP)
     built = []
-    real = change_requests.alter_preview
-    monkeypatch.setattr(change_requests, "alter_preview", lambda **kw: built.append(kw["spec"]) or real(**kw))
+    real = alter_kind.alter_preview  # the ALTER change kind builds every ALTER request's plan
+    monkeypatch.setattr(alter_kind, "alter_preview", lambda **kw: built.append(kw["spec"]) or real(**kw))
     client = Client()
     client.force_login(people["steward"])
 
