@@ -8,9 +8,10 @@ class OperationsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from operations import tasks  # noqa: F401  (hands the job runner its tasks)
         from operations.extensions import register_page_slots
-        from operations.merge import jobs  # noqa: F401  (registers the merge job runner)
-        from operations.services import relocate_jobs, spark_jobs  # noqa: F401  (register the job runners)
+        from operations.merge import jobs  # noqa: F401  (registers the merge job kinds)
+        from operations.services import alter_jobs, relocate_jobs, spark_jobs  # noqa: F401  (register the job kinds)
 
         # Fill catalog_admin's page slots (top bar, table page): catalog_admin itself never names operations.
         register_page_slots()

@@ -54,13 +54,12 @@ def estimate_duration(partitions: int) -> DurationEstimate:
 
 def measured_throughput() -> tuple[float, int] | None:
     """Partitions per second over the latest succeeded merge jobs that imported partitions, and how many jobs."""
-    from operations.choices import JobState
-    from operations.merge.jobs import MERGE
+    from operations.choices import JobKind, JobState
     from operations.models import Job
 
     jobs = list(
         Job.objects.filter(
-            kind=MERGE, state=JobState.SUCCEEDED, partitions_done__gt=0, started_at__isnull=False,
+            kind=JobKind.MERGE, state=JobState.SUCCEEDED, partitions_done__gt=0, started_at__isnull=False,
             finished_at__isnull=False, change_request__revert_of__isnull=True,
         ).order_by("-finished_at").values_list("partitions_done", "started_at", "finished_at")[:_RECENT_JOBS]
     )  # fmt: skip

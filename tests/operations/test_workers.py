@@ -24,7 +24,8 @@ from django_tasks_db.models import DBTaskResult
 
 from operations.choices import JobState
 from operations.models import AuditRecord, Job
-from operations.services.spark_jobs import enqueue_spark_job, job_resume
+from operations.services.jobs import job_resume
+from operations.services.spark_jobs import enqueue_spark_job
 from operations.services.stuck_jobs import settle_stuck_jobs
 from operations.spark.entry import process_alive
 from operations.tasks import run_job_task
