@@ -86,6 +86,8 @@ class Job(models.Model):
     @cached_property
     def recent_log(self) -> JobLog:
         """The last ``LOG_LINES_SHOWN`` log lines (by keyset on the entries' ids) and the count."""
+        if self.pk is None:
+            return JobLog([], 0)
         entries = self.log_entries.order_by("-id")
         return JobLog(list(reversed(entries[:LOG_LINES_SHOWN])), entries.count())
 
