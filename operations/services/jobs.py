@@ -86,7 +86,6 @@ RUNNER_FIELDS = frozenset(
         "bytes_done", "bytes_total",
     }
 )  # fmt: skip
-COUNTERS = ("partitions", "files", "bytes")
 
 
 class JobCancelled(Exception):  # noqa: N818  (a signal, not an error)
@@ -127,7 +126,7 @@ def register_job_kind(
 
 
 def job_kind_of(request: ChangeRequest) -> str:
-    """The job kind executing ``request``'s approved plan."""
+    """The job kind executing ``request``'s approved plan (by its operation's kind and whether it copies data)."""
     operation = str(request.operation.get("kind", ""))
     if operation in (JobKind.MERGE, JobKind.MERGE_REVERT):
         return operation
