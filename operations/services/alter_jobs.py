@@ -68,7 +68,7 @@ def end_cancelled_request(job: Job, actor: str) -> None:
         return
     request = ChangeRequest.objects.get(pk=job.change_request_id)
     if lifecycle.can_fail(request):
-        finish_execution(request, None, f"Job #{job.pk} was cancelled by {actor}; nothing was run or swapped.")
+        finish_execution(request, None, f"Job #{job.pk} was cancelled by {actor}: nothing was swapped or run.")
 
 
 def register() -> None:
