@@ -15,11 +15,13 @@ import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import connection
+from django.template.loader import render_to_string
 from django_tasks_db.models import DBTaskResult
 
 from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.models import TableParam
 from catalog_admin.selectors.metastores import Metastore
+from operations import lifecycle
 from operations.choices import JobState
 from operations.ddl.parser import parse_alter
 from operations.models import AuditRecord, ChangeRequest, Job, JobLogEntry
@@ -77,6 +79,22 @@ def test_only_the_runner_module_writes_job_rows() -> None:
     assert {path: lines for path, lines in writers.items() if lines and path != str(RUNNER_MODULE)} == {}
 
 
+def test_the_runner_base_imports_no_kind_nor_the_layers_above() -> None:
+    """The runner base is below the kinds: no change-request service, merge, relocation or task module, not even
+    inside a function."""
+    tree = ast.parse((Path(settings.BASE_DIR) / RUNNER_MODULE).read_text())
+    # when
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+    imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    # then
+    above = (
+        "operations.services.change_requests", "operations.merge", "operations.services.relocate",
+        "operations.tasks", "operations.services.alter_jobs", "operations.services.spark_jobs",
+    )  # fmt: skip
+    assert "operations.models" in imported
+    assert sorted(module for module in imported if module.startswith(above)) == []
+
+
 # Terminal states -----------------------------------------------------------------------------------------------------
 
 
@@ -126,6 +144,25 @@ def test_a_runner_cannot_set_the_state_of_its_job(monkeypatch: pytest.MonkeyPatc
     ended = run_job(job.pk)
     # then
     assert ended.state == "errored" and "does not set ['state']" in ended.error
+
+
+@pytest.mark.django_db
+def test_the_job_page_shows_an_errored_job_as_such(people: dict[str, User]) -> None:
+    """Errored is not failed: the page says the error was unexpected, and offers resume."""
+    # given
+    job = Job.objects.create(kind="spark_program", program="checksum", state=JobState.ERRORED, error="OSError: disk")
+    # when
+    page = render_to_string(
+        "operations/htmx/job_work.html",
+        {
+            "job": job,
+            "can_cancel": lifecycle.can_cancel_job(job, None),
+            "can_resume": lifecycle.can_resume_job(job, None),
+        },
+    )
+    # then
+    assert 'data-state="errored"' in page and ">Errored</span>" in page
+    assert "Unexpected error (a bug or the infrastructure): OSError: disk" in page
 
 
 # Cancel and resume ---------------------------------------------------------------------------------------------------
