@@ -7,6 +7,8 @@ import importlib
 import pytest
 from django.apps import apps
 from django.contrib.auth.models import User
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 
 from operations.models import ChangeRequest, Job
 
@@ -42,3 +44,32 @@ def test_old_job_kinds_are_renamed_for_what_they_do(people: dict[str, User]) -> 
     migration.name_kinds(apps, None)
     # then
     assert {expected: Job.objects.get(pk=job.pk).kind for expected, job in old.items()} == {kind: kind for kind in old}
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True, databases=["default"])
+@pytest.mark.usefixtures("restore_roles")
+def test_each_line_of_an_old_json_log_becomes_a_log_entry_in_order() -> None:
+    """Migrated back to 0009 (the log a JSON list on the job) and forward again: every line is a ``JobLogEntry`` with
+    its time, in order, and the old ``execute_change_request`` job is an ``alter`` job."""
+    before, after = [("operations", "0009_revert_attempts_and_relocation_files")], [("operations", "0010_job_runner")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    old_job = executor.loader.project_state(before).apps.get_model("operations", "Job")
+    lines = [{"at": f"2026-11-27T10:00:0{n}+00:00", "message": f"step {n}"} for n in range(3)]
+    job = old_job.objects.create(kind="execute_change_request", log=lines)
+    try:
+        # when
+        executor = MigrationExecutor(connection)
+        executor.loader.build_graph()
+        executor.migrate(after)
+        # then
+        migrated = Job.objects.get(pk=job.pk)
+        entries = list(migrated.log_entries.order_by("pk"))
+        assert [e.message for e in entries] == ["step 0", "step 1", "step 2"]
+        assert [e.at.second for e in entries] == [0, 1, 2]
+        assert migrated.kind == "alter"
+    finally:
+        executor = MigrationExecutor(connection)
+        executor.loader.build_graph()
+        executor.migrate(executor.loader.graph.leaf_nodes())
