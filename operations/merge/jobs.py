@@ -70,7 +70,7 @@ def _run_merge(handle: JobHandle) -> None:
             raise exc.__cause__ from None
         end_request(request, failed_execution(exc), exc.message)
         raise
-    finish_execution_and_succeed(handle, request, execution, partitions_done=request.preview.get("partitions_touched"))
+    _succeed(handle, request, execution, partitions_done=request.preview.get("partitions_touched"))
 
 
 def _run_merge_revert(handle: JobHandle) -> None:
@@ -88,10 +88,11 @@ def _run_merge_revert(handle: JobHandle) -> None:
     except ApplicationError as exc:
         end_request(request, failed_execution(exc), exc.message)
         raise
-    finish_execution_and_succeed(handle, request, execution)
+    _succeed(handle, request, execution)
 
 
-def finish_execution_and_succeed(handle: JobHandle, request: ChangeRequest, execution: Any, **fields: Any) -> None:
+def _succeed(handle: JobHandle, request: ChangeRequest, execution: Any, **fields: Any) -> None:
+    """End the request by its execution, then the job succeeded."""
     end_request(request, execution)
     handle.log(f"Done in {execution.duration_ms} ms")
     handle.succeed(**fields)
