@@ -8,10 +8,11 @@ class OperationsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from operations import tasks  # noqa: F401  (hands the job runner its tasks)
         from operations.extensions import register_page_slots
-        from operations.merge import jobs  # noqa: F401  (registers the merge job runner)
+        from operations.merge import jobs  # noqa: F401  (registers the merge job kinds)
         from operations.merge.changes import register_merge_kinds
-        from operations.services import relocate_jobs, spark_jobs  # noqa: F401  (register the job runners)
+        from operations.services import alter_jobs, relocate_jobs, spark_jobs  # noqa: F401  (register the job kinds)
         from operations.services.alter_kind import register_alter_kinds
 
         register_alter_kinds()  # the change kinds (operations.changes): the services never name one

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from django.db import models
 
-__all__ = ("ACTION_STATES", "TRANSITIONS", "ChangeRequestState", "Decision", "JobState")
+__all__ = (
+    "ACTION_STATES",
+    "FINISHED_JOB_STATES",
+    "TRANSITIONS",
+    "ChangeRequestState",
+    "Decision",
+    "JobKind",
+    "JobState",
+)
 
 
 class ChangeRequestState(models.TextChoices):
@@ -103,3 +111,21 @@ class JobState(models.TextChoices):
     SUCCEEDED = "succeeded", "Succeeded"
     FAILED = "failed", "Failed"
     CANCELLED = "cancelled", "Cancelled"
+    ERRORED = "errored", "Errored"
+
+
+# succeeded; failed: the work refused or failed for a reason it names; errored: an unexpected exception (a bug or the
+# infrastructure); cancelled.
+FINISHED_JOB_STATES = (JobState.SUCCEEDED, JobState.FAILED, JobState.ERRORED, JobState.CANCELLED)
+
+
+class JobKind(models.TextChoices):
+    """What a job does (``Job.kind``); each kind has one runner (``operations.services.jobs.register_job_kind``)."""
+
+    ALTER = "alter", "ALTER statements"
+    RELOCATE = "relocate", "Relocation (SET LOCATION … WITH DATA)"
+    COMPACT = "compact", "Compaction (CONCATENATE)"
+    CONVERT = "convert", "Conversion (SET FILEFORMAT … WITH DATA)"
+    MERGE = "merge", "Metastore merge"
+    MERGE_REVERT = "merge_revert", "Revert of a metastore merge"
+    SPARK_PROGRAM = "spark_program", "Spark program"

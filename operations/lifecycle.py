@@ -370,23 +370,24 @@ def _beat(job: Job) -> datetime:
 
 
 def can_cancel_job(job: Job, user: User) -> Allowed:
-    """Cancel a queued or running Spark job, or discard a failed one kept for resuming (its staging is removed):
-    an admin, or the requester of the job's change request (``None``: the system). An ALTER execution is one short
-    metastore transaction: it is not cancelled half-way."""
+    """Cancel a queued or running job of any kind (a running one stops at its next safe point; too late once it
+    started its metastore transaction or a merge's publish), or discard a failed or errored one kept for resuming:
+    an admin, or the requester of the job's change request (``None``: the system)."""
     return check(
         lambda: _job_operator(job, user, "cancel"),
-        lambda: _OK if job.program else _job_refusal(job, "cancelled (an ALTER execution runs to its end)"),
         lambda: (
             _OK
             if job.state in (JobState.QUEUED, JobState.RUNNING) or _resumable(job)
             else _job_refusal(job, "cancelled")
         ),
         lambda: _OK if job.cancel_requested_at is None else _job_refusal(job, "cancelled again"),
+        lambda: _OK if job.committing_at is None or job.state != JobState.RUNNING else _too_late(job),
     )
 
 
 def can_resume_job(job: Job, user: User) -> Allowed:
-    """Queue a failed Spark job again, to skip the units it verified: an admin or the requester."""
+    """Queue a failed or errored job again (a Spark program skips the units it verified; an ALTER runs bound to the
+    approved plan again), while its change request is still executing: an admin or the requester."""
     return check(
         lambda: _job_operator(job, user, "resume"),
         lambda: _OK if _resumable(job) else _job_refusal(job, "resumed"),
@@ -394,7 +395,20 @@ def can_resume_job(job: Job, user: User) -> Allowed:
 
 
 def _resumable(job: Job) -> bool:
-    return job.state == JobState.FAILED and bool(job.program) and job.cancel_requested_at is None
+    """Failed or errored, not discarded, and its request (if any) still executing: nothing settled it."""
+    if job.state not in (JobState.FAILED, JobState.ERRORED) or job.cancel_requested_at is not None:
+        return False
+    return job.change_request is None or job.change_request.state == ChangeRequestState.EXECUTING
+
+
+def _too_late(job: Job) -> Allowed:
+    return Allowed(
+        False,
+        f"Job #{job.pk} passed its point of no return (its metastore transaction or publish started): it is too "
+        "late to cancel it.",
+        ErrorCode.INVALID_STATE,
+        {"job": job.pk, "state": job.state},
+    )
 
 
 def _job_operator(job: Job, user: User, verb: str) -> Allowed:

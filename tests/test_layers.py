@@ -56,16 +56,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                    "catalog_admin.roles", "catalog_admin.converters", "catalog_admin.extensions")),
 )  # fmt: skip
 
-# issue 26: removed by the seam. Today's edges that import upward or close the merge <-> services cycle (all
-# function-local); the integrator empties this once the seam and the one job runner are in.
-SEAM_EDGES = frozenset({
-    ("operations.merge.jobs", "operations.services.change_requests"),
-    ("operations.services.jobs", "operations.services.change_requests"),
-    ("operations.services.jobs", "operations.tasks"),
-    ("operations.services.relocate_jobs", "operations.services.change_requests"),
-    ("operations.services.spark_jobs", "operations.services.change_requests"),
-})  # fmt: skip
-
 # Not the seam's: upward or circular edges kept on purpose, each with its reason.
 KNOWN_EDGES = {
     # A metastore queryset defers the columns its schema lacks, so it asks the registry for the schema (local).
@@ -73,7 +63,7 @@ KNOWN_EDGES = {
     # filesystem_for picks the object-store filesystem, which builds on locations' digests and entries (local).
     ("catalog_admin.locations", "catalog_admin.object_stores"): "the filesystem factory names its implementations",
 }
-ALLOWED = SEAM_EDGES | KNOWN_EDGES.keys()
+ALLOWED = KNOWN_EDGES.keys()
 
 
 @dataclass(frozen=True)

@@ -644,11 +644,18 @@ class JobSerializer(serializers.Serializer):
     url = serializers.SerializerMethodField()
     kind = serializers.CharField()
     state = serializers.ChoiceField(choices=JobState.choices)
-    done = serializers.BooleanField(source="is_done", help_text="succeeded, failed or cancelled: stop polling.")
+    done = serializers.BooleanField(
+        source="is_done", help_text="succeeded, failed, errored or cancelled: stop polling."
+    )
     progress = serializers.IntegerField(help_text="0 to 100.")
     message = serializers.CharField()
-    log = JobLogLineSerializer(many=True)
-    error = serializers.CharField()
+    log = JobLogLineSerializer(
+        many=True, source="recent_log.lines", help_text="The log's last lines (at most 200), oldest first."
+    )
+    log_count = serializers.IntegerField(source="recent_log.count", help_text="How many lines the whole log has.")
+    error = serializers.CharField(
+        help_text="Why it failed (the work's reason) or errored (an unexpected exception's last line)."
+    )
     change_request = serializers.IntegerField(source="change_request_id", allow_null=True)
     change_request_url = serializers.SerializerMethodField()
     created_at = serializers.DateTimeField()
@@ -674,6 +681,9 @@ class JobSerializer(serializers.Serializer):
     spark_app_id = serializers.CharField()
     spark_ui_url = serializers.CharField(help_text="The Spark application's web UI, while it runs.")
     cancel_requested_at = serializers.DateTimeField(allow_null=True)
+    committing_at = serializers.DateTimeField(
+        allow_null=True, help_text="When it passed its point of no return: from then on a cancel is too late."
+    )
     result = serializers.SerializerMethodField(help_text="The Spark program's result manifest, once the job is done.")
 
     def get_url(self, job: Job) -> str:

@@ -80,7 +80,7 @@ from operations.services.change_requests import (
     change_request_update,
     settle_stuck_request,
 )
-from operations.services.spark_jobs import job_cancel, job_resume
+from operations.services.jobs import job_cancel, job_resume
 
 __all__ = (
     "COMMANDS",
@@ -577,7 +577,7 @@ class JobCancelView(OperationsAPIView):
     @extend_schema(
         tags=["jobs"],
         operation_id="jobs_cancel",
-        summary="Cancel a queued or running job, or discard a failed Spark job",
+        summary="Cancel a queued or running job, or discard a failed or errored one",
         parameters=[
             OpenApiParameter("id", int, OpenApiParameter.PATH, description="Job number."),
             IDEMPOTENCY_KEY_PARAMETER,
@@ -587,8 +587,10 @@ class JobCancelView(OperationsAPIView):
     )
     @idempotent
     def post(self, request: Request, pk: int) -> Response:
-        """A queued job ends cancelled at once; a running one's worker stops its Spark driver (nothing is swapped)
-        and removes its staging, then ends it cancelled: poll the job. Audited as cancel_job."""
+        """A queued job ends cancelled at once; a running one stops at its next safe point (a Spark driver is stopped
+        and its staging removed; a merge stops between copy units; nothing is swapped or published), then ends
+        cancelled: poll the job. Too late once its metastore transaction or publish started. Audited as
+        cancel_job."""
         job = job_cancel(job=get_job(pk), user=request.user)
         return Response(JobSerializer(job, context=self.context()).data, status=202)
 
@@ -597,7 +599,7 @@ class JobResumeView(OperationsAPIView):
     @extend_schema(
         tags=["jobs"],
         operation_id="jobs_resume",
-        summary="Queue a failed Spark job again, skipping the units it verified",
+        summary="Queue a failed or errored job again (a Spark program skips the units it verified)",
         parameters=[
             OpenApiParameter("id", int, OpenApiParameter.PATH, description="Job number."),
             IDEMPOTENCY_KEY_PARAMETER,

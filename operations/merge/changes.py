@@ -10,7 +10,6 @@ from typing import Any
 
 from catalog_admin.errors import ApplicationError, ErrorCode
 from operations.changes import ChangeKind, Subject, register_change_kind
-from operations.merge.jobs import enqueue_merge
 from operations.merge.preview import merge_preview
 from operations.merge.request import MergeRequest
 from operations.merge.revert import merge_revert_preview
@@ -24,7 +23,6 @@ from operations.merge.workflow import (
     merge_request_from_dict,
 )
 from operations.models import ChangeRequest, Execution
-from operations.services.jobs import register_request_enqueuer
 from operations.services.revert import check_not_reverted
 
 __all__ = (
@@ -140,8 +138,6 @@ class MergeRevertKind(_MergeKinds):
 
 
 def register_merge_kinds() -> None:
-    """Register the merge change kinds and how their jobs are queued (``OperationsConfig.ready``)."""
+    """Register the merge change kinds (``OperationsConfig.ready``); ``operations.merge.jobs`` registers their jobs."""
     register_change_kind(MergeKind())
     register_change_kind(MergeRevertKind())
-    for job_kind in (MERGE, MERGE_REVERT):
-        register_request_enqueuer(job_kind, enqueue_merge)

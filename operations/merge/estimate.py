@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
+from operations.choices import JobKind
 from operations.estimates import measured_throughput
 
 __all__ = ("DEFAULT_PARTITIONS_PER_SECOND", "DurationEstimate", "estimate_duration", "merge_throughput")
@@ -21,7 +22,7 @@ __all__ = ("DEFAULT_PARTITIONS_PER_SECOND", "DurationEstimate", "estimate_durati
 # tables, 2-core machine; docs/benchmarks.md "Metastore merge"), until a merge job on this console has run (then its
 # throughput is used).
 DEFAULT_PARTITIONS_PER_SECOND = 2551.0
-MERGE_JOB = "merge"  # the job kind whose runs are measured (operations.merge.jobs.MERGE; design.md's name)
+MERGE_JOB = JobKind.MERGE  # the job kind whose runs are measured
 _RECENT_JOBS = 10
 
 

@@ -1,37 +1,42 @@
 """
-The ``merge`` job: a worker runs an approved merge request (or the revert of one) with per-table progress.
+The ``merge`` and ``merge_revert`` jobs: a worker runs an approved merge request (or the revert of one) with per-table
+progress, through the one job runner.
 
 ``enqueue_execution`` queues one for a request whose operation is a merge; the runner rebuilds the plan, binds it to
 the approved one (``merge_run`` refuses a stale plan) and ends the request through ``finish_execution``, as the
 ALTER job does. Progress: each event the execution core reports becomes a log line and, when it counts partitions,
-the job's ``partitions_done`` of ``partitions_total`` (what the estimate of later merges is measured from).
+the job's ``partitions_done`` of ``partitions_total`` (what the estimate of later merges is measured from). A cancel
+is taken between copy units (each committed and journaled, invisible to Hive); once the publishing transaction starts
+it is too late. A cancelled merge's journal (``MergeImport``, failed with its completed units) lets ``merge_resume``
+continue it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.utils import timezone
-
 from catalog_admin.errors import ApplicationError
-from operations.choices import JobState
-from operations.merge.workflow import MERGE as MERGE_KIND
-from operations.merge.workflow import MERGE_REVERT, MergeChange, MergeRevertChange
-from operations.models import ChangeRequest, Execution, Job
-from operations.services.jobs import enqueue_job, job_log, register_job_runner
+from operations.choices import JobKind
+from operations.merge.run import merge_revert_run, merge_run
+from operations.merge.workflow import MergeChange, MergeRevertChange
+from operations.models import ChangeRequest, Job
+from operations.services.alter_jobs import end_cancelled_request, end_request, failed_execution
+from operations.services.change_requests import approved_plan, change_request_plan
+from operations.services.jobs import JobCancelled, JobHandle, create_job, register_job_kind
 
-__all__ = ("MERGE", "enqueue_merge", "progress_of")
+__all__ = ("MERGE", "MERGE_REVERT", "enqueue_merge", "progress_of")
 
-MERGE = "merge"
+MERGE = JobKind.MERGE
+MERGE_REVERT = JobKind.MERGE_REVERT
 
 
-def enqueue_merge(request: ChangeRequest, *, actor: str) -> Job:
+def enqueue_merge(request: ChangeRequest, actor: str) -> Job:
     """A queued merge job for ``request`` (a merge or a merge's revert); a worker runs it once the transaction
     commits."""
-    total = request.preview.get("partitions_touched") if request.operation.get("kind") == MERGE_KIND else None
-    job = Job.objects.create(kind=MERGE, change_request=request, message=f"Queued by {actor}", partitions_total=total)
-    enqueue_job(job)
-    return job
+    if request.operation.get("kind") == MERGE_REVERT:
+        return create_job(kind=MERGE_REVERT, actor=actor, change_request=request)
+    total = request.preview.get("partitions_touched")
+    return create_job(kind=MERGE, actor=actor, change_request=request, partitions_total=total)
 
 
 def progress_of(event: Any) -> tuple[str, int | None]:
@@ -48,52 +53,69 @@ def progress_of(event: Any) -> tuple[str, int | None]:
     return line or str(event), partitions
 
 
-def _run_merge(job: Job) -> None:
-    from operations.merge.run import merge_revert_run, merge_run
-    from operations.services.change_requests import approved_plan, change_request_plan, finish_execution
-
-    request = job.change_request
+def _run_merge(handle: JobHandle) -> None:
+    request = handle.job.change_request
     assert request is not None, "a merge job belongs to a change request"
-    job_log(job, f"Previewing {request.statement}")
+    handle.log(f"Previewing {request.statement}")
     actor, reason = request.requester.get_username(), f"change request #{request.pk}"
     try:
         change = change_request_plan(request)
-        if request.operation.get("kind") == MERGE_REVERT:
-            assert isinstance(change, MergeRevertChange)
-            execution = merge_revert_run(
-                change, actor=actor, source="ui", reason=reason, approved=approved_plan(request)
-            )
-        else:
-            assert isinstance(change, MergeChange)
-            execution = merge_run(
-                change, actor=actor, source="ui", reason=reason, approved=approved_plan(request),
-                report=lambda event: _report(job, event),
-            )  # fmt: skip
+        assert isinstance(change, MergeChange)
+        execution = merge_run(
+            change, actor=actor, source="ui", reason=reason, approved=approved_plan(request),
+            report=lambda event: _report(handle, event),
+        )  # fmt: skip
     except ApplicationError as exc:
-        execution_id = exc.details.get("execution")
-        failed = Execution.objects.filter(pk=execution_id).first() if execution_id is not None else None
-        finish_execution(request, failed, exc.message)
-        job_log(job, exc.message)
-        Job.objects.filter(pk=job.pk).update(
-            state=JobState.FAILED, error=exc.message, finished_at=timezone.now(), message=exc.message[:500]
-        )
+        if isinstance(exc.__cause__, JobCancelled):  # stopped between two copy units
+            raise exc.__cause__ from None
+        end_request(request, failed_execution(exc), exc.message)
+        raise
+    _succeed(handle, request, execution, partitions_done=request.preview.get("partitions_touched"))
+
+
+def _run_merge_revert(handle: JobHandle) -> None:
+    request = handle.job.change_request
+    assert request is not None, "a merge revert job belongs to a change request"
+    handle.log(f"Previewing {request.statement}")
+    try:
+        change = change_request_plan(request)
+        assert isinstance(change, MergeRevertChange)
+        handle.commit_point("the revert's metastore transaction")
+        execution = merge_revert_run(
+            change, actor=request.requester.get_username(), source="ui", reason=f"change request #{request.pk}",
+            approved=approved_plan(request),
+        )  # fmt: skip
+    except ApplicationError as exc:
+        end_request(request, failed_execution(exc), exc.message)
+        raise
+    _succeed(handle, request, execution)
+
+
+def _succeed(handle: JobHandle, request: ChangeRequest, execution: Any, **fields: Any) -> None:
+    """End the request by its execution, then the job succeeded."""
+    end_request(request, execution)
+    handle.log(f"Done in {execution.duration_ms} ms")
+    handle.succeed(**fields)
+
+
+def _report(handle: JobHandle, event: Any) -> None:
+    """A copy unit journaled is a safe point to stop at for a cancel (a stopping worker lets the merge finish: a
+    resumed merge would reserve its ids again); the publish phase is the point of no return."""
+    if isinstance(event, dict) and event.get("phase") == "publish":
+        handle.commit_point("the publishing transaction")
         return
-    finish_execution(request, execution)
-    job_log(job, f"Done in {execution.duration_ms} ms")
-    done = request.preview.get("partitions_touched") if request.operation.get("kind") == MERGE_KIND else None
-    Job.objects.filter(pk=job.pk).update(
-        state=JobState.SUCCEEDED, progress=100, finished_at=timezone.now(), message="Done", partitions_done=done
-    )
-
-
-def _report(job: Job, event: Any) -> None:
+    if isinstance(event, dict) and "unit_done" in event:
+        if handle.cancel_requested():
+            raise JobCancelled
+        return
     line, partitions = progress_of(event)
     fields: dict[str, Any] = {"message": line[:500]}
     if partitions is not None:
         fields["partitions_done"] = partitions
-        total = job.partitions_total or 0
+        total = handle.job.partitions_total or 0
         fields["progress"] = min(int(100 * partitions / total), 99) if total else 0
-    job_log(job, line, **fields)
+    handle.log(line, **fields)
 
 
-register_job_runner(MERGE, _run_merge)
+register_job_kind(MERGE, _run_merge, enqueue=enqueue_merge, discard=end_cancelled_request)
+register_job_kind(MERGE_REVERT, _run_merge_revert, enqueue=enqueue_merge, discard=end_cancelled_request)

@@ -4,7 +4,7 @@ from operations.models.audit import AuditRecord
 from operations.models.change_requests import Approval, ChangeRequest, Comment
 from operations.models.executions import DONE, DirectoryMoveRecord, Execution
 from operations.models.idempotency import IdempotencyKey
-from operations.models.jobs import Job
+from operations.models.jobs import Job, JobLogEntry
 from operations.models.merges import MergeImport
 from operations.models.relocations import Relocation
 
@@ -18,6 +18,7 @@ __all__ = (
     "Execution",
     "IdempotencyKey",
     "Job",
+    "JobLogEntry",
     "MergeImport",
     "Relocation",
 )

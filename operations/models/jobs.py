@@ -2,20 +2,31 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
+from functools import cached_property
 
 from django.db import models
 from django.utils import timezone
 
-from operations.choices import JobState
+from operations.choices import FINISHED_JOB_STATES, JobState
 
-__all__ = ("Job",)
+__all__ = ("LOG_LINES_SHOWN", "Job", "JobLog", "JobLogEntry")
 
-FINISHED_STATES = (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED)
+LOG_LINES_SHOWN = 200  # the last lines a page or the API shows of a job's log
+
+
+@dataclass(frozen=True)
+class JobLog:
+    """The last lines of a job's log (oldest first) and how many it has."""
+
+    lines: list[JobLogEntry]
+    count: int
 
 
 class Job(models.Model):
-    """One unit of background work (executing a change request, or a Spark program), with progress and a log.
+    """One unit of background work of a kind (``operations.choices.JobKind``), with progress and a log (its
+    ``JobLogEntry`` rows). Only the runner base (``operations.services.jobs``) writes job rows.
 
     A Spark job also counts partitions, files and bytes (done of total, as its program reports them), keeps the
     units it verified (``completed``: a resumed run skips them), its driver's log tail and the Spark application.
@@ -28,7 +39,6 @@ class Job(models.Model):
     state = models.CharField(max_length=16, choices=JobState.choices, default=JobState.QUEUED)
     progress = models.PositiveSmallIntegerField(default=0)
     message = models.CharField(max_length=500, blank=True)
-    log = models.JSONField(default=list)
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -55,6 +65,12 @@ class Job(models.Model):
     driver_pid = models.IntegerField(null=True, blank=True)
     cancel_requested_at = models.DateTimeField(null=True, blank=True)
     cancel_requested_by = models.CharField(max_length=150, blank=True)
+    committing_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the job passed its point of no return (a metastore transaction, a merge's publish): from then "
+        "on a cancel is too late.",
+    )
 
     class Meta:
         ordering = ("-created_at",)
@@ -65,7 +81,15 @@ class Job(models.Model):
 
     @property
     def is_done(self) -> bool:
-        return self.state in FINISHED_STATES
+        return self.state in FINISHED_JOB_STATES
+
+    @cached_property
+    def recent_log(self) -> JobLog:
+        """The last ``LOG_LINES_SHOWN`` log lines (by keyset on the entries' ids) and the count."""
+        if self.pk is None:
+            return JobLog([], 0)
+        entries = self.log_entries.order_by("-id")
+        return JobLog(list(reversed(entries[:LOG_LINES_SHOWN])), entries.count())
 
     @property
     def bytes_per_second(self) -> float | None:
@@ -82,3 +106,19 @@ class Job(models.Model):
         if self.is_done or not rate or self.bytes_total is None or self.bytes_done is None:
             return None
         return timedelta(seconds=max(self.bytes_total - self.bytes_done, 0) / rate)
+
+
+class JobLogEntry(models.Model):
+    """One line of a job's log: appending is an INSERT, so concurrent writers never lose a line; readers take the last
+    lines by keyset (``operations.selectors.job_log_lines``)."""
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="log_entries")
+    at = models.DateTimeField(default=timezone.now)
+    message = models.TextField()
+
+    class Meta:
+        ordering = ("pk",)
+        indexes = [models.Index(fields=["job", "id"])]
+
+    def __str__(self) -> str:
+        return f"job #{self.job_id} {self.at:%H:%M:%S} {self.message[:60]}"

@@ -21,6 +21,7 @@ from django.db.models import F
 from catalog_admin.locations import filesystem_for
 from catalog_admin.models import Partition, StorageDescriptor
 from catalog_admin.selectors.metastores import Metastore
+from operations.choices import JobKind
 from operations.containment import MoveContext, canonical, is_inside, move_blockers, new_location_blockers
 from operations.planners.common import build_preview, metadata_only_hive, snapshot
 from operations.planners.data_scope import (
@@ -252,7 +253,7 @@ def _data_copy(metastore: Metastore, units: list[CopyUnit], blockers: list[Findi
     listings = sampled_listings(metastore, sources)
     blockers += symlink_blockers(listings, RULE)
     scope = scope_of(metastore, listings, units=len(units), ends=[units[0].source, units[0].destination])
-    duration = estimate_duration(RULE, scope.bytes, program="relocate")  # a relocate job (services/relocate_jobs.py)
+    duration = estimate_duration(JobKind.RELOCATE, scope.bytes)  # a relocate job (services/relocate_jobs.py)
     return DataCopy(
         units=tuple(units),
         files=scope.files,

@@ -29,6 +29,7 @@ from django.conf import settings
 from catalog_admin.locations import FileEntry, filesystem_for, is_hidden
 from catalog_admin.models import Partition, PartitionParam, SerDe, SerDeParam, StorageDescriptor, TableParam
 from catalog_admin.selectors.metastores import Metastore
+from operations.choices import JobKind
 from operations.containment import canonical
 from operations.planners.common import build_preview, metadata_only_hive, snapshot
 from operations.planners.data_scope import (
@@ -131,7 +132,7 @@ def plan_rewrite(metastore: Metastore, state: TableState, spec: RewriteSpec) -> 
     if units and not blockers:
         sd_ids = {u.key: u.sd_id for u in units if u.partition_id is not None}
         blockers += destination_blockers(metastore, state, staging, units, sd_ids)  # type: ignore[arg-type]
-    data_copy = _data_copy(metastore, units, listed) if units else None
+    data_copy = _data_copy(metastore, units, listed, job_kind(spec)) if units else None
     table_sd = not state.is_partitioned or (isinstance(spec, ConvertFormat) and not spec.partitions)
     steps = [] if blockers or not units else _steps(MetastoreSql(metastore.alias), state, spec, rows, units, table_sd)
     partitions = [r for r in rows if r["id"] is not None]
@@ -294,13 +295,18 @@ def _unit(state: TableState, staging: str, row: dict) -> CopyUnit:
     )  # fmt: skip
 
 
-def _data_copy(metastore: Metastore, units: list[CopyUnit], listed: dict[str, list[FileEntry]]) -> DataCopy:
+def job_kind(spec: RewriteSpec) -> str:
+    """The job kind that runs the rewrite: ``compact`` or ``convert``."""
+    return JobKind.CONVERT if isinstance(spec, ConvertFormat) else JobKind.COMPACT
+
+
+def _data_copy(metastore: Metastore, units: list[CopyUnit], listed: dict[str, list[FileEntry]], kind: str) -> DataCopy:
     """The units with their exact size and small-file histogram (every one was listed), and the duration from earlier
-    rewrite jobs on the same engine."""
+    jobs of the same kind (compact or convert) on the same engine."""
     by_source = {canonical(location): entries for location, entries in listed.items()}
     scope = scope_of(metastore, [by_source.get(u.source, []) for u in units], units=len(units),
                      ends=[units[0].source, units[0].destination])  # fmt: skip
-    duration = estimate_duration("relocate", scope.bytes, program=RULE)  # relocate-kind jobs of program "rewrite"
+    duration = estimate_duration(kind, scope.bytes)
     return DataCopy(
         units=tuple(units), files=scope.files, bytes=scope.bytes, sampled_units=len(units),
         sample_files=scope.files, sample_bytes=scope.bytes, estimated_seconds=duration.seconds,

@@ -12,19 +12,18 @@ from typing import Any
 from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.selectors.metastores import get_metastore
 from operations.changes import ChangeKind, Subject, register_change_kind
+from operations.choices import JobKind
 from operations.models import ChangeRequest, Execution
 from operations.preview import Preview
 from operations.services.alter import alter_preview
-from operations.services.jobs import register_request_enqueuer
-from operations.services.relocate_jobs import enqueue_request_relocation
 from operations.services.revert import revert_preview
 from operations.specs import SPEC_KINDS, CompactFiles, ConvertFormat, Relocate, RevertExecution, spec_from_dict
 
 __all__ = ("ALTER_JOB", "DATA_JOBS", "AlterKind", "DataJobKind", "register_alter_kinds")
 
-ALTER_JOB = "alter"
+ALTER_JOB = JobKind.ALTER
 # A data job's operation kind -> its job kind (design.md's names).
-DATA_JOBS = {Relocate.kind: "relocate", CompactFiles.kind: "compact", ConvertFormat.kind: "convert"}
+DATA_JOBS = {Relocate.kind: JobKind.RELOCATE, CompactFiles.kind: JobKind.COMPACT, ConvertFormat.kind: JobKind.CONVERT}
 
 
 class AlterKind(ChangeKind):
@@ -76,8 +75,6 @@ class DataJobKind(AlterKind):
 
 
 def register_alter_kinds() -> None:
-    """Register the ALTER change kinds and how their data jobs are queued (``OperationsConfig.ready``)."""
+    """Register the ALTER change kinds (``OperationsConfig.ready``); their job kinds register how they are queued."""
     register_change_kind(AlterKind())
     register_change_kind(DataJobKind())
-    for job_kind in DATA_JOBS.values():
-        register_request_enqueuer(job_kind, enqueue_request_relocation)

@@ -33,7 +33,7 @@ from operations.policy import Allowed, approval_requirement, can_request, rule_m
 from operations.preview import Preview
 from operations.rules import blocked_error
 from operations.services.audit import record_audit
-from operations.services.jobs import enqueue_execution, schedule_due_check
+from operations.services.jobs import enqueue_execution, schedule_due_check, settle_job
 from operations.services.reconcile import ACTOR as RECONCILE_ACTOR
 from operations.services.refusals import refusals_audited
 from operations.specs import AlterSpec
@@ -363,12 +363,8 @@ def settle_stuck_request(
             details={"reason": reason.strip(), "job": job.pk if job else None},
         )
         if job is not None:
-            Job.objects.filter(pk=job.pk, state__in=(JobState.QUEUED, JobState.RUNNING)).update(
-                state=JobState.SUCCEEDED if action == "succeed" else JobState.FAILED,
-                finished_at=timezone.now(),
-                message=f"Settled as {outcome}: {reason.strip()}"[:500],
-                error=error,
-            )
+            state = JobState.SUCCEEDED if action == "succeed" else JobState.FAILED
+            settle_job(job, state, f"Settled as {outcome}: {reason.strip()}", error=error)
     return _reload(request)
 
 

@@ -1,21 +1,29 @@
 """
-Background jobs, run by worker processes: executing approved change requests, and Spark programs.
+The one job runner: queued work of every kind run by worker processes, with progress, a log, cancel and resume.
 
 A job is a ``Job`` row plus a task of Django's Tasks API (``operations.tasks.run_job_task``) enqueued after the
 transaction that created the job commits; a worker process (``manage.py run_jobs``, or django-tasks-db's
-``db_worker``) takes the task from the database and runs :func:`run_job`. The job is claimed with a guarded update
-(``QUEUED`` → ``RUNNING``), so two workers never run it twice, and more workers run more jobs at once. A web
-restart loses nothing: the job and its task are rows. ``CATALOG_JOBS_MODE = "eager"`` (tests only) runs the same
-task function inline when the transaction commits.
+``db_worker``) takes the task from the database and runs :func:`run_job`. ``CATALOG_JOBS_MODE = "eager"`` (tests
+only) runs the same task function inline when the transaction commits.
 
-Scheduled requests are started by ``start_due_requests_task``, enqueued with ``run_after`` = the request's time
-when it is scheduled; the worker's housekeeping (``run_jobs``) also looks for due requests every interval, so none
-stays late because its task was lost.
+This module owns every write to a job row. It claims the job with a guarded update (``QUEUED`` → ``RUNNING``, so two
+workers never run it twice), beats while it runs, and ends it in one of four states: ``succeeded``; ``failed`` (the
+work refused or failed for a reason it names: an ``ApplicationError``); ``errored`` (an unexpected exception: a bug or
+the infrastructure; the traceback's last line is the error); ``cancelled``. A kind (``register_job_kind``, from the
+kind's own module) is a function that receives a :class:`JobHandle` and never touches job rows itself: it logs,
+reports progress, calls ``check_cancel()`` at its safe points and ``commit_point()`` before its point of no return.
 
-A running job beats: its claim, every progress report and every log line set ``heartbeat_at``, and so does a thread
-of its worker every tenth of ``CATALOG_JOB_HEARTBEAT_TIMEOUT_SECONDS`` while the job runs (a long metastore
-transaction reports nothing for minutes, yet its worker is alive). A job silent for longer than the timeout counts as
-dead (:func:`operations.lifecycle.job_is_alive`): its worker is gone, and ``operations.services.stuck_jobs`` settles it.
+Cancel (:func:`job_cancel`): a queued job ends cancelled at once; a running one is asked to stop, and its runner stops
+at its next safe point (``JobCancelled``), unless it passed its point of no return (then a cancel is too late); a
+failed or errored job kept for resuming is discarded. The kind's ``discard`` hook then cleans up (ends its change
+request, removes a Spark job's staging). Resume (:func:`job_resume`) queues a failed or errored job again; its kind
+resumes (a Spark program skips its verified units, an ALTER runs bound to the approved plan again).
+
+A worker asked to stop (SIGTERM: :func:`request_stop`) takes no more jobs; its running job stops at its next safe
+point (``JobInterrupted``) and goes back to the queue for another worker, its verified units kept. A running job
+beats: every progress report and log line set ``heartbeat_at``, and so does a thread of its worker every tenth of
+``CATALOG_JOB_HEARTBEAT_TIMEOUT_SECONDS``. A job silent for longer counts as dead (``lifecycle.job_is_alive``):
+``operations.services.stuck_jobs`` settles it (:func:`settle_job`).
 """
 
 from __future__ import annotations
@@ -24,97 +32,148 @@ import logging
 import os
 import socket
 import threading
+import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from catalog_admin.errors import ApplicationError, ErrorCode
+from operations import lifecycle
 from operations.changes import change_kind
-from operations.choices import ChangeRequestState, JobState
-from operations.models import ChangeRequest, Execution, Job
+from operations.choices import JobKind, JobState
+from operations.models import ChangeRequest, Job, JobLogEntry
+from operations.policy import Allowed
+from operations.services.audit import record_audit
 
 __all__ = (
-    "EXECUTE",
-    "JOB_RUNNERS",
+    "JOB_KINDS",
+    "JobCancelled",
+    "JobHandle",
+    "JobInterrupted",
+    "JobKind",
+    "JobKindRunner",
+    "create_job",
     "enqueue_execution",
     "enqueue_job",
+    "job_cancel",
+    "job_kind_of",
     "job_log",
-    "register_job_runner",
-    "register_request_enqueuer",
+    "job_resume",
+    "register_job_kind",
+    "request_stop",
     "run_job",
     "schedule_due_check",
-    "start_due_requests",
+    "settle_job",
+    "stopping",
+    "use_tasks",
     "watching_job_logs",
     "worker_name",
 )
 
 logger = logging.getLogger(__name__)
-EXECUTE = "execute_change_request"
-JobRunner = Callable[[Job], None]
-# kind -> what runs a claimed job of that kind; it ends the job itself (state, finished_at) or raises.
-JOB_RUNNERS: dict[str, JobRunner] = {}
+
+# What a runner may set on its job besides log lines (progress, counters, the Spark application, its result).
+RUNNER_FIELDS = frozenset(
+    {
+        "progress", "message", "result", "completed", "plan", "log_tail", "driver_pid", "spark_master",
+        "spark_app_id", "spark_ui_url", "partitions_done", "partitions_total", "files_done", "files_total",
+        "bytes_done", "bytes_total",
+    }
+)  # fmt: skip
 
 
-def register_job_runner(kind: str, runner: JobRunner) -> None:
-    """Make ``run_job`` run jobs of ``kind`` with ``runner``."""
-    JOB_RUNNERS[kind] = runner
+class JobCancelled(Exception):  # noqa: N818  (a signal, not an error)
+    """Raised at a safe point of a running job whose cancel was requested: the job ends cancelled."""
+
+
+class JobInterrupted(Exception):  # noqa: N818
+    """Raised at a safe point of a running job whose worker is stopping: the job is queued again for another."""
+
+
+@dataclass(frozen=True)
+class JobKindRunner:
+    """A job kind: ``run(handle)`` runs a claimed job; ``enqueue(request, actor)`` queues one executing a change
+    request; ``discard(job, actor)`` cleans up after a queued, failed or errored job was cancelled, or after the
+    runner stopped for a cancel (end its request, remove its staging)."""
+
+    run: Callable[[JobHandle], None]
+    enqueue: Callable[[ChangeRequest, str], Job] | None = None
+    discard: Callable[[Job, str], None] | None = None
+
+
+JOB_KINDS: dict[str, JobKindRunner] = {}
+
+
+def register_job_kind(
+    kind: str,
+    run: Callable[[JobHandle], None],
+    *,
+    enqueue: Callable[[ChangeRequest, str], Job] | None = None,
+    discard: Callable[[Job, str], None] | None = None,
+) -> None:
+    """Make ``run_job`` run jobs of ``kind`` with ``run`` (called from the kind's module, imported by
+    ``OperationsConfig.ready``)."""
+    JOB_KINDS[kind] = JobKindRunner(run, enqueue, discard)
+
+
+# Queueing ----------------------------------------------------------------------------------------------------------
+
+
+def job_kind_of(request: ChangeRequest) -> str:
+    """The job kind executing ``request``'s approved plan: its change kind says (``operations.changes``)."""
+    return change_kind(request.operation).job_kind(request)
 
 
 def enqueue_execution(request: ChangeRequest, *, actor: str) -> Job:
-    """A queued job executing ``request``'s approved plan; a worker runs it once the transaction commits. The
-    request's change kind names the job kind (``operations.changes``); a job kind queued with a plan of its own (a
-    data job lists its files first) registered how it is queued (:func:`register_request_enqueuer`)."""
-    job_kind = change_kind(request.operation).job_kind(request)
-    enqueue = _REQUEST_ENQUEUERS.get(job_kind)
-    if enqueue is not None:
-        return enqueue(request, actor=actor)
-    job = Job.objects.create(
-        kind=_RUNS_AS.get(job_kind, job_kind), change_request=request, message=f"Queued by {actor}"
-    )
+    """A queued job executing ``request``'s approved plan, of the kind that does it; a worker runs it once the
+    transaction commits."""
+    kind = job_kind_of(request)
+    registered = JOB_KINDS.get(kind)
+    if registered is None or registered.enqueue is None:
+        raise ApplicationError(ErrorCode.INVALID_PARAMETER, f"No job kind {kind!r} executes change requests.")
+    return registered.enqueue(request, actor)
+
+
+def create_job(*, kind: str, actor: str, **fields: Any) -> Job:
+    """A queued job of ``kind`` handed to the workers once the transaction commits."""
+    job = Job.objects.create(kind=kind, message=f"Queued by {actor}", **fields)
     enqueue_job(job)
     return job
 
 
-class RequestEnqueuer(Protocol):
-    def __call__(self, request: ChangeRequest, *, actor: str) -> Job: ...
-
-
-# job kind -> how a request's job of that kind is queued, when not as a plain job of that kind.
-_REQUEST_ENQUEUERS: dict[str, RequestEnqueuer] = {}
-# SEAM: design.md's job-kind names -> the runner that runs them on this branch, until RUNNER's rename lands: ``alter``
-# runs as EXECUTE; ``compact``/``convert`` are queued as the relocate runner's ``relocate`` jobs
-# (``operations.services.alter_kind``), ``merge_revert`` as a ``merge`` job (``operations.merge.changes``).
-_RUNS_AS = {"alter": EXECUTE}
-
-
-def register_request_enqueuer(job_kind: str, enqueue: RequestEnqueuer) -> None:
-    """Make ``enqueue_execution`` queue a request's job of ``job_kind`` with ``enqueue``."""
-    _REQUEST_ENQUEUERS[job_kind] = enqueue
-
-
 def enqueue_job(job: Job) -> None:
     """Hand a queued job to the workers once the current transaction commits (inline in ``eager`` mode)."""
-    from operations.tasks import run_job_task
-
+    task = _TASKS["run_job"]
     if settings.CATALOG_JOBS_MODE == "eager":
-        transaction.on_commit(lambda: run_job_task.call(job.pk))
+        transaction.on_commit(lambda: task.call(job.pk))
     else:
-        transaction.on_commit(lambda: run_job_task.enqueue(job.pk))
+        transaction.on_commit(lambda: task.enqueue(job.pk))
 
 
 def schedule_due_check(request: ChangeRequest) -> None:
     """Have a worker start the scheduled ``request`` when its time comes (a task with ``run_after``)."""
-    from operations.tasks import start_due_requests_task
-
     when = request.scheduled_for
     if when is None or settings.CATALOG_JOBS_MODE == "eager":
         return  # eager mode has no later: tests start due requests themselves
-    transaction.on_commit(lambda: start_due_requests_task.using(run_after=when).enqueue())
+    task = _TASKS["start_due_requests"]
+    transaction.on_commit(lambda: task.using(run_after=when).enqueue())
+
+
+# The tasks of Django's Tasks API that run jobs and start due requests: operations.tasks gives them (use_tasks), so
+# this module never imports the layer above it.
+_TASKS: dict[str, Any] = {}
+
+
+def use_tasks(*, run_job: Any, start_due_requests: Any) -> None:
+    """The tasks ``enqueue_job`` and ``schedule_due_check`` enqueue (``operations.tasks`` calls this on import)."""
+    _TASKS.update(run_job=run_job, start_due_requests=start_due_requests)
 
 
 def worker_name() -> str:
@@ -122,57 +181,177 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+# Running -----------------------------------------------------------------------------------------------------------
+
+_STOPPING = threading.Event()
+
+
+def request_stop() -> None:
+    """This worker is stopping (SIGTERM): its running job stops at its next safe point and is queued again."""
+    _STOPPING.set()
+
+
+def stopping() -> bool:
+    return _STOPPING.is_set()
+
+
 def run_job(job_id: int) -> Job:
-    """Run one queued job (claimed with a guarded update, so two workers never run it twice)."""
-    now = timezone.now()
-    claimed = Job.objects.filter(pk=job_id, state=JobState.QUEUED).update(
-        state=JobState.RUNNING,
-        started_at=now,
-        heartbeat_at=now,
-        message="Starting",
-        attempts=F("attempts") + 1,
-        worker=worker_name(),
-        finished_at=None,
-        error="",
-    )
-    job = Job.objects.get(pk=job_id)
-    if not claimed:
-        return job
+    """Run one queued job (claimed with a guarded update, so two workers never run it twice) to its end."""
+    if not _claim(job_id):
+        return Job.objects.get(pk=job_id)
+    handle = JobHandle(job_id)
+    kind = JOB_KINDS.get(handle.job.kind)
     try:
-        with _beating(job.pk):
-            JOB_RUNNERS.get(job.kind, _unknown_kind)(job)
-    except Exception as exc:  # the job records every failure; nothing escapes a worker
-        logger.exception("Job %s failed", job_id)
-        job_log(job, f"Failed: {exc}")
-        Job.objects.filter(pk=job.pk).update(state=JobState.FAILED, error=str(exc), finished_at=timezone.now())
+        with _beating(job_id):
+            if kind is None:
+                raise ApplicationError(ErrorCode.INVALID_PARAMETER, f"No worker runs jobs of kind {handle.job.kind!r}.")
+            kind.run(handle)
+    except JobCancelled:
+        job = handle.end(JobState.CANCELLED, message=f"Cancelled by {handle.job.cancel_requested_by}")
+        if kind is not None and kind.discard is not None:
+            kind.discard(job, job.cancel_requested_by)
+    except JobInterrupted:
+        _requeue(handle)
+    except ApplicationError as exc:  # the work refused or failed for a reason it names
+        handle.fail(exc.message)
+    except Exception as exc:  # a bug or the infrastructure: nothing escapes a worker
+        logger.exception("Job %s errored", job_id)
+        handle.errored(exc)
+    else:
+        handle.succeed()  # a runner that returned without ending its job succeeded
     return Job.objects.get(pk=job_id)
 
 
-def start_due_requests() -> int:
-    """Move scheduled requests whose time has come to executing, each with a queued job (through the lifecycle,
-    audited as ``start``); a request another worker started meanwhile is skipped. Returns how many started."""
-    from operations.services.change_requests import change_request_start
-
-    started = 0
-    for request in ChangeRequest.objects.filter(state=ChangeRequestState.SCHEDULED, scheduled_for__lte=timezone.now()):
-        try:
-            change_request_start(request)
-        except ApplicationError as exc:
-            if exc.code != ErrorCode.INVALID_STATE:
-                raise
-        else:
-            started += 1
-    return started
-
-
-def job_log(job: Job, line: str, **fields: Any) -> None:
-    """Append a line to the job's log (a beat too), with other fields of the job to set at the same time."""
-    job.refresh_from_db(fields=["log"])
+def _claim(job_id: int) -> bool:
     now = timezone.now()
-    job.log = [*job.log, {"at": now.isoformat(), "message": line}]
-    Job.objects.filter(pk=job.pk).update(log=job.log, heartbeat_at=now, **fields)
+    return bool(
+        Job.objects.filter(pk=job_id, state=JobState.QUEUED).update(
+            state=JobState.RUNNING,
+            started_at=now,
+            heartbeat_at=now,
+            message="Starting",
+            attempts=F("attempts") + 1,
+            worker=worker_name(),
+            finished_at=None,
+            error="",
+            committing_at=None,
+        )  # fmt: skip
+    )
+
+
+def _requeue(handle: JobHandle) -> None:
+    """Back to the queue for another worker (this one is stopping), its verified units kept."""
+    handle.log("Interrupted: the worker is stopping; queued again for another worker")
+    changed = Job.objects.filter(pk=handle.job_id, state=JobState.RUNNING).update(
+        state=JobState.QUEUED, message="Queued again: its worker stopped", driver_pid=None, worker=""
+    )
+    if changed:
+        enqueue_job(handle.job)
+
+
+class JobHandle:
+    """What a kind's runner may do to its running job: log, report progress, check for a cancel at a safe point,
+    pass its point of no return, and end it."""
+
+    def __init__(self, job_id: int) -> None:
+        self.job_id = job_id
+
+    @property
+    def job(self) -> Job:
+        """The job as it is now."""
+        return Job.objects.select_related("change_request").get(pk=self.job_id)
+
+    @property
+    def completed(self) -> list[str]:
+        """The units verified so far (a resumed run skips them)."""
+        return list(Job.objects.values_list("completed", flat=True).get(pk=self.job_id))
+
+    def log(self, line: str, **fields: Any) -> None:
+        """Append a line to the log (an INSERT), a beat too, with runner fields to set at the same time."""
+        job_log(self.job_id, line, **fields)
+
+    def update(self, **fields: Any) -> None:
+        """Set runner fields (progress, counters, the Spark application, …) while the job runs; a beat too."""
+        _check_fields(fields)
+        Job.objects.filter(pk=self.job_id, state=JobState.RUNNING).update(heartbeat_at=timezone.now(), **fields)
+
+    def progress(self, done: int, total: int, message: str = "", **counters: int | None) -> None:
+        """``done`` of ``total`` (the percentage shown, at most 99 until the job ends), a message logged, and
+        counters such as ``files_done=``/``bytes_total=``."""
+        fields: dict[str, Any] = {key: value for key, value in counters.items() if value is not None}
+        fields["progress"] = min(int(100 * done / total), 99) if total else 0
+        if message:
+            fields["message"] = message[:500]
+            self.log(message, **fields)
+        else:
+            self.update(**fields)
+
+    def add_completed(self, units: list[str]) -> None:
+        """Record verified units (kept across attempts)."""
+        if units:
+            self.update(completed=list(dict.fromkeys([*self.completed, *units])))
+
+    def cancel_requested(self) -> bool:
+        return Job.objects.filter(pk=self.job_id).exclude(cancel_requested_at=None).exists()
+
+    def check_cancel(self) -> None:
+        """A safe point: raise ``JobCancelled`` when a cancel was requested, ``JobInterrupted`` when the worker is
+        stopping."""
+        if self.cancel_requested():
+            raise JobCancelled
+        if stopping():
+            raise JobInterrupted
+
+    def commit_point(self, what: str) -> None:
+        """The last safe point before ``what`` (a metastore transaction, a merge's publish): a cancel requested until
+        now stops the job (``JobCancelled``); one requested later is refused as too late."""
+        changed = Job.objects.filter(pk=self.job_id, cancel_requested_at=None, committing_at=None).update(
+            committing_at=timezone.now(), heartbeat_at=timezone.now()
+        )
+        if not changed and self.cancel_requested():
+            raise JobCancelled
+        self.log(f"Starting {what}: from now on the job cannot be cancelled")
+
+    def succeed(self, result: Any = None, message: str = "Done", **fields: Any) -> Job:
+        if result is not None:
+            fields["result"] = result
+        return self.end(JobState.SUCCEEDED, message=message, progress=100, **fields)
+
+    def fail(self, error: str, **fields: Any) -> Job:
+        """End failed for a reason the work names (shown as the job's error)."""
+        self.log(error)
+        return self.end(JobState.FAILED, message=error[:500], error=error, **fields)
+
+    def errored(self, exc: BaseException) -> Job:
+        """End errored: an unexpected exception (the traceback's last line is the error)."""
+        last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        self.log(f"Errored: {last}")
+        return self.end(JobState.ERRORED, message=last[:500], error=last)
+
+    def end(self, state: str, **fields: Any) -> Job:
+        """End the running job in ``state`` (a guarded update: a job already ended stays as it is)."""
+        _check_fields({key: value for key, value in fields.items() if key != "error"})
+        Job.objects.filter(pk=self.job_id, state=JobState.RUNNING).update(
+            state=state, finished_at=timezone.now(), **fields
+        )
+        return self.job
+
+
+def _check_fields(fields: dict[str, Any]) -> None:
+    unknown = set(fields) - RUNNER_FIELDS
+    assert not unknown, f"a runner does not set {sorted(unknown)} on its job"
+
+
+def job_log(job: Job | int, line: str, **fields: Any) -> None:
+    """Append a line to a job's log (an INSERT: concurrent writers lose nothing) and beat, with runner fields to set
+    at the same time."""
+    job_id = job if isinstance(job, int) else job.pk
+    _check_fields(fields)
+    now = timezone.now()
+    JobLogEntry.objects.create(job_id=job_id, at=now, message=line)
+    Job.objects.filter(pk=job_id).update(heartbeat_at=now, **fields)
     for watcher in list(_LOG_WATCHERS):
-        watcher(job.pk, line)
+        watcher(job_id, line)
 
 
 JobLogWatcher = Callable[[int, str], None]
@@ -194,9 +373,7 @@ def watching_job_logs(watcher: JobLogWatcher) -> Iterator[None]:
 def _beating(job_id: int) -> Iterator[None]:
     """While the block runs, a thread of this worker sets the running job's ``heartbeat_at`` every tenth of the
     heartbeat timeout (on its own connection, closed when it stops)."""
-    from operations.lifecycle import heartbeat_timeout
-
-    interval = max(heartbeat_timeout().total_seconds() / 10, 0.1)
+    interval = max(lifecycle.heartbeat_timeout().total_seconds() / 10, 0.1)
     stop = threading.Event()
 
     def beat() -> None:
@@ -215,55 +392,88 @@ def _beating(job_id: int) -> Iterator[None]:
         beater.join(timeout=5)  # a beat waiting for a row lock finds the job finished and changes nothing
 
 
-def _unknown_kind(job: Job) -> None:
-    raise ApplicationError(ErrorCode.INVALID_PARAMETER, f"No worker runs jobs of kind {job.kind!r}.")
+# Cancel, resume, settle --------------------------------------------------------------------------------------------
 
 
-# Executing a change request ----------------------------------------------------------------------------------------
+def job_cancel(*, job: Job, user: AbstractBaseUser | None, actor: str = "") -> Job:
+    """Cancel a job: a queued one at once; a running one stops at its next safe point (refused once it passed its
+    point of no return); a failed or errored one kept for resuming is discarded. Audited."""
+    job = Job.objects.get(pk=job.pk)
+    _require(lifecycle.can_cancel_job(job, user))
+    who = actor or (user.get_username() if user is not None else "system")
+    now = timezone.now()
+    with transaction.atomic():
+        if job.state == JobState.RUNNING:
+            changed = Job.objects.filter(
+                pk=job.pk, state=JobState.RUNNING, cancel_requested_at=None, committing_at=None
+            ).update(cancel_requested_at=now, cancel_requested_by=who, message=f"Cancel requested by {who}")
+        else:
+            changed = Job.objects.filter(pk=job.pk, state=job.state).update(
+                state=JobState.CANCELLED, cancel_requested_at=now, cancel_requested_by=who, finished_at=now,
+                message=f"Cancelled by {who}",
+            )  # fmt: skip
+        if not changed:
+            raise ApplicationError(
+                ErrorCode.INVALID_STATE, f"Job #{job.pk} changed meanwhile; look again.", {"job": job.pk}
+            )
+        _audit(job, who, "cancel_job", "cancel requested" if job.state == JobState.RUNNING else "cancelled")
+    kind = JOB_KINDS.get(job.kind)
+    if job.state != JobState.RUNNING and kind is not None and kind.discard is not None:
+        kind.discard(Job.objects.get(pk=job.pk), who)
+    return Job.objects.get(pk=job.pk)
 
 
-def _execute_request(job: Job) -> None:
-    """Execute the request's plan: rebuilt by the worker and bound to the approved one."""
-    from operations.services.alter import alter_execute
-    from operations.services.change_requests import approved_plan, change_request_preview, finish_execution
+def job_resume(*, job: Job, user: AbstractBaseUser | None) -> Job:
+    """Queue a failed or errored job again; its kind resumes it (a Spark program skips the units it verified).
+    Audited."""
+    job = Job.objects.get(pk=job.pk)
+    _require(lifecycle.can_resume_job(job, user))
+    who = user.get_username() if user is not None else "system"
+    with transaction.atomic():
+        changed = Job.objects.filter(pk=job.pk, state=job.state).update(
+            state=JobState.QUEUED, message=f"Resumed by {who}: {len(job.completed)} unit(s) already verified",
+            driver_pid=None, cancel_requested_at=None, cancel_requested_by="", error="",
+        )  # fmt: skip
+        if not changed:
+            raise ApplicationError(
+                ErrorCode.INVALID_STATE, f"Job #{job.pk} changed meanwhile; look again.", {"job": job.pk}
+            )
+        job_log(job, f"Resumed by {who}")
+        _audit(job, who, "resume_job", "queued", completed=len(job.completed))
+        enqueue_job(job)
+    return Job.objects.get(pk=job.pk)
 
+
+def settle_job(job: Job, state: str, message: str, *, error: str = "") -> bool:
+    """End a job whose worker died (or whose request was settled) in ``state``; whether it was still queued or
+    running (a guarded update)."""
+    changed = Job.objects.filter(pk=job.pk, state__in=(JobState.QUEUED, JobState.RUNNING)).update(
+        state=state,
+        progress=100 if state == JobState.SUCCEEDED else F("progress"),
+        error=error,
+        message=message[:500],
+        finished_at=timezone.now(),
+    )
+    if changed:
+        job_log(job, message)
+    return bool(changed)
+
+
+def _audit(job: Job, actor: str, action: str, outcome: str, **details: Any) -> None:
     request = job.change_request
-    assert request is not None, "an execute job belongs to a change request"
-    job_log(job, f"Previewing {request.statement}")
-    preview = change_request_preview(request)
-    try:
-        execution = alter_execute(
-            approved=approved_plan(request),
-            preview=preview,
-            actor=request.requester.get_username(),
-            source="ui",
-            reason=f"change request #{request.pk}",
-            progress=lambda done, total, what: _progress(job, done, total, what),
-        )
-    except ApplicationError as exc:
-        execution_id = exc.details.get("execution")
-        failed = Execution.objects.filter(pk=execution_id).first() if execution_id is not None else None
-        _fail(job, request, failed, exc.message)
-        return
-    finish_execution(request, execution)
-    job_log(job, f"Done in {execution.duration_ms} ms")
-    Job.objects.filter(pk=job.pk).update(
-        state=JobState.SUCCEEDED, progress=100, finished_at=timezone.now(), message="Done"
+    record_audit(
+        actor=actor,
+        action=action,
+        outcome=outcome,
+        request_id=request.pk if request else None,
+        metastore=request.metastore if request else str(job.plan.get("metastore", "")),
+        database_name=request.database_name if request else "",
+        table_name=request.table_name if request else "",
+        statement=request.statement if request else "",
+        details={"job": job.pk, "kind": job.kind, "program": job.program, **details},
     )
 
 
-def _fail(job: Job, request: ChangeRequest, execution: Execution | None, error: str) -> None:
-    from operations.services.change_requests import finish_execution
-
-    finish_execution(request, execution, error)
-    job_log(job, error)
-    Job.objects.filter(pk=job.pk).update(state=JobState.FAILED, error=error, finished_at=timezone.now(), message=error)
-
-
-def _progress(job: Job, done: int, total: int, what: str) -> None:
-    percent = int(100 * done / total) if total else 0
-    Job.objects.filter(pk=job.pk).update(progress=min(percent, 99), message=what[:500], heartbeat_at=timezone.now())
-    job_log(job, what)
-
-
-register_job_runner(EXECUTE, _execute_request)
+def _require(allowed: Allowed) -> None:
+    if not allowed:
+        raise ApplicationError(allowed.code, allowed.reason, dict(allowed.details))

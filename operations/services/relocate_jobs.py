@@ -1,14 +1,16 @@
 """
-Relocations as Spark jobs: an approved relocate (a change request, or ``hive_ddl --execute``) runs on the engine.
+Data jobs on Spark: an approved relocate, compact or convert (a change request, or ``hive_ddl --execute``) runs on
+the engine, as a job of kind ``relocate``, ``compact`` or ``convert``.
 
-``enqueue_relocation`` lists the files now (``relocation_copy_plan``) and queues a ``relocate`` job through
+``enqueue_relocation`` lists the files now (``relocation_copy_plan``) and queues the job through
 ``enqueue_spark_job``: the relocate program on that plan, with ``plan["staging"]`` = the new location (nothing points
 at it until the swap, and the preview blocked a destination that exists or lies outside the governed roots), so a
 cancel removes the partial copies and only those. The job's runner rebuilds the preview, refuses a stale one before
 copying anything, runs the program (``run_spark_program``: progress, cancel, resume from ``plan["completed"]``), then
 ``relocation_swap`` checks the manifest and re-points the metastore in one staleness-checked transaction; a change
-request ends through the lifecycle as ALTER jobs do. A driver that fails leaves the request executing and the job
-resumable (``job_resume``); a cancelled job ends the request failed with nothing swapped.
+request ends through the lifecycle as ALTER jobs do. The swap is the job's point of no return: a cancel is taken
+until then. A driver that fails leaves the request executing and the job resumable (``job_resume``); a cancelled job
+ends the request failed with nothing swapped and its staging removed.
 """
 
 from __future__ import annotations
@@ -16,26 +18,35 @@ from __future__ import annotations
 from contextlib import nullcontext
 from typing import Any
 
-from django.utils import timezone
-
-from catalog_admin.errors import ApplicationError
+from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.selectors.metastores import get_metastore
 from operations import lifecycle
-from operations.choices import JobState
-from operations.models import ChangeRequest, Execution, Job
+from operations.choices import JobKind
+from operations.models import ChangeRequest, Job
 from operations.planners.relocate import resuming_into
 from operations.preview import Preview
 from operations.services.alter import alter_preview
-from operations.services.jobs import job_log, register_job_runner
+from operations.services.alter_jobs import end_cancelled_request, end_request, failed_execution
+from operations.services.jobs import JobHandle, register_job_kind
 from operations.services.relocate import relocation_copy_plan, relocation_swap
-from operations.services.spark_jobs import enqueue_spark_job, run_spark_program
+from operations.services.spark_jobs import enqueue_spark_job, remove_staging, run_spark_program
 from operations.specs import CompactFiles, ConvertFormat, Relocate, spec_from_dict
 from operations.staleness import compare_plans, stale_preview_error
 
-__all__ = ("PROGRAM", "RELOCATE", "enqueue_relocation", "relocation_job_plan")
+__all__ = ("DATA_JOB_KINDS", "PROGRAM", "RELOCATE", "data_job_kind", "enqueue_relocation", "relocation_job_plan")
 
-RELOCATE = "relocate"
+RELOCATE = JobKind.RELOCATE
 PROGRAM = "relocate"
+DATA_JOB_KINDS = (JobKind.RELOCATE, JobKind.COMPACT, JobKind.CONVERT)
+
+
+def data_job_kind(preview: Preview) -> str:
+    """The job kind of a data job: what it does to the data."""
+    if isinstance(preview.spec, CompactFiles):
+        return JobKind.COMPACT
+    if isinstance(preview.spec, ConvertFormat):
+        return JobKind.CONVERT
+    return JobKind.RELOCATE
 
 
 def relocation_job_plan(preview: Preview, *, approved: dict[str, Any]) -> dict[str, Any]:
@@ -69,11 +80,11 @@ def enqueue_relocation(
         plan={**plan, "actor": actor, "source": source, "reason": reason},
         actor=actor,
         change_request=change_request,
-        kind=RELOCATE,
+        kind=data_job_kind(preview),
     )
 
 
-def enqueue_request_relocation(request: ChangeRequest, *, actor: str) -> Job:
+def enqueue_request_relocation(request: ChangeRequest, actor: str) -> Job:
     """The job executing an approved relocate change request (its stored plan is the one the job must match)."""
     from operations.services.change_requests import approved_plan, change_request_preview
 
@@ -82,26 +93,27 @@ def enqueue_request_relocation(request: ChangeRequest, *, actor: str) -> Job:
     )
 
 
-def _run_relocation(job: Job) -> None:
-    """The runner of relocate jobs: preview again (refusing a stale plan), copy on Spark, verify and swap, finish."""
+def _run_relocation(handle: JobHandle) -> None:
+    """The runner of data jobs: preview again (refusing a stale plan), copy or rewrite on Spark, verify and swap,
+    finish."""
+    job = handle.job
     request = job.change_request
     if request is not None and not lifecycle.can_fail(request):
-        _end_job_failed(job, f"Change request #{request.pk} is {request.state}, no longer executing; nothing was run.")
-        return
+        raise ApplicationError(
+            ErrorCode.INVALID_STATE, f"Change request #{request.pk} is {request.state}, no longer executing; nothing "
+            "was run.",
+        )  # fmt: skip
     copying = False
     try:
         preview = _current_preview(job)
         _refuse_stale(job.plan["approved"], preview)
         copying = True
-        manifest = run_spark_program(job)
-        if manifest is None:
-            _end_request(request, None, "Cancelled: the copy was stopped and removed; nothing was swapped.")
-            return
+        manifest = run_spark_program(handle)
         if job.program == "rewrite":
-            job_log(job, f"Rewrote {manifest.get('rows', 0)} row(s) into {manifest.get('files', 0)} file(s), "
-                    "verified; swapping the metastore")  # fmt: skip
+            handle.log(f"Rewrote {manifest.get('rows', 0)} row(s) into {manifest.get('files', 0)} file(s), verified")
         else:
-            job_log(job, f"Copied and verified {manifest.get('files', 0)} file(s); swapping the metastore")
+            handle.log(f"Copied and verified {manifest.get('files', 0)} file(s)")
+        handle.commit_point("the metastore swap")
         execution = relocation_swap(
             preview=preview, plan=job.plan, manifest=manifest, actor=_actor(job), source=_source(job),
             reason=f"change request #{request.pk}" if request else job.plan.get("reason", ""),
@@ -110,31 +122,27 @@ def _run_relocation(job: Job) -> None:
     except ApplicationError as exc:
         if exc.details.get("job") == job.pk and "returncode" in exc.details:
             raise  # the driver failed: the job fails resumable, the request stays executing
-        execution_id = exc.details.get("execution")
-        failed = Execution.objects.filter(pk=execution_id).first() if execution_id is not None else None
-        _end_request(request, failed, exc.message)
-        _end_job_failed(job, exc.message, forget_staging=not copying and job.attempts == 1)
+        end_request(request, failed_execution(exc), exc.message)
+        handle.fail(exc.message, plan=_plan_after_refusal(handle.job, forget_staging=not copying and job.attempts == 1))
         return
-    _end_request(request, execution)
+    end_request(request, execution)
     if caught_up := manifest.get("caught_up"):
-        job_log(job, f"Re-listed before the swap: copied {sum(map(len, caught_up.values()))} file(s) written into "
-                f"{len(caught_up)} source(s) during the copy")  # fmt: skip
-    job_log(job, f"Swapped as execution #{execution.pk}; the source is kept until {execution.relocation.keep_until}")
-    Job.objects.filter(pk=job.pk).update(
-        state=JobState.SUCCEEDED, progress=100, finished_at=timezone.now(), message="Done",
-        result={**manifest, "execution": execution.pk},
-    )  # fmt: skip
+        handle.log(f"Re-listed before the swap: copied {sum(map(len, caught_up.values()))} file(s) written into "
+                   f"{len(caught_up)} source(s) during the copy")  # fmt: skip
+    handle.log(f"Swapped as execution #{execution.pk}; the source is kept until {execution.relocation.keep_until}")
+    handle.succeed(result={**manifest, "execution": execution.pk})
 
 
-def _end_job_failed(job: Job, error: str, *, forget_staging: bool = False) -> None:
-    """End the job failed. ``forget_staging``: it never copied anything (refused on its first attempt, before the
-    copy), so the destination is not its own and discarding the job later must not remove it."""
-    job_log(job, error)
-    job.refresh_from_db(fields=["plan"])
-    plan = {key: value for key, value in job.plan.items() if key != "staging" or not forget_staging}
-    Job.objects.filter(pk=job.pk).update(
-        state=JobState.FAILED, error=error, finished_at=timezone.now(), message=error[:500], plan=plan
-    )
+def _plan_after_refusal(job: Job, *, forget_staging: bool) -> dict[str, Any]:
+    """``forget_staging``: the job never copied anything (refused on its first attempt, before the copy), so the
+    destination is not its own and discarding the job later must not remove it."""
+    return {key: value for key, value in job.plan.items() if key != "staging" or not forget_staging}
+
+
+def _discard(job: Job, actor: str) -> None:
+    """After a cancel: the copy removed, the request ended failed (nothing was swapped)."""
+    remove_staging(job)
+    end_cancelled_request(job, actor)
 
 
 def _current_preview(job: Job) -> Preview:
@@ -160,13 +168,6 @@ def _refuse_stale(approved: dict[str, Any], preview: Preview) -> None:
         )
 
 
-def _end_request(request: ChangeRequest | None, execution: Execution | None, error: str = "") -> None:
-    if request is not None:
-        from operations.services.change_requests import finish_execution
-
-        finish_execution(request, execution, error)
-
-
 def _actor(job: Job) -> str:
     if job.change_request is not None:
         return job.change_request.requester.get_username()
@@ -177,4 +178,5 @@ def _source(job: Job) -> str:
     return "ui" if job.change_request is not None else str(job.plan.get("source", "cli"))
 
 
-register_job_runner(RELOCATE, _run_relocation)
+for _kind in DATA_JOB_KINDS:
+    register_job_kind(_kind, _run_relocation, enqueue=enqueue_request_relocation, discard=_discard)

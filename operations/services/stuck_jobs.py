@@ -3,8 +3,11 @@ Stuck jobs: a job left RUNNING by a worker that is gone, and the request it left
 
 A job is stuck when it has shown no sign of life for ``silence_limit()``. Its execution (if it got that
 far) is first settled by ``reconcile_execution`` (from the commit marker, exactly); then the request ends
-succeeded when the metastore transaction committed and failed otherwise, and the job likewise. Each settled
-job is audited. A job whose execution cannot be decided yet (metastore unreachable) is left and reported.
+succeeded when the metastore transaction committed and failed otherwise, and the job likewise. A job that stopped
+before it executed anything ends ``errored`` and its request stays executing: ``job_resume`` runs it again (a Spark
+job skips its verified units; its copy or staging is kept) and ``job_cancel`` discards it (the request ends failed).
+Each settled job is audited. A job whose execution cannot be decided yet (metastore unreachable) is left and
+reported.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from operations.choices import ChangeRequestState, JobState
 from operations.models import Execution, Job
 from operations.services.audit import record_audit
 from operations.services.change_requests import settle_stuck_request
+from operations.services.jobs import settle_job
 from operations.services.reconcile import ACTOR, reconcile_execution, silence_limit
 
 __all__ = ("JobSettlement", "settle_stuck_jobs")
@@ -34,7 +38,7 @@ class JobSettlement:
     job_id: int
     request_id: int | None
     execution_id: int | None
-    outcome: str | None  # succeeded | failed | None (undecided: left for a later run)
+    outcome: str | None  # succeeded | failed | errored (resumable) | None (undecided: left for a later run)
     reason: str
     dry_run: bool = False
 
@@ -59,21 +63,25 @@ def _settle_job(job: Job, dry_run: bool, silent_for: timedelta) -> JobSettlement
     request = job.change_request
     execution = _execution_of(job)
     committed, reason = _verdict(execution, dry_run)
+    outcome = None if committed is None else ("succeeded" if committed else "failed")
+    if execution is None:
+        outcome = JobState.ERRORED  # nothing executed: resumable, its request still executing
     settlement = JobSettlement(
         job_id=job.pk,
         request_id=request.pk if request else None,
         execution_id=execution.pk if execution else None,
-        outcome=None if committed is None else ("succeeded" if committed else "failed"),
+        outcome=outcome,
         reason=reason,
         dry_run=dry_run,
     )
     if settlement.outcome is not None and not dry_run:
         with transaction.atomic():
-            if request is not None and request.state == ChangeRequestState.EXECUTING:
+            error = "" if outcome == JobState.SUCCEEDED else reason
+            settle_job(job, settlement.outcome, f"Settled by reconcile_executions: {reason}", error=error)
+            if outcome != JobState.ERRORED and request is not None and request.state == ChangeRequestState.EXECUTING:
                 settle_stuck_request(
                     request, None, settlement.outcome, reason, execution=execution, silent_for=silent_for
                 )
-            _finish_job(job, settlement.outcome, reason)
             record_audit(
                 actor=ACTOR,
                 action="settle_job",
@@ -92,7 +100,7 @@ def _settle_job(job: Job, dry_run: bool, silent_for: timedelta) -> JobSettlement
 def _verdict(execution: Execution | None, dry_run: bool) -> tuple[bool | None, str]:
     """Whether the job's work committed (None: not decidable now), and why."""
     if execution is None:
-        return False, "the worker stopped before it executed anything"
+        return False, "the worker stopped before it executed anything; resume it or cancel it"
     if execution.state == Execution.State.RUNNING:
         result = reconcile_execution(execution, dry_run=dry_run)
         if dry_run or result.committed is None:
@@ -106,7 +114,7 @@ def _verdict(execution: Execution | None, dry_run: bool) -> tuple[bool | None, s
 
 def _execution_of(job: Job) -> Execution | None:
     """The execution the job started: the request's, or the latest one the job's worker recorded for it
-    (``jobs._execute_request`` gives it the reason ``change request #<id>``)."""
+    (``alter_jobs.run_alter`` gives it the reason ``change request #<id>``)."""
     request = job.change_request
     if request is None:
         return None
@@ -122,17 +130,4 @@ def _execution_of(job: Job) -> Execution | None:
         )
         .order_by("-pk")
         .first()
-    )
-
-
-def _finish_job(job: Job, outcome: str, reason: str) -> None:
-    message = f"Settled by reconcile_executions: {reason}"
-    log = [*job.log, {"at": timezone.now().isoformat(), "message": message}]
-    Job.objects.filter(pk=job.pk).update(
-        state=JobState.SUCCEEDED if outcome == "succeeded" else JobState.FAILED,
-        progress=100 if outcome == "succeeded" else job.progress,
-        error="" if outcome == "succeeded" else reason,
-        message=message[:500],
-        log=log,
-        finished_at=timezone.now(),
     )

@@ -13,7 +13,7 @@ from catalog_admin.errors import ApplicationError
 from operations import lifecycle
 from operations.models import Job
 from operations.selectors import get_job
-from operations.services.spark_jobs import job_cancel, job_resume
+from operations.services.jobs import job_cancel, job_resume
 
 __all__ = ("job_cancel_view", "job_detail", "job_progress", "job_resume_view")
 

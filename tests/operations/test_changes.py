@@ -18,7 +18,7 @@ from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.models import Table, TableParam
 from catalog_admin.selectors.metastores import Metastore
 from operations.changes import ChangeKind, change_kind, register_change_kind, registered_kinds
-from operations.choices import JobState
+from operations.choices import JobKind, JobState
 from operations.ddl.parser import parse_alter
 from operations.models import ChangeRequest, Execution, Job
 from operations.services.change_requests import (
@@ -28,8 +28,6 @@ from operations.services.change_requests import (
     change_request_revert,
     change_request_submit,
 )
-from operations.services.jobs import EXECUTE
-from operations.services.relocate_jobs import RELOCATE
 from operations.specs import SPEC_KINDS
 from tests.operations.services.test_rewrite import DAY, ORDERS, split_into_small_files
 
@@ -166,7 +164,7 @@ def test_an_alter_goes_through_the_services_by_its_operation(
     assert stale.value.message.startswith(f"sales.customers changed since request #{request.pk} was previewed; ")
     assert any(change["label"].startswith("Table parameters") for change in stale.value.details["changed"])
     request.refresh_from_db()
-    assert (request.state, Job.objects.get(change_request=request).kind) == ("succeeded", EXECUTE)
+    assert (request.state, Job.objects.get(change_request=request).kind) == ("succeeded", JobKind.ALTER)
     # when
     revert = change_request_revert(request=request, user=people["steward"], reason="undo")
     revert = _approved(change_request_submit(request=revert, user=people["steward"]), people)
@@ -183,8 +181,7 @@ def test_an_alter_goes_through_the_services_by_its_operation(
 def test_a_data_job_goes_through_the_same_services_and_queues_its_job_kind(
     metastore: Metastore, people: dict[str, User], django_capture_on_commit_callbacks
 ) -> None:
-    """A CONCATENATE, created from its operation like any kind, is a ``compact`` job: queued (until the runner's
-    rename) as the relocate runner's job running the rewrite program."""
+    """A CONCATENATE, created from its operation like any kind, is a ``compact`` job running the rewrite program."""
     # given
     split_into_small_files(metastore, "sales.orders", DAY, "parquet", ORDERS)
     operation = parse_alter(CONCATENATE).as_dict()
@@ -196,7 +193,8 @@ def test_a_data_job_goes_through_the_same_services_and_queues_its_job_kind(
     # then
     job = Job.objects.get(change_request=request)
     assert change_kind(request.operation).job_kind(request) == "compact"
-    assert (request.state, job.kind, job.program, job.state) == ("executing", RELOCATE, "rewrite", JobState.QUEUED)
+    assert (request.state, job.kind, job.program) == ("executing", JobKind.COMPACT, "rewrite")
+    assert job.state == JobState.QUEUED
 
 
 def _approved(request: ChangeRequest, people: dict[str, User]) -> ChangeRequest:
@@ -317,12 +315,10 @@ def cycles(graph: dict[str, set[str]]) -> list[set[str]]:
 
 
 def test_no_import_circle_runs_through_the_merge_or_the_change_request_service() -> None:
-    """The 18-module circle between ``operations.merge`` and the services is gone; the change-request service is in
-    no circle but the job runner's own (``services.jobs`` still runs the ALTER job and starts scheduled requests
-    itself, and ``tasks`` imports it back: the runner's rework removes that edge)."""
+    """The 18-module circle between ``operations.merge`` and the services is gone: neither the merge nor the
+    change-request service is in any circle (``tests/test_layers.py`` holds every module to none)."""
     # when
     found = cycles(import_graph(ROOT))
     # then
     assert not [c for c in found if any(m.startswith("operations.merge") for m in c)]
-    runner = {"operations.services.change_requests", "operations.services.jobs", "operations.tasks"}
-    assert all(c <= runner for c in found if "operations.services.change_requests" in c)
+    assert not [c for c in found if "operations.services.change_requests" in c]

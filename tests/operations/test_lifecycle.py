@@ -44,7 +44,8 @@ from operations.services.change_requests import (
     change_request_update,
     settle_stuck_request,
 )
-from operations.services.jobs import run_job, start_due_requests
+from operations.services.due_requests import start_due_requests
+from operations.services.jobs import run_job
 
 ALIAS = "hive31_pg"
 pytestmark = [pytest.mark.django_db, pytest.mark.parametrize("metastore_alias", [ALIAS], indirect=True)]

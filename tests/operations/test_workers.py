@@ -2,8 +2,9 @@
 Jobs in real worker processes (``manage.py run_jobs`` started by ``job_workers``) on the test run's databases: a job
 queued while no worker runs is run by one started later (a web restart loses nothing) and its progress shows through
 the API while it runs; two workers never run the same job; kill -9 of a worker or of a Spark driver leaves a job that
-is settled or failed with its verified units, and resuming it finishes the rest; cancel stops the driver, removes the
-staging and swaps nothing.
+is settled (errored) or failed with its verified units, and resuming it finishes the rest; SIGTERM to a worker stops
+its driver and puts the job back in the queue for another worker, which skips the verified units; cancel stops the
+driver, removes the staging and swaps nothing.
 
 These tests commit (``transaction=True``) on the console's database only; they never write a metastore.
 """
@@ -11,6 +12,7 @@ These tests commit (``transaction=True``) on the console's database only; they n
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 from collections.abc import Callable
 from pathlib import Path
@@ -24,7 +26,8 @@ from django_tasks_db.models import DBTaskResult
 
 from operations.choices import JobState
 from operations.models import AuditRecord, Job
-from operations.services.spark_jobs import enqueue_spark_job, job_resume
+from operations.services.jobs import job_resume
+from operations.services.spark_jobs import enqueue_spark_job
 from operations.services.stuck_jobs import settle_stuck_jobs
 from operations.spark.entry import process_alive
 from operations.tasks import run_job_task
@@ -114,7 +117,7 @@ def test_two_workers_never_run_the_same_job(job_workers: StartWorker) -> None:
 def test_kill_9_of_the_worker_ends_its_driver_and_the_settled_job_resumes_from_its_verified_units(
     job_workers: StartWorker, tmp_path: Path
 ) -> None:
-    """The driver's watchdog ends it when its worker dies; the silent job is settled as failed with the units it
+    """The driver's watchdog ends it when its worker dies; the silent job is settled as errored with the units it
     verified; resumed, a new worker's run skips them and checksums only the rest."""
     # given: a job past its first directory
     locations = data_directories(tmp_path / "data", count=4)
@@ -129,11 +132,11 @@ def test_kill_9_of_the_worker_ends_its_driver_and_the_settled_job_resumes_from_i
     # then: its driver goes too, and the job is silent, then settled
     wait_for(lambda: not process_alive(driver), "the orphaned driver to end")
     [settled] = settle_stuck_jobs(older_than=0)
-    assert (settled.job_id, settled.outcome) == (job.pk, "failed")
+    assert (settled.job_id, settled.outcome) == (job.pk, "errored")
     failed = job_now(job)
     done_before = list(failed.completed)
-    assert failed.state == "failed" and 1 <= len(done_before) < 4
-    assert AuditRecord.objects.filter(action="settle_job", outcome="failed").count() == 1
+    assert failed.state == "errored" and 1 <= len(done_before) < 4
+    assert AuditRecord.objects.filter(action="settle_job", outcome="errored").count() == 1
 
     # when: resumed, and a new worker runs it
     job_resume(job=failed, user=make_user("operator", "admin"))
@@ -145,6 +148,41 @@ def test_kill_9_of_the_worker_ends_its_driver_and_the_settled_job_resumes_from_i
     assert finished.result["skipped"] == sorted(done_before)
     rest = [location for location in locations if location not in done_before]
     assert finished.result["directories"] == expected_checksums(rest)
+
+
+def test_sigterm_to_a_worker_requeues_its_job_for_another_that_skips_the_verified_units(
+    job_workers: StartWorker, tmp_path: Path
+) -> None:
+    """SIGTERM: the worker stops its driver at once (it does not wait for the job), leaves the staging, puts the job
+    back in the queue and exits; a second worker takes the job and checksums only what was not verified."""
+    # given: a running job past its first directory, with a staging directory in the metastore's warehouse
+    warehouse = Path(next(c.warehouse for c in settings.METASTORE_CONFIGS if c.name == settings.DEFAULT_METASTORE))
+    staging = warehouse / f"_staging_sigterm_test_{os.getpid()}"
+    (staging / "part=0").mkdir(parents=True)
+    locations = data_directories(tmp_path / "data", count=4)
+    job = queued_checksum(locations, pause_seconds=2, staging=f"file:{staging}", metastore=settings.DEFAULT_METASTORE)
+    first = job_workers("first")
+    running = wait_for(lambda: verified_units(job), "the first verified directory")
+
+    # when
+    os.kill(first.process.pid, signal.SIGTERM)
+    first.process.wait(timeout=120)
+
+    # then: the job is queued again with its verified units, the driver is gone, the staging kept
+    requeued = job_now(job)
+    done_before = list(requeued.completed)
+    assert (requeued.state, requeued.attempts) == ("queued", 1) and 1 <= len(done_before) < 4
+    assert not process_alive(running.driver_pid) and staging.is_dir()
+    assert "queued again for another worker" in " ".join(requeued.log_entries.values_list("message", flat=True))
+
+    # when: another worker starts
+    job_workers("second")
+    finished = wait_for(lambda: (current := job_now(job)).is_done and current, "the requeued job to finish")
+
+    # then
+    assert (finished.state, finished.attempts, finished.completed) == ("succeeded", 2, locations)
+    assert finished.result["skipped"] == sorted(done_before)
+    shutil.rmtree(staging)
 
 
 def test_kill_9_of_the_driver_fails_the_job_with_its_verified_units_and_resume_finishes_it(

@@ -19,8 +19,8 @@ from django.db import transaction
 
 from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.selectors.metastores import get_metastore
-from operations.choices import JobState
-from operations.models import Job
+from operations.choices import FINISHED_JOB_STATES, JobState
+from operations.models import Job, JobLogEntry
 from operations.preview import Preview
 from operations.services.alter import alter_execute, alter_preview_statement
 from operations.services.jobs import run_job, watching_job_logs
@@ -28,7 +28,7 @@ from operations.services.relocate_jobs import enqueue_relocation
 
 BLOCKED_EXIT_STATUS = 2
 FOLLOW_SECONDS = 1.0
-ENDED = (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED)
+ENDED = FINISHED_JOB_STATES
 
 
 class Command(BaseCommand):
@@ -118,9 +118,9 @@ class Command(BaseCommand):
         printed = 0
         while True:
             job.refresh_from_db()
-            for line in job.log[printed:]:
-                self.stdout.write(f"  {line['message']}")
-            printed = len(job.log)
+            for line in JobLogEntry.objects.filter(job=job, pk__gt=printed).order_by("pk"):
+                self.stdout.write(f"  {line.message}")
+                printed = line.pk
             if job.state in ENDED:
                 return job
             time.sleep(FOLLOW_SECONDS)

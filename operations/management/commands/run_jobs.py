@@ -4,11 +4,16 @@ It is django-tasks-db's worker (the one ``manage.py db_worker`` runs: it takes o
 console's database with ``SELECT … FOR UPDATE SKIP LOCKED``, so several workers share the queue), plus housekeeping
 every ``--interval`` seconds: start the scheduled requests whose time has come, settle jobs whose worker died
 (``operations.services.stuck_jobs``), and forget expired Idempotency-Keys. Start as many as you want jobs at once.
+
+SIGTERM (or SIGINT): the worker takes no more tasks, and its running job stops at its next safe point and goes back
+to the queue for another worker (``jobs.request_stop``), its verified units kept; a job past its point of no return
+(a metastore transaction, a merge) finishes first. A second signal ends the worker at once.
 """
 
 from __future__ import annotations
 
 import time
+from types import FrameType
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
@@ -17,8 +22,9 @@ from django_tasks import DEFAULT_TASK_BACKEND_ALIAS
 from django_tasks.base import DEFAULT_TASK_QUEUE_NAME
 from django_tasks_db.management.commands.db_worker import Worker
 
+from operations.services.due_requests import start_due_requests
 from operations.services.idempotency import purge_expired_idempotency_keys
-from operations.services.jobs import start_due_requests, worker_name
+from operations.services.jobs import request_stop, worker_name
 from operations.services.stuck_jobs import settle_stuck_jobs
 
 
@@ -44,7 +50,8 @@ class Command(BaseCommand):
             worker_id=worker_name()[:64],
         )
         if not options["once"]:
-            worker.configure_signals()  # SIGTERM: finish the running task, then stop
+            worker.configure_signals()
+            _stop_jobs_too(worker)  # SIGTERM: take no more tasks; the running job stops at a safe point, requeued
         self.stdout.write(f"Worker {worker.worker_id} started.")
         while worker.running:
             self.housekeeping()
@@ -64,3 +71,15 @@ class Command(BaseCommand):
         purged = purge_expired_idempotency_keys()
         if purged:
             self.stdout.write(f"Forgot {purged} expired Idempotency-Key(s).")
+
+
+def _stop_jobs_too(worker: Worker) -> None:
+    """On SIGTERM/SIGINT/SIGQUIT, also ask the running job to stop at its next safe point (``request_stop``)."""
+    shutdown = worker.shutdown
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        request_stop()
+        shutdown(signum, frame)
+
+    worker.shutdown = stop  # type: ignore[method-assign]
+    worker.configure_signals()

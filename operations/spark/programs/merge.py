@@ -74,6 +74,7 @@ def run(spark: SparkSession | None, plan: dict, report: Callable[[dict], None], 
         report({"unit_done": key})
         report({"partitions_done": done, "partitions_total": total, "table": step["table"],
                 "message": f"{step['table']}: {rows[step['table']]} rows"})  # fmt: skip
+    report({"phase": "publish"})  # the point of no return: a cancel is taken only before it
     rows.update(_publish(spark, plan, publish_steps, report, publish_on))
     report({"partitions_done": total, "partitions_total": total, "message": "Published"})
     return {"program": "merge", "rows": rows, "seconds": round(time.monotonic() - started, 3)}

@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from operations.choices import JobKind
 from operations.merge.estimate import DEFAULT_PARTITIONS_PER_SECOND, estimate_duration
-from operations.merge.jobs import MERGE
 from operations.models import Job
 
 pytestmark = pytest.mark.django_db
@@ -32,7 +32,11 @@ def test_succeeded_merge_jobs_give_their_measured_throughput() -> None:
     end = timezone.now()
     for done, state in ((30_000, "succeeded"), (10_000, "succeeded"), (99_999, "failed")):
         Job.objects.create(
-            kind=MERGE, state=state, partitions_done=done, started_at=end - timedelta(seconds=10), finished_at=end
+            kind=JobKind.MERGE,
+            state=state,
+            partitions_done=done,
+            started_at=end - timedelta(seconds=10),
+            finished_at=end,
         )
     # when
     estimate = estimate_duration(4_000)

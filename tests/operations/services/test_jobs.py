@@ -102,7 +102,7 @@ def test_a_claimed_job_is_not_run_again(metastore: Metastore, people: dict[str, 
 
     # then
     assert (first.state, first.attempts) == ("succeeded", 1)
-    assert (second.state, second.attempts, second.log) == ("succeeded", 1, first.log)
+    assert (second.state, second.attempts, second.recent_log) == ("succeeded", 1, first.recent_log)
 
 
 def test_a_scheduled_request_gets_a_task_that_waits_for_its_time(

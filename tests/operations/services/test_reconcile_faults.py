@@ -21,12 +21,12 @@ from django.db import transaction
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.models import Table, TableParam
 from catalog_admin.selectors.metastores import Metastore
-from operations.choices import ChangeRequestState, JobState
+from operations.choices import ChangeRequestState, JobKind, JobState
 from operations.ddl.parser import parse_alter
 from operations.models import AuditRecord, ChangeRequest, Execution, Job
 from operations.services.alter import alter_preview_statement
 from operations.services.change_requests import change_request_create
-from operations.services.jobs import EXECUTE, run_job
+from operations.services.jobs import run_job
 from operations.services.reconcile import reconcile_executions
 from operations.services.stuck_jobs import settle_stuck_jobs
 from tests.fixtures.operations import ProcessDied, crash_at, execute, metastore_state, warehouse_tree
@@ -71,7 +71,7 @@ def executing_request(metastore: Metastore, statement: str) -> tuple[ChangeReque
     steward.groups.add(Group.objects.get(name="steward"))
     request = change_request_create(user=steward, metastore=metastore.name, spec=parse_alter(statement))
     ChangeRequest.objects.filter(pk=request.pk).update(state=ChangeRequestState.EXECUTING)
-    return request, Job.objects.create(kind=EXECUTE, change_request=request)
+    return request, Job.objects.create(kind=JobKind.ALTER, change_request=request)
 
 
 def change_table_as_hive(metastore: Metastore, table_id: int, present: bool) -> None:

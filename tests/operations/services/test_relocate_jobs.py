@@ -28,9 +28,8 @@ from operations.services.change_requests import (
     change_request_execute,
     change_request_submit,
 )
-from operations.services.jobs import JOB_RUNNERS, run_job
+from operations.services.jobs import JOB_KINDS, job_cancel, run_job
 from operations.services.relocate_jobs import RELOCATE
-from operations.services.spark_jobs import job_cancel
 from operations.spark import engine as spark
 from tests.fixtures.factories import partition_locations, table_row
 from tests.fixtures.operations import location_of
@@ -60,12 +59,12 @@ def executed(people: dict[str, User], metastore: Metastore, target: Path, captur
 
 
 def test_relocate_jobs_have_a_runner() -> None:
-    """A worker knows the relocate kind (registered when the app loads)."""
+    """A worker knows the data job kinds (registered when the app loads): relocate, compact and convert."""
     # when
-    runner = JOB_RUNNERS.get(RELOCATE)
+    runners = [JOB_KINDS.get(kind) for kind in ("relocate", "compact", "convert")]
 
     # then
-    assert runner is not None and runner.__module__ == "operations.services.relocate_jobs"
+    assert all(r is not None and r.run.__module__ == "operations.services.relocate_jobs" for r in runners)
 
 
 def test_executing_an_approved_relocation_queues_the_relocate_program_with_its_plan(
@@ -138,7 +137,9 @@ def test_a_staging_outside_the_governed_roots_is_never_removed(
 
     # then
     assert (outside / "keep").is_dir()
-    assert "not inside a governed root" in " ".join(line["message"] for line in Job.objects.get(pk=job.pk).log)
+    assert "not inside a governed root" in " ".join(
+        Job.objects.get(pk=job.pk).log_entries.values_list("message", flat=True)
+    )
 
 
 def test_a_staging_a_table_points_at_is_never_removed(
@@ -161,7 +162,7 @@ def test_a_staging_a_table_points_at_is_never_removed(
 
     # then
     assert (target / "part-00000").read_bytes() == b"rows a table reads"
-    log = " ".join(line["message"] for line in Job.objects.get(pk=job.pk).log)
+    log = " ".join(Job.objects.get(pk=job.pk).log_entries.values_list("message", flat=True))
     assert f"left in place: sales.customers uses {location_of(target)}" in log
 
 

@@ -30,9 +30,8 @@ from django.utils import timezone
 from catalog_admin.selectors.metastores import Metastore
 from operations.choices import JobState
 from operations.models import Execution, Job, Relocation
-from operations.services.jobs import run_job
+from operations.services.jobs import job_resume, run_job
 from operations.services.relocate_jobs import RELOCATE
-from operations.services.spark_jobs import job_resume
 from operations.spark.engine import DriverFiles
 from operations.spark.entry import process_alive
 from tests.fixtures.factories import make_user, partition_locations, table_row
@@ -271,7 +270,7 @@ def test_a_file_written_into_a_copied_partition_while_the_driver_runs_is_copied_
     relocation = Relocation.objects.get(execution=request.execution)
     assert relocation.files == sum(len(u["files"]) for u in job.plan["units"]) + 1
     assert "Re-listed before the swap: copied 1 file(s) written into 1 source(s) during the copy" in [
-        entry["message"] for entry in finished.log
+        entry.message for entry in finished.recent_log.lines
     ]
     assert partition_locations(metastore, table_row(metastore, "sales", "orders").id)[first["key"]] == location_of(
         target / first["key"]

@@ -25,8 +25,7 @@ from operations.services.change_requests import (
     change_request_execute,
     change_request_submit,
 )
-from operations.services.relocate_jobs import RELOCATE
-from operations.services.spark_jobs import job_cancel
+from operations.services.jobs import job_cancel
 from tests.fixtures.factories import partition_locations, table_row
 from tests.fixtures.operations import path_of
 from tests.operations.services.test_rewrite import DAY, ORDERS, split_into_small_files
@@ -57,7 +56,7 @@ def test_executing_an_approved_concatenate_queues_the_rewrite_program_with_its_p
     request, job = executed(people, metastore, django_capture_on_commit_callbacks)
 
     # then
-    assert (request.state, job.kind, job.program, job.state) == ("executing", RELOCATE, "rewrite", JobState.QUEUED)
+    assert (request.state, job.kind, job.program, job.state) == ("executing", "compact", "rewrite", JobState.QUEUED)
     plan = job.plan
     assert "/_compacted-" in plan["staging"] and not path_of(plan["staging"]).exists()
     assert plan["approved"]["fingerprint"] == request.fingerprint

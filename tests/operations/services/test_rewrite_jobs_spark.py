@@ -15,7 +15,6 @@ from django.core.management import call_command
 from catalog_admin.selectors.metastores import Metastore
 from operations.choices import JobState
 from operations.models import Execution, Job, Relocation
-from operations.services.relocate_jobs import RELOCATE
 from tests.fixtures.factories import partition_locations, table_row
 from tests.fixtures.operations import path_of
 from tests.operations.services.test_rewrite import DAY, ORDERS, parquet_rows, split_into_small_files
@@ -48,7 +47,7 @@ def test_hive_ddl_executes_a_concatenate_on_spark_printing_its_progress(metastor
 
     # then
     printed = out.getvalue()
-    job = Job.objects.get(kind=RELOCATE)
+    job = Job.objects.get(kind="compact")
     assert (job.state, job.program) == (JobState.SUCCEEDED, "rewrite"), job.error
     assert f"Rewrite job #{job.pk}" in printed and "Driver started on local[2]" in printed
     assert f"Rewritten, verified and swapped as execution #{job.result['execution']}" in printed

@@ -17,10 +17,10 @@ from django_tasks_db.models import DBTaskResult
 from rest_framework.test import APIClient
 
 from catalog_admin.errors import ApplicationError, ErrorCode
-from operations.choices import JobState
+from operations.choices import JobKind, JobState
 from operations.models import AuditRecord, Job
-from operations.services.jobs import EXECUTE
-from operations.services.spark_jobs import enqueue_spark_job, job_cancel, job_resume
+from operations.services.jobs import job_cancel, job_resume
+from operations.services.spark_jobs import enqueue_spark_job
 from tests.fixtures.factories import html
 
 pytestmark = pytest.mark.django_db
@@ -75,14 +75,18 @@ def test_a_running_job_gets_a_cancel_request_its_worker_acts_on(people: dict[str
         ("viewer", JobState.RUNNING, "spark", ErrorCode.PERMISSION_DENIED),
         ("steward", JobState.RUNNING, "spark", ErrorCode.PERMISSION_DENIED),
         ("admin", JobState.SUCCEEDED, "spark", ErrorCode.INVALID_STATE),
-        ("admin", JobState.RUNNING, "alter", ErrorCode.INVALID_STATE),
+        ("admin", JobState.RUNNING, "committing", ErrorCode.INVALID_STATE),
     ],
 )
 def test_cancel_is_refused_with_the_reason(people: dict[str, User], who: str, state: str, kind: str, code) -> None:
-    """Only an admin or the job's requester; only a queued, running or resumable Spark job; never an ALTER execution
-    (one short metastore transaction)."""
+    """Only an admin or the job's requester; only a queued, running or resumable job; never a job past its point of
+    no return (its metastore transaction started)."""
     # given
-    job = spark_job(state) if kind == "spark" else Job.objects.create(kind=EXECUTE, state=state)
+    job = (
+        spark_job(state)
+        if kind == "spark"
+        else Job.objects.create(kind=JobKind.ALTER, state=state, committing_at=timezone.now())
+    )
 
     # when
     with pytest.raises(ApplicationError) as caught:
@@ -112,11 +116,12 @@ def test_a_failed_spark_job_resumes_with_its_verified_units(
     assert (record.outcome, record.details["completed"]) == ("queued", 1)
 
 
-def test_only_a_failed_spark_job_resumes(people: dict[str, User]) -> None:
+def test_only_a_failed_or_errored_job_not_discarded_resumes(people: dict[str, User]) -> None:
     for job in (
         spark_job(JobState.RUNNING),
         spark_job(JobState.SUCCEEDED),
-        Job.objects.create(kind=EXECUTE, state="failed"),
+        spark_job(JobState.CANCELLED),
+        spark_job(JobState.FAILED, cancel_requested_at=timezone.now()),
     ):
         with pytest.raises(ApplicationError) as caught:
             job_resume(job=job, user=people["admin"])

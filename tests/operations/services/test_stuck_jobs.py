@@ -14,11 +14,12 @@ from django.contrib.auth.models import Group, User
 from django.utils import timezone
 
 from catalog_admin.selectors.metastores import Metastore
-from operations.choices import ChangeRequestState, JobState
+from operations import lifecycle
+from operations.choices import ChangeRequestState, JobKind, JobState
 from operations.ddl.parser import parse_alter
 from operations.models import AuditRecord, ChangeRequest, Execution, Job
 from operations.services.change_requests import change_request_create
-from operations.services.jobs import EXECUTE, run_job
+from operations.services.jobs import run_job
 from operations.services.stuck_jobs import settle_stuck_jobs
 from tests.fixtures.operations import ProcessDied, crash_at, warehouse_tree
 
@@ -33,7 +34,7 @@ def executing_request(metastore: Metastore) -> tuple[ChangeRequest, Job]:
     steward.groups.add(Group.objects.get(name="steward"))
     request = change_request_create(user=steward, metastore=metastore.name, spec=parse_alter(RENAME))
     ChangeRequest.objects.filter(pk=request.pk).update(state=ChangeRequestState.EXECUTING)
-    return request, Job.objects.create(kind=EXECUTE, change_request=request)
+    return request, Job.objects.create(kind=JobKind.ALTER, change_request=request)
 
 
 def died_while_running(job: Job, monkeypatch: pytest.MonkeyPatch, point: str) -> None:
@@ -43,8 +44,9 @@ def died_while_running(job: Job, monkeypatch: pytest.MonkeyPatch, point: str) ->
     monkeypatch.undo()
 
 
-def test_a_job_whose_worker_died_before_executing_fails_with_its_request(metastore: Metastore) -> None:
-    """No execution was started: nothing changed, so the request and the job end failed, and both are audited."""
+def test_a_job_whose_worker_died_before_executing_errors_and_can_be_resumed(metastore: Metastore) -> None:
+    """No execution was started: nothing changed, so the job ends errored (audited) and its request stays executing:
+    the job can be resumed (or cancelled, which ends the request failed)."""
     # given
     request, job = executing_request(metastore)
     Job.objects.filter(pk=job.pk).update(state=JobState.RUNNING, started_at=timezone.now() - timedelta(hours=1))
@@ -53,15 +55,16 @@ def test_a_job_whose_worker_died_before_executing_fails_with_its_request(metasto
     [settled] = settle_stuck_jobs()
 
     # then
-    assert (settled.job_id, settled.execution_id, settled.outcome) == (job.pk, None, "failed")
-    assert settled.reason == "the worker stopped before it executed anything"
+    assert (settled.job_id, settled.execution_id, settled.outcome) == (job.pk, None, "errored")
+    assert settled.reason == "the worker stopped before it executed anything; resume it or cancel it"
     request.refresh_from_db()
     job.refresh_from_db()
-    assert (request.state, request.error) == (ChangeRequestState.FAILED, f"Settled as failed: {settled.reason}")
-    assert (job.state, job.error) == (JobState.FAILED, settled.reason)
-    assert job.log[-1]["message"] == f"Settled by reconcile_executions: {settled.reason}"
+    assert request.state == ChangeRequestState.EXECUTING
+    assert (job.state, job.error) == (JobState.ERRORED, settled.reason)
+    assert job.recent_log.lines[-1].message == f"Settled by reconcile_executions: {settled.reason}"
     audited = AuditRecord.objects.filter(request_id_ref=request.pk, actor="system:reconcile_executions")
-    assert sorted(audited.values_list("action", "outcome")) == [("settle", "failed"), ("settle_job", "failed")]
+    assert list(audited.values_list("action", "outcome")) == [("settle_job", "errored")]
+    assert lifecycle.can_resume_job(job, None) and lifecycle.can_cancel_job(job, None)
 
 
 def test_a_job_that_died_after_the_commit_succeeds_with_its_request(

@@ -54,7 +54,7 @@ def test_a_checksum_job_runs_on_a_standalone_cluster(
     assert (job.partitions_done, job.partitions_total, job.files_done, job.files_total) == (3, 3, 9, 9)
     assert job.bytes_done == job.bytes_total == sum(d["bytes"] for d in job.result["directories"].values())
     assert job.completed == locations
-    assert "Driver started on spark://127.0.0.1:" in " ".join(line["message"] for line in job.log)
+    assert "Driver started on spark://127.0.0.1:" in " ".join(line.message for line in job.recent_log.lines)
     assert Job.objects.get(pk=job.pk).log_tail  # the driver's own log
 
 

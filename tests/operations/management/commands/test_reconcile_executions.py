@@ -13,12 +13,12 @@ from django.contrib.auth.models import Group, User
 from django.core.management import call_command
 
 from catalog_admin.selectors.metastores import Metastore
-from operations.choices import ChangeRequestState
+from operations.choices import ChangeRequestState, JobKind
 from operations.ddl.parser import parse_alter
 from operations.models import ChangeRequest, Execution, Job
 from operations.services.alter import alter_execute, alter_preview_statement
 from operations.services.change_requests import change_request_create
-from operations.services.jobs import EXECUTE, run_job
+from operations.services.jobs import run_job
 from tests.fixtures.operations import ProcessDied, crash_at
 
 pytestmark = pytest.mark.parametrize("metastore_alias", ["hive31_pg", "hive40_my"], indirect=True)
@@ -96,7 +96,7 @@ def test_a_stuck_job_and_its_execution_without_moves_are_settled_and_printed(
     spec = parse_alter("ALTER TABLE sales.customers SET OWNER USER bob")
     request = change_request_create(user=steward, metastore=metastore.name, spec=spec)
     ChangeRequest.objects.filter(pk=request.pk).update(state=ChangeRequestState.EXECUTING)
-    job = Job.objects.create(kind=EXECUTE, change_request=request)
+    job = Job.objects.create(kind=JobKind.ALTER, change_request=request)
     crash_at(monkeypatch, "before_commit")
     with pytest.raises(ProcessDied):
         run_job(job.pk)

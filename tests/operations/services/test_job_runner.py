@@ -1,0 +1,339 @@
+"""
+The one job runner (``operations.services.jobs``): every job row is written by it alone; a kind's runner gets a
+handle; an ``ApplicationError`` fails the job with its reason, any other exception errors it with the traceback's
+last line; a cancel is taken at a safe point until the job's point of no return and refused after it; a stopping
+worker puts its job back in the queue; the log is appended row by row, so concurrent writers lose nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import threading
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.db import connection
+from django.template.loader import render_to_string
+from django_tasks_db.models import DBTaskResult
+
+from catalog_admin.errors import ApplicationError, ErrorCode
+from catalog_admin.models import TableParam
+from catalog_admin.selectors.metastores import Metastore
+from operations import lifecycle
+from operations.choices import JobState
+from operations.ddl.parser import parse_alter
+from operations.models import AuditRecord, ChangeRequest, Job, JobLogEntry
+from operations.services import alter_jobs, jobs
+from operations.services.change_requests import (
+    change_request_approve,
+    change_request_create,
+    change_request_execute,
+    change_request_submit,
+)
+from operations.services.jobs import JobHandle, JobKindRunner, job_cancel, job_log, job_resume, run_job
+from tests.fixtures.factories import table_row
+
+PROPERTIES = "ALTER TABLE sales.customers SET TBLPROPERTIES ('runner'='one')"
+RUNNER_MODULE = Path("operations/services/jobs.py")
+WRITES = {"update", "create", "bulk_create", "bulk_update", "get_or_create", "update_or_create", "delete", "save"}
+
+
+# Only the runner writes job rows -------------------------------------------------------------------------------------
+
+
+def _job_writes(path: Path) -> list[str]:
+    """Where ``path`` writes a job row: ``Job.objects…<write>(…)``, ``JobLogEntry.objects…``, or ``<job>.save()``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in WRITES):
+            continue
+        chain, receiver = [], node.func.value
+        while isinstance(receiver, ast.Attribute | ast.Call):
+            receiver = receiver.func if isinstance(receiver, ast.Call) else receiver
+            if isinstance(receiver, ast.Attribute):
+                chain.append(receiver.attr)
+                receiver = receiver.value
+        name = receiver.id if isinstance(receiver, ast.Name) else ""
+        on_model = name in ("Job", "JobLogEntry") and "objects" in chain
+        on_instance = node.func.attr == "save" and not chain and name.lower().endswith("job")
+        if on_model or on_instance:
+            found.append(f"{path}:{node.lineno}")
+    return found
+
+
+def test_only_the_runner_module_writes_job_rows() -> None:
+    """Services, kinds, commands, views and the API never update a job by hand: they ask the runner."""
+    root = Path(settings.BASE_DIR)
+    sources = [
+        path.relative_to(root)
+        for package in ("operations", "catalog_admin")
+        for path in (root / package).rglob("*.py")
+        if "migrations" not in path.parts
+    ]
+    # when
+    writers = {str(path): _job_writes(root / path) for path in sources}
+    # then
+    assert writers[str(RUNNER_MODULE)], "the check finds the runner's own writes"
+    assert {path: lines for path, lines in writers.items() if lines and path != str(RUNNER_MODULE)} == {}
+
+
+def test_the_runner_base_imports_no_kind_nor_the_layers_above() -> None:
+    """The runner base is below the kinds: no change-request service, merge, relocation or task module, not even
+    inside a function."""
+    tree = ast.parse((Path(settings.BASE_DIR) / RUNNER_MODULE).read_text())
+    # when
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+    imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    # then
+    above = (
+        "operations.services.change_requests", "operations.merge", "operations.services.relocate",
+        "operations.tasks", "operations.services.alter_jobs", "operations.services.spark_jobs",
+    )  # fmt: skip
+    assert "operations.models" in imported
+    assert sorted(module for module in imported if module.startswith(above)) == []
+
+
+# Terminal states -----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("raised", "state", "error"),
+    [
+        (ApplicationError(ErrorCode.EXECUTION_FAILED, "The copy refused: 3 files changed."), "failed",
+         "The copy refused: 3 files changed."),
+        (KeyError("units"), "errored", "KeyError: 'units'"),
+        (None, "succeeded", ""),
+    ],
+)  # fmt: skip
+def test_a_job_ends_succeeded_failed_or_errored(
+    monkeypatch: pytest.MonkeyPatch, raised: Exception | None, state: str, error: str
+) -> None:
+    """A refusal the work names fails the job; an unexpected exception (a bug, the infrastructure) errors it with the
+    traceback's last line; a runner that returns succeeded."""
+
+    # given
+    def work(handle: JobHandle) -> None:
+        handle.progress(1, 2, "half way", files_done=3)
+        if raised is not None:
+            raise raised
+
+    monkeypatch.setitem(jobs.JOB_KINDS, "test_work", JobKindRunner(work))
+    job = Job.objects.create(kind="test_work")
+    # when
+    ended = run_job(job.pk)
+    # then
+    assert (ended.state, ended.error, ended.files_done) == (state, error, 3)
+    assert ended.is_done and ended.finished_at is not None
+    assert list(ended.log_entries.values_list("message", flat=True))[0] == "half way"
+
+
+@pytest.mark.django_db
+def test_a_runner_cannot_set_the_state_of_its_job(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The handle sets runner fields only: a runner trying to end its job by hand errors it instead."""
+
+    # given
+    def sneaky(handle: JobHandle) -> None:
+        handle.update(state=JobState.SUCCEEDED)
+
+    monkeypatch.setitem(jobs.JOB_KINDS, "test_sneaky", JobKindRunner(sneaky))
+    job = Job.objects.create(kind="test_sneaky")
+    # when
+    ended = run_job(job.pk)
+    # then
+    assert ended.state == "errored" and "does not set ['state']" in ended.error
+
+
+@pytest.mark.django_db
+def test_the_job_page_shows_an_errored_job_as_such(people: dict[str, User]) -> None:
+    """Errored is not failed: the page says the error was unexpected, and offers resume."""
+    # given
+    job = Job.objects.create(kind="spark_program", program="checksum", state=JobState.ERRORED, error="OSError: disk")
+    # when
+    page = render_to_string(
+        "operations/htmx/job_work.html",
+        {
+            "job": job,
+            "can_cancel": lifecycle.can_cancel_job(job, None),
+            "can_resume": lifecycle.can_resume_job(job, None),
+        },
+    )
+    # then
+    assert 'data-state="errored"' in page and ">Errored</span>" in page
+    assert "Unexpected error (a bug or the infrastructure): OSError: disk" in page
+
+
+# Cancel and resume ---------------------------------------------------------------------------------------------------
+
+
+def _approved(people: dict[str, User], metastore: Metastore) -> ChangeRequest:
+    request = change_request_create(user=people["steward"], metastore=metastore.name, spec=parse_alter(PROPERTIES))
+    request = change_request_submit(request=request, user=people["steward"])
+    for name in ("approver", "approver2")[: request.required_approvals]:
+        request = change_request_approve(request=request, user=people[name])
+    return request
+
+
+def _runner_param(metastore: Metastore) -> bool:
+    customers = table_row(metastore, "sales", "customers")
+    return TableParam.objects.using(metastore.alias).filter(table_id=customers.id, key="runner").exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("eager_jobs")
+def test_a_running_alter_job_cancelled_before_its_transaction_stops_there(
+    metastore: Metastore, people: dict[str, User], monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks
+) -> None:
+    """A cancel requested while the ALTER job previews is taken at its point of no return: the job ends cancelled,
+    the request failed, the metastore untouched. (Before, a running ALTER job could not be cancelled at all.)"""
+    # given: the cancel arrives while the worker rebuilds the plan
+    preview = alter_jobs.change_request_preview
+
+    def previewing(request: ChangeRequest):  # noqa: ANN202
+        job_cancel(job=Job.objects.get(change_request=request), user=people["steward"])
+        return preview(request)
+
+    monkeypatch.setattr(alter_jobs, "change_request_preview", previewing)
+    request = _approved(people, metastore)
+    # when
+    with django_capture_on_commit_callbacks(execute=True):
+        change_request_execute(request=request, user=people["steward"])
+    # then
+    job = Job.objects.get(change_request=request)
+    request.refresh_from_db()
+    assert (job.state, job.cancel_requested_by, job.committing_at) == ("cancelled", "steward", None)
+    assert request.state == "failed" and "cancelled by steward" in request.error
+    assert not _runner_param(metastore)
+    assert AuditRecord.objects.filter(action="cancel_job", outcome="cancel requested").count() == 1
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("eager_jobs")
+def test_a_cancel_after_the_point_of_no_return_is_refused_as_too_late(
+    metastore: Metastore, people: dict[str, User], monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks
+) -> None:
+    """Once the metastore transaction started, a cancel is refused naming why, and the job runs to its end."""
+    # given: the cancel arrives inside the transaction
+    execute = alter_jobs.alter_execute
+    refusals: list[ApplicationError] = []
+
+    def executing(**kwargs):  # noqa: ANN003, ANN202
+        with pytest.raises(ApplicationError) as refused:
+            job_cancel(job=Job.objects.get(state=JobState.RUNNING), user=people["steward"])
+        refusals.append(refused.value)
+        return execute(**kwargs)
+
+    monkeypatch.setattr(alter_jobs, "alter_execute", executing)
+    request = _approved(people, metastore)
+    # when
+    with django_capture_on_commit_callbacks(execute=True):
+        change_request_execute(request=request, user=people["steward"])
+    # then
+    [refusal] = refusals
+    assert refusal.code == ErrorCode.INVALID_STATE and "too late" in refusal.message
+    job = Job.objects.get(change_request=request)
+    assert (job.state, job.cancel_requested_at) == ("succeeded", None) and job.committing_at is not None
+    assert _runner_param(metastore)
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("eager_jobs")
+def test_an_errored_alter_job_resumes_bound_to_the_approved_plan(
+    metastore: Metastore, people: dict[str, User], monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks
+) -> None:
+    """An unexpected error leaves the request executing and the job errored; resumed, it runs the approved plan."""
+    # given
+    execute = alter_jobs.alter_execute
+
+    def broken(**kwargs):  # noqa: ANN003, ANN202
+        raise ConnectionResetError("metastore connection reset")
+
+    monkeypatch.setattr(alter_jobs, "alter_execute", broken)
+    request = _approved(people, metastore)
+    with django_capture_on_commit_callbacks(execute=True):
+        change_request_execute(request=request, user=people["steward"])
+    errored = Job.objects.get(change_request=request)
+    assert (errored.state, errored.error) == ("errored", "ConnectionResetError: metastore connection reset")
+    assert ChangeRequest.objects.get(pk=request.pk).state == "executing"
+    monkeypatch.setattr(alter_jobs, "alter_execute", execute)
+    # when
+    with django_capture_on_commit_callbacks(execute=True):
+        job_resume(job=errored, user=people["steward"])
+    # then
+    resumed = Job.objects.get(pk=errored.pk)
+    assert (resumed.state, resumed.attempts, resumed.error) == ("succeeded", 2, "")
+    assert ChangeRequest.objects.get(pk=request.pk).state == "succeeded" and _runner_param(metastore)
+
+
+@pytest.mark.django_db
+def test_a_stopping_worker_puts_its_job_back_in_the_queue(
+    monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks
+) -> None:
+    """At the next safe point after SIGTERM the job goes back to the queue, with a new task, its units kept."""
+    # given
+    monkeypatch.setattr(jobs, "_STOPPING", threading.Event())
+
+    def work(handle: JobHandle) -> None:
+        handle.add_completed(["unit-1"])
+        jobs.request_stop()
+        handle.check_cancel()
+        handle.add_completed(["unit-2"])  # never reached
+
+    monkeypatch.setitem(jobs.JOB_KINDS, "test_stop", JobKindRunner(work))
+    job = Job.objects.create(kind="test_stop")
+    # when
+    with django_capture_on_commit_callbacks(execute=True):
+        stopped = run_job(job.pk)
+    # then
+    assert (stopped.state, stopped.attempts, stopped.completed, stopped.worker) == ("queued", 1, ["unit-1"], "")
+    assert DBTaskResult.objects.filter(task_path="operations.tasks.run_job_task", args_kwargs__args=[job.pk]).exists()
+
+
+# The log ---------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_the_api_shows_the_logs_last_lines_and_its_count(api: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long log is read by keyset: the last ``LOG_LINES_SHOWN`` lines, oldest first, and the count."""
+    # given
+    monkeypatch.setattr("operations.models.jobs.LOG_LINES_SHOWN", 3)
+    job = Job.objects.create(kind="alter")
+    for n in range(5):
+        job_log(job, f"line {n}")
+    # when
+    shown = api["viewer"].get(f"/api/jobs/{job.pk}/").json()
+    # then
+    assert [line["message"] for line in shown["log"]] == ["line 2", "line 3", "line 4"]
+    assert shown["log_count"] == 5
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True, databases=["default"])
+def test_two_concurrent_appenders_lose_no_line() -> None:
+    """Two threads, each on its own connection, append 150 lines each to one job at once: all 300 are kept, each
+    thread's in its order. (A read-modify-write of one JSON log, as before, lost lines.)"""
+    # given
+    job = Job.objects.create(kind="alter")
+    barrier = threading.Barrier(2)
+
+    def append(name: str) -> None:
+        try:
+            barrier.wait()
+            for n in range(150):
+                job_log(job.pk, f"{name} {n}")
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=append, args=(name,)) for name in ("a", "b")]
+    # when
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    # then
+    lines = list(JobLogEntry.objects.filter(job=job).values_list("message", flat=True))
+    assert len(lines) == 300
+    for name in ("a", "b"):
+        assert [line for line in lines if line.startswith(f"{name} ")] == [f"{name} {n}" for n in range(150)]
