@@ -123,11 +123,10 @@ class ProgressReader:
     """A work location's progress events not read yet: the local file's new whole lines (a line being written is
     left for the next read), or the remote prefix's new objects in their order."""
 
-    def __init__(self, work: WorkDir | Path) -> None:
-        self.work = work if isinstance(work, WorkDir) else WorkDir(str(work.parent), {})
-        self.local_file = work if isinstance(work, Path) else self.work.path / PROGRESS_FILE
-        self.offset = 0
-        self.seen = ""
+    def __init__(self, work: WorkDir) -> None:
+        self.work = work
+        self.offset = 0  # local: the bytes read so far
+        self.seen = ""  # remote: the last object read
 
     def read(self) -> Iterator[dict[str, Any]]:
         lines = self._local_lines() if self.work.is_local else self._remote_lines()
@@ -136,9 +135,10 @@ class ProgressReader:
                 yield json.loads(line)
 
     def _local_lines(self) -> list[bytes]:
-        if not self.local_file.exists():
+        path = self.work.path / PROGRESS_FILE
+        if not path.exists():
             return []
-        with self.local_file.open("rb") as stream:
+        with path.open("rb") as stream:
             stream.seek(self.offset)
             data = stream.read()
         complete = data[: data.rfind(b"\n") + 1]

@@ -19,7 +19,7 @@ from operations.merge.preview import merge_preview
 from operations.models import MergeImport
 from operations.spark.engine import package_zip
 from tests.fixtures.merge import database_dump
-from tests.fixtures.spark_connect import POSTGRESQL_JDBC, ConnectServer
+from tests.fixtures.spark_connect import ConnectServer
 from tests.operations.merge.test_execute import RENAMES, _expected, _request
 
 pytestmark = [pytest.mark.slow]
@@ -36,7 +36,6 @@ def connect_session(spark_connect: ConnectServer, tmp_path: Path) -> Iterator[An
     session.stop()
 
 
-@pytest.mark.skipif(not POSTGRESQL_JDBC.exists(), reason="Debian's libpostgresql-jdbc-java is not installed")
 def test_a_merge_runs_over_spark_connect(merge_target, connect_session) -> None:  # noqa: ANN001
     """Every renamed database's dump equals the source's (locations rewritten by the rule)."""
     # given

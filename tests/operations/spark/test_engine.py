@@ -23,6 +23,7 @@ from operations.spark.engine import (
     program_exists,
     write_driver_files,
 )
+from operations.spark.work import WorkDir
 
 
 def files_for(tmp_path: Path, master: str) -> tuple[SparkEngine, DriverFiles]:
@@ -183,7 +184,7 @@ def test_the_progress_reader_returns_whole_lines_once(tmp_path: Path) -> None:
     """A line the driver is still writing is left for the next read; nothing is read twice."""
     # given
     path = tmp_path / "progress.jsonl"
-    reader = ProgressReader(path)
+    reader = ProgressReader(WorkDir(str(tmp_path)))
     assert list(reader.read()) == []  # no file yet
     path.write_text('{"files_done": 1}\n{"files_do')
 
