@@ -258,7 +258,7 @@ def _frame(spark: SparkSession, plan: dict, step: dict, low: int, high: int) -> 
         frame = frame.option("password", password)
     frame = frame.load()
     spelled = {c.upper(): c for c in frame.columns}
-    rewrite = F.udf(location_rewriter(plan["location_rules"]), "string")
+    rewrite = F.udf(location_rewriter(plan["location_rules"]), "string", useArrow=False)  # a plain row UDF
     expressions = []
     for name, kind, column, value in step["columns"]:
         col = F.col(f"`{spelled[column.upper()]}`") if column else None
