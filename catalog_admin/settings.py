@@ -154,8 +154,15 @@ CATALOG_SPARK_MASTER = os.environ.get("CATALOG_SPARK_MASTER", "local[*]")
 CATALOG_SPARK_MASTER_UI = os.environ.get("CATALOG_SPARK_MASTER_UI", "")
 # Extra Spark configuration for every program, as "key=value" pairs separated by whitespace or commas.
 CATALOG_SPARK_CONF = os.environ.get("CATALOG_SPARK_CONF", "")
-# Where a Spark job keeps its plan, progress, log and manifest files.
-CATALOG_SPARK_WORK_DIR = Path(os.environ.get("CATALOG_SPARK_WORK_DIR", VAR_DIR / "spark-jobs"))
+# Where a Spark driver writes its progress and manifest, and finds a cancel request: a local directory, or an
+# object-store/HDFS URI (s3a://bucket/prefix) when the driver does not run on this host (cluster deploy mode).
+CATALOG_SPARK_WORK_DIR = os.environ.get("CATALOG_SPARK_WORK_DIR", str(VAR_DIR / "spark-jobs"))
+# Where a worker keeps a driver's launch files (its job.json, the package zip, the driver's log): always local.
+CATALOG_SPARK_LOCAL_DIR = VAR_DIR / "spark-jobs"
+# client (the default) or cluster: YARN and Kubernetes then run the driver on the cluster (spark-submit
+# --deploy-mode cluster; needs an object-store or HDFS CATALOG_SPARK_WORK_DIR); a standalone master refuses cluster
+# mode for Python applications, so drivers stay in client mode there (the job log says so).
+CATALOG_SPARK_DEPLOY_MODE = os.environ.get("CATALOG_SPARK_DEPLOY_MODE", "client")
 # What Hive itself would take, for the comparison in every preview (operations/planners/common.py): a fixed cost,
 # plus one per partition Hive rewrites and one per statistics row it deletes. The defaults are calibrated by
 # benchmarks/alter.py against Spark's Hive 2.3 client on a local PostgreSQL; production Hive is usually slower,

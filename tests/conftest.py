@@ -15,6 +15,7 @@ pytest_plugins = [
     "tests.fixtures.roles",
     "tests.fixtures.spark",
     "tests.fixtures.spark_cluster",
+    "tests.fixtures.spark_connect",
     "tests.fixtures.tiers",
     "tests.fixtures.workers",
 ]

@@ -137,3 +137,4 @@ DATABASES = {
 
 # Spark jobs' working directories (plans, progress, logs, manifests) stay in the session's temp folder.
 CATALOG_SPARK_WORK_DIR = TEST_TMP_DIR / "spark-jobs"
+CATALOG_SPARK_LOCAL_DIR = TEST_TMP_DIR / "spark-jobs"

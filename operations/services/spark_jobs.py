@@ -40,6 +40,7 @@ from operations.services.jobs import (
 from operations.services.relocation_cleanup import in_use
 from operations.spark import engine as spark
 from operations.spark.programs import PROGRESS_KEYS
+from operations.spark.work import WorkDir
 
 __all__ = (
     "SPARK",
@@ -55,12 +56,23 @@ COUNTERS = tuple(key for key in PROGRESS_KEYS if key != "message")
 
 
 def spark_engine() -> spark.SparkEngine:
-    """The engine the settings configure (``CATALOG_SPARK_MASTER``, ``CATALOG_SPARK_CONF``)."""
-    return spark.SparkEngine(
+    """The engine the settings configure (``CATALOG_SPARK_MASTER``, ``CATALOG_SPARK_CONF``,
+    ``CATALOG_SPARK_DEPLOY_MODE``); cluster deploy mode with a local ``CATALOG_SPARK_WORK_DIR`` is refused."""
+    engine = spark.SparkEngine(
         master=settings.CATALOG_SPARK_MASTER,
         conf=spark.parse_conf(settings.CATALOG_SPARK_CONF),
         master_ui=settings.CATALOG_SPARK_MASTER_UI,
+        requested_deploy_mode=settings.CATALOG_SPARK_DEPLOY_MODE,
     )
+    if engine.deploy_mode == "cluster" and WorkDir(str(settings.CATALOG_SPARK_WORK_DIR)).is_local:
+        raise ApplicationError(
+            ErrorCode.INVALID_PARAMETER,
+            f"CATALOG_SPARK_DEPLOY_MODE=cluster runs the driver on the cluster, which cannot reach the local "
+            f"CATALOG_SPARK_WORK_DIR {settings.CATALOG_SPARK_WORK_DIR}: set it to an object-store or HDFS URI "
+            f"(s3a://bucket/prefix).",
+            {"field": "CATALOG_SPARK_WORK_DIR"},
+        )
+    return engine
 
 
 def enqueue_spark_job(
@@ -85,19 +97,18 @@ def run_spark_program(handle: JobHandle) -> dict[str, Any]:
     that fails raises ``ApplicationError`` (execution_failed)."""
     job = handle.job
     engine = spark_engine()
-    plan = {**job.plan, "completed": list(job.completed)}
-    directory = Path(settings.CATALOG_SPARK_WORK_DIR) / f"job-{job.pk}" / f"attempt-{job.attempts}"
-    files = spark.write_driver_files(
-        directory, engine=engine, program=job.program, plan=plan, app_name=f"catalog-admin job {job.pk}",
-        worker_pid=_pid(),
-    )  # fmt: skip
+    files = _driver_files(job, engine)
     process = spark.launch_driver(engine, files)
-    handle.log(f"Driver started on {engine.master} ({engine.kind})", driver_pid=process.pid, spark_master=engine.master)
-    reader = spark.ProgressReader(files.progress)
+    handle.log(
+        f"Driver started on {engine.master} ({engine.kind}, {engine.deploy_description})", driver_pid=process.pid,
+        spark_master=engine.master,
+    )  # fmt: skip
+    reader = spark.ProgressReader(files.work)
     while process.poll() is None:
         time.sleep(POLL_SECONDS)
         _record_progress(handle, reader, files)
         if handle.cancel_requested() or stopping():
+            files.work.request_cancel()  # a driver this worker cannot signal (cluster deploy mode) stops itself
             _stop_driver(handle, engine, process)
             _record_progress(handle, reader, files)
             raise JobCancelled if handle.cancel_requested() else JobInterrupted
@@ -119,6 +130,18 @@ def _stop_driver(handle: JobHandle, engine: spark.SparkEngine, process: Any) -> 
         handle.log(f"Asked {engine.master_ui} to kill {app_id}")
     spark.stop_driver(process)
     handle.log("The driver was stopped")
+
+
+def _driver_files(job: Job, engine: spark.SparkEngine) -> spark.DriverFiles:
+    """The attempt's local launch directory and its work location (``CATALOG_SPARK_WORK_DIR``: a local directory,
+    or an object-store/HDFS URI read through the filesystem layer)."""
+    attempt = f"job-{job.pk}/attempt-{job.attempts}"
+    work = WorkDir(f"{str(settings.CATALOG_SPARK_WORK_DIR).rstrip('/')}/{attempt}", settings.CATALOG_FILESYSTEMS)
+    return spark.write_driver_files(
+        Path(settings.CATALOG_SPARK_LOCAL_DIR) / attempt, engine=engine, program=job.program,
+        plan={**job.plan, "completed": list(job.completed)}, app_name=f"catalog-admin job {job.pk}",
+        worker_pid=0 if engine.deploy_mode == "cluster" else _pid(), work=work,
+    )  # fmt: skip
 
 
 def remove_staging(job: Job) -> bool:

@@ -3,14 +3,18 @@ Where and how Spark programs run: the engine's configuration, and launching, fol
 
 ``CATALOG_SPARK_MASTER`` says where: ``local[*]`` (the embedded default: Spark inside the driver process),
 ``spark://host:port`` (standalone), ``yarn`` or ``k8s://https://host:port`` — all through ``spark-submit`` from
-pyspark's own install, in client deploy mode, so the driver runs here as a child of the worker and its progress file
-is local — or ``sc://host:port`` (Spark Connect: ``python -m operations.spark.entry``, the work runs on the server).
-``CATALOG_SPARK_CONF`` adds ``key=value`` settings (executor memory, YARN queue, Kubernetes image …).
+pyspark's own install, in client deploy mode (the driver runs here as a child of the worker) unless
+``CATALOG_SPARK_DEPLOY_MODE=cluster`` asks YARN or Kubernetes to run it on the cluster (a standalone master refuses
+that for Python, so it keeps client mode and the job log says why) — or ``sc://host:port`` (Spark Connect:
+``python -m operations.spark.entry``, the work runs on the server). ``CATALOG_SPARK_CONF`` adds ``key=value``
+settings (executor memory, YARN queue, Kubernetes image …). Progress and the manifest go to the job's work location
+(``operations.spark.work``), which an object store or HDFS may hold, so the driver need not share a disk with us.
 
 A driver runs in a process group of its own: stopping it (cancel) ends the group (``spark-submit``'s JVM and the
 Python driver), which ends the application on the cluster too, since a client-mode application lives as long as its
-driver. Programs, this package and the filesystem layer they use reach the executors as a zip (``--py-files``), so a
-cluster's Python needs only the project's requirements, not its checkout.
+driver; a cluster-mode driver finds the cancel request in its work location and ends itself. Programs, this package
+and the filesystem layer they use reach the executors as a zip (``--py-files``; through Spark Connect, as artifacts),
+so a cluster's Python needs only the project's requirements, not its checkout.
 """
 
 from __future__ import annotations
@@ -24,12 +28,12 @@ import sys
 import urllib.parse
 import urllib.request
 import zipfile
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from operations.spark.entry import MANIFEST_FILE, PROGRESS_FILE, SPEC_FILE
+from operations.spark.entry import SPEC_FILE
+from operations.spark.work import MANIFEST_FILE, PROGRESS_FILE, ProgressReader, WorkDir
 
 __all__ = (
     "FILESYSTEM_LAYER",
@@ -63,6 +67,14 @@ FILESYSTEM_LAYER = (
     "catalog_admin/locations.py",
     "catalog_admin/object_stores.py",
 )
+DEPLOY_MODES = ("client", "cluster")
+CLUSTER_MODE_KINDS = ("yarn", "kubernetes")
+# Why a master keeps the driver here when cluster deploy mode is asked for.
+CLIENT_ONLY = {
+    "standalone": "a standalone master refuses cluster deploy mode for Python applications",
+    "local": "local mode runs in the driver's own process",
+    "connect": "Spark Connect runs the work on its server already",
+}
 PROGRAM_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 LOG_FILE = "driver.log"
 # Quiet, predictable drivers: no console progress bars in the log; a UI port found by Spark when 4040 is taken.
@@ -79,11 +91,35 @@ class SparkEngine:
 
     master: str = "local[*]"
     conf: dict[str, str] = field(default_factory=dict)
-    master_ui: str = ""  # a standalone master's web UI (http://host:8080): cancel also kills the application there
+    # A standalone master's web UI (http://host:8080): cancel also kills the application there; for Spark Connect,
+    # the server's UI, which the job page links.
+    master_ui: str = ""
+    requested_deploy_mode: str = "client"  # CATALOG_SPARK_DEPLOY_MODE
+
+    def __post_init__(self) -> None:
+        if self.requested_deploy_mode not in DEPLOY_MODES:
+            raise ValueError(
+                f"CATALOG_SPARK_DEPLOY_MODE: {self.requested_deploy_mode!r} is not one of {', '.join(DEPLOY_MODES)}"
+            )
 
     @property
     def is_connect(self) -> bool:
         return self.master.startswith("sc://")
+
+    @property
+    def deploy_mode(self) -> str:
+        """``cluster`` when asked for and the master runs Python drivers on the cluster (YARN, Kubernetes)."""
+        return "cluster" if self.requested_deploy_mode == "cluster" and self.kind in CLUSTER_MODE_KINDS else "client"
+
+    @property
+    def deploy_description(self) -> str:
+        """How the driver runs, for the job log (with the reason when cluster mode was asked for and not used)."""
+        if self.deploy_mode == "cluster":
+            return "cluster deploy mode: the driver runs on the cluster"
+        if self.requested_deploy_mode != "cluster":
+            return "the driver runs here" if not self.is_connect else "the work runs on the Connect server"
+        reason = CLIENT_ONLY.get(self.kind, "it is not a cluster manager")
+        return f"client deploy mode although cluster was asked for: {reason}"
 
     @property
     def kind(self) -> str:
@@ -101,9 +137,15 @@ class SparkEngine:
 
 @dataclass(frozen=True)
 class DriverFiles:
-    """A driver's working directory: its input (``job.json``), progress, manifest and log."""
+    """A driver's local launch directory (its input ``job.json``, the package zip, its log) and its work location
+    (progress and manifest: by default the same directory; or an object-store/HDFS prefix)."""
 
     directory: Path
+    work_dir: WorkDir | None = None
+
+    @property
+    def work(self) -> WorkDir:
+        return self.work_dir or WorkDir(str(self.directory))
 
     @property
     def spec(self) -> Path:
@@ -111,11 +153,13 @@ class DriverFiles:
 
     @property
     def progress(self) -> Path:
-        return self.directory / PROGRESS_FILE
+        """The progress file of a local work location."""
+        return self.work.path / PROGRESS_FILE
 
     @property
     def manifest(self) -> Path:
-        return self.directory / MANIFEST_FILE
+        """The manifest of a local work location."""
+        return self.work.path / MANIFEST_FILE
 
     @property
     def log(self) -> Path:
@@ -149,20 +193,30 @@ def package_zip(directory: Path) -> Path:
 
 
 def write_driver_files(
-    directory: Path, *, engine: SparkEngine, program: str, plan: dict[str, Any], app_name: str, worker_pid: int
+    directory: Path,
+    *,
+    engine: SparkEngine,
+    program: str,
+    plan: dict[str, Any],
+    app_name: str,
+    worker_pid: int,
+    work: WorkDir | None = None,
 ) -> DriverFiles:
-    """A fresh working directory with the driver's ``job.json`` and the package zip."""
+    """A fresh launch directory with the driver's ``job.json`` and the package zip, and a fresh work location."""
     directory.mkdir(parents=True, exist_ok=True)
-    files = DriverFiles(directory)
-    for stale in (files.progress, files.manifest, files.log):
-        stale.unlink(missing_ok=True)
+    files = DriverFiles(directory, work)
+    files.log.unlink(missing_ok=True)
+    files.work.prepare()
     spec = {
         "program": program,
         "plan": plan,
         "master": engine.master,
-        "conf": {**DEFAULT_CONF, **python_conf(engine), **engine.conf},
+        "conf": {**({} if engine.is_connect else DEFAULT_CONF), **python_conf(engine), **engine.conf},
+        "ui_url": engine.master_ui if engine.is_connect else "",  # a Connect server's UI, not known to its clients
         "app_name": app_name,
         "worker_pid": worker_pid,
+        "work": files.work.location,
+        "filesystems": files.work.options,  # plain options; credentials come from the driver's environment
         "py_files": [str(package_zip(directory))],
     }
     files.spec.write_text(json.dumps(spec, default=str))
@@ -171,8 +225,9 @@ def write_driver_files(
 
 def python_conf(engine: SparkEngine) -> dict[str, str]:
     """The driver's and executors' Python: this one (the venv's, which has fsspec and the project's packages) unless
-    ``CATALOG_SPARK_CONF`` names another (nodes with their own). Spark Connect runs none of ours."""
-    if engine.is_connect:
+    ``CATALOG_SPARK_CONF`` names another (nodes with their own). Spark Connect runs none of ours; in cluster deploy
+    mode the cluster's nodes have their own (``CATALOG_SPARK_CONF`` names it, e.g. ``spark.pyspark.python``)."""
+    if engine.is_connect or engine.deploy_mode == "cluster":
         return {}
     return {"spark.pyspark.python": sys.executable, "spark.pyspark.driver.python": sys.executable}
 
@@ -182,16 +237,15 @@ def driver_command(engine: SparkEngine, files: DriverFiles) -> list[str]:
     if engine.is_connect:
         return [sys.executable, "-m", "operations.spark.entry", str(files.directory)]
     spec = json.loads(files.spec.read_text())
-    command = [_spark_submit(), "--master", engine.master, "--deploy-mode", "client", "--name", spec["app_name"]]
+    mode = engine.deploy_mode
+    command = [_spark_submit(), "--master", engine.master, "--deploy-mode", mode, "--name", spec["app_name"]]
     for key, value in spec["conf"].items():
         command += ["--conf", f"{key}={value}"]
-    command += [
-        "--py-files",
-        ",".join(spec["py_files"]),
-        str(Path(__file__).with_name("entry.py")),
-        str(files.directory),
-    ]
-    return command
+    command += ["--py-files", ",".join(spec["py_files"])]
+    if mode == "cluster":  # the driver's container gets job.json in its working directory
+        command += ["--files", str(files.spec)]
+    entry = str(Path(__file__).with_name("entry.py"))
+    return [*command, entry, SPEC_FILE if mode == "cluster" else str(files.directory)]
 
 
 def launch_driver(engine: SparkEngine, files: DriverFiles) -> subprocess.Popen[bytes]:
@@ -251,26 +305,6 @@ def kill_application(engine: SparkEngine, app_id: str, *, timeout: float = 10.0)
         return False
 
 
-class ProgressReader:
-    """The progress file's new lines since the last read (a line being written is left for the next read)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.offset = 0
-
-    def read(self) -> Iterator[dict[str, Any]]:
-        if not self.path.exists():
-            return
-        with self.path.open("rb") as stream:
-            stream.seek(self.offset)
-            data = stream.read()
-        complete = data[: data.rfind(b"\n") + 1]
-        self.offset += len(complete)
-        for line in complete.splitlines():
-            if line.strip():
-                yield json.loads(line)
-
-
 def log_tail(path: Path, lines: int = 40, max_bytes: int = 64 * 1024) -> str:
     """The last ``lines`` lines of a log file (read from its last ``max_bytes``)."""
     if not path.exists():
@@ -283,7 +317,7 @@ def log_tail(path: Path, lines: int = 40, max_bytes: int = 64 * 1024) -> str:
 
 def read_manifest(files: DriverFiles) -> dict[str, Any] | None:
     """The program's result manifest, or None when it wrote none (it failed or was stopped)."""
-    return json.loads(files.manifest.read_text()) if files.manifest.exists() else None
+    return files.work.read_manifest()
 
 
 def _spark_submit() -> str:

@@ -1,12 +1,15 @@
 """
-The Spark driver's entry point: ``entry.py <job directory>`` (through ``spark-submit``) or
-``python -m operations.spark.entry <job directory>`` (Spark Connect).
+The Spark driver's entry point: ``entry.py <launch directory or job.json>`` (through ``spark-submit``; in cluster
+deploy mode ``job.json`` travels with ``--files`` and is read from the driver's working directory) or
+``python -m operations.spark.entry <launch directory>`` (Spark Connect).
 
-It reads ``job.json`` (program, plan, master, configuration, the worker's pid), builds the SparkSession, imports
-``operations.spark.programs.<program>`` and calls its ``run``. Progress goes to ``progress.jsonl`` (one JSON object a
-line, flushed at once; the first names the Spark application and its UI), the result manifest to ``manifest.json``
-(written whole, then renamed). A watchdog ends the driver's whole process group when the worker that launched it
-dies, so an orphaned driver never runs beside the job's resumed run.
+It reads ``job.json`` (program, plan, master, configuration, the work location and the filesystem options to reach
+it, the worker's pid), builds the SparkSession, imports ``operations.spark.programs.<program>`` and calls its ``run``.
+Progress and the result manifest go to the work location (``operations.spark.work``: a local directory, or an
+object-store/HDFS prefix the console reads through the same filesystem layer); the first event names the Spark
+application and its UI. A watchdog ends the driver's whole process group when the worker that launched it dies (so
+an orphaned driver never runs beside the job's resumed run) or when the console asks the work location to cancel (a
+driver the console cannot signal: cluster deploy mode).
 """
 
 from __future__ import annotations
@@ -18,34 +21,42 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ("MANIFEST_FILE", "PROGRESS_FILE", "SPEC_FILE", "main", "process_alive")
+from operations.spark.work import WorkDir
+
+__all__ = ("SPEC_FILE", "main", "process_alive", "read_spec")
 
 SPEC_FILE = "job.json"
-PROGRESS_FILE = "progress.jsonl"
-MANIFEST_FILE = "manifest.json"
 WATCH_SECONDS = 1.0
 
 
 def main(argv: list[str]) -> int:
-    directory = Path(argv[1])
-    spec = json.loads((directory / SPEC_FILE).read_text())
-    if spec.get("worker_pid"):
-        _watch_worker(int(spec["worker_pid"]))
-    with (directory / PROGRESS_FILE).open("a", encoding="utf-8") as progress:
-        report = _reporter(progress)
-        spark = _session(spec)
-        try:
-            report(_application(spark))
-            program = importlib.import_module(f"operations.spark.programs.{spec['program']}")
-            manifest = program.run(spark, spec["plan"], report)
-        finally:
-            spark.stop()
-    _write_manifest(directory / MANIFEST_FILE, manifest)
+    spec = read_spec(Path(argv[1]))
+    work = WorkDir(spec.get("work") or argv[1], spec.get("filesystems") or {})
+    if work.cancel_requested():
+        return 3  # a cluster's retry of a cancelled driver does nothing
+    _watch(int(spec.get("worker_pid") or 0), work)
+    report = work.reporter()
+    spark = _session(spec)
+    try:
+        report(_application(spark, spec))
+        program = importlib.import_module(f"operations.spark.programs.{spec['program']}")
+        manifest = program.run(spark, spec["plan"], report)
+    finally:
+        spark.stop()
+    work.write_manifest(manifest)
     return 0
+
+
+def read_spec(given: Path) -> dict[str, Any]:
+    """``job.json`` in the launch directory ``given``, ``given`` itself, or (cluster deploy mode) the copy
+    ``--files`` put in the working directory."""
+    for path in (given / SPEC_FILE, given, Path(SPEC_FILE)):
+        if path.is_file():
+            return dict(json.loads(path.read_text()))
+    raise FileNotFoundError(f"No {SPEC_FILE} at {given} nor in {Path.cwd()}")
 
 
 def process_alive(pid: int) -> bool:
@@ -63,13 +74,23 @@ def process_alive(pid: int) -> bool:
     return fields[0] not in ("Z", "X")
 
 
-def _watch_worker(pid: int) -> None:
+def _watch(worker_pid: int, work: WorkDir) -> None:
+    """End this process group (the driver, and in client mode ``spark-submit``'s JVM) once the worker is gone or the
+    work location holds a cancel request."""
+
     def watch() -> None:
-        while process_alive(pid):
+        while (not worker_pid or process_alive(worker_pid)) and not _cancel_requested(work):
             time.sleep(WATCH_SECONDS)
         os.killpg(os.getpgrp(), signal.SIGKILL)
 
-    threading.Thread(target=watch, name="worker-watchdog", daemon=True).start()
+    threading.Thread(target=watch, name="driver-watchdog", daemon=True).start()
+
+
+def _cancel_requested(work: WorkDir) -> bool:
+    try:
+        return work.cancel_requested()
+    except OSError:  # the store did not answer this time: ask again
+        return False
 
 
 def _session(spec: dict[str, Any]) -> Any:
@@ -87,31 +108,14 @@ def _session(spec: dict[str, Any]) -> Any:
     return spark
 
 
-def _application(spark: Any) -> dict[str, Any]:
-    """The Spark application's id and web UI (none through Spark Connect)."""
+def _application(spark: Any, spec: dict[str, Any]) -> dict[str, Any]:
+    """The Spark application's id and web UI; through Spark Connect, the server's application and the UI the
+    engine's configuration names (``CATALOG_SPARK_MASTER_UI``)."""
     try:
         context = spark.sparkContext
-    except Exception:  # Spark Connect has no SparkContext on the client
-        return {"spark_app_id": "", "spark_ui_url": ""}
+    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext on the client
+        return {"spark_app_id": spark.conf.get("spark.app.id", ""), "spark_ui_url": spec.get("ui_url", "")}
     return {"spark_app_id": context.applicationId, "spark_ui_url": context.uiWebUrl or ""}
-
-
-def _reporter(stream: Any) -> Callable[[dict[str, Any]], None]:
-    lock = threading.Lock()
-
-    def report(event: dict[str, Any]) -> None:
-        line = json.dumps({"at": time.time(), **event}, default=str)
-        with lock:
-            stream.write(line + "\n")
-            stream.flush()
-
-    return report
-
-
-def _write_manifest(path: Path, manifest: Any) -> None:
-    partial = path.with_suffix(".partial")
-    partial.write_text(json.dumps(manifest, default=str))
-    partial.rename(path)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 ``checksum``: every file under some directories, with its size and checksum, computed in parallel by Spark.
 
 Plan: ``{"directories": ["file:/…", …], "algorithm": "sha256", "pause_seconds": 0, "completed": […]}``. Each
-directory is one unit: its files are listed by the driver, read and digested by the executors, and reported as done
+directory is one unit: its files are listed by the driver, read and digested by the executors (a frame of paths and
+``mapInArrow``: the DataFrame API only, so Spark Connect runs it too), and reported as done
 (``unit_done``: the directory) once all its files are. A resumed run skips the directories in ``completed``.
 ``pause_seconds`` waits after each directory (to run gently beside other work; tests use it to cancel mid-way).
 No symbolic link is followed: a directory holding one is refused naming it, and the executors open each file with
@@ -18,11 +19,13 @@ import hashlib
 import os
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from catalog_admin.locations import SymlinkRefused, local_files, open_local
+from operations.spark.programs.frames import map_rows
 
 __all__ = ("run",)
 
@@ -80,11 +83,20 @@ def file_digest(item: tuple[str, int], algorithm: str = "sha256") -> tuple[str, 
 
 
 def _digest_all(spark: Any, files: list[tuple[str, int]], algorithm: str) -> list[tuple[str, int, str]]:
-    if not files:
-        return []
-    slices = max(1, min(len(files), spark.sparkContext.defaultParallelism * 2))
-    rdd = spark.sparkContext.parallelize(files, slices)
-    return sorted(rdd.map(lambda item: file_digest(item, algorithm)).collect())
+    """Every file digested on the executors (a frame of paths, ``mapInArrow``: the DataFrame API only)."""
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    listed = [StructField("path", StringType(), False), StructField("size", LongType(), False)]
+    schema, result = StructType(listed), StructType([*listed, StructField("checksum", StringType(), False)])
+    rows = [{"path": path, "size": size} for path, size in files]
+    digests = map_rows(spark, rows, schema, result, partial(_digest_rows, algorithm=algorithm))
+    return sorted((row["path"], row["size"], row["checksum"]) for row in digests)
+
+
+def _digest_rows(rows: list[dict[str, Any]], algorithm: str) -> list[dict[str, Any]]:
+    """On an executor: each row's file digested."""
+    digests = (file_digest((row["path"], row["size"]), algorithm) for row in rows)
+    return [{"path": path, "size": size, "checksum": digest} for path, size, digest in digests]
 
 
 def _list_files(directory: str) -> list[tuple[str, int]]:

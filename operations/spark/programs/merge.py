@@ -7,9 +7,10 @@ range first (a crashed run may have committed part of one), written and committe
 ``{"unit_done": key}``. ``publish`` writes every remaining table in one transaction on one connection.
 
 On Spark each unit is read through JDBC in parallel key ranges; ids are shifted with column expressions (view texts
-rewritten by ``catalog_admin.hive.view_text`` in a UDF, as locations are); the
-executors write their partitions straight to the target (PostgreSQL: ``COPY … FROM STDIN`` through psycopg2's
-``copy_expert``, the fast path; MySQL/MariaDB: batched ``INSERT``). The publishing transaction is one connection's:
+rewritten by ``catalog_admin.hive.view_text`` in a UDF, as locations are); the executors write their partitions straight
+to the target (``mapInArrow``: the DataFrame API only, so Spark Connect runs it too; PostgreSQL: ``COPY … FROM STDIN``
+through psycopg2's ``copy_expert``, the fast path; MySQL/MariaDB: batched ``INSERT``). The publishing transaction is
+one connection's:
 PostgreSQL to PostgreSQL it pipes ``COPY (SELECT …) TO STDOUT`` into ``COPY … FROM STDIN`` (ids shifted, names
 renamed and locations rewritten in the ``SELECT``, ``operations.merge.pipe_sql``; no row through Python, on Spark
 too), otherwise it streams Spark's rows to the driver (``toLocalIterator``: one partition at a time). ``spark`` None
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from catalog_admin.hive.locations import rewrite_prefix
 from catalog_admin.hive.view_text import rewrite_database_param, rewrite_view_text
+from operations.spark.programs.frames import parallelism
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -100,10 +102,8 @@ def _copy_unit(spark: SparkSession | None, plan: dict, step: dict, low: int, hig
             return written
     finally:
         target.close()
-    frame = _frame(spark, plan, step, low, high)
-    side, table = plan["target"], step
-    counts = frame.rdd.mapPartitions(lambda rows: [_write_partition(side, table, rows)]).collect()
-    return sum(counts)
+    counts = _frame(spark, plan, step, low, high).mapInArrow(_partition_writer(plan["target"], step), "written long")
+    return sum(row["written"] for row in counts.collect())
 
 
 def _publish(
@@ -257,7 +257,7 @@ def _frame(spark: SparkSession, plan: dict, step: dict, low: int, high: int) -> 
 
     source = plan["source"]
     query = step["select"].replace("%(low)s", str(int(low))).replace("%(high)s", str(int(high)))
-    parallel = max(1, spark.sparkContext.defaultParallelism * 2)
+    parallel = max(1, parallelism(spark) * 2)
     frame = (
         spark.read.format("jdbc")
         .option("url", source["jdbc"])
@@ -273,10 +273,10 @@ def _frame(spark: SparkSession, plan: dict, step: dict, low: int, high: int) -> 
         frame = frame.option("password", password)
     frame = frame.load()
     spelled = {c.upper(): c for c in frame.columns}
-    rewrite = F.udf(location_rewriter(plan["location_rules"]), "string")
+    rewrite = F.udf(location_rewriter(plan["location_rules"]), "string", useArrow=False)  # a plain row UDF
     renames = plan["renames"]
-    view_text = F.udf(lambda text: rewrite_view_text(text, renames), "string")
-    view_param = F.udf(lambda key, text: rewrite_database_param(key, text, renames), "string")
+    view_text = F.udf(lambda text: rewrite_view_text(text, renames), "string", useArrow=False)
+    view_param = F.udf(lambda key, text: rewrite_database_param(key, text, renames), "string", useArrow=False)
     expressions = []
     for name, kind, column, value in step["columns"]:
         col = F.col(f"`{spelled[column.upper()]}`") if column else None
@@ -300,6 +300,18 @@ def _frame(spark: SparkSession, plan: dict, step: dict, low: int, high: int) -> 
             expression = col
         expressions.append(expression.alias(name))
     return frame.select(*expressions)
+
+
+def _partition_writer(side: dict, step: dict) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """The ``mapInArrow`` function writing a partition's rows (DataFrame API only: Spark Connect runs it too)."""
+
+    def write(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        rows = (tuple(row.values()) for batch in batches for row in batch.to_pylist())
+        yield pa.RecordBatch.from_pylist([{"written": _write_partition(side, step, rows)}])
+
+    return write
 
 
 def _write_partition(side: dict, step: dict, rows: Iterable[Any]) -> int:

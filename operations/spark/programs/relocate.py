@@ -11,7 +11,8 @@ The relocate program: copy the files the console planned, in parallel on Spark, 
      "pause_seconds": 0,             # a wait after each batch, to run gently beside other work (optional)
      "checksum": "xxh3_128"}         # how copies are verified (optional; catalog_admin.locations.CHECKSUM_ALGORITHMS)
 
-Units are copied in batches (one Spark job each, the files spread over the executors); after a batch every unit whose
+Units are copied in batches (one Spark job each: a frame of the batch's files spread over the executors, copied by
+``mapInArrow``, the DataFrame API only, so the program runs through Spark Connect too); after a batch every unit whose
 files all verified is reported with ``{"unit_done": key}``, so a resumed run skips it. A file that fails to verify
 fails the program: nothing is swapped, and the run can resume. The manifest returns what was copied and verified,
 with each copy's checksum and the algorithm. Each Spark task (or, without a session, this process) copies its files
@@ -31,9 +32,11 @@ from typing import TYPE_CHECKING, Any
 from catalog_admin.locations import CHECKSUM_ALGORITHMS, COPY_CHECKSUM
 from catalog_admin.object_stores import with_credentials
 from operations.spark.programs.file_copy import copy_verified
+from operations.spark.programs.frames import map_rows
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+    from pyspark.sql.types import StructType
 
 __all__ = ("CopyFailed", "run")
 
@@ -99,10 +102,17 @@ def _copy_batch(spark: SparkSession | None, copy: Callable[[dict], dict], batch:
         return []
     if spark is None:
         return _copy_each(copy, items, IN_PROCESS_THREADS)
-    context = spark.sparkContext
-    slices = max(1, min(len(items), context.defaultParallelism * 2))
-    copied = context.parallelize(items, slices).mapPartitions(lambda part: _copy_each(copy, list(part), COPY_THREADS))
-    return copied.collect()
+    return map_rows(spark, items, *_schemas(), partial(_copy_each, copy, threads=COPY_THREADS))
+
+
+def _schemas() -> tuple[StructType, StructType]:
+    """A batch's files (``unit``, ``source``, ``destination``, ``size``) and their copies' results."""
+    from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType
+
+    names = ("unit", "source", "destination")
+    files = [*(StructField(name, StringType(), False) for name in names), StructField("size", LongType(), False)]
+    outcome = [StructField("ok", BooleanType(), False), *(StructField(n, StringType()) for n in ("checksum", "error"))]
+    return StructType(files), StructType([*files, *outcome])
 
 
 def _copy_each(copy: Callable[[dict], dict], items: list[dict], threads: int) -> list[dict]:

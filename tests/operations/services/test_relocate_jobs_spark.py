@@ -37,6 +37,7 @@ from operations.spark.entry import process_alive
 from tests.fixtures.factories import make_user, partition_locations, table_row
 from tests.fixtures.operations import location_of, path_of
 from tests.fixtures.spark_cluster import StandaloneCluster
+from tests.fixtures.spark_connect import ConnectServer
 from tests.fixtures.workers import wait_for
 from tests.operations.services.test_relocate_jobs import DAY, executed
 
@@ -159,6 +160,43 @@ def test_a_relocation_runs_on_a_standalone_cluster_and_swaps_once_verified(
     assert table_row(metastore, "sales", "customers").sd.location == location_of(target)
     comparison = filecmp.dircmp(source, target)
     assert not (comparison.diff_files or comparison.left_only or comparison.right_only) and any(source.iterdir())
+
+
+def test_a_partition_relocates_through_spark_connect_and_swaps_once_verified(
+    metastore: Metastore,
+    people: dict[str, User],
+    warehouse: Path,
+    spark_connect: ConnectServer,
+    settings,  # noqa: ANN001
+    django_capture_on_commit_callbacks,  # noqa: ANN001
+) -> None:
+    """The relocate program over Spark Connect (``sc://``): its code shipped as artifacts, the server's executors copy
+    and verify every file of the day's partitions, then the partitions are re-pointed; the job links the server's
+    application and UI."""
+    # given
+    settings.CATALOG_SPARK_MASTER, settings.CATALOG_SPARK_MASTER_UI = spark_connect.url, spark_connect.ui
+    target = warehouse / "sales.db" / "orders_over_connect"
+    orders = table_row(metastore, "sales", "orders")
+    moving = {n: loc for n, loc in partition_locations(metastore, orders.id).items() if n.startswith(DAY + "/")}
+    sources = {n: path_of(loc) for n, loc in moving.items() if path_of(loc).is_dir()}
+
+    # when
+    request, job = executed(people, metastore, target, django_capture_on_commit_callbacks)
+
+    # then
+    job = Job.objects.get(pk=job.pk)
+    request.refresh_from_db()
+    assert (job.state, request.state) == (JobState.SUCCEEDED, "succeeded"), job.error
+    assert job.spark_master == spark_connect.url and job.spark_app_id.startswith("local-")
+    assert job.spark_ui_url == spark_connect.ui
+    planned = [f for unit in job.plan["units"] for f in unit["files"]]
+    assert job.result["files"] == job.files_done == len(planned) > 0
+    now = partition_locations(metastore, orders.id)
+    assert {n: now[n] for n in moving} == {n: location_of(target / n) for n in moving}
+    for name, source in sources.items():
+        comparison = filecmp.dircmp(source, target / name)
+        assert not (comparison.diff_files or comparison.left_only or comparison.right_only), name
+        assert any(source.iterdir())
 
 
 def test_a_relocation_cancelled_while_its_driver_runs_swaps_nothing_and_removes_the_copy(

@@ -40,6 +40,22 @@ def test_an_unknown_program_is_refused_and_nothing_is_queued() -> None:
     assert not Job.objects.exists()
 
 
+def test_cluster_deploy_mode_with_a_local_work_dir_is_refused_and_nothing_is_queued(settings) -> None:  # noqa: ANN001
+    """A driver on the cluster could not write progress or a manifest the console reads: refused naming the setting."""
+    # given
+    settings.CATALOG_SPARK_MASTER, settings.CATALOG_SPARK_DEPLOY_MODE = "yarn", "cluster"
+
+    # when
+    with pytest.raises(ApplicationError) as caught:
+        enqueue_spark_job(program="checksum", plan=PLAN, actor="test")
+
+    # then
+    assert caught.value.code == ErrorCode.INVALID_PARAMETER
+    assert caught.value.details == {"field": "CATALOG_SPARK_WORK_DIR"}
+    assert "CATALOG_SPARK_DEPLOY_MODE=cluster" in caught.value.message and "s3a://" in caught.value.message
+    assert not Job.objects.exists()
+
+
 def test_a_queued_job_is_cancelled_at_once_and_audited(people: dict[str, User]) -> None:
     # given
     job = spark_job()

@@ -23,6 +23,7 @@ from operations.spark.engine import (
     program_exists,
     write_driver_files,
 )
+from operations.spark.work import WorkDir
 
 
 def files_for(tmp_path: Path, master: str) -> tuple[SparkEngine, DriverFiles]:
@@ -66,6 +67,62 @@ def test_spark_connect_runs_the_entry_module_with_the_remote_in_its_plan(tmp_pat
     assert command[1:] == ["-m", "operations.spark.entry", str(tmp_path)]
     spec = json.loads(files.spec.read_text())
     assert (spec["master"], spec["program"], spec["worker_pid"]) == ("sc://spark.example:15002", "checksum", 123)
+
+
+@pytest.mark.parametrize("master", ["yarn", "k8s://https://h:6443"])
+def test_cluster_deploy_mode_ships_the_drivers_input_and_leaves_the_python_to_the_cluster(
+    tmp_path: Path, master: str
+) -> None:
+    """YARN and Kubernetes run the driver on the cluster: ``--deploy-mode cluster``, ``job.json`` shipped with
+    ``--files`` and named relative to the driver's working directory, no path of this host's Python."""
+    # given
+    engine = SparkEngine(master=master, requested_deploy_mode="cluster")
+    files = write_driver_files(
+        tmp_path, engine=engine, program="checksum", plan={"directories": []}, app_name="job 8", worker_pid=0
+    )
+
+    # when
+    command = driver_command(engine, files)
+
+    # then
+    assert command[1:7] == ["--master", master, "--deploy-mode", "cluster", "--name", "job 8"]
+    assert command[command.index("--files") + 1] == str(files.spec)
+    assert command[-2:] == [str(Path("operations/spark/entry.py").resolve()), "job.json"]
+    assert not any(part.startswith("spark.pyspark.python=") for part in command)
+    assert engine.deploy_description == "cluster deploy mode: the driver runs on the cluster"
+
+
+@pytest.mark.parametrize(
+    ("master", "reason"),
+    [
+        ("spark://h:7077", "a standalone master refuses cluster deploy mode for Python applications"),
+        ("local[2]", "local mode runs in the driver's own process"),
+        ("sc://h:15002", "Spark Connect runs the work on its server already"),
+    ],
+)
+def test_masters_that_cannot_run_a_python_driver_on_the_cluster_keep_client_mode_and_say_why(
+    tmp_path: Path, master: str, reason: str
+) -> None:
+    # given
+    engine = SparkEngine(master=master, requested_deploy_mode="cluster")
+
+    # when
+    description = engine.deploy_description
+
+    # then
+    assert engine.deploy_mode == "client"
+    assert description == f"client deploy mode although cluster was asked for: {reason}"
+    if not engine.is_connect:
+        files = write_driver_files(
+            tmp_path, engine=engine, program="checksum", plan={"directories": []}, app_name="j", worker_pid=1
+        )
+        command = driver_command(engine, files)
+        assert command[command.index("--deploy-mode") + 1] == "client" and "--files" not in command
+
+
+def test_an_unknown_deploy_mode_is_refused_naming_it() -> None:
+    with pytest.raises(ValueError, match="CATALOG_SPARK_DEPLOY_MODE: 'server' is not one of client, cluster"):
+        SparkEngine(master="yarn", requested_deploy_mode="server")
 
 
 def test_the_package_zip_holds_the_spark_package_and_its_filesystem_layer_and_nothing_of_django(tmp_path: Path) -> None:
@@ -127,7 +184,7 @@ def test_the_progress_reader_returns_whole_lines_once(tmp_path: Path) -> None:
     """A line the driver is still writing is left for the next read; nothing is read twice."""
     # given
     path = tmp_path / "progress.jsonl"
-    reader = ProgressReader(path)
+    reader = ProgressReader(WorkDir(str(tmp_path)))
     assert list(reader.read()) == []  # no file yet
     path.write_text('{"files_done": 1}\n{"files_do')
 

@@ -71,7 +71,7 @@ def test_a_standalone_master_kills_an_application_on_request(
         tmp_path / "driver", engine=engine, program="checksum", plan=plan, app_name="kill me", worker_pid=os.getpid()
     )
     driver = launch_driver(engine, files)
-    reader = ProgressReader(files.progress)
+    reader = ProgressReader(files.work)
     events: list[dict] = []
     try:
         app_id = wait_for(
