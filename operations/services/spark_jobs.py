@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.locations import filesystem_for
+from catalog_admin.object_stores import credentials_environment
 from catalog_admin.selectors.metastores import get_metastore
 from operations import lifecycle
 from operations.choices import JobState
@@ -92,7 +93,8 @@ def run_spark_program(job: Job) -> dict[str, Any] | None:
         directory, engine=engine, program=job.program, plan=plan, app_name=f"catalog-admin job {job.pk}",
         worker_pid=_pid(),
     )  # fmt: skip
-    process = spark.launch_driver(engine, files)
+    secrets = credentials_environment(plan.get("filesystems", {}).get("s3", {}))  # the driver's environment only
+    process = spark.launch_driver(engine, files, secrets)
     job_log(
         job, f"Driver started on {engine.master} ({engine.kind})", driver_pid=process.pid, spark_master=engine.master
     )

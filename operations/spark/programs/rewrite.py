@@ -229,11 +229,19 @@ def _write_group(options: dict, columns: list[list[str]], task: dict) -> Iterato
         writer = FileWriter(options, target, destination, columns)
         try:
             for path in task["sources"]:
-                writer.write(read_table(options, source, path, columns))
+                writer.write(_read(options, source, path, columns))
         finally:
             writer.close()
         rows = writer.rows
     yield {"key": task["key"], "rows": rows}
+
+
+def _read(options: dict, file_format: str, path: str, columns: list[list[str]]) -> Any:
+    """One planned file as the table's columns; a file its format cannot read fails the unit, naming it."""
+    try:
+        return read_table(options, file_format, path, columns)
+    except (OSError, ValueError, TypeError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise RewriteFailed(f"{path} cannot be read as {file_format}: {exc}") from exc
 
 
 def _groups(files: list[dict], outputs: int) -> list[list[dict]]:

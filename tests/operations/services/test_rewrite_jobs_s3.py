@@ -8,19 +8,22 @@ from the bucket with pyarrow equal the rows before, value by value.
 from __future__ import annotations
 
 import io
+import json
 import uuid
 from dataclasses import replace
+from pathlib import Path
 
 import pyarrow.orc as orc
 import pyarrow.parquet as pq
 import pytest
 from django.conf import settings
 from django.core.management import call_command
+from django.forms.models import model_to_dict
 
 from catalog_admin.locations import filesystem_for, is_hidden
 from catalog_admin.selectors.metastores import Metastore, get_metastore
 from operations.choices import JobState
-from operations.models import Job
+from operations.models import AuditRecord, Execution, Job, Relocation
 from operations.services.alter import alter_execute, alter_preview_statement
 from operations.services.relocate import relocate_execute
 from operations.services.relocate_jobs import RELOCATE
@@ -73,9 +76,9 @@ def to_s3(metastore: Metastore, table: str, partition: str, name: str, lake: str
     return f"{root}/{name}"
 
 
-def rows_at(location: str, file_format: str) -> list[tuple]:
+def rows_at(metastore: Metastore, location: str, file_format: str) -> list[tuple]:
     """Every row of the visible files below ``location``, read from the bucket with pyarrow (text: comma-split)."""
-    filesystem = filesystem_for(location)
+    filesystem = filesystem_for(location, metastore.name)
     rows: list[tuple] = []
     for entry in filesystem.list_files(location) or []:
         if is_hidden(entry.relative):
@@ -90,13 +93,22 @@ def rows_at(location: str, file_format: str) -> list[tuple]:
     return sorted(rows)
 
 
-def run_job(metastore: Metastore, statement: str) -> Job:
+def run_job(metastore: Metastore, statement: str, secret: str) -> Job:
+    """The statement executed as a job on the Spark engine, succeeded; the secret is in none of its files (job.json,
+    driver.log, progress, manifest) nor in any row the job, execution, relocation and audit log wrote."""
     out = io.StringIO()
     call_command(
         "hive_ddl", statement, metastore=metastore.name, execute=True, reason="s3", actor="ops", stdout=out
     )  # fmt: skip
     job = Job.objects.get(kind=RELOCATE, program="rewrite")
     assert job.state == JobState.SUCCEEDED, (job.error, job.log[-3000:])
+    work = Path(settings.CATALOG_SPARK_WORK_DIR) / f"job-{job.pk}"
+    files = [path for path in work.rglob("*") if path.is_file()]
+    assert {p.name for p in files} >= {"job.json", "driver.log", "progress.jsonl", "manifest.json"}
+    assert [p for p in files if secret.encode() in p.read_bytes()] == []
+    rows = [*Job.objects.all(), *Execution.objects.all(), *Relocation.objects.all(), *AuditRecord.objects.all()]
+    assert [r for r in rows if secret in json.dumps(model_to_dict(r), default=str)] == []
+    assert secret not in out.getvalue()
     return job
 
 
@@ -104,39 +116,52 @@ def run_job(metastore: Metastore, statement: str) -> Job:
     ("action", "target"), [("CONCATENATE", "parquet"), ("SET FILEFORMAT ORC WITH DATA", "orc")], ids=["compact", "orc"]
 )
 def test_a_parquet_partition_on_s3_compacts_or_converts_on_spark(
-    metastore: Metastore, lake: str, action: str, target: str
+    metastore: Metastore, lake: str, s3_filesystems: S3Server, action: str, target: str
 ) -> None:
     """The new prefix holds the same rows (ids, decimals, strings) in the target format; the old objects are kept."""
-    # given
+    # given: credentials in the worker's environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)
+    secret = s3_filesystems.secret_key
     [name] = split_into_small_files(metastore, "sales.orders", f"{DAY}/hour=0", "parquet", ORDERS)
     source = to_s3(metastore, "sales.orders", "dt='2024-01-02', hour=0", name, lake)
-    before = rows_at(source, "parquet")
+    before = rows_at(metastore, source, "parquet")
     assert source.startswith(f"{lake}/") and len(before) >= 3
 
     # when
-    run_job(metastore, f"ALTER TABLE sales.orders PARTITION (dt='2024-01-02', hour=0) {action}")
+    run_job(metastore, f"ALTER TABLE sales.orders PARTITION (dt='2024-01-02', hour=0) {action}", secret)
 
     # then
     now = partition_locations(metastore, table_row(metastore, "sales", "orders").id)[name]
     assert now.startswith(f"{lake}/") and now != source
-    assert rows_at(now, target) == before
-    assert rows_at(source, "parquet") == before, "the old objects are kept"
+    assert rows_at(metastore, now, target) == before
+    assert rows_at(metastore, source, "parquet") == before, "the old objects are kept"
 
 
-def test_a_text_partition_on_s3_converts_to_parquet_on_spark(metastore: Metastore, lake: str) -> None:
-    """Comma-separated text becomes Parquet with the same strings, value by value."""
-    # given
+def test_a_text_partition_on_s3_converts_to_parquet_on_spark(
+    metastore: Metastore, lake: str, s3_filesystems: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Comma-separated text becomes Parquet with the same strings, value by value. The metastore's own S3 settings
+    (endpoint and a named profile, no global ones, no AWS variables) reach the driver and its executors."""
+    # given: only the metastore's profile (in a shared credentials file) knows the keys
+    secret = s3_filesystems.secret_key
+    profiles = tmp_path / "credentials"
+    profiles.write_text(f"[lake]\naws_access_key_id = {s3_filesystems.access_key}\naws_secret_access_key = {secret}\n")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(profiles))
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    own = {"endpoint_url": s3_filesystems.endpoint, "region": "us-east-1", "profile": "lake"}
+    configured = {"s3": {}, "hdfs": {}, "metastores": {metastore.name: {"s3": own}}}
+    monkeypatch.setattr(settings, "CATALOG_FILESYSTEMS", configured)
     as_strings(metastore, "marketing", "clicks")
     [name] = split_into_small_files(metastore, "marketing.clicks", "dt=2024-01-01/hour=0", "text", CLICKS)
     source = to_s3(metastore, "marketing.clicks", "dt='2024-01-01', hour=0", name, lake)
-    before = rows_at(source, "text")
+    before = rows_at(metastore, source, "text")
     assert source.startswith(f"{lake}/") and len(before) >= 3
 
     # when
     partition = "PARTITION (dt='2024-01-01', hour=0)"
-    run_job(metastore, f"ALTER TABLE marketing.clicks {partition} SET FILEFORMAT PARQUET WITH DATA")
+    run_job(metastore, f"ALTER TABLE marketing.clicks {partition} SET FILEFORMAT PARQUET WITH DATA", secret)
 
     # then
     now = partition_locations(metastore, table_row(metastore, "marketing", "clicks").id)[name]
     assert now.startswith(f"{lake}/") and now != source
-    assert rows_at(now, "parquet") == before
+    assert rows_at(metastore, now, "parquet") == before
