@@ -4,8 +4,8 @@ written with ``.repartition(200, key).write.partitionBy(key)``, rounds in revers
 
 * the Hive table's scan (``spark.table``), as ``INSERT OVERWRITE … SELECT`` reads;
 * a datasource table whose partitions are the units' directories (``ALTER TABLE … ADD PARTITION … LOCATION``);
-* the rewrite program's read (``operations/spark/programs/rewrite.py``: the directories read recursively, each row's
-  ``_metadata.file_path`` joined to the file → unit mapping);
+* the rewrite program's read before issue 26 (its files are now read with pyarrow on the executors): the directories
+  read recursively, each row's ``_metadata.file_path`` joined to the file → unit mapping;
 * the table's root read with partition discovery.
 
     .venv/bin/python benchmarks/probe_compact_read.py [--partitions 1000] [--files 50] [--rows 100] [--rounds 2]
@@ -21,8 +21,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from compact import COLUMNS, create, plan_for, session, write_table
-
-from operations.spark.programs import rewrite
 
 
 def main() -> None:
@@ -62,15 +60,14 @@ def reads(spark, tmp: Path) -> list[tuple[str, Callable]]:  # noqa: ANN001 - a S
               f"PARTITIONED BY (key) LOCATION 'file:{tmp}/units'")  # fmt: skip
     partitions = " ".join(f"PARTITION (key={n}) LOCATION '{d}'" for n, d in enumerate(directories))
     spark.sql(f"ALTER TABLE bench.units ADD {partitions}")
-    for key, value in rewrite.SESSION_CONF.items():
-        spark.conf.set(key, value)
+    spark.conf.set("spark.sql.sources.parallelPartitionDiscovery.threshold", "1000000")  # the old program's setting
     files = [(f["source"], n) for n, unit in enumerate(units) for f in unit["files"]]
     mapping = spark.createDataFrame(files, "file string, key int")
     schema = ", ".join(f"{name} {type_}" for name, type_ in COLUMNS)
 
     def program() -> object:
         reader = spark.read.option("recursiveFileLookup", "true").schema(schema).format("parquet")
-        frame = rewrite._read_files(reader, "load", directories).withColumn("file", F.col("_metadata.file_path"))
+        frame = reader.load(directories).withColumn("file", F.col("_metadata.file_path"))
         return frame.join(F.broadcast(mapping), "file").drop("file")
 
     return [

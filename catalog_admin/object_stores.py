@@ -22,7 +22,15 @@ from catalog_admin.hive.acid import DirEntry
 from catalog_admin.hive.locations import normalize_location
 from catalog_admin.locations import CHECKSUM_CHUNK, Digest, FileEntry, TreeSize, dir_entries, is_hidden, stream_digest
 
-__all__ = ("UNREACHABLE", "FsspecFileSystem", "fsspec_filesystem", "with_credentials")
+__all__ = (
+    "JOB_CREDENTIALS",
+    "UNREACHABLE",
+    "FsspecFileSystem",
+    "credentials_environment",
+    "fsspec_filesystem",
+    "profile_credentials",
+    "with_credentials",
+)
 
 # What a client raises when the store cannot be reached or asked (hdfs-native raises RuntimeError for a missing or
 # unreachable namenode, botocore its own errors for missing credentials): the interface answers "unknown" (None).
@@ -39,7 +47,7 @@ def _cached_filesystem(protocol: str, frozen: tuple[tuple[str, str], ...], autho
         if "region" in options:
             client["region_name"] = options["region"]
         kwargs: dict[str, Any] = {"client_kwargs": client, "use_listings_cache": False, "skip_instance_cache": True}
-        for name in ("profile", "key", "secret"):
+        for name in ("profile", "key", "secret", "token"):
             if name in options:
                 kwargs[name] = options[name]
         return fsspec.filesystem("s3", **kwargs)
@@ -57,14 +65,55 @@ def fsspec_filesystem(scheme: str, options: dict[str, str], authority: str = "")
     return _cached_filesystem("hdfs", tuple(sorted(options.items())), authority)
 
 
+# The variables a worker sets in a job driver's environment (only there, never on disk): the S3 credentials of the
+# job's metastore, resolved by the worker from its profile or its environment.
+JOB_CREDENTIALS = ("CATALOG_JOB_S3_KEY", "CATALOG_JOB_S3_SECRET", "CATALOG_JOB_S3_TOKEN")
+_AWS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+
+
 def with_credentials(options: dict[str, str]) -> dict[str, str]:
-    """``options`` plus the S3 credentials of this process's environment (``AWS_ACCESS_KEY_ID`` and
-    ``AWS_SECRET_ACCESS_KEY``), if set: a Spark program's driver hands them to its executors this way, never in
-    its JSON plan."""
-    key, secret = os.environ.get("AWS_ACCESS_KEY_ID"), os.environ.get("AWS_SECRET_ACCESS_KEY")
-    if "key" in options or not key or not secret:
+    """``options`` plus the S3 credentials of this process's environment: in a job's driver the job's own
+    (:data:`JOB_CREDENTIALS`, replacing a named profile the executors' hosts may lack), else the standard
+    ``AWS_ACCESS_KEY_ID`` / ``AWS_SECRET_ACCESS_KEY`` (``AWS_SESSION_TOKEN``) unless a profile is named. A Spark
+    program's driver hands them to its executors this way, in the tasks' closure, never in its JSON plan."""
+    if "key" in options:
         return options
-    return {**options, "key": key, "secret": secret}
+    key, secret, token = (os.environ.get(name) for name in JOB_CREDENTIALS)
+    if not (key and secret):
+        if "profile" in options:
+            return options
+        key, secret, token = (os.environ.get(name) for name in _AWS)
+    if not (key and secret):
+        return options
+    own = {name: value for name, value in options.items() if name != "profile"}
+    return {**own, "key": key, "secret": secret, **({"token": token} if token else {})}
+
+
+def credentials_environment(s3_options: dict[str, str]) -> dict[str, str]:
+    """The :data:`JOB_CREDENTIALS` variables for a job's driver reaching S3 with ``s3_options`` (a metastore's):
+    its profile's credentials as botocore resolves them, else this process's standard AWS variables; empty when
+    there are none (the preview blocks such a job: ``operations.planners.data_scope``)."""
+    if "profile" in s3_options:
+        found = profile_credentials(s3_options["profile"])
+        values = (found.access_key, found.secret_key, found.token) if found is not None else (None, None, None)
+    else:
+        values = tuple(os.environ.get(name) for name in _AWS)
+    if not (values[0] and values[1]):
+        return {}
+    return {name: value for name, value in zip(JOB_CREDENTIALS, values, strict=True) if value}
+
+
+def profile_credentials(profile: str) -> Any:
+    """A named profile's frozen credentials (``access_key``, ``secret_key``, ``token``), or None when botocore finds
+    no such profile or no credentials in it."""
+    import botocore.exceptions
+    import botocore.session
+
+    try:
+        credentials = botocore.session.Session(profile=profile).get_credentials()
+    except botocore.exceptions.BotoCoreError:
+        return None
+    return credentials.get_frozen_credentials() if credentials is not None else None
 
 
 class FsspecFileSystem:

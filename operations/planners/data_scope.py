@@ -9,22 +9,27 @@ and what must stop it, all by pure reads.
   (the small-file histogram, the table page's buckets).
 * :func:`estimate_duration`: bytes ÷ the median throughput of the last finished jobs of the same kind on the same
   engine (``Job.bytes_done`` over its run time), with the basis stated; "no basis yet" before the first.
-* :func:`data_work_blockers` / :func:`data_work_warnings`: transactional tables, open locks or transactions, bucketing
-  a rewrite would break; engines that cache locations and downstream readers.
+* :func:`data_work_blockers` / :func:`data_work_warnings`: transactional tables, open locks or transactions, a
+  filesystem the job cannot reach (:func:`engine_reach_blockers`), bucketing a rewrite would break; engines that cache
+  locations and downstream readers.
 * :func:`symlink_blockers`: a symbolic link in the listed data (a file, a directory, or the unit directory itself or
   one above it) blocks the job naming it; the filesystem never follows one either (``catalog_admin.locations``).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from catalog_admin.errors import ApplicationError, ErrorCode
+from catalog_admin.filesystem_options import OBJECT_STORE_SCHEMES
 from catalog_admin.locations import FileEntry, filesystem_for
 from catalog_admin.models import BucketingColumn
+from catalog_admin.object_stores import credentials_environment
 from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.partition_charts import FILE_SIZE_BUCKETS
 from operations.containment import NAMED_LINKS, named_links
@@ -40,6 +45,7 @@ __all__ = (
     "DurationEstimate",
     "data_work_blockers",
     "data_work_warnings",
+    "engine_reach_blockers",
     "estimate_duration",
     "external_data_blockers",
     "measure",
@@ -165,10 +171,13 @@ def refuse_symlinks(listing: Iterable[FileEntry], operation: str) -> None:
         raise ApplicationError(ErrorCode.SYMLINK_REFUSED, found[0].message, {"links": links[:NAMED_LINKS]})
 
 
-def data_work_blockers(metastore: Metastore, state: TableState, *, operation: str, rewrite: bool) -> list[Finding]:
+def data_work_blockers(
+    metastore: Metastore, state: TableState, *, operation: str, rewrite: bool, locations: Iterable[str] = ()
+) -> list[Finding]:
     """What refuses data work on the table: transactional tables (their base_/delta_ directories belong to Hive's
-    write ids), open transactions or locks on it, and for a rewrite (compact, convert) bucketing it would break."""
-    blockers = []
+    write ids), open transactions or locks on it, a filesystem of the table's location or ``locations`` the engine's
+    job cannot reach, and for a rewrite (compact, convert) bucketing it would break."""
+    blockers = engine_reach_blockers(metastore, [state.location or "", *locations], operation)
     name = f"{state.ref.database}.{state.ref.table}"
     if state.is_transactional:
         # Hive's AcidUtils (ql/src/java/org/apache/hadoop/hive/ql/io/AcidUtils.java, getAcidState) reads a
@@ -201,6 +210,48 @@ def data_work_blockers(metastore: Metastore, state: TableState, *, operation: st
             )
         )
     return blockers
+
+
+def engine_reach_blockers(metastore: Metastore, locations: Iterable[str], operation: str) -> list[Finding]:
+    """One ``engine_unreachable`` blocker per filesystem of ``locations`` a data job could not reach: an object store
+    with no credentials for the metastore's job (its profile, or the AWS variables; a region for a machine role),
+    HDFS without ``HADOOP_CONF_DIR`` (the cluster's core-site.xml/hdfs-site.xml: name services, HA, Kerberos). The
+    job's executors read and write through the same filesystem layer as the console (``operations.spark.programs``)
+    with the credentials the worker hands its driver (``object_stores.credentials_environment``)."""
+    first: dict[str, str] = {}
+    for location in locations:
+        scheme = urlsplit(location).scheme
+        if scheme and scheme != "file":
+            first.setdefault(scheme, location)
+    blockers = []
+    for scheme, location in sorted(first.items()):
+        why = _unreachable_because(metastore, scheme, location)
+        if why:
+            blockers.append(
+                Finding("engine_unreachable", operation, f"The data job cannot reach {scheme}:// ({location}): {why}")
+            )
+    return blockers
+
+
+def _unreachable_because(metastore: Metastore, scheme: str, location: str) -> str:
+    if scheme in OBJECT_STORE_SCHEMES:
+        options = getattr(filesystem_for(location, metastore.name), "options", {})
+        if credentials_environment(options) or "region" in options:
+            return ""
+        where = f"METASTORE_S3_PROFILE_{metastore.name.upper()} or CATALOG_S3_PROFILE"
+        named = f"profile {options['profile']!r} has no credentials" if "profile" in options else "no profile"
+        return (
+            f"no S3 credentials are configured for metastore {metastore.name} ({named}, no AWS_ACCESS_KEY_ID and "
+            f"AWS_SECRET_ACCESS_KEY): set {where} to a profile with keys, the AWS variables, or CATALOG_S3_REGION "
+            "for a machine role the engine's nodes share."
+        )
+    if scheme in ("hdfs", "viewfs") and not os.environ.get("HADOOP_CONF_DIR"):
+        return (
+            "HADOOP_CONF_DIR is not set, so neither the console nor the job's executors find the cluster's "
+            "core-site.xml and hdfs-site.xml (name services, HA, Kerberos): set it where the console and its "
+            "workers run."
+        )
+    return ""
 
 
 def external_data_blockers(metastore: Metastore, state: TableState, operation: str) -> list[Finding]:

@@ -109,7 +109,7 @@ def _table_blockers(metastore: Metastore, state: TableState, spec: Relocate, des
     elif spec.partitions:
         blockers += predicate_blockers(state, spec)  # type: ignore[arg-type]  # it reads only .specs
     # The copies keep every file as it is (same bytes, same names): bucketing stays valid, so this is no rewrite.
-    blockers += data_work_blockers(metastore, state, operation=RULE, rewrite=False)
+    blockers += data_work_blockers(metastore, state, operation=RULE, rewrite=False, locations=[destination])
     if not spec.partitions:
         blockers += datasource_move_blockers(state, RULE)
     for side, location in (("source", state.location or ""), ("destination", destination)):

@@ -35,6 +35,7 @@ from operations.planners.common import build_preview, metadata_only_hive, snapsh
 from operations.planners.data_scope import (
     data_work_blockers,
     data_work_warnings,
+    engine_reach_blockers,
     estimate_duration,
     scope_of,
     symlink_blockers,
@@ -115,6 +116,8 @@ def staging_of(state: TableState, spec: RewriteSpec, sources: list[str]) -> str:
 def plan_rewrite(metastore: Metastore, state: TableState, spec: RewriteSpec) -> Preview:
     blockers = _table_blockers(metastore, state, spec)
     rows, selection = _in_scope(metastore, state, spec, blockers)
+    reach = engine_reach_blockers(metastore, [r["location"] for r in rows], RULE)
+    blockers += [finding for finding in reach if finding not in blockers]  # the table's location was checked
     listed = _listed(metastore, rows) if not blockers else {}
     blockers += symlink_blockers(listed.values(), RULE)
     in_scope = len(rows)

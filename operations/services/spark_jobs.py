@@ -23,6 +23,7 @@ from django.conf import settings
 
 from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.locations import filesystem_for
+from catalog_admin.object_stores import credentials_environment
 from catalog_admin.selectors.metastores import get_metastore
 from operations.choices import JobKind
 from operations.containment import governed_roots
@@ -98,7 +99,8 @@ def run_spark_program(handle: JobHandle) -> dict[str, Any]:
     job = handle.job
     engine = spark_engine()
     files = _driver_files(job, engine)
-    process = spark.launch_driver(engine, files)
+    secrets = credentials_environment(job.plan.get("filesystems", {}).get("s3", {}))  # the driver's environment only
+    process = spark.launch_driver(engine, files, secrets)
     handle.log(
         f"Driver started on {engine.master} ({engine.kind}, {engine.deploy_description})", driver_pid=process.pid,
         spark_master=engine.master,

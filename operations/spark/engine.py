@@ -248,11 +248,15 @@ def driver_command(engine: SparkEngine, files: DriverFiles) -> list[str]:
     return [*command, entry, SPEC_FILE if mode == "cluster" else str(files.directory)]
 
 
-def launch_driver(engine: SparkEngine, files: DriverFiles) -> subprocess.Popen[bytes]:
-    """Start the driver in a process group of its own, its output going to the log file."""
+def launch_driver(
+    engine: SparkEngine, files: DriverFiles, secrets: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """Start the driver in a process group of its own, its output going to the log file; ``secrets`` (credentials)
+    reach it in its environment only, never in a file."""
     python = {**python_conf(engine), **engine.conf}
     environment = {
         **os.environ,
+        **(secrets or {}),
         "PYSPARK_PYTHON": python.get("spark.pyspark.python", sys.executable),
         "PYSPARK_DRIVER_PYTHON": python.get("spark.pyspark.driver.python", sys.executable),
         "PYTHONPATH": os.pathsep.join(filter(None, [str(PACKAGE_ROOT), os.environ.get("PYTHONPATH", "")])),

@@ -25,7 +25,7 @@ from catalog_admin.locations import (
     mapped_digest,
     stream_digest,
 )
-from catalog_admin.object_stores import FsspecFileSystem, with_credentials
+from catalog_admin.object_stores import FsspecFileSystem, credentials_environment, with_credentials
 from tests.fixtures.object_store import S3Server
 
 
@@ -121,6 +121,45 @@ def test_credentials_are_added_from_the_environment_only(monkeypatch: pytest.Mon
     }
     monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
     assert with_credentials({"endpoint_url": "http://a"}) == {"endpoint_url": "http://a"}
+
+
+def test_a_job_driver_uses_its_own_credentials_instead_of_a_profile(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a job's driver the worker's resolved keys (CATALOG_JOB_S3_*) replace the profile the executors may lack."""
+    # given
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "global")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "global-secret")
+    monkeypatch.setenv("CATALOG_JOB_S3_KEY", "own")
+    monkeypatch.setenv("CATALOG_JOB_S3_SECRET", "own-secret")
+    monkeypatch.setenv("CATALOG_JOB_S3_TOKEN", "own-token")
+
+    # when
+    options = with_credentials({"endpoint_url": "http://a", "profile": "lake"})
+
+    # then
+    assert options == {"endpoint_url": "http://a", "key": "own", "secret": "own-secret", "token": "own-token"}
+
+
+def test_a_profile_is_resolved_for_a_job_s_driver(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A metastore's profile gives the driver's variables; without a profile the worker's AWS variables do; an
+    unknown profile gives none."""
+    # given
+    profiles = tmp_path / "credentials"
+    profiles.write_text("[lake]\naws_access_key_id = lake-id\naws_secret_access_key = lake-secret\n")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(profiles))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "global")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "global-secret")
+
+    # when / then
+    assert credentials_environment({"profile": "lake"}) == {
+        "CATALOG_JOB_S3_KEY": "lake-id",
+        "CATALOG_JOB_S3_SECRET": "lake-secret",
+    }
+    assert credentials_environment({"endpoint_url": "http://a"}) == {
+        "CATALOG_JOB_S3_KEY": "global",
+        "CATALOG_JOB_S3_SECRET": "global-secret",
+    }
+    assert credentials_environment({"profile": "nobody"}) == {}
 
 
 def test_an_unreachable_hdfs_reports_unknown_instead_of_failing() -> None:

@@ -311,9 +311,9 @@ def test_a_text_table_with_complex_columns_converts_to_parquet(spark, spark_meta
 
 
 @pytest.mark.parametrize("folder", ["plain", "with space+plus"])
-def test_the_program_tags_rows_by_file_whether_or_not_paths_need_decoding(spark, tmp_path: Path, folder: str) -> None:  # noqa: ANN001
-    """Rows are tagged with their unit by Spark's own file path where the planned paths are in URI form, else by the
-    decoded path (a space, a '+'): either way every unit's rows are counted on both sides and written once."""
+def test_the_program_reads_each_unit_s_files_whatever_their_paths_spell(spark, tmp_path: Path, folder: str) -> None:  # noqa: ANN001
+    """Every unit's planned files are read by their paths as planned (a space, a '+' in them): every unit's rows
+    are counted on both sides and written once."""
     import pyarrow as pa
 
     # given
@@ -345,13 +345,9 @@ def test_the_program_tags_rows_by_file_whether_or_not_paths_need_decoding(spark,
 
 
 @pytest.mark.parametrize("source_format", ["parquet", "text"])
-def test_the_program_writes_the_planned_files_only_when_it_reads_the_units_directories(
-    spark,  # noqa: ANN001
-    tmp_path: Path,
-    source_format: str,
-) -> None:
-    """Spark reads each unit's directory recursively: a planned file in a subdirectory is written, a file added to the
-    directory after planning is not (and rows in still equal rows out)."""
+def test_the_program_writes_the_planned_files_only(spark, tmp_path: Path, source_format: str) -> None:  # noqa: ANN001
+    """Only the planned files are read: one in a subdirectory is written, a file added to the directory after
+    planning is not (and rows in still equal rows out); the swap's re-listing refuses such a file."""
     import pyarrow as pa
 
     def write(path: Path, ids: range) -> None:
@@ -371,8 +367,8 @@ def test_the_program_writes_the_planned_files_only_when_it_reads_the_units_direc
     plan = {"units": [unit], "columns": [["id", "bigint"], ["name", "string"]], "serde": {},
             "target_file_bytes": 1 << 27, "filesystems": {}, "completed": [],
             "staging": f"file:{tmp_path / 'out'}"}  # fmt: skip
-    assert rewrite_program._read_paths(plan["units"], [f["source"] for f in files]) == [unit["source"]]
     write(directory / "late", range(100, 150))  # after planning
+    (directory / "notes.txt").write_text("not parquet\n")  # after planning, in no format of the unit
 
     # when
     manifest = rewrite_program.run(spark, plan, [].append)
@@ -384,44 +380,32 @@ def test_the_program_writes_the_planned_files_only_when_it_reads_the_units_direc
     assert set(written["name"]) == {"part-0", "part-1"}
 
 
-def test_the_program_reads_the_planned_files_where_a_listing_of_the_directories_would_miss_one() -> None:
-    """A planned file outside its unit's directory, or one Spark's listing skips (``._COPYING_``), makes the program
-    read the planned files themselves."""
-    unit = {"source": "file:/d/p=0", "files": [{"source": "file:/d/p=0/a"}]}
-    outside = {"source": "file:/d/p=1", "files": [{"source": "file:/elsewhere/b"}]}
-    copying = {"source": "file:/d/p=2", "files": [{"source": "file:/d/p=2/c._COPYING_"}]}
-
-    assert rewrite_program._read_paths([unit], ["file:/d/p=0/a"]) == ["file:/d/p=0"]
-    assert rewrite_program._read_paths([unit, outside], ["a", "b"]) == ["a", "b"]
-    assert rewrite_program._read_paths([copying], ["c"]) == ["c"]
-
-
-def test_a_file_spark_cannot_read_added_after_planning_fails_the_program_before_anything_moves(
+def test_a_planned_file_the_unit_s_format_cannot_read_fails_the_program_before_anything_moves(
     spark,  # noqa: ANN001
     tmp_path: Path,
 ) -> None:
-    """A file added to a unit's directory after planning that is not in the unit's format fails the rewrite: no unit
-    reaches its destination."""
+    """A planned file that is not in the unit's format fails the rewrite, naming it: nothing is reported done."""
     import pyarrow as pa
 
     # given
     directory = tmp_path / "t" / "p=0"
     directory.mkdir(parents=True)
     pq.write_table(pa.table({"id": [1, 2], "name": ["a", "b"]}), directory / "part-0.parquet")
+    (directory / "notes.txt").write_text("not parquet\n")
     files = [{"source": f"file:{f}", "size": f.stat().st_size} for f in sorted(directory.iterdir())]
     destination = tmp_path / "out" / "p=0"
     plan = {"units": [{"key": "p=0", "source": f"file:{directory}", "destination": f"file:{destination}",
                        "source_format": "parquet", "target_format": "parquet", "files": files}],
             "columns": [["id", "bigint"], ["name", "string"]], "serde": {}, "target_file_bytes": 1 << 27,
             "filesystems": {}, "completed": [], "staging": f"file:{tmp_path / 'out'}"}  # fmt: skip
-    (directory / "notes.txt").write_text("not parquet\n")  # after planning
+    events: list[dict] = []
 
     # when
-    with pytest.raises(Exception, match="notes.txt"):  # Spark names the file it could not read
-        rewrite_program.run(spark, plan, [].append)
+    with pytest.raises(Exception, match="notes.txt cannot be read as parquet"):
+        rewrite_program.run(spark, plan, events.append)
 
     # then
-    assert not destination.exists()
+    assert not [e for e in events if "unit_done" in e]
 
 
 def test_rows_a_plain_spark_writer_adds_during_a_concatenate_refuse_the_swap_and_stay_readable(

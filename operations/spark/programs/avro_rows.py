@@ -65,15 +65,16 @@ def write_records(sink: Any, columns: list[list[str]], records: Iterable[dict[st
     fastavro.writer(sink, fastavro.parse_schema(avro_schema(columns)), records, codec=CODEC)
 
 
-def read_rows(data: bytes, names: list[str]) -> Iterator[tuple]:
+def read_rows(data: bytes, names: list[str], *, aware: bool = False) -> Iterator[tuple]:
     """The file's records as tuples of the table's columns, matched by name as Hive does (absent: NULL); timestamps
-    as naive wall-clock times of this process's zone."""
+    as naive wall-clock times of this process's zone (``aware``: as fastavro gives them, in UTC)."""
     import fastavro
 
     lowered = [n.lower() for n in names]
+    convert = (lambda value: value) if aware else _naive
     for record in fastavro.reader(io.BytesIO(data)):
         fields = {key.lower(): value for key, value in record.items()}
-        yield tuple(_naive(fields.get(name)) for name in lowered)
+        yield tuple(convert(fields.get(name)) for name in lowered)
 
 
 def count_records(data: bytes) -> int:

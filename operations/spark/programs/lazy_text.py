@@ -19,7 +19,7 @@ from typing import Any
 
 from catalog_admin.hive.text_format import get_byte
 
-__all__ = ("complex_parser", "is_complex", "separators")
+__all__ = ("complex_parser", "is_complex", "separators", "type_tree")
 
 _TIMESTAMP = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})[ T](\d{1,2}):(\d{1,2}):(\d{1,2})(?:\.(\d{1,9}))?$")
 
@@ -38,7 +38,7 @@ def complex_parser(hive_type: str, serde: dict[str, str], field: str):  # noqa: 
     """A function from a column's text to its value (lists, dicts, tuples for structs), as Hive reads it."""
     levels = separators(serde, field)
     null = serde.get("serialization.null.format", "\\N")
-    kind = _type_tree(hive_type)
+    kind = type_tree(hive_type)
     return lambda text: None if text is None else _parse(text, kind, 1, levels, null)
 
 
@@ -92,7 +92,7 @@ def _timestamp(text: str) -> datetime | None:
     return datetime(*(int(p) for p in parts), micros)  # type: ignore[misc]  # noqa: DTZ001 - Hive's local wall clock
 
 
-def _type_tree(hive_type: str) -> Any:
+def type_tree(hive_type: str) -> Any:
     """``array<int>`` → ("array", "int"); ``map<string,int>`` → ("map", "string", "int"); ``struct<a:int>`` →
     ("struct", [("a", "int")]); primitives lower-cased as they are."""
     text = hive_type.strip()
@@ -101,11 +101,11 @@ def _type_tree(hive_type: str) -> Any:
         if lowered.startswith(tag + "<") and lowered.endswith(">"):
             inner = _split_top(text[len(tag) + 1 : -1])
             if tag == "array":
-                return ("array", _type_tree(inner[0]))
+                return ("array", type_tree(inner[0]))
             if tag == "map":
-                return ("map", _type_tree(inner[0]), _type_tree(inner[1]))
+                return ("map", type_tree(inner[0]), type_tree(inner[1]))
             fields = [part.split(":", 1) for part in inner]
-            return ("struct", [(name.strip(), _type_tree(kind)) for name, kind in fields])
+            return ("struct", [(name.strip(), type_tree(kind)) for name, kind in fields])
     return lowered
 
 

@@ -9,45 +9,54 @@ verified to hold exactly the rows it read.
      "columns": [["id", "int"], ...],   # the table's columns (not inferred from the files)
      "serde": {"field.delim": ",", ...}, # the text SerDe's parameters (a text source)
      "target_file_bytes": 134217728,
-     "filesystems": {...}, "completed": ["dt=...", ...], "parallel_units": 4}
+     "filesystems": {...}, "completed": ["dt=...", ...]}
 
-Parquet and ORC go through Spark DataFrames read with the table's columns (``spark=None``: pyarrow in this process,
-for the quick tests): about ``bytes / target_file_bytes`` files are written; Parquet in Hive's legacy layout
-(``spark.sql.parquet.writeLegacyFormat``: decimals as Hive reads them). Text (LazySimpleSerDe) files are concatenated
-byte for byte, a missing last newline added, so every row stays identical; Avro container files are merged with
-fastavro (spark-avro is not shipped with pyspark), all inputs having the same schema. Both of those run on the
-executors (one task per output file). Converting to or from Avro reads or writes the rows with fastavro on the
-executors (``avro_rows``), the rest of the way as Parquet and ORC. Each unit's output is then read back and its rows
-counted: a unit is reported ``{"unit_done": key}`` only when the count equals the rows read, so a resumed run skips
-it; any difference fails the program (nothing is swapped).
+Every file is read and written by Python on the executors through the console's filesystem layer (fsspec: local disk,
+S3, HDFS), so the program needs no Hadoop filesystem (``hadoop-aws``) on the cluster, and only the DataFrame API
+(``mapInArrow`` over a frame of tasks), so it runs over Spark Connect too. Credentials reach the executors in the
+tasks' closure (``with_credentials``: the driver's environment), never in the plan.
+
+About ``bytes / target_file_bytes`` files are written per unit. Parquet, ORC and Avro sources: each output file is
+one task that reads a group of consecutive planned files with pyarrow or fastavro (``arrow_files``: the table's
+columns, as Hive reads them) and writes them (Parquet in Hive's layout: INT96 timestamps, decimals as Hive reads
+them); text and Avro compactions are concatenated byte for byte (a missing last newline added) or merged with
+fastavro. Text and SequenceFile sources converted: the files' lines (``sequence_file``: the values) become a frame,
+parsed as LazySimpleSerDe reads them by Spark's expressions (``lazy_text`` for complex values), spread over the
+unit's outputs and written by ``mapInArrow``. Rows are counted on both sides: read from the planned files (footers,
+lines, records), and read back from every file in the new directory; a unit is reported ``{"unit_done": key}`` only
+when they are equal, so a resumed run skips it; any difference fails the program (nothing is swapped).
 """
 
 from __future__ import annotations
 
-import io
+import json
 import math
 import re
 import time
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from catalog_admin.hive.text_format import get_byte
 from catalog_admin.locations import filesystem_for, is_hidden
 from catalog_admin.object_stores import with_credentials
-from operations.spark.programs.avro_rows import count_records, read_rows, record_of, write_records
+from operations.spark.programs.arrow_files import SUFFIXES, FileWriter, file_rows, read_table
 from operations.spark.programs.lazy_text import complex_parser, is_complex
+from operations.spark.programs.sequence_file import SequenceFileError, values
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ("RewriteFailed", "run")
+__all__ = ("RewriteFailed", "field_delimiter", "run")
 
 DEFAULT_BATCH_UNITS = 1000  # units per Spark write (each verified and reported done once its batch verified)
-MAX_WRITE_TASKS = 200  # Spark's default shuffle partitions, as the statement a user writes gets
+MAX_TASKS = 200  # Spark's default shuffle partitions, as the statement a user writes gets
+LINE_BATCH = 65536  # text rows per Arrow batch
 # Columns the program adds while it rewrites (none is written into the data files).
-UNIT, PART, FILE, OUTPUTS = "__rewrite_unit", "__rewrite_part", "__rewrite_file", "__rewrite_outputs"
+UNIT, PART, OUTPUTS = "__rewrite_unit", "__rewrite_part", "__rewrite_outputs"
+LINE_FORMATS = ("text", "sequencefile")  # parsed as LazySimpleSerDe rows by Spark's expressions when converted
 COMPRESSED_TEXT = (".gz", ".bz2", ".deflate", ".snappy", ".lz4", ".zst", ".lzo")
+_file_rows = file_rows  # the row count of one file (footers, lines, records), for the tests of links
 
 
 class RewriteFailed(RuntimeError):
@@ -67,14 +76,10 @@ def run(spark: SparkSession | None, plan: dict, report: Callable[[dict], None]) 
                 "files_total": files_total, "bytes_total": bytes_total, "files_done": len(skipped),
                 "bytes_done": sum(f["size"] for f in skipped)}  # fmt: skip
     report({"message": f"Rewriting {len(pending)} of {len(plan['units'])} units", **progress})
-    saved = _session_conf(spark) if spark is not None else {}
     options = {**plan.get("filesystems", {}), "s3": with_credentials(dict(plan.get("filesystems", {}).get("s3", {})))}
     done: dict[str, dict[str, Any]] = {}
     size = max(1, int(plan.get("batch_units", DEFAULT_BATCH_UNITS)))
-    try:
-        _batches(spark, plan, options, pending, size, done, progress, report)
-    finally:
-        _restore_conf(spark, saved)
+    _batches(spark, plan, options, pending, size, done, progress, report)
     return {
         "program": "rewrite",
         "units": done,
@@ -84,29 +89,6 @@ def run(spark: SparkSession | None, plan: dict, report: Callable[[dict], None]) 
         "rows": sum(u["rows_out"] for u in done.values()),
         "seconds": round(time.monotonic() - started, 3),
     }
-
-
-# The session settings a run uses (restored afterwards): Hive's Parquet layout (decimals as Hive 2/3 read them), and
-# the listing of a unit's planned files on the driver (no Spark job per unit: they are listed already).
-SESSION_CONF = {
-    "spark.sql.parquet.writeLegacyFormat": "true",
-    "spark.sql.sources.parallelPartitionDiscovery.threshold": "1000000",
-}
-
-
-def _session_conf(spark: SparkSession) -> dict[str, str | None]:
-    saved = {key: spark.conf.get(key, None) for key in SESSION_CONF}
-    for key, value in SESSION_CONF.items():
-        spark.conf.set(key, value)
-    return saved
-
-
-def _restore_conf(spark: SparkSession | None, saved: dict[str, str | None]) -> None:
-    for key, value in saved.items():
-        if value is None:
-            spark.conf.unset(key)  # type: ignore[union-attr]
-        else:
-            spark.conf.set(key, value)  # type: ignore[union-attr]
 
 
 def _batches(
@@ -132,30 +114,36 @@ def _batches(
 
 
 def _rewrite_batch(spark: SparkSession | None, plan: dict, options: dict, batch: list[dict]) -> dict[str, dict]:
-    """Write the batch's new directories (emptied first: a resumed run may have left part of one) and count the rows
-    on both sides, by unit key."""
+    """Write the batch's new directories (emptied first: a resumed run may have left part of one), then count the rows
+    of every file now in them; by unit key."""
     for unit in batch:
         filesystem_for(unit["destination"], options=options).delete_tree(unit["destination"])
     outputs = {u["key"]: max(1, math.ceil(sum(f["size"] for f in u["files"]) / int(plan["target_file_bytes"])))
                for u in batch}  # fmt: skip
-    copied = [u for u in batch if u["source_format"] == u["target_format"] in ("text", "avro")]
-    framed = [u for u in batch if u not in copied]
-    counts = _on_executors(spark, options, copied, outputs) if copied else {}
-    if spark is not None:
-        for group in _by_formats(framed):
-            counts.update(_spark_rewrite(spark, plan, options, group, outputs))
-    else:
-        counts.update({u["key"]: _arrow_rewrite(options, u, outputs[u["key"]], plan["columns"]) for u in framed})
-    results = {}
-    for unit in batch:
-        written = [f for f in filesystem_for(unit["destination"], options=options).list_files(unit["destination"])
-                   or [] if not is_hidden(f.relative)]  # fmt: skip
-        rows_in, rows_out = counts[unit["key"]]
-        results[unit["key"]] = {
-            "source": unit["source"], "destination": unit["destination"], "files": len(written),
-            "bytes": sum(f.size for f in written), "rows_in": rows_in, "rows_out": rows_out,
+    by_rows = [u for u in batch if u["source_format"] in LINE_FORMATS and u["target_format"] != u["source_format"]]
+    rows_in = _write_file_groups(spark, plan, options, [u for u in batch if u not in by_rows], outputs)
+    for group in _by_formats(by_rows):
+        rows_in.update(_write_parsed_lines(spark, plan, options, group, outputs))
+    written = {u["key"]: _visible_files(options, u["destination"]) for u in batch}
+    counts = [{"key": u["key"], "path": f.location, "format": u["target_format"]} for u in batch
+              for f in written[u["key"]]]  # fmt: skip
+    rows_out = _summed(_on_executors(spark, counts, partial(_count_rows, options), COUNTED))
+    return {
+        unit["key"]: {
+            "source": unit["source"],
+            "destination": unit["destination"],
+            "files": len(written[unit["key"]]),
+            "bytes": sum(f.size for f in written[unit["key"]]),
+            "rows_in": rows_in.get(unit["key"], 0),
+            "rows_out": rows_out.get(unit["key"], 0),
         }  # fmt: skip
-    return results
+        for unit in batch
+    }
+
+
+def _visible_files(options: dict, location: str) -> list[Any]:
+    listed = filesystem_for(location, options=options).list_files(location) or []
+    return [f for f in listed if not is_hidden(f.relative)]
 
 
 def _by_formats(units: list[dict]) -> list[list[dict]]:
@@ -165,31 +153,95 @@ def _by_formats(units: list[dict]) -> list[list[dict]]:
     return list(groups.values())
 
 
-# Text and Avro: one executor task per output file ----------------------------------------------------------------
+# Tasks on the executors: a frame of JSON tasks, each turned into rows by a Python function (mapInArrow) ----------
+
+COUNTED = (("key", "string"), ("rows", "bigint"))
 
 
-def _on_executors(spark: SparkSession | None, options: dict, units: list[dict], outputs: dict[str, int]) -> dict:
-    """Every output file of ``units`` written by one task (one Spark job for all); (rows read, written) by unit."""
+def _on_executors(
+    spark: SparkSession | None, tasks: list[dict], function: Callable[[dict], Iterable[dict]],
+    columns: tuple[tuple[str, str], ...],
+) -> list[dict]:  # fmt: skip
+    """``function(task)`` of every task (each gives rows of ``columns``) on the executors, one Spark job; without a
+    session in this process."""
+    if not tasks:
+        return []
+    if spark is None:
+        return [row for task in tasks for row in function(task)]
+    frame = spark.createDataFrame([(json.dumps(task),) for task in tasks], "task string")
+    frame = frame.repartition(min(len(tasks), MAX_TASKS))
+    schema = ", ".join(f"`{name}` {kind}" for name, kind in columns)
+    return [row.asDict() for row in frame.mapInArrow(partial(_rows_of_tasks, function, columns), schema).collect()]
+
+
+def _rows_of_tasks(
+    function: Callable[[dict], Iterable[dict]], columns: tuple[tuple[str, str], ...], batches: Iterator[Any]
+) -> Iterator[Any]:
+    import pyarrow as pa
+
+    types = {"string": pa.string(), "bigint": pa.int64()}
+    schema = pa.schema([(name, types[kind]) for name, kind in columns])
+    for batch in batches:
+        for text in batch.column(0).to_pylist():
+            rows = list(function(json.loads(text)))
+            if rows:
+                yield pa.RecordBatch.from_pylist(rows, schema=schema)
+
+
+def _summed(rows: list[dict]) -> dict[str, int]:
+    totals: dict[str, int] = {}
+    for row in rows:
+        totals[row["key"]] = totals.get(row["key"], 0) + int(row["rows"])
+    return totals
+
+
+def _count_rows(options: dict, task: dict) -> Iterator[dict]:
+    yield {"key": task["key"], "rows": file_rows(options, task["format"], task["path"])}
+
+
+# Parquet, ORC and Avro sources, and text compactions: one task per output file -----------------------------------
+
+
+def _write_file_groups(
+    spark: SparkSession | None, plan: dict, options: dict, units: list[dict], outputs: dict[str, int]
+) -> dict[str, int]:
+    """Every output file of ``units`` written by one task from its group of planned files; rows read by unit."""
     tasks = [
-        (unit["key"], unit["source_format"], options, f"{unit['destination']}/{_part_name(i, unit)}",
-         [f["source"] for f in group])
+        {"key": unit["key"], "source_format": unit["source_format"], "target_format": unit["target_format"],
+         "destination": f"{unit['destination']}/{_part_name(i, unit['target_format'])}",
+         "sources": [f["source"] for f in group]}
         for unit in units
         for i, group in enumerate(_groups(unit["files"], outputs[unit["key"]]))
     ]  # fmt: skip
-    if spark is None:
-        results = [_merge(*task) for task in tasks]
+    return _summed(_on_executors(spark, tasks, partial(_write_group, options, plan["columns"]), COUNTED))
+
+
+def _write_group(options: dict, columns: list[list[str]], task: dict) -> Iterator[dict]:
+    """One output file from ``task["sources"]``: (key, rows read)."""
+    source, target, destination = task["source_format"], task["target_format"], task["destination"]
+    if source == target == "text":
+        rows = _concatenate_text(options, destination, task["sources"])
+    elif source == target == "avro":
+        rows = _merge_avro(options, destination, task["sources"])
+    elif source in LINE_FORMATS:
+        raise RewriteFailed(f"{task['key']}: {source} is converted from its parsed rows, not file by file")
     else:
-        results = spark.sparkContext.parallelize(tasks, len(tasks)).map(lambda task: _merge(*task)).collect()
-    counts: dict[str, tuple[int, int]] = {}
-    for key, rows_in, rows_out in results:
-        before = counts.get(key, (0, 0))
-        counts[key] = (before[0] + rows_in, before[1] + rows_out)
-    return counts
+        writer = FileWriter(options, target, destination, columns)
+        try:
+            for path in task["sources"]:
+                writer.write(_read(options, source, path, columns))
+        finally:
+            writer.close()
+        rows = writer.rows
+    yield {"key": task["key"], "rows": rows}
 
 
-def _merge(key: str, file_format: str, options: dict, destination: str, sources: list[str]) -> tuple[str, int, int]:
-    write = _concatenate_text if file_format == "text" else _merge_avro
-    return (key, *write(options, destination, sources))
+def _read(options: dict, file_format: str, path: str, columns: list[list[str]]) -> Any:
+    """One planned file as the table's columns; a file its format cannot read fails the unit, naming it."""
+    try:
+        return read_table(options, file_format, path, columns)
+    except (OSError, ValueError, TypeError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise RewriteFailed(f"{path} cannot be read as {file_format}: {exc}") from exc
 
 
 def _groups(files: list[dict], outputs: int) -> list[list[dict]]:
@@ -206,19 +258,17 @@ def _groups(files: list[dict], outputs: int) -> list[list[dict]]:
     return groups
 
 
-def _part_name(index: int, unit: dict) -> str:
-    suffix = ".avro" if unit["target_format"] == "avro" else ""
-    return f"part-{index:05d}{suffix}"
+def _part_name(index: int, file_format: str) -> str:
+    return f"part-{index:05d}{SUFFIXES.get(file_format, '')}"
 
 
-def _concatenate_text(options: dict, destination: str, sources: list[str]) -> tuple[int, int]:
-    """Concatenate line files (each ending with a newline; a missing last one added): (rows read, rows written)."""
+def _concatenate_text(options: dict, destination: str, sources: list[str]) -> int:
+    """Concatenate line files (each ending with a newline; a missing last one added): the rows read."""
     compressed = [s for s in sources if s.lower().endswith(COMPRESSED_TEXT)]
     if compressed:
         raise RewriteFailed(f"{compressed[0]} is compressed text: the console concatenates uncompressed text only")
     rows_in = 0
-    writer_fs = filesystem_for(destination, options=options)
-    with writer_fs.open(destination, "wb") as writer:
+    with filesystem_for(destination, options=options).open(destination, "wb") as writer:
         for source in sources:
             with filesystem_for(source, options=options).open(source, "rb") as reader:
                 data = reader.read()
@@ -226,13 +276,13 @@ def _concatenate_text(options: dict, destination: str, sources: list[str]) -> tu
                 data += b"\n"
             rows_in += data.count(b"\n")
             writer.write(data)
-    with writer_fs.open(destination, "rb") as reader:
-        rows_out = reader.read().count(b"\n")
-    return rows_in, rows_out
+    return rows_in
 
 
-def _merge_avro(options: dict, destination: str, sources: list[str]) -> tuple[int, int]:
-    """Merge Avro container files of one schema into one (the first file's codec): (records read, written)."""
+def _merge_avro(options: dict, destination: str, sources: list[str]) -> int:
+    """Merge Avro container files of one schema into one (the first file's codec): the records read."""
+    import io
+
     import fastavro
 
     records: list[Any] = []
@@ -245,118 +295,112 @@ def _merge_avro(options: dict, destination: str, sources: list[str]) -> tuple[in
             elif reader.writer_schema != schema:
                 raise RewriteFailed(f"{source} has another Avro schema than {sources[0]}: not merged")
             records.extend(reader)
-    buffer = io.BytesIO()
-    fastavro.writer(buffer, fastavro.parse_schema(schema), records, codec=codec)
-    filesystem = filesystem_for(destination, options=options)
-    with filesystem.open(destination, "wb") as writer:
-        writer.write(buffer.getvalue())
-    with filesystem.open(destination, "rb") as handle:
-        rows_out = sum(1 for _ in fastavro.reader(io.BytesIO(handle.read())))
-    return len(records), rows_out
+    with filesystem_for(destination, options=options).open(destination, "wb") as writer:
+        fastavro.writer(writer, fastavro.parse_schema(schema), records, codec=codec)
+    return len(records)
 
 
-# Parquet and ORC (and text into them): DataFrames with the table's columns ----------------------------------------
+# Text and SequenceFile sources converted: their lines parsed by Spark's expressions, written by mapInArrow --------
 
 
-def _spark_rewrite(
-    spark: SparkSession, plan: dict, options: dict, units: list[dict], outputs: dict[str, int]
-) -> dict[str, tuple[int, int]]:
-    """One DataFrame reading the units' directories (see ``_read_paths``) with the table's columns, each row tagged
-    with its file's unit by a broadcast join on the file's path, which keeps the planned files' rows only; shuffled so
-    each unit lands in about ``outputs`` files and written (``_write_and_move``). The rows read are counted from the
-    planned files themselves (Parquet/ORC footers, text lines) on the executors, not from the DataFrame: a file the
-    join missed fails the verification. (rows read, rows written) by unit key."""
+def _write_parsed_lines(
+    spark: SparkSession | None, plan: dict, options: dict, units: list[dict], outputs: dict[str, int]
+) -> dict[str, int]:
+    """The units' lines as a frame (read on the executors), parsed as LazySimpleSerDe rows with the table's columns,
+    spread over each unit's outputs and written there; rows read by unit, counted from the planned files."""
+    if spark is None:
+        raise RewriteFailed(f"Converting {units[0]['source_format']} needs a Spark session")
     from pyspark.sql import functions as F  # noqa: N812 - pyspark's convention
 
-    schema = ", ".join(f"`{name}` {CHAR_TYPES.sub('string', type_)}" for name, type_ in plan["columns"])
     source, target = units[0]["source_format"], units[0]["target_format"]
-    files = [(f["source"], n, outputs[u["key"]]) for n, u in enumerate(units) for f in u["files"]]
-    paths = [path for path, _n, _outputs in files]
-    read = _read_paths(units, paths)
-    rows_in: dict[int, int] | None = None
-    if source == "avro":  # read with fastavro on the executors, each row tagged as it is read
-        tagged = _avro_frame(spark, options, plan["columns"], schema, files)
-    elif source == "sequencefile":  # Hadoop's reader on the executors; the values are text rows
-        tagged, rows_in = _sequence_frame(spark, plan, units, outputs)
-    else:
-        if source == "text":
-            lines = _read_files(spark.read.option("recursiveFileLookup", "true"), "text", read)
-            frame = _lazy_simple_rows(lines, plan["columns"], plan.get("serde", {}), {FILE: _file_path(paths)})
-        else:
-            reader = spark.read.option("recursiveFileLookup", "true").schema(schema).format(source)
-            frame = _read_files(reader, "load", read)
-            frame = frame.withColumn(FILE, _file_path(paths))
-        mapping = spark.createDataFrame(files, f"{FILE} string, {UNIT} int, {OUTPUTS} int")
-        tagged = frame.join(F.broadcast(mapping), FILE).drop(FILE)
-    split = any(outputs[u["key"]] > 1 for u in units)  # else one file per unit: no random split column
-    tagged = tagged.withColumn(PART, F.floor(F.rand() * F.col(OUTPUTS)).cast("int") if split else F.lit(0))
-    tagged = tagged.drop(OUTPUTS)
-    if rows_in is None:
-        rows_in = _rows_in_files(spark, options, source, files)
-    tasks = min(sum(outputs[u["key"]] for u in units), MAX_WRITE_TASKS)
-    shuffled = tagged.repartition(tasks, UNIT, PART) if split else tagged.repartition(tasks, UNIT)
-    if target == "avro":
-        rows_out = _write_avro(options, plan["columns"], [u["destination"] for u in units], shuffled)
-    else:
-        rows_out = _write_and_move(spark, options, plan["staging"], target, units, shuffled)
-    return {u["key"]: (rows_in.get(n, 0), rows_out.get(n, 0)) for n, u in enumerate(units)}
-
-
-def _write_and_move(
-    spark: SparkSession, options: dict, staging: str, target: str, units: list[dict], shuffled: Any
-) -> dict[int, int]:
-    """``shuffled`` written partitioned by unit below a hidden scratch directory of the staging, its rows counted by
-    unit (the written output read back), each unit's directory then moved to its destination; rows by unit number."""
-    scratch = f"{staging}/_batch-{uuid.uuid4().hex[:12]}"
-    shuffled.drop(PART).write.mode("overwrite").partitionBy(UNIT).format(target).save(scratch)
-    rows_out = dict(spark.read.format(target).load(scratch).groupBy(UNIT).count().collect())
-    filesystem = filesystem_for(scratch, options=options)
-    for number, unit in enumerate(units):
-        if rows_out.get(number):
-            filesystem.rename(f"{scratch}/{UNIT}={number}", unit["destination"])
-    filesystem.delete_tree(scratch)
-    return rows_out
-
-
-def _read_paths(units: list[dict], paths: list[str]) -> list[str]:
-    """What Spark is given to read: the units' directories when Spark's recursive listing of them finds every planned
-    file (each below its unit's directory, none with a name Spark's listing skips though Hive reads it: an in-progress
-    copy's ``._COPYING_``), else the planned files themselves. Spark lists 1,000 directories in a fraction of the time
-    it takes to look up 50,000 files one by one; a file listed but not planned (added since the preview) is dropped by
-    the join on the file's path, or, if Spark cannot read it in the unit's format, fails the job before any swap."""
-    listed = all(
-        f["source"].startswith(u["source"].rstrip("/") + "/") and not f["source"].endswith("._COPYING_")
-        for u in units
-        for f in u["files"]
+    tasks = [{"path": f["source"], "format": source, "unit": n, "outputs": outputs[u["key"]]}
+             for n, u in enumerate(units) for f in u["files"]]  # fmt: skip
+    frame = spark.createDataFrame([(json.dumps(task),) for task in tasks], "task string")
+    lines = frame.repartition(max(1, min(len(tasks), MAX_TASKS))).mapInArrow(
+        partial(_lines, options), f"value string, `{UNIT}` int, `{OUTPUTS}` int"
     )
-    return [u["source"] for u in units] if listed else paths
+    extra = {UNIT: F.col(UNIT), OUTPUTS: F.col(OUTPUTS)}
+    parsed = _lazy_simple_rows(lines, plan["columns"], plan.get("serde", {}), extra)
+    split = any(outputs[u["key"]] > 1 for u in units)  # else one file per unit: no random split column
+    parsed = parsed.withColumn(PART, F.floor(F.rand() * F.col(OUTPUTS)).cast("int") if split else F.lit(0))
+    writes = min(sum(outputs[u["key"]] for u in units), MAX_TASKS)
+    shuffled = parsed.drop(OUTPUTS).repartition(writes, UNIT, PART).sortWithinPartitions(UNIT, PART)
+    write = partial(_write_rows, options, plan["columns"], [u["destination"] for u in units], target)
+    shuffled.mapInArrow(write, "unit int, rows bigint").collect()
+    counts = [{"key": u["key"], "path": f["source"], "format": source} for u in units for f in u["files"]]
+    return _summed(_on_executors(spark, counts, partial(_count_rows, options), COUNTED))
 
 
-def _read_files(reader: Any, method: str, paths: list[str]):  # noqa: ANN202 - a DataFrame
-    """``reader.<method>(paths)``, the paths handed to the JVM as one string split there: py4j converts a Python list
-    with one round trip per element (50,000 files: 18 s). Spark Connect's reader (no JVM here) takes the list."""
-    jreader = getattr(reader, "_jreader", None)
-    if jreader is None or any("\0" in path for path in paths):  # no path holds NUL; the list, if one did
-        return getattr(reader, method)(paths)
-    array = reader._spark._jvm.java.util.regex.Pattern.compile("\0").split("\0".join(paths), -1)
-    return reader._df(getattr(jreader, method)(array))  # the @varargs String[] form
+def _lines(options: dict, batches: Iterator[Any]) -> Iterator[Any]:
+    """Each task's file as lines (ended by ``\\n`` or ``\\r\\n``, as the rows are counted), tagged with the
+    task's unit and output count."""
+    import pyarrow as pa
+
+    for batch in batches:
+        for text in batch.column(0).to_pylist():
+            task = json.loads(text)
+            path = task["path"]
+            if path.lower().endswith(COMPRESSED_TEXT):
+                raise RewriteFailed(f"{path} is compressed text: the console converts uncompressed text only")
+            with filesystem_for(path, options=options).open(path, "rb") as handle:
+                data = handle.read()
+            if task["format"] == "sequencefile":
+                lines = [value.decode("utf-8", "replace") for value in _values(path, data)]
+            else:
+                lines = data.decode("utf-8", "replace").split("\n")
+                lines = [line.removesuffix("\r") for line in (lines[:-1] if lines[-1] == "" else lines)]
+            for start in range(0, len(lines), LINE_BATCH):
+                chunk = lines[start : start + LINE_BATCH]
+                yield pa.RecordBatch.from_arrays(
+                    [pa.array(chunk, pa.string()), pa.array([task["unit"]] * len(chunk), pa.int32()),
+                     pa.array([task["outputs"]] * len(chunk), pa.int32())],
+                    names=["value", UNIT, OUTPUTS],
+                )  # fmt: skip
 
 
-def _avro_frame(spark: SparkSession, options: dict, columns: list[list[str]], schema: str, files: list[tuple]):  # noqa: ANN202 - a DataFrame
-    """The Avro files' rows as the table's columns (matched by name, as Hive reads them), each tagged with its unit
-    and the unit's output count, read by fastavro on the executors (one task per few files)."""
+def _values(path: str, data: bytes) -> list[bytes]:
+    import io
+
+    try:
+        return list(values(io.BytesIO(data)))
+    except SequenceFileError as exc:
+        raise RewriteFailed(f"{path}: {exc}") from exc
+
+
+def _write_rows(
+    options: dict, columns: list[list[str]], destinations: list[str], target: str, batches: Iterator[Any]
+) -> Iterator[Any]:
+    """A task's rows (sorted by unit and output) written as one file per (unit, output) into the unit's new
+    directory, named by the output so a retried task overwrites its own files: rows written by unit."""
+    import pyarrow as pa
+
     names = [name for name, _type in columns]
-
-    def rows(task: tuple) -> Iterator[tuple]:
-        path, unit, outputs = task
-        with filesystem_for(path, options=options).open(path, "rb") as handle:
-            data = handle.read()
-        for row in read_rows(data, names):
-            yield (*row, unit, outputs)
-
-    slices = max(1, min(len(files), spark.sparkContext.defaultParallelism * 4))
-    read = spark.sparkContext.parallelize(files, slices).flatMap(rows)
-    return spark.createDataFrame(read, f"{schema}, {UNIT} int, {OUTPUTS} int")
+    writer: FileWriter | None = None
+    current: tuple[int, int] | None = None
+    written: dict[int, int] = {}
+    try:
+        for batch in batches:
+            units, parts = batch.column(UNIT).to_pylist(), batch.column(PART).to_pylist()
+            start = 0
+            for end in range(1, len(units) + 1):
+                if end < len(units) and (units[end], parts[end]) == (units[start], parts[start]):
+                    continue
+                if (units[start], parts[start]) != current:
+                    if writer is not None:
+                        writer.close()
+                    current = (units[start], parts[start])
+                    path = f"{destinations[current[0]]}/{_part_name(current[1], target)}"
+                    writer = FileWriter(options, target, path, columns)
+                assert writer is not None
+                writer.write(pa.Table.from_batches([batch.slice(start, end - start).select(names)]))
+                written[current[0]] = written.get(current[0], 0) + end - start
+                start = end
+    finally:
+        if writer is not None:
+            writer.close()
+    if written:
+        yield pa.RecordBatch.from_pydict({"unit": list(written), "rows": list(written.values())},
+                                         schema=pa.schema([("unit", pa.int32()), ("rows", pa.int64())]))  # fmt: skip
 
 
 def _lazy_simple_rows(lines: Any, columns: list[list[str]], serde: dict[str, str], extra: dict[str, Any]) -> Any:
@@ -385,110 +429,8 @@ def _lazy_simple_rows(lines: Any, columns: list[list[str]], serde: dict[str, str
     return lines.select(*selected, *(column.alias(name) for name, column in extra.items()))
 
 
-def _decoded(path: Any) -> Any:
-    from pyspark.sql import functions as F  # noqa: N812 - pyspark's convention
-
-    return F.url_decode(F.replace(path, F.lit("+"), F.lit("%2B")))
-
-
-def _sequence_frame(
-    spark: SparkSession, plan: dict, units: list[dict], outputs: dict[str, int]
-) -> tuple[Any, dict[int, int]]:
-    """SequenceFiles (``STORED AS SEQUENCEFILE``: LazySimpleSerDe rows as ``Text`` values) read by Hadoop's reader on
-    the executors, each value tagged with its unit and parsed as text rows are; and the records of each unit counted
-    from the files (rows read, by unit number)."""
-    from pyspark.sql import functions as F  # noqa: N812 - pyspark's convention
-
-    context = spark.sparkContext
-    tagged_values = []
-    for number, unit in enumerate(units):
-        paths = [f["source"] for f in unit["files"]]
-        if any("," in path for path in paths):  # Hadoop splits an input path list on commas
-            raise RewriteFailed(f"{unit['key']}: a file name holds a comma, which Hadoop's input path list cannot take")
-        pairs = context.sequenceFile(",".join(paths), "org.apache.hadoop.io.BytesWritable", "org.apache.hadoop.io.Text")
-        count = outputs[unit["key"]]
-        tagged_values.append(pairs.map(lambda pair, n=number, c=count: (pair[1], n, c)))
-    values = context.union(tagged_values)
-    rows_in = dict(values.map(lambda value: value[1]).countByValue())
-    lines = spark.createDataFrame(values, "value string, unit int, outputs int")
-    extra = {UNIT: F.col("unit"), OUTPUTS: F.col("outputs")}
-    return _lazy_simple_rows(lines, plan["columns"], plan.get("serde", {}), extra), rows_in
-
-
-def _write_avro(options: dict, columns: list[list[str]], destinations: list[str], shuffled: Any) -> dict[int, int]:
-    """Each task's rows written as one Avro file per unit it holds, into the unit's new directory (emptied before
-    the batch), each file read back and its records counted: records written by unit number."""
-    import itertools
-
-    names = [name for name, _type in columns]
-
-    def write(index: int, rows: Iterator[Any]) -> Iterator[tuple[int, int]]:
-        for unit, group in itertools.groupby(rows, key=lambda row: row[UNIT]):
-            path = f"{destinations[unit]}/part-{index:05d}.avro"
-            filesystem = filesystem_for(path, options=options)
-            with filesystem.open(path, "wb") as sink:
-                write_records(sink, columns, (record_of(names, (row[n] for n in names)) for row in group))
-            with filesystem.open(path, "rb") as handle:
-                yield unit, count_records(handle.read())
-
-    ordered = shuffled.drop(PART).sortWithinPartitions(UNIT)
-    written = ordered.rdd.mapPartitionsWithIndex(write).reduceByKey(lambda left, right: left + right)
-    return dict(written.collect())
-
-
 # Hive's char(n)/varchar(n), which Spark refuses in a read schema: their values are strings in every file format.
 CHAR_TYPES = re.compile(r"\b(?:var)?char\s*\(\s*\d+\s*\)", re.IGNORECASE)
-
-
-# Characters a path keeps as they are in its URI (java.net.URI's path characters less '%'): a path made of them only,
-# with no segment Hadoop's Path normalizes away (empty, '.', '..'), is its own ``_metadata.file_path``, which Spark
-# writes as ``Path.toUri().toString()``.
-URI_SAFE = re.compile(r"[A-Za-z0-9/_.\-=:~+@,]+")
-NORMALIZED_AWAY = re.compile(r"//|/\.\.?(/|$)")
-
-
-def _in_uri_form(path: str) -> bool:
-    _scheme, _, rest = path.partition("://")
-    if rest.startswith("/"):  # an empty authority: Hadoop writes file:///x as file:/x
-        return False
-    after_authority = rest.partition("/")[2] if rest else path.partition(":")[2].removeprefix("/")
-    return bool(URI_SAFE.fullmatch(path)) and not NORMALIZED_AWAY.search("/" + after_authority)
-
-
-def _file_path(paths: list[str]):  # noqa: ANN202 - a Column
-    """Each row's file, spelled as the plan spells it: Spark's own ``_metadata.file_path`` when every planned path is
-    already in URI form (no per-row work), else that path URL-decoded (``url_decode`` reads '+' as a space: escaped
-    first). A file the join misses leaves its rows out, which the row-count verification catches."""
-    from pyspark.sql import functions as F  # noqa: N812 - pyspark's convention
-
-    spelled = F.col("_metadata.file_path")
-    return spelled if all(_in_uri_form(path) for path in paths) else _decoded(spelled)
-
-
-def _rows_in_files(spark: SparkSession, options: dict, file_format: str, files: list[tuple]) -> dict[int, int]:
-    """Rows of each unit's files, counted on the executors from the files (footers; lines of text)."""
-    tasks = [(path, number) for path, number, _outputs in files]
-    slices = max(1, min(len(tasks), spark.sparkContext.defaultParallelism * 4))
-    counted = spark.sparkContext.parallelize(tasks, slices).map(
-        lambda task: (task[1], _file_rows(options, file_format, task[0]))  # options shipped once, with the closure
-    )
-    return dict(counted.reduceByKey(lambda left, right: left + right).collect())
-
-
-def _file_rows(options: dict, file_format: str, path: str) -> int:
-    with filesystem_for(path, options=options).open(path, "rb") as handle:
-        if file_format == "parquet":
-            from pyarrow import parquet
-
-            return parquet.ParquetFile(handle).metadata.num_rows
-        if file_format == "orc":
-            from pyarrow import orc
-
-            return orc.ORCFile(handle).nrows
-        data = handle.read()
-    if file_format == "avro":
-        return count_records(data)
-    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
 def field_delimiter(serde: dict[str, str]) -> str:
@@ -496,79 +438,3 @@ def field_delimiter(serde: dict[str, str]) -> str:
     ``LazyUtils.getByte`` reads them (a number is the byte's value: ``serialization.format=1`` is ^A; else the first
     character), default ^A (LazySerDeParameters)."""
     return get_byte(serde.get("field.delim") or serde.get("serialization.format"), "\x01")
-
-
-def _arrow_rewrite(options: dict, unit: dict, outputs: int, columns: list[list[str]]) -> tuple[int, int]:
-    """Without a Spark session: pyarrow reads the files and writes ``outputs`` files (Parquet, ORC or, through
-    fastavro, Avro with the table's columns)."""
-    import pyarrow as pa
-
-    if unit["source_format"] in ("text", "sequencefile"):
-        raise RewriteFailed(f"Converting {unit['source_format']} needs a Spark session")
-    tables = []
-    for entry in unit["files"]:
-        with filesystem_for(entry["source"], options=options).open(entry["source"], "rb") as handle:
-            tables.append(_read_arrow(unit["source_format"], pa.BufferReader(handle.read()), columns))
-    table = pa.concat_tables(tables, promote_options="default")
-    rows_out = 0
-    step = math.ceil(table.num_rows / outputs) or 1
-    filesystem = filesystem_for(unit["destination"], options=options)
-    for index in range(outputs):
-        chunk = table.slice(index * step, step)
-        if index and not chunk.num_rows:
-            break
-        path = f"{unit['destination']}/part-{index:05d}.{unit['target_format']}"
-        sink = pa.BufferOutputStream()
-        _write_arrow(unit["target_format"], chunk, sink, columns)
-        with filesystem.open(path, "wb") as writer:
-            writer.write(sink.getvalue().to_pybytes())
-        with filesystem.open(path, "rb") as handle:
-            rows_out += _read_arrow(unit["target_format"], pa.BufferReader(handle.read()), columns).num_rows
-    return table.num_rows, rows_out
-
-
-def _read_arrow(file_format: str, source: Any, columns: list[list[str]]) -> Any:
-    if file_format == "avro":
-        import pyarrow as pa
-
-        names = [name for name, _type in columns]
-        rows = list(read_rows(bytes(source.read()), names))
-        types = [_arrow_type(hive_type) for _name, hive_type in columns]
-        return pa.table([pa.array([row[i] for row in rows], t) for i, t in enumerate(types)], names=names)
-    if file_format == "orc":
-        from pyarrow import orc
-
-        return orc.read_table(source)
-    from pyarrow import parquet
-
-    return parquet.read_table(source)
-
-
-def _arrow_type(hive_type: str) -> Any:
-    """The Arrow type Hive's Parquet/ORC readers expect for a primitive Hive type."""
-    import pyarrow as pa
-
-    kind = hive_type.split("(")[0].strip().lower()
-    if kind == "decimal":
-        arguments = [int(a) for a in hive_type.partition("(")[2].rstrip(")").split(",") if a.strip()]
-        precision, scale = (arguments + [10, 0][len(arguments) :])[:2]
-        return pa.decimal128(precision, scale)
-    simple = {"tinyint": pa.int8(), "smallint": pa.int16(), "int": pa.int32(), "integer": pa.int32(),
-              "bigint": pa.int64(), "float": pa.float32(), "double": pa.float64(), "boolean": pa.bool_(),
-              "binary": pa.binary(), "date": pa.date32(), "timestamp": pa.timestamp("us")}  # fmt: skip
-    return simple.get(kind, pa.string())
-
-
-def _write_arrow(file_format: str, table: Any, sink: Any, columns: list[list[str]]) -> None:
-    if file_format == "avro":
-        names = [name for name, _type in columns]
-        write_records(sink, columns, (record_of(names, (row.get(n) for n in names)) for row in table.to_pylist()))
-        return
-    if file_format == "orc":
-        from pyarrow import orc
-
-        orc.write_table(table, sink)
-        return
-    from pyarrow import parquet
-
-    parquet.write_table(table, sink, use_deprecated_int96_timestamps=True)

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.locations import FileEntry
-from catalog_admin.models import HiveLock, Partition, Transaction, TransactionComponent
+from catalog_admin.models import HiveLock, Partition, StorageDescriptor, Transaction, TransactionComponent
 from catalog_admin.selectors.metastores import Metastore
 from operations.choices import JobState
 from operations.containment import canonical
@@ -353,3 +353,87 @@ def test_a_symlink_blocker_names_the_first_links_and_counts_the_rest() -> None:
     assert "file:/wh/t/link-0010" not in blockers[0].message
     assert "25 symbolic link(s)" in blockers[0].message and "and 15 more" in blockers[0].message
     assert "file:/wh/t/data" not in blockers[0].message
+
+
+NO_S3 = {"s3": {"endpoint_url": "http://127.0.0.1:9"}, "hdfs": {}, "metastores": {}}
+
+
+@pytest.fixture
+def no_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No AWS variable and no shared credentials or config file: only what the console's settings name."""
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+
+
+def reach(preview) -> list[str]:  # noqa: ANN001
+    return [b.message for b in preview.blockers if b.code == "engine_unreachable"]
+
+
+@pytest.mark.usefixtures("no_aws")
+def test_a_job_onto_s3_without_credentials_for_the_metastore_is_blocked(
+    metastore: Metastore, settings, monkeypatch: pytest.MonkeyPatch  # noqa: ANN001
+) -> None:  # fmt: skip
+    """An S3 endpoint but no keys (no profile, no AWS variables) for the metastore: the relocation's preview names
+    it; with the AWS variables it is not blocked for that reason."""
+    # given
+    settings.CATALOG_FILESYSTEMS = NO_S3
+    statement = "ALTER TABLE sales.customers SET LOCATION 's3a://lake/customers' WITH DATA"
+
+    # when
+    blocked = alter_preview_statement(metastore=metastore, statement=statement)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "id")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
+    allowed = alter_preview_statement(metastore=metastore, statement=statement)
+
+    # then
+    [message] = reach(blocked)
+    assert "s3a:// (s3a://lake/customers)" in message and f"metastore {metastore.name}" in message
+    assert f"METASTORE_S3_PROFILE_{metastore.name.upper()}" in message
+    assert reach(allowed) == []
+
+
+@pytest.mark.usefixtures("no_aws")
+def test_a_rewrite_of_a_partition_on_s3_whose_metastore_profile_has_no_keys_is_blocked(
+    metastore: Metastore, settings  # noqa: ANN001
+) -> None:  # fmt: skip
+    """The metastore's own profile (METASTORE_S3_PROFILE_<NAME>) that botocore cannot resolve: a CONCATENATE of a
+    partition stored on S3 is blocked, naming the profile."""
+    # given
+    own = {"endpoint_url": "http://127.0.0.1:9", "profile": "lake"}
+    settings.CATALOG_FILESYSTEMS = {**NO_S3, "metastores": {metastore.name: {"s3": own}}}
+    orders = read_table_state(metastore, TableRef("sales", "orders"))
+    with allow_metastore_writes():
+        part = Partition.objects.using(metastore.alias).filter(table_id=orders.table_id).order_by("name").first()
+        StorageDescriptor.objects.using(metastore.alias).filter(pk=part.sd_id).update(location="s3a://lake/o/p")
+        statement = f"ALTER TABLE sales.orders PARTITION ({_spec_of(part.name)}) CONCATENATE"
+
+        # when
+        preview = alter_preview_statement(metastore=metastore, statement=statement)
+
+    # then
+    assert len(reach(preview)) == 1, [(b.code, b.message[:200]) for b in preview.blockers]
+    assert "profile 'lake' has no credentials" in reach(preview)[0]
+
+
+def _spec_of(name: str) -> str:
+    return ", ".join(f"{key}='{value}'" for key, _, value in (p.partition("=") for p in name.split("/")))
+
+
+def test_a_job_onto_hdfs_without_hadoop_conf_dir_is_blocked(
+    metastore: Metastore, settings, monkeypatch: pytest.MonkeyPatch  # noqa: ANN001
+) -> None:  # fmt: skip
+    """hdfs:// with no HADOOP_CONF_DIR: the relocation's preview says the job would not find the cluster."""
+    # given
+    monkeypatch.delenv("HADOOP_CONF_DIR", raising=False)
+    settings.CATALOG_FILESYSTEMS = {"s3": {}, "hdfs": {}, "metastores": {}}
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore, statement="ALTER TABLE sales.customers SET LOCATION 'hdfs://nn:8020/w/c' WITH DATA"
+    )
+
+    # then
+    [message] = reach(preview)
+    assert message.startswith("The data job cannot reach hdfs:// (hdfs://nn:8020/w/c): HADOOP_CONF_DIR is not set")
