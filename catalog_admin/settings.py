@@ -16,6 +16,7 @@ from pathlib import Path
 import dj_database_url
 import pymysql
 
+from catalog_admin.auth.config import sign_in_settings
 from catalog_admin.filesystem_options import filesystem_options, rename_limit_bytes
 from catalog_admin.metastores import database_settings, parse_metastores
 from catalog_admin.secrets import local_secret_key
@@ -101,6 +102,10 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
+# Sign-in (catalog_admin/auth/config.py, README "Sign-in"): local accounts (CATALOG_LOCAL_ACCOUNTS, default true) and
+# LDAP/Active Directory when CATALOG_LDAP_URL is set (AUTHENTICATION_BACKENDS, AUTH_LDAP_*), the directory groups
+# that give roles and approver scopes (CATALOG_ROLE_GROUPS, CATALOG_APPROVER_SCOPE_GROUPS), CATALOG_APPROVER_SCOPES.
+globals().update(sign_in_settings(os.environ))
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "catalog:metastores"
 LOGOUT_REDIRECT_URL = "login"
