@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_tasks",
     "django_tasks_db",
+    "axes",
     "catalog_admin",
     "operations",
 ]
@@ -61,6 +62,7 @@ MIDDLEWARE = [
     "catalog_admin.middleware.LoginRequiredMiddleware",
     "catalog_admin.middleware.RequestBodyLimitMiddleware",
     "catalog_admin.middleware.MetastoreErrorMiddleware",
+    "axes.middleware.AxesMiddleware",  # answers a locked-out sign-in with 429
 ]
 
 ROOT_URLCONF = "catalog_admin.urls"
@@ -104,7 +106,8 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 # Sign-in (catalog_admin/auth/config.py, README "Sign-in"): local accounts (CATALOG_LOCAL_ACCOUNTS, default true) and
 # LDAP/Active Directory when CATALOG_LDAP_URL is set (AUTHENTICATION_BACKENDS, AUTH_LDAP_*), the directory groups
-# that give roles and approver scopes (CATALOG_ROLE_GROUPS, CATALOG_APPROVER_SCOPE_GROUPS), CATALOG_APPROVER_SCOPES.
+# that give roles and approver scopes (CATALOG_ROLE_GROUPS, CATALOG_APPROVER_SCOPE_GROUPS), CATALOG_APPROVER_SCOPES,
+# and the lockout after repeated failures (django-axes: CATALOG_LOGIN_FAILURE_LIMIT, CATALOG_LOGIN_LOCKOUT_MINUTES).
 globals().update(sign_in_settings(os.environ))
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "catalog:metastores"

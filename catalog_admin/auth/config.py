@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any
 
 import ldap
@@ -25,10 +26,18 @@ from django_auth_ldap.config import (
 
 from catalog_admin.roles import Role
 
-__all__ = ("LDAP_BACKEND", "LOCAL_BACKEND", "SignInConfigError", "parse_group_map", "sign_in_settings")
+__all__ = (
+    "LDAP_BACKEND",
+    "LOCAL_BACKEND",
+    "LOCKOUT_BACKEND",
+    "SignInConfigError",
+    "parse_group_map",
+    "sign_in_settings",
+)
 
 LOCAL_BACKEND = "django.contrib.auth.backends.ModelBackend"
 LDAP_BACKEND = "catalog_admin.auth.directory.DirectoryBackend"
+LOCKOUT_BACKEND = "axes.backends.AxesStandaloneBackend"  # refuses a locked-out sign-in before the others are asked
 
 # CATALOG_LDAP_GROUP_TYPE -> how the directory's groups name their members.
 GROUP_TYPES: dict[str, type[LDAPGroupType]] = {
@@ -55,7 +64,8 @@ def sign_in_settings(env: Mapping[str, str]) -> dict[str, Any]:
         backends.append(LOCAL_BACKEND)
     if not backends:
         raise SignInConfigError("CATALOG_LOCAL_ACCOUNTS=false needs CATALOG_LDAP_URL: nobody could sign in.")
-    result["AUTHENTICATION_BACKENDS"] = backends
+    result["AUTHENTICATION_BACKENDS"] = [LOCKOUT_BACKEND, *backends]
+    result.update(_lockout_settings(env))
     if url:
         result.update(_ldap_settings(env, url))
         result["CATALOG_ROLE_GROUPS"] = parse_group_map(env, "CATALOG_ROLE_GROUPS", [str(role) for role in Role])
@@ -102,6 +112,22 @@ def _ldap_settings(env: Mapping[str, str], url: str) -> dict[str, Any]:
     }
 
 
+def _lockout_settings(env: Mapping[str, str]) -> dict[str, Any]:
+    """django-axes: after ``CATALOG_LOGIN_FAILURE_LIMIT`` failed sign-ins of one user name from one address, that pair
+    is locked out for ``CATALOG_LOGIN_LOCKOUT_MINUTES``; a successful sign-in resets the count."""
+    limit, minutes = (
+        _positive(env, "CATALOG_LOGIN_FAILURE_LIMIT", 5),
+        _positive(env, "CATALOG_LOGIN_LOCKOUT_MINUTES", 15),
+    )
+    return {
+        "AXES_ENABLED": _flag(env, "CATALOG_LOGIN_THROTTLING", default=True),
+        "AXES_FAILURE_LIMIT": limit,
+        "AXES_COOLOFF_TIME": timedelta(minutes=minutes),
+        "AXES_LOCKOUT_PARAMETERS": [["username", "ip_address"]],
+        "AXES_RESET_ON_SUCCESS": True,
+    }
+
+
 def _approver_scopes(env: Mapping[str, str]) -> dict[str, list[str]]:
     """``CATALOG_APPROVER_SCOPES``: a JSON object {scope group: [database patterns]}."""
     raw = env.get("CATALOG_APPROVER_SCOPES", "").strip()
@@ -123,6 +149,13 @@ def _required(env: Mapping[str, str], name: str) -> str:
     if not value:
         raise SignInConfigError(f"{name} must be set when CATALOG_LDAP_URL is.")
     return value
+
+
+def _positive(env: Mapping[str, str], name: str, default: int) -> int:
+    value = env.get(name, "").strip() or str(default)
+    if not value.isdigit() or int(value) < 1:
+        raise SignInConfigError(f"{name} '{value}' is not a positive whole number.")
+    return int(value)
 
 
 def _flag(env: Mapping[str, str], name: str, *, default: bool) -> bool:
