@@ -1,4 +1,4 @@
-"""Sign-in through a real OpenLDAP directory (tests/fixtures/ldap.py): the login form, roles from directory groups."""
+"""Sign-in through a real OpenLDAP directory (tests/fixtures/directory.py): the login form, roles from groups."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from catalog_admin.roles import Role
-from tests.fixtures.ldap import LdapServer
+from tests.fixtures.directory import LdapServer
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
