@@ -25,14 +25,21 @@ def _groups(username: str) -> set[str]:
 
 
 def test_create_first_admin_who_can_sign_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    """--create-admin makes a superuser with the admin role who signs in with the password from the environment."""
+    # given
     monkeypatch.setenv("CATALOG_ADMIN_PASSWORD", "a-long-admin-password")
+
+    # when
     out, _ = _roles("root", "--create-admin", "--email", "root@example.org")
+
+    # then
     assert out == "root: admin (superuser)\n"
     request = RequestFactory().post("/accounts/login/")
     assert authenticate(request, username="root", password="a-long-admin-password") is not None
 
 
 def test_create_admin_refuses_existing_user_and_weak_password(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An existing name or a password the validators refuse: an error naming why, no user made."""
     get_user_model().objects.create_user("root")
     with pytest.raises(CommandError, match="User 'root' already exists"):
         _roles("root", "--create-admin", "--no-password")
@@ -43,6 +50,7 @@ def test_create_admin_refuses_existing_user_and_weak_password(monkeypatch: pytes
 
 
 def test_grant_revoke_scope(settings: Any) -> None:
+    """Roles and scopes given, then some taken away; the command prints the user's groups."""
     settings.CATALOG_APPROVER_SCOPES = {"marketing": ["marketing"]}
     get_user_model().objects.create_user("gina")
     assert _roles("gina", "--grant", "approver", "--grant", "viewer", "--scope", "marketing")[0] == (
@@ -54,6 +62,7 @@ def test_grant_revoke_scope(settings: Any) -> None:
 
 
 def test_unknown_user_scope_or_role_refused(settings: Any) -> None:
+    """An unknown user, scope or role is refused by name, and nothing is given."""
     settings.CATALOG_APPROVER_SCOPES = {}
     get_user_model().objects.create_user("gina")
     with pytest.raises(CommandError, match="No user 'nobody'"):
@@ -66,6 +75,7 @@ def test_unknown_user_scope_or_role_refused(settings: Any) -> None:
 
 
 def test_directory_managed_role_warns(settings: Any) -> None:
+    """Changing a group the directory maps warns that the next directory sign-in sets it again."""
     settings.CATALOG_ROLE_GROUPS = {"approver": ["cn=hive-approvers,dc=example,dc=org"]}
     get_user_model().objects.create_user("gina")
     _, err = _roles("gina", "--grant", "approver")
