@@ -16,6 +16,7 @@ from pathlib import Path
 import dj_database_url
 import pymysql
 
+from catalog_admin.auth.config import sign_in_settings
 from catalog_admin.filesystem_options import filesystem_options, rename_limit_bytes
 from catalog_admin.metastores import database_settings, parse_metastores
 from catalog_admin.secrets import local_secret_key
@@ -43,6 +44,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_tasks",
     "django_tasks_db",
+    "axes",
     "catalog_admin",
     "operations",
 ]
@@ -60,6 +62,7 @@ MIDDLEWARE = [
     "catalog_admin.middleware.LoginRequiredMiddleware",
     "catalog_admin.middleware.RequestBodyLimitMiddleware",
     "catalog_admin.middleware.MetastoreErrorMiddleware",
+    "axes.middleware.AxesMiddleware",  # answers a locked-out sign-in with 429
 ]
 
 ROOT_URLCONF = "catalog_admin.urls"
@@ -101,6 +104,11 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
+# Sign-in (catalog_admin/auth/config.py, README "Sign-in"): local accounts (CATALOG_LOCAL_ACCOUNTS, default true) and
+# LDAP/Active Directory when CATALOG_LDAP_URL is set (AUTHENTICATION_BACKENDS, AUTH_LDAP_*), the directory groups
+# that give roles and approver scopes (CATALOG_ROLE_GROUPS, CATALOG_APPROVER_SCOPE_GROUPS), CATALOG_APPROVER_SCOPES,
+# and the lockout after repeated failures (django-axes: CATALOG_LOGIN_FAILURE_LIMIT, CATALOG_LOGIN_LOCKOUT_MINUTES).
+globals().update(sign_in_settings(os.environ))
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "catalog:metastores"
 LOGOUT_REDIRECT_URL = "login"

@@ -8,6 +8,7 @@ import django.test
 
 pytest_plugins = [
     "tests.fixtures.factories",
+    "tests.fixtures.directory",
     "tests.fixtures.metastores",
     "tests.fixtures.merge",
     "tests.fixtures.object_store",

@@ -31,6 +31,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                        "catalog_admin.templatetags", "operations.templatetags", "operations.forms",
                        "catalog_admin.context_processors", "catalog_admin.middleware", "operations.extensions",
                        "catalog_admin.utils.paging")),
+    ("sign-in", ("catalog_admin.auth",)),
     ("tasks and workers", ("operations.tasks",)),
     ("services (writes)", ("operations.services", "operations.merge", "operations.notifications")),
     ("the console's reads", ("operations.selectors", "operations.work", "operations.guided")),
