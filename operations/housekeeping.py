@@ -4,7 +4,8 @@
 settling jobs whose worker died (``CATALOG_HOUSEKEEPING_STUCK_JOBS_SECONDS``), forgetting expired Idempotency-Keys
 (``CATALOG_HOUSEKEEPING_IDEMPOTENCY_SECONDS``) and ``relocations_cleanup``
 (``CATALOG_HOUSEKEEPING_RELOCATIONS_CLEANUP_SECONDS``). A chore runs at the worker's first poll; one that fails is
-logged with its traceback and tried again after its interval, and the others still run. Each run is logged
+logged with its traceback and tried again after its interval, and the others still run. Several workers: a chore
+runs in one of them at a time (a named lock on the console's database; the others skip it). Each run is logged
 (``operations.housekeeping``, INFO); what a chore did is also returned for the worker's output.
 """
 
@@ -12,10 +13,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS, connections
 
 from catalog_admin.utils.text import first_line
 from operations.models import Relocation
@@ -23,7 +26,7 @@ from operations.services.idempotency import purge_expired_idempotency_keys
 from operations.services.relocation_cleanup import relocations_cleanup
 from operations.services.stuck_jobs import settle_stuck_jobs
 
-__all__ = ("CHORES", "Chore", "Housekeeping", "describe_cleanup")
+__all__ = ("CHORES", "Chore", "Housekeeping", "describe_cleanup", "held_alone")
 
 logger = logging.getLogger(__name__)
 
@@ -92,9 +95,36 @@ class Housekeeping:
     @staticmethod
     def _run(chore: Chore) -> list[str]:
         try:
-            lines = chore.run()
+            with held_alone(f"catalog-admin:housekeeping:{chore.name}") as alone:
+                if not alone:
+                    logger.info("Housekeeping: %s skipped: another worker is running it", chore.name)
+                    return []
+                lines = chore.run()
         except Exception as exc:  # one chore's failure must not stop the worker or the other chores
             logger.exception("Housekeeping: %s failed", chore.name)
             return [f"Housekeeping: {chore.name} failed: {first_line(exc)}"]
         logger.info("Housekeeping: %s ran: %s", chore.name, "; ".join(lines) or "nothing to do")
         return lines
+
+
+@contextmanager
+def held_alone(name: str) -> Iterator[bool]:
+    """Whether this worker took the lock ``name`` on the console's database (PostgreSQL's session advisory locks,
+    MySQL's ``GET_LOCK``), without waiting; released on leaving. On SQLite (one machine: the demo) always True."""
+    connection = connections[DEFAULT_DB_ALIAS]
+    if connection.vendor == "postgresql":
+        take, release = "SELECT pg_try_advisory_lock(hashtext(%s))", "SELECT pg_advisory_unlock(hashtext(%s))"
+    elif connection.vendor == "mysql":
+        take, release = "SELECT GET_LOCK(%s, 0)", "SELECT RELEASE_LOCK(%s)"
+    else:
+        yield True
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(take, [name])
+        taken = bool(cursor.fetchone()[0])
+    try:
+        yield taken
+    finally:
+        if taken:
+            with connection.cursor() as cursor:
+                cursor.execute(release, [name])

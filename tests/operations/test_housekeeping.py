@@ -9,9 +9,11 @@ import io
 import logging
 from datetime import timedelta
 
+import psycopg2
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.utils import timezone
 
 from operations.housekeeping import CHORES, Chore, Housekeeping
@@ -107,3 +109,29 @@ def test_the_worker_runs_the_chores(people: dict[str, User], caplog: pytest.LogC
     # then
     assert "Forgot 1 expired Idempotency-Key(s)." in out.getvalue()
     assert ran(caplog) == ["stuck jobs", "idempotency keys", "relocations cleanup"]
+
+
+def test_a_chore_another_worker_is_running_is_skipped(
+    people: dict[str, User], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Two workers: while one holds the Idempotency-Keys chore's lock, the other skips that chore, runs the rest."""
+    # given: another worker's connection holds the lock
+    caplog.set_level(logging.INFO, logger="operations.housekeeping")
+    expired_key(people["steward"], "old")
+    params = connections[DEFAULT_DB_ALIAS].get_connection_params()
+    other = psycopg2.connect(**{k: v for k, v in params.items() if k != "cursor_factory"})
+    other.autocommit = True
+    with other.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(hashtext(%s))", ["catalog-admin:housekeeping:idempotency keys"])
+
+    # when
+    try:
+        lines = Housekeeping().run_due()
+    finally:
+        other.close()
+
+    # then
+    assert lines == []
+    assert "Housekeeping: idempotency keys skipped: another worker is running it" in caplog.messages
+    assert ran(caplog) == ["stuck jobs", "relocations cleanup"]
+    assert IdempotencyKey.objects.filter(key="old").exists()
