@@ -40,7 +40,7 @@ def token_presented(request: HttpRequest) -> bool:
     """The request carries ``Authorization: Bearer <CATALOG_METRICS_TOKEN>`` (compared in constant time)."""
     token: str = settings.CATALOG_METRICS_TOKEN
     scheme, _, given = request.headers.get("Authorization", "").partition(" ")
-    return bool(token) and scheme.lower() == "bearer" and hmac.compare_digest(given.strip(), token)
+    return bool(token) and scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
 
 
 def _from_allowed_network(request: HttpRequest, networks: Sequence[Network]) -> bool:

@@ -6,6 +6,7 @@ the number of rows; throughput buckets and metastore health come from the rows a
 
 from __future__ import annotations
 
+import socket
 from datetime import timedelta
 from pathlib import Path
 
@@ -70,8 +71,14 @@ def test_a_job_that_runs_moves_its_counters(
 
 @pytest.mark.parametrize(
     ("header", "status", "code"),
-    [(None, 401, "not_authenticated"), ("Bearer wrong", 403, "permission_denied"), (f"Bearer {TOKEN}", 200, None)],
-    ids=["no-token", "wrong-token", "token"],
+    [
+        (None, 401, "not_authenticated"),
+        ("Bearer wrong", 403, "permission_denied"),
+        ("Bearer caf\u00e9", 403, "permission_denied"),
+        (f"Basic {TOKEN}", 403, "permission_denied"),
+        (f"Bearer {TOKEN}", 200, None),
+    ],
+    ids=["no-token", "wrong-token", "non-ascii-token", "not-bearer", "token"],
 )
 def test_the_token_is_required(client: Client, header: str | None, status: int, code: str | None) -> None:
     # when
@@ -189,3 +196,23 @@ def test_a_metastore_that_does_not_answer_is_down(client: Client, register_metas
     # then
     assert samples[("catalog_database_up", (("kind", "metastore"), ("name", "offline")))] == 0
     assert samples[("catalog_database_up", (("kind", "console"), ("name", "console")))] == 1
+
+
+@pytest.mark.django_db(databases="__all__")
+def test_a_metastore_that_never_answers_is_down_after_the_timeout(client: Client, register_metastore, settings) -> None:
+    """A server that accepts the connection and then says nothing: the scrape does not wait for it."""
+    # given
+    silent = socket.create_server(("127.0.0.1", 0))
+    port = silent.getsockname()[1]
+    register_metastore("silent", f"postgresql://postgres@127.0.0.1:{port}/nowhere")
+    settings.CATALOG_METRICS_HEALTH_TIMEOUT_SECONDS = 0.5
+
+    # when
+    try:
+        samples = scrape(client)
+    finally:
+        silent.close()
+
+    # then
+    assert samples[("catalog_database_up", (("kind", "metastore"), ("name", "silent")))] == 0
+    assert samples[("catalog_database_up", (("kind", "metastore"), ("name", "hive31_pg")))] == 1
