@@ -20,6 +20,7 @@ from catalog_admin.auth.config import sign_in_settings
 from catalog_admin.filesystem_options import filesystem_options, rename_limit_bytes
 from catalog_admin.metastores import database_settings, parse_metastores
 from catalog_admin.secrets import local_secret_key
+from catalog_admin.utils.scrape_access import parse_networks
 
 pymysql.install_as_MySQLdb()
 
@@ -50,6 +51,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "catalog_admin.middleware.RequestLatencyMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "catalog_admin.middleware.ContentSecurityPolicyMiddleware",
@@ -150,6 +152,17 @@ CATALOG_API_TOKEN_TTL = timedelta(days=int(os.environ.get("CATALOG_API_TOKEN_TTL
 CATALOG_IDEMPOTENCY_KEY_TTL = timedelta(hours=int(os.environ.get("CATALOG_IDEMPOTENCY_KEY_TTL_HOURS", "24")))
 # A job silent (no progress, no log line) for longer than this counts as dead: its request can then be settled.
 CATALOG_JOB_HEARTBEAT_TIMEOUT_SECONDS = int(os.environ.get("CATALOG_JOB_HEARTBEAT_TIMEOUT_SECONDS", "300"))
+# /metrics (operations/metrics.py): a bearer token and/or networks that may scrape without it; neither: refused.
+CATALOG_METRICS_TOKEN = os.environ.get("CATALOG_METRICS_TOKEN", "")
+CATALOG_METRICS_ALLOWED_NETWORKS = parse_networks(os.environ.get("CATALOG_METRICS_ALLOWED_NETWORKS", ""))
+# Each metastore's SELECT 1 in a scrape waits at most this long (it is then reported down).
+CATALOG_METRICS_HEALTH_TIMEOUT_SECONDS = float(os.environ.get("CATALOG_METRICS_HEALTH_TIMEOUT_SECONDS", "2"))
+# The worker's housekeeping (manage.py run_jobs): how often each task runs.
+CATALOG_HOUSEKEEPING_STUCK_JOBS_SECONDS = float(os.environ.get("CATALOG_HOUSEKEEPING_STUCK_JOBS_SECONDS", "60"))
+CATALOG_HOUSEKEEPING_IDEMPOTENCY_SECONDS = float(os.environ.get("CATALOG_HOUSEKEEPING_IDEMPOTENCY_SECONDS", "3600"))
+CATALOG_HOUSEKEEPING_RELOCATIONS_CLEANUP_SECONDS = float(
+    os.environ.get("CATALOG_HOUSEKEEPING_RELOCATIONS_CLEANUP_SECONDS", "3600")
+)
 # Background work runs in worker processes (``manage.py run_jobs``, or django-tasks-db's ``db_worker``) that take
 # tasks from the console's own database (Django's Tasks API through django-tasks). "eager" runs a job's task inline
 # when the enqueuing transaction commits: for tests only.

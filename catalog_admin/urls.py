@@ -9,6 +9,7 @@ from django.urls import include, path
 
 from catalog_admin import converters  # noqa: F401 (registers hive_name and partition_name)
 from catalog_admin.views import acid, data, databases, health, metastores, partitions, search, tables
+from operations.views import metrics
 
 # The browsing pages, under the "catalog" namespace (LOGIN_REDIRECT_URL is "catalog:metastores").
 catalog_patterns = [
@@ -50,6 +51,7 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("health/", health.health, name="health"),
+    path("metrics", metrics.metrics, name="metrics"),
     path("admin/", admin.site.urls),
     path("api/", include("catalog_admin.api.urls")),
     path("api/", include("operations.api.urls")),

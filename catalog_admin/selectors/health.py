@@ -9,7 +9,7 @@ from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 
 from catalog_admin.utils.text import first_line
 
-__all__ = ("HealthCheck", "HealthReport", "check_health")
+__all__ = ("HealthCheck", "HealthReport", "check_database", "check_health", "health_targets")
 
 
 @dataclass(frozen=True)
@@ -37,12 +37,17 @@ class HealthReport:
 
 def check_health() -> HealthReport:
     """Ask the console's database and each metastore (in ``METASTORE_CONFIGS`` order) to answer a query."""
-    checks = [_answer("console", "console", DEFAULT_DB_ALIAS)]
-    checks += [_answer(config.name, "metastore", config.alias) for config in settings.METASTORE_CONFIGS]
-    return HealthReport(tuple(checks))
+    return HealthReport(tuple(check_database(*target) for target in health_targets()))
 
 
-def _answer(name: str, kind: str, alias: str) -> HealthCheck:
+def health_targets() -> list[tuple[str, str, str]]:
+    """``(name, kind, alias)`` of the console's database and each metastore, in ``METASTORE_CONFIGS`` order."""
+    targets = [("console", "console", DEFAULT_DB_ALIAS)]
+    return targets + [(config.name, "metastore", config.alias) for config in settings.METASTORE_CONFIGS]
+
+
+def check_database(name: str, kind: str, alias: str) -> HealthCheck:
+    """One ``SELECT 1`` on ``alias``; an error is the check's answer, never raised."""
     try:
         with connections[alias].cursor() as cursor:
             cursor.execute("SELECT 1")

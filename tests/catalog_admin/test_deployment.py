@@ -70,6 +70,9 @@ def test_whitenoise_serves_the_static_files(client: Client) -> None:
 
 @pytest.mark.django_db(databases="__all__")
 def test_health_is_200_when_the_console_and_every_metastore_answer(client: Client, settings) -> None:
+    # given
+    client.force_login(make_user("health-admin", "admin"))
+
     # when
     response = client.get("/health/")
 
@@ -83,22 +86,29 @@ def test_health_is_200_when_the_console_and_every_metastore_answer(client: Clien
 
 
 @pytest.mark.django_db(databases="__all__")
-def test_health_is_503_naming_a_metastore_on_a_closed_port(client: Client, register_metastore) -> None:
+def test_health_is_503_naming_a_metastore_on_a_closed_port_only_to_admins_and_the_metrics_token(
+    client: Client, register_metastore, settings
+) -> None:
+    """Anonymous probes and viewers get the overall status only; an admin and the metrics token get each check."""
     # given
     register_metastore("offline", "postgresql://postgres@127.0.0.1:1/nowhere")
+    settings.CATALOG_METRICS_TOKEN = "health-token-" + "y" * 20
 
     # when
     anonymous = client.get("/health/")
+    with_token = client.get("/health/", HTTP_AUTHORIZATION=f"Bearer {settings.CATALOG_METRICS_TOKEN}")
     client.force_login(make_user("health-viewer", "viewer"))
-    signed_in = client.get("/health/")
+    viewer = client.get("/health/")
+    client.force_login(make_user("health-admin", "admin"))
+    admin = client.get("/health/")
 
     # then
-    assert anonymous.status_code == 503
-    assert anonymous.json()["status"] == "unavailable"
-    assert anonymous.json()["failing"] == ["offline"]
-    offline = next(c for c in anonymous.json()["checks"] if c["name"] == "offline")
-    assert offline == {"name": "offline", "kind": "metastore", "ok": False}  # no error text for anonymous probes
-    offline = next(c for c in signed_in.json()["checks"] if c["name"] == "offline")
-    assert offline["ok"] is False
-    assert "127.0.0.1" in offline["error"] or "refused" in offline["error"].lower()
-    assert all(c["ok"] for c in anonymous.json()["checks"] if c["name"] != "offline")
+    assert [r.status_code for r in (anonymous, with_token, viewer, admin)] == [503] * 4
+    assert anonymous.json() == {"status": "unavailable"}  # no metastore named to anonymous probes
+    assert viewer.json() == {"status": "unavailable"}
+    for detailed in (with_token, admin):
+        assert detailed.json()["failing"] == ["offline"]
+        offline = next(c for c in detailed.json()["checks"] if c["name"] == "offline")
+        assert offline["ok"] is False
+        assert "127.0.0.1" in offline["error"] or "refused" in offline["error"].lower()
+        assert all(c["ok"] for c in detailed.json()["checks"] if c["name"] != "offline")

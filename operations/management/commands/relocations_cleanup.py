@@ -1,6 +1,7 @@
 """``manage.py relocations_cleanup``: remove relocation sources whose retention time passed, and the copies of
 relocations that were reverted or whose swap never committed (each audited), under the checks made at delete time;
-what it keeps is printed with the reason. Run it from cron or a periodic job."""
+what it keeps is printed with the reason. The worker runs it on schedule too
+(``CATALOG_HOUSEKEEPING_RELOCATIONS_CLEANUP_SECONDS``, ``operations/housekeeping.py``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
+from operations.housekeeping import describe_cleanup
 from operations.services.relocate import relocations_cleanup
 
 
@@ -16,13 +18,4 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         for relocation in relocations_cleanup():
-            if relocation.kept:
-                first = relocation.kept[0]
-                self.stdout.write(
-                    f"Execution #{relocation.execution_id}: kept {len(relocation.kept)} unit(s) (first: "
-                    f"{first['location']}: {first['reason']}); the next run tries again."
-                )
-                continue
-            removed = "source" if relocation.state == relocation.State.CLEANED else "copy"
-            units = len(relocation.units)
-            self.stdout.write(f"Execution #{relocation.execution_id}: removed the {removed} ({units} unit(s)).")
+            self.stdout.write(describe_cleanup(relocation))

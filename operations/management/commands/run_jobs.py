@@ -2,8 +2,9 @@
 
 It is django-tasks-db's worker (the one ``manage.py db_worker`` runs: it takes one ready task at a time from the
 console's database with ``SELECT … FOR UPDATE SKIP LOCKED``, so several workers share the queue), plus housekeeping
-every ``--interval`` seconds: start the scheduled requests whose time has come, settle jobs whose worker died
-(``operations.services.stuck_jobs``), and forget expired Idempotency-Keys. Start as many as you want jobs at once.
+every ``--interval`` seconds: start the scheduled requests whose time has come, and the chores of
+``operations.housekeeping``, each on its own interval (settle jobs whose worker died, forget expired Idempotency-Keys,
+``relocations_cleanup``). Start as many as you want jobs at once.
 
 SIGTERM (or SIGINT): the worker takes no more tasks, and its running job stops at its next safe point and goes back
 to the queue for another worker (``jobs.request_stop``), its verified units kept; a job past its point of no return
@@ -22,16 +23,16 @@ from django_tasks import DEFAULT_TASK_BACKEND_ALIAS
 from django_tasks.base import DEFAULT_TASK_QUEUE_NAME
 from django_tasks_db.management.commands.db_worker import Worker
 
+from operations.housekeeping import Housekeeping
 from operations.services.due_requests import start_due_requests
-from operations.services.idempotency import purge_expired_idempotency_keys
 from operations.services.jobs import request_stop, worker_name
-from operations.services.stuck_jobs import settle_stuck_jobs
 
 
 class Command(BaseCommand):
     help = (
         "Run background tasks (job executions, Spark programs, scheduled starts) and, every --interval seconds, "
-        "start due scheduled requests, settle jobs whose worker died and purge expired Idempotency-Keys."
+        "start due scheduled requests and run the housekeeping whose interval has passed (dead jobs, expired "
+        "Idempotency-Keys, relocations_cleanup)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -53,24 +54,22 @@ class Command(BaseCommand):
             worker.configure_signals()
             _stop_jobs_too(worker)  # SIGTERM: take no more tasks; the running job stops at a safe point, requeued
         self.stdout.write(f"Worker {worker.worker_id} started.")
+        chores = Housekeeping()
         while worker.running:
-            self.housekeeping()
+            self.housekeeping(chores)
             worker.run()
             if options["once"]:
                 return
             close_old_connections()  # as after a web request: drop broken or aged connections
             time.sleep(options["interval"])
 
-    def housekeeping(self) -> None:
-        """What no task asks for: due scheduled requests, stuck jobs, expired Idempotency-Keys."""
+    def housekeeping(self, chores: Housekeeping) -> None:
+        """What no task asks for: due scheduled requests, then the chores whose interval has passed."""
         started = start_due_requests()
         if started:
             self.stdout.write(f"Started {started} scheduled request(s).")
-        for settled in settle_stuck_jobs():
-            self.stdout.write(f"Job #{settled.job_id}: {settled.outcome or 'left'} ({settled.reason})")
-        purged = purge_expired_idempotency_keys()
-        if purged:
-            self.stdout.write(f"Forgot {purged} expired Idempotency-Key(s).")
+        for line in chores.run_due():
+            self.stdout.write(line)
 
 
 def _stop_jobs_too(worker: Worker) -> None:
