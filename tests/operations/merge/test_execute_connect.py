@@ -26,11 +26,16 @@ pytestmark = [pytest.mark.slow]
 
 
 @pytest.fixture
-def connect_session(spark_connect: ConnectServer, tmp_path: Path) -> Iterator[Any]:
-    """A Spark Connect session with the project's Spark package as artifacts, as ``operations.spark.entry`` ships it."""
-    from pyspark.sql import SparkSession
+def connect_session(spark_connect: ConnectServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A Spark Connect session with the project's Spark package as artifacts, as ``operations.spark.entry`` ships it.
 
-    session = SparkSession.builder.remote(spark_connect.url).getOrCreate()
+    The Spark tests share one process with a classic session, which ``SparkSession.builder.remote`` refuses to sit
+    beside: the Connect builder itself makes this one, and the functions module answers for Connect while it runs
+    (``SPARK_CONNECT_MODE_ENABLED``, as ``remote()`` sets it in a driver of its own)."""
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    monkeypatch.setenv("SPARK_CONNECT_MODE_ENABLED", "1")
+    session = ConnectSession.builder.remote(spark_connect.url).getOrCreate()
     session.addArtifacts(str(package_zip(tmp_path)), pyfile=True)
     yield session
     session.stop()

@@ -22,11 +22,10 @@ from django.forms.models import model_to_dict
 
 from catalog_admin.locations import filesystem_for, is_hidden
 from catalog_admin.selectors.metastores import Metastore, get_metastore
-from operations.choices import JobState
-from operations.models import AuditRecord, Execution, Job, Relocation
+from operations.choices import JobKind, JobState
+from operations.models import AuditRecord, Execution, Job, JobLogEntry, Relocation
 from operations.services.alter import alter_execute, alter_preview_statement
 from operations.services.relocate import relocate_execute
-from operations.services.relocate_jobs import RELOCATE
 from operations.spark.programs import relocate as relocate_program
 from tests.fixtures.factories import partition_locations, table_row
 from tests.fixtures.object_store import S3Server
@@ -100,13 +99,14 @@ def run_job(metastore: Metastore, statement: str, secret: str) -> Job:
     call_command(
         "hive_ddl", statement, metastore=metastore.name, execute=True, reason="s3", actor="ops", stdout=out
     )  # fmt: skip
-    job = Job.objects.get(kind=RELOCATE, program="rewrite")
-    assert job.state == JobState.SUCCEEDED, (job.error, job.log[-3000:])
+    job = Job.objects.get(kind__in=(JobKind.COMPACT, JobKind.CONVERT), program="rewrite")
+    assert job.state == JobState.SUCCEEDED, (job.error, list(job.log_entries.values_list("message", flat=True)))
     work = Path(settings.CATALOG_SPARK_WORK_DIR) / f"job-{job.pk}"
     files = [path for path in work.rglob("*") if path.is_file()]
     assert {p.name for p in files} >= {"job.json", "driver.log", "progress.jsonl", "manifest.json"}
     assert [p for p in files if secret.encode() in p.read_bytes()] == []
-    rows = [*Job.objects.all(), *Execution.objects.all(), *Relocation.objects.all(), *AuditRecord.objects.all()]
+    rows = [*Job.objects.all(), *JobLogEntry.objects.all(), *Execution.objects.all(), *Relocation.objects.all()]
+    rows += AuditRecord.objects.all()
     assert [r for r in rows if secret in json.dumps(model_to_dict(r), default=str)] == []
     assert secret not in out.getvalue()
     return job

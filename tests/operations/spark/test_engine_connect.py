@@ -36,4 +36,5 @@ def test_a_checksum_job_runs_over_spark_connect(spark_connect: ConnectServer, se
     assert job.spark_ui_url == spark_connect.ui
     assert (job.partitions_done, job.partitions_total, job.files_done, job.files_total) == (3, 3, 9, 9)
     assert job.completed == locations
-    assert f"Driver started on {spark_connect.url} (connect" in " ".join(line["message"] for line in job.log)
+    log = " ".join(job.log_entries.values_list("message", flat=True))
+    assert f"Driver started on {spark_connect.url} (connect" in log
