@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from statistics import median
-from typing import Any
 
 __all__ = ("Throughput", "measured_throughput")
 
@@ -25,11 +24,10 @@ class Throughput:
 
 
 def measured_throughput(
-    kind: str, *, done: str, engine: str, last: int, program: str | None = None, **filters: Any
+    kind: str, *, done: str, engine: str, last: int, program: str | None = None
 ) -> Throughput | None:
     """The median ``done`` per second of the last ``last`` succeeded ``kind`` jobs on ``engine`` (its
-    ``spark_master``; empty: in the worker), of ``program`` when given, and matching ``filters``; ``None`` when none
-    ran."""
+    ``spark_master``; empty: in the worker), of ``program`` when given; ``None`` when none ran."""
     from operations.choices import JobState
     from operations.models import Job
 
@@ -42,7 +40,6 @@ def measured_throughput(
             finished_at__isnull=False,
             **{f"{done}__gt": 0},
             **({"program": program} if program else {}),
-            **filters,
         )
         .order_by("-finished_at", "-pk")
         .values_list(done, "started_at", "finished_at")[:last]

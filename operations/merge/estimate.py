@@ -22,7 +22,6 @@ __all__ = ("DEFAULT_PARTITIONS_PER_SECOND", "DurationEstimate", "estimate_durati
 # tables, 2-core machine; docs/benchmarks.md "Metastore merge"), until a merge job on this console has run (then its
 # throughput is used).
 DEFAULT_PARTITIONS_PER_SECOND = 2551.0
-MERGE_JOB = JobKind.MERGE  # the job kind whose runs are measured
 _RECENT_JOBS = 10
 
 
@@ -58,9 +57,7 @@ def estimate_duration(partitions: int) -> DurationEstimate:
 
 
 def merge_throughput() -> tuple[float, int] | None:
-    """Partitions per second (the median) of the latest succeeded merge jobs that imported partitions (not reverts,
-    run in the worker), and how many jobs."""
-    measured = measured_throughput(
-        MERGE_JOB, done="partitions_done", engine="", last=_RECENT_JOBS, change_request__revert_of__isnull=True
-    )
+    """Partitions per second (the median) of the latest succeeded merge jobs that imported partitions (run in the
+    worker; a revert is a ``merge_revert`` job), and how many jobs."""
+    measured = measured_throughput(JobKind.MERGE, done="partitions_done", engine="", last=_RECENT_JOBS)
     return (measured.rate, measured.runs) if measured is not None else None

@@ -8,8 +8,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from operations.choices import JobKind
 from operations.estimates import measured_throughput
-from operations.merge.estimate import MERGE_JOB, estimate_duration
+from operations.merge.estimate import estimate_duration
 from operations.models import Job
 
 pytestmark = pytest.mark.django_db
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.django_db
 def _merge_job(partitions: int, seconds: int, engine: str = "") -> None:
     end = timezone.now()
     Job.objects.create(
-        kind=MERGE_JOB, state="succeeded", partitions_done=partitions, spark_master=engine,
+        kind=JobKind.MERGE, state="succeeded", partitions_done=partitions, spark_master=engine,
         started_at=end - timedelta(seconds=seconds), finished_at=end,
     )  # fmt: skip
 
@@ -42,8 +43,8 @@ def test_the_model_is_the_same_for_bytes_and_partitions() -> None:
     # given
     _merge_job(5_000, 10)
     # when
-    partitions = measured_throughput(MERGE_JOB, done="partitions_done", engine="", last=10)
-    nothing = measured_throughput(MERGE_JOB, done="bytes_done", engine="", last=10)
+    partitions = measured_throughput(JobKind.MERGE, done="partitions_done", engine="", last=10)
+    nothing = measured_throughput(JobKind.MERGE, done="bytes_done", engine="", last=10)
     # then
     assert partitions is not None and (partitions.rate, partitions.runs) == (500, 1)
     assert nothing is None
