@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 __all__ = ("FETCH_ROWS", "connect", "copy", "fault_point", "publish", "run", "unit_key", "with_passwords")
 
 FETCH_ROWS = 5_000
+# The JDBC driver class of each vendor, named so Spark finds it in jars added with spark.jars (not on the system
+# class path of a spark-submit driver); PostgreSQL's and MariaDB's Connector/J jars.
+JDBC_DRIVERS = {"postgresql": "org.postgresql.Driver", "mysql": "org.mariadb.jdbc.Driver"}
 
 
 def fault_point(name: str) -> None:
@@ -291,6 +294,7 @@ def _frame(spark: SparkSession, plan: dict, step: dict, low: int, high: int) -> 
     frame = (
         spark.read.format("jdbc")
         .option("url", source["jdbc"])
+        .option("driver", JDBC_DRIVERS[source["vendor"]])
         .option("dbtable", f"({query}) merge_unit")
         .option("partitionColumn", step["scope"])
         .option("lowerBound", str(low))
