@@ -72,9 +72,9 @@ def test_without_spark_the_worker_copies_as_the_local_engine_and_publishes_in_it
     # then: published, on the engine the job names, and no backend idled in a transaction while units copied
     assert job.state == "succeeded", job.error
     assert Database.objects.using(target).filter(name__in=IMPORTED).count() == 2
+    assert len(seen) > 1 and seen == [[]] * len(seen)
     assert job.spark_master == "local"
     assert JobLogEntry.objects.filter(job=job, message__startswith="Merging on the local engine").exists()
-    assert len(seen) > 1 and seen == [[]] * len(seen)
 
 
 def test_a_merge_that_failed_while_copying_resumes_through_the_runner_from_its_journal(
