@@ -14,11 +14,12 @@ Hive keeps allocating past the reserved range, and its cached blocks lie below i
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from django.db import DatabaseError, connections, transaction
 
-from catalog_admin.db import allow_metastore_writes
+from catalog_admin.db import allow_metastore_writes, check_metastore_statement
 from catalog_admin.errors import ApplicationError, ErrorCode, metastore_unavailable
 from catalog_admin.ids import reserve_ids
 from operations.merge.copy_plan import build_plan, check_supported, plan_secrets
@@ -173,17 +174,24 @@ def _run(
             request_of(merge), merge.database_ids, merge.offsets, merge.completed, id_spans=_reserved_spans(merge),
             key_spans=key_spans,
         )  # fmt: skip
-        with_secrets = program.with_passwords(plan, plan_secrets(plan))  # in this process's memory only
-        if copy_units is None:
-            program.copy(spark, with_secrets, journaled)
-        else:
-            copy_units(plan, journal)
+        in_memory = _guarded(program.with_passwords(plan, plan_secrets(plan)), merge.target)  # never written
+        with allow_metastore_writes():
+            if copy_units is None:
+                program.copy(spark, in_memory, journaled)
+            else:
+                check_metastore_statement(merge.target, "INSERT")  # the driver's executors write on their own
+                copy_units(plan, journal)
         report({"phase": "publish"})  # the point of no return: a cancel is taken only before it
-        _publish(merge, with_secrets, report, spark)
+        _publish(merge, in_memory, report, spark)
     except BaseException as exc:
         _finish(merge, MergeImport.State.FAILED, f"{type(exc).__name__}: {exc}")
         raise
     return _finish(merge, MergeImport.State.PUBLISHED, "")
+
+
+def _guarded(plan: dict[str, Any], target: str) -> dict[str, Any]:
+    """``plan`` whose target connections pass every statement through the metastore write guard."""
+    return {**plan, "target": {**plan["target"], "guard": partial(check_metastore_statement, target)}}
 
 
 def _publish(merge: MergeImport, plan: dict[str, Any], report: Callable[[dict], None], spark: Any) -> None:

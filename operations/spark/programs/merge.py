@@ -135,7 +135,8 @@ def _copy_unit(spark: SparkSession | None, plan: dict, step: dict, low: int, hig
             return written
     finally:
         target.close()
-    counts = _frame(spark, plan, step, low, high).mapInArrow(_partition_writer(plan["target"], step), "written long")
+    side = {key: value for key, value in plan["target"].items() if key != "guard"}  # the console's, not shipped
+    counts = _frame(spark, plan, step, low, high).mapInArrow(_partition_writer(side, step), "written long")
     return sum(row["written"] for row in counts.collect())
 
 
@@ -145,7 +146,8 @@ def _publish(
     """Every publishing table in one transaction: all visible at its commit, nothing before (``into``: the caller's
     connection and transaction, which the caller commits)."""
     rows: dict[str, int] = {}
-    target = into or connect(plan["target"])
+    guard = plan["target"].get("guard")
+    target = (_Guarded(into, guard) if guard else into) if into is not None else connect(plan["target"])
     try:
         for step in steps:
             if step.get("rows"):  # a few rows the plan carries itself (NEXT_WRITE_ID)
@@ -423,7 +425,53 @@ def _streaming_cursor(side: dict, connection: Any) -> Any:
 
 
 def connect(side: dict) -> Any:
-    """A DB-API connection (autocommit off) to a plan's ``source`` or ``target``."""
+    """A DB-API connection (autocommit off) to a plan's ``source`` or ``target``; with the side's ``guard`` (a
+    function of each statement, given in memory by the console's worker: its metastore write guard) every statement
+    passes it first."""
+    connection = _connect(side)
+    return _Guarded(connection, side["guard"]) if side.get("guard") else connection
+
+
+class _Guarded:
+    """A connection whose cursors pass every statement to ``guard`` before running it."""
+
+    def __init__(self, connection: Any, guard: Callable[[str], None]) -> None:
+        self._connection, self._guard = connection, guard
+
+    def cursor(self, *args: Any, **kwargs: Any) -> Any:
+        return _GuardedCursor(self._connection.cursor(*args, **kwargs), self._guard)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._connection, name)
+
+
+class _GuardedCursor:
+    def __init__(self, cursor: Any, guard: Callable[[str], None]) -> None:
+        self._cursor, self._guard = cursor, guard
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        self._guard(sql)
+        return self._cursor.execute(sql, *args)
+
+    def executemany(self, sql: str, *args: Any) -> Any:
+        self._guard(sql)
+        return self._cursor.executemany(sql, *args)
+
+    def copy_expert(self, sql: str, *args: Any) -> Any:
+        self._guard(sql)
+        return self._cursor.copy_expert(sql, *args)
+
+    def __enter__(self) -> _GuardedCursor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._cursor.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cursor, name)
+
+
+def _connect(side: dict) -> Any:
     params, password = side["dbapi"], side.get("password") or ""
     if side["vendor"] == "postgresql":
         import psycopg2

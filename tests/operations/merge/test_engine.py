@@ -10,6 +10,7 @@ These tests commit into their own targets (``tests/fixtures/merge.py``).
 from __future__ import annotations
 
 import secrets
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +20,18 @@ from django.conf import settings as django_settings
 from django.contrib.auth.models import User
 from django.db import connections
 
+from catalog_admin.db import MetastoreWriteForbidden, allow_metastore_writes
 from catalog_admin.models import Database
+from operations.merge import execute
+from operations.merge.execute import merge_execute
+from operations.merge.preview import merge_preview
 from operations.models import ChangeRequest, Execution, Job, JobLogEntry, MergeImport
 from operations.services import spark_jobs
 from operations.services.change_requests import change_request_execute
 from operations.services.jobs import job_resume
 from operations.spark.programs import merge as program
+from tests.fixtures.merge import metastore_dump
+from tests.operations.merge.test_execute import _request
 from tests.operations.merge.test_workflow import _approved
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow, pytest.mark.usefixtures("eager_jobs")]
@@ -169,3 +176,29 @@ def test_a_merge_job_copies_on_spark_with_the_passwords_in_the_drivers_environme
         str(list(Execution.objects.filter(pk=job.change_request.execution_id).values())),
     ]
     assert not any(pw in row for pw in passwords.values() for row in rows)
+
+
+def test_a_write_guard_refusal_stops_the_copy_with_a_named_error_and_writes_nothing(
+    merge_target, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given: the guard opens for the reservation only (the copy's statements then run with it closed)
+    target = merge_target("3.1.0")
+    request = _request("hive31_pg", target)
+    opened: list[int] = []
+
+    def once() -> AbstractContextManager[None]:
+        opened.append(1)
+        return allow_metastore_writes() if len(opened) == 1 else nullcontext()
+
+    monkeypatch.setattr(execute, "allow_metastore_writes", once)
+    before = metastore_dump(target, skip=("SEQUENCE_TABLE",))
+
+    # when
+    with pytest.raises(MetastoreWriteForbidden, match=f"Refused to write to metastore '{target}'.*DELETE"):
+        merge_execute(request, merge_preview(request))
+
+    # then: the copy stopped at its first statement; nothing of it reached the target
+    journal = MergeImport.objects.get(target=target)
+    assert journal.state == MergeImport.State.FAILED and journal.completed == []
+    assert "MetastoreWriteForbidden" in journal.error
+    assert metastore_dump(target, skip=("SEQUENCE_TABLE",)) == before
