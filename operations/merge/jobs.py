@@ -9,6 +9,12 @@ the job's ``partitions_done`` of ``partitions_total`` (what the estimate of late
 is taken between copy units (each committed and journaled, invisible to Hive); once the publishing transaction starts
 it is too late. A cancelled merge's journal (``MergeImport``, failed with its completed units) lets ``merge_resume``
 continue it.
+
+The engine (``operations.merge.engine``) is logged and kept as the job's ``spark_master``: ``local`` (the worker
+copies) or a Spark master, on which the copy units run as the merge program (``run_spark_program``: progress, the
+application, cancel stopping the driver), the passwords in the driver's environment only. A merge that failed after
+reserving keeps its request executing and its execution in ``job.plan["execution"]``: ``job_resume`` continues that
+journal (``merge_run_resume``).
 """
 
 from __future__ import annotations

@@ -28,7 +28,8 @@ from operations.merge.preview import merge_preview
 from operations.models import ChangeRequest, Execution, Job, JobLogEntry, MergeImport
 from operations.services import spark_jobs
 from operations.services.change_requests import change_request_execute
-from operations.services.jobs import job_resume
+from operations.services.jobs import job_cancel, job_resume
+from operations.spark.entry import process_alive
 from operations.spark.programs import merge as program
 from tests.fixtures.merge import metastore_dump
 from tests.operations.merge.test_execute import _request
@@ -202,3 +203,41 @@ def test_a_write_guard_refusal_stops_the_copy_with_a_named_error_and_writes_noth
     assert journal.state == MergeImport.State.FAILED and journal.completed == []
     assert "MetastoreWriteForbidden" in journal.error
     assert metastore_dump(target, skip=("SEQUENCE_TABLE",)) == before
+
+
+@pytest.mark.spark
+@pytest.mark.skipif(not POSTGRESQL_JDBC.is_file(), reason="needs Debian's PostgreSQL JDBC driver")
+def test_a_merge_cancelled_on_spark_stops_its_driver_and_publishes_nothing(
+    people: dict[str, User],
+    django_capture_on_commit_callbacks,
+    merge_target,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    settings,  # noqa: ANN001
+) -> None:
+    # given: the cancel arrives as soon as the driver runs
+    target = merge_target("3.1.0")
+    request = _approved(people, target=target)
+    settings.CATALOG_MERGE_ENGINE, settings.CATALOG_SPARK_MASTER = "spark", "local[2]"
+    settings.CATALOG_SPARK_CONF = f"spark.jars={POSTGRESQL_JDBC}"
+    settings.CATALOG_SPARK_WORK_DIR, settings.CATALOG_SPARK_LOCAL_DIR = str(tmp_path / "work"), tmp_path / "launch"
+    record = spark_jobs._record_progress
+
+    def cancelling(handle, reader, files):  # noqa: ANN001, ANN202
+        if handle.job.cancel_requested_at is None:
+            job_cancel(job=handle.job, user=people["steward"])
+        return record(handle, reader, files)
+
+    monkeypatch.setattr(spark_jobs, "_record_progress", cancelling)
+
+    # when
+    job = _executed(people, request, django_capture_on_commit_callbacks)
+
+    # then: the driver (and its application) stopped, the request failed, nothing published, the journal kept
+    request.refresh_from_db()
+    assert (job.state, request.state) == ("cancelled", "failed"), job.error
+    assert job.driver_pid and not process_alive(job.driver_pid)
+    assert JobLogEntry.objects.filter(job=job, message="The driver was stopped").exists()
+    assert not Database.objects.using(target).filter(name__in=IMPORTED).exists()
+    journal = MergeImport.objects.get(target=target)
+    assert journal.state == MergeImport.State.FAILED and journal.completed == job.completed
