@@ -32,6 +32,7 @@ from operations.services.jobs import job_cancel, job_resume
 from operations.spark.entry import process_alive
 from operations.spark.programs import merge as program
 from tests.fixtures.merge import metastore_dump
+from tests.fixtures.spark_connect import ConnectServer
 from tests.operations.merge.test_execute import _request
 from tests.operations.merge.test_workflow import _approved
 
@@ -241,3 +242,28 @@ def test_a_merge_cancelled_on_spark_stops_its_driver_and_publishes_nothing(
     assert not Database.objects.using(target).filter(name__in=IMPORTED).exists()
     journal = MergeImport.objects.get(target=target)
     assert journal.state == MergeImport.State.FAILED and journal.completed == job.completed
+
+
+@pytest.mark.skipif(not POSTGRESQL_JDBC.is_file(), reason="needs Debian's PostgreSQL JDBC driver")
+def test_a_merge_job_copies_through_spark_connect_when_the_engine_is_a_connect_server(
+    people: dict[str, User],
+    django_capture_on_commit_callbacks,
+    merge_target,
+    spark_connect: ConnectServer,
+    tmp_path: Path,
+    settings,  # noqa: ANN001
+) -> None:
+    # given: CATALOG_SPARK_MASTER names a Spark Connect server (auto: merges copy there)
+    target = merge_target("3.1.0")
+    request = _approved(people, target=target)
+    settings.CATALOG_SPARK_MASTER, settings.CATALOG_SPARK_MASTER_UI = spark_connect.url, spark_connect.ui
+    settings.CATALOG_SPARK_WORK_DIR, settings.CATALOG_SPARK_LOCAL_DIR = str(tmp_path / "work"), tmp_path / "launch"
+
+    # when
+    job = _executed(people, request, django_capture_on_commit_callbacks)
+
+    # then: copied on the server (its application and UI linked), published by the worker
+    assert job.state == "succeeded", job.error + job.log_tail
+    assert (job.spark_master, job.spark_ui_url) == (spark_connect.url, spark_connect.ui) and job.spark_app_id
+    assert Database.objects.using(target).filter(name__in=IMPORTED).count() == 2
+    assert MergeImport.objects.get(target=target).completed == job.completed != []
