@@ -21,6 +21,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 __all__ = (
     "MetastoreWriteForbidden",
     "allow_metastore_writes",
+    "check_metastore_statement",
     "install_write_guard",
     "is_read_only_sql",
 )
@@ -85,12 +86,19 @@ def _reads_only(bare: str) -> bool:
     )
 
 
-def _forbid_writes(execute: Callable, sql: str, params: Any, many: bool, context: dict) -> Any:
+def check_metastore_statement(alias: str, sql: str) -> None:
+    """The guard's rule for one statement to metastore ``alias``: one that could write is refused
+    (``MetastoreWriteForbidden``, naming the metastore and the statement) outside :func:`allow_metastore_writes`.
+    Django's connections apply it to every statement; a program's own DB-API connection to a metastore (the merge's)
+    calls it before each."""
     if not _writes_allowed.get() and not is_read_only_sql(sql):
-        alias = context["connection"].alias
         raise MetastoreWriteForbidden(
             f"Refused to write to metastore '{alias}' outside the service layer: {(sql.split() or ['?'])[0].upper()} …"
         )
+
+
+def _forbid_writes(execute: Callable, sql: str, params: Any, many: bool, context: dict) -> Any:
+    check_metastore_statement(context["connection"].alias, sql)
     return execute(sql, params, many, context)
 
 

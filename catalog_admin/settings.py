@@ -184,6 +184,9 @@ CATALOG_SPARK_LOCAL_DIR = VAR_DIR / "spark-jobs"
 # --deploy-mode cluster; needs an object-store or HDFS CATALOG_SPARK_WORK_DIR); a standalone master refuses cluster
 # mode for Python applications, so drivers stay in client mode there (the job log says so).
 CATALOG_SPARK_DEPLOY_MODE = os.environ.get("CATALOG_SPARK_DEPLOY_MODE", "client")
+# Where a merge copies (operations/merge/engine.py): auto (Spark when CATALOG_SPARK_MASTER is not local[...]), spark
+# (the engine above, local[*] included) or local (in the worker).
+CATALOG_MERGE_ENGINE = os.environ.get("CATALOG_MERGE_ENGINE", "auto")
 # What Hive itself would take, for the comparison in every preview (operations/planners/common.py): a fixed cost,
 # plus one per partition Hive rewrites and one per statistics row it deletes. The defaults are calibrated by
 # benchmarks/alter.py against Spark's Hive 2.3 client on a local PostgreSQL; production Hive is usually slower,

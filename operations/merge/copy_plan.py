@@ -33,6 +33,7 @@ __all__ = (
     "build_plan",
     "check_supported",
     "cut_ranges",
+    "plan_secrets",
     "shifted_column",
 )
 
@@ -70,6 +71,8 @@ UNSUPPORTED = {
     "SKEWED_COL_VALUE_LOC_MAP": "skewed value locations (SKEWED_STRING_LIST is not carried yet)",
 }
 DEFAULT_BATCH_IDS = 50_000
+# Where the program finds each side's password in its environment (names only: the plan never holds a password).
+PASSWORD_ENV = {"source": "CATALOG_MERGE_SOURCE_PASSWORD", "target": "CATALOG_MERGE_TARGET_PASSWORD"}
 
 
 def shifted_column(table: str) -> str | None:
@@ -121,8 +124,8 @@ def build_plan(
     if write_ids:
         steps.append(_write_id_step(tgt, write_ids))
     return {
-        "source": _side(request.source, src.vendor),
-        "target": _side(request.target, tgt.vendor),
+        "source": _side("source", request.source, src.vendor),
+        "target": _side("target", request.target, tgt.vendor),
         "location_rules": [[r.old, r.new] for r in request.location_rules],
         "renames": dict(request.renames),
         "steps": steps,
@@ -266,9 +269,10 @@ def _column_rule(
     return ["copy", source, None]
 
 
-def _side(alias: str, vendor: str) -> dict[str, Any]:
-    """How the program connects: DB-API parameters and a JDBC URL, without the password (the driver and executors
-    take it from ``CATALOG_ADMIN_MERGE_PASSWORD_<ALIAS>`` when the database needs one)."""
+def _side(role: str, alias: str, vendor: str) -> dict[str, Any]:
+    """How the program connects to the ``role`` side: DB-API parameters and a JDBC URL from the metastore's
+    ``DATABASES`` entry, without the password: the program takes it from its environment's ``password_env``
+    (:func:`plan_secrets` fills it from the same entry when the driver is launched)."""
     db = settings.DATABASES[alias]
     port = int(db.get("PORT") or (5432 if vendor == "postgresql" else 3306))
     host, name, user = db.get("HOST") or "127.0.0.1", db["NAME"], db.get("USER") or ""
@@ -278,8 +282,21 @@ def _side(alias: str, vendor: str) -> dict[str, Any]:
         "vendor": vendor,
         "dbapi": {"host": host, "port": port, "dbname": name, "user": user},
         "jdbc": f"jdbc:{scheme}://{host}:{port}/{name}?user={user}",
-        "password_env": f"CATALOG_ADMIN_MERGE_PASSWORD_{alias.upper()}",
+        "password_env": PASSWORD_ENV[role],
     }
+
+
+def plan_secrets(plan: dict[str, Any]) -> dict[str, str]:
+    """The environment the program needs for ``plan``: each side's password from the metastore's ``DATABASES``
+    entry (the configuration the console connects with), under the side's ``password_env``; none for a side
+    without one. For a driver's environment or the worker's memory only, never for a file, log or row."""
+    secrets = {}
+    for role in ("source", "target"):
+        side = plan[role]
+        password = settings.DATABASES[side["alias"]].get("PASSWORD") or ""
+        if password:
+            secrets[side["password_env"]] = str(password)
+    return secrets
 
 
 def _unit_where(table: CarriedTable, database_ids: list[int], id_span: tuple[int, int] | None) -> str:

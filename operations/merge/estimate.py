@@ -15,6 +15,7 @@ from django.conf import settings
 
 from operations.choices import JobKind
 from operations.estimates import measured_throughput
+from operations.merge.engine import LOCAL, merge_engine
 
 __all__ = ("DEFAULT_PARTITIONS_PER_SECOND", "DurationEstimate", "estimate_duration", "merge_throughput")
 
@@ -32,6 +33,7 @@ class DurationEstimate:
     partitions: int
     partitions_per_second: float
     basis: str
+    engine: str = LOCAL  # where the merge would copy (``operations.merge.engine``): ``local`` or the Spark master
 
     @property
     def seconds(self) -> float:
@@ -43,21 +45,24 @@ class DurationEstimate:
             "partitions": self.partitions,
             "partitions_per_second": round(self.partitions_per_second, 1),
             "basis": self.basis,
+            "engine": self.engine,
         }
 
 
 def estimate_duration(partitions: int) -> DurationEstimate:
     """The estimate for a merge of ``partitions`` partitions, from earlier merge jobs or the benchmark's figure."""
-    measured = merge_throughput()
+    engine = merge_engine()
+    measured = merge_throughput(engine)
     if measured is not None:
         rate, jobs = measured
-        return DurationEstimate(partitions, rate, f"the throughput of the last {jobs} merge job(s) on this console")
+        basis = f"the throughput of the last {jobs} merge job(s) on the {engine} engine"
+        return DurationEstimate(partitions, rate, basis, engine)
     rate = float(getattr(settings, "CATALOG_MERGE_PARTITIONS_PER_SECOND", DEFAULT_PARTITIONS_PER_SECOND))
-    return DurationEstimate(partitions, rate, "the benchmark's figure (CATALOG_MERGE_PARTITIONS_PER_SECOND)")
+    return DurationEstimate(partitions, rate, "the benchmark's figure (CATALOG_MERGE_PARTITIONS_PER_SECOND)", engine)
 
 
-def merge_throughput() -> tuple[float, int] | None:
-    """Partitions per second (the median) of the latest succeeded merge jobs that imported partitions (run in the
-    worker; a revert is a ``merge_revert`` job), and how many jobs."""
-    measured = measured_throughput(JobKind.MERGE, done="partitions_done", engine="", last=_RECENT_JOBS)
+def merge_throughput(engine: str = LOCAL) -> tuple[float, int] | None:
+    """Partitions per second (the median) of the latest succeeded merge jobs on ``engine`` that imported partitions
+    (a revert is a ``merge_revert`` job), and how many jobs."""
+    measured = measured_throughput(JobKind.MERGE, done="partitions_done", engine=engine, last=_RECENT_JOBS)
     return (measured.rate, measured.runs) if measured is not None else None

@@ -14,14 +14,15 @@ Hive keeps allocating past the reserved range, and its cached blocks lie below i
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from django.db import DatabaseError, connections, transaction
 
-from catalog_admin.db import allow_metastore_writes
+from catalog_admin.db import allow_metastore_writes, check_metastore_statement
 from catalog_admin.errors import ApplicationError, ErrorCode, metastore_unavailable
 from catalog_admin.ids import reserve_ids
-from operations.merge.copy_plan import build_plan, check_supported
+from operations.merge.copy_plan import build_plan, check_supported, plan_secrets
 from operations.merge.events import write_merge_events
 from operations.merge.plan import MergePreview
 from operations.merge.preview import merge_preview
@@ -37,9 +38,11 @@ from operations.staleness import compare_plans, stale_message, stale_preview_err
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ("UNFINISHED", "merge_execute", "merge_resume", "request_of", "unfinished_merges")
+__all__ = ("UNFINISHED", "CopyUnits", "merge_execute", "merge_resume", "request_of", "unfinished_merges")
 
 UNFINISHED = MergeImport.UNFINISHED
+# Runs a plan's copy units elsewhere (a Spark driver): given the password-free plan and a function journaling units.
+CopyUnits = Callable[[dict[str, Any], Callable[[list[str]], None]], None]
 
 BY_NAME = {t.name: t for t in CARRIED_TABLES}
 
@@ -51,6 +54,7 @@ def merge_execute(
     report: Callable[[dict], None] = lambda e: None,
     spark: SparkSession | None = None,
     execution: Execution | None = None,
+    copy_units: CopyUnits | None = None,
 ) -> MergeImport:
     """Re-preview, refuse when the plan changed since ``approved`` or is blocked, then reserve, copy and publish."""
     current = merge_preview(request)
@@ -61,11 +65,16 @@ def merge_execute(
     if not current.is_executable:
         raise blocked_error(MergeChange(current).blockers)
     merge = _reserve(current, execution)
-    return _run(merge, report, spark, key_spans={t.table: t.source_keys for t in current.tables})
+    spans = {t.table: t.source_keys for t in current.tables}
+    return _run(merge, report, spark, key_spans=spans, copy_units=copy_units)
 
 
 def merge_resume(
-    merge: MergeImport, *, report: Callable[[dict], None] = lambda e: None, spark: SparkSession | None = None
+    merge: MergeImport,
+    *,
+    report: Callable[[dict], None] = lambda e: None,
+    spark: SparkSession | None = None,
+    copy_units: CopyUnits | None = None,
 ) -> MergeImport:
     """Finish a merge that stopped before publishing: completed units are skipped, the rest copied, then published.
     A merge whose publishing transaction committed (the crash came after it) is only marked published."""
@@ -75,7 +84,7 @@ def merge_resume(
         )
     if _is_published(merge):
         return _finish(merge, MergeImport.State.PUBLISHED, "")
-    return _run(merge, report, spark)
+    return _run(merge, report, spark, copy_units=copy_units)
 
 
 def unfinished_merges(source: str, target: str) -> list[MergeImport]:
@@ -143,17 +152,21 @@ def _run(
     report: Callable[[dict], None],
     spark: SparkSession | None,
     key_spans: dict[str, tuple[int, int] | None] | None = None,
+    copy_units: CopyUnits | None = None,
 ) -> MergeImport:
-    """The program on the journaled plan (cut by the executed preview's ``key_spans``, or read again on resume); each
-    unit it reports done is journaled at once. The program publishes into this process's transaction on the target,
-    which then takes the notification events (``operations.merge.events``) and commits: rows and events together."""
+    """The program on the journaled plan (cut by the executed preview's ``key_spans``, or read again on resume): its
+    copy units (in this process, or ``copy_units``: a Spark driver given the password-free plan), each journaled once
+    done, then the publish (:func:`_publish`)."""
     merge.state, merge.error = MergeImport.State.COPYING, ""
     merge.save(update_fields=["state", "error", "updated_at"])
 
-    def journal(event: dict[str, Any]) -> None:
+    def journal(units: list[str]) -> None:
+        merge.completed = list(dict.fromkeys([*merge.completed, *units]))
+        merge.save(update_fields=["completed", "updated_at"])
+
+    def journaled(event: dict[str, Any]) -> None:
         if "unit_done" in event:
-            merge.completed = [*merge.completed, event["unit_done"]]
-            merge.save(update_fields=["completed", "updated_at"])
+            journal([event["unit_done"]])
         report(event)
 
     try:
@@ -161,13 +174,33 @@ def _run(
             request_of(merge), merge.database_ids, merge.offsets, merge.completed, id_spans=_reserved_spans(merge),
             key_spans=key_spans,
         )  # fmt: skip
-        with allow_metastore_writes(), transaction.atomic(using=merge.target):  # the publishing transaction
-            program.run(spark, plan, journal, publish_on=connections[merge.target])
-            write_merge_events(merge)
-    except Exception as exc:
+        in_memory = _guarded(program.with_passwords(plan, plan_secrets(plan)), merge.target)  # never written
+        with allow_metastore_writes():
+            if copy_units is None:
+                program.copy(spark, in_memory, journaled)
+            else:
+                check_metastore_statement(merge.target, "INSERT")  # the driver's executors write on their own
+                copy_units(plan, journal)
+        report({"phase": "publish"})  # the point of no return: a cancel is taken only before it
+        _publish(merge, in_memory, report, spark)
+    except BaseException as exc:
         _finish(merge, MergeImport.State.FAILED, f"{type(exc).__name__}: {exc}")
         raise
     return _finish(merge, MergeImport.State.PUBLISHED, "")
+
+
+def _guarded(plan: dict[str, Any], target: str) -> dict[str, Any]:
+    """``plan`` whose target connections pass every statement through the metastore write guard."""
+    return {**plan, "target": {**plan["target"], "guard": partial(check_metastore_statement, target)}}
+
+
+def _publish(merge: MergeImport, plan: dict[str, Any], report: Callable[[dict], None], spark: Any) -> None:
+    """The publishing transaction, opened here (after the copy: the worker's target connection does not idle in a
+    transaction while units are copied) on this process's connection under the write guard: the program's rows and
+    the notification events (``operations.merge.events``) commit together."""
+    with allow_metastore_writes(), transaction.atomic(using=merge.target):
+        program.publish(spark, plan, report, into=connections[merge.target])
+        write_merge_events(merge)
 
 
 def _reserved_spans(merge: MergeImport) -> dict[str, tuple[int, int]]:

@@ -9,25 +9,41 @@ the job's ``partitions_done`` of ``partitions_total`` (what the estimate of late
 is taken between copy units (each committed and journaled, invisible to Hive); once the publishing transaction starts
 it is too late. A cancelled merge's journal (``MergeImport``, failed with its completed units) lets ``merge_resume``
 continue it.
+
+The engine (``operations.merge.engine``) is logged and kept as the job's ``spark_master``: ``local`` (the worker
+copies) or a Spark master, on which the copy units run as the merge program (``run_spark_program``: progress, the
+application, cancel stopping the driver), the passwords in the driver's environment only. A merge that failed after
+reserving keeps its request executing and its execution in ``job.plan["execution"]``: ``job_resume`` continues that
+journal (``merge_run_resume``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from catalog_admin.errors import ApplicationError
 from operations.choices import JobKind
-from operations.merge.run import merge_revert_run, merge_run
+from operations.merge.copy_plan import plan_secrets
+from operations.merge.engine import LOCAL, merge_engine
+from operations.merge.execute import CopyUnits
+from operations.merge.run import merge_revert_run, merge_run, merge_run_resume
 from operations.merge.workflow import MergeChange, MergeRevertChange
-from operations.models import ChangeRequest, Job
+from operations.models import ChangeRequest, Job, MergeImport
 from operations.services.alter_jobs import end_cancelled_request, end_request, failed_execution
 from operations.services.change_requests import approved_plan, change_request_plan
-from operations.services.jobs import JobCancelled, JobHandle, create_job, register_job_kind
+from operations.services.jobs import JobCancelled, JobHandle, JobInterrupted, create_job, register_job_kind
+from operations.services.spark_jobs import run_spark_program
 
 __all__ = ("MERGE", "MERGE_REVERT", "enqueue_merge", "progress_of")
 
 MERGE = JobKind.MERGE
 MERGE_REVERT = JobKind.MERGE_REVERT
+ENGINES = {
+    True: "the worker copies (PostgreSQL to PostgreSQL a COPY pipe, otherwise batched reads and writes) and publishes",
+    False: "the copy units run as a Spark job, the worker publishes",
+}
 
 
 def enqueue_merge(request: ChangeRequest, actor: str) -> Job:
@@ -56,21 +72,62 @@ def progress_of(event: Any) -> tuple[str, int | None]:
 def _run_merge(handle: JobHandle) -> None:
     request = handle.job.change_request
     assert request is not None, "a merge job belongs to a change request"
-    handle.log(f"Previewing {request.statement}")
+    engine = merge_engine()
+    handle.log(f"Merging on the {engine} engine: {ENGINES[engine == LOCAL]}", spark_master=engine)
+    copy_units = None if engine == LOCAL else _on_spark(handle)
+    report = partial(_report, handle)
     actor, reason = request.requester.get_username(), f"change request #{request.pk}"
     try:
-        change = change_request_plan(request)
-        assert isinstance(change, MergeChange)
-        execution = merge_run(
-            change, actor=actor, source="ui", reason=reason, approved=approved_plan(request),
-            report=lambda event: _report(handle, event),
-        )  # fmt: skip
+        stopped = _stopped_merge(handle.job)
+        if stopped is not None:
+            handle.log(f"Resuming merge #{stopped.pk} from its journal: {len(stopped.completed)} unit(s) done")
+            execution = merge_run_resume(stopped, report=report, copy_units=copy_units)
+        else:
+            handle.log(f"Previewing {request.statement}")
+            change = change_request_plan(request)
+            assert isinstance(change, MergeChange)
+            execution = merge_run(
+                change, actor=actor, source="ui", reason=reason, approved=approved_plan(request), report=report,
+                copy_units=copy_units,
+            )  # fmt: skip
     except ApplicationError as exc:
-        if isinstance(exc.__cause__, JobCancelled):  # stopped between two copy units
+        _keep_execution(handle, exc)
+        if isinstance(exc.__cause__, JobCancelled | JobInterrupted):  # stopped between two copy units
             raise exc.__cause__ from None
+        if _stopped_merge(handle.job) is not None:
+            raise  # the journal holds the completed units: the job fails resumable, the request stays executing
         end_request(request, failed_execution(exc), exc.message)
         raise
-    _succeed(handle, request, execution, partitions_done=request.preview.get("partitions_touched"))
+    total = request.preview.get("partitions_touched")
+    _succeed(handle, request, execution, partitions_done=total, partitions_total=total)
+
+
+def _on_spark(handle: JobHandle) -> CopyUnits:
+    """The copy units as the merge program on the Spark engine (``run_spark_program``: progress, the application,
+    cancel), the plan's passwords in the driver's environment only; the units it reported are journaled."""
+
+    def copy_units(plan: dict[str, Any], journal: Callable[[list[str]], None]) -> None:
+        try:
+            run_spark_program(handle, program="merge", plan={**plan, "phases": ["copy"]}, secrets=plan_secrets(plan))
+        finally:
+            journal(handle.completed)
+
+    return copy_units
+
+
+def _keep_execution(handle: JobHandle, exc: ApplicationError) -> None:
+    """Remember the execution a stopped merge recorded: a resumed job continues its journal."""
+    execution = exc.details.get("execution")
+    if execution is not None:
+        handle.update(plan={**handle.job.plan, "execution": execution})
+
+
+def _stopped_merge(job: Job) -> MergeImport | None:
+    """The unfinished journal of the execution this job started, if a former attempt stopped before publishing."""
+    execution = job.plan.get("execution")
+    if execution is None:
+        return None
+    return MergeImport.objects.filter(execution_id=execution, state__in=MergeImport.UNFINISHED).first()
 
 
 def _run_merge_revert(handle: JobHandle) -> None:

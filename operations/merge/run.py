@@ -14,15 +14,15 @@ from typing import Any
 from django.utils import timezone
 
 from catalog_admin.errors import ApplicationError, ErrorCode
-from operations.merge.execute import merge_execute
+from operations.merge.execute import CopyUnits, merge_execute, merge_resume
 from operations.merge.revert import merge_revert
 from operations.merge.workflow import MERGE_FIELDS, MergeChange, MergeRevertChange, merge_import_of
-from operations.models import Execution
+from operations.models import Execution, MergeImport
 from operations.rules import blocked_error
 from operations.services.audit import audit_execution
 from operations.staleness import compare_plans, stale_message, stale_preview_error
 
-__all__ = ("merge_revert_run", "merge_run")
+__all__ = ("merge_revert_run", "merge_run", "merge_run_resume")
 
 Report = Callable[[Any], None]
 
@@ -36,6 +36,7 @@ def merge_run(
     approved: dict[str, Any] | None = None,
     report: Report = lambda event: None,
     spark: Any = None,
+    copy_units: CopyUnits | None = None,
 ) -> Execution:
     """Run exactly ``change`` (rebuilt just now; ``approved``: the plan a change request's approvers saw) and return
     its execution; raises the ``ApplicationError`` that stopped it (``details["execution"]`` once one was recorded)."""
@@ -43,12 +44,52 @@ def merge_run(
     execution = _start(change, actor=actor, source=source, reason=reason)
     started = time.monotonic()
     try:
-        merge_execute(change.preview.request, change.preview, report=report, spark=spark, execution=execution)
+        merge_execute(
+            change.preview.request, change.preview, report=report, spark=spark, execution=execution,
+            copy_units=copy_units,
+        )  # fmt: skip
     except Exception as exc:
         raise _failed(execution, change, started, exc) from exc
-    counts = {t.table: {"insert": t.rows} for t in change.preview.tables if t.rows}
-    _finish(execution, change, started, Execution.State.SUCCEEDED, actual_counts=counts)
+    _finish(execution, change, started, Execution.State.SUCCEEDED, actual_counts=_counts(execution.preview))
     return execution
+
+
+def merge_run_resume(merge: MergeImport, *, report: Report = lambda event: None,
+                     copy_units: CopyUnits | None = None) -> Execution:  # fmt: skip
+    """Continue the stopped merge ``merge`` (its completed units kept, ``merge_resume``) as the execution that
+    started it, which ends succeeded or failed again; raises as :func:`merge_run`."""
+    execution = merge.execution
+    if execution is None:
+        raise ApplicationError(
+            ErrorCode.INVALID_STATE, f"Merge #{merge.pk} has no execution to continue.", {"merge": merge.pk}
+        )
+    execution.state, execution.error, execution.finished_at = Execution.State.RUNNING, "", None
+    execution.save(update_fields=["state", "error", "finished_at"])
+    recorded = _Recorded(execution)
+    started = time.monotonic()
+    try:
+        merge_resume(merge, report=report, copy_units=copy_units)
+    except Exception as exc:
+        raise _failed(execution, recorded, started, exc) from exc
+    _finish(execution, recorded, started, Execution.State.SUCCEEDED, actual_counts=_counts(execution.preview))
+    return execution
+
+
+class _Recorded:
+    """The executed plan as its execution recorded it (what the audit of a resumed merge names)."""
+
+    def __init__(self, execution: Execution) -> None:
+        self.preview = execution.preview
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.preview)
+
+
+Ran = MergeChange | MergeRevertChange | _Recorded
+
+
+def _counts(preview: dict[str, Any]) -> dict[str, dict[str, int]]:
+    return {t["table"]: {"insert": t["rows"]} for t in preview.get("tables", []) if t.get("rows")}
 
 
 def merge_revert_run(
@@ -98,7 +139,7 @@ def _start(
     )
 
 
-def _failed(execution: Execution, change: MergeChange | MergeRevertChange, started: float, exc: Exception) -> Exception:
+def _failed(execution: Execution, change: Ran, started: float, exc: Exception) -> Exception:
     message = exc.message if isinstance(exc, ApplicationError) else f"{type(exc).__name__}: {exc}"
     _finish(execution, change, started, Execution.State.FAILED, error=message)
     if isinstance(exc, ApplicationError):
@@ -107,9 +148,7 @@ def _failed(execution: Execution, change: MergeChange | MergeRevertChange, start
     return ApplicationError(ErrorCode.EXECUTION_FAILED, f"Merge failed: {message}", {"execution": execution.pk})
 
 
-def _finish(
-    execution: Execution, change: MergeChange | MergeRevertChange, started: float, state: str, **fields: Any
-) -> None:
+def _finish(execution: Execution, change: Ran, started: float, state: str, **fields: Any) -> None:
     """End ``execution`` (unless the core already ended it) and audit it."""
     execution.refresh_from_db()
     if execution.state == Execution.State.RUNNING:

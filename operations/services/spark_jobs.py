@@ -92,14 +92,25 @@ def enqueue_spark_job(
     )  # fmt: skip
 
 
-def run_spark_program(handle: JobHandle) -> dict[str, Any]:
-    """Run the job's program as a Spark driver and follow it; its manifest. A cancel request stops the driver and
-    raises ``JobCancelled``; a stopping worker stops it and raises ``JobInterrupted`` (the staging kept); a driver
-    that fails raises ``ApplicationError`` (execution_failed)."""
+def run_spark_program(
+    handle: JobHandle,
+    *,
+    program: str = "",
+    plan: dict[str, Any] | None = None,
+    secrets: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """Run the job's program (or ``program`` on ``plan``: a runner whose job row holds no plan, the merge) as a Spark
+    driver and follow it; its manifest. ``secrets``: more of the driver's environment (never written anywhere). A
+    cancel request stops the driver and raises ``JobCancelled``; a stopping worker stops it and raises
+    ``JobInterrupted`` (the staging kept); a driver that fails raises ``ApplicationError`` (execution_failed)."""
     job = handle.job
     engine = spark_engine()
-    files = _driver_files(job, engine)
-    secrets = credentials_environment(job.plan.get("filesystems", {}).get("s3", {}))  # the driver's environment only
+    plan = job.plan if plan is None else plan
+    files = _driver_files(job, engine, program or job.program, plan)
+    secrets = {  # the driver's environment only
+        **credentials_environment(plan.get("filesystems", {}).get("s3", {})),
+        **(secrets or {}),
+    }
     process = spark.launch_driver(engine, files, secrets)
     handle.log(
         f"Driver started on {engine.master} ({engine.kind}, {engine.deploy_description})", driver_pid=process.pid,
@@ -134,16 +145,21 @@ def _stop_driver(handle: JobHandle, engine: spark.SparkEngine, process: Any) -> 
     handle.log("The driver was stopped")
 
 
-def _driver_files(job: Job, engine: spark.SparkEngine) -> spark.DriverFiles:
+def _driver_files(job: Job, engine: spark.SparkEngine, program: str, plan: dict[str, Any]) -> spark.DriverFiles:
     """The attempt's local launch directory and its work location (``CATALOG_SPARK_WORK_DIR``: a local directory,
     or an object-store/HDFS URI read through the filesystem layer)."""
     attempt = f"job-{job.pk}/attempt-{job.attempts}"
     work = WorkDir(f"{str(settings.CATALOG_SPARK_WORK_DIR).rstrip('/')}/{attempt}", settings.CATALOG_FILESYSTEMS)
     return spark.write_driver_files(
-        Path(settings.CATALOG_SPARK_LOCAL_DIR) / attempt, engine=engine, program=job.program,
-        plan={**job.plan, "completed": list(job.completed)}, app_name=f"catalog-admin job {job.pk}",
+        Path(settings.CATALOG_SPARK_LOCAL_DIR) / attempt, engine=engine, program=program,
+        plan={**plan, "completed": _completed(plan, job)}, app_name=f"catalog-admin job {job.pk}",
         worker_pid=0 if engine.deploy_mode == "cluster" else _pid(), work=work,
     )  # fmt: skip
+
+
+def _completed(plan: dict[str, Any], job: Job) -> list[str]:
+    """The units a new driver skips: the plan's (a merge's journal) and the job's verified ones."""
+    return list(dict.fromkeys([*plan.get("completed", ()), *job.completed]))
 
 
 def remove_staging(job: Job) -> bool:

@@ -34,9 +34,12 @@ from operations.spark.programs.frames import parallelism
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ("FETCH_ROWS", "connect", "fault_point", "run", "unit_key")
+__all__ = ("FETCH_ROWS", "connect", "copy", "fault_point", "publish", "run", "unit_key", "with_passwords")
 
 FETCH_ROWS = 5_000
+# The JDBC driver class of each vendor, named so Spark finds it in jars added with spark.jars (not on the system
+# class path of a spark-submit driver); PostgreSQL's and MariaDB's Connector/J jars.
+JDBC_DRIVERS = {"postgresql": "org.postgresql.Driver", "mysql": "org.mariadb.jdbc.Driver"}
 
 
 def fault_point(name: str) -> None:
@@ -52,14 +55,25 @@ def unit_key(step: dict, low: int) -> str:
 
 
 def run(spark: SparkSession | None, plan: dict, report: Callable[[dict], None], *, publish_on: Any = None) -> dict:
-    """Copy every unit not yet completed, then publish; the manifest counts rows per table. ``publish_on``: a
-    connection whose open transaction the publishing rows go into, left for its owner to add to (the notification
-    events) and commit; None: the program's own connection, committed here."""
+    """Copy every unit not yet completed, then publish (not when ``plan["phases"]`` names ``copy`` only: the driver
+    of a merge job, whose worker publishes); the manifest counts rows per table. ``publish_on``: a connection whose
+    open transaction the publishing rows go into, left for its owner to add to (the notification events) and commit;
+    None: the program's own connection, committed here. Passwords come from the plan in memory or, in a driver, from
+    its environment (:func:`with_passwords`)."""
     started = time.monotonic()
+    plan = with_passwords(plan, os.environ)
+    rows = copy(spark, plan, report)
+    if "publish" in plan.get("phases", ("copy", "publish")):
+        report({"phase": "publish"})  # the point of no return: a cancel is taken only before it
+        rows.update(publish(spark, plan, report, into=publish_on))
+    return {"program": "merge", "rows": rows, "seconds": round(time.monotonic() - started, 3)}
+
+
+def copy(spark: SparkSession | None, plan: dict, report: Callable[[dict], None]) -> dict[str, int]:
+    """Every copy unit not in ``plan["completed"]``, each committed, then reported ``{"unit_done": key}``; rows
+    written per table."""
     completed = set(plan.get("completed", ()))
-    copy_steps = [s for s in plan["steps"] if s["phase"] == "copy"]
-    publish_steps = [s for s in plan["steps"] if s["phase"] == "publish"]
-    units = [(s, r) for s in copy_steps for r in s["ranges"]]
+    units = [(s, r) for s in plan["steps"] if s["phase"] == "copy" for r in s["ranges"]]
     total = len(units) + 1
     done = sum(1 for s, r in units if unit_key(s, r[0]) in completed)
     report({"message": f"Copying {total - 1 - done} of {total - 1} batches", "partitions_done": done,
@@ -76,10 +90,29 @@ def run(spark: SparkSession | None, plan: dict, report: Callable[[dict], None], 
         report({"unit_done": key})
         report({"partitions_done": done, "partitions_total": total, "table": step["table"],
                 "message": f"{step['table']}: {rows[step['table']]} rows"})  # fmt: skip
-    report({"phase": "publish"})  # the point of no return: a cancel is taken only before it
-    rows.update(_publish(spark, plan, publish_steps, report, publish_on))
+    return rows
+
+
+def publish(spark: SparkSession | None, plan: dict, report: Callable[[dict], None], *, into: Any = None) -> dict:
+    """The publishing tables in one transaction (``into``: the caller's connection and open transaction, which the
+    caller commits; None: the program's own, committed here); rows written per table."""
+    plan = with_passwords(plan, os.environ)
+    steps = [s for s in plan["steps"] if s["phase"] == "publish"]
+    rows = _publish(spark, plan, steps, report, into)
+    total = sum(len(s["ranges"]) for s in plan["steps"] if s["phase"] == "copy") + 1
     report({"partitions_done": total, "partitions_total": total, "message": "Published"})
-    return {"program": "merge", "rows": rows, "seconds": round(time.monotonic() - started, 3)}
+    return rows
+
+
+def with_passwords(plan: dict, environ: Any) -> dict:
+    """``plan`` with each side's password (``side["password_env"]`` looked up in ``environ``) in memory: a side
+    that has one keeps it. The plan as written (job.json, the job row) never holds one."""
+    sides = {
+        name: {**side, "password": side.get("password") or environ.get(side.get("password_env", ""), "")}
+        for name in ("source", "target")
+        if isinstance(side := plan.get(name), dict)
+    }
+    return {**plan, **sides}
 
 
 # Units ---------------------------------------------------------------------------------------------------------
@@ -102,7 +135,8 @@ def _copy_unit(spark: SparkSession | None, plan: dict, step: dict, low: int, hig
             return written
     finally:
         target.close()
-    counts = _frame(spark, plan, step, low, high).mapInArrow(_partition_writer(plan["target"], step), "written long")
+    side = {key: value for key, value in plan["target"].items() if key != "guard"}  # the console's, not shipped
+    counts = _frame(spark, plan, step, low, high).mapInArrow(_partition_writer(side, step), "written long")
     return sum(row["written"] for row in counts.collect())
 
 
@@ -112,7 +146,8 @@ def _publish(
     """Every publishing table in one transaction: all visible at its commit, nothing before (``into``: the caller's
     connection and transaction, which the caller commits)."""
     rows: dict[str, int] = {}
-    target = into or connect(plan["target"])
+    guard = plan["target"].get("guard")
+    target = (_Guarded(into, guard) if guard else into) if into is not None else connect(plan["target"])
     try:
         for step in steps:
             if step.get("rows"):  # a few rows the plan carries itself (NEXT_WRITE_ID)
@@ -261,6 +296,7 @@ def _frame(spark: SparkSession, plan: dict, step: dict, low: int, high: int) -> 
     frame = (
         spark.read.format("jdbc")
         .option("url", source["jdbc"])
+        .option("driver", JDBC_DRIVERS[source["vendor"]])
         .option("dbtable", f"({query}) merge_unit")
         .option("partitionColumn", step["scope"])
         .option("lowerBound", str(low))
@@ -268,7 +304,7 @@ def _frame(spark: SparkSession, plan: dict, step: dict, low: int, high: int) -> 
         .option("numPartitions", str(min(parallel, high - low + 1)))
         .option("fetchsize", str(FETCH_ROWS))
     )
-    password = os.environ.get(source["password_env"])
+    password = source.get("password")
     if password:
         frame = frame.option("password", password)
     frame = frame.load()
@@ -389,8 +425,54 @@ def _streaming_cursor(side: dict, connection: Any) -> Any:
 
 
 def connect(side: dict) -> Any:
-    """A DB-API connection (autocommit off) to a plan's ``source`` or ``target``."""
-    params, password = side["dbapi"], os.environ.get(side["password_env"]) or ""
+    """A DB-API connection (autocommit off) to a plan's ``source`` or ``target``; with the side's ``guard`` (a
+    function of each statement, given in memory by the console's worker: its metastore write guard) every statement
+    passes it first."""
+    connection = _connect(side)
+    return _Guarded(connection, side["guard"]) if side.get("guard") else connection
+
+
+class _Guarded:
+    """A connection whose cursors pass every statement to ``guard`` before running it."""
+
+    def __init__(self, connection: Any, guard: Callable[[str], None]) -> None:
+        self._connection, self._guard = connection, guard
+
+    def cursor(self, *args: Any, **kwargs: Any) -> Any:
+        return _GuardedCursor(self._connection.cursor(*args, **kwargs), self._guard)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._connection, name)
+
+
+class _GuardedCursor:
+    def __init__(self, cursor: Any, guard: Callable[[str], None]) -> None:
+        self._cursor, self._guard = cursor, guard
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        self._guard(sql)
+        return self._cursor.execute(sql, *args)
+
+    def executemany(self, sql: str, *args: Any) -> Any:
+        self._guard(sql)
+        return self._cursor.executemany(sql, *args)
+
+    def copy_expert(self, sql: str, *args: Any) -> Any:
+        self._guard(sql)
+        return self._cursor.copy_expert(sql, *args)
+
+    def __enter__(self) -> _GuardedCursor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._cursor.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cursor, name)
+
+
+def _connect(side: dict) -> Any:
+    params, password = side["dbapi"], side.get("password") or ""
     if side["vendor"] == "postgresql":
         import psycopg2
 

@@ -35,6 +35,7 @@ def test_succeeded_merge_jobs_give_their_measured_throughput() -> None:
             kind=JobKind.MERGE,
             state=state,
             partitions_done=done,
+            spark_master="local",
             started_at=end - timedelta(seconds=10),
             finished_at=end,
         )
@@ -42,4 +43,4 @@ def test_succeeded_merge_jobs_give_their_measured_throughput() -> None:
     estimate = estimate_duration(4_000)
     # then
     assert (estimate.partitions_per_second, estimate.seconds) == (2_000, 2.0)
-    assert estimate.basis == "the throughput of the last 2 merge job(s) on this console"
+    assert estimate.basis == "the throughput of the last 2 merge job(s) on the local engine"
