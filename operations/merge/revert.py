@@ -5,7 +5,9 @@ normalized dump of the target equals the one before the import (the reserved ids
 Rows Hive attached to imported objects since (a partition Hive added to an imported table: its TBL_ID in the range,
 its own PART_ID outside) are found first; revert refuses, naming them, unless ``include_hive_rows`` deletes them too
 (with their own children, storage descriptors and SerDes). The revert writes the DROP_TABLE and DROP_DATABASE events
-Hive writes for dropping them (``operations.merge.events``) in the same transaction.
+Hive writes for dropping them (``operations.merge.events``) in the same transaction. Once that committed, the data the
+merge copied for its location rules is removed (``operations.merge.data_copy.remove_merge_copies``): a directory
+something in the target uses now, or holding a file the merge did not copy, is kept (``MergeImport.data_copy["kept"]``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from django.db import transaction
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError, ErrorCode
 from operations.merge.copy_plan import BY_NAME, COPY_TABLES, PUBLISH_TABLES, shifted_column
+from operations.merge.data_copy import remove_merge_copies
 from operations.merge.events import write_revert_events
 from operations.merge.reads import MetastoreReader
 from operations.merge.write_ids import WRITE_ID_TABLE, imported_write_ids, name_condition
@@ -91,6 +94,7 @@ def merge_revert(merge: MergeImport, *, include_hive_rows: bool = False) -> Merg
                 cursor.execute(f"DELETE FROM {tgt.table(name)} WHERE {imported_rows(merge, name, tgt, attached)}")
     merge.state = MergeImport.State.REVERTED
     merge.save(update_fields=["state", "updated_at"])
+    remove_merge_copies(merge)  # the rows are gone: the copied data goes, under the cleanup's delete-time checks
     return merge
 
 
