@@ -36,7 +36,7 @@ from operations.spark.programs import relocate
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ("copy_merge_data", "journal_data_units", "remove_merge_copies")
+__all__ = ("copied_directories", "copy_merge_data", "journal_data_units", "remove_merge_copies")
 
 Report = Callable[[dict], None]
 
@@ -72,6 +72,12 @@ def copy_merge_data(merge: MergeImport, report: Report, spark: SparkSession | No
     }}  # fmt: skip
     merge.save(update_fields=["data_copy", "updated_at"])
     return manifest
+
+
+def copied_directories(merge: MergeImport) -> tuple[str, ...]:
+    """The directories ``merge`` copied data into (or began to): what its revert removes."""
+    started = merge.data_copy.get("files", {})
+    return tuple(unit["destination"] for unit in merge.data_copy.get("units", []) if unit["key"] in started)
 
 
 def remove_merge_copies(merge: MergeImport) -> list[dict[str, Any]]:

@@ -17,13 +17,15 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.db import connections
+from django.template.loader import render_to_string
 
 from catalog_admin.db import allow_metastore_writes
 from operations.merge.execute import merge_execute, merge_resume
 from operations.merge.preview import merge_preview
 from operations.merge.reads import MetastoreReader
 from operations.merge.request import MergeRequest, parse_location_rule
-from operations.merge.revert import merge_revert
+from operations.merge.revert import merge_revert, merge_revert_preview
+from operations.merge.workflow import MergeChange
 from operations.models import MergeImport
 from operations.spark.programs import merge as program
 
@@ -87,6 +89,8 @@ def test_the_preview_lists_the_data_the_rules_move_and_nothing_when_they_move_no
     assert stored["files"] == data.files and stored["units"] == len(data.units)
     assert stored["seconds"] == round(max(data.bytes / stored["bytes_per_second"], 0.1), 1)
     assert "CATALOG_MERGE_COPY_BYTES_PER_SECOND" in stored["basis"]
+    page = render_to_string("operations/inc/merge_preview.html", {"m": MergeChange(preview).as_dict()})
+    assert 'id="merge-data-copy"' in page and f"{data.files} files" in page and data.units[0].key in page
     # when
     same = parse_location_rule(f"{_warehouse(source)}={_warehouse(source)}")
     unmoved = merge_preview(MergeRequest(source, target, ("sales",), (("sales", "s2"),), (same,)))
@@ -119,6 +123,10 @@ def test_the_merge_copies_the_data_verified_then_revert_removes_it_and_the_sourc
     # given a file Hive wrote into one copy since
     written = Path(locations[0].removeprefix("file:")) / "written-after.txt"
     written.write_text("new\n")
+    shown = merge_revert_preview(merge).as_dict()["data_copies"]
+    assert shown["directories"] == len(merge.data_copy["units"]) and written.parent.as_posix() in " ".join(
+        location.removeprefix("file:") for location in merge_revert_preview(merge).copies
+    )
     # when
     merge_revert(merge)
     # then
@@ -211,3 +219,35 @@ def test_a_source_outside_the_source_metastores_roots_blocks(merge_target, tmp_p
     # then
     blockers = [b for b in preview.blockers if b.code == "data_source_outside_roots"]
     assert len(blockers) == 1 and f"file:{outside}" in blockers[0].message
+
+
+class _Stop(Exception):
+    """What a job's report raises at a safe point when a cancel was requested (``JobCancelled`` there)."""
+
+
+def test_a_stop_between_data_units_publishes_nothing_and_the_merge_resumes(merge_target) -> None:
+    """Stopped at the first verified data unit: that unit is journaled, no imported database is visible; the resumed
+    merge copies the rest and publishes."""
+    # given
+    source, target = _pair(merge_target)
+    request = _request(source, target)
+
+    def stop_at_first_data_unit(event: dict) -> None:
+        if str(event.get("unit_done", "")).startswith("data "):
+            raise _Stop
+
+    # when
+    with pytest.raises(_Stop):
+        merge_execute(request, merge_preview(request), report=stop_at_first_data_unit)
+    # then
+    merge = MergeImport.objects.get(target=target)
+    assert merge.state == MergeImport.State.FAILED and len(merge.data_copy["completed"]) == 1
+    visible = 'SELECT COUNT(*) FROM "DBS" WHERE "NAME" LIKE %s'
+    assert MetastoreReader(target).scalar(visible, ["%_imported"]) == 0
+    # when
+    merge_resume(merge)
+    # then
+    merge.refresh_from_db()
+    assert merge.state == MergeImport.State.PUBLISHED
+    assert MetastoreReader(target).scalar(visible, ["%_imported"]) == 2
+    assert _tree(_warehouse(target) / "imported") == _merged(_tree(_warehouse(source)))
