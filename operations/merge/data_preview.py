@@ -6,7 +6,8 @@ through the no-follow file layer (``catalog_admin.locations``) within :data:`LIS
 Blockers (one per kind, the first :data:`NAMED` subjects named, the rest counted): a symbolic link in the data, a
 source outside the *source* metastore's governed roots, a destination not strictly inside the *target's*, a
 destination that exists and holds files, a filesystem the console cannot read, more data than a preview lists. A
-source directory that does not exist holds no data: nothing to copy (Hive reads it as empty too).
+source directory that does not exist holds no data: nothing to copy (Hive reads it as empty too); nor do the units
+below a missing directory, which are not listed one by one.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from catalog_admin.locations import FileEntry, filesystem_for
 from catalog_admin.selectors.locations import governed_roots
 from catalog_admin.selectors.metastores import Metastore
 from operations.choices import JobKind
-from operations.containment import named_links
+from operations.containment import ancestors, named_links
 from operations.merge.data_plan import DataCopyPlan, DataUnit
 from operations.merge.plan import MergeBlocker
 from operations.merge.reads import MetastoreReader
@@ -66,7 +67,10 @@ def data_copy_preview(
     moved = moved_locations(request, src, ids)
     findings, units, budget = _Findings(), [], LISTED_FILES
     source_roots, target_roots = governed_roots(source), governed_roots(target)
-    for key, origin, destination in moved:
+    absent = "\0"  # the last directory found missing (sources in path order): what lies below it is not listed
+    for key, origin, destination in sorted(moved, key=lambda unit: unit[1]):
+        if origin.startswith(absent):
+            continue
         if not any(is_inside(origin, root) for root in source_roots.locations):
             findings.add("data_source_outside_roots", f"{key} ({origin})")
             continue
@@ -75,6 +79,7 @@ def data_copy_preview(
             continue
         listed = _listed(origin, source.alias, budget, findings, key)
         if listed is None:
+            absent = _highest_missing(origin, source.alias) + "/"
             continue
         budget -= len(listed)
         if budget < 0:
@@ -86,7 +91,7 @@ def data_copy_preview(
         if listed:
             _check_destination(destination, target.alias, findings, key)
             units.append(DataUnit(key, origin, destination, len(listed), sum(entry.size for entry in listed)))
-    plan = _with_estimate(tuple(units))
+    plan = _with_estimate(tuple(sorted(units, key=lambda unit: unit.key)))
     return plan, findings.blockers(source, target)
 
 
@@ -116,6 +121,17 @@ def _listed(location: str, alias: str, budget: int, findings: _Findings, key: st
     if listed is None and filesystem.exists(location) is None:
         findings.add("data_unreadable", f"{key} ({location})")
     return listed
+
+
+def _highest_missing(location: str, alias: str) -> str:
+    """The outermost of ``location`` and its parents that does not exist (``location`` is missing), so that the
+    partitions of a table whose directory is gone are not listed one by one."""
+    filesystem, missing = filesystem_for(location, alias), location
+    for parent in ancestors(location):
+        if filesystem.exists(parent) is not False:
+            break
+        missing = parent
+    return missing
 
 
 def _check_destination(destination: str, alias: str, findings: _Findings, key: str) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -91,6 +92,14 @@ def test_the_preview_lists_the_data_the_rules_move_and_nothing_when_they_move_no
     assert "CATALOG_MERGE_COPY_BYTES_PER_SECOND" in stored["basis"]
     page = render_to_string("operations/inc/merge_preview.html", {"m": MergeChange(preview).as_dict()})
     assert 'id="merge-data-copy"' in page and f"{data.files} files" in page and data.units[0].key in page
+    # given the orders table's own directory gone (its archived partitions stay)
+    shutil.rmtree(_warehouse(source) / "sales.db" / "orders")
+    # when
+    without = merge_preview(_request(source, target)).data_copy
+    # then nothing below the missing directory is copied, nothing blocks
+    orders = {u.source for u in without.units if u.key.startswith("sales_imported.orders/")}
+    assert orders and all("/archive/" in location for location in orders)
+    assert without.files == data.files - sum(1 for p in on_disk if "sales.db/orders/" in str(p))
     # when
     same = parse_location_rule(f"{_warehouse(source)}={_warehouse(source)}")
     unmoved = merge_preview(MergeRequest(source, target, ("sales",), (("sales", "s2"),), (same,)))
