@@ -27,6 +27,7 @@ from operations.merge.data_plan import DataCopyPlan, DataUnit
 from operations.merge.plan import MergeBlocker
 from operations.merge.reads import MetastoreReader
 from operations.merge.request import MergeRequest
+from operations.models import MergeImport
 from operations.planners.data_scope import estimate_duration
 
 __all__ = ("DEFAULT_COPY_BYTES_PER_SECOND", "LISTED_FILES", "data_copy_preview", "moved_locations")
@@ -67,6 +68,7 @@ def data_copy_preview(
     moved = moved_locations(request, src, ids)
     findings, units, budget = _Findings(), [], LISTED_FILES
     source_roots, target_roots = governed_roots(source), governed_roots(target)
+    unfinished = _unfinished_copies(request)
     absent = "\0"  # the last directory found missing (sources in path order): what lies below it is not listed
     for key, origin, destination in sorted(moved, key=lambda unit: unit[1]):
         if origin.startswith(absent):
@@ -88,7 +90,7 @@ def data_copy_preview(
         if links := [entry.location for entry in listed if entry.symlink]:
             findings.found["data_symlink"] += links
             continue
-        if listed:
+        if listed and destination not in unfinished:
             _check_destination(destination, target.alias, findings, key)
             units.append(DataUnit(key, origin, destination, len(listed), sum(entry.size for entry in listed)))
     plan = _with_estimate(tuple(sorted(units, key=lambda unit: unit.key)))
@@ -121,6 +123,13 @@ def _listed(location: str, alias: str, budget: int, findings: _Findings, key: st
     if listed is None and filesystem.exists(location) is None:
         findings.add("data_unreadable", f"{key} ({location})")
     return listed
+
+
+def _unfinished_copies(request: MergeRequest) -> set[str]:
+    """Destinations an unfinished merge from the source into the target copied into: its own, resumed or reverted
+    with it (the ``unfinished_merge`` blocker says so), not someone else's files."""
+    merges = MergeImport.objects.filter(source=request.source, target=request.target, state__in=MergeImport.UNFINISHED)
+    return {unit["destination"] for merge in merges for unit in merge.data_copy.get("units", [])}
 
 
 def _highest_missing(location: str, alias: str) -> str:
