@@ -2,18 +2,19 @@
 Copying the data a merge's location rules move, before anything is published, and removing it when the merge is
 reverted. The journal is ``MergeImport.data_copy``::
 
-    {"units": [{"key", "source", "destination"}, ...],     # the approved preview's units (journal_data_units)
+    {"units": [{"key", "source", "destination"}, ...],     # the approved preview's units (data_journal)
      "files": {key: [[relative path, size], ...]},         # each unit's files as listed right before its copy
      "completed": [key, ...],                               # units copied and verified
      "checksums": {key: {destination: checksum}},           # the copies' checksums (the run that verified them)
      "kept": [{"key", "location", "reason"}, ...]}          # what a revert could not remove, and why
 
 ``copy_merge_data`` copies every unit not completed with the relocation's verified copy (the relocate program:
-per file, size and checksum from the bytes of both ends; on the given Spark session, else in this process), each
-unit journaled the moment it verified; a resumed merge re-verifies the completed units against their sources (a
-unit that no longer matches is copied again) and copies the rest. It raises unless every unit verified, so the
-merge publishes only what was copied. Source data is never deleted. A cancel is taken between units: each verified
-unit is reported as ``{"unit_done": "data <key>"}``, where the merge job checks for one.
+per file, size and checksum from the bytes of both ends; on the given Spark session, else in this process), the
+verified units journaled every :data:`JOURNAL_SECONDS` and whenever the copy stops; a resumed merge re-verifies the
+completed units against their sources (a unit that no longer matches is copied again) and copies the rest. It raises
+unless every unit verified, so the merge publishes only what was copied. Source data is never deleted. A cancel is
+taken between batches of units (the relocate program's batches of about 256 files): each is reported as
+``{"unit_done": "data …"}``, where the merge job checks for one.
 
 ``remove_merge_copies`` (after a revert deleted the imported rows) removes the copied directories under the
 relocation cleanup's delete-time checks: nothing in the target at, in or above one, and nothing in it the merge did
@@ -22,6 +23,7 @@ not copy (a file written since is kept, and reported).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -36,15 +38,17 @@ from operations.spark.programs import relocate
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ("copied_directories", "copy_merge_data", "journal_data_units", "remove_merge_copies")
+__all__ = ("copied_directories", "copy_merge_data", "data_journal", "remove_merge_copies")
 
 Report = Callable[[dict], None]
+JOURNAL_SECONDS = 5.0  # verified units are journaled at most this often (and whenever the copy stops): the journal
+# is one JSON value, rewritten whole, so a merge of many small units does not rewrite it after each
 
 
-def journal_data_units(merge: MergeImport, plan: DataCopyPlan) -> None:
-    """Journal the approved preview's units on a new merge, before anything is copied."""
-    merge.data_copy = {"units": plan.journal(), "files": {}, "completed": [], "checksums": {}}
-    merge.save(update_fields=["data_copy", "updated_at"])
+def data_journal(plan: DataCopyPlan) -> dict[str, Any]:
+    """A new merge's ``data_copy`` journal: the approved preview's units, nothing copied yet (recorded with the
+    reserved ids, so a merge that stops at any point resumes with its data to copy)."""
+    return {"units": plan.journal(), "files": {}, "completed": [], "checksums": {}}
 
 
 def copy_merge_data(merge: MergeImport, report: Report, spark: SparkSession | None = None) -> dict[str, Any]:
@@ -58,14 +62,29 @@ def copy_merge_data(merge: MergeImport, report: Report, spark: SparkSession | No
     plan = _copy_plan(merge, pending)
     report({"message": f"Data copy: {len(pending)} of {len(journal['units'])} unit(s) to copy"})
 
+    verified: list[str] = []  # units verified since the journal was last written
+    written = [time.monotonic()]
+
+    def journal() -> None:
+        if verified:
+            _journal(merge, completed=verified)
+            verified.clear()
+        written[0] = time.monotonic()
+
     def on_event(event: dict[str, Any]) -> None:
         if "unit_done" in event:
-            _journal(merge, completed=event["unit_done"])
-            report({"unit_done": f"data {event['unit_done']}"})
-        elif "files_done" in event:
+            verified.append(event["unit_done"])
+        elif "files_done" in event and "message" not in event:  # a batch done (not the opening totals): safe point
+            if time.monotonic() - written[0] >= JOURNAL_SECONDS:
+                journal()
             report({"message": f"Data copy: {event['files_done']:,} of {event.get('files_total', '?')} file(s)"})
+            report({"unit_done": f"data {event.get('partitions_done', 0)} of {len(journal_units)} unit(s)"})
 
-    manifest = relocate.run(spark, plan, on_event)
+    journal_units = merge.data_copy["units"]
+    try:
+        manifest = relocate.run(spark, plan, on_event)
+    finally:
+        journal()  # whatever stopped the copy (a cancel, a failure), the verified units stay verified
     verify_copy_manifest(plan, manifest)
     merge.data_copy = {**merge.data_copy, "checksums": {
         **merge.data_copy.get("checksums", {}), **{key: unit["checksums"] for key, unit in manifest["units"].items()}
@@ -144,10 +163,10 @@ def _still_equal(merge: MergeImport, unit: dict[str, str]) -> bool:
     )
 
 
-def _journal(merge: MergeImport, *, completed: str | None = None, files: dict[str, Any] | None = None) -> None:
+def _journal(merge: MergeImport, *, completed: list[str] | None = None, files: dict[str, Any] | None = None) -> None:
     journal = dict(merge.data_copy)
-    if completed is not None:
-        journal["completed"] = [*journal.get("completed", []), completed]
+    if completed:
+        journal["completed"] = [*journal.get("completed", []), *completed]
     if files:
         journal["files"] = {**journal.get("files", {}), **files}
     merge.data_copy = journal

@@ -24,7 +24,7 @@ from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError, ErrorCode, metastore_unavailable
 from catalog_admin.ids import reserve_ids
 from operations.merge.copy_plan import build_plan, check_supported
-from operations.merge.data_copy import copy_merge_data, journal_data_units
+from operations.merge.data_copy import copy_merge_data, data_journal
 from operations.merge.events import write_merge_events
 from operations.merge.plan import MergePreview
 from operations.merge.preview import merge_preview
@@ -64,7 +64,6 @@ def merge_execute(
     if not current.is_executable:
         raise blocked_error(MergeChange(current).blockers)
     merge = _reserve(current, execution)
-    journal_data_units(merge, current.data_copy)
     return _run(merge, report, spark, key_spans={t.table: t.source_keys for t in current.tables})
 
 
@@ -128,6 +127,7 @@ def _reserve(preview: MergePreview, execution: Execution | None) -> MergeImport:
         id_ranges={t: [starts[t], starts[t] + high - low] for t, (low, high) in spans.items()},
         offsets={t: starts[t] - low for t, (low, _) in spans.items()},
         execution=execution,
+        data_copy=data_journal(preview.data_copy),  # the data to copy, journaled with the ids: a resume copies it too
     )
 
 

@@ -29,6 +29,7 @@ from operations.merge.revert import merge_revert, merge_revert_preview
 from operations.merge.workflow import MergeChange
 from operations.models import MergeImport
 from operations.spark.programs import merge as program
+from operations.spark.programs import relocate
 
 pytestmark = [pytest.mark.matrix, pytest.mark.slow]
 
@@ -234,12 +235,13 @@ class _Stop(Exception):
     """What a job's report raises at a safe point when a cancel was requested (``JobCancelled`` there)."""
 
 
-def test_a_stop_between_data_units_publishes_nothing_and_the_merge_resumes(merge_target) -> None:
-    """Stopped at the first verified data unit: that unit is journaled, no imported database is visible; the resumed
-    merge copies the rest and publishes."""
+def test_a_stop_between_data_units_publishes_nothing_and_the_merge_resumes(merge_target, monkeypatch) -> None:
+    """Stopped at the first safe point (one unit per batch here): that unit is journaled, no imported database is
+    visible; the resumed merge copies the rest and publishes."""
     # given
     source, target = _pair(merge_target)
     request = _request(source, target)
+    monkeypatch.setattr(relocate, "DEFAULT_BATCH_FILES", 1)
 
     def stop_at_first_data_unit(event: dict) -> None:
         if str(event.get("unit_done", "")).startswith("data "):
