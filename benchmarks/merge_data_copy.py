@@ -6,8 +6,9 @@ same run.
     .venv/bin/python benchmarks/merge_data_copy.py [--mb 512] [--files 128] [--runs 3]
 
 Writes ``--files`` files of random bytes (``--mb`` in all) in 16 partition folders (``relocate_copy.make_tree``), then
-times ``cp -r`` of the tree and the merge's copy of its 16 units (in process, ``spark=None``, as a merge without an
-engine runs it); ``--runs`` interleaved rounds, the median reported. Dirty pages are flushed (``sync``) before each
+times ``cp -r`` of the tree, the merge's copy of its 16 units (in process, ``spark=None``, as a merge without an
+engine runs it) and the relocate program alone on the same files (what the merge adds: listing, journal); ``--runs``
+interleaved rounds, the median reported. Dirty pages are flushed (``sync``) before each
 timed copy and not counted. The console's own state is a scratch SQLite file (``benchmarks/common.setup_django``).
 Results go to ``docs/benchmarks.md``.
 """
@@ -22,10 +23,11 @@ import tempfile
 from pathlib import Path
 
 from common import REPO, setup_django, write_section
-from relocate_copy import PARTITIONS, make_tree, timed_copy
+from relocate_copy import PARTITIONS, make_tree, plan_for, relocate, timed_copy
 
 BASELINE = "`cp -r` (baseline)"
 MERGE_COPY = "merge data copy, in process"
+PROGRAM = "relocate program alone, in process (the copy inside the merge's)"
 
 
 def main() -> None:
@@ -41,6 +43,7 @@ def main() -> None:
         copies = {
             BASELINE: lambda: subprocess.run(["cp", "-r", source, target], check=True),
             MERGE_COPY: lambda: merge_copy(source, target, args.files),
+            PROGRAM: lambda: relocate.run(None, plan_for(source, target), lambda event: None),
         }
         timings: dict[str, list[tuple[float, float]]] = {label: [] for label in copies}
         load_before = os.getloadavg()[0]
@@ -79,8 +82,8 @@ def report(
         f"shared with other engineers' work, load average {load_before:.1f} before the runs, {load_after:.1f} "
         "after). The merge's copy lists each unit's source (no link followed), journals its files, copies and "
         "verifies every file by size and xxh3_128 checksum (the relocation's verified copy, in process: the merge "
-        "ran without an engine), journaling each unit as it verifies; `cp -r` verifies nothing. Goal (issue 26): "
-        "at least 80 % of `cp -r`'s throughput.",
+        "ran without an engine), journaling the verified units when it ends (a long copy: every 5 s); `cp -r` "
+        "verifies nothing. Goal (issue 26): at least 80 % of `cp -r`'s throughput.",
         "",
         "| copy | seconds (median) | all runs, s | MB/s | share of `cp -r`'s throughput | CPU s (median) |",
         "|---|---|---|---|---|---|",
@@ -92,6 +95,13 @@ def report(
         lines.append(
             f"| {label} | {seconds:.2f} | {every} | {args.mb / seconds:.0f} | {baseline / seconds:.0%} | {cpu:.2f} |"
         )
+    lines += [
+        "",
+        "The merge's own work around the copy (listing each unit's source, journaling its files and the verified "
+        "units) is the difference between its row and the program's row; the rest of the gap to `cp -r` is the "
+        "verified copy itself (both ends hashed) competing for the shared cores: on a quiet machine the same program "
+        'reached 94–99 % of `cp -r` in process ("Relocation copy against cp -r").',
+    ]
     print("\n".join(lines))
     write_section(REPO / "docs" / "benchmarks.md", "Merge data copy against cp -r", "\n".join(lines))
 

@@ -34,8 +34,9 @@ __all__ = ("DEFAULT_COPY_BYTES_PER_SECOND", "LISTED_FILES", "data_copy_preview",
 
 LISTED_FILES = 200_000  # files a preview lists in all; a merge moving more is split (fewer databases at a time)
 NAMED = 5  # subjects a data blocker names (the rest counted)
-# benchmarks/merge_data_copy.py's in-process rate on this 2-core machine (docs/benchmarks.md "Merge data copy"),
-# until a relocation job on the engine has run (then its measured throughput is used: the same copy program).
+# Below benchmarks/merge_data_copy.py's in-process rate on the shared 2-core machine under load (400–630 MB/s at load
+# 16–18; docs/benchmarks.md "Merge data copy against cp -r"), to stay on the safe side until a relocation job on the
+# engine has run (then its measured throughput is used: the same verified copy).
 DEFAULT_COPY_BYTES_PER_SECOND = 250e6
 
 _UNITS_SQL = (
