@@ -91,8 +91,9 @@ def data_copy_preview(
         if links := [entry.location for entry in listed if entry.symlink]:
             findings.found["data_symlink"] += links
             continue
-        if listed and destination not in unfinished:
-            _check_destination(destination, target.alias, findings, key)
+        if listed:
+            if destination not in unfinished:
+                _check_destination(destination, target.alias, findings, key)
             units.append(DataUnit(key, origin, destination, len(listed), sum(entry.size for entry in listed)))
     plan = _with_estimate(tuple(sorted(units, key=lambda unit: unit.key)))
     return plan, findings.blockers(source, target)

@@ -248,13 +248,16 @@ def test_a_stop_between_data_units_publishes_nothing_and_the_merge_resumes(merge
             raise _Stop
 
     # when
+    first = merge_preview(request)
     with pytest.raises(_Stop):
-        merge_execute(request, merge_preview(request), report=stop_at_first_data_unit)
+        merge_execute(request, first, report=stop_at_first_data_unit)
     # then
     merge = MergeImport.objects.get(target=target)
     assert merge.state == MergeImport.State.FAILED and len(merge.data_copy["completed"]) == 1
     visible = 'SELECT COUNT(*) FROM "DBS" WHERE "NAME" LIKE %s'
     assert MetastoreReader(target).scalar(visible, ["%_imported"]) == 0
+    again = merge_preview(request)  # its own partial copy is no one else's files: only "resume or revert it" blocks
+    assert [b.code for b in again.blockers] == ["unfinished_merge"] and again.data_copy == first.data_copy
     # when
     merge_resume(merge)
     # then
