@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from catalog_admin.hive.locations import canonical, is_inside
+from catalog_admin.hive.locations import is_inside, normalize_location
 from catalog_admin.locations import FileEntry, filesystem_for
 from catalog_admin.selectors.locations import governed_roots
 from catalog_admin.selectors.metastores import Metastore
@@ -71,7 +71,7 @@ def data_copy_preview(
     source_roots, target_roots = governed_roots(source), governed_roots(target)
     unfinished = _unfinished_copies(request)
     absent = "\0"  # the last directory found missing (sources in path order): what lies below it is not listed
-    for key, origin, destination in sorted(moved, key=lambda unit: unit[1]):
+    for key, origin, destination in moved:
         if origin.startswith(absent):
             continue
         if not any(is_inside(origin, root) for root in source_roots.locations):
@@ -101,7 +101,8 @@ def data_copy_preview(
 
 def moved_locations(request: MergeRequest, src: MetastoreReader, ids: tuple[int, ...]) -> list[tuple[str, str, str]]:
     """(key, source, destination) of every imported partition and unpartitioned table whose location the rules put in
-    another directory, each source directory once (sorted by key)."""
+    another directory, each source directory once, in path order (what lies below a missing directory is then
+    skipped in one comparison)."""
     if not ids or not request.location_rules:
         return []
     marks = ", ".join(str(int(i)) for i in ids)
@@ -109,12 +110,13 @@ def moved_locations(request: MergeRequest, src: MetastoreReader, ids: tuple[int,
     for database, table, part_name, location in src.rows(_UNITS_SQL.format(ids=marks)):
         if not location or not location.strip():
             continue
-        origin, destination = canonical(location), canonical(request.rewrite(location) or "")
+        origin = normalize_location(location)  # (a '.'/'..' location is an unsafe_location blocker of validation)
+        destination = request.rewrite(origin) or ""
         if origin == destination:
             continue
         key = f"{request.new_name(database.lower())}.{table.lower()}" + (f"/{part_name}" if part_name else "")
         found.setdefault(origin, (key, origin, destination))
-    return sorted(found.values())
+    return [found[origin] for origin in sorted(found)]
 
 
 def _listed(location: str, alias: str, budget: int, findings: _Findings, key: str) -> list[FileEntry] | None:
