@@ -83,13 +83,12 @@ def copy_merge_data(merge: MergeImport, report: Report, spark: SparkSession | No
     journal_units = merge.data_copy["units"]
     try:
         manifest = relocate.run(spark, plan, on_event)
-    finally:
+    except BaseException:
         journal()  # whatever stopped the copy (a cancel, a failure), the verified units stay verified
+        raise
+    checksums = {key: unit["checksums"] for key, unit in manifest["units"].items()}
+    _journal(merge, completed=verified, checksums=checksums)  # one write: the last units and every copy's checksum
     verify_copy_manifest(plan, manifest)
-    merge.data_copy = {**merge.data_copy, "checksums": {
-        **merge.data_copy.get("checksums", {}), **{key: unit["checksums"] for key, unit in manifest["units"].items()}
-    }}  # fmt: skip
-    merge.save(update_fields=["data_copy", "updated_at"])
     return manifest
 
 
@@ -163,8 +162,16 @@ def _still_equal(merge: MergeImport, unit: dict[str, str]) -> bool:
     )
 
 
-def _journal(merge: MergeImport, *, completed: list[str] | None = None, files: dict[str, Any] | None = None) -> None:
+def _journal(
+    merge: MergeImport,
+    *,
+    completed: list[str] | None = None,
+    files: dict[str, Any] | None = None,
+    checksums: dict[str, Any] | None = None,
+) -> None:
     journal = dict(merge.data_copy)
+    if checksums:
+        journal["checksums"] = {**journal.get("checksums", {}), **checksums}
     if completed:
         journal["completed"] = [*journal.get("completed", []), *completed]
     if files:
