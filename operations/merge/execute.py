@@ -1,6 +1,8 @@
 """
-``merge_execute``: run an approved merge preview — reserve, copy (invisible), publish (one transaction) — journaled
-in a :class:`~operations.models.MergeImport`, so a crashed run resumes (``merge_resume``) or reverts.
+``merge_execute``: run an approved merge preview — reserve, copy the data its location rules move
+(``operations.merge.data_copy``: verified, or nothing is published), copy the rows (invisible), publish (one
+transaction) — journaled in a :class:`~operations.models.MergeImport`, so a crashed run resumes (``merge_resume``) or
+reverts.
 
 Reserve: every id range comes from the target's own allocators under the target's locks, in a short transaction
 committed before any row is written, and the journal row right after it (a crash between the two wastes ids, never
@@ -23,6 +25,7 @@ from catalog_admin.db import allow_metastore_writes, check_metastore_statement
 from catalog_admin.errors import ApplicationError, ErrorCode, metastore_unavailable
 from catalog_admin.ids import reserve_ids
 from operations.merge.copy_plan import build_plan, check_supported, plan_secrets
+from operations.merge.data_copy import copy_merge_data, data_journal
 from operations.merge.events import write_merge_events
 from operations.merge.plan import MergePreview
 from operations.merge.preview import merge_preview
@@ -133,6 +136,7 @@ def _reserve(preview: MergePreview, execution: Execution | None) -> MergeImport:
         id_ranges={t: [starts[t], starts[t] + high - low] for t, (low, high) in spans.items()},
         offsets={t: starts[t] - low for t, (low, _) in spans.items()},
         execution=execution,
+        data_copy=data_journal(preview.data_copy),  # the data to copy, journaled with the ids: a resume copies it too
     )
 
 
@@ -170,6 +174,7 @@ def _run(
         report(event)
 
     try:
+        copy_merge_data(merge, report, spark)  # the data the location rules move: verified before any publish
         plan = build_plan(
             request_of(merge), merge.database_ids, merge.offsets, merge.completed, id_spans=_reserved_spans(merge),
             key_spans=key_spans,

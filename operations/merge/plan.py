@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass
 from functools import cached_property
 
+from operations.merge.data_plan import DataCopyPlan
 from operations.merge.estimate import DurationEstimate
 from operations.merge.request import MergeRequest
 
@@ -62,7 +63,9 @@ class MergeBlocker:
     code: str  # target_older | database_exists | table_exists | location_overlap | open_transactions |
     # constraint_outside | constraint_exists | aborted_writes | write_ids_exist | unfinished_merge | unsafe_name |
     # unsafe_location | outside_roots | value_too_long (one per kind, counted: operations.merge.validation) |
-    # view_reference (views that cannot follow their renamed databases: operations.merge.views)
+    # view_reference (views that cannot follow their renamed databases: operations.merge.views) | data_symlink |
+    # data_source_outside_roots | data_destination_outside_roots | data_destination_exists | data_unreadable |
+    # data_too_large (the data the location rules move: operations.merge.data_preview)
     subject: str
     message: str
 
@@ -122,6 +125,7 @@ class MergePreview:
     not_carried: tuple[NotCarried, ...]
     estimate: DurationEstimate | None = None  # advice from measured throughput: shown, not fingerprinted
     views: tuple[ViewRewrite, ...] = ()  # views rewritten to follow their renamed databases
+    data_copy: DataCopyPlan = DataCopyPlan()  # the data the location rules move, copied before publishing
 
     @property
     def is_executable(self) -> bool:
@@ -134,8 +138,9 @@ class MergePreview:
     def fingerprint(self) -> str:
         """What an approval binds: the request, both versions, every database as it arrives, every table's row count
         and source key spans (the rows the execution copies and the ids it reserves for them), every view as it is
-        rewritten. The target's next ids are not bound (Hive may allocate on a live target; the execution reserves its
-        own ranges under the target's locks), as a Preview's risk criteria are not."""
+        rewritten, every data unit copied with its files and bytes. The target's next ids are not bound (Hive may
+        allocate on a live target; the execution reserves its own ranges under the target's locks), as a Preview's
+        risk criteria are not."""
         plan = {
             "request": self.request.as_dict(),
             "versions": (self.source_version, self.target_version),
@@ -143,6 +148,7 @@ class MergePreview:
             "rows": [(t.table, t.rows, t.source_ids, t.source_keys) for t in self.tables],
             "blockers": [(b.code, b.subject) for b in self.blockers],
             "views": [v.as_dict() for v in self.views],
+            "data": self.data_copy.fingerprinted(),
         }
         return hashlib.sha256(json.dumps(plan, sort_keys=True).encode()).hexdigest()
 
@@ -161,4 +167,7 @@ class MergePreview:
             "estimate": self.estimate.as_dict() if self.estimate else None,
             "views": [v.as_dict() for v in self.views[:VIEWS_SHOWN]],
             "views_rewritten": len(self.views),
+            "data_copy": self.data_copy.as_dict(),
+            "data_files": self.data_copy.files,
+            "data_bytes": self.data_copy.bytes,
         }

@@ -16,6 +16,7 @@ from catalog_admin.hive.locations import normalize_location
 from catalog_admin.hive.names import is_valid_name
 from catalog_admin.selectors.metastores import Metastore, get_metastore
 from operations.merge.constraints import constraint_blockers
+from operations.merge.data_preview import data_copy_preview
 from operations.merge.estimate import estimate_duration
 from operations.merge.plan import Conversion, DatabaseImport, MergeBlocker, MergePreview, NotCarried, TableImport
 from operations.merge.reads import MetastoreReader
@@ -76,17 +77,19 @@ def _preview(request: MergeRequest, source: Metastore, target: Metastore) -> Mer
     if write_ids:
         tables += (TableImport(table=WRITE_ID_TABLE, rows=len(write_ids)),)
     views, view_blockers = view_rewrites(request, src, ids)
+    data_copy, data_blockers = data_copy_preview(request, source, target, src, ids)
     return MergePreview(
         request=request,
         source_version=str(source.schema.version),
         target_version=str(target.schema.version),
         databases=databases,
         tables=tables,
-        blockers=(*_blockers(request, source, target, src, tgt, databases, ids), *view_blockers),
+        blockers=(*_blockers(request, source, target, src, tgt, databases, ids), *view_blockers, *data_blockers),
         conversions=_conversions(src, tgt) + _write_id_conversions(src, write_ids),
         not_carried=tuple(NotCarried(t, _count_all(src, t), why) for t, why in NOT_CARRIED if src.has_table(t)),
         estimate=estimate_duration(next((t.rows for t in tables if t.table == "PARTITIONS"), 0)),
         views=views,
+        data_copy=data_copy,
     )
 
 

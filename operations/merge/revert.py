@@ -5,7 +5,9 @@ normalized dump of the target equals the one before the import (the reserved ids
 Rows Hive attached to imported objects since (a partition Hive added to an imported table: its TBL_ID in the range,
 its own PART_ID outside) are found first; revert refuses, naming them, unless ``include_hive_rows`` deletes them too
 (with their own children, storage descriptors and SerDes). The revert writes the DROP_TABLE and DROP_DATABASE events
-Hive writes for dropping them (``operations.merge.events``) in the same transaction.
+Hive writes for dropping them (``operations.merge.events``) in the same transaction. Once that committed, the data the
+merge copied for its location rules is removed (``operations.merge.data_copy.remove_merge_copies``): a directory
+something in the target uses now, or holding a file the merge did not copy, is kept (``MergeImport.data_copy["kept"]``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from django.db import transaction
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError, ErrorCode
 from operations.merge.copy_plan import BY_NAME, COPY_TABLES, PUBLISH_TABLES, shifted_column
+from operations.merge.data_copy import copied_directories, remove_merge_copies
+from operations.merge.data_plan import DATA_UNITS_SHOWN
 from operations.merge.events import write_revert_events
 from operations.merge.reads import MetastoreReader
 from operations.merge.write_ids import WRITE_ID_TABLE, imported_write_ids, name_condition
@@ -30,11 +34,13 @@ _REFERENCED = (("SDS", "SD_ID", ("TBLS", "PARTITIONS")), ("SERDES", "SERDE_ID", 
 
 @dataclass(frozen=True)
 class MergeRevertPreview:
-    """What a revert deletes: rows per Hive table in the journaled ranges, and rows Hive attached since."""
+    """What a revert deletes: rows per Hive table in the journaled ranges, rows Hive attached since, and the
+    directories the merge copied data into (removed after the rows, each under the cleanup's delete-time checks)."""
 
     merge_id: int
     rows: tuple[tuple[str, int], ...]
     hive_rows: tuple[tuple[str, int], ...]
+    copies: tuple[str, ...] = ()
 
     def rows_of(self, table: str) -> int:
         return dict(self.rows).get(table, 0)
@@ -44,7 +50,12 @@ class MergeRevertPreview:
         return bool(self.hive_rows)
 
     def as_dict(self) -> dict:
-        return {"merge": self.merge_id, "rows": dict(self.rows), "hive_rows": dict(self.hive_rows)}
+        return {
+            "merge": self.merge_id,
+            "rows": dict(self.rows),
+            "hive_rows": dict(self.hive_rows),
+            "data_copies": {"directories": len(self.copies), "sample": list(self.copies[:DATA_UNITS_SHOWN])},
+        }
 
 
 def merge_revert_preview(merge: MergeImport) -> MergeRevertPreview:
@@ -60,7 +71,7 @@ def merge_revert_preview(merge: MergeImport) -> MergeRevertPreview:
     rows += ((WRITE_ID_TABLE, _count_named(tgt, WRITE_ID_TABLE, transactional)),)
     hive_rows = tuple((name, len(ids)) for name, ids in attached.items() if ids)
     hive_rows += tuple((t, n) for t, n in _hive_writes(tgt, transactional).items() if n)
-    return MergeRevertPreview(merge.pk, tuple(r for r in rows if r[1]), hive_rows)
+    return MergeRevertPreview(merge.pk, tuple(r for r in rows if r[1]), hive_rows, copied_directories(merge))
 
 
 def merge_revert(merge: MergeImport, *, include_hive_rows: bool = False) -> MergeImport:
@@ -91,6 +102,7 @@ def merge_revert(merge: MergeImport, *, include_hive_rows: bool = False) -> Merg
                 cursor.execute(f"DELETE FROM {tgt.table(name)} WHERE {imported_rows(merge, name, tgt, attached)}")
     merge.state = MergeImport.State.REVERTED
     merge.save(update_fields=["state", "updated_at"])
+    remove_merge_copies(merge)  # the rows are gone: the copied data goes, under the cleanup's delete-time checks
     return merge
 
 

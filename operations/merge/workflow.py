@@ -44,10 +44,16 @@ MERGE_REVERT = "merge_revert"
 ALL_TABLES = "*"  # a merge is about whole databases: the request's table name
 
 
-# What staleness compares of a merge's summary besides its blockers: the schemas, per Hive table the rows coming in,
-# and the databases as they arrive (``operations.staleness.compare_plans``).
+# What staleness compares of a merge's summary besides its blockers: the schemas, the files and bytes its location
+# rules copy, per Hive table the rows coming in, and the databases as they arrive
+# (``operations.staleness.compare_plans``).
 MERGE_FIELDS = ComparedFields(
-    scalars=(("source_version", "Source schema"), ("target_version", "Target schema")),
+    scalars=(
+        ("source_version", "Source schema"),
+        ("target_version", "Target schema"),
+        ("data_files", "Files to copy"),
+        ("data_bytes", "Bytes to copy"),
+    ),
     keyed=(
         KeyedField("tables", "table", "rows", "{} rows"),
         KeyedField("databases", "name", "new_location", "Database {}"),

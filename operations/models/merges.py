@@ -11,7 +11,8 @@ __all__ = ("MergeImport",)
 
 class MergeImport(models.Model):
     """One merge: the id ranges it reserved in the target (committed before any row is written), the offset of each
-    source id, the units already copied (a resumed run skips them), and where it stands. Revert deletes exactly the
+    source id, the units already copied (a resumed run skips them), the data copied for its location rules, and where
+    it stands. Revert deletes exactly the
     recorded ranges."""
 
     class State(models.TextChoices):
@@ -33,6 +34,11 @@ class MergeImport(models.Model):
     offsets = models.JSONField(default=dict, help_text="{HIVE_TABLE: offset}: target id = source id + offset.")
     database_ids = models.JSONField(default=list, help_text="The source's DB_IDs being merged.")
     completed = models.JSONField(default=list, help_text="Units copied and committed in the target.")
+    data_copy = models.JSONField(
+        default=dict,
+        help_text="The data the location rules move (operations.merge.data_copy): units, the files planned per unit, "
+        "the units copied and verified, and what a revert kept.",
+    )
     execution = models.ForeignKey(Execution, null=True, blank=True, on_delete=models.PROTECT, related_name="merges")
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

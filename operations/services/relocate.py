@@ -39,6 +39,7 @@ from operations.services.relocation_cleanup import (
 from operations.services.rewrite import REWRITE_SPECS, measured_statistics, rewrite_plan, verify_rewrite_manifest
 
 __all__ = (
+    "copy_filesystem_options",
     "relocate_execute",
     "relocation_copy_plan",
     "relocation_swap",
@@ -55,7 +56,7 @@ def relocation_copy_plan(*, preview: Preview, completed: Sequence[str] = ()) -> 
     """The relocate program's JSON plan: every file of every unit, listed now, with its destination and size (a
     rewrite's: the rewrite program's, ``services/rewrite.py``)."""
     data_copy = _data_copy(preview)
-    options = _filesystem_options(preview.metastore)
+    options = copy_filesystem_options(preview.metastore)
     if isinstance(preview.spec, REWRITE_SPECS):
         return rewrite_plan(preview=preview, data_copy=data_copy, filesystems=options, completed=completed)
     units = []
@@ -205,7 +206,7 @@ def _data_copy(preview: Preview) -> DataCopy:
     return preview.data_copy
 
 
-def _filesystem_options(metastore: str) -> dict[str, Any]:
+def copy_filesystem_options(metastore: str) -> dict[str, Any]:
     """The settings' filesystem options with this metastore's own object-store options applied (no secrets)."""
     configured = getattr(settings, "CATALOG_FILESYSTEMS", {})
     own = configured.get("metastores", {}).get(metastore, {})

@@ -45,6 +45,7 @@ __all__ = (
     "record_relocation",
     "relocations_cleanup",
     "remove_copies",
+    "remove_unused",
     "settle_relocation",
 )
 
@@ -225,6 +226,12 @@ def _remove_side(metastore: str, units: Sequence[dict[str, Any]], side: str) -> 
         elif reason:
             kept.append({"key": unit["key"], "location": location, "reason": reason})
     return kept
+
+
+def remove_unused(metastore: str, units: Sequence[dict[str, Any]], side: str) -> list[dict[str, Any]]:
+    """Delete ``side`` of every unit (``key``, ``side``, ``files: {side: [[relative, size], ...]}``) that passes the
+    delete-time checks now: what was kept, with the reason (the merge's revert removes its copies through this)."""
+    return _remove_side(metastore, units, side)
 
 
 def in_use(metastore: str, location: str) -> str | None:

@@ -2,12 +2,15 @@
 Issue 11's proof on Spark: the seeded 2.3 PostgreSQL source (``hive23_pg``) merged by the merge program on the run's
 real Spark session (JDBC reads, COPY writes from the executors) into the witness's 2.3 metastore (``spark_pg``), with
 a database rename and a location rule; Spark's Hive 2.3 client then lists every imported table, ``SHOW PARTITIONS``
-equals the source's partition names, and it reads the data files through the rewritten locations (the files copied
-there first: a merge moves metadata, not data). Reverting removes the databases again.
+equals the source's partition names, and it reads the data files through the rewritten locations: the merge copied
+them there (issue 26: the rule moves the data to another root, so the merge copies it with the relocation's verified
+copy on the same Spark session before publishing). Reverting removes the databases and the copies again; the source's
+files stay as they were.
 """
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from pathlib import Path
 
@@ -39,7 +42,8 @@ def test_a_merge_on_spark_is_what_sparks_hive_client_lists_and_reads(
     imported view reading its renamed database."""
     # given
     new_root = Path(_warehouse("spark_pg")) / "merged_from_hive23"  # inside the target's roots, as a merge requires
-    shutil.copytree(_warehouse(SOURCE), new_root)  # the operator moves the files; the merge moves the metadata
+    shutil.rmtree(new_root, ignore_errors=True)
+    source_files = _digests(Path(_warehouse(SOURCE)))
     rule = parse_location_rule(f"{Path(_warehouse(SOURCE))}={new_root}")
     request = MergeRequest(
         source=SOURCE,
@@ -52,10 +56,14 @@ def test_a_merge_on_spark_is_what_sparks_hive_client_lists_and_reads(
     with django_db_blocker.unblock():
         source_dumps = {name: database_dump(SOURCE, name) for name in ("marketing", "sales")}
         # when
-        merge = merge_execute(request, merge_preview(request), report=events.append, spark=spark)
+        preview = merge_preview(request)
+        merge = merge_execute(request, preview, report=events.append, spark=spark)
         try:
             # then
             assert merge.state == MergeImport.State.PUBLISHED
+            assert preview.data_copy.files == len(_digests(new_root)) > 0  # what the preview said it would copy
+            copied = _digests(new_root)
+            assert copied == {path: source_files[path] for path in copied}  # each copy equal to its source
             assert events[-1]["partitions_done"] == events[-1]["partitions_total"]
             for old, new in request.renames:  # Spark's column expressions give the same rows as the in-process path
                 assert database_dump("spark_pg", new) == rewritten_dump(
@@ -82,6 +90,14 @@ def test_a_merge_on_spark_is_what_sparks_hive_client_lists_and_reads(
             assert by_view == joined > 0
         finally:
             merge_revert(merge)
-            shutil.rmtree(new_root)
             MergeImport.objects.filter(pk=merge.pk).delete()
     assert "sales_merged" not in {r[0] for r in spark.sql("SHOW DATABASES").collect()}
+    assert _digests(new_root) == {}  # the revert removed the copies
+    assert _digests(Path(_warehouse(SOURCE))) == source_files  # and never touched the source
+    shutil.rmtree(new_root, ignore_errors=True)  # the empty directories the copies left
+
+
+def _digests(root: Path) -> dict[str, str]:
+    """Relative path → sha256 of every file under ``root``."""
+    files = sorted(p for p in root.rglob("*") if p.is_file()) if root.exists() else []
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}

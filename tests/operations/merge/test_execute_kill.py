@@ -82,7 +82,8 @@ def test_a_merge_killed_with_sigkill_shows_nothing_and_resumes_or_reverts(
     # given
     target = merge_target("3.1.0")
     warehouse = next(c.warehouse_location for c in settings.METASTORE_CONFIGS if c.name == SOURCE)
-    rule = parse_location_rule(f"{warehouse}=file:/merged/{SOURCE}")
+    into = next(c.warehouse_location for c in settings.METASTORE_CONFIGS if c.name == target)
+    rule = parse_location_rule(f"{warehouse}={into}/merged/{SOURCE}")  # the merge copies the data there too
     request = MergeRequest(SOURCE, target, ("marketing", "sales"), RENAMES, (rule,))
     invisible = ("SEQUENCE_TABLE", *COPY_TABLES)
     before, visible_before = metastore_dump(target), metastore_dump(target, skip=invisible)

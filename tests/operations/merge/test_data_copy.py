@@ -1,0 +1,267 @@
+"""
+The data a merge's location rules move (issue 26, item 4): two PostgreSQL metastores built for the test (a seeded 3.1
+source whose warehouse holds real files, a seeded 4.0 target), a rule moving the source's warehouse under the
+target's. The preview lists the units, files and bytes and the estimate; the execution copies every unit verified
+before publishing (a resumed one re-verifies what it copied), the imported locations hold files equal to the source's;
+revert removes the copies (keeping a file written since) and leaves the source as it was. Bad cases block the preview
+naming what is wrong: a symbolic link in the data, a destination holding files, a source outside the source's roots.
+These tests commit into their own metastores (``tests/fixtures/merge.py``), so they are not ``django_db`` tests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connections
+from django.template.loader import render_to_string
+
+from catalog_admin.db import allow_metastore_writes
+from operations.merge.execute import merge_execute, merge_resume
+from operations.merge.preview import merge_preview
+from operations.merge.reads import MetastoreReader
+from operations.merge.request import MergeRequest, parse_location_rule
+from operations.merge.revert import merge_revert, merge_revert_preview
+from operations.merge.workflow import MergeChange
+from operations.models import MergeImport
+from operations.spark.programs import merge as program
+from operations.spark.programs import relocate
+
+pytestmark = [pytest.mark.matrix, pytest.mark.slow]
+
+RENAMES = (("marketing", "marketing_imported"), ("sales", "sales_imported"))
+
+
+def _warehouse(alias: str) -> Path:
+    return Path(next(c.warehouse for c in settings.METASTORE_CONFIGS if c.name == alias))
+
+
+def _request(source: str, target: str) -> MergeRequest:
+    rule = parse_location_rule(f"{_warehouse(source)}={_warehouse(target)}/imported")
+    return MergeRequest(source, target, databases=("marketing", "sales"), renames=RENAMES, location_rules=(rule,))
+
+
+def _tree(root: Path) -> dict[str, str]:
+    """Relative path → sha256 of every file under ``root``."""
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    }
+
+
+def _merged(tree: dict[str, str]) -> dict[str, str]:
+    """The files of the merged databases in a source warehouse's tree (the seed's ``ops`` database and the
+    unregistered ``scratch_notes`` directory are not merged)."""
+    return {path: digest for path, digest in tree.items() if not path.startswith(("ops.db/", "scratch_notes/"))}
+
+
+def _pair(merge_target) -> tuple[str, str]:  # noqa: ANN001
+    return merge_target("3.1.0"), merge_target("4.0.0")
+
+
+def _imported_locations(target: str) -> list[str]:
+    sql = (
+        'SELECT s."LOCATION" FROM "PARTITIONS" p JOIN "SDS" s ON s."SD_ID" = p."SD_ID" '
+        'JOIN "TBLS" t ON t."TBL_ID" = p."TBL_ID" JOIN "DBS" d ON d."DB_ID" = t."DB_ID" WHERE d."NAME" LIKE %s'
+    )
+    return [location for (location,) in MetastoreReader(target).rows(sql, ["%_imported"])]
+
+
+def test_the_preview_lists_the_data_the_rules_move_and_nothing_when_they_move_none(merge_target) -> None:
+    """Units, files and bytes as on disk, destinations under the rule, an estimate with its basis; a rule that keeps
+    every location where it is copies nothing."""
+    # given
+    source, target = _pair(merge_target)
+    on_disk = [_warehouse(source) / path for path in _merged(_tree(_warehouse(source)))]
+    # when
+    preview = merge_preview(_request(source, target))
+    # then
+    data = preview.data_copy
+    assert preview.is_executable, preview.blockers
+    assert data.files == len(on_disk) > 0
+    assert data.bytes == sum(p.stat().st_size for p in on_disk)
+    assert all(u.destination.startswith(f"file:{_warehouse(target)}/imported/") for u in data.units)
+    assert any("/" in u.key for u in data.units)  # partitions are units of their own
+    stored = preview.as_dict()["data_copy"]
+    assert stored["files"] == data.files and stored["units"] == len(data.units)
+    assert stored["seconds"] == round(max(data.bytes / stored["bytes_per_second"], 0.1), 1)
+    assert "CATALOG_MERGE_COPY_BYTES_PER_SECOND" in stored["basis"]
+    page = render_to_string("operations/inc/merge_preview.html", {"m": MergeChange(preview).as_dict()})
+    assert 'id="merge-data-copy"' in page and f"{data.files} files" in page and data.units[0].key in page
+    # given the orders table's own directory gone (its archived partitions stay)
+    shutil.rmtree(_warehouse(source) / "sales.db" / "orders")
+    # when
+    without = merge_preview(_request(source, target)).data_copy
+    # then nothing below the missing directory is copied, nothing blocks
+    orders = {u.source for u in without.units if u.key.startswith("sales_imported.orders/")}
+    assert orders and all("/archive/" in location for location in orders)
+    assert without.files == data.files - sum(1 for p in on_disk if "sales.db/orders/" in str(p))
+    # when
+    same = parse_location_rule(f"{_warehouse(source)}={_warehouse(source)}")
+    unmoved = merge_preview(MergeRequest(source, target, ("sales",), (("sales", "s2"),), (same,)))
+    # then
+    assert unmoved.data_copy.units == ()
+
+
+def test_the_merge_copies_the_data_verified_then_revert_removes_it_and_the_source_stays(merge_target) -> None:
+    """Every imported partition's location holds the source's files (checksums equal); revert removes the copies,
+    keeping a file written into one since, and the source's files are untouched."""
+    # given
+    source, target = _pair(merge_target)
+    request = _request(source, target)
+    before = _tree(_warehouse(source))
+    events: list[dict] = []
+    # when
+    merge = merge_execute(request, merge_preview(request), report=events.append)
+    # then
+    copied = _warehouse(target) / "imported"
+    assert merge.state == MergeImport.State.PUBLISHED
+    assert _tree(copied) == _merged(before)
+    assert sorted(merge.data_copy["completed"]) == sorted(u["key"] for u in merge.data_copy["units"])
+    assert any(str(e.get("unit_done", "")).startswith("data ") for e in events)
+    locations = _imported_locations(target)
+    assert locations and all(location.startswith(f"file:{copied}/") for location in locations)
+    with_data = sorted(u["destination"] for u in merge.data_copy["units"] if "/" in u["key"])  # partitions
+    assert with_data and set(with_data) <= set(locations)
+    assert all(Path(location.removeprefix("file:")).is_dir() for location in with_data)
+    locations = with_data
+    # given a file Hive wrote into one copy since
+    written = Path(locations[0].removeprefix("file:")) / "written-after.txt"
+    written.write_text("new\n")
+    shown = merge_revert_preview(merge).as_dict()["data_copies"]
+    assert shown["directories"] == len(merge.data_copy["units"]) and written.parent.as_posix() in " ".join(
+        location.removeprefix("file:") for location in merge_revert_preview(merge).copies
+    )
+    # when
+    merge_revert(merge)
+    # then
+    merge.refresh_from_db()
+    left = _tree(copied)  # only the directory holding the new file is kept, whole
+    assert {str(Path(path).parent) for path in left} == {str(written.parent.relative_to(copied))}
+    assert left[str(written.relative_to(copied))] == hashlib.sha256(b"new\n").hexdigest()
+    assert [k["location"] for k in merge.data_copy["kept"]] == [locations[0]]
+    assert "written or changed after the job" in merge.data_copy["kept"][0]["reason"]
+    assert _tree(_warehouse(source)) == before
+
+
+def test_a_stopped_merge_resumes_re_verifying_what_it_copied(merge_target, monkeypatch) -> None:
+    """A crash before publishing leaves the copied units journaled; a copy damaged meanwhile is found by the resumed
+    merge's re-verification and copied again, then everything is published equal to the source."""
+    # given
+    source, target = _pair(merge_target)
+    request = _request(source, target)
+
+    def crash(name: str) -> None:
+        if name == "merge.before_publish_commit":
+            raise RuntimeError("injected crash")
+
+    monkeypatch.setattr(program, "fault_point", crash)
+    with pytest.raises(RuntimeError, match="injected crash"):
+        merge_execute(request, merge_preview(request))
+    merge = MergeImport.objects.get(target=target)
+    assert merge.state == MergeImport.State.FAILED and merge.data_copy["completed"]
+    copied = _warehouse(target) / "imported"
+    damaged = next(p for p in sorted(copied.rglob("*")) if p.is_file() and p.stat().st_size > 0)
+    damaged.write_bytes(b"X" * damaged.stat().st_size)  # same size: only a checksum finds it
+    # when
+    monkeypatch.undo()
+    events: list[dict] = []
+    merge_resume(merge, report=events.append)
+    # then
+    merge.refresh_from_db()
+    assert merge.state == MergeImport.State.PUBLISHED
+    assert _tree(copied) == _merged(_tree(_warehouse(source)))
+    assert any("differ now" in str(e.get("message", "")) for e in events)
+
+
+def test_a_symbolic_link_in_the_data_blocks_naming_it(merge_target) -> None:
+    """A link in a partition the rule moves: the preview blocks, naming the link; nothing is copied."""
+    # given
+    source, target = _pair(merge_target)
+    partition = next(p.parent for p in sorted(_warehouse(source).rglob("*")) if p.is_file() and "=" in p.parent.name)
+    link = partition / "linked"
+    os.symlink("/etc/hostname", link)
+    # when
+    preview = merge_preview(_request(source, target))
+    # then
+    blockers = [b for b in preview.blockers if b.code == "data_symlink"]
+    assert len(blockers) == 1 and f"file:{link}" in blockers[0].message
+    assert not (_warehouse(target) / "imported").exists()
+
+
+def test_a_destination_holding_files_blocks(merge_target) -> None:
+    """A directory the rule leads into already holds a file: blocked, naming the unit and the directory."""
+    # given
+    source, target = _pair(merge_target)
+    unit = merge_preview(_request(source, target)).data_copy.units[0]
+    destination = Path(unit.destination.removeprefix("file:"))
+    destination.mkdir(parents=True)
+    (destination / "someone-elses").write_text("x")
+    # when
+    preview = merge_preview(_request(source, target))
+    # then
+    blockers = [b for b in preview.blockers if b.code == "data_destination_exists"]
+    assert len(blockers) == 1 and unit.key in blockers[0].message and unit.destination in blockers[0].message
+    assert not preview.is_executable
+
+
+def test_a_source_outside_the_source_metastores_roots_blocks(merge_target, tmp_path: Path) -> None:
+    """A partition whose files lie outside every directory the source governs is not read: blocked, naming it."""
+    # given
+    source, target = _pair(merge_target)
+    outside = tmp_path / "elsewhere" / "dt=1"
+    outside.mkdir(parents=True)
+    (outside / "part-0").write_text("1\n")
+    reader = MetastoreReader(source)
+    sd_id = reader.rows('SELECT p."SD_ID" FROM "PARTITIONS" p ORDER BY p."PART_ID" LIMIT 1')[0][0]
+    with allow_metastore_writes(), connections[source].cursor() as cursor:
+        cursor.execute('UPDATE "SDS" SET "LOCATION" = %s WHERE "SD_ID" = %s', [f"file:{outside}", sd_id])
+    rule = parse_location_rule(f"file:{tmp_path}={_warehouse(target)}/moved")
+    request = _request(source, target)
+    request = MergeRequest(source, target, request.databases, RENAMES, (*request.location_rules, rule))
+    # when
+    preview = merge_preview(request)
+    # then
+    blockers = [b for b in preview.blockers if b.code == "data_source_outside_roots"]
+    assert len(blockers) == 1 and f"file:{outside}" in blockers[0].message
+
+
+class _Stop(Exception):
+    """What a job's report raises at a safe point when a cancel was requested (``JobCancelled`` there)."""
+
+
+def test_a_stop_between_data_units_publishes_nothing_and_the_merge_resumes(merge_target, monkeypatch) -> None:
+    """Stopped at the first safe point (one unit per batch here): that unit is journaled, no imported database is
+    visible; the resumed merge copies the rest and publishes."""
+    # given
+    source, target = _pair(merge_target)
+    request = _request(source, target)
+    monkeypatch.setattr(relocate, "DEFAULT_BATCH_FILES", 1)
+
+    def stop_at_first_data_unit(event: dict) -> None:
+        if str(event.get("unit_done", "")).startswith("data "):
+            raise _Stop
+
+    # when
+    first = merge_preview(request)
+    with pytest.raises(_Stop):
+        merge_execute(request, first, report=stop_at_first_data_unit)
+    # then
+    merge = MergeImport.objects.get(target=target)
+    assert merge.state == MergeImport.State.FAILED and len(merge.data_copy["completed"]) == 1
+    visible = 'SELECT COUNT(*) FROM "DBS" WHERE "NAME" LIKE %s'
+    assert MetastoreReader(target).scalar(visible, ["%_imported"]) == 0
+    again = merge_preview(request)  # its own partial copy is no one else's files: only "resume or revert it" blocks
+    assert [b.code for b in again.blockers] == ["unfinished_merge"] and again.data_copy == first.data_copy
+    # when
+    merge_resume(merge)
+    # then
+    merge.refresh_from_db()
+    assert merge.state == MergeImport.State.PUBLISHED
+    assert MetastoreReader(target).scalar(visible, ["%_imported"]) == 2
+    assert _tree(_warehouse(target) / "imported") == _merged(_tree(_warehouse(source)))
