@@ -53,6 +53,7 @@ def main() -> None:
     if not args.reuse:
         shutil.rmtree(WAREHOUSE, ignore_errors=True)
         recreate_metastore(database, args.version)
+    os.environ[f"METASTORE_WAREHOUSE_{alias.upper()}"] = str(WAREHOUSE / alias)  # the governed root
     setup_django(f"{alias}={f'postgresql://postgres@127.0.0.1:5432/{database}'}")
     table = "events" if args.reuse else seed(alias, args.partitions)
     if args.profile:

@@ -14,6 +14,7 @@ import hashlib
 import json
 import mmap
 import os
+import posixpath
 import shutil
 import stat
 from collections.abc import Iterable, Iterator
@@ -431,21 +432,23 @@ def open_local(path: Path, mode: str = "rb") -> BinaryIO:
 
 def linked_ancestors(locations: Iterable[str]) -> dict[str, str]:
     """For each local location that is a symbolic link or lies below one: that link (the one nearest ``/``), as a
-    location. Every distinct directory on the way is checked once (``lstat``), whatever the number of locations."""
-    links: dict[str, bool] = {}
+    location. Every distinct directory on the way is checked once (``lstat``), whatever the number of locations: a
+    directory's answer is its parent's (remembered) or itself."""
+    links: dict[str, str | None] = {"/": None, "": None}
+
+    def link_of(path: str) -> str | None:
+        if path not in links:
+            parent = link_of(posixpath.dirname(path))
+            links[path] = parent if parent is not None else (path if os.path.islink(path) else None)
+        return links[path]
+
     found = {}
     for location in locations:
         if urlsplit(normalize_location(location)).scheme != "file":
             continue
-        reached = Path("/")
-        for part in _local_path(location).parts[1:]:
-            reached = reached / part
-            key = str(reached)
-            if key not in links:
-                links[key] = reached.is_symlink()
-            if links[key]:
-                found[location] = f"file:{key}"
-                break
+        link = link_of(str(_local_path(location)))
+        if link is not None:
+            found[location] = f"file:{link}"
     return found
 
 
