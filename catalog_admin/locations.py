@@ -17,9 +17,10 @@ import os
 import posixpath
 import shutil
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from functools import partial
 from itertools import islice
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
@@ -365,10 +366,9 @@ def _directory(path: Path, *, create: bool = False) -> Iterator[int]:
     link anywhere raises :class:`SymlinkRefused`); ``create``: missing components are made on the way."""
     fd = os.open("/", _DIRECTORY_FLAGS)
     try:
-        reached = Path("/")
-        for part in path.parts[1:]:
-            reached = reached / part
-            child = _open_child(fd, part, reached, create)
+        parts = path.parts[1:]
+        for index, part in enumerate(parts):
+            child = _open_child(fd, part, partial(_joined, parts[: index + 1]), create)
             os.close(fd)
             fd = child
         yield fd
@@ -376,7 +376,12 @@ def _directory(path: Path, *, create: bool = False) -> Iterator[int]:
         os.close(fd)
 
 
-def _open_child(fd: int, name: str, path: Path, create: bool) -> int:
+def _joined(parts: tuple[str, ...]) -> str:
+    return "/" + "/".join(parts)
+
+
+def _open_child(fd: int, name: str, path: Callable[[], str], create: bool) -> int:
+    """Open the directory ``name`` of ``fd`` (``path``: its full path, for a refusal's message)."""
     try:
         return os.open(name, _DIRECTORY_FLAGS, dir_fd=fd)
     except FileNotFoundError:
@@ -388,7 +393,7 @@ def _open_child(fd: int, name: str, path: Path, create: bool) -> int:
     except OSError:
         info = _lstat(name, fd)
         if info is not None and stat.S_ISLNK(info.st_mode):
-            raise SymlinkRefused(str(path)) from None
+            raise SymlinkRefused(path()) from None
         raise
 
 
@@ -492,7 +497,7 @@ def _walk(fd: int, prefix: str, relative: str, skip_hidden: bool) -> Iterator[Fi
         else:
             yield FileEntry(f"{prefix}/{inner}", inner, info.st_size, symlink=stat.S_ISLNK(info.st_mode))
     for name in directories:
-        child = _open_child(fd, name, Path(f"{prefix}/{relative}{name}"), create=False)
+        child = _open_child(fd, name, partial(str.__add__, f"{prefix}/{relative}", name), create=False)
         try:
             yield from _walk(child, prefix, f"{relative}{name}/", skip_hidden)
         finally:

@@ -94,7 +94,9 @@ def location_users(
     normalised); those of table ``excluding_table`` (its own row and its partitions) left out in the query."""
     cover = covering(locations, COVER)
     above = _outside(ancestors, cover)
-    statements = [(cover[i : i + CHUNK], ()) for i in range(0, len(cover), CHUNK)]
+    statements: list[tuple[Sequence[str], Sequence[str]]] = [
+        (cover[i : i + CHUNK], ()) for i in range(0, len(cover), CHUNK)
+    ]
     statements += [((), above[i : i + IN_CHUNK]) for i in range(0, len(above), IN_CHUNK)]
     read = {
         user.sd_id: user for chunk, equal in statements for user in _users(metastore, chunk, equal, excluding_table)
