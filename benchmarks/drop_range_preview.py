@@ -2,7 +2,7 @@
 The preview of a range ``DROP PARTITION`` on a 100,000-partition table with real directories, and its execution.
 
     .venv/bin/python benchmarks/drop_range_preview.py [--partitions 100000] [--year 8760] [--baseline 720,1440]
-        [--version 3.1.0] [--profile] [--reuse]
+        [--version 3.1.0] [--before 8eae23c] [--profile] [--reuse]
 
 A PostgreSQL database ``ca_<alias>_drop_range<suffix>`` with Hive's official schema, ``bench.events`` seeded with
 P hourly partitions (``seed_metastore``; one day is 24 partitions) and every partition's directory on local disk with
@@ -10,8 +10,9 @@ one small file. Measured, in the same run:
 
 - the preview of ``DROP PARTITION (dt < '…')`` over a year of hourly partitions (``--year``; target < 1 s) and over
   every partition (target < 5 s), median of 3;
-- the same previews with the containment guard's old pairwise comparison (every dropped directory with every other
-  location) as the baseline, at the ``--baseline`` sizes (the pairwise one does not finish at a year in minutes);
+- the baseline, at the ``--baseline`` sizes: the code before this change (``--before``, a commit extracted with
+  ``git archive`` under ``var/bench`` and run in a child process on the same database: its pairwise guard and one
+  statement per 100 locations), and this code with only the guard's sweep swapped for the pairwise comparison;
 - the execution of the year's drop (its directories moved to the console's trash) against the preview's estimate
   (target: within 2×).
 
@@ -45,6 +46,7 @@ def main() -> None:
     parser.add_argument("--year", type=int, default=8_760)
     parser.add_argument("--baseline", default="720,1440")
     parser.add_argument("--version", default="3.1.0")
+    parser.add_argument("--before", default="8eae23c", help="the commit measured as the baseline")
     parser.add_argument("--profile", action="store_true", help="print cProfile's top functions of a year's preview")
     parser.add_argument("--reuse", action="store_true", help="keep the database and directories of an earlier run")
     args = parser.parse_args()
@@ -60,7 +62,8 @@ def main() -> None:
         profile(alias, table, args.year)
         return
     sizes = [int(size) for size in args.baseline.split(",") if size]
-    rows = [(size, measure(alias, table, size, pairwise=True)) for size in sizes]
+    rows = [(size, before(args.before, alias, database, table, size)) for size in sizes]
+    rows += [(size, measure(alias, table, size, pairwise=True)) for size in sizes]
     rows += [(size, measure(alias, table, size, pairwise=False)) for size in (*sizes, args.year, args.partitions)]
     run = execute(alias, table, args.year)
     report(args, rows, run)
@@ -142,10 +145,50 @@ def measure(alias: str, table: str, partitions: int, *, pairwise: bool) -> tuple
             plan = preview(alias, table, partitions)()
             samples.append((time.perf_counter() - started) * 1000)
     assert not plan.blockers, plan.blockers
-    label = "pairwise (before)" if pairwise else "sorted sweep"
+    label = "this code, pairwise guard" if pairwise else "this code (sorted sweep, covering ranges)"
     ms = statistics.median(samples)
     print(f"{alias}: {label} preview dropping {plan.partitions_touched:,}: {ms:.0f} ms ({samples})", flush=True)
     return label, ms, plan.partitions_touched
+
+
+BEFORE = """
+import json, os, sys, time
+sys.path.insert(0, os.getcwd())
+import django
+django.setup()
+from django.core.management import call_command
+call_command("migrate", verbosity=0)
+from catalog_admin.selectors.metastores import get_metastore
+from operations.services.alter import alter_preview_statement
+started = time.perf_counter()
+plan = alter_preview_statement(metastore=get_metastore(sys.argv[1]), statement=sys.argv[2])
+print(json.dumps([(time.perf_counter() - started) * 1000, plan.partitions_touched, len(plan.blockers)]))
+"""
+
+
+def before(commit: str, alias: str, database: str, table: str, partitions: int) -> tuple[str, float, int]:
+    """One preview by the code of ``commit`` (extracted once under ``var/bench``), in a child process."""
+    import json
+    import subprocess
+    import sys
+
+    checkout = REPO / "var" / "bench" / f"before-{commit}"
+    if not checkout.exists():
+        checkout.mkdir(parents=True)
+        archive = subprocess.run(["git", "archive", commit], cwd=REPO, check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(checkout)], input=archive, check=True)
+    env = {
+        **os.environ,
+        "CATALOG_ADMIN_VAR": str(checkout / "var"),
+        "METASTORES": f"{alias}=postgresql://postgres@127.0.0.1:5432/{database}",
+        "DJANGO_SETTINGS_MODULE": "catalog_admin.settings",
+    }
+    command = [sys.executable, "-c", BEFORE, alias, statement(table, partitions)]
+    output = subprocess.run(command, cwd=checkout, env=env, check=True, capture_output=True, text=True).stdout
+    ms, dropped, blockers = json.loads(output.strip().splitlines()[-1])
+    assert not blockers, f"the code of {commit} found {blockers} blocker(s)"
+    print(f"{alias}: code of {commit} preview dropping {dropped:,}: {ms:.0f} ms", flush=True)
+    return f"before ({commit}: pairwise guard, a statement per 100 locations)", ms, dropped
 
 
 def profile(alias: str, table: str, partitions: int) -> None:
@@ -171,8 +214,8 @@ def execute(alias: str, table: str, partitions: int) -> tuple[int, float, float]
 def report(args: argparse.Namespace, rows: list[tuple[int, tuple[str, float, int]]], run: tuple) -> None:
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     lines = [
-        f"Command: `.venv/bin/python benchmarks/drop_range_preview.py --partitions {args.partitions} --year {args.year} "
-        f"--baseline {args.baseline} --version {args.version}`",
+        f"Command: `.venv/bin/python benchmarks/drop_range_preview.py --partitions {args.partitions} "
+        f"--year {args.year} --baseline {args.baseline} --version {args.version} --before {args.before}`",
         "",
         f"Machine: {platform.machine()}, Python {platform.python_version()}, {os.cpu_count()} cores, shared with "
         f"other engineers' runs (`uptime` load averages {load} when the report was written); PostgreSQL on "
@@ -188,9 +231,11 @@ def report(args: argparse.Namespace, rows: list[tuple[int, tuple[str, float, int
     dropped, estimate, seconds = run
     lines += [
         "",
-        "The pairwise rows are the guard before this change (every dropped directory and its trash destination "
-        "compared with every location found at, inside or above them), run once each in the same process; it grows "
-        "with the square of the partitions, so it is measured at sizes that finish.",
+        "The *before* rows are the previous code, run once each in a child process on the same database: the guard "
+        "compared every dropped directory and its trash destination with every location found, and found them with "
+        "one statement per 100 locations, each comparing every SDS row with 300 conditions. The *pairwise guard* rows "
+        "are this code with only the sweep swapped back for the pairwise comparison. Both grow with the square of "
+        "the partitions, so they are measured at sizes that finish.",
         "",
         "### Execution of the year's drop (target: within 2× of the estimate)",
         "",
