@@ -54,6 +54,9 @@ __all__ = (
 # CASCADE at 10,000 and 100,000 partitions). Hive's own cost is a setting, CATALOG_HIVE_COST.
 CONSOLE_SECONDS_BASE = 0.05
 CONSOLE_SECONDS_PER_ROW = 0.00001
+# Each directory moved (a partition to the trash: opened component by component without following links, renamed,
+# its emptied parents pruned); benchmarks/drop_range_preview.py, 8,760 partitions dropped.
+CONSOLE_SECONDS_PER_MOVE = 0.0005
 
 
 # Hive's ACID bookkeeping: rows keyed by database and table name (most also by partition name), not by id, that follow
@@ -98,9 +101,10 @@ def hive_seconds(partitions: int, statistics: int) -> float:
     )
 
 
-def console_seconds(steps: tuple[Step, ...]) -> float:
+def console_seconds(steps: tuple[Step, ...], moves: int = 0) -> float:
+    """The console's time for ``steps`` (rows changed) and ``moves`` directories moved."""
     rows = sum(max(step.expected_rows, 0) for step in steps)
-    return round(CONSOLE_SECONDS_BASE + CONSOLE_SECONDS_PER_ROW * rows, 3)
+    return round(CONSOLE_SECONDS_BASE + CONSOLE_SECONDS_PER_ROW * rows + CONSOLE_SECONDS_PER_MOVE * moves, 3)
 
 
 def replication_source(metastore: Metastore, *databases: str) -> bool:
@@ -189,7 +193,7 @@ def build_preview(
         blockers=tuple(blockers),
         warnings=tuple(warnings),
         hive=hive or metadata_only_hive(metastore),
-        estimated_seconds=console_seconds(frozen_steps),
+        estimated_seconds=console_seconds(frozen_steps, len(moves)),
         risk=risk_of(criteria),
         criteria=criteria,
         partitions_touched=partitions_touched,
