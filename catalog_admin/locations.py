@@ -14,11 +14,13 @@ import hashlib
 import json
 import mmap
 import os
+import posixpath
 import shutil
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from functools import partial
 from itertools import islice
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
@@ -364,10 +366,9 @@ def _directory(path: Path, *, create: bool = False) -> Iterator[int]:
     link anywhere raises :class:`SymlinkRefused`); ``create``: missing components are made on the way."""
     fd = os.open("/", _DIRECTORY_FLAGS)
     try:
-        reached = Path("/")
-        for part in path.parts[1:]:
-            reached = reached / part
-            child = _open_child(fd, part, reached, create)
+        parts = path.parts[1:]
+        for index, part in enumerate(parts):
+            child = _open_child(fd, part, partial(_joined, parts[: index + 1]), create)
             os.close(fd)
             fd = child
         yield fd
@@ -375,7 +376,12 @@ def _directory(path: Path, *, create: bool = False) -> Iterator[int]:
         os.close(fd)
 
 
-def _open_child(fd: int, name: str, path: Path, create: bool) -> int:
+def _joined(parts: tuple[str, ...]) -> str:
+    return "/" + "/".join(parts)
+
+
+def _open_child(fd: int, name: str, path: Callable[[], str], create: bool) -> int:
+    """Open the directory ``name`` of ``fd`` (``path``: its full path, for a refusal's message)."""
     try:
         return os.open(name, _DIRECTORY_FLAGS, dir_fd=fd)
     except FileNotFoundError:
@@ -387,7 +393,7 @@ def _open_child(fd: int, name: str, path: Path, create: bool) -> int:
     except OSError:
         info = _lstat(name, fd)
         if info is not None and stat.S_ISLNK(info.st_mode):
-            raise SymlinkRefused(str(path)) from None
+            raise SymlinkRefused(path()) from None
         raise
 
 
@@ -431,21 +437,23 @@ def open_local(path: Path, mode: str = "rb") -> BinaryIO:
 
 def linked_ancestors(locations: Iterable[str]) -> dict[str, str]:
     """For each local location that is a symbolic link or lies below one: that link (the one nearest ``/``), as a
-    location. Every distinct directory on the way is checked once (``lstat``), whatever the number of locations."""
-    links: dict[str, bool] = {}
+    location. Every distinct directory on the way is checked once (``lstat``), whatever the number of locations: a
+    directory's answer is its parent's (remembered) or itself."""
+    links: dict[str, str | None] = {"/": None, "": None}
+
+    def link_of(path: str) -> str | None:
+        if path not in links:
+            parent = link_of(posixpath.dirname(path))
+            links[path] = parent if parent is not None else (path if os.path.islink(path) else None)
+        return links[path]
+
     found = {}
     for location in locations:
         if urlsplit(normalize_location(location)).scheme != "file":
             continue
-        reached = Path("/")
-        for part in _local_path(location).parts[1:]:
-            reached = reached / part
-            key = str(reached)
-            if key not in links:
-                links[key] = reached.is_symlink()
-            if links[key]:
-                found[location] = f"file:{key}"
-                break
+        link = link_of(str(_local_path(location)))
+        if link is not None:
+            found[location] = f"file:{link}"
     return found
 
 
@@ -489,7 +497,7 @@ def _walk(fd: int, prefix: str, relative: str, skip_hidden: bool) -> Iterator[Fi
         else:
             yield FileEntry(f"{prefix}/{inner}", inner, info.st_size, symlink=stat.S_ISLNK(info.st_mode))
     for name in directories:
-        child = _open_child(fd, name, Path(f"{prefix}/{relative}{name}"), create=False)
+        child = _open_child(fd, name, partial(str.__add__, f"{prefix}/{relative}", name), create=False)
         try:
             yield from _walk(child, prefix, f"{relative}{name}/", skip_hidden)
         finally:

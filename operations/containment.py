@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import posixpath
 import re
+from bisect import bisect_left
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -45,6 +47,7 @@ __all__ = (
     "new_location_blockers",
     "unsafe_leaf",
     "unsafe_path",
+    "users_near",
 )
 
 RULE = "containment"
@@ -218,10 +221,39 @@ def move_blockers(
     excluded = next(iter(tables)) if len(tables) == 1 and None not in tables and len(contexts) == len(moves) else None
     users = location_users(metastore, sorted(set(ends)), ancestors=above, excluding_table=excluded)
     findings = _overlapping_moves(moves) + linked_move_blockers(moves)
-    for move in moves:
-        near = [u for u in users if _touches(u.location, move.source) or _touches(u.location, move.destination)]
-        findings += check_move(move, roots, near, contexts.get(move.source, MoveContext()))
+    near = users_near([end for move in moves for end in (move.source, move.destination)], users)
+    for index, move in enumerate(moves):
+        touching = sorted(set(near[2 * index]) | set(near[2 * index + 1]))
+        findings += check_move(move, roots, [users[i] for i in touching], contexts.get(move.source, MoveContext()))
     return list(dict.fromkeys(findings))
+
+
+def users_near(locations: Sequence[str], users: Sequence[LocationUser]) -> list[list[int]]:
+    """For each of ``locations``, the indexes (ascending) of the ``users`` at, inside or above it: a sorted sweep, not
+    a pairwise comparison. Sorted by path with a trailing ``/``, the directories inside one location are one range
+    (two binary searches); those above it are its ``/``-prefixes (one lookup each). Candidates are then confirmed with
+    the exact comparison (:func:`_touches`)."""
+    keys = [_sweep_key(user.location) for user in users]
+    order = sorted(range(len(users)), key=keys.__getitem__)
+    ordered = [keys[i] for i in order]
+    by_key: dict[str, list[int]] = defaultdict(list)
+    for index, key in enumerate(keys):
+        by_key[key].append(index)
+    found = []
+    for location in locations:
+        key = _sweep_key(location)
+        low = bisect_left(ordered, key)
+        candidates = set(order[low : bisect_left(ordered, key[:-1] + "0", low)])  # '0' follows '/' in code points
+        for end in range(len(key)):
+            if key[end] == "/":
+                candidates.update(by_key.get(key[: end + 1], ()))
+        found.append(sorted(i for i in candidates if _touches(users[i].location, location)))
+    return found
+
+
+def _sweep_key(location: str) -> str:
+    """The canonical path with one trailing ``/``: a directory's descendants sort right after it and start with it."""
+    return canonical(location).rstrip("/") + "/"
 
 
 def linked_move_blockers(moves: Sequence[DirectoryMove]) -> list[Finding]:

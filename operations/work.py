@@ -102,6 +102,10 @@ def anomaly_sql(metastore: Metastore, limit: int) -> tuple[str, list[int]]:
 
 
 def _requests(metastore: Metastore) -> QuerySet[ChangeRequest]:
+    """The metastore's requests as Home lists them: without their stored previews (megabytes on a huge table)."""
     return (
-        ChangeRequest.objects.filter(metastore=metastore.name).select_related("requester").prefetch_related("approvals")
+        ChangeRequest.objects.filter(metastore=metastore.name)
+        .defer("preview")
+        .select_related("requester")
+        .prefetch_related("approvals")
     )

@@ -84,6 +84,11 @@ class ChangeKind(ABC):
     def subject(self, plan: Plan) -> Subject:
         """What a request on ``plan`` is about (:class:`Subject`)."""
 
+    def state_fingerprint(self, request: ChangeRequest) -> str | None:
+        """A cheap digest of what the request's plan was built from, as it is now, comparable with the stored plan's
+        ``state_fingerprint`` (``None``: the kind has none, or it cannot be read; the plan is rebuilt instead)."""
+        return None
+
     def staleness(self, approved: Mapping[str, Any], plan: Plan) -> Staleness:
         """What differs between the approved plan (a stored summary with its fingerprint) and ``plan``, rebuilt now."""
         return compare_plans(approved, plan, self.compared)

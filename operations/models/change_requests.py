@@ -37,6 +37,9 @@ class ChangeRequest(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
+    planned_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the stored plan was built (approving reuses it; execution rebuilds it)."
+    )
 
     class Meta:
         ordering = ("-created_at",)

@@ -18,6 +18,7 @@ from operations.preview import Preview
 from operations.services.alter import alter_preview
 from operations.services.revert import revert_preview
 from operations.specs import SPEC_KINDS, CompactFiles, ConvertFormat, Relocate, RevertExecution, spec_from_dict
+from operations.table_state import read_table_state
 
 __all__ = ("ALTER_JOB", "DATA_JOBS", "AlterKind", "DataJobKind", "register_alter_kinds")
 
@@ -48,6 +49,16 @@ class AlterKind(ChangeKind):
             assert original is not None and original.execution is not None, "a revert request reverts an execution"
             return revert_preview(execution=original.execution)
         return alter_preview(metastore=get_metastore(request.metastore), spec=spec_from_dict(request.operation))
+
+    def state_fingerprint(self, request: ChangeRequest) -> str | None:
+        """The table's :attr:`~operations.table_state.TableState.fingerprint` now (a few queries, no plan built)."""
+        if request.revert_of_id:
+            return None  # its plan is the execution's before-image: rebuilt
+        try:
+            target = spec_from_dict(request.operation).target
+            return read_table_state(get_metastore(request.metastore), target).fingerprint
+        except (ApplicationError, KeyError, TypeError, ValueError):
+            return None
 
     def subject(self, plan: Any) -> Subject:
         assert isinstance(plan, Preview), "an ALTER kind plans ALTERs"

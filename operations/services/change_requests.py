@@ -16,6 +16,7 @@ revert); nothing here names a kind.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -47,6 +48,7 @@ __all__ = (
     "change_request_create",
     "change_request_execute",
     "change_request_plan",
+    "change_request_plan_holds",
     "change_request_preview",
     "change_request_refresh",
     "change_request_reject",
@@ -78,6 +80,16 @@ def change_request_staleness(request: ChangeRequest, preview: Plan | None = None
     """What differs between the plan the request stores (the one approvers see) and ``preview`` (rebuilt when
     not given), compared by the request's change kind."""
     return change_kind(request.operation).staleness(approved_plan(request), preview or change_request_plan(request))
+
+
+def change_request_plan_holds(request: ChangeRequest) -> bool:
+    """Whether the stored plan was built on the table as it is now, without rebuilding it: the table's state
+    fingerprint (a few queries) equals the one the plan recorded, and the plan had no blockers. ``False`` when the
+    kind has no cheap fingerprint: the caller rebuilds the plan. Execution always rebuilds and compares the plan."""
+    stored = (request.preview or {}).get("state_fingerprint")
+    if not stored or (request.preview or {}).get("blockers"):
+        return False
+    return change_kind(request.operation).state_fingerprint(request) == stored
 
 
 def approved_plan(request: ChangeRequest) -> dict[str, Any]:
@@ -143,11 +155,16 @@ def change_request_submit(*, request: ChangeRequest, user: User) -> ChangeReques
     request = _reload(request)  # the checks read the request as it is now
     _require(lifecycle.can_submit(request, user))
     kind = change_kind(request.operation)
-    preview = kind.plan(request)
-    if preview.blockers:
-        raise blocked_error(preview.blockers)
+    if change_request_plan_holds(request):  # the draft's plan, built on the table as it still is
+        preview: Plan | Mapping[str, Any] = request.preview
+        fields: dict[str, Any] = {}
+    else:
+        preview = kind.plan(request)
+        if preview.blockers:
+            raise blocked_error(preview.blockers)
+        fields = _preview_fields(kind, preview)
     with transaction.atomic():
-        _guarded(request, "submit", submitted_at=timezone.now(), **_preview_fields(kind, preview))
+        _guarded(request, "submit", submitted_at=timezone.now(), **fields)
         _audit(request, user, "submit", "submitted", preview)
         transaction.on_commit(lambda: notify_transition(_reload(request), "submitted", user))
     return _reload(request)
@@ -186,7 +203,9 @@ def change_request_approve(*, request: ChangeRequest, user: User, comment: str =
     """Record an approval; the request is approved once the policy's number of approvals is reached."""
     request = _reload(request)  # the checks read the request as it is now
     _require(lifecycle.can_approve(request, user))
-    preview = _fresh_preview(request)
+    # The approval binds the stored plan (its fingerprint); it is rebuilt only when the table changed since it was
+    # built (to say what changed). Execution rebuilds it in any case and refuses it when it differs.
+    preview = request.preview if change_request_plan_holds(request) else _fresh_preview(request)
     with transaction.atomic():
         locked = ChangeRequest.objects.select_for_update().get(pk=request.pk)
         _require(lifecycle.can_approve(locked, user))
@@ -435,6 +454,7 @@ def _preview_fields(kind: ChangeKind, preview: Plan) -> dict[str, Any]:
             "matched": matched,
             "databases": list(subject.databases),
         },
+        "planned_at": timezone.now(),
     }
 
 
@@ -505,7 +525,7 @@ def _audit(
     user: User | None,
     action: str,
     outcome: str,
-    preview: Plan | None,
+    preview: Plan | Mapping[str, Any] | None,
     details: dict[str, Any] | None = None,
 ) -> None:
     record_audit(
@@ -517,6 +537,6 @@ def _audit(
         database_name=request.database_name,
         table_name=request.table_name,
         statement=request.statement,
-        preview_summary=preview.as_dict() if preview else {},
+        preview_summary=dict(preview) if isinstance(preview, Mapping) else preview.as_dict() if preview else {},
         details=details,
     )

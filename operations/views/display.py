@@ -16,7 +16,7 @@ from catalog_admin.errors import ApplicationError, ErrorCode
 from operations.choices import OPEN_STATES
 from operations.models import ChangeRequest
 from operations.policy import RuleMatch, approval_requirement, rule_matches
-from operations.services.change_requests import change_request_staleness
+from operations.services.change_requests import change_request_plan_holds, change_request_staleness
 from operations.staleness import FIELD_LABELS, ItemChange, StaleChange, list_changes
 
 __all__ = (
@@ -198,10 +198,13 @@ def count_rows(row_changes: list[dict[str, Any]], actual: dict[str, Any] | None 
 
 
 def check_freshness(request: ChangeRequest) -> Freshness:
-    """Rebuild an open request's plan (one preview) and say what changed since the plan it stores."""
+    """Whether an open request's stored plan still holds: the table's state fingerprint compared with the plan's (a
+    few queries); only when it differs is the plan rebuilt (one preview), to say what changed."""
     if request.state not in OPEN_STATES:
         return Freshness()
     try:
+        if change_request_plan_holds(request):
+            return Freshness(checked=True)
         staleness = change_request_staleness(request)
     except ApplicationError as exc:
         return Freshness(checked=True, error=exc.message)

@@ -33,6 +33,7 @@ from operations.containment import (
     check_move,
     governed_roots,
     is_inside,
+    users_near,
 )
 from operations.preview import DirectoryMove, Preview
 from operations.services.alter import alter_preview_statement
@@ -356,6 +357,43 @@ def test_another_tables_directory_blocks_a_move_unless_it_moves_along() -> None:
     assert [f.code for f in blocked] == ["directory_in_use"]
     assert "sales.other" in blocked[0].message
     assert allowed == []
+
+
+# Property: the sorted sweep finds exactly the pairs the pairwise comparison finds ----------------------------------
+
+sweep_segments = st.sampled_from(["a", "a b", "a0", "a-", "ab", "b", "..", ".", "", "dt=1", "dt=10", "%2F", "x/y"])
+sweep_bases = st.sampled_from(["file:/", "/", "file:///", "file:/wh", "/wh/", "s3a://b", "s3a://b/", "hdfs://nn:8020"])
+
+
+@st.composite
+def sweep_locations(draw: st.DrawFn) -> str:
+    """A location spelled as a metastore may hold it: any scheme, trailing or doubled slashes, ``.`` and ``..``."""
+    parts = draw(st.lists(sweep_segments, max_size=4))
+    return draw(sweep_bases).rstrip("/") + "/" + "/".join(parts) + draw(st.sampled_from(["", "/", "//"]))
+
+
+def pairwise_users_near(locations: list[str], users: list[LocationUser]) -> list[list[int]]:
+    """The oracle: the guard's old pairwise comparison of every location with every user (at, inside or above)."""
+    return [
+        [i for i, user in enumerate(users) if is_inside(user.location, location) or is_inside(location, user.location)]
+        for location in locations
+    ]
+
+
+@given(st.lists(sweep_locations(), max_size=12), st.lists(sweep_locations(), max_size=30))
+@settings(max_examples=400, deadline=None, derandomize=True)
+def test_the_sorted_sweep_finds_what_the_pairwise_comparison_finds(locations: list[str], others: list[str]) -> None:
+    """For any moved or dropped directories and other tables' locations (the same directory spelled several ways,
+    siblings sharing a prefix such as ``a``/``a0``/``a b``), the sweep returns the same users, in the same order, as
+    comparing every pair."""
+    # given
+    users = [LocationUser(i, location, i, "db", f"t{i}") for i, location in enumerate(others)]
+
+    # when
+    found = users_near(locations, users)
+
+    # then
+    assert found == pairwise_users_near(locations, users)
 
 
 @pytest.mark.parametrize("metastore_alias", ["hive31_pg"], indirect=True)

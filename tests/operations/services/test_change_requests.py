@@ -14,6 +14,7 @@ from catalog_admin.models import Table, TableParam
 from catalog_admin.selectors.metastores import Metastore
 from operations.ddl.parser import parse_alter
 from operations.models import AuditRecord, Job
+from operations.services.alter import alter_preview
 from operations.services.audit import verify_audit_chain
 from operations.services.change_requests import (
     change_request_approve,
@@ -25,6 +26,7 @@ from operations.services.change_requests import (
     change_request_revert,
     change_request_submit,
 )
+from operations.views.display import check_freshness
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("eager_jobs")]
 
@@ -119,6 +121,42 @@ def test_a_table_changed_after_the_preview_blocks_approval_until_refreshed(
     assert error.value.code == "stale_preview"
     request = change_request_refresh(request=request, user=people["steward"])
     assert change_request_approve(request=request, user=people["approver"]).state == "approved"
+
+
+def test_a_plan_is_built_once_per_approval_round_and_rebuilt_only_at_execution(
+    metastore: Metastore, people: dict[str, User], monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks
+) -> None:
+    """Issue 29: submitting and both approvals of an unchanged table reuse the stored plan (its state fingerprint is
+    compared, no plan built), the approvals bind that plan, and execution rebuilds it once and runs it."""
+    # given
+    request = create(people, metastore, "ALTER TABLE sales.customers SET TBLPROPERTIES ('team'='a')", who="steward")
+    built_at = request.planned_at
+    builds = []
+    original = alter_preview
+
+    def counting(**kwargs):  # noqa: ANN003, ANN202 - the service's keyword arguments
+        builds.append(kwargs["spec"])
+        return original(**kwargs)
+
+    monkeypatch.setattr("operations.services.alter_kind.alter_preview", counting)
+
+    # when
+    request = change_request_submit(request=request, user=people["steward"])
+    for approver in ("approver", "approver2")[: request.required_approvals]:
+        request = change_request_approve(request=request, user=people[approver])
+    freshness = check_freshness(request)
+    approved_builds = len(builds)
+    with django_capture_on_commit_callbacks(execute=True):
+        change_request_execute(request=request, user=people["steward"])
+
+    # then
+    assert approved_builds == 0
+    assert freshness.checked and not freshness.stale
+    assert request.planned_at == built_at is not None
+    assert set(request.approvals.values_list("fingerprint", flat=True)) == {request.fingerprint}
+    assert len(builds) >= 1  # execution re-checks against a plan built now
+    request.refresh_from_db()
+    assert request.state == "succeeded"
 
 
 def test_rejection_needs_a_reason_and_ends_the_request(metastore: Metastore, people: dict[str, User]) -> None:

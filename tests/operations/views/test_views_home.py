@@ -19,7 +19,7 @@ from catalog_admin.models import Partition, Table
 from operations.ddl.parser import parse_alter
 from operations.models import ChangeRequest
 from operations.services.change_requests import change_request_approve, change_request_create, change_request_submit
-from operations.work import anomaly_sql, partition_anomalies
+from operations.work import anomaly_sql, metastore_work, partition_anomalies
 from tests.fixtures.factories import html
 
 pytestmark = pytest.mark.django_db(databases="__all__")
@@ -67,6 +67,22 @@ def test_the_home_page_shows_each_kind_of_work_to_the_right_person(metastore, pe
     assert f'data-request="{draft.pk}"' not in section(approver_page, "drafts")
     assert f'data-request="{approved.pk}"' in section(steward_page, "approved")
     assert re.search(rf'data-request="{late.pk}">.*?Late by 5 min', section(steward_page, "scheduled"), re.DOTALL)
+
+
+def test_home_lists_never_load_the_requests_stored_previews(metastore, people) -> None:
+    """Issue 29: a stored preview can be megabytes (a range drop of 100,000 partitions); Home's lists of drafts,
+    rejected, approved and scheduled requests leave it unread, like the request list."""
+    # given
+    draft = request_of(people, metastore, submit=False)
+    approved = change_request_approve(request=request_of(people, metastore), user=people["approver"])
+
+    # when
+    work = metastore_work(metastore, people["steward"])
+
+    # then
+    listed = {r.pk: r for r in (*work.drafts, *work.approved)}
+    assert {draft.pk, approved.pk} <= set(listed)
+    assert all("preview" in r.get_deferred_fields() for r in listed.values())
 
 
 def test_an_approver_approves_from_the_home_page_and_comes_back_to_it(metastore, people) -> None:
