@@ -49,9 +49,6 @@ BASE_DIR: Path = _base["BASE_DIR"]  # type: ignore[assignment]
 SECRET_KEY = "catalog-admin-tests-only"  # not a secret: tests only
 DEBUG = False
 STATIC_ROOT = None  # no collected files in tests: WhiteNoise serves static/ through the finders
-# WhiteNoise looks a static file up when it is asked for, instead of indexing every finder's files each time a
-# test client builds the middleware chain (~8,000 files a module: 10-15 % of a view test module's time).
-WHITENOISE_AUTOREFRESH = True
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 # Optional suffix for every test database and the temp folder, so that two sessions on one machine do not
