@@ -11,6 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from catalog_admin.auth.tokens import NAME_MAX_LENGTH, IssuedToken, token_issue, token_revoke, user_tokens
@@ -31,6 +32,7 @@ class TokenForm(forms.Form):
         self.fields["days"].widget.attrs["max"] = settings.CATALOG_API_TOKEN_MAX_DAYS
 
 
+@never_cache  # a new token's secret must not stay in any cache
 @require_http_methods(["GET", "POST"])
 def account_tokens(request: HttpRequest) -> HttpResponse:
     """The user's tokens and the form for a new one; a created token's secret is in this answer only."""

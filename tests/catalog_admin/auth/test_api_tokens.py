@@ -185,6 +185,7 @@ def test_the_page_creates_a_token_shown_once_and_revokes_it(alice: User, client:
     secret = created.context["issued"].secret
     assert created.status_code == 200
     assert secret in created.content.decode()
+    assert "no-store" in created["Cache-Control"]
     assert digest(secret) == token.digest
     assert secret not in client.get(page).content.decode()
     assert token.prefix in client.get(page).content.decode()
