@@ -15,6 +15,7 @@ from pathlib import Path
 
 import dj_database_url
 import pymysql
+from django.core.exceptions import ImproperlyConfigured
 
 from catalog_admin.auth.config import sign_in_settings
 from catalog_admin.filesystem_options import filesystem_options, rename_limit_bytes
@@ -40,13 +41,13 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_tasks",
     "django_tasks_db",
     "axes",
     "catalog_admin",
+    "catalog_admin.tokens",
     "operations",
 ]
 
@@ -129,7 +130,7 @@ WHITENOISE_USE_FINDERS = True
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "catalog_admin.api.authentication.ExpiringTokenAuthentication",
+        "catalog_admin.api.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -146,8 +147,15 @@ REST_FRAMEWORK = {
     ],
     "UNAUTHENTICATED_USER": None,
 }
-# API tokens expire after this many days (CATALOG_API_TOKEN_TTL_DAYS=0: never).
-CATALOG_API_TOKEN_TTL = timedelta(days=int(os.environ.get("CATALOG_API_TOKEN_TTL_DAYS", "90"))) or None
+# API tokens (catalog_admin/auth/tokens.py): every token expires; a new one lasts this many days unless its owner picks
+# fewer or more, never more than the maximum.
+CATALOG_API_TOKEN_TTL_DAYS = int(os.environ.get("CATALOG_API_TOKEN_TTL_DAYS", "90"))
+CATALOG_API_TOKEN_MAX_DAYS = int(os.environ.get("CATALOG_API_TOKEN_MAX_DAYS", "365"))
+if not 1 <= CATALOG_API_TOKEN_TTL_DAYS <= CATALOG_API_TOKEN_MAX_DAYS:
+    raise ImproperlyConfigured(
+        "CATALOG_API_TOKEN_TTL_DAYS must be at least 1 and at most CATALOG_API_TOKEN_MAX_DAYS "
+        f"({CATALOG_API_TOKEN_TTL_DAYS} and {CATALOG_API_TOKEN_MAX_DAYS} given)."
+    )
 # An Idempotency-Key replays its first answer for this long; afterwards it is forgotten (purged by run_jobs).
 CATALOG_IDEMPOTENCY_KEY_TTL = timedelta(hours=int(os.environ.get("CATALOG_IDEMPOTENCY_KEY_TTL_HOURS", "24")))
 # A job silent (no progress, no log line) for longer than this counts as dead: its request can then be settled.

@@ -8,7 +8,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from catalog_admin import converters  # noqa: F401 (registers hive_name and partition_name)
-from catalog_admin.views import acid, data, databases, health, metastores, partitions, search, tables
+from catalog_admin.views import acid, data, databases, health, metastores, partitions, search, tables, tokens
 from operations.views import metrics
 
 # The browsing pages, under the "catalog" namespace (LOGIN_REDIRECT_URL is "catalog:metastores").
@@ -50,6 +50,8 @@ catalog_patterns = [
 urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("account/tokens/", tokens.account_tokens, name="account-tokens"),
+    path("account/tokens/<int:pk>/revoke/", tokens.account_token_revoke, name="account-token-revoke"),
     path("health/", health.health, name="health"),
     path("metrics", metrics.metrics, name="metrics"),
     path("admin/", admin.site.urls),

@@ -24,7 +24,8 @@ DOC = ROOT / "docs" / "architecture.md"
 # prefix; a new module that matches none fails test_every_module_has_a_layer.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("composition root", ("catalog_admin.settings", "catalog_admin.settings_production", "catalog_admin.urls",
-                          "catalog_admin.wsgi", "catalog_admin.apps", "operations.apps", "operations.urls")),
+                          "catalog_admin.wsgi", "catalog_admin.apps", "operations.apps", "operations.urls",
+                          "catalog_admin.tokens.apps")),
     ("commands", ("catalog_admin.management", "operations.management", "catalog_admin.serving")),
     ("tooling", ("catalog_admin.seeding",)),
     ("pages and API", ("catalog_admin.views", "catalog_admin.api", "operations.views", "operations.api",
@@ -49,7 +50,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("metastore reads", ("catalog_admin.selectors",)),
     ("models", ("catalog_admin.models", "operations.models", "operations.choices", "operations.sql",
                 "catalog_admin.ids", "catalog_admin.routers", "catalog_admin.backends", "catalog_admin.metastore_ddl",
-                "catalog_admin.search_index")),
+                "catalog_admin.search_index", "catalog_admin.tokens")),
     ("Hive knowledge and files", ("catalog_admin.hive", "catalog_admin.schema", "catalog_admin.metastores",
                                   "catalog_admin.locations", "catalog_admin.object_stores",
                                   "catalog_admin.filesystem_options")),

@@ -1,28 +1,27 @@
-"""Token authentication for automation, with tokens that expire after ``settings.CATALOG_API_TOKEN_TTL``."""
+"""``Authorization: Token cat_…`` for automation: a user's API token (``catalog_admin.auth.tokens``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
-from django.utils import timezone
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
-__all__ = ("ExpiringTokenAuthentication",)
+from catalog_admin.auth.tokens import token_authenticate
+from catalog_admin.errors import ApplicationError
+
+__all__ = ("ApiTokenAuthentication",)
 
 
-class ExpiringTokenAuthentication(TokenAuthentication):
+class ApiTokenAuthentication(TokenAuthentication):
     """
-    ``Authorization: Token <key>``, refused (401 ``not_authenticated``) once the token is older than the TTL.
-
-    ``CATALOG_API_TOKEN_TTL`` is a ``timedelta``; ``None`` means tokens never expire. An administrator issues a
-    new token by deleting the old one (``manage.py drf_create_token -r <user>``).
+    DRF's ``Token <key>`` header, checked against the hashed, expiring, revocable tokens users create on their
+    ``/account/tokens/`` page (or ``manage.py api_token``). A refusal is 401 ``not_authenticated`` naming why.
     """
 
     def authenticate_credentials(self, key: str) -> tuple[Any, Any]:
-        user, token = super().authenticate_credentials(key)
-        ttl = getattr(settings, "CATALOG_API_TOKEN_TTL", None)
-        if ttl and token.created + ttl <= timezone.now():
-            raise AuthenticationFailed("Token has expired; ask an administrator for a new one.")
-        return user, token
+        try:
+            token = token_authenticate(key)
+        except ApplicationError as exc:
+            raise AuthenticationFailed(exc.message) from exc
+        return token.user, token

@@ -12,12 +12,12 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 from django.utils.html import escape
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.models import Table
 from catalog_admin.selectors.metastores import Metastore
+from tests.fixtures.factories import api_key
 
 pytestmark = pytest.mark.django_db(databases="__all__")
 
@@ -35,7 +35,7 @@ def steward(django_user_model) -> Client:
 def api(django_user_model) -> APIClient:
     client = APIClient()
     user = django_user_model.objects.create_user(username="api-reader", password="not-used")
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {api_key(user)}")
     return client
 
 

@@ -33,11 +33,11 @@ from django.contrib.auth.models import Group, User
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections, connections
 from drf_spectacular.renderers import OpenApiJsonRenderer
-from rest_framework.authtoken.models import Token
 from werkzeug.test import Client
 
 from catalog_admin.selectors.search import MIN_QUERY_LENGTH
 from operations.models import Approval, AuditRecord, ChangeRequest, Comment, Execution, Job
+from tests.fixtures.factories import api_key
 
 METASTORE = "hive31_pg"  # the default metastore: where a request without a metastore goes
 # Fixed, so that CI sends the same requests every run; set CATALOG_ADMIN_FUZZ_SEED (and CATALOG_ADMIN_FUZZ_EXAMPLES)
@@ -82,7 +82,7 @@ def tokens(db: None, settings) -> dict[str, str]:
     for role in ROLES:
         user = User.objects.create_user(f"fuzz-{role}", f"{role}@example.com", "not-a-secret-1")
         user.groups.add(Group.objects.get_or_create(name=role)[0])
-        keys[role] = Token.objects.create(user=user).key
+        keys[role] = api_key(user)
     return keys
 
 

@@ -22,7 +22,6 @@ from django.contrib.auth.models import Group, User
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from catalog_admin.db import allow_metastore_writes
@@ -46,6 +45,7 @@ from operations.services.change_requests import (
 )
 from operations.services.due_requests import start_due_requests
 from operations.services.jobs import run_job
+from tests.fixtures.factories import api_key
 
 ALIAS = "hive31_pg"
 pytestmark = [pytest.mark.django_db, pytest.mark.parametrize("metastore_alias", [ALIAS], indirect=True)]
@@ -105,7 +105,7 @@ def executing(people: dict[str, User], *, silent_for: timedelta | None = None) -
 
 def api(user: User) -> APIClient:
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=user)[0].key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {api_key(user)}")
     return client
 
 

@@ -32,7 +32,6 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from catalog_admin.models import TableParam
@@ -57,7 +56,7 @@ from operations.services.change_requests import (
     change_request_submit,
 )
 from operations.services.jobs import run_job
-from tests.fixtures.factories import make_user
+from tests.fixtures.factories import api_key, make_user
 
 ALIAS = "hive31_pg"
 ON_HIVE31_PG = pytest.mark.parametrize("metastore_alias", [ALIAS], indirect=True)
@@ -182,7 +181,7 @@ class Api:
     def __init__(self, user: User | None) -> None:
         self.client = APIClient()
         if user is not None:
-            self.client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+            self.client.credentials(HTTP_AUTHORIZATION=f"Token {api_key(user)}")
 
     def post(self, name: str, body: dict[str, Any] | None = None, **kwargs: Any) -> Answer:
         return self.answer(
