@@ -118,7 +118,7 @@ def file_rows(options: dict, file_format: str, path: str) -> int:
     if file_format == "avro":
         return count_records(data)
     if file_format == "sequencefile":
-        from operations.spark.programs.sequence_file import values
+        from catalog_admin.hive.sequence_file import values
 
         return sum(1 for _ in values(io.BytesIO(data)))
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
