@@ -211,6 +211,68 @@ def test_a_resumed_rewrite_counts_the_rows_of_the_units_an_earlier_run_wrote(met
     assert params(metastore, [first.partition_id], "numRows") == {(first.partition_id, "numRows"): str(count)}
 
 
+def nanosecond_partition(metastore: Metastore) -> tuple[str, list[int]]:
+    """sales.orders' ``status`` typed timestamp, and one partition holding two Parquet files as Hive writes them
+    (INT96) with nanosecond timestamps: its name and the timestamps in nanoseconds."""
+    import pyarrow as pa
+
+    orders = table_row(metastore, "sales", "orders")
+    with allow_metastore_writes():
+        Column.objects.using(metastore.alias).filter(cd_id=orders.sd.cd_id, name="status").update(type="timestamp")
+    name = "dt=2024-01-03/hour=0"
+    directory = path_of(partition_locations(metastore, orders.id)[name])
+    for old in directory.iterdir():
+        old.unlink()
+    stamps = [1_700_000_000_123_456_789, 1_700_000_000_000_000_000, 1_700_000_001_000_000_001]
+    for number, stamp in enumerate(stamps):
+        table = pa.table({"id": pa.array([number], pa.int64()), "customer_id": pa.array([7], pa.int64()),
+                          "amount": pa.array([None], pa.decimal128(10, 2)),
+                          "status": pa.array([stamp], pa.timestamp("ns"))})  # fmt: skip
+        pq.write_table(table, directory / f"00000{number}_0", use_deprecated_int96_timestamps=True)
+    return name, stamps
+
+
+def test_nanosecond_timestamps_are_carried_exactly_by_a_compaction(metastore: Metastore) -> None:
+    """Parquet INT96 timestamps Hive wrote to the nanosecond are the same nanoseconds in the compacted file."""
+    # given
+    name, stamps = nanosecond_partition(metastore)
+    partition = "PARTITION (dt='2024-01-03', hour=0)"
+    preview = alter_preview_statement(
+        metastore=metastore, statement=f"ALTER TABLE sales.orders {partition} CONCATENATE"
+    )
+
+    # when
+    relocate_execute(preview=preview, actor="steward", source="cli", run_program=in_process())
+
+    # then
+    new = path_of(partition_locations(metastore, table_row(metastore, "sales", "orders").id)[name])
+    (file,) = [p for p in new.iterdir() if not p.name.startswith(("_", "."))]
+    assert "int96" in str(pq.read_metadata(file).schema).lower()
+    written = pq.read_table(file).column("status").cast("int64").to_pylist()
+    assert sorted(written) == sorted(stamps)
+
+
+def test_a_convert_that_would_truncate_nanoseconds_is_refused_naming_the_column_and_value(metastore: Metastore) -> None:
+    """Avro (Hive's timestamp-millis) cannot hold 2023-11-14 22:13:20.123456789: the job fails naming the column and
+    the value, and nothing is swapped."""
+    # given
+    name, _stamps = nanosecond_partition(metastore)
+    orders = table_row(metastore, "sales", "orders")
+    before = partition_locations(metastore, orders.id)[name]
+    statement = "ALTER TABLE sales.orders PARTITION (dt='2024-01-03', hour=0) SET FILEFORMAT AVRO WITH DATA"
+    preview = alter_preview_statement(metastore=metastore, statement=statement)
+    assert preview.blockers == (), preview.blockers
+
+    # when
+    with pytest.raises(rewrite_program.RewriteFailed) as refused:
+        relocate_execute(preview=preview, actor="steward", source="cli", run_program=in_process())
+
+    # then
+    assert "Column status holds 2023-11-14 22:13:20.123456789" in str(refused.value)
+    assert partition_locations(metastore, orders.id)[name] == before
+    assert not Execution.objects.exists()
+
+
 def test_text_files_are_concatenated_byte_for_byte(metastore: Metastore) -> None:
     """LazySimpleSerDe rows stay identical: the new file is the old files one after another (a last newline added)."""
     # given
