@@ -5,8 +5,8 @@ Hive's ``CONCATENATE`` merges ORC/RCFile files only and its ``SET FILEFORMAT`` c
 become unreadable); the console rewrites each selected partition (or an unpartitioned table's root) with the rewrite
 program (``operations/spark/programs/rewrite.py``) into a NEW directory, verifies the rows, then swaps: one
 transaction re-points each storage descriptor there (a convert switches its formats and SerDe in the same statement),
-and sets numFiles/totalSize to what was written (``Measured`` placeholders the swap fills from the program's
-manifest; numRows and column statistics stay: the same rows). Like a relocation (``planners/relocate.py``) the
+and writes the basic statistics of what was written (``rewrite_stats``: numFiles, totalSize, numRows measured at the
+swap; column statistics stay: the same values). Like a relocation (``planners/relocate.py``) the
 preview's :class:`DataCopy` lists the units, the old directories are kept for the retention time and revert swaps
 back meanwhile.
 
@@ -44,6 +44,7 @@ from operations.planners.locations import _replication_blockers
 from operations.planners.partitions.chunks import chunks
 from operations.planners.partitions.matching import matching_partitions, predicate_blockers
 from operations.planners.relocate import destination_blockers
+from operations.planners.rewrite_stats import ACCURATE, current_accurate, replaced_params, stats_steps
 from operations.planners.rewrite_values import value_blockers
 from operations.planners.spark_tables import (
     datasource_move_blockers,
@@ -51,7 +52,7 @@ from operations.planners.spark_tables import (
     path_steps,
     serde_params_after,
 )
-from operations.preview import TABLE_UNIT, CopyUnit, DataCopy, HiveComparison, Measured, Preview, Step
+from operations.preview import TABLE_UNIT, CopyUnit, DataCopy, HiveComparison, Preview, Step
 from operations.rules import Finding
 from operations.specs import CompactFiles, ConvertFormat, PartitionPredicate, SetFileFormat
 from operations.sql import MetastoreSql
@@ -90,7 +91,6 @@ TEXT_SERDE_PARAMS = ("field.delim", "line.delim", "colelction.delim", "collectio
 CONVERTIBLE_FROM = ("parquet", "orc", "text", "avro", "sequencefile")
 PRIMITIVE = ("tinyint", "smallint", "int", "bigint", "float", "double", "boolean", "string", "date", "timestamp",
              "binary", "varchar", "char", "decimal")  # fmt: skip
-STATS = ("numFiles", "totalSize")
 
 
 def source_format(input_format: str | None, serde: str | None) -> str:
@@ -144,7 +144,9 @@ def plan_rewrite(metastore: Metastore, state: TableState, spec: RewriteSpec) -> 
         metastore, state, spec, steps=steps, after=after, blockers=blockers,
         warnings=_warnings(state, spec, data_copy, in_scope - len(rows)), partitions_touched=len(partitions),
         hive=_hive(metastore, spec),
-        inverse={"rewrite": True, "table_sd": table_sd, "staging": staging}, data_copy=data_copy,
+        inverse={"rewrite": True, "table_sd": table_sd, "staging": staging, "replaced_params": replaced_params(
+            [u.partition_id for u in units if u.partition_id is not None] if steps else [],
+            state.table_id if steps and not state.is_partitioned else None)}, data_copy=data_copy,
     )  # fmt: skip
     if selection is not None and partitions:
         selection = {"ids": sorted(r["id"] for r in partitions)}
@@ -324,8 +326,8 @@ def _steps(
     sql: MetastoreSql, state: TableState, spec: RewriteSpec, rows: list[dict], units: list[CopyUnit], table_sd: bool
 ) -> list[Step]:
     """Set-based, in chunks: the storage descriptors re-pointed (and re-formatted), the SerDes switched and their
-    text-only parameters dropped (a convert), then numFiles/totalSize from what was written. Each update first
-    captures the old values (the before-image a revert writes back)."""
+    text-only parameters dropped (a convert), then the basic statistics of what was written (``rewrite_stats``).
+    Each update or delete first captures the old rows (the before-image a revert writes back)."""
     convert = spec.file_format.lower() if isinstance(spec, ConvertFormat) else ""
     by_sd = {u.sd_id: u for u in units}
     steps = [_location_step(sql, [by_sd[sd] for sd in chunk], convert) for chunk in chunks(list(by_sd))]
@@ -338,10 +340,13 @@ def _steps(
         for chunk in chunks(serde_ids):
             steps += _serde_steps(sql, chunk, FORMATS[convert][2])
     partitions = [u for u in units if u.partition_id is not None]
+    accurate = current_accurate(sql.connection.alias, PartitionParam, "partition", [u.partition_id for u in partitions])
     for chunk in chunks(partitions):
-        steps.append(_stats_step(sql, PartitionParam, "partition", [(u.partition_id, u.key) for u in chunk]))
+        owners = [(u.partition_id, u.key, convert or u.source_format) for u in chunk]
+        steps += stats_steps(sql, PartitionParam, "partition", owners, accurate)
     if not state.is_partitioned:
-        steps.append(_stats_step(sql, TableParam, "table", [(state.table_id, units[0].key)]))
+        owners = [(state.table_id, units[0].key, convert or units[0].source_format)]
+        steps += stats_steps(sql, TableParam, "table", owners, {state.table_id: state.params.get(ACCURATE)})
         steps += path_steps(sql, state, units[0].destination)
     return steps
 
@@ -395,26 +400,6 @@ def _serde_steps(sql: MetastoreSql, serde_ids: list[int], serde_lib: str) -> lis
              f"DELETE FROM {params_table} WHERE {param_serde} IN ({', '.join(['%s'] * len(serde_ids))}) AND {keys}",
              (*serde_ids, *TEXT_SERDE_PARAMS), -1),
     ]  # fmt: skip
-
-
-def _stats_step(sql: MetastoreSql, model: type, owner: str, owners: list[tuple[int, str]]) -> Step:
-    """numFiles/totalSize where they are kept (Hive's quick statistics; numRows stays: the same rows). -1: the rows
-    that already hold the value count as unchanged on MySQL."""
-    table, owner_id, key, value = (
-        sql.table(model),
-        sql.col(model, owner),
-        sql.col(model, "key"),
-        sql.col(model, "value"),
-    )
-    cases = " ".join([f"WHEN {owner_id} = %s AND {key} = %s THEN %s"] * (len(owners) * len(STATS)))
-    params = tuple(v for oid, unit in owners for stat in STATS for v in (oid, stat, Measured(unit, stat)))
-    where = f"{owner_id} IN ({', '.join(['%s'] * len(owners))}) AND {key} IN (%s, %s)"
-    where_params = (*(oid for oid, _unit in owners), *STATS)
-    return Step(
-        f"Set numFiles and totalSize of {len(owners)} {owner}(s) to what was written", model._meta.db_table, "update",
-        f"UPDATE {table} SET {value} = CASE {cases} END WHERE {where}", (*params, *where_params), -1,
-        f"SELECT {owner_id}, {key}, {value} FROM {table} WHERE {where}", where_params,
-    )  # fmt: skip
 
 
 # Findings for the steward --------------------------------------------------------------------------------------------

@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from catalog_admin.hive.sequence_file import SequenceFileError, codec
+from catalog_admin.locations import filesystem_for
 from catalog_admin.models import SerDeParam
 from catalog_admin.selectors.metastores import Metastore
 from operations.planners.partitions.chunks import chunks
@@ -70,6 +72,7 @@ def value_blockers(
         return blockers + _compressed_blockers(text_rows, files)
     partitions = [partition_params.get(r["serde_id"], {}) for r in text_rows if r["id"] is not None]
     blockers += _text_param_blockers(state, partitions)
+    blockers += _sequence_file_blockers(metastore, [r for r in text_rows if r["format"] == "sequencefile"], files)
     return blockers + _text_type_blockers(state)
 
 
@@ -123,6 +126,36 @@ def _compressed_blockers(rows: list[dict], files: dict[str, list]) -> list[Findi
             "uncompressed text only (compressed streams cannot be joined line by line).",
         )
     ]
+
+
+def _sequence_file_blockers(metastore: Metastore, rows: list[dict], files: dict[str, list]) -> list[Finding]:
+    """SequenceFiles the program cannot read, named with the reason from their headers (a compressed one with its
+    codec): found here, before approval, rather than failing the job."""
+    unreadable: dict[str, list[str]] = {}
+    for entry in (f for r in rows for f in files.get(r["location"], [])):
+        reason = _sequence_file_problem(metastore, entry.location)
+        if reason:
+            unreadable.setdefault(reason, []).append(entry.location)
+    return [
+        Finding(
+            "sequence_file_not_read",
+            RULE,
+            f"{len(paths)} SequenceFile(s) {reason} (first: {paths[0]}): the console converts uncompressed "
+            "SequenceFiles of Text values only. Rewrite them uncompressed with Hive (SET hive.exec.compress.output="
+            "false; INSERT OVERWRITE) first.",
+        )
+        for reason, paths in sorted(unreadable.items())
+    ]
+
+
+def _sequence_file_problem(metastore: Metastore, location: str) -> str:
+    """Why the file cannot be converted (``""``: it can), from its header only."""
+    try:
+        with filesystem_for(location, metastore.name).open(location, "rb") as stream:
+            found = codec(stream)
+    except SequenceFileError as exc:
+        return f"cannot be read: {exc}"
+    return f"are compressed with {found}" if found else ""
 
 
 def _is_compressed(name: str) -> bool:

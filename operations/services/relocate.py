@@ -155,7 +155,7 @@ def relocation_swap(
         plan = _relisted(
             plan, manifest, rewrite=rewrite, heartbeat=lock.heartbeat if lock is not None else lambda: None
         )
-        measured = measured_statistics(plan) if rewrite else None
+        measured = measured_statistics(plan, manifest) if rewrite else None
         try:
             execution = alter_execute(
                 preview=preview, actor=actor, source=source, reason=reason, approved=approved, data_copied=True,

@@ -194,6 +194,7 @@ def _restore_preview(metastore: Metastore, execution: Execution) -> Preview:
     kind = execution.operation["kind"]
     steps: list[Step] = []
     blockers: list[Finding] = []
+    steps += _replaced_params_steps(metastore, image.get("replaced_params", {}))
     steps += _reinsert_steps(metastore, sql, image.get("deleted_rows", {}))
     if kind in ("add_columns", "replace_columns", "change_column"):
         steps += _column_restore_steps(metastore, sql, state, image)
@@ -258,6 +259,25 @@ def _written_after_swap(execution: Execution) -> list[Finding]:
             "the data again instead of reverting.",
         )
     ]
+
+
+def _replaced_params_steps(metastore: Metastore, replaced: dict[str, dict[str, list]]) -> list[Step]:
+    """Remove the *_PARAMS rows a rewrite's swap wrote (its statistics: ``planners/rewrite_stats``) before the rows
+    it deleted are put back."""
+    quote = connections[metastore.alias].ops.quote_name
+    owner_columns = {"PARTITION_PARAMS": "PART_ID", "TABLE_PARAMS": "TBL_ID"}
+    steps = []
+    for table, replaced_rows in sorted(replaced.items()):
+        owners, keys = replaced_rows["owners"], replaced_rows["keys"]
+        for start in range(0, len(owners), CHUNK):
+            chunk = owners[start : start + CHUNK]
+            where = (f"{quote(owner_columns[table])} IN ({', '.join(['%s'] * len(chunk))}) "
+                     f"AND {quote('PARAM_KEY')} IN ({', '.join(['%s'] * len(keys))})")  # fmt: skip
+            steps.append(
+                Step(f"Remove the statistics the swap wrote for {len(chunk)} owner(s)", table, "delete",
+                     f"DELETE FROM {quote(table)} WHERE {where}", (*chunk, *keys), -1)
+            )  # fmt: skip
+    return steps
 
 
 def _reinsert_steps(metastore: Metastore, sql: MetastoreSql, deleted: dict[str, list[dict]]) -> list[Step]:

@@ -14,10 +14,12 @@ from typing import Any
 from django.conf import settings
 
 from catalog_admin.errors import ApplicationError, ErrorCode
-from catalog_admin.locations import filesystem_for, is_hidden
+from catalog_admin.locations import FileEntry, filesystem_for, is_hidden
+from catalog_admin.object_stores import with_credentials
 from catalog_admin.selectors.metastores import get_metastore
 from operations.planners.data_scope import refuse_symlinks
 from operations.preview import DataCopy, Preview
+from operations.spark.programs.arrow_files import file_rows
 from operations.specs import CompactFiles, ConvertFormat
 from operations.table_state import read_table_state
 
@@ -73,10 +75,13 @@ def verify_rewrite_manifest(plan: dict[str, Any], manifest: dict[str, Any]) -> N
         )
 
 
-def measured_statistics(plan: dict[str, Any]) -> dict[tuple[str, str], str]:
-    """numFiles and totalSize of every unit's new directory, from a listing now (Hive counts visible files only:
-    ``FileUtils.HIDDEN_FILES_PATH_FILTER``), for the swap's statistics steps. An empty one refuses the swap."""
+def measured_statistics(plan: dict[str, Any], manifest: dict[str, Any]) -> dict[tuple[str, str], str]:
+    """The basic statistics of every unit's new directory (``planners/rewrite_stats``), for the swap's steps:
+    numFiles and totalSize from a listing now (Hive counts visible files only: ``FileUtils.HIDDEN_FILES_PATH_FILTER``),
+    numRows the program's verified count (a unit an earlier run rewrote: its new files counted again now), rawDataSize
+    of Parquet rows × columns (``ParquetHiveSerDe``). An empty new directory refuses the swap."""
     measured = {}
+    counted = manifest.get("units", {})
     for unit in plan["units"]:
         listed = filesystem_for(unit["destination"], plan["metastore"]).list_files(unit["destination"]) or []
         visible = [f for f in listed if not is_hidden(f.relative)]
@@ -86,6 +91,16 @@ def measured_statistics(plan: dict[str, Any]) -> dict[tuple[str, str], str]:
                 f"{unit['destination']} holds no file after the rewrite of {unit['key']}; nothing was swapped.",
                 {"unit": unit["key"]},
             )
-        measured[(unit["key"], "numFiles")] = str(len(visible))
-        measured[(unit["key"], "totalSize")] = str(sum(f.size for f in visible))
+        key = unit["key"]
+        rows = counted[key]["rows_out"] if key in counted else _recounted(plan, unit["target_format"], visible)
+        measured[(key, "numFiles")] = str(len(visible))
+        measured[(key, "totalSize")] = str(sum(f.size for f in visible))
+        measured[(key, "numRows")] = str(rows)
+        measured[(key, "rawDataSize")] = str(rows * len(plan["columns"]))
     return measured
+
+
+def _recounted(plan: dict[str, Any], file_format: str, files: Sequence[FileEntry]) -> int:
+    """Rows of the new files of a unit an earlier run rewrote and verified (footers, records, lines)."""
+    options = {**plan.get("filesystems", {}), "s3": with_credentials(dict(plan.get("filesystems", {}).get("s3", {})))}
+    return sum(file_rows(options, file_format, f.location) for f in files)

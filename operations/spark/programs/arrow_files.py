@@ -20,7 +20,9 @@ from catalog_admin.locations import filesystem_for
 from operations.spark.programs.avro_rows import CODEC, avro_schema, count_records, read_rows, record_of
 from operations.spark.programs.lazy_text import type_tree
 
-__all__ = ("SUFFIXES", "FileWriter", "arrow_schema", "arrow_type", "conform", "file_rows", "read_table")
+__all__ = (
+    "SUFFIXES", "FileWriter", "PrecisionLost", "arrow_schema", "arrow_type", "conform", "file_rows", "read_table",
+)  # fmt: skip
 
 SUFFIXES = {"parquet": ".parquet", "orc": ".orc", "avro": ".avro", "text": ""}
 HIVE_POSITIONAL = re.compile(r"_col\d+")
@@ -118,10 +120,57 @@ def file_rows(options: dict, file_format: str, path: str) -> int:
     if file_format == "avro":
         return count_records(data)
     if file_format == "sequencefile":
-        from operations.spark.programs.sequence_file import values
+        from catalog_admin.hive.sequence_file import values
 
         return sum(1 for _ in values(io.BytesIO(data)))
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
+# The finest timestamp unit each written format keeps (Hive's layouts: Parquet INT96 and ORC keep nanoseconds; Hive's
+# Avro schema is timestamp-millis).
+TIMESTAMP_UNITS = {"avro": "ms"}
+
+
+class PrecisionLost(ValueError):
+    """A value the target format cannot hold exactly (a timestamp finer than its unit): nothing is written."""
+
+
+def refuse_lost_precision(table: Any, file_format: str) -> None:
+    """Refuse, naming the column and a sample value, a timestamp the format would truncate (its values compared to
+    the nanosecond: a safe cast to the format's unit fails exactly when one has finer digits)."""
+    import pyarrow as pa
+
+    unit = TIMESTAMP_UNITS.get(file_format)
+    if unit is None:
+        return
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        if not pa.types.is_timestamp(column.type):
+            continue
+        try:
+            column.cast(pa.timestamp(unit, column.type.tz))
+        except pa.ArrowInvalid:
+            raise PrecisionLost(
+                f"Column {name} holds {_finest(column, unit)}: {file_format} keeps timestamps to the "
+                f"{_UNIT_NAMES[unit]} only, so the rewrite would change it; nothing is swapped."
+            ) from None
+
+
+_UNIT_NAMES = {"ms": "millisecond", "us": "microsecond"}
+_PER_SECOND = {"ms": 1000, "us": 1000_000, "ns": 1000_000_000}
+
+
+def _finest(column: Any, unit: str) -> str:
+    """The first value of ``column`` with digits finer than ``unit``, written to the nanosecond (UTC)."""
+    from datetime import UTC, datetime
+
+    import pyarrow as pa
+
+    per_second = _PER_SECOND[column.type.unit]
+    step = per_second // _PER_SECOND[unit]
+    value = next(v for v in column.cast(pa.int64()).to_pylist() if v is not None and v % step)
+    seconds, fraction = divmod(value, per_second)
+    digits = len(str(per_second)) - 1
+    return f"{datetime.fromtimestamp(seconds, UTC):%Y-%m-%d %H:%M:%S}.{fraction:0{digits}d}"
 
 
 class FileWriter:
@@ -136,6 +185,7 @@ class FileWriter:
 
     def write(self, table: Any) -> None:
         table = conform(table, self.schema)
+        refuse_lost_precision(table, self.file_format)
         if self.file_format == "avro":
             writer = self._avro()
             for record in _records(self.columns, table):

@@ -37,12 +37,12 @@ from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from catalog_admin.hive.sequence_file import SequenceFileError, values
 from catalog_admin.hive.text_format import get_byte
 from catalog_admin.locations import filesystem_for, is_hidden
 from catalog_admin.object_stores import with_credentials
-from operations.spark.programs.arrow_files import SUFFIXES, FileWriter, file_rows, read_table
+from operations.spark.programs.arrow_files import SUFFIXES, FileWriter, PrecisionLost, file_rows, read_table
 from operations.spark.programs.lazy_text import complex_parser, is_complex
-from operations.spark.programs.sequence_file import SequenceFileError, values
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -230,6 +230,8 @@ def _write_group(options: dict, columns: list[list[str]], task: dict) -> Iterato
         try:
             for path in task["sources"]:
                 writer.write(_read(options, source, path, columns))
+        except PrecisionLost as exc:
+            raise RewriteFailed(f"{task['key']}: {exc}") from exc
         finally:
             writer.close()
         rows = writer.rows

@@ -168,6 +168,49 @@ def test_compressed_text_is_named_by_the_preview(metastore: Metastore) -> None:
     assert "000009_0.gz" in messages(preview, "compressed_text")[0]
 
 
+def sequence_file(codec: str) -> bytes:
+    """A SequenceFile's header as Hadoop's ``SequenceFile.Writer`` (version 6) writes it, ``codec`` "": uncompressed,
+    then no record."""
+
+    def text(value: str) -> bytes:
+        return bytes([len(value)]) + value.encode()
+
+    flags = b"\x01\x00" + text(codec) if codec else b"\x00\x00"
+    key, value = text("org.apache.hadoop.io.BytesWritable"), text("org.apache.hadoop.io.Text")
+    return b"SEQ\x06" + key + value + flags + (0).to_bytes(4, "big") + bytes(range(16))
+
+
+def test_a_compressed_sequence_file_is_named_by_the_preview_with_its_codec(metastore: Metastore) -> None:
+    """A SequenceFile partition holding a compressed file: the convert's preview names the codec and the file (the
+    program cannot read it), not the uncompressed one beside it; nothing would be written."""
+    # given
+    as_strings(metastore)
+    clicks = table_row(metastore, "marketing", "clicks")
+    partition = Partition.objects.using(metastore.alias).get(table_id=clicks.id, name=HOUR)
+    with allow_metastore_writes():
+        type(partition.sd).objects.using(metastore.alias).filter(id=partition.sd_id).update(
+            input_format="org.apache.hadoop.mapred.SequenceFileInputFormat"
+        )
+    directory = path_of(partition.sd.location)
+    for old in directory.iterdir():
+        old.unlink()
+    (directory / "000000_0").write_bytes(sequence_file(""))
+    (directory / "000001_0").write_bytes(sequence_file("org.apache.hadoop.io.compress.DefaultCodec"))
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore, statement="ALTER TABLE marketing.clicks PARTITION (dt='2024-01-03', hour=0) SET "
+        "FILEFORMAT PARQUET WITH DATA"
+    )  # fmt: skip
+
+    # then
+    assert codes(preview) == {"sequence_file_not_read"}
+    message = messages(preview, "sequence_file_not_read")[0]
+    assert message.startswith("1 SequenceFile(s) are compressed with org.apache.hadoop.io.compress.DefaultCodec")
+    assert "000001_0" in message and "000000_0" not in message
+    assert preview.steps == ()
+
+
 @pytest.mark.parametrize(
     "statement",
     [CONCATENATE, CONVERT, "ALTER TABLE marketing.campaigns SET LOCATION '{warehouse}/campaigns_v2' WITH DATA"],

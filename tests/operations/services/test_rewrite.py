@@ -21,7 +21,7 @@ from catalog_admin.selectors.metastores import Metastore
 from operations.models import Execution, Relocation
 from operations.planners.rewrite import FORMATS, LAZY_SIMPLE
 from operations.services.alter import alter_execute, alter_preview, alter_preview_statement
-from operations.services.relocate import relocate_execute, relocations_cleanup
+from operations.services.relocate import relocate_execute, relocation_copy_plan, relocations_cleanup
 from operations.services.revert import revert_preview
 from operations.spark.programs import rewrite as rewrite_program
 from operations.specs import CompactFiles, PartitionPredicate, TableRef, spec_from_dict
@@ -99,8 +99,9 @@ def test_preview_of_a_concatenate_plans_new_hidden_directories_and_one_swap(meta
 
 
 def test_a_compaction_rewrites_verifies_swaps_keeps_the_old_files_and_reverts(metastore: Metastore) -> None:
-    """Each partition ends with one file holding the same rows; numFiles/totalSize are what was written, numRows is
-    untouched; the old directories stay; revert points back at them and the cleanup then removes the new ones."""
+    """Each partition ends with one file holding the same rows; numFiles/totalSize/numRows are what was written; the
+    old directories stay; revert points back at them (and their statistics) and the cleanup then removes the new
+    ones."""
     # given
     chosen = split_into_small_files(metastore, "sales.orders", DAY, "parquet", ORDERS)
     orders = table_row(metastore, "sales", "orders")
@@ -125,11 +126,9 @@ def test_a_compaction_rewrites_verifies_swaps_keeps_the_old_files_and_reverts(me
         files = [p for p in new.iterdir() if not p.name.startswith(("_", "."))]
         assert len(files) == 1 and parquet_rows(new) == before_rows[unit.key]
         assert parquet_rows(path_of(chosen[unit.key])) == before_rows[unit.key], "the old files are kept"
-        if (unit.partition_id, "numFiles") in after_params:
-            assert after_params[(unit.partition_id, "numFiles")] == "1"
-            assert after_params[(unit.partition_id, "totalSize")] == str(files[0].stat().st_size)
-        if (unit.partition_id, "numRows") in before_params:
-            assert after_params[(unit.partition_id, "numRows")] == before_params[(unit.partition_id, "numRows")]
+        assert after_params[(unit.partition_id, "numFiles")] == "1"
+        assert after_params[(unit.partition_id, "totalSize")] == str(files[0].stat().st_size)
+        assert after_params[(unit.partition_id, "numRows")] == str(len(before_rows[unit.key]))
     assert [e["unit_done"] for e in events if "unit_done" in e] == keys
     assert Relocation.objects.get(execution=execution).state == Relocation.State.SWAPPED
     assert event_types(metastore) == ["ALTER_PARTITION"] * len(keys)
@@ -141,6 +140,137 @@ def test_a_compaction_rewrites_verifies_swaps_keeps_the_old_files_and_reverts(me
     assert params(metastore, ids, "numFiles", "totalSize", "numRows") == before_params
     assert [r.state for r in cleaned] == [Relocation.State.REVERTED]
     assert not any(path_of(u.destination).exists() for u in preview.data_copy.units)
+
+
+def test_the_statistics_after_a_rewrite_are_those_of_the_new_files_missing_ones_included(metastore: Metastore) -> None:
+    """A partition without numFiles/totalSize/numRows gets them, one with stale ones gets the real ones (numRows the
+    rows read back, rawDataSize rows × columns as ParquetHiveSerDe counts), COLUMN_STATS_ACCURATE's basic part true
+    and its column part kept; the revert puts back exactly the rows there were."""
+    # given
+    chosen = split_into_small_files(metastore, "sales.orders", DAY, "parquet", ORDERS)
+    preview = alter_preview_statement(
+        metastore=metastore, statement="ALTER TABLE sales.orders PARTITION (dt='2024-01-02') CONCATENATE"
+    )
+    bare, stale = preview.data_copy.units[0], preview.data_copy.units[-1]
+    keys = ("numFiles", "totalSize", "numRows", "rawDataSize", "COLUMN_STATS_ACCURATE")
+    rows = PartitionParam.objects.using(metastore.alias)
+    with allow_metastore_writes():
+        rows.filter(partition_id=bare.partition_id, key__in=keys).delete()
+        rows.filter(partition_id=stale.partition_id, key__in=keys).delete()
+        for key, value in (
+            ("numRows", "0"),
+            ("rawDataSize", "7"),
+            ("COLUMN_STATS_ACCURATE", '{"BASIC_STATS":"false","COLUMN_STATS":{"id":"true"}}'),
+        ):
+            rows.create(partition_id=stale.partition_id, key=key, value=value)
+    ids = [bare.partition_id, stale.partition_id]
+    before = params(metastore, ids, *keys)
+    preview = alter_preview_statement(
+        metastore=metastore, statement="ALTER TABLE sales.orders PARTITION (dt='2024-01-02') CONCATENATE"
+    )
+
+    # when
+    execution = relocate_execute(preview=preview, actor="steward", source="cli", run_program=in_process())
+
+    # then
+    after = params(metastore, ids, *keys)
+    for unit in (bare, stale):
+        count = len(parquet_rows(path_of(chosen[unit.key])))
+        new = [p for p in path_of(unit.destination).iterdir() if not p.name.startswith(("_", "."))]
+        assert {k: after[(unit.partition_id, k)] for k in keys[:4]} == {
+            "numFiles": str(len(new)), "totalSize": str(sum(p.stat().st_size for p in new)), "numRows": str(count),
+            "rawDataSize": str(count * len(ORDERS)),
+        }  # fmt: skip
+    assert after[(bare.partition_id, "COLUMN_STATS_ACCURATE")] == '{"BASIC_STATS":"true"}'
+    assert after[(stale.partition_id, "COLUMN_STATS_ACCURATE")] == '{"BASIC_STATS":"true","COLUMN_STATS":{"id":"true"}}'
+
+    # and when reverted
+    alter_execute(preview=revert_preview(execution=execution), actor="steward", source="cli")
+    assert params(metastore, ids, *keys) == before
+
+
+def test_a_resumed_rewrite_counts_the_rows_of_the_units_an_earlier_run_wrote(metastore: Metastore) -> None:
+    """A unit an earlier run rewrote and verified is not in this run's manifest: its numRows is counted from its new
+    files, not left as it was."""
+    # given
+    chosen = split_into_small_files(metastore, "sales.orders", DAY, "parquet", ORDERS)
+    preview = alter_preview_statement(
+        metastore=metastore, statement="ALTER TABLE sales.orders PARTITION (dt='2024-01-02') CONCATENATE"
+    )
+    first = preview.data_copy.units[0]
+    earlier = relocation_copy_plan(preview=preview)
+    rewrite_program.run(None, {**earlier, "units": [u for u in earlier["units"] if u["key"] == first.key]}, print)
+    with allow_metastore_writes():
+        PartitionParam.objects.using(metastore.alias).filter(partition_id=first.partition_id, key="numRows").delete()
+
+    # when
+    relocate_execute(preview=preview, actor="steward", source="cli", run_program=in_process(), completed=[first.key])
+
+    # then
+    count = len(parquet_rows(path_of(chosen[first.key])))
+    assert params(metastore, [first.partition_id], "numRows") == {(first.partition_id, "numRows"): str(count)}
+
+
+def nanosecond_partition(metastore: Metastore) -> tuple[str, list[int]]:
+    """sales.orders' ``status`` typed timestamp, and one partition holding two Parquet files as Hive writes them
+    (INT96) with nanosecond timestamps: its name and the timestamps in nanoseconds."""
+    import pyarrow as pa
+
+    orders = table_row(metastore, "sales", "orders")
+    with allow_metastore_writes():
+        Column.objects.using(metastore.alias).filter(cd_id=orders.sd.cd_id, name="status").update(type="timestamp")
+    name = "dt=2024-01-03/hour=0"
+    directory = path_of(partition_locations(metastore, orders.id)[name])
+    for old in directory.iterdir():
+        old.unlink()
+    stamps = [1_700_000_000_123_456_789, 1_700_000_000_000_000_000, 1_700_000_001_000_000_001]
+    for number, stamp in enumerate(stamps):
+        table = pa.table({"id": pa.array([number], pa.int64()), "customer_id": pa.array([7], pa.int64()),
+                          "amount": pa.array([None], pa.decimal128(10, 2)),
+                          "status": pa.array([stamp], pa.timestamp("ns"))})  # fmt: skip
+        pq.write_table(table, directory / f"00000{number}_0", use_deprecated_int96_timestamps=True)
+    return name, stamps
+
+
+def test_nanosecond_timestamps_are_carried_exactly_by_a_compaction(metastore: Metastore) -> None:
+    """Parquet INT96 timestamps Hive wrote to the nanosecond are the same nanoseconds in the compacted file."""
+    # given
+    name, stamps = nanosecond_partition(metastore)
+    partition = "PARTITION (dt='2024-01-03', hour=0)"
+    preview = alter_preview_statement(
+        metastore=metastore, statement=f"ALTER TABLE sales.orders {partition} CONCATENATE"
+    )
+
+    # when
+    relocate_execute(preview=preview, actor="steward", source="cli", run_program=in_process())
+
+    # then
+    new = path_of(partition_locations(metastore, table_row(metastore, "sales", "orders").id)[name])
+    (file,) = [p for p in new.iterdir() if not p.name.startswith(("_", "."))]
+    assert "int96" in str(pq.read_metadata(file).schema).lower()
+    written = pq.read_table(file).column("status").cast("int64").to_pylist()
+    assert sorted(written) == sorted(stamps)
+
+
+def test_a_convert_that_would_truncate_nanoseconds_is_refused_naming_the_column_and_value(metastore: Metastore) -> None:
+    """Avro (Hive's timestamp-millis) cannot hold 2023-11-14 22:13:20.123456789: the job fails naming the column and
+    the value, and nothing is swapped."""
+    # given
+    name, _stamps = nanosecond_partition(metastore)
+    orders = table_row(metastore, "sales", "orders")
+    before = partition_locations(metastore, orders.id)[name]
+    statement = "ALTER TABLE sales.orders PARTITION (dt='2024-01-03', hour=0) SET FILEFORMAT AVRO WITH DATA"
+    preview = alter_preview_statement(metastore=metastore, statement=statement)
+    assert preview.blockers == (), preview.blockers
+
+    # when
+    with pytest.raises(rewrite_program.RewriteFailed) as refused:
+        relocate_execute(preview=preview, actor="steward", source="cli", run_program=in_process())
+
+    # then
+    assert "Column status holds 2023-11-14 22:13:20.123456789" in str(refused.value)
+    assert partition_locations(metastore, orders.id)[name] == before
+    assert not Execution.objects.exists()
 
 
 def test_text_files_are_concatenated_byte_for_byte(metastore: Metastore) -> None:

@@ -16,7 +16,7 @@ import struct
 from collections.abc import Iterator
 from typing import BinaryIO
 
-__all__ = ("SequenceFileError", "values")
+__all__ = ("SequenceFileError", "codec", "values")
 
 SYNC_ESCAPE = -1
 TEXT = "org.apache.hadoop.io.Text"
@@ -30,17 +30,17 @@ OLDEST_LAYOUT = 5  # SequenceFile layouts this reader takes: 5, and 6 (metadata 
 LAYOUT_WITH_METADATA = 6
 
 
+def codec(stream: BinaryIO) -> str:
+    """The compression codec's class named in the file's header (``""``: uncompressed), read from its first bytes
+    only (what the preview asks of every SequenceFile it would convert)."""
+    _layout, _value_class, compressed = _header(stream)
+    return _string(stream) if compressed else ""
+
+
 def values(stream: BinaryIO) -> Iterator[bytes]:
     """The bytes of every ``Text`` value of the file, in order."""
-    if _exact(stream, 3) != b"SEQ":
-        raise SequenceFileError("not a SequenceFile (no SEQ header)")
-    layout = _exact(stream, 1)[0]  # the file layout's number (Hadoop's, not Hive's)
-    if layout < OLDEST_LAYOUT:
-        raise SequenceFileError(f"SequenceFile version {layout} is older than this reader takes (5, 6)")
-    _string(stream)  # the key's class: ignored
-    value_class = _string(stream)
-    compressed, block_compressed = _exact(stream, 1)[0], _exact(stream, 1)[0]
-    if compressed or block_compressed:
+    layout, value_class, compressed = _header(stream)
+    if compressed:
         raise SequenceFileError(f"a compressed SequenceFile ({_string(stream)}) is not read here")
     if value_class != TEXT:
         raise SequenceFileError(f"values of {value_class}, not {TEXT}")
@@ -58,6 +58,19 @@ def values(stream: BinaryIO) -> Iterator[bytes]:
         record = _exact(stream, length - key_length)
         size, start = _vlong(record, 0)
         yield record[start : start + size]
+
+
+def _header(stream: BinaryIO) -> tuple[int, str, bool]:
+    """The layout, the value class and whether records or blocks are compressed (the codec's name follows)."""
+    if _exact(stream, 3) != b"SEQ":
+        raise SequenceFileError("not a SequenceFile (no SEQ header)")
+    layout = _exact(stream, 1)[0]  # the file layout's number (Hadoop's, not Hive's)
+    if layout < OLDEST_LAYOUT:
+        raise SequenceFileError(f"SequenceFile version {layout} is older than this reader takes (5, 6)")
+    _string(stream)  # the key's class: ignored
+    value_class = _string(stream)
+    compressed, block_compressed = _exact(stream, 1)[0], _exact(stream, 1)[0]
+    return layout, value_class, bool(compressed or block_compressed)
 
 
 def _exact(stream: BinaryIO, size: int) -> bytes:
