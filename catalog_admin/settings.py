@@ -19,6 +19,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from catalog_admin.auth.config import sign_in_settings
 from catalog_admin.filesystem_options import filesystem_options, rename_limit_bytes
+from catalog_admin.mail_config import email_settings
 from catalog_admin.metastores import database_settings, parse_metastores
 from catalog_admin.secrets import local_secret_key
 from catalog_admin.utils.scrape_access import parse_networks
@@ -112,6 +113,8 @@ AUTH_PASSWORD_VALIDATORS = [
 # that give roles and approver scopes (CATALOG_ROLE_GROUPS, CATALOG_APPROVER_SCOPE_GROUPS), CATALOG_APPROVER_SCOPES,
 # and the lockout after repeated failures (django-axes: CATALOG_LOGIN_FAILURE_LIMIT, CATALOG_LOGIN_LOCKOUT_MINUTES).
 globals().update(sign_in_settings(os.environ))
+# E-mail (catalog_admin/mail_config.py, README "Configuration"): EMAIL_URL or EMAIL_*; none set = no e-mail.
+globals().update(email_settings(os.environ))
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "catalog:metastores"
 LOGOUT_REDIRECT_URL = "login"

@@ -19,7 +19,9 @@ logger = logging.getLogger(__name__)
 
 
 def notify_transition(request: ChangeRequest, outcome: str, actor: AbstractBaseUser | None) -> None:
-    """Tell the requester and the approvers what happened (failures are logged, never raised)."""
+    """Tell the requester and the approvers what happened (failures are logged, never raised; off without e-mail)."""
+    if not getattr(settings, "CATALOG_EMAIL_ENABLED", False):
+        return
     recipients = set(_approver_emails()) | {request.requester.email}
     if actor is not None and getattr(actor, "email", ""):
         recipients.discard(actor.email)

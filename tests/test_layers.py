@@ -55,7 +55,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                                   "catalog_admin.locations", "catalog_admin.object_stores",
                                   "catalog_admin.filesystem_options")),
     ("utilities", ("catalog_admin.utils", "catalog_admin.errors", "catalog_admin.db", "catalog_admin.secrets",
-                   "catalog_admin.roles", "catalog_admin.converters", "catalog_admin.extensions")),
+                   "catalog_admin.roles", "catalog_admin.converters", "catalog_admin.extensions",
+                   "catalog_admin.mail_config")),
 )  # fmt: skip
 
 # Not the seam's: upward or circular edges kept on purpose, each with its reason.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import socket
 from pathlib import Path
 
 import pytest
@@ -63,6 +65,24 @@ def test_steward_request_approved_by_another_runs_and_is_audited(
     assert actions == ["create", "submit", "approve", "approve", "execute", "finish"]
     assert verify_audit_chain() == []
     assert any(f"#{request.pk}" in message.subject for message in mail.outbox)
+
+
+def test_without_email_configured_a_transition_sends_nothing_and_logs_no_error(
+    metastore: Metastore, people: dict[str, User], settings, caplog, django_capture_on_commit_callbacks
+) -> None:
+    # given: no EMAIL_URL/EMAIL_HOST (mail off), and an SMTP backend aimed at a loopback port nobody listens on
+    settings.CATALOG_EMAIL_ENABLED = False
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        settings.EMAIL_HOST, settings.EMAIL_PORT = probe.getsockname()
+
+    # when
+    with caplog.at_level(logging.ERROR), django_capture_on_commit_callbacks(execute=True):
+        change_request_submit(request=create(people, metastore), user=people["steward"])
+
+    # then
+    assert [record.getMessage() for record in caplog.records if record.levelno >= logging.ERROR] == []
 
 
 def test_nobody_approves_their_own_request_not_even_an_admin(metastore: Metastore, people: dict[str, User]) -> None:
