@@ -15,7 +15,7 @@ from rest_framework.response import Response
 
 from operations.api.idempotency import IDEMPOTENCY_KEY_PARAMETER, idempotent
 from operations.api.serializers import ChangeRequestSerializer, MergePreviewSerializer
-from operations.api.views import OperationsAPIView, _errors
+from operations.api.views.base import OperationsAPIView, errors
 from operations.merge.changes import merge_change
 from operations.merge.workflow import merge_operation, merge_request_from_dict
 from operations.services.change_requests import change_request_create
@@ -82,7 +82,7 @@ class MergePreviewView(OperationsAPIView):
         tags=["merges"],
         operation_id="merges_preview",
         request=MergeInputSerializer,
-        responses={200: MergePreviewSerializer, **_errors(400, 401, 404, 415, 503, overrides=_MERGE_ERRORS)},
+        responses={200: MergePreviewSerializer, **errors(400, 401, 404, 415, 503, overrides=_MERGE_ERRORS)},
         examples=[_EXAMPLE],
     )
     def post(self, request: Request) -> Response:
@@ -99,7 +99,7 @@ class MergeCreateView(OperationsAPIView):
         request=MergeCreateSerializer,
         responses={
             201: ChangeRequestSerializer,
-            **_errors(400, 401, 403, 404, 415, 422, 503, overrides=_MERGE_ERRORS),
+            **errors(400, 401, 403, 404, 415, 422, 503, overrides=_MERGE_ERRORS),
         },
         examples=[_EXAMPLE],
     )
