@@ -376,6 +376,7 @@ class HiveComparison:
     statistics_deleted: int
     estimated_seconds: float
     notes: tuple[str, ...] = ()
+    comparable: bool = True  # False: Hive cannot do this work (a relocation, a rewrite), so no ratio to the console's
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,9 @@ class PreviewHiveSerializer(serializers.Serializer):
     statistics_deleted = serializers.IntegerField()
     estimated_seconds = serializers.FloatField()
     notes = serializers.ListField(child=serializers.CharField())
+    comparable = serializers.BooleanField(
+        required=False, help_text="False when Hive cannot do this work (relocate, rewrite): no estimate to compare."
+    )
 
 
 class PreviewEventsSerializer(serializers.Serializer):
