@@ -45,6 +45,7 @@ from operations.spark.work import WorkDir
 
 __all__ = (
     "SPARK",
+    "driver_log_path",
     "enqueue_spark_job",
     "remove_staging",
     "run_spark_program",
@@ -137,13 +138,22 @@ def _stop_driver(handle: JobHandle, engine: spark.SparkEngine, process: Any) -> 
 def _driver_files(job: Job, engine: spark.SparkEngine) -> spark.DriverFiles:
     """The attempt's local launch directory and its work location (``CATALOG_SPARK_WORK_DIR``: a local directory,
     or an object-store/HDFS URI read through the filesystem layer)."""
-    attempt = f"job-{job.pk}/attempt-{job.attempts}"
+    attempt = _attempt(job)
     work = WorkDir(f"{str(settings.CATALOG_SPARK_WORK_DIR).rstrip('/')}/{attempt}", settings.CATALOG_FILESYSTEMS)
     return spark.write_driver_files(
         Path(settings.CATALOG_SPARK_LOCAL_DIR) / attempt, engine=engine, program=job.program,
         plan={**job.plan, "completed": list(job.completed)}, app_name=f"catalog-admin job {job.pk}",
         worker_pid=0 if engine.deploy_mode == "cluster" else _pid(), work=work,
     )  # fmt: skip
+
+
+def _attempt(job: Job) -> str:
+    return f"job-{job.pk}/attempt-{job.attempts}"
+
+
+def driver_log_path(job: Job) -> Path:
+    """Where the driver's log of the job's last attempt is, on the host of the worker that ran it (``job.worker``)."""
+    return Path(settings.CATALOG_SPARK_LOCAL_DIR) / _attempt(job) / spark.LOG_FILE
 
 
 def remove_staging(job: Job) -> bool:
