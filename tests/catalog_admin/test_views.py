@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from types import SimpleNamespace
 from urllib.parse import unquote
 
 import pytest
@@ -24,7 +25,15 @@ from catalog_admin.selectors.databases import list_databases
 from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.partitions import PartitionFilter, PartitionRow, list_partitions
 from catalog_admin.selectors.tables import TableDetail, TableFilter, get_table_detail, list_tables
-from catalog_admin.templatetags.catalog import epoch, epoch_ms, humanize_bytes, table_type
+from catalog_admin.templatetags.catalog import (
+    epoch,
+    epoch_ms,
+    grouped,
+    humanize_bytes,
+    natural_order,
+    partition_size,
+    table_type,
+)
 from tests.fixtures.factories import html
 
 pytestmark = pytest.mark.django_db(databases="__all__")
@@ -510,6 +519,8 @@ def test_partitions_are_flagged_outside_the_table_root_and_missing_on_disk(clien
     assert outside and missing
     assert content.count(">outside table root<") == len(outside)
     assert content.count(">missing on disk<") == len(missing)
+    for row in missing:  # its size says its data is gone, not a metastore "0 B" beside the real sizes
+        assert re.search(r'bytes">dropped</td>', row_of(content, f"/p/{row.name}/")), row.name
 
 
 def test_a_partition_key_filter_narrows_to_exact_values(client, metastore):
@@ -755,6 +766,35 @@ def test_an_error_answering_htmx_carries_the_error_panel_for_the_list_container(
 )
 def test_humanize_bytes(value, expected):
     assert humanize_bytes(value) == expected if value else humanize_bytes(value) in ("—", "0 B")
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(29993, "29,993"), ("134217728", "134,217,728"), (7, "7"), (1234.56, "1,234.6"), (None, "—"), ("", "—")],
+)
+def test_numbers_are_grouped_by_thousands(value, expected):
+    assert grouped(value) == expected
+
+
+def test_a_partition_whose_directory_is_gone_shows_dropped_not_a_size():
+    # given
+    gone = SimpleNamespace(exists_on_disk=False, total_size=0)
+    present = SimpleNamespace(exists_on_disk=True, total_size=64000)
+    unchecked = SimpleNamespace(exists_on_disk=None, total_size=1024)
+
+    # then
+    assert [partition_size(p) for p in (gone, present, unchecked)] == ["dropped", "62.5 KiB", "1.0 KiB"]
+
+
+def test_partition_lists_sort_naturally():
+    # given
+    names = ["dt=10", "dt=2", "dt=1/hr=10", "dt=1/hr=9", "dt=b", "dt=a"]
+
+    # when
+    ordered = natural_order([{"name": n} for n in names], "name")
+
+    # then
+    assert [p["name"] for p in ordered] == ["dt=1/hr=9", "dt=1/hr=10", "dt=2", "dt=10", "dt=a", "dt=b"]
 
 
 def test_hive_times_are_epoch_seconds_or_milliseconds_shown_in_utc():

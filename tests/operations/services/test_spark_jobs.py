@@ -302,3 +302,18 @@ def test_a_cancel_from_the_page_by_someone_not_allowed_shows_the_reason(people: 
     assert response.status_code == 403
     assert f"Only an admin or the job&#x27;s requester can cancel job #{job.pk}." in html(response)
     assert Job.objects.get(pk=job.pk).cancel_requested_at is None
+
+
+def test_a_jobs_counters_group_numbers_and_use_iec_units(people: dict[str, User]) -> None:
+    """29,993 files, not 29993; bytes in KiB/MiB like every other page, not Django's KB/MB."""
+    # given
+    job = spark_job(JobState.RUNNING, files_done=1200, files_total=29993, bytes_done=1536, bytes_total=134217728)
+    client = Client()
+    client.force_login(people["viewer"])
+
+    # when
+    page = html(client.get(reverse("operations:job-detail", args=[job.pk])))
+
+    # then
+    assert 'id="job-files">1,200 of 29,993<' in page
+    assert 'id="job-bytes">1.5 KiB of 128.0 MiB<' in page
