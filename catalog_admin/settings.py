@@ -112,7 +112,7 @@ AUTH_PASSWORD_VALIDATORS = [
 # and the lockout after repeated failures (django-axes: CATALOG_LOGIN_FAILURE_LIMIT, CATALOG_LOGIN_LOCKOUT_MINUTES).
 globals().update(sign_in_settings(os.environ))
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "catalog:metastores"
+LOGIN_REDIRECT_URL = "operations:home"  # sign-in lands on Home: the work waiting
 LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en-us"

@@ -15,12 +15,14 @@ from urllib.parse import unquote
 
 import pytest
 from django.conf import settings
+from django.contrib.auth.models import Group
 from django.db import OperationalError
 from django.test import Client
 from django.urls import resolve, reverse
 from django.utils.html import escape
 
 from catalog_admin.models import TableType
+from catalog_admin.roles import Role
 from catalog_admin.selectors.databases import list_databases
 from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.partitions import PartitionFilter, PartitionRow, list_partitions
@@ -171,7 +173,7 @@ def test_sign_in_page_signs_in_and_sign_out_is_a_post(django_user_model):
     # then
     assert page.status_code == 200
     assert 'name="username"' in html(page) and 'name="password"' in html(page)
-    assert signed_in.status_code == 302 and signed_in["Location"] == "/"
+    assert signed_in.status_code == 302 and signed_in["Location"] == "/changes/home/"  # Home: the work waiting
     assert '<form method="post" action="/accounts/logout/">' in html(home)
     assert signed_out.status_code == 302
     assert browser.get("/").status_code == 302
@@ -190,7 +192,12 @@ def test_a_wrong_password_is_refused_on_the_sign_in_page(django_user_model):
 
 
 @pytest.mark.matrix
-def test_overview_lists_every_registered_metastore_with_its_status(client):
+def test_overview_lists_every_registered_metastore_with_its_status(django_user_model):
+    # given
+    operator = django_user_model.objects.create_user(username="operator", is_staff=True)
+    client = Client()
+    client.force_login(operator)
+
     # when
     response = client.get("/")
 
@@ -205,6 +212,24 @@ def test_overview_lists_every_registered_metastore_with_its_status(client):
     assert re.search(r"Hive 2\.3\.\d", content) and re.search(r"Hive 4\.0\.\d", content)
     assert f'href="/m/{settings.DEFAULT_METASTORE}/"' in content
     assert "Browse the default metastore" in content
+
+
+def test_the_overview_shows_connection_strings_only_to_operators(client, django_user_model):
+    """A steward sees each metastore's name, vendor and status, not where it lives; an admin sees the URLs too."""
+    # given
+    admin = django_user_model.objects.create_user(username="admin-user")
+    admin.groups.add(Group.objects.get(name=Role.ADMIN))
+    as_admin = Client()
+    as_admin.force_login(admin)
+
+    # when
+    steward_page = html(client.get("/"))
+    admin_page = html(as_admin.get("/"))
+
+    # then
+    config = settings.METASTORE_CONFIGS[0]
+    assert config.display_url not in steward_page and "<th>Connection</th>" not in steward_page
+    assert config.display_url in admin_page and "<th>Connection</th>" in admin_page
 
 
 def test_overview_shows_the_database_count(client, metastore):
