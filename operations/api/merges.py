@@ -13,6 +13,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from catalog_admin.metastores import DEMO_METASTORE_NAME
 from operations.api.idempotency import IDEMPOTENCY_KEY_PARAMETER, idempotent
 from operations.api.serializers import ChangeRequestSerializer, MergePreviewSerializer
 from operations.api.views.base import OperationsAPIView, errors
@@ -28,10 +29,10 @@ _MERGE_ERRORS = {
     404: "not_found: the source or target metastore, or a named database of the source, does not exist.",
 }
 _EXAMPLE = OpenApiExample(
-    "Two databases, renamed, with a location rule",
+    "Two databases of another registered metastore into the demo's, renamed, with a location rule",
     {
-        "source": "hive23_my",
-        "target": "hive31_pg",
+        "source": "old_cluster",
+        "target": DEMO_METASTORE_NAME,
         "databases": ["sales", "marketing"],
         "renames": {"sales": "sales_legacy"},
         "location_rules": [{"old": "hdfs://old-ns/warehouse", "new": "hdfs://new-ns/warehouse"}],

@@ -179,6 +179,21 @@ def test_sign_in_page_signs_in_and_sign_out_is_a_post(django_user_model):
     assert browser.get("/").status_code == 302
 
 
+def test_every_page_starts_with_a_skip_link_and_links_the_api_docs(client):
+    """Keyboard users skip the top bar (the first link leads to the content, which takes the focus); the API's docs
+    are one click away from every page."""
+    # when
+    page = html(client.get("/"))
+
+    # then
+    body = page.split("<body>", 1)[1]
+    first_link = re.search(r"<a [^>]*>", body).group(0)
+    assert 'class="skip-link"' in first_link and 'href="#main"' in first_link
+    assert '<main id="main" tabindex="-1">' in page
+    assert re.search(r'<a href="/api/docs/" id="nav-api-docs"', page)
+    assert client.get("/api/docs/").status_code == 200
+
+
 def test_a_wrong_password_is_refused_on_the_sign_in_page(django_user_model):
     django_user_model.objects.create_user(username="steward", password="not-a-secret-1")
 

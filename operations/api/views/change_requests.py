@@ -9,6 +9,7 @@ from rest_framework.response import Response
 
 from catalog_admin.api.data_views import _ChartSerializer
 from catalog_admin.errors import NotFound
+from catalog_admin.metastores import DEMO_METASTORE_NAME
 from catalog_admin.selectors.pagination import page_size
 from operations.api.idempotency import IDEMPOTENCY_KEY_PARAMETER, idempotent
 from operations.api.serializers import (
@@ -89,7 +90,7 @@ class ChangeRequestListView(OperationsAPIView):
             OpenApiExample(
                 "Structured",
                 {
-                    "metastore": "hive31_pg",
+                    "metastore": DEMO_METASTORE_NAME,
                     "operation": {
                         "kind": "rename_table",
                         "target": {"database": "sales", "table": "orders"},
