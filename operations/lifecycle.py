@@ -421,7 +421,7 @@ def _job_operator(job: Job, user: User, verb: str) -> Allowed:
 
 
 # A job's state as a sentence says it: "Job #1 succeeded", "Job #2 is queued".
-_JOB_STATE_PHRASES = {
+_JOB_STATE_PHRASES: dict[str, str] = {
     JobState.QUEUED: "is queued",
     JobState.RUNNING: "is running",
     JobState.SUCCEEDED: "succeeded",
