@@ -116,7 +116,7 @@ globals().update(sign_in_settings(os.environ))
 # E-mail (catalog_admin/mail_config.py, README "Configuration"): EMAIL_URL or EMAIL_*; none set = no e-mail.
 globals().update(email_settings(os.environ))
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "catalog:metastores"
+LOGIN_REDIRECT_URL = "operations:home"  # sign-in lands on Home: the work waiting
 LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en-us"

@@ -11,7 +11,7 @@ from catalog_admin import converters  # noqa: F401 (registers hive_name and part
 from catalog_admin.views import acid, data, databases, health, metastores, partitions, search, tables, tokens
 from operations.views import metrics
 
-# The browsing pages, under the "catalog" namespace (LOGIN_REDIRECT_URL is "catalog:metastores").
+# The browsing pages, under the "catalog" namespace (sign-in lands on "operations:home").
 catalog_patterns = [
     path("", metastores.metastore_list, name="metastores"),
     path("search/", search.search, name="search"),

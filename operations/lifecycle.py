@@ -420,10 +420,24 @@ def _job_operator(job: Job, user: User, verb: str) -> Allowed:
     return Allowed(False, f"Only an admin or the job's requester can {verb} job #{job.pk}.", details={"job": job.pk})
 
 
+# A job's state as a sentence says it: "Job #1 succeeded", "Job #2 is queued".
+_JOB_STATE_PHRASES: dict[str, str] = {
+    JobState.QUEUED: "is queued",
+    JobState.RUNNING: "is running",
+    JobState.SUCCEEDED: "succeeded",
+    JobState.FAILED: "failed",
+    JobState.ERRORED: "ended in an unexpected error",
+    JobState.CANCELLED: "was cancelled",
+}
+
+
 def _job_refusal(job: Job, past: str) -> Allowed:
+    phrase = _JOB_STATE_PHRASES.get(job.state, f"is {job.get_state_display().lower()}")
+    if job.cancel_requested_at is not None and job.state in (JobState.FAILED, JobState.ERRORED):
+        phrase += " and was discarded"
     return Allowed(
         False,
-        f"Job #{job.pk} is {job.get_state_display().lower()}: it cannot be {past} now.",
+        f"Job #{job.pk} {phrase}: it cannot be {past} now.",
         ErrorCode.INVALID_STATE,
         {"job": job.pk, "state": job.state},
     )

@@ -309,8 +309,8 @@ class DurationEstimate:
     def basis(self) -> str:
         if not self.jobs or not self.median_bytes_per_second:
             return f"no basis yet: no finished job of this kind on {self.engine}"
-        rate = self.median_bytes_per_second / 1_000_000
-        return f"from {self.jobs} earlier job(s) on {self.engine}, median {rate:.1f} MB/s"
+        rate = self.median_bytes_per_second / 2**20  # IEC units, as every page shows bytes
+        return f"from {self.jobs} earlier job(s) on {self.engine}, median {rate:.1f} MiB/s"
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -376,6 +376,7 @@ class HiveComparison:
     statistics_deleted: int
     estimated_seconds: float
     notes: tuple[str, ...] = ()
+    comparable: bool = True  # False: Hive cannot do this work (a relocation, a rewrite), so no ratio to the console's
 
 
 @dataclass(frozen=True)

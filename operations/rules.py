@@ -40,6 +40,7 @@ __all__ = (
     "check_table_name",
     "incompatible_columns",
     "is_known_type",
+    "rule_owner",
     "types_compatible",
 )
 
@@ -98,6 +99,24 @@ NUMERIC_ORDER = ("tinyint", "smallint", "int", "bigint", "decimal", "float", "do
 STRING_FAMILY = frozenset({"string", "varchar", "char"})
 DATE_FAMILY = frozenset({"date", "datetime", "timestamp"})
 COMPLEX = frozenset({"array", "map", "struct", "uniontype"})
+
+
+# Who refuses a finding. Hive's rules carry their number in hive-alter-rules.md ("9.1"); a few of Hive's own checks
+# carry a name instead: its DDL analysis ("ddl": unknown or duplicate columns …) and ALTER TABLE on a view. Every other
+# named rule (containment, relocate, rewrite, names, acid, spark, merge:…) is the console's own safety rule: Hive
+# itself would run the change.
+HIVE = "hive"
+CONSOLE = "console"
+_HIVE_RULE = re.compile(r"^[0-9]+(\.[0-9]+)*$")
+_HIVE_NAMED_RULES = frozenset({"ddl"})
+_HIVE_CODES = frozenset({"alter_table_on_view", "alter_view_on_table"})
+
+
+def rule_owner(rule: str, code: str = "") -> str:
+    """``hive`` when Hive itself enforces the rule of a finding, ``console`` when it is the console's safety rule."""
+    if _HIVE_RULE.match(rule or "") or rule in _HIVE_NAMED_RULES or code in _HIVE_CODES:
+        return HIVE
+    return CONSOLE
 
 
 @dataclass(frozen=True)

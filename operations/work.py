@@ -1,16 +1,18 @@
 """
 The work of one metastore, for the home page: selectors (reads only), each bounded.
 
-What waits for the signed-in user (approvals they can give, their drafts, their rejected requests), what is approved
-but not run, scheduled (and late), running with its progress, recently executed (the console's own database), and
-the tables whose partitions lie outside the table's root (the metastore: one grouped statement over its partitions,
-loaded by the page after itself; ``benchmarks/home.py`` times both on 50,000 partitions with its ``EXPLAIN``).
-Every list is cut at :data:`HOME_LIMIT`.
+What waits for the signed-in user (approvals they can give, with what an approver weighs: the reason, the risk
+criteria and the partitions; their drafts, their rejected requests, their submitted requests waiting on others), what
+is approved but not run, scheduled (and late), running with its progress, recently executed (the console's own
+database), and the tables whose partitions lie outside the table's root (the metastore: one grouped statement over its
+partitions, loaded by the page after itself; ``benchmarks/home.py`` times both on 50,000 partitions with its
+``EXPLAIN``). Every list is cut at :data:`HOME_LIMIT`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connections
@@ -23,7 +25,16 @@ from operations.models import ChangeRequest, Execution, Job
 from operations.selectors import inbox
 from operations.sql import MetastoreSql
 
-__all__ = ("HOME_LIMIT", "Anomaly", "MetastoreWork", "anomaly_sql", "metastore_work", "partition_anomalies")
+__all__ = (
+    "HOME_LIMIT",
+    "Anomaly",
+    "ApprovalFacts",
+    "MetastoreWork",
+    "anomaly_sql",
+    "approval_facts",
+    "metastore_work",
+    "partition_anomalies",
+)
 
 HOME_LIMIT = 10
 
@@ -38,13 +49,24 @@ class Anomaly:
 
 
 @dataclass(frozen=True)
+class ApprovalFacts:
+    """What an approver weighs before a one-click approval: the risk criteria that fired (name, level, label,
+    explanation) and how many partitions the change affects (None: it names none)."""
+
+    criteria: tuple[dict[str, Any], ...]
+    partitions: int | None
+
+
+@dataclass(frozen=True)
 class MetastoreWork:
     """Everything the home page shows for one metastore and one user."""
 
     metastore: str
     waiting: list[ChangeRequest]
+    facts: dict[int, ApprovalFacts]  # per waiting request
     drafts: list[ChangeRequest]
     rejected: list[ChangeRequest]
+    submitted: list[ChangeRequest]  # the user's own, waiting on other people's approvals
     approved: list[ChangeRequest]
     scheduled: list[ChangeRequest]
     running: list[Job]
@@ -54,11 +76,14 @@ class MetastoreWork:
 def metastore_work(metastore: Metastore, user: AbstractBaseUser) -> MetastoreWork:
     """The home page's lists for ``metastore`` as ``user`` sees them."""
     mine = _requests(metastore).filter(requester=user)
+    waiting = [r for r in inbox(user) if r.metastore == metastore.name][:HOME_LIMIT]
     return MetastoreWork(
         metastore=metastore.name,
-        waiting=[r for r in inbox(user) if r.metastore == metastore.name][:HOME_LIMIT],
+        waiting=waiting,
+        facts=approval_facts([r.pk for r in waiting]),
         drafts=list(mine.filter(state=ChangeRequestState.DRAFT).order_by("-updated_at")[:HOME_LIMIT]),
         rejected=list(mine.filter(state=ChangeRequestState.REJECTED).order_by("-updated_at")[:HOME_LIMIT]),
+        submitted=list(mine.filter(state=ChangeRequestState.SUBMITTED).order_by("submitted_at")[:HOME_LIMIT]),
         approved=list(_requests(metastore).filter(state=ChangeRequestState.APPROVED).order_by("-updated_at")[:HOME_LIMIT]),
         scheduled=list(_requests(metastore).filter(state=ChangeRequestState.SCHEDULED).order_by("scheduled_for")[:HOME_LIMIT]),
         running=list(
@@ -70,6 +95,18 @@ def metastore_work(metastore: Metastore, user: AbstractBaseUser) -> MetastoreWor
             Execution.objects.filter(metastore=metastore.name).select_related("change_request").order_by("-pk")[:HOME_LIMIT]
         ),
     )  # fmt: skip
+
+
+def approval_facts(ids: list[int]) -> dict[int, ApprovalFacts]:
+    """The :class:`ApprovalFacts` of the requests ``ids``, read from their stored previews by key in the database
+    (one statement; a preview can be megabytes, and the criteria and counts are a few of its keys)."""
+    rows = ChangeRequest.objects.filter(pk__in=ids).values_list(
+        "pk", "preview__criteria", "preview__affected__count", "preview__partitions_touched"
+    )
+    return {
+        pk: ApprovalFacts(tuple(criteria or ()), affected if affected is not None else touched)
+        for pk, criteria, affected, touched in rows
+    }
 
 
 def partition_anomalies(metastore: Metastore, limit: int = HOME_LIMIT) -> list[Anomaly]:

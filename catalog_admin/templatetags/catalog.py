@@ -8,6 +8,8 @@ epoch milliseconds (``TXN_STARTED``, ``HL_ACQUIRED_AT``, ``CC_START``); 0 means 
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,13 +24,16 @@ __all__ = (
     "compaction_type",
     "epoch",
     "epoch_ms",
+    "grouped",
     "has_field",
     "humanize_bytes",
     "loaded",
     "lock_state",
     "lock_type",
     "lookup",
+    "natural_order",
     "page_slot",
+    "partition_size",
     "table_type",
     "txn_state",
 )
@@ -88,6 +93,49 @@ def humanize_bytes(value: Any) -> str:
             return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
     return EMPTY  # pragma: no cover - the loop always returns
+
+
+@register.filter
+def grouped(value: Any) -> str:
+    """A count with its thousands grouped (``29,993``); a float keeps one decimal; missing or malformed as a dash.
+    The one number format of the pages."""
+    if value is None or value == "" or isinstance(value, bool):
+        return EMPTY
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return f"{int(number):,}" if number.is_integer() else f"{number:,.1f}"
+
+
+@register.filter
+def partition_size(row: Any) -> str:
+    """A partition's size (``humanize_bytes``), or ``dropped`` when its directory is gone (missing on disk): its
+    metastore figure (often 0 B) would read as a real size beside the others."""
+    if getattr(row, "exists_on_disk", None) is False:
+        return "dropped"
+    return humanize_bytes(getattr(row, "total_size", None))
+
+
+_DIGITS = re.compile(r"([0-9]+)")
+
+
+def natural_key(text: str) -> tuple[Any, ...]:
+    """``dt=2`` before ``dt=10``: digit runs compare as numbers, the rest as text."""
+    parts = _DIGITS.split(text)
+    return tuple(int(part) if index % 2 else part for index, part in enumerate(parts))
+
+
+@register.filter
+def natural_order(items: Iterable[Any], attribute: str = "name") -> list[Any]:
+    """``items`` in natural order of their ``attribute`` (a key of a dict, or an attribute): ``dt=2`` before
+    ``dt=10``. The one order of partition lists."""
+
+    def name(item: Any) -> str:
+        value = item.get(attribute) if isinstance(item, dict) else getattr(item, attribute, "")
+        return str(value or "")
+
+    return sorted(items or (), key=lambda item: natural_key(name(item)))
 
 
 @register.filter

@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET
 
 from catalog_admin.errors import metastore_unavailable
 from catalog_admin.metastores import MetastoreConfig
+from catalog_admin.roles import is_operator
 from catalog_admin.selectors.databases import count_databases
 from catalog_admin.selectors.metastores import Metastore, metastore_configs, metastore_status
 
@@ -29,9 +30,11 @@ class MetastoreOverview:
 
 @require_GET
 def metastore_list(request: HttpRequest) -> HttpResponse:
-    """Every registered metastore: vendor, URL without password, schema version, reachability, databases."""
+    """Every registered metastore: vendor, URL without password (to operators only), schema version,
+    reachability, databases."""
     overviews = [_overview(config) for config in metastore_configs()]
-    return render(request, "catalog_admin/metastores.html", {"overviews": overviews})
+    context = {"overviews": overviews, "show_connections": is_operator(request.user)}
+    return render(request, "catalog_admin/metastores.html", context)
 
 
 def _overview(config: MetastoreConfig) -> MetastoreOverview:

@@ -13,9 +13,10 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from catalog_admin.metastores import DEMO_METASTORE_NAME
 from operations.api.idempotency import IDEMPOTENCY_KEY_PARAMETER, idempotent
 from operations.api.serializers import ChangeRequestSerializer, MergePreviewSerializer
-from operations.api.views import OperationsAPIView, _errors
+from operations.api.views.base import OperationsAPIView, errors
 from operations.merge.changes import merge_change
 from operations.merge.workflow import merge_operation, merge_request_from_dict
 from operations.services.change_requests import change_request_create
@@ -28,10 +29,10 @@ _MERGE_ERRORS = {
     404: "not_found: the source or target metastore, or a named database of the source, does not exist.",
 }
 _EXAMPLE = OpenApiExample(
-    "Two databases, renamed, with a location rule",
+    "Two databases of another registered metastore into the demo's, renamed, with a location rule",
     {
-        "source": "hive23_my",
-        "target": "hive31_pg",
+        "source": "old_cluster",
+        "target": DEMO_METASTORE_NAME,
         "databases": ["sales", "marketing"],
         "renames": {"sales": "sales_legacy"},
         "location_rules": [{"old": "hdfs://old-ns/warehouse", "new": "hdfs://new-ns/warehouse"}],
@@ -82,7 +83,7 @@ class MergePreviewView(OperationsAPIView):
         tags=["merges"],
         operation_id="merges_preview",
         request=MergeInputSerializer,
-        responses={200: MergePreviewSerializer, **_errors(400, 401, 404, 415, 503, overrides=_MERGE_ERRORS)},
+        responses={200: MergePreviewSerializer, **errors(400, 401, 404, 415, 503, overrides=_MERGE_ERRORS)},
         examples=[_EXAMPLE],
     )
     def post(self, request: Request) -> Response:
@@ -99,7 +100,7 @@ class MergeCreateView(OperationsAPIView):
         request=MergeCreateSerializer,
         responses={
             201: ChangeRequestSerializer,
-            **_errors(400, 401, 403, 404, 415, 422, 503, overrides=_MERGE_ERRORS),
+            **errors(400, 401, 403, 404, 415, 422, 503, overrides=_MERGE_ERRORS),
         },
         examples=[_EXAMPLE],
     )

@@ -442,7 +442,7 @@ def _hive(metastore: Metastore, spec: RewriteSpec) -> HiveComparison:
         if isinstance(spec, CompactFiles)
         else "Hive's SET FILEFORMAT changes metadata only: the existing files become unreadable in the new format."
     )
-    return HiveComparison(base.version, 0, 0, base.estimated_seconds, notes=(note,))
+    return HiveComparison(base.version, 0, 0, base.estimated_seconds, notes=(note,), comparable=False)
 
 
 # Hive's metadata-only SET FILEFORMAT ---------------------------------------------------------------------------------

@@ -45,6 +45,7 @@ from operations.spark.work import WorkDir
 
 __all__ = (
     "SPARK",
+    "driver_log_path",
     "enqueue_spark_job",
     "remove_staging",
     "run_spark_program",
@@ -148,7 +149,7 @@ def _stop_driver(handle: JobHandle, engine: spark.SparkEngine, process: Any) -> 
 def _driver_files(job: Job, engine: spark.SparkEngine, program: str, plan: dict[str, Any]) -> spark.DriverFiles:
     """The attempt's local launch directory and its work location (``CATALOG_SPARK_WORK_DIR``: a local directory,
     or an object-store/HDFS URI read through the filesystem layer)."""
-    attempt = f"job-{job.pk}/attempt-{job.attempts}"
+    attempt = _attempt(job)
     work = WorkDir(f"{str(settings.CATALOG_SPARK_WORK_DIR).rstrip('/')}/{attempt}", settings.CATALOG_FILESYSTEMS)
     return spark.write_driver_files(
         Path(settings.CATALOG_SPARK_LOCAL_DIR) / attempt, engine=engine, program=program,
@@ -160,6 +161,15 @@ def _driver_files(job: Job, engine: spark.SparkEngine, program: str, plan: dict[
 def _completed(plan: dict[str, Any], job: Job) -> list[str]:
     """The units a new driver skips: the plan's (a merge's journal) and the job's verified ones."""
     return list(dict.fromkeys([*plan.get("completed", ()), *job.completed]))
+
+
+def _attempt(job: Job) -> str:
+    return f"job-{job.pk}/attempt-{job.attempts}"
+
+
+def driver_log_path(job: Job) -> Path:
+    """Where the driver's log of the job's last attempt is, on the host of the worker that ran it (``job.worker``)."""
+    return Path(settings.CATALOG_SPARK_LOCAL_DIR) / _attempt(job) / spark.LOG_FILE
 
 
 def remove_staging(job: Job) -> bool:

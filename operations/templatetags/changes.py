@@ -11,9 +11,12 @@ from typing import Any
 
 from django import template
 from django.utils import timezone
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
 
 from operations.choices import ChangeRequestState
 from operations.risk import LEVELS
+from operations.rules import HIVE, rule_owner
 
 __all__ = (
     "badge_for_risk",
@@ -23,6 +26,7 @@ __all__ = (
     "readable",
     "request_badge",
     "request_state",
+    "rule_tag",
     "seconds",
 )
 
@@ -96,3 +100,16 @@ def readable(value: Any) -> str:
     if isinstance(value, list | dict):
         return json.dumps(value, ensure_ascii=False, default=str)
     return str(value)
+
+
+@register.filter
+def rule_tag(finding: dict[str, Any]) -> SafeString:
+    """A finding's rule as a tag naming who enforces it: ``Hive 9.1`` (Hive's own rule, numbered as in
+    hive-alter-rules.md) or ``Console · containment`` (the console's safety rule, which Hive does not have)."""
+    rule, code = str(finding.get("rule") or ""), str(finding.get("code") or "")
+    if rule_owner(rule, code) == HIVE:
+        title = f"Hive's own rule {rule}: Hive itself refuses this (or warns of it) too."
+        return format_html('<span class="rule rule-hive" title="{}" data-owner="hive">Hive {}</span>', title, rule)
+    title = f"The console's safety rule '{rule}': Hive itself would run this change."
+    tag = '<span class="rule rule-console" title="{}" data-owner="console">Console · {}</span>'
+    return format_html(tag, title, rule)

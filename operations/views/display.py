@@ -16,6 +16,7 @@ from catalog_admin.errors import ApplicationError, ErrorCode
 from operations.choices import OPEN_STATES
 from operations.models import ChangeRequest
 from operations.policy import RuleMatch, approval_requirement, rule_matches
+from operations.rules import CONSOLE, HIVE, rule_owner
 from operations.services.change_requests import change_request_plan_holds, change_request_staleness
 from operations.staleness import FIELD_LABELS, ItemChange, StaleChange, list_changes
 
@@ -84,6 +85,12 @@ class PreviewDisplay:
         return self.summary.get("blockers") or []
 
     @property
+    def refused_by(self) -> tuple[str, ...]:
+        """Who refuses the change: ``hive`` (Hive's own rules), ``console`` (its safety rules), or both, Hive first."""
+        owners = {rule_owner(str(b.get("rule") or ""), str(b.get("code") or "")) for b in self.blockers}
+        return tuple(owner for owner in (HIVE, CONSOLE) if owner in owners)
+
+    @property
     def blockers_more(self) -> list[tuple[str, int, int, int]]:
         """``(code, listed, not listed, total)`` for each kind of blocker the stored preview lists only the first of."""
         return _more(self.blockers, self.summary.get("blocker_counts"))
@@ -117,10 +124,15 @@ class PreviewDisplay:
         return list(zip(chart.get("labels") or [], series.get("files") or [], series.get("bytes") or [], strict=False))
 
     @property
+    def hive_comparable(self) -> bool:
+        """Whether Hive can do the same work, so that its estimate compares with the console's (not a relocation)."""
+        return bool(self.hive.get("comparable", True))
+
+    @property
     def faster_than_hive(self) -> float | None:
         """How many times faster than Hive the console expects to be (None when unknown)."""
         ours, hive = self.summary.get("estimated_seconds"), self.hive.get("estimated_seconds")
-        if not ours or not hive:
+        if not ours or not hive or not self.hive_comparable:
             return None
         return round(hive / ours, 1)
 

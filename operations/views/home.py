@@ -17,8 +17,9 @@ __all__ = ("home", "home_anomalies")
 
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    """Waiting for me, my drafts, approved and scheduled requests, running jobs, recent executions and tables with
-    partition anomalies, on the metastore of ``?metastore=`` (the default one otherwise)."""
+    """Waiting for me (with what to weigh before approving), my drafts, my requests waiting on others, approved and
+    scheduled requests, running jobs, recent executions and tables with partition anomalies, on the metastore of
+    ``?metastore=`` (the default one otherwise)."""
     metastore = get_metastore(request.GET.get("metastore") or None)
     work = metastore_work(metastore, request.user)
     context = {
@@ -26,7 +27,9 @@ def home(request: HttpRequest) -> HttpResponse:
         "metastores": [config.name for config in settings.METASTORE_CONFIGS],
         "work": work,
         "can_request": can_request(request.user),
-        "waiting": [(r, change_request_actions(r, request.user)["approve"]) for r in work.waiting],
+        "waiting": [
+            (r, change_request_actions(r, request.user)["approve"], work.facts.get(r.pk)) for r in work.waiting
+        ],
     }
     return render(request, "operations/home.html", context)
 

@@ -10,21 +10,32 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from types import SimpleNamespace
 from urllib.parse import unquote
 
 import pytest
 from django.conf import settings
+from django.contrib.auth.models import Group
 from django.db import OperationalError
 from django.test import Client
 from django.urls import resolve, reverse
 from django.utils.html import escape
 
 from catalog_admin.models import TableType
+from catalog_admin.roles import Role
 from catalog_admin.selectors.databases import list_databases
 from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.partitions import PartitionFilter, PartitionRow, list_partitions
 from catalog_admin.selectors.tables import TableDetail, TableFilter, get_table_detail, list_tables
-from catalog_admin.templatetags.catalog import epoch, epoch_ms, humanize_bytes, table_type
+from catalog_admin.templatetags.catalog import (
+    epoch,
+    epoch_ms,
+    grouped,
+    humanize_bytes,
+    natural_order,
+    partition_size,
+    table_type,
+)
 from tests.fixtures.factories import html
 
 pytestmark = pytest.mark.django_db(databases="__all__")
@@ -162,10 +173,25 @@ def test_sign_in_page_signs_in_and_sign_out_is_a_post(django_user_model):
     # then
     assert page.status_code == 200
     assert 'name="username"' in html(page) and 'name="password"' in html(page)
-    assert signed_in.status_code == 302 and signed_in["Location"] == "/"
+    assert signed_in.status_code == 302 and signed_in["Location"] == "/changes/home/"  # Home: the work waiting
     assert '<form method="post" action="/accounts/logout/">' in html(home)
     assert signed_out.status_code == 302
     assert browser.get("/").status_code == 302
+
+
+def test_every_page_starts_with_a_skip_link_and_links_the_api_docs(client):
+    """Keyboard users skip the top bar (the first link leads to the content, which takes the focus); the API's docs
+    are one click away from every page."""
+    # when
+    page = html(client.get("/"))
+
+    # then
+    body = page.split("<body>", 1)[1]
+    first_link = re.search(r"<a [^>]*>", body).group(0)
+    assert 'class="skip-link"' in first_link and 'href="#main"' in first_link
+    assert '<main id="main" tabindex="-1">' in page
+    assert re.search(r'<a href="/api/docs/" id="nav-api-docs"', page)
+    assert client.get("/api/docs/").status_code == 200
 
 
 def test_a_wrong_password_is_refused_on_the_sign_in_page(django_user_model):
@@ -181,7 +207,12 @@ def test_a_wrong_password_is_refused_on_the_sign_in_page(django_user_model):
 
 
 @pytest.mark.matrix
-def test_overview_lists_every_registered_metastore_with_its_status(client):
+def test_overview_lists_every_registered_metastore_with_its_status(django_user_model):
+    # given
+    operator = django_user_model.objects.create_user(username="operator", is_staff=True)
+    client = Client()
+    client.force_login(operator)
+
     # when
     response = client.get("/")
 
@@ -196,6 +227,24 @@ def test_overview_lists_every_registered_metastore_with_its_status(client):
     assert re.search(r"Hive 2\.3\.\d", content) and re.search(r"Hive 4\.0\.\d", content)
     assert f'href="/m/{settings.DEFAULT_METASTORE}/"' in content
     assert "Browse the default metastore" in content
+
+
+def test_the_overview_shows_connection_strings_only_to_operators(client, django_user_model):
+    """A steward sees each metastore's name, vendor and status, not where it lives; an admin sees the URLs too."""
+    # given
+    admin = django_user_model.objects.create_user(username="admin-user")
+    admin.groups.add(Group.objects.get(name=Role.ADMIN))
+    as_admin = Client()
+    as_admin.force_login(admin)
+
+    # when
+    steward_page = html(client.get("/"))
+    admin_page = html(as_admin.get("/"))
+
+    # then
+    config = settings.METASTORE_CONFIGS[0]
+    assert config.display_url not in steward_page and "<th>Connection</th>" not in steward_page
+    assert config.display_url in admin_page and "<th>Connection</th>" in admin_page
 
 
 def test_overview_shows_the_database_count(client, metastore):
@@ -510,6 +559,8 @@ def test_partitions_are_flagged_outside_the_table_root_and_missing_on_disk(clien
     assert outside and missing
     assert content.count(">outside table root<") == len(outside)
     assert content.count(">missing on disk<") == len(missing)
+    for row in missing:  # its size says its data is gone, not a metastore "0 B" beside the real sizes
+        assert re.search(r'bytes">dropped</td>', row_of(content, f"/p/{row.name}/")), row.name
 
 
 def test_a_partition_key_filter_narrows_to_exact_values(client, metastore):
@@ -755,6 +806,35 @@ def test_an_error_answering_htmx_carries_the_error_panel_for_the_list_container(
 )
 def test_humanize_bytes(value, expected):
     assert humanize_bytes(value) == expected if value else humanize_bytes(value) in ("—", "0 B")
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(29993, "29,993"), ("134217728", "134,217,728"), (7, "7"), (1234.56, "1,234.6"), (None, "—"), ("", "—")],
+)
+def test_numbers_are_grouped_by_thousands(value, expected):
+    assert grouped(value) == expected
+
+
+def test_a_partition_whose_directory_is_gone_shows_dropped_not_a_size():
+    # given
+    gone = SimpleNamespace(exists_on_disk=False, total_size=0)
+    present = SimpleNamespace(exists_on_disk=True, total_size=64000)
+    unchecked = SimpleNamespace(exists_on_disk=None, total_size=1024)
+
+    # then
+    assert [partition_size(p) for p in (gone, present, unchecked)] == ["dropped", "62.5 KiB", "1.0 KiB"]
+
+
+def test_partition_lists_sort_naturally():
+    # given
+    names = ["dt=10", "dt=2", "dt=1/hr=10", "dt=1/hr=9", "dt=b", "dt=a"]
+
+    # when
+    ordered = natural_order([{"name": n} for n in names], "name")
+
+    # then
+    assert [p["name"] for p in ordered] == ["dt=1/hr=9", "dt=1/hr=10", "dt=2", "dt=10", "dt=a", "dt=b"]
 
 
 def test_hive_times_are_epoch_seconds_or_milliseconds_shown_in_utc():

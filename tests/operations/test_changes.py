@@ -232,7 +232,7 @@ def services_and_pages(root: Path) -> list[Path]:
     kinds = {"alter_kind.py"}
     paths = [p for p in sorted((root / "operations/services").glob("*.py")) if p.name not in kinds]
     paths += sorted((root / "operations/views").glob("*.py"))
-    return [*paths, root / "operations/lifecycle.py", root / "operations/api/views.py"]
+    return [*paths, root / "operations/lifecycle.py", *sorted((root / "operations/api/views").glob("*.py"))]
 
 
 def test_no_service_or_page_names_a_kind() -> None:

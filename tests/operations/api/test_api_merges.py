@@ -13,6 +13,7 @@ from django.core.management import call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from catalog_admin.metastores import DEMO_METASTORE_NAME
 from catalog_admin.models import Partition
 from operations.models import AuditRecord, ChangeRequest
 
@@ -122,3 +123,15 @@ def test_the_schema_documents_the_merge_endpoints(api: dict[str, APIClient], tmp
     create = schema["paths"]["/api/merges/"]["post"]
     assert any(p["name"] == "Idempotency-Key" for p in create["parameters"])
     assert {"201", "400", "403", "404", "415"} <= set(create["responses"])
+
+
+def test_the_api_examples_name_the_demos_metastore(tmp_path) -> None:
+    """The OpenAPI examples of a new change request and of a merge name the metastore the demo has (``demo``), so
+    they work as written against ``bin/demo``; no example names a test-only alias."""
+    # when
+    call_command("spectacular", "--file", str(tmp_path / "schema.yaml"))
+    schema = (tmp_path / "schema.yaml").read_text()
+
+    # then
+    assert f"metastore: {DEMO_METASTORE_NAME}" in schema and f"target: {DEMO_METASTORE_NAME}" in schema
+    assert "hive31_pg" not in schema and "hive23_my" not in schema

@@ -148,7 +148,7 @@ def test_duration_is_bytes_over_the_median_throughput_of_earlier_jobs_of_that_ki
     # then
     assert (estimate.jobs, estimate.seconds) == (3, 20.0)
     assert estimate.median_bytes_per_second == pytest.approx(20_000_000)
-    assert estimate.basis == "from 3 earlier job(s) on local[2], median 20.0 MB/s"
+    assert estimate.basis == "from 3 earlier job(s) on local[2], median 19.1 MiB/s"  # 20,000,000 B/s in IEC units
 
 
 @pytest.mark.django_db
@@ -179,7 +179,7 @@ def test_the_relocate_preview_carries_the_scope_the_histogram_and_the_duration_b
     assert preview.blockers == ()
     assert (copy.scope.files, copy.scope.bytes) == (copy.files, copy.bytes)
     assert sum(files for _, files, _ in copy.scope.histogram) == copy.files
-    assert copy.duration.basis == "from 1 earlier job(s) on local[2], median 50.0 MB/s"
+    assert copy.duration.basis == "from 1 earlier job(s) on local[2], median 47.7 MiB/s"
     assert copy.estimated_seconds == round(copy.bytes / 50_000_000, 1)
     summary = preview.as_dict()["data_copy"]
     assert summary["scope"]["file_sizes"]["labels"][0] == "< 1 MiB"

@@ -6,6 +6,7 @@ and the job page show a job's progress. The driver itself runs in the ``slow`` t
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -214,6 +215,78 @@ def test_the_job_page_shows_the_counters_links_spark_and_polls_until_done(people
     assert running.status_code == 200
     assert finished.status_code == 286  # htmx stops polling
     assert 'id="job-spark-ui"' not in html(finished)  # the UI is gone with the application
+    ended = re.search(r'<span id="job-spark-ended">(.*?)</dd>', html(finished), re.DOTALL).group(1)
+    assert "the application ended" in ended
+    assert f"job-{job.pk}/attempt-{job.attempts}/driver.log" in ended  # where its log is
+
+
+@pytest.mark.parametrize("state", [JobState.SUCCEEDED, JobState.CANCELLED])
+def test_a_finished_job_offers_no_cancel_or_resume(people: dict[str, User], state: str) -> None:
+    """A succeeded or cancelled job is over: its page shows neither action (no disabled buttons explaining that a
+    finished job cannot be cancelled)."""
+    # given
+    job = spark_job(state, spark_app_id="app-1")
+    client = Client()
+    client.force_login(people["admin"])
+
+    # when
+    page = html(client.get(reverse("operations:job-detail", args=[job.pk])))
+
+    # then
+    assert 'id="action-cancel-job"' not in page and 'id="action-resume-job"' not in page
+    assert 'id="job-actions"' not in page
+
+
+def test_a_failed_job_offers_resume_and_discard_and_a_viewer_sees_why_not(people: dict[str, User]) -> None:
+    """A failed job kept for resuming: the admin gets both actions; a viewer sees them disabled with the reason."""
+    # given
+    job = spark_job(JobState.FAILED)
+    admin, viewer = Client(), Client()
+    admin.force_login(people["admin"])
+    viewer.force_login(people["viewer"])
+
+    # when
+    as_admin = html(admin.get(reverse("operations:job-detail", args=[job.pk])))
+    as_viewer = html(viewer.get(reverse("operations:job-detail", args=[job.pk])))
+
+    # then
+    assert '<button type="submit" class="">Resume</button>' in as_admin
+    assert '<button type="submit" class="danger">Cancel job</button>' in as_admin
+    assert f"Only an admin or the job&#x27;s requester can resume job #{job.pk}." in as_viewer
+
+
+@pytest.mark.parametrize(
+    ("state", "said"),
+    [(JobState.SUCCEEDED, "succeeded"), (JobState.CANCELLED, "was cancelled"), (JobState.QUEUED, "is queued")],
+)
+def test_a_refusal_names_the_jobs_state_in_a_sentence(people: dict[str, User], state: str, said: str) -> None:
+    """ "Job #1 succeeded: it cannot be resumed now", not "Job #1 is succeeded"."""
+    # given
+    job = spark_job(state)
+
+    # when
+    with pytest.raises(ApplicationError) as caught:
+        job_resume(job=job, user=people["admin"])
+
+    # then
+    assert caught.value.message == f"Job #{job.pk} {said}: it cannot be resumed now."
+
+
+def test_a_spark_job_still_starting_says_spark_is_starting(people: dict[str, User]) -> None:
+    """A running job with no unit done yet explains the wait: Spark's start-up, not a stuck job."""
+    # given
+    starting = spark_job(JobState.RUNNING, message="Starting")
+    moving = spark_job(JobState.RUNNING, partitions_done=1, partitions_total=2, progress=50)
+    client = Client()
+    client.force_login(people["viewer"])
+
+    # when
+    first = html(client.get(reverse("operations:job-detail", args=[starting.pk])))
+    second = html(client.get(reverse("operations:job-detail", args=[moving.pk])))
+
+    # then
+    assert 'id="job-starting"' in first and "Starting Spark" in first
+    assert 'id="job-starting"' not in second
 
 
 def test_a_cancel_from_the_page_by_someone_not_allowed_shows_the_reason(people: dict[str, User]) -> None:
@@ -229,3 +302,18 @@ def test_a_cancel_from_the_page_by_someone_not_allowed_shows_the_reason(people: 
     assert response.status_code == 403
     assert f"Only an admin or the job&#x27;s requester can cancel job #{job.pk}." in html(response)
     assert Job.objects.get(pk=job.pk).cancel_requested_at is None
+
+
+def test_a_jobs_counters_group_numbers_and_use_iec_units(people: dict[str, User]) -> None:
+    """29,993 files, not 29993; bytes in KiB/MiB like every other page, not Django's KB/MB."""
+    # given
+    job = spark_job(JobState.RUNNING, files_done=1200, files_total=29993, bytes_done=1536, bytes_total=134217728)
+    client = Client()
+    client.force_login(people["viewer"])
+
+    # when
+    page = html(client.get(reverse("operations:job-detail", args=[job.pk])))
+
+    # then
+    assert 'id="job-files">1,200 of 29,993<' in page
+    assert 'id="job-bytes">1.5 KiB of 128.0 MiB<' in page

@@ -169,7 +169,11 @@ def test_a_parse_error_shows_its_line_and_column_and_a_blocker_its_rule(metastor
     assert "RENAM TO x\n^" in bad  # the caret under the offending word
     assert "ALTER TABLE [db.]t RENAME TO [db.]t2" in bad  # the supported statements
     assert 'id="preview-blockers"' in blocked
-    assert re.search(r'<span class="rule">Rule 2\.7</span> new table sales\.orders already exists', blocked)
+    assert re.search(r'data-owner="hive">Hive 2\.7</span> new table sales\.orders already exists', blocked)
+    # the target table's directory is also another table's: Hive's rules and the console's both refuse it
+    heading = "Blocked — Hive would refuse this change, and so do the console's safety rules</h3>"
+    assert heading in blocked
+    assert re.search(r'data-owner="console">Console · containment</span>', blocked)
     assert 'id="preview-error"' in missing and "not_found" in missing
 
 
@@ -656,6 +660,27 @@ def test_a_draft_stores_a_bounded_number_of_blockers_per_kind_and_the_page_says_
     assert [b["code"] for b in request.preview["blockers"]].count("directory_in_use") == 2
     assert page.count("moving it would move or mix that data") == 2
     assert "… and 2 more <code>directory_in_use</code> blockers (4 in all; the first 2 are listed)." in page
+
+
+def test_a_change_only_the_consoles_safety_rules_refuse_says_so_and_tags_its_rule(metastore, people, warehouse):
+    """A move into another table's directory is the console's containment rule, not Hive's (Hive would run it): the
+    heading names the console's safety rules, each blocker is tagged Console · containment, and the legend explains
+    both tags."""
+    # given
+    inside_customers = location_of(warehouse / "sales.db" / "customers" / "x")
+    statement = f"ALTER TABLE sales.orders PARTITION (dt='2024-01-02') SET LOCATION '{inside_customers}' WITH DATA"
+
+    # when
+    page = html(signed_in(people["viewer"]).get(detail(create(people, metastore, statement).pk)))
+
+    # then
+    heading = re.search(r'<h3 id="preview-refused-by">([^<]*)</h3>', page).group(1)
+    assert unescape(heading) == "Blocked — the console's safety rules refuse this change (Hive itself would run it)"
+    assert "Hive would refuse" not in page
+    blockers = re.search(r'id="preview-blockers".*?</section>', page, re.DOTALL).group(0)
+    tags = set(re.findall(r'data-owner="(\w+)">([^<]*)</span>', blockers))
+    assert tags == {("console", "Console · containment")}
+    assert 'id="rule-legend"' in page and "Hive would run the change" in unescape(page)
 
 
 # Audit -------------------------------------------------------------------------------------------------------------

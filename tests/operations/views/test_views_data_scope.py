@@ -5,6 +5,7 @@ histogram as a table and as a chart drawn by ``static/js/charts.js`` from the re
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from django.contrib.auth.models import User
@@ -91,3 +92,23 @@ def test_a_request_without_data_work_has_no_data_scope_chart(
     assert response.status_code == 404
     assert response.json()["code"] == "not_found"
     assert str(change.pk) in response.json()["message"]
+
+
+def test_the_hive_card_of_a_relocation_claims_no_estimate_or_ratio(
+    metastore: Metastore, warehouse: Path, people: dict[str, User]
+) -> None:
+    """Hive cannot move a table's data (SET LOCATION moves none): the card says so instead of comparing an estimate of
+    metadata-only work with the console's copy."""
+    # given
+    change = relocate_request(metastore, warehouse, people["steward"])
+    client = Client()
+    client.force_login(people["viewer"])
+
+    # when
+    page = html(client.get(reverse("operations:detail", args=[change.pk])))
+
+    # then
+    card = re.search(r'<div class="stat" id="preview-hive-cost".*?</div>', page, re.DOTALL).group(0)
+    assert 'data-comparable="false"' in card and "cannot do this" in card
+    assert "× the console" not in page and "estimate</span>" not in card
+    assert change.preview["hive"]["comparable"] is False

@@ -162,3 +162,56 @@ def test_the_home_page_loads_its_anomaly_panel_after_itself(metastore, people) -
     assert re.search(
         rf'data-table="sales.orders">\s*<td><a href="{table}">sales.orders</a></td>\s*<td class="num">2<', panel
     )
+
+
+def test_the_approve_card_shows_the_reason_the_risk_criteria_and_the_partition_count(metastore, people) -> None:
+    """What an approver weighs before a one-click approval is on the card: the requester's reason, every risk
+    criterion that fired with its explanation, and how many partitions the change affects."""
+    # given
+    spec = parse_alter("ALTER TABLE sales.orders DROP PARTITION (dt < '2024-01-03')")
+    draft = change_request_create(user=people["steward"], metastore=metastore.name, spec=spec, reason="old days")
+    request = change_request_submit(request=draft, user=people["steward"])
+    url = reverse("operations:home") + f"?metastore={metastore.name}"
+
+    # when
+    card = section(html(signed_in(people["approver"]).get(url)), "waiting")
+
+    # then
+    count = request.preview["affected"]["count"]
+    assert count >= 1
+    assert re.search(rf'id="home-reason-{request.pk}"><span class="muted">Reason:</span> old days', card)
+    assert re.search(rf'id="home-partitions-{request.pk}">{count} partitions?<', card)
+    criteria = [c["name"] for c in request.preview["criteria"]]
+    assert criteria and re.findall(r'<li data-criterion="(\w+)">', card) == criteria
+
+
+def test_a_stewards_submitted_requests_wait_on_others_on_their_home(metastore, people) -> None:
+    """The steward's own submitted requests show under "Mine, waiting on others" with the approvals given; nobody
+    else's are there."""
+    # given
+    mine = request_of(people, metastore)
+    other = request_of(people, metastore, who="admin")
+    url = reverse("operations:home") + f"?metastore={metastore.name}"
+
+    # when
+    page = html(signed_in(people["steward"]).get(url))
+
+    # then
+    submitted = section(page, "submitted")
+    assert f'data-request="{mine.pk}"' in submitted and f'data-request="{other.pk}"' not in submitted
+    assert re.search(rf'data-request="{mine.pk}">.*?0 of {mine.required_approvals} approval', submitted, re.DOTALL)
+
+
+def test_sign_in_lands_on_home(people) -> None:
+    """After signing in the user sees their work (Home), not the metastore list."""
+    # given
+    people["steward"].set_password("a-long-test-password-1")
+    people["steward"].save()
+
+    # when
+    response = Client().post(
+        reverse("login"), {"username": people["steward"].username, "password": "a-long-test-password-1"}
+    )
+
+    # then
+    assert response.status_code == 302 and response["Location"] == reverse("operations:home")
