@@ -55,13 +55,14 @@ __all__ = (
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent  # the project root, holding operations/
 # The Django-free layer the programs import: catalog_admin.locations and what it imports at module level, and the
-# view-text rewrite of the merge (catalog_admin.hive.view_text).
+# view-text rewrite of the merge (catalog_admin.hive.view_text) and the SequenceFile reader of the rewrite.
 FILESYSTEM_LAYER = (
     "catalog_admin/__init__.py",
     "catalog_admin/filesystem_options.py",
     "catalog_admin/hive/__init__.py",
     "catalog_admin/hive/acid.py",
     "catalog_admin/hive/locations.py",
+    "catalog_admin/hive/sequence_file.py",
     "catalog_admin/hive/text_format.py",
     "catalog_admin/hive/view_text.py",
     "catalog_admin/locations.py",

@@ -311,26 +311,30 @@ def test_get_metastore_of_an_unknown_name_is_not_found():
 
 @pytest.mark.django_db(databases="__all__")
 def test_a_metastore_password_in_its_url_is_shown_to_nobody(register_metastore):
-    """A metastore registered with ``?password=`` (and ``user:password@``): the overview page, the API's metastore list,
-    the unavailable error and /health/ (signed in) show its URL redacted to a viewer."""
+    """A metastore registered with ``?password=`` (and ``user:password@``): the overview page shows its URL to an
+    operator only, redacted; the API's metastore list, the unavailable error and /health/ (signed in) show it redacted
+    to a viewer."""
     # given
     register_metastore("leaky", "postgresql://postgres:s3cret-a@127.0.0.1:1/x?password=s3cret-b&connect_timeout=2")
-    viewer = make_user("viewer", "viewer")
-    browser = Client()
+    viewer, operator = make_user("viewer", "viewer"), make_user("operator", "admin")
+    browser, operator_browser = Client(), Client()
     browser.force_login(viewer)
+    operator_browser.force_login(operator)
 
     # when
     answers = [
         browser.get("/"),
         token_client(viewer).get(reverse("api:metastore-list")),
         browser.get(reverse("health")),
+        operator_browser.get("/"),
     ]
     with pytest.raises(ApplicationError) as unavailable:
         get_metastore("leaky")
 
     # then
     texts = [answer.content.decode() for answer in answers] + [unavailable.value.message]
-    assert "postgresql://postgres:***@127.0.0.1:1/x?password=***&amp;connect_timeout=2" in texts[0]
+    assert "127.0.0.1:1/x" not in texts[0]  # a viewer is not shown the console's wiring
+    assert "postgresql://postgres:***@127.0.0.1:1/x?password=***&amp;connect_timeout=2" in texts[3]
     assert "postgresql://postgres:***@127.0.0.1:1/x?password=***&connect_timeout=2" in texts[1]
     assert not [text for text in texts if "s3cret" in text]
 
