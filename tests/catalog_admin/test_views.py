@@ -233,7 +233,7 @@ def test_the_overview_shows_connection_strings_only_to_operators(client, django_
     """A steward sees each metastore's name, vendor and status, not where it lives; an admin sees the URLs too."""
     # given
     admin = django_user_model.objects.create_user(username="admin-user")
-    admin.groups.add(Group.objects.get(name=Role.ADMIN))
+    admin.groups.add(Group.objects.get_or_create(name=Role.ADMIN)[0])
     as_admin = Client()
     as_admin.force_login(admin)
 

@@ -31,7 +31,7 @@ RENAME = "ALTER TABLE sales.customers RENAME TO sales.clients"
 def executing_request(metastore: Metastore) -> tuple[ChangeRequest, Job]:
     """An approved request whose job is queued (approval is covered by the lifecycle's tests)."""
     steward = User.objects.create_user("steward", "steward@example.com", "pw")
-    steward.groups.add(Group.objects.get(name="steward"))
+    steward.groups.add(Group.objects.get_or_create(name="steward")[0])
     request = change_request_create(user=steward, metastore=metastore.name, spec=parse_alter(RENAME))
     ChangeRequest.objects.filter(pk=request.pk).update(state=ChangeRequestState.EXECUTING)
     return request, Job.objects.create(kind=JobKind.ALTER, change_request=request)

@@ -92,7 +92,7 @@ def test_a_stuck_job_and_its_execution_without_moves_are_settled_and_printed(
     """--older-than 0: the execution (no directory moved) fails from its missing marker, then its job and request."""
     # given
     steward = User.objects.create_user("steward", "steward@example.com", "pw")
-    steward.groups.add(Group.objects.get(name="steward"))
+    steward.groups.add(Group.objects.get_or_create(name="steward")[0])
     spec = parse_alter("ALTER TABLE sales.customers SET OWNER USER bob")
     request = change_request_create(user=steward, metastore=metastore.name, spec=spec)
     ChangeRequest.objects.filter(pk=request.pk).update(state=ChangeRequestState.EXECUTING)
