@@ -57,7 +57,8 @@ def enqueue_merge(request: ChangeRequest, actor: str) -> Job:
 
 def progress_of(event: Any) -> tuple[str, int | None]:
     """A reported event as a log line and the partitions imported so far (None when it does not say): an object or a
-    mapping with ``table``/``rows``/``done``/``total``/``partitions_done``, or anything printable."""
+    mapping with ``table``/``rows``/``done``/``total``/``partitions_done`` or a ``message`` (the data copy's), or
+    anything printable."""
     get = event.get if isinstance(event, dict) else lambda name, default=None: getattr(event, name, default)
     table, done, total = get("table"), get("done", get("rows")), get("total")
     line = (
@@ -66,7 +67,8 @@ def progress_of(event: Any) -> tuple[str, int | None]:
     partitions = get("partitions_done")
     if partitions is None and table == "PARTITIONS" and isinstance(done, int):
         partitions = done
-    return line or str(event), partitions
+    message = get("message")
+    return line or (message if isinstance(message, str) else str(event)), partitions
 
 
 def _run_merge(handle: JobHandle) -> None:

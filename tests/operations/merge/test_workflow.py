@@ -216,6 +216,7 @@ def test_execution_of_an_approved_merge_whose_source_changed_is_refused_as_stale
         ({"table": "PARTITIONS", "done": 1500, "total": 2000}, "PARTITIONS: 1,500 of 2,000 row(s)", 1500),
         ({"table": "SDS", "done": 10, "total": 20, "partitions_done": 7}, "SDS: 10 of 20 row(s)", 7),
         ("published DBS and TBLS", "published DBS and TBLS", None),
+        ({"message": "Data copy: 3 of 16 unit(s) to copy"}, "Data copy: 3 of 16 unit(s) to copy", None),
     ],
 )
 def test_reported_events_become_log_lines_and_partition_counts(event: object, line: str, partitions: int) -> None:
