@@ -227,8 +227,8 @@ def report(args: argparse.Namespace, rows: list[tuple[int, tuple[str, float, int
         f"Command: `.venv/bin/python benchmarks/drop_range_preview.py --partitions {args.partitions} "
         f"--year {args.year} --baseline {args.baseline} --version {args.version} --before {args.before}`",
         "",
-        f"Machine: {platform.machine()}, Python {platform.python_version()}, {os.cpu_count()} cores, shared with "
-        f"other engineers' runs (`uptime` load averages {load} when the report was written); PostgreSQL on "
+        f"Machine: {platform.machine()}, Python {platform.python_version()}, {os.cpu_count()} cores "
+        f"(`uptime` load averages {load} when the report was written); PostgreSQL on "
         f"127.0.0.1, Hive {args.version}'s official schema; every partition's directory on local disk (one file).",
         "",
         "### Preview of `ALTER TABLE bench.events DROP PARTITION (dt < '…')` (targets: a year < 1 s, all < 5 s)",

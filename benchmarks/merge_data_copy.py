@@ -87,8 +87,8 @@ def report(
     command = f"benchmarks/merge_data_copy.py --mb {args.mb} --files {args.files} --runs {args.runs}"
     lines = [
         f"{args.mb} MB in {args.files} files under {PARTITIONS} partition folders (16 copy units), local disk, "
-        f"{args.runs} interleaved runs, the median shown (`{command}`; small sizes: this machine's 2 cores were "
-        f"shared with other engineers' work, load average {load_before:.1f} before the runs, {load_after:.1f} "
+        f"{args.runs} interleaved runs, the median shown (`{command}`; small sizes; "
+        f"load average {load_before:.1f} before the runs, {load_after:.1f} "
         "after). The merge's copy lists each unit's source (no link followed), journals its files, copies and "
         "verifies every file by size and xxh3_128 checksum (the relocation's verified copy, in process: the merge "
         "ran without an engine), journaling the verified units when it ends (a long copy: every 5 s; the journal is "
@@ -109,8 +109,7 @@ def report(
         "",
         "The merge's own work around the copy (listing each unit's source, journaling its files and the verified "
         "units) is the difference between its row and the program's row; the rest of the gap to `cp -r` is the "
-        "verified copy itself (both ends hashed) competing for the shared cores: on a quiet machine the same program "
-        'reached 94–99 % of `cp -r` in process ("Relocation copy against cp -r").',
+        "verified copy itself (both ends hashed; compare the CPU column).",
     ]
     print("\n".join(lines))
     write_section(REPO / "docs" / "benchmarks.md", "Merge data copy against cp -r", "\n".join(lines))

@@ -115,8 +115,8 @@ def main() -> None:
     command = f"benchmarks/relocate_copy.py --mb {args.mb} --files {args.files}{' --spark' if args.spark else ''}"
     lines = [
         f"{args.mb} MB in {args.files} files under {PARTITIONS} partition folders, local disk (ext4), "
-        f"{args.runs} interleaved runs, the median shown (`{command} --runs {args.runs}`; this machine's 2 cores "
-        f"were shared with other engineers' work: load average {load_before:.1f} before the runs, {load_after:.1f} "
+        f"{args.runs} interleaved runs, the median shown (`{command} --runs {args.runs}`; "
+        f"load average {load_before:.1f} before the runs, {load_after:.1f} "
         "after). The program verifies every copy by size and xxh3_128 checksum, the source and the copy each hashed "
         "from their own bytes; `cp -r` verifies nothing.",
         "",

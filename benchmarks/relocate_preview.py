@@ -139,8 +139,8 @@ def report(args: argparse.Namespace, versions: list[str], rows: list[tuple], pla
         f"Command: `.venv/bin/python benchmarks/relocate_preview.py --partitions {args.partitions} "
         f"--sample {args.sample} --versions {','.join(versions)}`",
         "",
-        f"Machine: {platform.machine()}, Python {platform.python_version()}, {os.cpu_count()} cores, shared with "
-        f"other engineers' runs (load average {os.getloadavg()[0]:.1f} when the report was written); PostgreSQL on "
+        f"Machine: {platform.machine()}, Python {platform.python_version()}, {os.cpu_count()} cores "
+        f"(load average {os.getloadavg()[0]:.1f} when the report was written); PostgreSQL on "
         "127.0.0.1, Hive's official schemas; every partition's directory on local disk (1–4 sparse files each).",
         "",
         "### Preview of `ALTER TABLE bench.events SET LOCATION '…' WITH DATA` (median of 5; target < 1 s)",
