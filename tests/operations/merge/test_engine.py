@@ -47,6 +47,14 @@ def _executed(people: dict[str, User], request: ChangeRequest, capture: Any) -> 
     return Job.objects.get(change_request=request)
 
 
+def _spark_engine(settings: Any, tmp_path: Path) -> None:  # noqa: ANN401
+    """Merges copy on a local Spark driver (``spark-submit``) that finds the PostgreSQL JDBC driver, its work and
+    launch folders under ``tmp_path``."""
+    settings.CATALOG_MERGE_ENGINE, settings.CATALOG_SPARK_MASTER = "spark", "local[2]"
+    settings.CATALOG_SPARK_CONF = f"spark.jars={POSTGRESQL_JDBC}"
+    settings.CATALOG_SPARK_WORK_DIR, settings.CATALOG_SPARK_LOCAL_DIR = str(tmp_path / "work"), tmp_path / "launch"
+
+
 def _idle_in_transaction(alias: str) -> list[tuple]:
     """Backends on ``alias``'s database idling inside a transaction, seen from a connection of the test's own."""
     db = django_settings.DATABASES[alias]
@@ -144,9 +152,7 @@ def test_a_merge_job_copies_on_spark_with_the_passwords_in_the_drivers_environme
     # given: a Spark engine, and passwords on both metastores' configuration (trust auth accepts any)
     target = merge_target("3.1.0")
     request = _approved(people, target=target)
-    settings.CATALOG_MERGE_ENGINE, settings.CATALOG_SPARK_MASTER = "spark", "local[2]"
-    settings.CATALOG_SPARK_CONF = f"spark.jars={POSTGRESQL_JDBC}"
-    settings.CATALOG_SPARK_WORK_DIR, settings.CATALOG_SPARK_LOCAL_DIR = str(tmp_path / "work"), tmp_path / "launch"
+    _spark_engine(settings, tmp_path)
     passwords = {alias: f"pw-{secrets.token_hex(8)}" for alias in (request.operation["source"], target)}
     for alias, password in passwords.items():
         monkeypatch.setitem(settings.DATABASES[alias], "PASSWORD", password)
@@ -219,9 +225,7 @@ def test_a_merge_cancelled_on_spark_stops_its_driver_and_publishes_nothing(
     # given: the cancel arrives as soon as the driver runs
     target = merge_target("3.1.0")
     request = _approved(people, target=target)
-    settings.CATALOG_MERGE_ENGINE, settings.CATALOG_SPARK_MASTER = "spark", "local[2]"
-    settings.CATALOG_SPARK_CONF = f"spark.jars={POSTGRESQL_JDBC}"
-    settings.CATALOG_SPARK_WORK_DIR, settings.CATALOG_SPARK_LOCAL_DIR = str(tmp_path / "work"), tmp_path / "launch"
+    _spark_engine(settings, tmp_path)
     record = spark_jobs._record_progress
 
     def cancelling(handle, reader, files):  # noqa: ANN001, ANN202
