@@ -174,6 +174,12 @@ CATALOG_HOUSEKEEPING_IDEMPOTENCY_SECONDS = float(os.environ.get("CATALOG_HOUSEKE
 CATALOG_HOUSEKEEPING_RELOCATIONS_CLEANUP_SECONDS = float(
     os.environ.get("CATALOG_HOUSEKEEPING_RELOCATIONS_CLEANUP_SECONDS", "3600")
 )
+CATALOG_HOUSEKEEPING_NOTIFICATIONS_SECONDS = float(os.environ.get("CATALOG_HOUSEKEEPING_NOTIFICATIONS_SECONDS", "5"))
+# Notifications (operations/notifications/): the outbox's sends are tried this often before they are kept as failed;
+# a webhook's POST waits this long; messages link to the console at CATALOG_BASE_URL (e.g. https://catalog.example.com).
+CATALOG_NOTIFICATION_MAX_ATTEMPTS = int(os.environ.get("CATALOG_NOTIFICATION_MAX_ATTEMPTS", "8"))
+CATALOG_WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("CATALOG_WEBHOOK_TIMEOUT_SECONDS", "5"))
+CATALOG_BASE_URL = os.environ.get("CATALOG_BASE_URL", "")
 # Background work runs in worker processes (``manage.py run_jobs``, or django-tasks-db's ``db_worker``) that take
 # tasks from the console's own database (Django's Tasks API through django-tasks). "eager" runs a job's task inline
 # when the enqueuing transaction commits: for tests only.

@@ -2,8 +2,9 @@
 
 ``manage.py run_jobs`` asks :meth:`Housekeeping.run_due` at every poll. The chores and their settings:
 settling jobs whose worker died (``CATALOG_HOUSEKEEPING_STUCK_JOBS_SECONDS``), forgetting expired Idempotency-Keys
-(``CATALOG_HOUSEKEEPING_IDEMPOTENCY_SECONDS``) and ``relocations_cleanup``
-(``CATALOG_HOUSEKEEPING_RELOCATIONS_CLEANUP_SECONDS``). A chore runs at the worker's first poll; one that fails is
+(``CATALOG_HOUSEKEEPING_IDEMPOTENCY_SECONDS``), ``relocations_cleanup``
+(``CATALOG_HOUSEKEEPING_RELOCATIONS_CLEANUP_SECONDS``) and sending the notification outbox
+(``CATALOG_HOUSEKEEPING_NOTIFICATIONS_SECONDS``). A chore runs at the worker's first poll; one that fails is
 logged with its traceback and tried again after its interval, and the others still run. Several workers: a chore
 runs in one of them at a time (a named lock on the console's database; the others skip it). Each run is logged
 (``operations.housekeeping``, INFO); what a chore did is also returned for the worker's output.
@@ -22,6 +23,7 @@ from django.db import DEFAULT_DB_ALIAS, connections
 
 from catalog_admin.utils.text import first_line
 from operations.models import Relocation
+from operations.notifications import deliver_due_notifications
 from operations.services.idempotency import purge_expired_idempotency_keys
 from operations.services.relocation_cleanup import relocations_cleanup
 from operations.services.stuck_jobs import settle_stuck_jobs
@@ -61,6 +63,10 @@ def _idempotency() -> list[str]:
     return [f"Forgot {purged} expired Idempotency-Key(s)."] if purged else []
 
 
+def _notifications() -> list[str]:
+    return deliver_due_notifications().lines()
+
+
 def _relocations() -> list[str]:
     return [describe_cleanup(relocation) for relocation in relocations_cleanup()]
 
@@ -69,6 +75,7 @@ CHORES = (
     Chore("stuck jobs", "CATALOG_HOUSEKEEPING_STUCK_JOBS_SECONDS", _stuck_jobs),
     Chore("idempotency keys", "CATALOG_HOUSEKEEPING_IDEMPOTENCY_SECONDS", _idempotency),
     Chore("relocations cleanup", "CATALOG_HOUSEKEEPING_RELOCATIONS_CLEANUP_SECONDS", _relocations),
+    Chore("notifications", "CATALOG_HOUSEKEEPING_NOTIFICATIONS_SECONDS", _notifications),
 )
 
 

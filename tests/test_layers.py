@@ -29,7 +29,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("commands", ("catalog_admin.management", "operations.management", "catalog_admin.serving")),
     ("tooling", ("catalog_admin.seeding",)),
     ("pages and API", ("catalog_admin.views", "catalog_admin.api", "operations.views", "operations.api",
-                       "catalog_admin.templatetags", "operations.templatetags", "operations.forms",
+                       "operations.admin", "catalog_admin.templatetags", "operations.templatetags", "operations.forms",
                        "catalog_admin.context_processors", "catalog_admin.middleware", "operations.extensions",
                        "catalog_admin.utils.paging")),
     ("sign-in", ("catalog_admin.auth",)),

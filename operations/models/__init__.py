@@ -6,11 +6,13 @@ from operations.models.executions import DONE, DirectoryMoveRecord, Execution
 from operations.models.idempotency import IdempotencyKey
 from operations.models.jobs import Job, JobLogEntry
 from operations.models.merges import MergeImport
+from operations.models.notifications import Audience, Notification, NotificationPreference, Webhook
 from operations.models.relocations import Relocation
 
 __all__ = (
     "DONE",
     "Approval",
+    "Audience",
     "AuditRecord",
     "ChangeRequest",
     "Comment",
@@ -20,5 +22,8 @@ __all__ = (
     "Job",
     "JobLogEntry",
     "MergeImport",
+    "Notification",
+    "NotificationPreference",
     "Relocation",
+    "Webhook",
 )

@@ -166,7 +166,7 @@ def change_request_submit(*, request: ChangeRequest, user: User) -> ChangeReques
     with transaction.atomic():
         _guarded(request, "submit", submitted_at=timezone.now(), **fields)
         _audit(request, user, "submit", "submitted", preview)
-        transaction.on_commit(lambda: notify_transition(_reload(request), "submitted", user))
+        notify_transition(_reload(request), "submitted", user)
     return _reload(request)
 
 
@@ -225,7 +225,7 @@ def change_request_approve(*, request: ChangeRequest, user: User, comment: str =
             _guarded(locked, "approve")
             outcome = "approved"
         _audit(locked, user, "approve", outcome, preview, details={"comment": comment, "approvals": given})
-        transaction.on_commit(lambda: notify_transition(_reload(request), outcome, user))
+        notify_transition(_reload(request), outcome, user)
     return _reload(request)
 
 
@@ -242,7 +242,7 @@ def change_request_reject(*, request: ChangeRequest, user: User, comment: str) -
             request=request, approver=user, decision=Decision.REJECT, comment=comment, fingerprint=request.fingerprint
         )
         _audit(request, user, "reject", "rejected", None, details={"comment": comment})
-        transaction.on_commit(lambda: notify_transition(_reload(request), "rejected", user))
+        notify_transition(_reload(request), "rejected", user)
     return _reload(request)
 
 
@@ -295,7 +295,7 @@ def change_request_cancel(*, request: ChangeRequest, user: User) -> ChangeReques
     with transaction.atomic():
         _guarded(request, "cancel")
         _audit(request, user, "cancel", "cancelled", None)
-        transaction.on_commit(lambda: notify_transition(_reload(request), "cancelled", user))
+        notify_transition(_reload(request), "cancelled", user)
     return _reload(request)
 
 
@@ -426,7 +426,7 @@ def _end_execution(
                 **(details or {}),
             },
         )
-        transaction.on_commit(lambda: notify_transition(_reload(request), outcome, None))
+        notify_transition(_reload(request), outcome, None)
 
 
 # Helpers ---------------------------------------------------------------------------------------

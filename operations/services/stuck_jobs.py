@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from operations.choices import ChangeRequestState, JobState
 from operations.models import Execution, Job
+from operations.notifications import notify_transition
 from operations.services.audit import record_audit
 from operations.services.change_requests import settle_stuck_request
 from operations.services.jobs import settle_job
@@ -82,6 +83,8 @@ def _settle_job(job: Job, dry_run: bool, silent_for: timedelta) -> JobSettlement
                 settle_stuck_request(
                     request, None, settlement.outcome, reason, execution=execution, silent_for=silent_for
                 )
+            elif request is not None:
+                notify_transition(request, JobState.ERRORED, None)  # resumable: the requester and operators act
             record_audit(
                 actor=ACTOR,
                 action="settle_job",

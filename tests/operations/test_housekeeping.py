@@ -27,6 +27,7 @@ def intervals(settings) -> None:
     settings.CATALOG_HOUSEKEEPING_STUCK_JOBS_SECONDS = 10
     settings.CATALOG_HOUSEKEEPING_IDEMPOTENCY_SECONDS = 100
     settings.CATALOG_HOUSEKEEPING_RELOCATIONS_CLEANUP_SECONDS = 1000
+    settings.CATALOG_HOUSEKEEPING_NOTIFICATIONS_SECONDS = 5000
 
 
 def expired_key(user: User, key: str) -> None:
@@ -45,8 +46,9 @@ def ran(caplog: pytest.LogCaptureFixture) -> list[str]:
 
 
 def test_each_chore_runs_on_its_own_interval(people: dict[str, User], caplog: pytest.LogCaptureFixture) -> None:
-    """At the first poll all three run; at 50 s only the stuck jobs (10 s); at 100 s the Idempotency-Keys too; at
-    1000 s the relocations cleanup too. An expired key waits for its chore's interval."""
+    """At the first poll all four run; at 50 s only the stuck jobs (10 s); at 100 s the Idempotency-Keys too; at
+    1000 s the relocations cleanup too; at 5000 s the notifications too. An expired key waits for its chore's
+    interval."""
     # given
     now = [0.0]
     chores = Housekeeping(clock=lambda: now[0])
@@ -55,7 +57,7 @@ def test_each_chore_runs_on_its_own_interval(people: dict[str, User], caplog: py
 
     # when / then
     assert chores.run_due() == ["Forgot 1 expired Idempotency-Key(s)."]
-    assert ran(caplog) == ["stuck jobs", "idempotency keys", "relocations cleanup"]
+    assert ran(caplog) == ["stuck jobs", "idempotency keys", "relocations cleanup", "notifications"]
 
     expired_key(people["steward"], "second")
     now[0] = 50.0
@@ -70,6 +72,10 @@ def test_each_chore_runs_on_its_own_interval(people: dict[str, User], caplog: py
     now[0] = 1000.0
     chores.run_due()
     assert ran(caplog) == ["stuck jobs", "idempotency keys", "relocations cleanup"]
+
+    now[0] = 5000.0
+    chores.run_due()
+    assert ran(caplog) == ["stuck jobs", "idempotency keys", "relocations cleanup", "notifications"]
 
 
 def test_a_failing_chore_is_logged_and_the_others_still_run(
@@ -97,7 +103,7 @@ def test_a_failing_chore_is_logged_and_the_others_still_run(
 
 
 def test_the_worker_runs_the_chores(people: dict[str, User], caplog: pytest.LogCaptureFixture) -> None:
-    """``manage.py run_jobs --once``: the three chores run once, and what they did is the worker's output."""
+    """``manage.py run_jobs --once``: the four chores run once, and what they did is the worker's output."""
     # given
     caplog.set_level(logging.INFO, logger="operations.housekeeping")
     expired_key(people["steward"], "old")
@@ -108,7 +114,7 @@ def test_the_worker_runs_the_chores(people: dict[str, User], caplog: pytest.LogC
 
     # then
     assert "Forgot 1 expired Idempotency-Key(s)." in out.getvalue()
-    assert ran(caplog) == ["stuck jobs", "idempotency keys", "relocations cleanup"]
+    assert ran(caplog) == ["stuck jobs", "idempotency keys", "relocations cleanup", "notifications"]
 
 
 def test_a_chore_another_worker_is_running_is_skipped(
@@ -133,5 +139,5 @@ def test_a_chore_another_worker_is_running_is_skipped(
     # then
     assert lines == []
     assert "Housekeeping: idempotency keys skipped: another worker is running it" in caplog.messages
-    assert ran(caplog) == ["stuck jobs", "relocations cleanup"]
+    assert ran(caplog) == ["stuck jobs", "relocations cleanup", "notifications"]
     assert IdempotencyKey.objects.filter(key="old").exists()

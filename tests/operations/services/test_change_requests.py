@@ -15,7 +15,8 @@ from catalog_admin.errors import ApplicationError
 from catalog_admin.models import Table, TableParam
 from catalog_admin.selectors.metastores import Metastore
 from operations.ddl.parser import parse_alter
-from operations.models import AuditRecord, Job
+from operations.models import AuditRecord, Job, Notification
+from operations.notifications import deliver_due_notifications
 from operations.services.alter import alter_preview
 from operations.services.audit import verify_audit_chain
 from operations.services.change_requests import (
@@ -64,7 +65,9 @@ def test_steward_request_approved_by_another_runs_and_is_audited(
     actions = list(AuditRecord.objects.filter(request_id_ref=request.pk).values_list("action", flat=True))
     assert actions == ["create", "submit", "approve", "approve", "execute", "finish"]
     assert verify_audit_chain() == []
-    assert any(f"#{request.pk}" in message.subject for message in mail.outbox)
+    assert mail.outbox == []  # the transitions only queued their messages: the worker sends them
+    deliver_due_notifications()
+    assert any(f"#{request.pk} succeeded" in message.subject for message in mail.outbox)
 
 
 def test_without_email_configured_a_transition_sends_nothing_and_logs_no_error(
@@ -83,6 +86,7 @@ def test_without_email_configured_a_transition_sends_nothing_and_logs_no_error(
 
     # then
     assert [record.getMessage() for record in caplog.records if record.levelno >= logging.ERROR] == []
+    assert not Notification.objects.exists()
 
 
 def test_nobody_approves_their_own_request_not_even_an_admin(metastore: Metastore, people: dict[str, User]) -> None:

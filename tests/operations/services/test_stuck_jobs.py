@@ -17,7 +17,7 @@ from catalog_admin.selectors.metastores import Metastore
 from operations import lifecycle
 from operations.choices import ChangeRequestState, JobKind, JobState
 from operations.ddl.parser import parse_alter
-from operations.models import AuditRecord, ChangeRequest, Execution, Job
+from operations.models import AuditRecord, ChangeRequest, Execution, Job, Notification
 from operations.services.change_requests import change_request_create
 from operations.services.jobs import run_job
 from operations.services.stuck_jobs import settle_stuck_jobs
@@ -65,6 +65,23 @@ def test_a_job_whose_worker_died_before_executing_errors_and_can_be_resumed(meta
     audited = AuditRecord.objects.filter(request_id_ref=request.pk, actor="system:reconcile_executions")
     assert list(audited.values_list("action", "outcome")) == [("settle_job", "errored")]
     assert lifecycle.can_resume_job(job, None) and lifecycle.can_cancel_job(job, None)
+
+
+def test_a_job_settled_errored_tells_the_requester_and_the_operators(metastore: Metastore, settings: Any) -> None:
+    # given: e-mail on; an operator (staff) besides the steward
+    settings.CATALOG_EMAIL_ENABLED = True
+    User.objects.create_user("ops", "ops@example.com", "pw", is_staff=True)
+    request, job = executing_request(metastore)
+    Job.objects.filter(pk=job.pk).update(state=JobState.RUNNING, started_at=timezone.now() - timedelta(hours=1))
+
+    # when
+    settle_stuck_jobs()
+
+    # then: queued for both, each for their own reason
+    queued = Notification.objects.filter(request=request, outcome="errored")
+    assert sorted(queued.values_list("recipient", "audience")) == [
+        ("ops@example.com", "failed_jobs"), ("steward@example.com", "outcomes"),
+    ]  # fmt: skip
 
 
 def test_a_job_that_died_after_the_commit_succeeds_with_its_request(
