@@ -9,7 +9,7 @@ from django.urls import include, path
 
 from catalog_admin import converters  # noqa: F401 (registers hive_name and partition_name)
 from catalog_admin.views import acid, data, databases, health, metastores, partitions, search, tables, tokens
-from operations.views import metrics
+from operations.views import metrics, notifications
 
 # The browsing pages, under the "catalog" namespace (sign-in lands on "operations:home").
 catalog_patterns = [
@@ -52,6 +52,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("account/tokens/", tokens.account_tokens, name="account-tokens"),
     path("account/tokens/<int:pk>/revoke/", tokens.account_token_revoke, name="account-token-revoke"),
+    path("account/notifications/", notifications.account_notifications, name="account-notifications"),
     path("health/", health.health, name="health"),
     path("metrics", metrics.metrics, name="metrics"),
     path("admin/", admin.site.urls),

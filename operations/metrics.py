@@ -1,9 +1,9 @@
 """The console's own metrics for ``/metrics``, computed at each scrape from its rows in a fixed number of queries.
 
-Three aggregate queries on the console's database, whatever the number of rows: change requests by state; jobs by
+Four aggregate queries on the console's database, whatever the number of rows: change requests by state; jobs by
 kind and state (with the oldest job of each group and its Spark applications); finished jobs' durations and
-throughputs as histogram buckets (conditional counts). Then one ``SELECT 1`` per database, each in its own thread
-and waited for at most ``CATALOG_METRICS_HEALTH_TIMEOUT_SECONDS``.
+throughputs as histogram buckets (conditional counts); the notification outbox by channel and state. Then one
+``SELECT 1`` per database, each in its own thread and waited for at most ``CATALOG_METRICS_HEALTH_TIMEOUT_SECONDS``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from prometheus_client.registry import Collector
 
 from catalog_admin.selectors.health import HealthCheck, check_database, health_targets
 from operations.choices import FINISHED_JOB_STATES, ChangeRequestState, JobState
-from operations.models import ChangeRequest, Job
+from operations.models import ChangeRequest, Job, Notification
 
 __all__ = ("DURATION_BUCKETS", "THROUGHPUT_BUCKETS", "ConsoleCollector")
 
@@ -50,6 +50,7 @@ class ConsoleCollector(Collector):
         yield _change_requests()
         yield from _jobs(_job_groups(), now)
         yield from _finished_jobs()
+        yield _notifications()
         yield _database_up(_health_checks(settings.CATALOG_METRICS_HEALTH_TIMEOUT_SECONDS))
 
 
@@ -59,6 +60,19 @@ def _change_requests() -> Metric:
     family = GaugeMetricFamily("catalog_change_requests", "Change requests by state.", labels=("state",))
     for state, count in sorted(counts.items()):
         family.add_metric((state,), count)
+    return family
+
+
+def _notifications() -> Metric:
+    """The outbox by channel and state: pending messages that keep growing, or failed ones, mean nobody is told."""
+    counts = {(channel, state): 0 for channel in Notification.Channel.values for state in Notification.State.values}
+    rows = Notification.objects.order_by().values_list("channel", "state").annotate(n=Count("id"))
+    counts |= {(channel, state): n for channel, state, n in rows}
+    family = GaugeMetricFamily(
+        "catalog_notifications", "Notifications in the outbox by channel and state.", labels=("channel", "state")
+    )
+    for (channel, state), count in sorted(counts.items()):
+        family.add_metric((channel, state), count)
     return family
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.urls import path
 
 from operations.api import merges, views
+from operations.api.views.notifications import NotificationChoicesView
 
 __all__ = ("app_name", "urlpatterns")
 
@@ -36,6 +37,7 @@ urlpatterns = [
     path("jobs/<int:pk>/", views.JobDetailView.as_view(), name="job-detail"),
     path("jobs/<int:pk>/cancel/", views.JobCancelView.as_view(), name="job-cancel"),
     path("jobs/<int:pk>/resume/", views.JobResumeView.as_view(), name="job-resume"),
+    path("account/notifications/", NotificationChoicesView.as_view(), name="notification-choices"),
     path("audit/", views.AuditListView.as_view(), name="audit-list"),
     path("audit/export/", views.AuditExportView.as_view(), name="audit-export"),
     path("audit/<int:pk>/", views.AuditDetailView.as_view(), name="audit-detail"),

@@ -19,7 +19,7 @@ from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
 from catalog_admin.selectors.metastores import Metastore
-from operations.models import ChangeRequest, Job
+from operations.models import ChangeRequest, Job, Notification
 from operations.services.change_requests import change_request_execute
 from operations.services.jobs import run_job
 from tests.operations.services.test_jobs import approved
@@ -67,6 +67,26 @@ def test_a_job_that_runs_moves_its_counters(
     assert after[("catalog_change_requests", (("state", "succeeded"),))] == 1
     assert after[("catalog_job_queue_oldest_age_seconds", ())] == 0
     assert after[("catalog_database_up", (("kind", "metastore"), ("name", metastore.name)))] == 1
+
+
+def test_the_outbox_shows_what_waits_and_what_failed(
+    client: Client, metastore: Metastore, people: dict[str, User]
+) -> None:
+    # given: one e-mail sent, two waiting, one given up
+    request = approved(people, metastore)
+    for state in ("sent", "pending", "pending", "failed"):
+        Notification.objects.create(
+            request=request, audience="outcomes", outcome="failed", channel="email", recipient="a@example.com",
+            subject="s", body="b", state=state, next_attempt_at=timezone.now(),
+        )  # fmt: skip
+
+    # when
+    samples = scrape(client)
+
+    # then
+    assert samples[("catalog_notifications", (("channel", "email"), ("state", "pending")))] == 2
+    assert samples[("catalog_notifications", (("channel", "email"), ("state", "failed")))] == 1
+    assert samples[("catalog_notifications", (("channel", "webhook"), ("state", "pending")))] == 0
 
 
 @pytest.mark.parametrize(
@@ -136,7 +156,8 @@ def add_jobs(people: dict[str, User], metastore: Metastore, count: int) -> None:
 def test_a_scrape_takes_the_same_queries_for_one_row_or_fifty(
     client: Client, metastore: Metastore, people: dict[str, User]
 ) -> None:
-    """Three aggregate queries on the console's database (requests, jobs, finished jobs), whatever the rows."""
+    """Four aggregate queries on the console's database (requests, jobs, finished jobs, the notification outbox),
+    whatever the rows."""
     counts = []
     for rows in (1, 49):
         # given
@@ -149,7 +170,7 @@ def test_a_scrape_takes_the_same_queries_for_one_row_or_fifty(
 
     # then
     assert Job.objects.count() == 50
-    assert counts == [3, 3]
+    assert counts == [4, 4]
 
 
 def test_throughput_and_duration_buckets_come_from_bytes_over_run_time(
