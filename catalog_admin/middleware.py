@@ -25,7 +25,7 @@ __all__ = (
     "error_response",
 )
 
-PUBLIC_PREFIXES = ("/accounts/login/", "/static/", "/api/", "/health/", "/metrics")
+PUBLIC_PREFIXES = ("/accounts/login/", "/accounts/oidc/", "/static/", "/api/", "/health/", "/metrics")
 
 REQUEST_LATENCY = Histogram(
     "catalog_http_request_duration_seconds",

@@ -8,7 +8,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from catalog_admin import converters  # noqa: F401 (registers hive_name and partition_name)
-from catalog_admin.views import acid, data, databases, health, metastores, partitions, search, tables, tokens
+from catalog_admin.views import acid, data, databases, health, metastores, partitions, search, sign_in, tables, tokens
 from operations.views import metrics, notifications
 
 # The browsing pages, under the "catalog" namespace (sign-in lands on "operations:home").
@@ -48,7 +48,9 @@ catalog_patterns = [
 ]
 
 urlpatterns = [
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", sign_in.SignInView.as_view(), name="login"),
+    path("accounts/oidc/authenticate/", sign_in.oidc_start, name="oidc_authentication_init"),
+    path("accounts/oidc/callback/", sign_in.oidc_callback, name="oidc_authentication_callback"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("account/tokens/", tokens.account_tokens, name="account-tokens"),
     path("account/tokens/<int:pk>/revoke/", tokens.account_token_revoke, name="account-token-revoke"),

@@ -10,6 +10,7 @@ pytest_plugins = [
     "tests.fixtures.factories",
     "tests.fixtures.directory",
     "tests.fixtures.metastores",
+    "tests.fixtures.oidc",
     "tests.fixtures.merge",
     "tests.fixtures.object_store",
     "tests.fixtures.operations",

@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from catalog_admin.auth.config import LDAP_BACKEND, LOCAL_BACKEND, LOCKOUT_BACKEND, SignInConfigError, sign_in_settings
+from catalog_admin.auth.config import (
+    LDAP_BACKEND,
+    LOCAL_BACKEND,
+    LOCKOUT_BACKEND,
+    OIDC_BACKEND,
+    SignInConfigError,
+    sign_in_settings,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 PRODUCTION_ENV = {
@@ -19,6 +26,14 @@ PRODUCTION_ENV = {
     "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
     "DJANGO_ALLOWED_HOSTS": "console.example.com",
     "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/catalog_admin",
+}
+OIDC = {
+    "CATALOG_OIDC_CLIENT_ID": "catalog-admin",
+    "CATALOG_OIDC_CLIENT_SECRET": "s3cret",
+    "CATALOG_OIDC_AUTHORIZATION_ENDPOINT": "https://sso.example.org/auth",
+    "CATALOG_OIDC_TOKEN_ENDPOINT": "https://sso.example.org/token",
+    "CATALOG_OIDC_USERINFO_ENDPOINT": "https://sso.example.org/userinfo",
+    "CATALOG_OIDC_JWKS_ENDPOINT": "https://sso.example.org/jwks",
 }
 LDAP = {"CATALOG_LDAP_URL": "ldap://ldap.example.org", "CATALOG_LDAP_USER_SEARCH_BASE": "ou=people,dc=example,dc=org"}
 
@@ -47,10 +62,39 @@ def test_directory_and_groups() -> None:
     assert result["AUTH_LDAP_USER_SEARCH"].base_dn == "ou=people,dc=example,dc=org"
 
 
+def test_openid_connect_with_group_names() -> None:
+    env = {
+        **OIDC,
+        "CATALOG_LOCAL_ACCOUNTS": "false",
+        "CATALOG_ROLE_GROUPS": "approver=Hive-Approvers;steward=cn=s,dc=x",
+    }
+
+    result = sign_in_settings(env)
+
+    assert result["AUTHENTICATION_BACKENDS"] == [LOCKOUT_BACKEND, OIDC_BACKEND]
+    assert (result["CATALOG_OIDC_ENABLED"], result["CATALOG_PASSWORD_SIGN_IN"]) == (True, False)
+    assert result["OIDC_OP_TOKEN_ENDPOINT"] == "https://sso.example.org/token"
+    assert (result["OIDC_RP_SIGN_ALGO"], result["OIDC_USE_PKCE"]) == ("RS256", True)
+    assert result["CATALOG_ROLE_GROUPS"] == {"approver": ["hive-approvers"], "steward": ["cn=s,dc=x"]}
+
+
 @pytest.mark.parametrize(
     ("env", "message"),
     [
         ({"CATALOG_LOCAL_ACCOUNTS": "false"}, "CATALOG_LOCAL_ACCOUNTS=false needs CATALOG_LDAP_URL"),
+        (
+            {k: v for k, v in OIDC.items() if k != "CATALOG_OIDC_TOKEN_ENDPOINT"},
+            "CATALOG_OIDC_TOKEN_ENDPOINT must be set when CATALOG_OIDC_CLIENT_ID is",
+        ),
+        (
+            {**OIDC, "CATALOG_OIDC_JWKS_ENDPOINT": ""},
+            "CATALOG_OIDC_JWKS_ENDPOINT must be set for CATALOG_OIDC_SIGN_ALGO",
+        ),
+        ({**OIDC, "CATALOG_OIDC_SIGN_ALGO": "none"}, "CATALOG_OIDC_SIGN_ALGO 'none' is not one of"),
+        (
+            {**OIDC, "CATALOG_OIDC_TOKEN_ENDPOINT": "sso/token"},
+            "CATALOG_OIDC_TOKEN_ENDPOINT 'sso/token' is not an http",
+        ),
         ({"CATALOG_LOCAL_ACCOUNTS": "nope"}, "CATALOG_LOCAL_ACCOUNTS 'nope' is neither true nor false"),
         ({"CATALOG_LDAP_URL": "ldap://x"}, "CATALOG_LDAP_USER_SEARCH_BASE must be set"),
         ({**LDAP, "CATALOG_ROLE_GROUPS": "owner=cn=x,dc=y"}, "CATALOG_ROLE_GROUPS names 'owner', which is not one of"),
@@ -69,7 +113,11 @@ def test_malformed_variables_are_named(env: dict[str, str], message: str) -> Non
 
 
 def _manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "METASTORE", "CATALOG_LDAP"))}
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("DJANGO_", "METASTORE", "CATALOG_LDAP", "CATALOG_OIDC"))
+    }
     return subprocess.run(
         [sys.executable, "manage.py", *args], cwd=REPO_ROOT, env={**clean, **env}, capture_output=True, text=True
     )
@@ -84,6 +132,20 @@ def test_check_deploy_is_clean_with_directory_sign_in() -> None:
     result = _manage("check", "--deploy", "--fail-level", "WARNING", env=env)
 
     # then
+    assert result.returncode == 0, result.stderr
+    assert "System check identified no issues" in result.stdout
+
+
+def test_check_deploy_is_clean_with_openid_connect_sign_in() -> None:
+    """The production settings with OpenID Connect sign-in and local accounts off pass ``check --deploy``."""
+    result = _manage(
+        "check",
+        "--deploy",
+        "--fail-level",
+        "WARNING",
+        env={**PRODUCTION_ENV, **OIDC, "CATALOG_LOCAL_ACCOUNTS": "false"},
+    )
+
     assert result.returncode == 0, result.stderr
     assert "System check identified no issues" in result.stdout
 
