@@ -184,6 +184,10 @@ CATALOG_BASE_URL = os.environ.get("CATALOG_BASE_URL", "")
 # tasks from the console's own database (Django's Tasks API through django-tasks). "eager" runs a job's task inline
 # when the enqueuing transaction commits: for tests only.
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+# Aggregates over a big table's partitions a page remembers between views (catalog_admin/selectors/table_aggregates.py):
+# in each process's memory, under the table's partition stamp, for at most this many seconds.
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "catalog-admin"}}
+CATALOG_TABLE_AGGREGATE_SECONDS = int(os.environ.get("CATALOG_TABLE_AGGREGATE_SECONDS", "300"))
 CATALOG_JOBS_MODE = os.environ.get("CATALOG_JOBS_MODE", "tasks")
 # Where Spark programs run (operations/spark/engine.py): local[*] (the embedded default), spark://host:port
 # (standalone), yarn, k8s://https://host:port (through spark-submit) or sc://host:port (Spark Connect).

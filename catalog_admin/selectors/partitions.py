@@ -31,7 +31,9 @@ from catalog_admin.models import (
 from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.pagination import Page, encode_cursor, keyset_ordered, keyset_page
 from catalog_admin.selectors.partition_anomalies import ANOMALIES, location_missing, with_anomaly
-from catalog_admin.selectors.partition_order import NATURAL_ORDER_LIMIT, is_natural, natural_order, sort_key_names
+from catalog_admin.selectors.partition_order import is_natural, natural_order, sort_key_names
+from catalog_admin.selectors.partition_pages import remembered_natural_page
+from catalog_admin.selectors.table_aggregates import EXACT_COUNT_LIMIT, partition_stamp
 
 __all__ = (
     "HIVE_DEFAULT_PARTITION",
@@ -63,6 +65,11 @@ class PartitionFilter:
     values: tuple[tuple[str, str], ...] = ()
     q: str = ""
     anomaly: str = ""  # one of partition_anomalies.ANOMALIES, or "" for every partition
+
+    @property
+    def is_empty(self) -> bool:
+        """No filter: every partition."""
+        return not (self.values or self.q or self.anomaly)
 
     @classmethod
     def from_params(cls, params: Any, keys: list[PartitionKey]) -> PartitionFilter:
@@ -147,7 +154,12 @@ def list_partitions(
     order = sort_key_names(keys, partitions)
     fields = ("id", "name", "create_time", "sd__location", *(k for k in order if k != "name"))
     table_root = table.sd.location if table.sd_id and table.sd else None
-    if filters.anomaly == "missing":
+    remembered = None
+    if partitions is not None and filters.is_empty and order != ("name",):
+        remembered = remembered_natural_page(metastore, table, keys, cursor, size, fields)
+    if remembered is not None:
+        rows, next_cursor = remembered.items, remembered.next_cursor
+    elif filters.anomaly == "missing":
         rows, next_cursor = _missing_rows(qs, order, cursor, size, fields)
         check_disk = True
     else:
@@ -164,9 +176,9 @@ MISSING_SCAN_LIMIT = 20_000
 
 
 def _bounded_count(metastore: Metastore, table: Table) -> int:
-    """The table's partitions, counted up to NATURAL_ORDER_LIMIT + 1 (an index-only scan that stops there)."""
-    partitions = Partition.objects.using(metastore.alias).filter(table_id=table.id)
-    return partitions.values("id")[: NATURAL_ORDER_LIMIT + 1].count()
+    """The table's partitions, counted up to EXACT_COUNT_LIMIT + 1 (its stamp: an index-only scan that stops there,
+    read once per page)."""
+    return partition_stamp(metastore, table).count
 
 
 def sorted_naturally(metastore: Metastore, table: Table, keys: list[PartitionKey]) -> bool:
@@ -197,9 +209,6 @@ def _missing_rows(
     return found, ""
 
 
-EXACT_COUNT_LIMIT = 100_000
-
-
 @dataclass(frozen=True)
 class PartitionCount:
     """How many partitions a table has: exact up to ``EXACT_COUNT_LIMIT``, the planner's estimate beyond."""
@@ -209,9 +218,9 @@ class PartitionCount:
 
 
 def count_partitions(metastore: Metastore, table: Table) -> PartitionCount:
-    """Count exactly while it is cheap (an index-only scan that stops at the limit), else estimate."""
-    partitions = Partition.objects.using(metastore.alias).filter(table_id=table.id)
-    counted = partitions.values("id")[: EXACT_COUNT_LIMIT + 1].count()
+    """Count exactly while it is cheap (the table's stamp: an index-only scan that stops at the limit), else
+    estimate."""
+    counted = partition_stamp(metastore, table).count
     if counted <= EXACT_COUNT_LIMIT:
         return PartitionCount(counted, exact=True)
     return PartitionCount(max(_planner_estimate(metastore, table) or 0, counted), exact=False)

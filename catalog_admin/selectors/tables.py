@@ -34,6 +34,7 @@ from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.pagination import Page, keyset_page
 from catalog_admin.selectors.partition_anomalies import RowTotal, partition_row_total
 from catalog_admin.selectors.partitions import PartitionCount, count_partitions
+from catalog_admin.selectors.table_aggregates import Remembered, partition_stamp, remembered
 
 __all__ = (
     "TABLE_SORTS",
@@ -138,7 +139,7 @@ class TableDetail:
     acid: AcidState | None
     basic_stats: dict[str, str | None] = field(default_factory=dict)
     #: A partitioned table's rows: the sum of its partitions' numRows (Hive keeps none at the table level).
-    partition_rows: RowTotal | None = None
+    partition_rows: Remembered[RowTotal] | None = None
 
     @property
     def is_transactional(self) -> bool:
@@ -231,12 +232,18 @@ def get_table_detail(metastore: Metastore, db_name: str, table_name: str) -> Tab
         partition_count_exact=count.exact,
         acid=None,
         basic_stats={k: params.get(k) for k in BASIC_STAT_KEYS},
-        # Summed while the partitions are counted exactly (up to EXACT_COUNT_LIMIT): one aggregate, bounded.
-        partition_rows=partition_row_total(metastore, table) if partition_keys and count.exact else None,
+        # Summed while the partitions are counted exactly (up to EXACT_COUNT_LIMIT): one aggregate, bounded, and
+        # remembered under the table's partition stamp (not summed again on every view).
+        partition_rows=_remembered_rows(metastore, table) if partition_keys and count.exact else None,
     )
     if detail.is_transactional:
         return _with_acid(metastore, detail)
     return detail
+
+
+def _remembered_rows(metastore: Metastore, table: Table) -> Remembered[RowTotal]:
+    stamp = partition_stamp(metastore, table)
+    return remembered(metastore, table, "partition-rows", stamp, lambda: partition_row_total(metastore, table))
 
 
 def _filtered_tables(metastore: Metastore, database: Database, filters: TableFilter) -> QuerySet[Table]:

@@ -730,7 +730,8 @@ def test_a_page_costs_the_same_queries_whatever_its_size(
             assert api.get(url(endpoint, **kwargs), {"page_size": size}).status_code == 200
         counts.append(len(queries.captured_queries))
 
-    assert counts[0] == counts[1] <= 6
+    # At most 7: a natural-order table's order is read whole once, then remembered (the suite remembers nothing).
+    assert counts[0] == counts[1] <= 7
 
 
 def test_writing_methods_are_405(api: APIClient, metastore: Metastore) -> None:
