@@ -215,7 +215,8 @@ def test_every_write_documents_a_malformed_idempotency_key_and_an_unreadable_bod
         if method in ("post", "patch")
     }
 
-    assert len(writes) == 16  # settle, revise, the jobs' cancel and resume, and the merges' preview and create
+    # settle, revise, the jobs' cancel and resume, the merges' preview and create, the notification choices
+    assert len(writes) == 17
     assert {write: {"400", "415"} - documented for write, documented in writes.items()} == dict.fromkeys(writes, set())
 
 

@@ -9,6 +9,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from catalog_admin.errors import ApplicationError, ErrorCode
 from operations.api.views.base import OperationsAPIView, errors
 from operations.models import Audience
 from operations.notifications.preferences import notification_choices, notification_choices_set
@@ -35,7 +36,10 @@ class NotificationChoicesView(OperationsAPIView):
         responses={
             200: _CHOICES,
             **errors(
-                400, 401, overrides={400: "invalid_parameter: an unknown choice or a value that is not a boolean."}
+                400,
+                401,
+                415,
+                overrides={400: "invalid_parameter: a body that is not an object, an unknown choice, a non-boolean."},
             ),
         },
     )
@@ -43,5 +47,7 @@ class NotificationChoicesView(OperationsAPIView):
         """Change some of the caller's choices (those not named keep their value)."""
         data: Any = request.data
         if not isinstance(data, dict):
-            data = {}
+            raise ApplicationError(
+                ErrorCode.INVALID_PARAMETER, "The body must be a JSON object of choices.", {"parameter": "body"}
+            )
         return Response(notification_choices_set(request.user, data))

@@ -172,14 +172,12 @@ def test_above_the_limit_pages_follow_the_name_index(metastore: Metastore, monke
     from django.urls import reverse
 
     from catalog_admin.selectors import partition_order
-    from catalog_admin.selectors import partitions as partitions_module
     from tests.fixtures.factories import html, make_user
 
     # given
     table = hourly_table(metastore)
     add_partitions(metastore, table, "2024-01-01", ("2", "10"))
-    for module in (partitions_module, partition_order):
-        monkeypatch.setattr(module, "NATURAL_ORDER_LIMIT", 5)
+    monkeypatch.setattr(partition_order, "NATURAL_ORDER_LIMIT", 5)
     client = Client()
     client.force_login(make_user("order-viewer", "viewer"))
 

@@ -27,7 +27,8 @@ def test_everything_until_the_caller_chooses_then_their_choice(api: dict[str, AP
 
 
 @pytest.mark.parametrize(
-    ("body", "named"), [({"all": False}, "all"), ({"decisions": "no"}, "decisions"), ({"outcomes": None}, "outcomes")]
+    ("body", "named"),
+    [({"all": False}, "all"), ({"decisions": "no"}, "decisions"), ({"outcomes": None}, "outcomes"), ([True], "body")],
 )
 def test_bad_choices_are_refused_naming_them_and_nothing_is_kept(
     api: dict[str, APIClient], body: dict[str, object], named: str
