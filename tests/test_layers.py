@@ -41,7 +41,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("planners (pure reads)", ("operations.planners", "operations.dependent_views")),
     ("notification events", ("operations.events",)),
     ("table state", ("operations.table_state",)),
-    ("DDL parser", ("operations.ddl", "operations.ddl.parser")),
+    ("DDL parser", ("operations.ddl", "operations.ddl.parser", "operations.ddl.create_table")),
     ("change kinds (the seam)", ("operations.changes",)),
     ("plans and pure checks", ("operations.preview", "operations.specs", "operations.risk", "operations.staleness",
                                "operations.containment", "operations.rules", "operations.spark_schema",

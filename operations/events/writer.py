@@ -74,7 +74,7 @@ class EventCapture:
 def capture_before(metastore: Metastore, planned: PlannedEvents) -> EventCapture:
     """Under the table lock, before the statements: the table and the partitions in the events' scope."""
     version = metastore.schema.version
-    if planned.transactions:
+    if planned.transactions or set(_counts(planned)) == {CREATE_TABLE}:  # no table yet for CREATE TABLE
         return EventCapture(table=None, partition_ids=[])
     table = read_table(metastore.alias, version, planned.table_id)
     ids = _partition_ids(metastore.alias, planned) if planned.partitions else []
@@ -152,13 +152,21 @@ def _event_rows(metastore: Metastore, planned: PlannedEvents, before: EventCaptu
     if ABORT_TXN in counts:
         yield from _abort_txn_rows(metastore, planned, now)
         return
-    assert before.table is not None, "table events are captured with their table"
-    table_after = read_table(alias, version, planned.table_id)
     catalog = DEFAULT_CATALOG if version.capabilities.catalogs else None
 
     def row(kind: str, table: TableObject, message: dict[str, Any]) -> Row:
         return kind, catalog, table.database, table.name, messages.encode(version, message)
 
+    if set(counts) == {CREATE_TABLE}:  # CREATE TABLE (HMSHandler.create_table_core): the table the statements made
+        created = read_table(alias, version, planned.table_id)
+        files = table_files(metastore.name, version, created)
+        yield row(CREATE_TABLE, created, messages.create_table_message(version, created, now, files))
+        return
+    assert before.table is not None, "table events are captured with their table"
+    if set(counts) == {DROP_TABLE}:  # a created table dropped again (its revert): HMSHandler.drop_table_core
+        yield row(DROP_TABLE, before.table, messages.drop_table_message(version, before.table, now))
+        return
+    table_after = read_table(alias, version, planned.table_id)
     if ALTER_TABLE in counts:
         yield row(ALTER_TABLE, table_after, messages.alter_table_message(version, before.table, table_after, now))
         if ALTER_PARTITION not in counts:  # a relocated table: its partitions' ALTER_PARTITION events follow

@@ -37,6 +37,7 @@ from operations.models import DONE, DirectoryMoveRecord, Execution
 from operations.planners.columns import partition_flag_steps
 from operations.planners.common import build_preview, param_delete_steps, param_upsert_steps, snapshot
 from operations.planners.compaction import plan_compaction_revert
+from operations.planners.create_table_revert import plan_create_table_revert
 from operations.planners.locations import plan_rewrite_partition_locations
 from operations.planners.metadata import owner_step, table_type_step
 from operations.planners.partitions import bookkeeping_names_in_use, relabel_bookkeeping_steps
@@ -101,6 +102,9 @@ def _revert_plan(metastore: Metastore, execution: Execution) -> Preview:
             "was told), so it cannot be reverted.",
             {"execution": execution.pk},
         )
+    if kind == "create_table":
+        return plan_create_table_revert(metastore, execution_id=execution.pk, statement=execution.statement,
+                                        operation=operation, image=image)  # fmt: skip
     if kind == "compact":
         target = TableRef(**operation["target"])
         spec = RevertExecution(target=target, execution_id=execution.pk, statement=execution.statement)
