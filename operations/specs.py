@@ -434,9 +434,7 @@ def _row_format_clauses(spec: CreateTable) -> list[str]:
         return [f"ROW FORMAT SERDE {quote_string(spec.serde)}{properties}"]
     if not spec.row_format:
         return []
-    return [
-        "ROW FORMAT DELIMITED " + " ".join(f"{ROW_FORMAT_CLAUSES[c]} {_delimiter(v)}" for c, v in spec.row_format)
-    ]
+    return ["ROW FORMAT DELIMITED " + " ".join(f"{ROW_FORMAT_CLAUSES[c]} {_delimiter(v)}" for c, v in spec.row_format)]
 
 
 def _delimiter(value: str) -> str:
