@@ -104,6 +104,10 @@ class AlterSpec:
     def _clause(self) -> str:
         raise NotImplementedError
 
+    def requested_by(self, username: str) -> AlterSpec:
+        """The spec as ``username`` requests it (a CREATE TABLE's owner is its requester; an ALTER: unchanged)."""
+        return self
+
     def as_dict(self) -> dict[str, Any]:
         data = {"kind": self.kind, **asdict(self)}
         if not self.on_view:
@@ -391,6 +395,10 @@ class CreateTable(AlterSpec):
     properties: tuple[tuple[str, str], ...] = ()
     like: TableRef | None = None
     owner: str | None = None
+
+    def requested_by(self, username: str) -> CreateTable:
+        """Hive makes the session user the owner; the console, the requester (unless the operation names one)."""
+        return replace(self, owner=self.owner or username or None)
 
     def to_ddl(self) -> str:
         head = f"CREATE {'EXTERNAL ' if self.external else ''}TABLE {'IF NOT EXISTS ' if self.if_not_exists else ''}"
