@@ -180,10 +180,10 @@ def _definition(
 ) -> TableDefinition:
     if source is not None:
         return _like_definition(metastore, spec, source, place, database_id)
-    input_format, output_format, serde = STORAGE_FORMATS[spec.stored_as or "TEXTFILE"]
-    if spec.input_format:
-        input_format, output_format = spec.input_format, spec.output_format
-    serde = spec.serde or serde
+    stored_input, stored_output, stored_serde = STORAGE_FORMATS[spec.stored_as or "TEXTFILE"]
+    input_format: str | None = spec.input_format or stored_input
+    output_format: str | None = spec.output_format if spec.input_format else stored_output
+    serde = spec.serde or stored_serde
     delimiters = [(DELIMITER_PARAMS[clause], value) for clause, value in spec.row_format]
     fields = dict(spec.row_format).get("FIELDS")
     serde_params = dict([*delimiters, *spec.serde_properties])
@@ -217,7 +217,9 @@ def _like_definition(
                     .values_list("name", flat=True))  # fmt: skip
     sorts = tuple(SortColumn.objects.using(alias).filter(sd_id=source.sd_id).order_by("position")
                   .values_list("name", "order"))  # fmt: skip
-    num_buckets = StorageDescriptor.objects.using(alias).filter(pk=source.sd_id).values_list("num_buckets", flat=True)
+    num_buckets = (
+        StorageDescriptor.objects.using(alias).filter(pk=source.sd_id or 0).values_list("num_buckets", flat=True)
+    )
     stats = not source.partition_keys and spec.location is None
     columns = tuple((c.name, c.type, c.comment) for c in source.columns)
     return TableDefinition(

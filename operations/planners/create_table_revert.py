@@ -118,7 +118,7 @@ def _delete_steps(metastore: Metastore, ids: dict[str, int | None]) -> list[Step
     sql, alias = MetastoreSql(metastore.alias), metastore.alias
     steps = []
     for model, key, owner in _DELETES:
-        count = model.objects.using(alias).filter(**{key: ids[owner]}).count()  # type: ignore[attr-defined]
+        count = model.objects.using(alias).filter(**{key: ids[owner]}).count()
         if not count:
             continue
         steps.append(

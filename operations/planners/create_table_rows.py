@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import connections
+from django.db.models import Model
 
 from catalog_admin.models import (
     BucketingColumn,
@@ -141,7 +142,7 @@ def _params_step(sql: MetastoreSql, vendor: str, params: tuple[tuple[str, str], 
 
 
 def _insert(
-    sql: MetastoreSql, model: type, fields: Sequence[str], rows: list[tuple[Any, ...]], description: str
+    sql: MetastoreSql, model: type[Model], fields: Sequence[str], rows: list[tuple[Any, ...]], description: str
 ) -> Step | None:
     """One multi-row INSERT of ``rows`` (None when there are none)."""
     if not rows:
