@@ -27,6 +27,7 @@ __all__ = (
     "ConvertFormat",
     "CreateTable",
     "DropPartitions",
+    "ExchangePartition",
     "PartitionPredicate",
     "Relocate",
     "RenamePartition",
@@ -343,6 +344,19 @@ class DropPartitions(AlterSpec):
 
 
 @dataclass(frozen=True)
+class ExchangePartition(AlterSpec):
+    """``ALTER TABLE dest EXCHANGE PARTITION (k='v', …) WITH TABLE source``: the source's partitions matching the
+    (possibly partial) spec move, with their data directory, to ``target`` (``planners/exchange_partition.py``)."""
+
+    kind: ClassVar[str] = "exchange_partition"
+    partition: tuple[tuple[str, str], ...]
+    source: TableRef
+
+    def _clause(self) -> str:
+        return f"EXCHANGE PARTITION {render_partition_spec(self.partition)} WITH TABLE {self.source}"
+
+
+@dataclass(frozen=True)
 class CompactTable(AlterSpec):
     """``[PARTITION (…)] COMPACT 'major'|'minor'``: a request in Hive's compaction queue (no table row changes)."""
 
@@ -487,6 +501,7 @@ SPEC_KINDS: dict[str, type[AlterSpec]] = {
         ConvertFormat,
         SetFileFormat,
         CreateTable,
+        ExchangePartition,
     )
 }
 
@@ -509,7 +524,7 @@ def spec_from_dict(data: dict[str, Any]) -> AlterSpec:
     cls = SPEC_KINDS[data["kind"]]
     if cls is CreateTable:
         return _create_table(fields)
-    for name in ("target", "new"):
+    for name in ("target", "new", "source"):
         if name in fields:
             fields[name] = TableRef(**fields[name])
     if "columns" in fields:

@@ -25,6 +25,7 @@ from operations.specs import (
     CompactTable,
     ConvertFormat,
     DropPartitions,
+    ExchangePartition,
     PartitionPredicate,
     Relocate,
     RenamePartition,
@@ -64,7 +65,6 @@ UNSUPPORTED_TABLE_CLAUSES: dict[tuple[str, ...], str] = {
     ("TOUCH",): "TOUCH",
     ("ARCHIVE",): "ARCHIVE PARTITION",
     ("UNARCHIVE",): "UNARCHIVE PARTITION",
-    ("EXCHANGE",): "EXCHANGE PARTITION",
     ("RECOVER",): "RECOVER PARTITIONS",
     ("UPDATE",): "UPDATE STATISTICS / UPDATE COLUMNS",
     ("EXECUTE",): "EXECUTE",
@@ -196,9 +196,14 @@ class _Parser(CreateTableClauses):
             return self.concatenate(target)
         if word == "ABORT":
             return self.abort_transactions(target)
+        if word == "EXCHANGE":
+            self.expect_words("EXCHANGE", "PARTITION")
+            spec = self.partition_spec()
+            self.expect_words("WITH", "TABLE")
+            return ExchangePartition(target=target, partition=spec, source=self.table_ref())
         raise self.error(
-            f"expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION, DROP, COMPACT, CONCATENATE "
-            f"or ABORT, "
+            f"expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION, DROP, COMPACT, "
+            f"CONCATENATE, ABORT or EXCHANGE, "
             f"found {self.describe(self.peek())}"
         )
 

@@ -63,6 +63,7 @@ from operations.specs import (
     ConvertFormat,
     CreateTable,
     DropPartitions,
+    ExchangePartition,
     Relocate,
     RenamePartition,
     RenameTable,
@@ -223,6 +224,16 @@ def _create_table(_metastore: Metastore, _state: TableState, _preview: Preview) 
     return ((CREATE_TABLE, 1),), None
 
 
+def _exchange_partition(_metastore: Metastore, _state: TableState, preview: Preview) -> Planned:
+    """``HMSHandler.exchange_partitions``: one ADD_PARTITION of every moved partition on the destination, then one
+    DROP_PARTITION per partition on the source (``from_table``)."""
+    ids = sorted(preview.inverse.get("partition_ids", []))
+    if not ids:
+        return NO_EVENTS
+    return ((ADD_PARTITION, 1), (DROP_PARTITION, len(ids))), {"ids": ids, "from_table": preview.inverse[
+        "source_table_id"]}  # fmt: skip
+
+
 def _revert(metastore: Metastore, state: TableState, preview: Preview) -> Planned:
     execution = Execution.objects.get(pk=cast(RevertExecution, preview.spec).execution_id)
     if execution.operation["kind"] == RenameTable.kind and _moved_across_databases(metastore, execution.operation):
@@ -250,6 +261,7 @@ _PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Preview], Plan
     CompactTable: _no_events,  # TxnHandler.compact notifies no listener (2.3, 3.1, 4.0)
     AbortTransactions: _abort_transactions,  # ABORT_TXN per transaction on 3.1 and 4.0, none on 2.3
     CreateTable: _create_table,  # HMSHandler.create_table_core
+    ExchangePartition: _exchange_partition,  # HMSHandler.exchange_partitions
     RevertExecution: _revert,
 }
 assert set(_PLANNERS) >= set(SPEC_KINDS.values()), "every spec kind decides its notification events"

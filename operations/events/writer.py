@@ -69,6 +69,7 @@ class EventCapture:
     table: TableObject | None
     partition_ids: list[int]
     partitions: dict[int, PartitionObject] = field(default_factory=dict)
+    source: TableObject | None = None  # an exchange's source table: its partitions are read with it
 
 
 def capture_before(metastore: Metastore, planned: PlannedEvents) -> EventCapture:
@@ -78,6 +79,10 @@ def capture_before(metastore: Metastore, planned: PlannedEvents) -> EventCapture
         return EventCapture(table=None, partition_ids=[])
     table = read_table(metastore.alias, version, planned.table_id)
     ids = _partition_ids(metastore.alias, planned) if planned.partitions else []
+    if planned.partitions and planned.partitions.get("from_table"):  # EXCHANGE PARTITION: the source's partitions
+        source = read_table(metastore.alias, version, planned.partitions["from_table"])
+        parts = {p.id: p for p in read_partitions(metastore.alias, version, source, ids)}
+        return EventCapture(table=table, partition_ids=ids, partitions=parts, source=source)
     partitions = {} if _counts(planned).get(ADD_PARTITION) else {
         p.id: p for p in read_partitions(metastore.alias, version, table, ids)
     }  # fmt: skip
@@ -167,6 +172,15 @@ def _event_rows(metastore: Metastore, planned: PlannedEvents, before: EventCaptu
         yield row(DROP_TABLE, before.table, messages.drop_table_message(version, before.table, now))
         return
     table_after = read_table(alias, version, planned.table_id)
+    if before.source is not None:  # EXCHANGE PARTITION: added to the destination, then dropped from the source
+        added = list(read_partitions(alias, version, table_after, before.partition_ids))
+        files = partition_files(metastore.name, version, table_after, keys, added)
+        yield row(ADD_PARTITION, table_after, messages.add_partition_message(version, table_after, keys, added, now,
+                                                                             files))  # fmt: skip
+        for part in before.partitions.values():
+            message = messages.drop_partition_message(version, before.source, keys, part, now)
+            yield row(DROP_PARTITION, before.source, message)
+        return
     if ALTER_TABLE in counts:
         yield row(ALTER_TABLE, table_after, messages.alter_table_message(version, before.table, table_after, now))
         if ALTER_PARTITION not in counts:  # a relocated table: its partitions' ALTER_PARTITION events follow

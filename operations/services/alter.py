@@ -42,6 +42,7 @@ from operations.planners.columns import plan_column_change
 from operations.planners.common import snapshot
 from operations.planners.compaction import plan_compaction
 from operations.planners.create_table import creation_fingerprint, plan_create_table
+from operations.planners.exchange_partition import plan_exchange_partition
 from operations.planners.locations import plan_rewrite_partition_locations, plan_set_location
 from operations.planners.metadata import (
     plan_set_owner,
@@ -68,6 +69,7 @@ from operations.specs import (
     ConvertFormat,
     CreateTable,
     DropPartitions,
+    ExchangePartition,
     Relocate,
     RenamePartition,
     RenameTable,
@@ -106,6 +108,7 @@ PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Any], Preview]]
     CompactFiles: plan_rewrite,
     ConvertFormat: plan_rewrite,
     SetFileFormat: plan_set_file_format,
+    ExchangePartition: plan_exchange_partition,
 }
 
 
@@ -143,7 +146,8 @@ def alter_preview(*, metastore: Metastore, spec: AlterSpec) -> Preview:
     preview = planner(metastore, state, spec)
     selection = _scope_selection(state, spec, preview)
     if selection is not None:
-        preview = replace(preview, scope=read_partition_scope(metastore, state.table_id, selection))
+        owner = preview.inverse.get("source_table_id", state.table_id)  # an exchange's partitions are the source's
+        preview = replace(preview, scope=read_partition_scope(metastore, owner, selection))
     return with_events(metastore, state, preview)
 
 
@@ -165,6 +169,8 @@ def _scope_selection(state: TableState, spec: AlterSpec, preview: Preview) -> di
         return {"ids": sorted(p for step in dropped for p in step.params)}
     if isinstance(spec, RewritePartitionLocations):
         return {"prefixes": sorted({spec.old_prefix, spec.new_prefix} - {""})}
+    if isinstance(spec, ExchangePartition) and preview.inverse.get("partition_ids"):
+        return {"ids": sorted(preview.inverse["partition_ids"])}
     return None
 
 

@@ -40,6 +40,12 @@ GOLDEN = [
         id="create-table",
     ),
     pytest.param(
+        "alter table archive exchange partition (DT='2024-01-01', hour=1) with table Sales.Orders",
+        "ALTER TABLE `default`.`archive` EXCHANGE PARTITION (`dt`='2024-01-01', `hour`='1') WITH TABLE "
+        "`sales`.`orders`",
+        id="exchange-partition",
+    ),
+    pytest.param(
         "CREATE TABLE t LIKE sales.orders LOCATION '/x'",
         "CREATE TABLE `default`.`t` LIKE `sales`.`orders` LOCATION '/x'",
         id="create-table-like",
@@ -274,8 +280,8 @@ def test_every_supported_statement_form_has_a_golden_case() -> None:
 
     # when / then
     assert (
-        len(SUPPORTED_STATEMENTS) == 22
-    )  # with COMPACT, ABORT TRANSACTIONS, ALTER VIEW's forms, FILEFORMAT, WITH DATA, CREATE TABLE (and LIKE)
+        len(SUPPORTED_STATEMENTS) == 23
+    )  # with COMPACT, ABORT TRANSACTIONS, ALTER VIEW's forms, FILEFORMAT, WITH DATA, CREATE TABLE (and LIKE), EXCHANGE
     assert kinds == {
         "relocate",
         "compact_files",
@@ -296,6 +302,7 @@ def test_every_supported_statement_form_has_a_golden_case() -> None:
         "compact",
         "abort_transactions",
         "create_table",
+        "exchange_partition",
     }
 
 
@@ -384,8 +391,8 @@ BAD = [
         "ALTER TABLE t",
         1,
         14,
-        "expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION, DROP, COMPACT, CONCATENATE "
-        "or ABORT, found the end of the statement",
+        "expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION, DROP, COMPACT, CONCATENATE, "
+        "ABORT or EXCHANGE, found the end of the statement",
         id="no-action",
     ),
     pytest.param("ALTER TABLE t RENAME t2", 1, 22, "expected TO, found 't2'", id="rename-without-to"),
