@@ -135,6 +135,11 @@ def _table_blockers(dest: TableState, source: TableState, spec: ExchangePartitio
                 f"{', '.join(unknown)} is not a partition key of {source.ref.database}.{source.ref.table}",
             )
         )
+    given = [k.name in dict(spec.partition) for k in source.partition_keys]
+    if not unknown and given != sorted(given, reverse=True):  # DDLSemanticAnalyzer: the keys given are a prefix
+        blockers.append(Finding("partition_spec", RULE, "Partition values specified are not continuous. A "
+                                "subpartition value is specified without specifying the parent partition's value "
+                                f"{_java_map(spec)}"))  # fmt: skip
     if (dest.ref.database, dest.ref.table) == (source.ref.database, source.ref.table):
         blockers.append(Finding("same_table", RULE, "A table cannot exchange partitions with itself."))
     return blockers

@@ -83,6 +83,7 @@ def test_revert_exchanges_them_back(metastore: Metastore, archive: None) -> None
         ("ALTER TABLE sales.customers EXCHANGE PARTITION (dt='2024-01-02') WITH TABLE sales.orders",
          "different_schemas"),
         ("ALTER TABLE sales.orders_archive EXCHANGE PARTITION (region='x') WITH TABLE sales.orders", "partition_spec"),
+        ("ALTER TABLE sales.orders_archive EXCHANGE PARTITION (hour=1) WITH TABLE sales.orders", "partition_spec"),
         ("ALTER TABLE sales.orders_archive EXCHANGE PARTITION (dt='2024-01-02') WITH TABLE sales.nothing",
          "unknown_table"),
     ],
