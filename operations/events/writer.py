@@ -164,8 +164,8 @@ def _event_rows(metastore: Metastore, planned: PlannedEvents, before: EventCaptu
 
     if set(counts) == {CREATE_TABLE}:  # CREATE TABLE (HMSHandler.create_table_core): the table the statements made
         created = read_table(alias, version, planned.table_id)
-        files = table_files(metastore.name, version, created)
-        yield row(CREATE_TABLE, created, messages.create_table_message(version, created, now, files))
+        created_files = table_files(metastore.name, version, created)
+        yield row(CREATE_TABLE, created, messages.create_table_message(version, created, now, created_files))
         return
     assert before.table is not None, "table events are captured with their table"
     if set(counts) == {DROP_TABLE}:  # a created table dropped again (its revert): HMSHandler.drop_table_core
@@ -174,9 +174,9 @@ def _event_rows(metastore: Metastore, planned: PlannedEvents, before: EventCaptu
     table_after = read_table(alias, version, planned.table_id)
     if before.source is not None:  # EXCHANGE PARTITION: added to the destination, then dropped from the source
         added = list(read_partitions(alias, version, table_after, before.partition_ids))
-        files = partition_files(metastore.name, version, table_after, keys, added)
-        yield row(ADD_PARTITION, table_after, messages.add_partition_message(version, table_after, keys, added, now,
-                                                                             files))  # fmt: skip
+        added_files = partition_files(metastore.name, version, table_after, keys, added)
+        message = messages.add_partition_message(version, table_after, keys, added, now, added_files)
+        yield row(ADD_PARTITION, table_after, message)
         for part in before.partitions.values():
             message = messages.drop_partition_message(version, before.source, keys, part, now)
             yield row(DROP_PARTITION, before.source, message)

@@ -84,7 +84,7 @@ def plan_exchange_partition(
         move_contexts={
             source_dir: MoveContext(
                 sd_ids=frozenset(p["sd_id"] for p in partitions),
-                enclosing=frozenset({source.sd_id, state.sd_id} - {None}),
+                enclosing=frozenset(sd for sd in (source.sd_id, state.sd_id) if sd is not None),
                 leaf=prefix,
                 leaf_segments=prefix.count("/") + 1,
             )
