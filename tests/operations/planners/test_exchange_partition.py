@@ -9,6 +9,8 @@ import pytest
 
 from catalog_admin.models import NotificationEvent, Partition
 from catalog_admin.selectors.metastores import Metastore
+from operations.lifecycle import databases_touched
+from operations.models import ChangeRequest
 from operations.services.alter import alter_preview_statement
 from operations.services.revert import revert_preview
 from tests.fixtures.factories import partition_locations, table_row
@@ -112,3 +114,17 @@ def test_a_partition_the_destination_has_blocks(metastore: Metastore, archive: N
     assert "partition_exists" in {b.code for b in preview.blockers} or "destination_exists" in {
         b.code for b in preview.blockers
     }
+
+
+def test_an_approver_must_cover_the_source_database_too() -> None:
+    """The exchange changes both tables: the databases an approval's scope must cover are the destination's and
+    the source's."""
+    # given
+    operation = {"kind": "exchange_partition", "target": {"database": "archive", "table": "orders"},
+                 "source": {"database": "sales", "table": "orders"}, "partition": [["dt", "2024-01-02"]]}  # fmt: skip
+
+    # when
+    touched = databases_touched(ChangeRequest(database_name="archive", operation=operation, policy={}))
+
+    # then
+    assert set(touched) == {"archive", "sales"}
