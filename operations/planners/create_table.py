@@ -46,6 +46,7 @@ from operations.containment import MoveContext, governed_roots, new_location_blo
 from operations.events.messages import message_format
 from operations.events.planning import CREATE_TABLE
 from operations.planners.common import console_seconds, metadata_only_hive
+from operations.planners.create_table_acid import normalized_transactional
 from operations.planners.create_table_checks import definition_blockers
 from operations.planners.create_table_rows import TableDefinition, insert_steps
 from operations.preview import PlannedEvents, Preview, TableSnapshot
@@ -251,6 +252,7 @@ def _with_defaults(
 ) -> tuple[tuple[str, str], ...]:
     """The parameters Hive adds: EXTERNAL, bucketing_version (3.0+), the basic statistics of a new table."""
     version = metastore.schema.version
+    params = normalized_transactional(params, version)
     if spec.external:
         params["EXTERNAL"] = "TRUE"
     if version.capabilities.writes_bucketing_version:  # Table.getEmptyTable: bucketing_version 2 on every new table

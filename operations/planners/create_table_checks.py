@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import Counter
 
 from catalog_admin.selectors.metastores import Metastore
+from operations.planners.create_table_acid import acid_value_blockers
 from operations.planners.create_table_rows import TableDefinition
 from operations.rules import Finding, check_column_types, check_table_name
 from operations.specs import CreateTable
@@ -64,10 +65,11 @@ def _transactional_blockers(metastore: Metastore, spec: CreateTable, table: Tabl
     """``TransactionalValidationListener``: an ACID table is managed, ORC (unless insert-only) and, on 2.3,
     bucketed."""
     params = dict(table.params)
-    if (params.get("transactional") or "").lower() != "true":
-        return []
     name = f"{spec.target.database}.{spec.target.table}"
-    blockers = []
+    version = metastore.schema.version
+    blockers = acid_value_blockers(dict(spec.properties), version, name, bool(table.sort_columns))
+    if (params.get("transactional") or "").lower() != "true":
+        return blockers
     if spec.external:
         blockers.append(Finding("acid_external", "acid", f"{name} cannot be declared transactional because it's an "
                                 "external table"))  # fmt: skip

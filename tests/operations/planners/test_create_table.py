@@ -221,3 +221,36 @@ def test_revert_refuses_to_delete_files_written_since(metastore: Metastore, ware
     assert [b.code for b in preview.blockers] == ["files_written"]
     assert "000000_0" in preview.blockers[0].message
     assert preview.steps == () and preview.removed_directories == ()
+
+
+def test_a_transactional_table_is_normalized_as_hives_listener_leaves_it(metastore: Metastore, warehouse: Path) -> None:
+    """``'TRANSACTIONAL'='True'`` becomes ``transactional``=``true``; from 3.0 ``transactional_properties`` defaults
+    to ``default`` (TransactionalValidationListener); 2.3 also wants the table bucketed."""
+    # given
+    bucketed = "CLUSTERED BY (a) INTO 2 BUCKETS " if metastore.schema.capabilities.acid_requires_bucketing else ""
+
+    # when
+    execute(alter_preview_statement(metastore=metastore, statement=f"CREATE TABLE sales.acid (a int) {bucketed}"
+                                    "STORED AS ORC TBLPROPERTIES ('TRANSACTIONAL'='True')"))  # fmt: skip
+
+    # then
+    params = _rows(metastore, "acid")["params"]
+    assert "TRANSACTIONAL" not in params and params["transactional"] == "true"
+    normalizes = metastore.schema.capabilities.create_table_normalizes_transactional_properties
+    assert params.get("transactional_properties") == ("default" if normalizes else None)
+
+
+@pytest.mark.parametrize(
+    ("properties", "code"),
+    [("'transactional'='yes'", "acid_value"), ("'transactional'='true', 'transactional_properties'='x'",
+                                               "acid_properties")],
+)  # fmt: skip
+def test_transactional_values_hive_refuses_block(metastore: Metastore, properties: str, code: str) -> None:
+    # when
+    preview = alter_preview_statement(metastore=metastore, statement="CREATE TABLE sales.acid (a int) CLUSTERED BY (a) "
+                                      f"INTO 2 BUCKETS STORED AS ORC TBLPROPERTIES ({properties})")  # fmt: skip
+
+    # then
+    codes = {b.code for b in preview.blockers}
+    normalizes = metastore.schema.capabilities.create_table_normalizes_transactional_properties
+    assert code in codes or (code == "acid_properties" and not normalizes)
