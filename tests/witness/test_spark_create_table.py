@@ -47,6 +47,9 @@ STATEMENTS: dict[str, tuple[str, str]] = {
                   "STORED AS ORC", ""),
     "ct_prefix": ("CREATE TABLE {table} (id int, s string) CLUSTERED BY (id) SORTED BY (id) INTO 2 BUCKETS", ""),
     "ct_ext": ("CREATE EXTERNAL TABLE {table} (id int) STORED AS PARQUET LOCATION '{outside}'", "(1)"),
+    "ct_acid": ("CREATE TABLE {table} (id int) CLUSTERED BY (id) INTO 2 BUCKETS STORED AS ORC "
+                "TBLPROPERTIES ('Transactional'='TRUE')", ""),
+    "ct_not_acid": ("CREATE TABLE {table} (id int) STORED AS ORC TBLPROPERTIES ('transactional'='false')", "(1)"),
     "ct_serde": ("CREATE TABLE {table} (a string) ROW FORMAT SERDE 'org.apache.hadoop.hive.serde2.OpenCSVSerde' "
                  "WITH SERDEPROPERTIES ('separatorChar'=',') STORED AS INPUTFORMAT "
                  "'org.apache.hadoop.mapred.TextInputFormat' OUTPUTFORMAT "
