@@ -50,10 +50,12 @@ __all__ = (
     "linked_ancestors",
     "local_exists",
     "local_files",
+    "make_directory",
     "mapped_digest",
     "new_hash",
     "normalize_location",
     "open_local",
+    "remove_empty_directories",
     "stream_digest",
 )
 
@@ -605,3 +607,37 @@ def _compacted_marker(read_text: Any, metadata: str) -> bool:
         return json.loads(read_text(metadata)).get("dataFormat") == "compacted"
     except (OSError, ValueError, AttributeError):
         return False
+
+
+def make_directory(location: str) -> list[str]:
+    """Create ``location`` and its missing parents on local disk, opening every component without following a link
+    (:class:`SymlinkRefused`); the directories created, outermost first (none elsewhere: object stores have none)."""
+    if urlsplit(normalize_location(location)).scheme != "file":
+        return []
+    path = _local_path(location)
+    missing = []
+    probe = path
+    while not os.path.lexists(probe) and probe != probe.parent:
+        missing.append(probe)
+        probe = probe.parent
+    with _directory(path, create=True):
+        pass
+    return [f"file:{created}" for created in reversed(missing)]
+
+
+def remove_empty_directories(locations: Iterable[str]) -> list[str]:
+    """Remove each local directory of ``locations``, innermost first, only while it is empty (``rmdir``: never a
+    file, never through a link); the ones kept because something is in them (or they are not directories)."""
+    kept = []
+    for location in sorted(locations, key=len, reverse=True):
+        if urlsplit(normalize_location(location)).scheme != "file":
+            continue
+        path = _local_path(location)
+        try:
+            with _directory(path.parent) as fd:
+                os.rmdir(path.name, dir_fd=fd)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            kept.append(location)
+    return kept

@@ -15,12 +15,13 @@ from catalog_admin.selectors.acid import table_is_transactional
 from operations.policy import can_request
 from operations.selectors import inbox_count, table_history
 
-__all__ = ("navigation_context", "register_page_slots", "table_history_context")
+__all__ = ("database_requests_context", "navigation_context", "register_page_slots", "table_history_context")
 
 
 def register_page_slots() -> None:
     register_slot_content("navigation", "operations/inc/navigation.html", navigation_context)
     register_slot_content("table", "operations/inc/table_history.html", table_history_context)
+    register_slot_content("database", "operations/inc/database_requests.html", database_requests_context)
 
 
 def navigation_context(context: Context) -> dict[str, Any]:
@@ -43,3 +44,9 @@ def table_history_context(context: Context, *, metastore: str, database: str, ta
         "table": table,
         "transactional": table_is_transactional(metastore, database, table),
     }
+
+
+def database_requests_context(context: Context, *, metastore: str, database: str) -> dict[str, Any]:
+    """The database's names for the "Create table…" link (for stewards only)."""
+    user = context.get("user")
+    return {"can_request": user is not None and bool(can_request(user)), "metastore": metastore, "database": database}

@@ -14,6 +14,7 @@ from catalog_admin.errors import ApplicationError
 from catalog_admin.hive.partition_names import partition_values
 from catalog_admin.models import CompactionQueueEntry, Partition
 from catalog_admin.selectors.metastores import Metastore
+from operations.guided_create_table import create_table_choices
 from operations.specs import TableRef
 from operations.table_state import TableState, read_table_state
 
@@ -33,6 +34,8 @@ class GuidedOperation:
 def guided_operations(metastore: Metastore, qualified: str) -> tuple[GuidedOperation, ...]:
     """The picker's choices for ``db.table`` (empty when the name is not a table of ``metastore``)."""
     database, _, table = qualified.partition(".")
+    if database and not table:  # ``db.``: a database page's request, creating a table
+        return tuple(GuidedOperation(*choice) for choice in create_table_choices(metastore, database))
     if not database or not table:
         return ()
     try:

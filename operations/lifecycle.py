@@ -134,7 +134,7 @@ def _plan_databases(change: ChangeRequest) -> list[str]:
 
 def _operation_databases(operation: dict[str, Any] | None) -> set[str]:
     names = set((operation or {}).get("arriving") or ())  # a merge: every database as it arrives in the target
-    for key in ("target", "new"):
+    for key in ("target", "new", "source", "like"):  # an exchange's source, a CREATE TABLE … LIKE's
         ref = (operation or {}).get(key)
         if isinstance(ref, dict) and ref.get("database"):
             names.add(str(ref["database"]))

@@ -407,6 +407,8 @@ class Preview:
     affected: PartitionsAffected | None = None  # the partitions that go or are renamed (a listing: not fingerprinted)
     data_copy: DataCopy | None = None  # a data job (relocate) copies these before the steps re-point the metastore
     databases: tuple[str, ...] = ()  # every database an abort's transactions wrote to or locked (its table's too)
+    made_directories: tuple[str, ...] = ()  # created before the statements (CREATE TABLE's new location)
+    removed_directories: tuple[str, ...] = ()  # removed when empty after the commit (a CREATE TABLE's revert)
 
     @cached_property
     def fingerprint(self) -> str:
@@ -429,6 +431,8 @@ class Preview:
             plan["data_copy"] = self.data_copy.digest
         if self.databases:
             plan["databases"] = list(self.databases)
+        if self.made_directories or self.removed_directories:
+            plan["directories"] = {"made": list(self.made_directories), "removed": list(self.removed_directories)}
         if self.blockers:
             plan["blockers"] = {"counts": self.bounded_blockers.counts, "digest": self.bounded_blockers.digest}
         return _digest(plan)
@@ -494,6 +498,11 @@ class Preview:
             "events": self.events.as_dict() if self.events else None,
             "estimated_seconds": self.estimated_seconds,
             "databases": list(self.databases),
+            **(
+                {"made_directories": list(self.made_directories), "removed_directories": list(self.removed_directories)}
+                if self.made_directories or self.removed_directories
+                else {}
+            ),
             **({"data_copy": self.data_copy.as_dict()} if self.data_copy is not None else {}),
             "steps": [
                 {

@@ -40,6 +40,7 @@ CRITERIA = {
     "partitions_changed": ("medium", "partitions changed"),
     "columns_changed": ("medium", "columns changed"),
     "compaction_requested": ("low", "compaction requested"),
+    "table_created": ("low", "table created"),  # CREATE TABLE (operations/planners/create_table.py)
 }
 _MISSING_LOCATION_FINDINGS = ("location_missing", "source_missing", "directories_missing")
 

@@ -15,6 +15,7 @@ from operations.ddl.render import quote_ident, quote_string, render_partition_sp
 
 __all__ = (
     "COMPACT_OPTIONS",
+    "ROW_FORMAT_CLAUSES",
     "SPEC_KINDS",
     "AbortTransactions",
     "AddColumns",
@@ -24,7 +25,9 @@ __all__ = (
     "CompactFiles",
     "CompactTable",
     "ConvertFormat",
+    "CreateTable",
     "DropPartitions",
+    "ExchangePartition",
     "PartitionPredicate",
     "Relocate",
     "RenamePartition",
@@ -101,6 +104,10 @@ class AlterSpec:
 
     def _clause(self) -> str:
         raise NotImplementedError
+
+    def requested_by(self, username: str) -> AlterSpec:
+        """The spec as ``username`` requests it (a CREATE TABLE's owner is its requester; an ALTER: unchanged)."""
+        return self
 
     def as_dict(self) -> dict[str, Any]:
         data = {"kind": self.kind, **asdict(self)}
@@ -337,6 +344,19 @@ class DropPartitions(AlterSpec):
 
 
 @dataclass(frozen=True)
+class ExchangePartition(AlterSpec):
+    """``ALTER TABLE dest EXCHANGE PARTITION (k='v', …) WITH TABLE source``: the source's partitions matching the
+    (possibly partial) spec move, with their data directory, to ``target`` (``planners/exchange_partition.py``)."""
+
+    kind: ClassVar[str] = "exchange_partition"
+    partition: tuple[tuple[str, str], ...]
+    source: TableRef
+
+    def _clause(self) -> str:
+        return f"EXCHANGE PARTITION {render_partition_spec(self.partition)} WITH TABLE {self.source}"
+
+
+@dataclass(frozen=True)
 class CompactTable(AlterSpec):
     """``[PARTITION (…)] COMPACT 'major'|'minor'``: a request in Hive's compaction queue (no table row changes)."""
 
@@ -359,6 +379,93 @@ class AbortTransactions(AlterSpec):
 
     def _clause(self) -> str:
         return f"ABORT TRANSACTIONS {' '.join(str(t) for t in self.txn_ids)}"
+
+
+@dataclass(frozen=True)
+class CreateTable(AlterSpec):
+    """``CREATE [EXTERNAL] TABLE [IF NOT EXISTS] t (…) …`` or ``… t LIKE s [LOCATION …]``: ``target`` is the table
+    created (``operations/planners/create_table.py`` plans it; ``operations/ddl/create_table.py`` parses it).
+
+    ``row_format``: ``ROW FORMAT DELIMITED``'s clauses as (clause, value): FIELDS, ESCAPED, COLLECTION, MAPKEYS,
+    LINES, NULL; ``sort_columns``: (name, 1 for ASC or 0 for DESC), as SORT_COLS.ORDER stores them; ``owner``: the
+    table's owner (the requester; Hive's session user), None for the console's default."""
+
+    kind: ClassVar[str] = "create_table"
+    columns: tuple[ColumnDef, ...] = ()
+    external: bool = False
+    if_not_exists: bool = False
+    comment: str | None = None
+    partition_keys: tuple[ColumnDef, ...] = ()
+    bucket_columns: tuple[str, ...] = ()
+    sort_columns: tuple[tuple[str, int], ...] = ()
+    buckets: int = -1
+    row_format: tuple[tuple[str, str], ...] = ()
+    serde: str | None = None
+    serde_properties: tuple[tuple[str, str], ...] = ()
+    stored_as: str | None = None
+    input_format: str | None = None
+    output_format: str | None = None
+    location: str | None = None
+    properties: tuple[tuple[str, str], ...] = ()
+    like: TableRef | None = None
+    owner: str | None = None
+
+    def requested_by(self, username: str) -> CreateTable:
+        """Hive makes the session user the owner; the console, the requester (unless the operation names one)."""
+        return replace(self, owner=self.owner or username or None)
+
+    def to_ddl(self) -> str:
+        head = f"CREATE {'EXTERNAL ' if self.external else ''}TABLE {'IF NOT EXISTS ' if self.if_not_exists else ''}"
+        if self.like is not None:
+            return f"{head}{self.target} LIKE {self.like}{_location_clause(self.location)}"
+        clauses = [f"{head}{self.target} ({', '.join(c.to_ddl() for c in self.columns)})"]
+        clauses += [f"COMMENT {quote_string(self.comment)}"] if self.comment is not None else []
+        if self.partition_keys:
+            clauses.append(f"PARTITIONED BY ({', '.join(c.to_ddl() for c in self.partition_keys)})")
+        if self.bucket_columns:
+            sort = ", ".join(f"{quote_ident(n)} {'ASC' if order else 'DESC'}" for n, order in self.sort_columns)
+            clauses.append(f"CLUSTERED BY ({', '.join(quote_ident(c) for c in self.bucket_columns)})"
+                           + (f" SORTED BY ({sort})" if sort else "") + f" INTO {self.buckets} BUCKETS")  # fmt: skip
+        clauses += _row_format_clauses(self)
+        if self.stored_as:
+            clauses.append(f"STORED AS {self.stored_as}")
+        elif self.input_format:
+            clauses.append(f"STORED AS INPUTFORMAT {quote_string(self.input_format)} "
+                           f"OUTPUTFORMAT {quote_string(self.output_format or '')}")  # fmt: skip
+        clauses += [_location_clause(self.location).strip()] if self.location else []
+        clauses += [f"TBLPROPERTIES {render_properties(self.properties)}"] if self.properties else []
+        return " ".join(clauses)
+
+
+# ROW FORMAT DELIMITED's clauses, in Hive's order (HiveParser.g's rowFormatDelimited).
+ROW_FORMAT_CLAUSES = {
+    "FIELDS": "FIELDS TERMINATED BY",
+    "ESCAPED": "ESCAPED BY",
+    "COLLECTION": "COLLECTION ITEMS TERMINATED BY",
+    "MAPKEYS": "MAP KEYS TERMINATED BY",
+    "LINES": "LINES TERMINATED BY",
+    "NULL": "NULL DEFINED AS",
+}
+
+
+def _row_format_clauses(spec: CreateTable) -> list[str]:
+    if spec.serde:
+        properties = (
+            f" WITH SERDEPROPERTIES {render_properties(spec.serde_properties)}" if spec.serde_properties else ""
+        )
+        return [f"ROW FORMAT SERDE {quote_string(spec.serde)}{properties}"]
+    if not spec.row_format:
+        return []
+    return ["ROW FORMAT DELIMITED " + " ".join(f"{ROW_FORMAT_CLAUSES[c]} {_delimiter(v)}" for c, v in spec.row_format)]
+
+
+def _delimiter(value: str) -> str:
+    """A delimiter literal: control characters (Hive's default ``\\001`` …) as the octal escapes Hive reads."""
+    return "".join(f"\\{ord(c):03o}" if ord(c) < 32 and c not in "\n\t\r\0" else c for c in quote_string(value))
+
+
+def _location_clause(location: str | None) -> str:
+    return f" LOCATION {quote_string(location)}" if location else ""
 
 
 def _predicates_clause(predicates: tuple[PartitionPredicate, ...]) -> str:
@@ -393,6 +500,8 @@ SPEC_KINDS: dict[str, type[AlterSpec]] = {
         CompactFiles,
         ConvertFormat,
         SetFileFormat,
+        CreateTable,
+        ExchangePartition,
     )
 }
 
@@ -413,7 +522,9 @@ def spec_from_dict(data: dict[str, Any]) -> AlterSpec:
     """Rebuild a spec from :meth:`AlterSpec.as_dict` output (or an API payload of the same shape)."""
     fields = {k: v for k, v in data.items() if k != "kind"}
     cls = SPEC_KINDS[data["kind"]]
-    for name in ("target", "new"):
+    if cls is CreateTable:
+        return _create_table(fields)
+    for name in ("target", "new", "source"):
         if name in fields:
             fields[name] = TableRef(**fields[name])
     if "columns" in fields:
@@ -432,6 +543,18 @@ def spec_from_dict(data: dict[str, Any]) -> AlterSpec:
     if "specs" in fields:
         fields["specs"] = tuple(tuple(PartitionPredicate(**p) for p in spec) for spec in fields["specs"])
     return cls(**fields)
+
+
+def _create_table(fields: dict[str, Any]) -> CreateTable:
+    """A :class:`CreateTable` from its dict (lists back to tuples)."""
+    fields["target"] = TableRef(**fields["target"])
+    fields["like"] = TableRef(**fields["like"]) if fields.get("like") else None
+    for name in ("columns", "partition_keys"):
+        fields[name] = tuple(_column_def(c) for c in fields.get(name, ()))
+    for name in ("row_format", "serde_properties", "properties", "sort_columns"):
+        fields[name] = tuple(tuple(pair) for pair in fields.get(name, ()))
+    fields["bucket_columns"] = tuple(fields.get("bucket_columns", ()))
+    return CreateTable(**fields)
 
 
 def _column_def(data: dict[str, Any]) -> ColumnDef:

@@ -242,6 +242,14 @@ class Capabilities:
     #: before, ``DDLTask.showCreateTable`` prints ``ROW FORMAT DELIMITED`` when the SerDe has delimiters.
     show_create_table_operation: bool
 
+    # --- CREATE TABLE (operations/planners/create_table.py) ---
+    #: A new table's ``COLUMN_STATS_ACCURATE`` also flags every column (``StatsSetupConst.setStatsStateForCreateTable``,
+    #: 3.x+); before, ``{"BASIC_STATS":"true"}`` only (``setBasicStatsStateForCreateTable``).
+    create_table_flags_column_statistics: bool
+    #: A new ACID table's ``transactional_properties`` is lower-cased, checked and defaulted to ``default``, and a
+    #: sorted full-ACID table refused (``TransactionalValidationListener``, 3.x+).
+    create_table_normalizes_transactional_properties: bool
+
     @classmethod
     def of(cls, version: SchemaVersion) -> Capabilities:
         hive3, hive4 = version >= HIVE_3, version >= HIVE_4
@@ -287,6 +295,8 @@ class Capabilities:
             database_messages_carry_json=hive3,
             database_messages_carry_catalog=hive4,
             show_create_table_operation=hive4,
+            create_table_flags_column_statistics=hive3,
+            create_table_normalizes_transactional_properties=hive3,
         )
 
     def names(self) -> tuple[str, ...]:

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, replace
 
 from catalog_admin.schema import SchemaVersion
+from operations.ddl.create_table import CreateTableClauses
 from operations.ddl.errors import SUPPORTED_STATEMENTS, DdlParseError
 from operations.ddl.types import TypeGrammar, grammar_for, read_type
 from operations.specs import (
@@ -24,6 +25,7 @@ from operations.specs import (
     CompactTable,
     ConvertFormat,
     DropPartitions,
+    ExchangePartition,
     PartitionPredicate,
     Relocate,
     RenamePartition,
@@ -63,7 +65,6 @@ UNSUPPORTED_TABLE_CLAUSES: dict[tuple[str, ...], str] = {
     ("TOUCH",): "TOUCH",
     ("ARCHIVE",): "ARCHIVE PARTITION",
     ("UNARCHIVE",): "UNARCHIVE PARTITION",
-    ("EXCHANGE",): "EXCHANGE PARTITION",
     ("RECOVER",): "RECOVER PARTITIONS",
     ("UPDATE",): "UPDATE STATISTICS / UPDATE COLUMNS",
     ("EXECUTE",): "EXECUTE",
@@ -131,7 +132,7 @@ def parse_alter(
     return _Parser(statement, default_database, grammar_for(version)).statement()
 
 
-class _Parser:
+class _Parser(CreateTableClauses):
     def __init__(self, text: str, default_database: str, grammar: TypeGrammar) -> None:
         self.text = text
         self.default_database = default_database
@@ -145,6 +146,8 @@ class _Parser:
         if self.peek().kind == "end":
             raise self.error("the statement is empty; expected ALTER TABLE …")
         first, second = (self.words(2) + ("",))[:2]
+        if first == "CREATE" and second in ("TABLE", "EXTERNAL", "TEMPORARY"):
+            return self.end(self.create_table())
         kind = first if first != "ALTER" else f"ALTER {second}" if second not in ("", "TABLE", "VIEW") else ""
         if first and kind:
             raise self.unsupported(kind, f"{kind} is not an ALTER TABLE statement; the console runs ALTER TABLE only")
@@ -153,6 +156,10 @@ class _Parser:
         else:
             self.expect_words("ALTER", "TABLE")
             spec = self.action(self.table_ref())
+        return self.end(spec)
+
+    def end(self, spec: AlterSpec) -> AlterSpec:
+        """``spec``, once nothing but an optional ``;`` follows it."""
         self.accept_op(";")
         if self.peek().kind != "end":
             raise self.error(f"unexpected {self.describe(self.peek())} after the end of the statement")
@@ -189,9 +196,14 @@ class _Parser:
             return self.concatenate(target)
         if word == "ABORT":
             return self.abort_transactions(target)
+        if word == "EXCHANGE":
+            self.expect_words("EXCHANGE", "PARTITION")
+            spec = self.partition_spec()
+            self.expect_words("WITH", "TABLE")
+            return ExchangePartition(target=target, partition=spec, source=self.table_ref())
         raise self.error(
-            f"expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION, DROP, COMPACT, CONCATENATE "
-            f"or ABORT, "
+            f"expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION, DROP, COMPACT, "
+            f"CONCATENATE, ABORT or EXCHANGE, "
             f"found {self.describe(self.peek())}"
         )
 

@@ -61,7 +61,9 @@ from operations.specs import (
     CompactFiles,
     CompactTable,
     ConvertFormat,
+    CreateTable,
     DropPartitions,
+    ExchangePartition,
     Relocate,
     RenamePartition,
     RenameTable,
@@ -216,6 +218,22 @@ def _set_file_format(_metastore: Metastore, _state: TableState, preview: Preview
     return ONE_ALTER_TABLE if partition_id is None else (((ALTER_PARTITION, 1),), {"ids": [partition_id]})
 
 
+def _create_table(_metastore: Metastore, _state: TableState, _preview: Preview) -> Planned:
+    """``HMSHandler.create_table_core``: one CREATE_TABLE. A CREATE TABLE plan has no table state yet, so
+    ``operations/planners/create_table.py`` builds its :class:`PlannedEvents` itself (table id 0: the created one)."""
+    return ((CREATE_TABLE, 1),), None
+
+
+def _exchange_partition(_metastore: Metastore, _state: TableState, preview: Preview) -> Planned:
+    """``HMSHandler.exchange_partitions``: one ADD_PARTITION of every moved partition on the destination, then one
+    DROP_PARTITION per partition on the source (``from_table``)."""
+    ids = sorted(preview.inverse.get("partition_ids", []))
+    if not ids:
+        return NO_EVENTS
+    return ((ADD_PARTITION, 1), (DROP_PARTITION, len(ids))), {"ids": ids, "from_table": preview.inverse[
+        "source_table_id"]}  # fmt: skip
+
+
 def _revert(metastore: Metastore, state: TableState, preview: Preview) -> Planned:
     execution = Execution.objects.get(pk=cast(RevertExecution, preview.spec).execution_id)
     if execution.operation["kind"] == RenameTable.kind and _moved_across_databases(metastore, execution.operation):
@@ -242,6 +260,8 @@ _PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Preview], Plan
     SetFileFormat: _set_file_format,  # alter_table, or alter_partition for one partition
     CompactTable: _no_events,  # TxnHandler.compact notifies no listener (2.3, 3.1, 4.0)
     AbortTransactions: _abort_transactions,  # ABORT_TXN per transaction on 3.1 and 4.0, none on 2.3
+    CreateTable: _create_table,  # HMSHandler.create_table_core
+    ExchangePartition: _exchange_partition,  # HMSHandler.exchange_partitions
     RevertExecution: _revert,
 }
 assert set(_PLANNERS) >= set(SPEC_KINDS.values()), "every spec kind decides its notification events"
@@ -282,6 +302,7 @@ _REVERTED: dict[str, Planned] = {
     "rename_partition": NO_EVENTS,  # resolved from the before-image above
     "compact": NO_EVENTS,  # withdrawing a queued request: no Hive event
     "abort_transactions": NO_EVENTS,  # never reverted (no revert is offered)
+    "create_table": (((DROP_TABLE, 1),), None),  # the created table dropped: HMSHandler.drop_table_core
 }
 
 

@@ -69,15 +69,20 @@ class EventCapture:
     table: TableObject | None
     partition_ids: list[int]
     partitions: dict[int, PartitionObject] = field(default_factory=dict)
+    source: TableObject | None = None  # an exchange's source table: its partitions are read with it
 
 
 def capture_before(metastore: Metastore, planned: PlannedEvents) -> EventCapture:
     """Under the table lock, before the statements: the table and the partitions in the events' scope."""
     version = metastore.schema.version
-    if planned.transactions:
+    if planned.transactions or set(_counts(planned)) == {CREATE_TABLE}:  # no table yet for CREATE TABLE
         return EventCapture(table=None, partition_ids=[])
     table = read_table(metastore.alias, version, planned.table_id)
     ids = _partition_ids(metastore.alias, planned) if planned.partitions else []
+    if planned.partitions and planned.partitions.get("from_table"):  # EXCHANGE PARTITION: the source's partitions
+        source = read_table(metastore.alias, version, planned.partitions["from_table"])
+        parts = {p.id: p for p in read_partitions(metastore.alias, version, source, ids)}
+        return EventCapture(table=table, partition_ids=ids, partitions=parts, source=source)
     partitions = {} if _counts(planned).get(ADD_PARTITION) else {
         p.id: p for p in read_partitions(metastore.alias, version, table, ids)
     }  # fmt: skip
@@ -152,13 +157,30 @@ def _event_rows(metastore: Metastore, planned: PlannedEvents, before: EventCaptu
     if ABORT_TXN in counts:
         yield from _abort_txn_rows(metastore, planned, now)
         return
-    assert before.table is not None, "table events are captured with their table"
-    table_after = read_table(alias, version, planned.table_id)
     catalog = DEFAULT_CATALOG if version.capabilities.catalogs else None
 
     def row(kind: str, table: TableObject, message: dict[str, Any]) -> Row:
         return kind, catalog, table.database, table.name, messages.encode(version, message)
 
+    if set(counts) == {CREATE_TABLE}:  # CREATE TABLE (HMSHandler.create_table_core): the table the statements made
+        created = read_table(alias, version, planned.table_id)
+        created_files = table_files(metastore.name, version, created)
+        yield row(CREATE_TABLE, created, messages.create_table_message(version, created, now, created_files))
+        return
+    assert before.table is not None, "table events are captured with their table"
+    if set(counts) == {DROP_TABLE}:  # a created table dropped again (its revert): HMSHandler.drop_table_core
+        yield row(DROP_TABLE, before.table, messages.drop_table_message(version, before.table, now))
+        return
+    table_after = read_table(alias, version, planned.table_id)
+    if before.source is not None:  # EXCHANGE PARTITION: added to the destination, then dropped from the source
+        added = list(read_partitions(alias, version, table_after, before.partition_ids))
+        added_files = partition_files(metastore.name, version, table_after, keys, added)
+        message = messages.add_partition_message(version, table_after, keys, added, now, added_files)
+        yield row(ADD_PARTITION, table_after, message)
+        for part in before.partitions.values():
+            message = messages.drop_partition_message(version, before.source, keys, part, now)
+            yield row(DROP_PARTITION, before.source, message)
+        return
     if ALTER_TABLE in counts:
         yield row(ALTER_TABLE, table_after, messages.alter_table_message(version, before.table, table_after, now))
         if ALTER_PARTITION not in counts:  # a relocated table: its partitions' ALTER_PARTITION events follow

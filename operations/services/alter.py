@@ -30,8 +30,8 @@ from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.hive.partition_names import partition_name
 from catalog_admin.ids import allocate_ids
-from catalog_admin.locations import filesystem_for
-from catalog_admin.models import ColumnDescriptor, Partition, StorageDescriptor
+from catalog_admin.locations import filesystem_for, make_directory, remove_empty_directories
+from catalog_admin.models import ColumnDescriptor, Database, Partition, SerDe, StorageDescriptor, Table
 from catalog_admin.selectors.metastores import Metastore, get_metastore
 from catalog_admin.utils.text import first_line
 from operations.ddl.parser import parse_alter
@@ -41,6 +41,8 @@ from operations.models import DirectoryMoveRecord, Execution
 from operations.planners.columns import plan_column_change
 from operations.planners.common import snapshot
 from operations.planners.compaction import plan_compaction
+from operations.planners.create_table import creation_fingerprint, plan_create_table
+from operations.planners.exchange_partition import plan_exchange_partition
 from operations.planners.locations import plan_rewrite_partition_locations, plan_set_location
 from operations.planners.metadata import (
     plan_set_owner,
@@ -65,7 +67,9 @@ from operations.specs import (
     CompactFiles,
     CompactTable,
     ConvertFormat,
+    CreateTable,
     DropPartitions,
+    ExchangePartition,
     Relocate,
     RenamePartition,
     RenameTable,
@@ -104,10 +108,13 @@ PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Any], Preview]]
     CompactFiles: plan_rewrite,
     ConvertFormat: plan_rewrite,
     SetFileFormat: plan_set_file_format,
+    ExchangePartition: plan_exchange_partition,
 }
 
 
-_MODELS_BY_TABLE = {model._meta.db_table: model for model in (ColumnDescriptor, StorageDescriptor, Partition)}
+_MODELS_BY_TABLE = {
+    model._meta.db_table: model for model in (ColumnDescriptor, StorageDescriptor, Partition, SerDe, Table)
+}
 
 
 # Plans that need to know where partitions are and which column descriptors they use.
@@ -125,6 +132,8 @@ def fault_point(name: str) -> None:
 
 def alter_preview(*, metastore: Metastore, spec: AlterSpec) -> Preview:
     """What ``spec`` would do on ``metastore``: a read-only plan with counts, moves, rules and risk."""
+    if isinstance(spec, CreateTable):  # no table to read yet: the plan depends on its database and name
+        return plan_create_table(metastore, spec)
     planner = PLANNERS.get(type(spec))
     if planner is None:
         raise ApplicationError(
@@ -137,7 +146,8 @@ def alter_preview(*, metastore: Metastore, spec: AlterSpec) -> Preview:
     preview = planner(metastore, state, spec)
     selection = _scope_selection(state, spec, preview)
     if selection is not None:
-        preview = replace(preview, scope=read_partition_scope(metastore, state.table_id, selection))
+        owner = preview.inverse.get("source_table_id", state.table_id)  # an exchange's partitions are the source's
+        preview = replace(preview, scope=read_partition_scope(metastore, owner, selection))
     return with_events(metastore, state, preview)
 
 
@@ -159,6 +169,8 @@ def _scope_selection(state: TableState, spec: AlterSpec, preview: Preview) -> di
         return {"ids": sorted(p for step in dropped for p in step.params)}
     if isinstance(spec, RewritePartitionLocations):
         return {"prefixes": sorted({spec.old_prefix, spec.new_prefix} - {""})}
+    if isinstance(spec, ExchangePartition) and preview.inverse.get("partition_ids"):
+        return {"ids": sorted(preview.inverse["partition_ids"])}
     return None
 
 
@@ -258,32 +270,65 @@ def _apply(
     measured: Mapping[tuple[str, str], str],
 ) -> dict[str, dict[str, int]]:
     moved: list[tuple[DirectoryMoveRecord, int]] = []
+    made: list[str] = []
     try:
         with allow_metastore_writes(), transaction.atomic(using=metastore.alias):
-            state = read_table_state(metastore, preview.spec.target, for_update=True)
-            _check_fresh(preview, state)
-            _check_scope(metastore, preview)
+            if isinstance(preview.spec, CreateTable):
+                _check_creation(metastore, preview)
+            else:
+                state = read_table_state(metastore, preview.spec.target, for_update=True)
+                _check_fresh(preview, state)
+                _check_scope(metastore, preview)
             write_commit_marker(metastore, execution.commit_marker, execution.pk)
             fault_point("locked")
             for move in preview.moves:
                 moved.append(_move_directory(execution, move))
+            for location in preview.made_directories:
+                made += make_directory(location)
             fault_point("moved")
             steps, allocated = _resolve_ids(metastore, _fill_measured(preview.steps, measured))
-            events_before = capture_before(metastore, preview.events) if preview.events else None
+            events = _created_table_events(preview, allocated)
+            events_before = capture_before(metastore, events) if events else None
             counts, captured = _run_steps(metastore, steps, progress)
-            if preview.events and events_before:
-                written = write_events(metastore, preview.events, events_before)
+            if events and events_before:
+                written = write_events(metastore, events, events_before)
                 counts["NOTIFICATION_LOG"] = {"insert": written, "update": 0, "delete": 0}
-            _keep_before_image(execution, allocated, captured)
+            _keep_before_image(execution, allocated, captured, made)
             fault_point("before_commit")
     except BaseException:
         _restore_directories(moved)
+        remove_empty_directories(made)
         raise
     fault_point("committed")
+    for kept in remove_empty_directories(preview.removed_directories):
+        logger.warning("Kept %s after execution #%s: it is no longer empty", kept, execution.pk)
     return counts
 
 
-def _keep_before_image(execution: Execution, allocated: dict[str, int], captured: dict[str, Any]) -> None:
+def _check_creation(metastore: Metastore, preview: Preview) -> None:
+    """Under the database row's lock: the name is still free and LIKE's source as planned (a CREATE TABLE)."""
+    spec = preview.spec
+    assert isinstance(spec, CreateTable), "only a CREATE TABLE plan is checked by its database"
+    databases = Database.objects.using(metastore.alias).filter(name=spec.target.database)
+    if connections[metastore.alias].features.has_select_for_update:
+        databases = databases.select_for_update()
+    list(databases.values_list("pk", flat=True))
+    now = creation_fingerprint(metastore, spec)
+    if now != preview.state_fingerprint:
+        change = StaleChange("table", "absent as planned", "created, or its database or LIKE source changed")
+        _refuse_stale(preview, Staleness(True, (change,), preview.state_fingerprint, now))
+
+
+def _created_table_events(preview: Preview, allocated: dict[str, int]) -> Any:
+    """The plan's events, a CREATE TABLE's (table id 0) pointed at the table its statements create."""
+    if preview.events is not None and preview.events.table_id == 0 and "TBLS:0" in allocated:
+        return replace(preview.events, table_id=allocated["TBLS:0"])
+    return preview.events
+
+
+def _keep_before_image(
+    execution: Execution, allocated: dict[str, int], captured: dict[str, Any], made: list[str]
+) -> None:
     """Store the rows the statements replaced before the metastore commits: an execution that dies after the commit
     (reconciled later) can still be reverted exactly."""
     execution.before_image = {
@@ -291,6 +336,7 @@ def _keep_before_image(execution: Execution, allocated: dict[str, int], captured
         "allocated_ids": allocated,
         "deleted_rows": captured["deleted"],
         "updated_rows": captured["updated"],
+        **({"made_directories": made} if made else {}),
     }
     execution.save(update_fields=["before_image"])
 

@@ -109,7 +109,7 @@ def change_request_create(
     """A draft request with its preview attached (blockers are shown, not raised, until submit): of an ALTER
     ``spec``, or of any kind's ``operation`` (a merge's, on its target)."""
     _require(can_request(user))
-    operation = spec.as_dict() if spec is not None else operation
+    operation = spec.requested_by(user.get_username()).as_dict() if spec is not None else operation
     if operation is None:
         raise ApplicationError(ErrorCode.INVALID_PARAMETER, "Name the change to request.", {"parameter": "operation"})
     kind = change_kind(operation)
@@ -136,7 +136,7 @@ def change_request_update(
     instead).
     """
     request = _reload(request)  # the checks read the request as it is now
-    operation = spec.as_dict() if spec is not None else None
+    operation = spec.requested_by(request.requester.get_username()).as_dict() if spec is not None else None
     replans = operation is not None and json.loads(json.dumps(operation)) != request.operation
     _require(lifecycle.can_edit(request, user, replans=replans))
     _require_same_metastore(request, metastore)

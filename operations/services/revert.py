@@ -37,6 +37,8 @@ from operations.models import DONE, DirectoryMoveRecord, Execution
 from operations.planners.columns import partition_flag_steps
 from operations.planners.common import build_preview, param_delete_steps, param_upsert_steps, snapshot
 from operations.planners.compaction import plan_compaction_revert
+from operations.planners.create_table_revert import plan_create_table_revert
+from operations.planners.exchange_partition import plan_exchange_partition
 from operations.planners.locations import plan_rewrite_partition_locations
 from operations.planners.metadata import owner_step, table_type_step
 from operations.planners.partitions import bookkeeping_names_in_use, relabel_bookkeeping_steps
@@ -44,7 +46,14 @@ from operations.planners.rename_table import plan_rename_table
 from operations.preview import DirectoryMove, Preview, Step
 from operations.rules import Finding
 from operations.services.relocation_cleanup import extra_files
-from operations.specs import RenameTable, RevertExecution, RewritePartitionLocations, TableRef, spec_from_dict
+from operations.specs import (
+    ExchangePartition,
+    RenameTable,
+    RevertExecution,
+    RewritePartitionLocations,
+    TableRef,
+    spec_from_dict,
+)
 from operations.sql import MetastoreSql
 from operations.table_state import TableState, read_table_state
 
@@ -101,6 +110,14 @@ def _revert_plan(metastore: Metastore, execution: Execution) -> Preview:
             "was told), so it cannot be reverted.",
             {"execution": execution.pk},
         )
+    if kind == "exchange_partition":  # the exchange back: the partitions return to the source, their data with them
+        back = ExchangePartition(target=TableRef(**image["source"]), source=TableRef(**operation["target"]),
+                                 partition=tuple(tuple(pair) for pair in operation["partition"]))  # fmt: skip
+        return plan_exchange_partition(metastore, read_table_state(metastore, back.target), back,
+                                       only=image["partition_ids"])  # fmt: skip
+    if kind == "create_table":
+        return plan_create_table_revert(metastore, execution_id=execution.pk, statement=execution.statement,
+                                        operation=operation, image=image)  # fmt: skip
     if kind == "compact":
         target = TableRef(**operation["target"])
         spec = RevertExecution(target=target, execution_id=execution.pk, statement=execution.statement)

@@ -29,6 +29,28 @@ from operations.specs import (
 # (statement as typed, its normalized DDL)
 GOLDEN = [
     pytest.param(
+        "create external table if not exists S.T (Id INT comment 'k', m map<string , int>) comment 'c' "
+        "partitioned by (dt string) clustered by (id) sorted by (id desc) into 2 buckets "
+        "row format delimited fields terminated by '\\001' null defined as '' stored as orc "
+        "location 'file:/w/t' tblproperties ('a'='b')",
+        "CREATE EXTERNAL TABLE IF NOT EXISTS `s`.`t` (`id` int COMMENT 'k', `m` map<string,int>) COMMENT 'c' "
+        "PARTITIONED BY (`dt` string) CLUSTERED BY (`id`) SORTED BY (`id` DESC) INTO 2 BUCKETS "
+        "ROW FORMAT DELIMITED FIELDS TERMINATED BY '\\001' NULL DEFINED AS '' STORED AS ORC LOCATION 'file:/w/t' "
+        "TBLPROPERTIES ('a'='b')",
+        id="create-table",
+    ),
+    pytest.param(
+        "alter table archive exchange partition (DT='2024-01-01', hour=1) with table Sales.Orders",
+        "ALTER TABLE `default`.`archive` EXCHANGE PARTITION (`dt`='2024-01-01', `hour`='1') WITH TABLE "
+        "`sales`.`orders`",
+        id="exchange-partition",
+    ),
+    pytest.param(
+        "CREATE TABLE t LIKE sales.orders LOCATION '/x'",
+        "CREATE TABLE `default`.`t` LIKE `sales`.`orders` LOCATION '/x'",
+        id="create-table-like",
+    ),
+    pytest.param(
         "alter view marketing.v rename to marketing.v2",
         "ALTER VIEW `marketing`.`v` RENAME TO `marketing`.`v2`",
         id="view-rename",
@@ -258,8 +280,8 @@ def test_every_supported_statement_form_has_a_golden_case() -> None:
 
     # when / then
     assert (
-        len(SUPPORTED_STATEMENTS) == 20
-    )  # with COMPACT, ABORT TRANSACTIONS, ALTER VIEW's forms, FILEFORMAT, WITH DATA
+        len(SUPPORTED_STATEMENTS) == 23
+    )  # with COMPACT, ABORT TRANSACTIONS, ALTER VIEW's forms, FILEFORMAT, WITH DATA, CREATE TABLE (and LIKE), EXCHANGE
     assert kinds == {
         "relocate",
         "compact_files",
@@ -279,6 +301,8 @@ def test_every_supported_statement_form_has_a_golden_case() -> None:
         "drop_partitions",
         "compact",
         "abort_transactions",
+        "create_table",
+        "exchange_partition",
     }
 
 
@@ -367,8 +391,8 @@ BAD = [
         "ALTER TABLE t",
         1,
         14,
-        "expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION, DROP, COMPACT, CONCATENATE "
-        "or ABORT, found the end of the statement",
+        "expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION, DROP, COMPACT, CONCATENATE, "
+        "ABORT or EXCHANGE, found the end of the statement",
         id="no-action",
     ),
     pytest.param("ALTER TABLE t RENAME t2", 1, 22, "expected TO, found 't2'", id="rename-without-to"),
