@@ -40,6 +40,10 @@ CRITERIA = {
     "partitions_changed": ("medium", "partitions changed"),
     "columns_changed": ("medium", "columns changed"),
     "compaction_requested": ("low", "compaction requested"),
+    "database_dropped": ("high", "database dropped"),
+    "database_location_changed": ("medium", "database location changed"),
+    "database_altered": ("low", "database altered"),
+    "database_created": ("low", "database created"),
 }
 _MISSING_LOCATION_FINDINGS = ("location_missing", "source_missing", "directories_missing")
 
