@@ -25,10 +25,11 @@ from catalog_admin.selectors.metastores import Metastore, get_metastore
 from catalog_admin.utils.text import first_line
 from operations.events.databases import write_database_event
 from operations.events.objects import read_database
-from operations.models import Execution
+from operations.models import DirectoryMoveRecord, Execution
 from operations.planners.databases import ABSENT, DATABASE_FIELDS, DatabasePlan, DirectoryAction, read_database_state
 from operations.rules import blocked_error
 from operations.services.audit import audit_execution
+from operations.services.commit_markers import clear_commit_marker, new_commit_marker, write_commit_marker
 from operations.staleness import compare_plans, stale_message, stale_preview_error
 
 __all__ = ("database_execute",)
@@ -62,6 +63,7 @@ def database_execute(
         reason=reason,
         expected_counts=plan.rows,
         reverts_id=plan.reverts,
+        commit_marker=new_commit_marker(),
     )
     started = time.monotonic()
     try:
@@ -77,8 +79,10 @@ def database_execute(
             f"Execution failed and was rolled back: {_describe(exc)}",
             {"execution": execution.pk},
         ) from exc
+    execution.moves.update(state=DirectoryMoveRecord.State.COMMITTED)
     _finish(execution, Execution.State.SUCCEEDED, started, actual_counts=counts)
     audit_execution(execution, plan.as_dict())
+    clear_commit_marker(get_metastore(plan.metastore), execution.commit_marker)
     return execution
 
 
@@ -99,6 +103,7 @@ def _apply(metastore: Metastore, plan: DatabasePlan, execution: Execution, owner
                     f"Database {plan.database} changed since the preview; preview it again before executing.",
                     {"database": plan.database},
                 )
+            write_commit_marker(metastore, execution.commit_marker, execution.pk)  # what reconcile decides by
             if plan.noop:
                 execution.before_image = {"name": plan.database, "noop": True}
                 execution.save(update_fields=["before_image"])
@@ -112,7 +117,7 @@ def _apply(metastore: Metastore, plan: DatabasePlan, execution: Execution, owner
             if events:
                 writer.count("NOTIFICATION_LOG", "insert", events)
             for action in plan.directories:
-                done.append((action, _directory(action)))
+                done.append((action, _directory(action, execution)))
             _keep_image(metastore, plan, execution, state, db_id, done)
             return writer.counts
     except BaseException:
@@ -199,8 +204,9 @@ class _Writer:
         return db_id
 
 
-def _directory(action: DirectoryAction) -> int:
-    """Do ``action``; returns how many directories it created (for the undo)."""
+def _directory(action: DirectoryAction, execution: Execution) -> int:
+    """Do ``action``; returns how many directories it created (for the undo). A move (trash, restore) is journaled
+    (``DirectoryMoveRecord``): ``reconcile_executions`` keeps or undoes it after a crash, by the commit marker."""
     filesystem = filesystem_for(action.source)
     if action.action == "create":
         return make_local_directory(action.source)
@@ -213,7 +219,12 @@ def _directory(action: DirectoryAction) -> int:
                 {"location": action.source},
             )
         return 0
+    record = DirectoryMoveRecord.objects.create(
+        execution=execution, source=action.source, destination=action.destination
+    )
     filesystem.rename(action.source, action.destination)  # trash, restore: refuses an existing destination, a link
+    record.state = DirectoryMoveRecord.State.MOVED
+    record.save(update_fields=["state", "updated_at"])
     return 0
 
 
@@ -229,6 +240,9 @@ def _undo(done: Undo) -> None:
             filesystem.rename(action.destination, action.source)
             if action.action == "trash":
                 filesystem.prune_empty_parents(action.destination, levels=2)  # <name>.db/<fingerprint> in the trash
+            DirectoryMoveRecord.objects.filter(
+                source=action.source, destination=action.destination, state=DirectoryMoveRecord.State.MOVED
+            ).update(state=DirectoryMoveRecord.State.RESTORED)
 
 
 def _keep_image(

@@ -20,7 +20,8 @@ from operations.models import Execution
 from operations.planners.databases import DatabasePlan, plan_database
 from operations.services.database import database_execute
 from operations.services.database_kind import database_revert_plan
-from tests.fixtures.operations import metastore_dump, sequences_behind
+from operations.services.reconcile import reconcile_executions
+from tests.fixtures.operations import ProcessDied, metastore_dump, sequences_behind
 
 pytestmark = pytest.mark.django_db
 
@@ -297,3 +298,58 @@ def test_a_plan_is_refused_when_the_database_changed_since(metastore: Metastore)
     assert raised.value.code == "stale_preview"
     row = dbs_row(metastore, "ops")
     assert row is not None and row["OWNER_NAME"] != "carol"
+
+
+def test_a_drop_that_fails_before_its_commit_puts_the_data_back(
+    metastore: Metastore, warehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failure after the data went to the trash (here: keeping the before-image, the last step before the commit)
+    rolls the rows back and moves the directory back; the journal says RESTORED."""
+    # given
+    run(metastore, "CREATE DATABASE shaky")
+    (warehouse / "shaky.db" / "f.txt").write_text("x")
+    before = metastore_dump(metastore.alias)
+    planned = plan(metastore, "DROP DATABASE shaky")
+
+    def broken(*args: object) -> None:
+        raise RuntimeError("the disk is full")
+
+    monkeypatch.setattr("operations.services.database._keep_image", broken)
+
+    # when
+    with pytest.raises(ApplicationError) as failed:
+        database_execute(plan=planned, actor="steward", source="cli")
+
+    # then
+    execution = Execution.objects.get(pk=failed.value.details["execution"])
+    assert execution.state == Execution.State.FAILED and (warehouse / "shaky.db" / "f.txt").read_text() == "x"
+    assert [m.state for m in execution.moves.all()] == ["restored"]
+    assert metastore_dump(metastore.alias) == before
+
+
+def test_a_drop_whose_process_died_after_the_commit_is_reconciled_as_committed(
+    metastore: Metastore, warehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The drop writes its commit marker in its transaction and journals its trash move: when the process dies after
+    the commit, reconcile_executions settles it as committed and keeps the data in the trash."""
+    # given
+    run(metastore, "CREATE DATABASE crashy")
+    (warehouse / "crashy.db" / "f.txt").write_text("x")
+    planned = plan(metastore, "DROP DATABASE crashy")
+    monkeypatch.setattr("operations.services.database._finish", _die_after_commit)
+
+    # when
+    with pytest.raises(ProcessDied):
+        database_execute(plan=planned, actor="steward", source="cli")
+    [settled] = reconcile_executions(older_than=0)
+
+    # then
+    execution = Execution.objects.get(pk=settled.execution_id)
+    assert settled.committed and execution.state == Execution.State.RECONCILED
+    assert [m.state for m in execution.moves.all()] == ["committed"]
+    assert dbs_row(metastore, "crashy") is None and list(warehouse.glob(".catalog-admin-trash/crashy.db/*/f.txt"))
+
+
+def _die_after_commit(execution: Execution, state: str, *args: object, **fields: object) -> None:
+    if state == Execution.State.SUCCEEDED:
+        raise ProcessDied("committed")
