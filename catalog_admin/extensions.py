@@ -12,6 +12,8 @@ Slots:
 - ``navigation``: the top bar's links after the metastore switcher and search (the page's context).
 - ``table``: the end of a table's page (arguments ``metastore``, ``database``, ``table``: names).
 - ``database``: the head of a database's page (arguments ``metastore``, ``database``: names).
+- ``metastore``: the end of a metastore's database list (argument ``metastore``: its name).
+- ``database``: the end of a database's page (arguments ``metastore``, ``database``: names).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 
 __all__ = ("SLOTS", "SlotContent", "register_slot_content", "slot_contents")
 
-SLOTS = ("navigation", "table", "database")
+SLOTS = ("navigation", "table", "metastore", "database")
 
 ContextProvider = Callable[..., Mapping[str, Any]]
 

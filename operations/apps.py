@@ -12,10 +12,12 @@ class OperationsConfig(AppConfig):
         from operations.extensions import register_page_slots
         from operations.merge import jobs  # noqa: F401  (registers the merge job kinds)
         from operations.merge.changes import register_merge_kinds
-        from operations.services import alter_jobs, relocate_jobs, spark_jobs  # noqa: F401  (register the job kinds)
+        from operations.services import alter_jobs, database_jobs, relocate_jobs, spark_jobs  # noqa: F401  (job kinds)
         from operations.services.alter_kind import register_alter_kinds
+        from operations.services.database_kind import register_database_kind
 
         register_alter_kinds()  # the change kinds (operations.changes): the services never name one
         register_merge_kinds()
+        register_database_kind()
         # Fill catalog_admin's page slots (top bar, table page): catalog_admin itself never names operations.
         register_page_slots()

@@ -128,4 +128,5 @@ class JobKind(models.TextChoices):
     CONVERT = "convert", "Conversion (SET FILEFORMAT … WITH DATA)"
     MERGE = "merge", "Metastore merge"
     MERGE_REVERT = "merge_revert", "Revert of a metastore merge"
+    DATABASE = "database", "CREATE, ALTER or DROP DATABASE"
     SPARK_PROGRAM = "spark_program", "Spark program"

@@ -12,16 +12,43 @@ from django.template import Context
 
 from catalog_admin.extensions import register_slot_content
 from catalog_admin.selectors.acid import table_is_transactional
+from catalog_admin.selectors.metastores import get_metastore
+from operations.guided_databases import database_operations, metastore_operations
 from operations.policy import can_request
 from operations.selectors import inbox_count, table_history
 
-__all__ = ("database_requests_context", "navigation_context", "register_page_slots", "table_history_context")
+__all__ = (
+    "create_table_context",
+    "database_requests_context",
+    "metastore_requests_context",
+    "navigation_context",
+    "register_page_slots",
+    "table_history_context",
+)
 
 
 def register_page_slots() -> None:
     register_slot_content("navigation", "operations/inc/navigation.html", navigation_context)
     register_slot_content("table", "operations/inc/table_history.html", table_history_context)
-    register_slot_content("database", "operations/inc/database_requests.html", database_requests_context)
+    register_slot_content("metastore", "operations/inc/guided_requests.html", metastore_requests_context)
+    register_slot_content("database", "operations/inc/guided_requests.html", database_requests_context)
+    register_slot_content("database", "operations/inc/database_requests.html", create_table_context)
+
+
+def metastore_requests_context(context: Context, *, metastore: str) -> dict[str, Any]:
+    """The database statements a steward may request on a metastore's page ("Create database…")."""
+    user = context.get("user")
+    allowed = user is not None and bool(can_request(user))
+    operations = metastore_operations(get_metastore(metastore)) if allowed else ()
+    return {"guided": operations, "metastore": metastore, "guided_id": "metastore-requests"}
+
+
+def database_requests_context(context: Context, *, metastore: str, database: str) -> dict[str, Any]:
+    """The database statements a steward may request on a database's page ("Alter database…", "Drop database…")."""
+    user = context.get("user")
+    allowed = user is not None and bool(can_request(user))
+    operations = database_operations(get_metastore(metastore), database) if allowed else ()
+    return {"guided": operations, "metastore": metastore, "guided_id": "database-requests"}
 
 
 def navigation_context(context: Context) -> dict[str, Any]:
@@ -46,7 +73,7 @@ def table_history_context(context: Context, *, metastore: str, database: str, ta
     }
 
 
-def database_requests_context(context: Context, *, metastore: str, database: str) -> dict[str, Any]:
+def create_table_context(context: Context, *, metastore: str, database: str) -> dict[str, Any]:
     """The database's names for the "Create table…" link (for stewards only)."""
     user = context.get("user")
     return {"can_request": user is not None and bool(can_request(user)), "metastore": metastore, "database": database}

@@ -41,6 +41,7 @@ DEFAULT_POLICY = {
                 "many_partitions",
                 "transactions_aborted",
                 "metastore_merged",
+                "database_dropped",
             ],
             "approvals": 2,
         },

@@ -41,6 +41,10 @@ CRITERIA = {
     "columns_changed": ("medium", "columns changed"),
     "compaction_requested": ("low", "compaction requested"),
     "table_created": ("low", "table created"),  # CREATE TABLE (operations/planners/create_table.py)
+    "database_dropped": ("high", "database dropped"),
+    "database_location_changed": ("medium", "database location changed"),
+    "database_altered": ("low", "database altered"),
+    "database_created": ("low", "database created"),
 }
 _MISSING_LOCATION_FINDINGS = ("location_missing", "source_missing", "directories_missing")
 

@@ -236,6 +236,19 @@ class Capabilities:
     #: names its table as one space on 3.x's direct SQL, NULL on 4.x (``operations/merge/events.py``).
     database_messages_carry_json: bool
     database_messages_carry_catalog: bool
+    #: ``HMSHandler.alter_database`` notifies the listeners: an ALTER_DATABASE event with the database before and after
+    #: (``JSONAlterDatabaseMessage``, 3.x+); 2.3's fires only the pre-event (``PreAlterDatabaseEvent``): no event.
+    alter_database_writes_event: bool
+
+    # --- databases (operations/planners/databases/) ---
+    #: ``MANAGEDLOCATION`` (CREATE and ALTER DATABASE), DBS's DB_MANAGED_LOCATION_URI, CREATE_TIME and TYPE; a new
+    #: database's location defaults to ``metastore.warehouse.external.dir``/d.db (else the warehouse) and its managed
+    #: location to the warehouse's d.db when that differs (``CreateDatabaseOperation.makeLocationQualified``, 4.x);
+    #: before, the location is ``hive.metastore.warehouse.dir``/d.db (``DDLTask.makeLocationQualified``).
+    managed_locations: bool
+    #: ``ALTER DATABASE … SET LOCATION`` (HIVE-8472, 3.0); Hive 2.3.10's parser refuses it ("cannot recognize input
+    #: near 'd' 'SET' 'LOCATION' in alter database statement", checked with its Driver).
+    database_set_location: bool
 
     # --- SHOW CREATE TABLE (catalog_admin/hive/show_create.py) ---
     #: ``ShowCreateTableOperation`` (4.x): always ``ROW FORMAT SERDE``, statistics keys left out of TBLPROPERTIES;
@@ -294,6 +307,9 @@ class Capabilities:
             abort_events_of_4=hive4,
             database_messages_carry_json=hive3,
             database_messages_carry_catalog=hive4,
+            alter_database_writes_event=hive3,
+            managed_locations=hive4,
+            database_set_location=hive3,
             show_create_table_operation=hive4,
             create_table_flags_column_statistics=hive3,
             create_table_normalizes_transactional_properties=hive3,

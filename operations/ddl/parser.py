@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 from catalog_admin.schema import SchemaVersion
 from operations.ddl.create_table import CreateTableClauses
+from operations.ddl.database_parser import is_database_statement, parse_database_statement
 from operations.ddl.errors import SUPPORTED_STATEMENTS, DdlParseError
 from operations.ddl.types import TypeGrammar, grammar_for, read_type
 from operations.specs import (
@@ -148,6 +149,8 @@ class _Parser(CreateTableClauses):
         first, second = (self.words(2) + ("",))[:2]
         if first == "CREATE" and second in ("TABLE", "EXTERNAL", "TEMPORARY"):
             return self.end(self.create_table())
+        if is_database_statement((first, second)):  # CREATE/ALTER/DROP DATABASE (issue 27)
+            return self.end(parse_database_statement(self))
         kind = first if first != "ALTER" else f"ALTER {second}" if second not in ("", "TABLE", "VIEW") else ""
         if first and kind:
             raise self.unsupported(kind, f"{kind} is not an ALTER TABLE statement; the console runs ALTER TABLE only")

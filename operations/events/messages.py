@@ -28,6 +28,7 @@ from operations.events.objects import DatabaseObject, PartitionObject, TableObje
 __all__ = (
     "abort_txn_message",
     "add_partition_message",
+    "alter_database_message",
     "alter_partition_message",
     "alter_table_message",
     "create_table_message",
@@ -118,6 +119,22 @@ def database_message(version: SchemaVersion, database: DatabaseObject, now: int)
         message["dbJson"] = database.json
     message["timestamp"] = now
     return message
+
+
+def alter_database_message(
+    version: SchemaVersion, before: DatabaseObject, after: DatabaseObject, now: int
+) -> dict[str, Any]:
+    """``JSONAlterDatabaseMessage`` (3.1 and 4.0 alike): ``String server, servicePrincipal, db, dbObjBeforeJson,
+    dbObjAfterJson; Long timestamp`` (standalone-metastore/.../messaging/json/JSONAlterDatabaseMessage.java; ``db`` is
+    the name before). 2.3 writes no ALTER_DATABASE event (``Capabilities.alter_database_writes_event``)."""
+    return {
+        "server": "",
+        "servicePrincipal": "",
+        "db": before.name,
+        "dbObjBeforeJson": before.json,
+        "dbObjAfterJson": after.json,
+        "timestamp": now,
+    }
 
 
 def create_table_message(version: SchemaVersion, table: TableObject, now: int, files: list[str]) -> dict[str, Any]:

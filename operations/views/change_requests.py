@@ -24,7 +24,7 @@ from catalog_admin.selectors.metastores import get_metastore
 from catalog_admin.utils.htmx import htmx_partial
 from operations.changes import change_kind
 from operations.choices import OPEN_STATES, ChangeRequestState
-from operations.ddl.parser import SUPPORTED_STATEMENTS
+from operations.ddl.parser import SUPPORTED_STATEMENTS, parse_alter
 from operations.forms import ChangeRequestForm, ExecuteForm
 from operations.guided import guided_operations, initial_statement
 from operations.models import ChangeRequest, Job
@@ -181,7 +181,12 @@ def _live_preview(values: dict[str, str]) -> dict[str, Any]:
     if not statement:
         return {"empty": True}
     try:
-        preview = alter_preview_statement(metastore=get_metastore(values.get("metastore") or None), statement=statement)
+        metastore = get_metastore(values.get("metastore") or None)
+        operation = parse_alter(statement, version=metastore.schema.version).as_dict()
+        kind = change_kind(operation)
+        if not kind.on_one_table:  # a database statement (issue 27): its kind's plan and template
+            return {"plan": kind.preview(metastore.name, operation).as_dict(), "plan_template": kind.plan_template}
+        preview = alter_preview_statement(metastore=metastore, statement=statement)
     except ApplicationError as exc:
         live: dict[str, Any] = {"error": exc}
         if exc.code == ErrorCode.DDL_PARSE_ERROR:

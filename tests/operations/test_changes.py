@@ -19,6 +19,7 @@ from catalog_admin.models import Table, TableParam
 from catalog_admin.selectors.metastores import Metastore
 from operations.changes import ChangeKind, change_kind, register_change_kind, registered_kinds
 from operations.choices import JobKind, JobState
+from operations.database_specs import DATABASE_SPEC_KINDS
 from operations.ddl.parser import parse_alter
 from operations.models import ChangeRequest, Execution, Job
 from operations.services.change_requests import (
@@ -51,11 +52,13 @@ def test_an_operation_of_no_registered_kind_is_refused_naming_it() -> None:
 
 
 def test_every_operation_kind_has_its_change_kind() -> None:
-    """Every ALTER statement kind, a revert and both merge kinds are handled; the data jobs by the data-job kind."""
+    """Every ALTER statement kind, a revert, both merge kinds and the database statements are handled; the data jobs
+    by the data-job kind, the database statements (and their revert) by the database kind."""
     # when
     kinds = registered_kinds()
     # then
-    assert set(kinds) == {*SPEC_KINDS, "revert", "merge", "merge_revert"}
+    assert set(kinds) == {*SPEC_KINDS, "revert", "merge", "merge_revert", *DATABASE_SPEC_KINDS}
+    assert {name for name, kind in kinds.items() if kind == "database"} == set(DATABASE_SPEC_KINDS)
     data_jobs = {name for name, kind in kinds.items() if kind == "data_job"}
     assert data_jobs == {"relocate", "compact_files", "convert_format"}
     assert kinds["revert"] == kinds["rename_table"] == "alter"

@@ -10,6 +10,7 @@ from rest_framework import serializers
 from operations.api.serializers.base import RISKS, PageSerializer, link, operation_schema
 from operations.api.serializers.previews import PreviewField
 from operations.choices import ChangeRequestState, Decision, JobState
+from operations.database_specs import DATABASE_SPEC_KINDS
 from operations.models import Approval, ChangeRequest, Execution, Job
 from operations.selectors import change_request_actions
 from operations.specs import SPEC_KINDS
@@ -36,6 +37,16 @@ _MERGE_OPERATION = {
 }
 
 
+_DATABASE_OPERATION = {
+    "type": "object",
+    "description": "A database statement (issue 27): create_database, alter_database, drop_database with its `name` "
+    "and fields, or revert_database (its `execution`).",
+    "required": ["kind", "name"],
+    "properties": {"kind": {"type": "string", "enum": sorted(DATABASE_SPEC_KINDS)}, "name": {"type": "string"}},
+    "additionalProperties": True,
+}
+
+
 @extend_schema_field(
     {
         "oneOf": [
@@ -45,6 +56,7 @@ _MERGE_OPERATION = {
                 "restores the rows of its execution's before-image.",
             ),
             _MERGE_OPERATION,
+            _DATABASE_OPERATION,
         ]
     }
 )

@@ -15,8 +15,12 @@ from rest_framework import serializers
 
 from catalog_admin.errors import ApplicationError, ErrorCode
 from operations.api.serializers.base import operation_schema
+from operations.database_specs import DATABASE_SPEC_KINDS, RevertDatabase, database_spec_from_dict
 from operations.ddl.parser import DdlParseError, parse_alter
 from operations.specs import SPEC_KINDS, AlterSpec, spec_from_dict
+
+# The database statements an operation may name (a revert is requested from the request it reverts).
+DATABASE_OPERATIONS = tuple(kind for kind in DATABASE_SPEC_KINDS if kind != RevertDatabase.kind)
 
 __all__ = (
     "ApproveSerializer",
@@ -37,7 +41,10 @@ __all__ = (
         list(SPEC_KINDS),
         "A structured ALTER: its kind, its target table and the kind's own fields, shaped like the `operation` of "
         "a change request (e.g. rename_table: `new`; add_columns: `columns` [{name, type, comment}], `cascade`; "
-        "set_tblproperties: `properties` [[key, value], …]; drop_partitions: `specs` [[{key, op, value}, …], …]).",
+        "set_tblproperties: `properties` [[key, value], …]; drop_partitions: `specs` [[{key, op, value}, …], …]). "
+        "A database statement names its database instead of a target: create_database `name`, `comment`, `location`, "
+        "`properties`, `if_not_exists`; alter_database `name`, `action` (set_properties, set_owner, set_location, "
+        "set_managed_location) and its fields; drop_database `name`, `if_exists`.",
     )
 )
 class OperationInputField(serializers.JSONField):
@@ -51,7 +58,9 @@ def spec_from_operation(operation: Any) -> AlterSpec:
     The round trip gives the operation exactly the types a typed statement would have, and refuses what no
     supported statement can express; every refusal is ``invalid_parameter`` naming ``operation``.
     """
-    supported = list(SPEC_KINDS)
+    supported = [*SPEC_KINDS, *DATABASE_OPERATIONS]
+    if isinstance(operation, dict) and operation.get("kind") in DATABASE_OPERATIONS:
+        return _database_spec(operation)
     if not isinstance(operation, dict) or operation.get("kind") not in SPEC_KINDS:
         kind = operation.get("kind") if isinstance(operation, dict) else None
         raise ApplicationError(
@@ -69,6 +78,21 @@ def spec_from_operation(operation: Any) -> AlterSpec:
             reason = exc.message
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             reason = f"{type(exc).__name__}: {exc}"
+    raise ApplicationError(
+        ErrorCode.INVALID_PARAMETER,
+        f"operation is not a valid {operation['kind']} operation ({reason}).",
+        {"parameter": "operation", "kind": operation["kind"], "reason": reason},
+    )
+
+
+def _database_spec(operation: dict[str, Any]) -> AlterSpec:
+    """A database statement's operation (issue 27), checked the same way: rendered as Hive DDL and parsed back."""
+    try:
+        if _holds_nul(operation):
+            raise ValueError("it holds a NUL (0x00) character")
+        return parse_alter(database_spec_from_dict(operation).to_ddl())
+    except (DdlParseError, KeyError, TypeError, ValueError) as exc:
+        reason = exc.message if isinstance(exc, DdlParseError) else str(exc)
     raise ApplicationError(
         ErrorCode.INVALID_PARAMETER,
         f"operation is not a valid {operation['kind']} operation ({reason}).",

@@ -9,6 +9,7 @@ from rest_framework import serializers
 from operations.api.serializers.base import RISKS
 
 __all__ = (
+    "DatabasePlanSerializer",
     "MergePreviewSerializer",
     "MergeRevertPreviewSerializer",
     "PreviewCriterionSerializer",
@@ -240,10 +241,32 @@ class MergeRevertPreviewSerializer(serializers.Serializer):
     blockers = serializers.ListField(child=serializers.DictField())
 
 
+class DatabasePlanSerializer(serializers.Serializer):
+    """A database statement's plan (issue 27, ``operations.planners.databases.DatabasePlan``): the DBS row and
+    parameters written, the directories, the event."""
+
+    kind = serializers.ChoiceField(choices=["database"])
+    metastore = serializers.CharField()
+    schema_version = serializers.CharField()
+    statement = serializers.CharField()
+    database = serializers.CharField()
+    database_id = serializers.IntegerField(allow_null=True)
+    fingerprint = serializers.CharField()
+    risk = serializers.ChoiceField(choices=RISKS)
+    criteria = PreviewCriterionSerializer(many=True)
+    diff = serializers.ListField(child=serializers.DictField(), help_text="{field, before, after} per column/param.")
+    row_changes = serializers.ListField(child=serializers.DictField())
+    directories = serializers.ListField(child=serializers.DictField(), help_text="create, remove, trash or restore.")
+    event = serializers.CharField(help_text="CREATE_DATABASE, ALTER_DATABASE, DROP_DATABASE, or empty.")
+    noop = serializers.BooleanField(help_text="IF [NOT] EXISTS found nothing to do.")
+    blockers = serializers.ListField(child=serializers.DictField())
+    warnings = serializers.ListField(child=serializers.DictField())
+
+
 @extend_schema_field(
     PolymorphicProxySerializer(
         component_name="RequestPreview",
-        serializers=[PreviewSerializer, MergePreviewSerializer, MergeRevertPreviewSerializer],
+        serializers=[PreviewSerializer, MergePreviewSerializer, MergeRevertPreviewSerializer, DatabasePlanSerializer],
         resource_type_field_name=None,
     )
 )

@@ -19,11 +19,15 @@ from django.db import transaction
 
 from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.selectors.metastores import get_metastore
+from operations.changes import change_kind
 from operations.choices import FINISHED_JOB_STATES, JobState
 from operations.ddl.errors import SUPPORTED_STATEMENTS
+from operations.ddl.parser import parse_alter
 from operations.models import Job, JobLogEntry
 from operations.preview import Preview
 from operations.services.alter import alter_execute, alter_preview_statement
+from operations.services.database import database_execute
+from operations.services.database_kind import database_plan
 from operations.services.jobs import run_job, watching_job_logs
 from operations.services.relocate_jobs import enqueue_relocation
 
@@ -54,6 +58,11 @@ class Command(BaseCommand):
             raise CommandError("--execute needs --reason: say why, it is kept in the audit record.")
         try:
             metastore = get_metastore(options["metastore"])
+            spec = parse_alter(options["statement"], default_database=options["database"],
+                               version=metastore.schema.version)  # fmt: skip
+            if not change_kind(spec.as_dict()).on_one_table:  # CREATE/ALTER/DROP DATABASE (issue 27)
+                self._database(metastore.name, spec.as_dict(), options)
+                return
             preview = alter_preview_statement(
                 metastore=metastore, statement=options["statement"], default_database=options["database"]
             )
@@ -72,6 +81,37 @@ class Command(BaseCommand):
             )
         if options["execute"]:
             result["execution"] = self._execute(preview, options)
+        if options["json"]:
+            self.stdout.write(json.dumps(result, indent=2, default=str))
+
+    def _database(self, metastore: str, operation: dict[str, Any], options: dict[str, Any]) -> None:
+        """Preview (and with --execute, run) a database statement: its plan printed, blocked with status 2."""
+        try:
+            plan = database_plan(metastore, operation)
+        except ApplicationError as exc:
+            raise CommandError(_error_text(exc)) from exc
+        result: dict[str, Any] = {"preview": plan.as_dict()}
+        if not options["json"]:
+            self.stdout.write(format_database_plan(plan.as_dict()))
+        if plan.blockers:
+            if options["json"]:
+                self.stdout.write(json.dumps(result, indent=2, default=str))
+            raise CommandError(
+                f"[{ErrorCode.HIVE_RULE_VIOLATION}] {len(plan.blockers)} blocker(s): {plan.blockers[0].message}; "
+                "nothing was written.",
+                returncode=BLOCKED_EXIT_STATUS,
+            )
+        if options["execute"]:
+            try:
+                execution = database_execute(
+                    plan=plan, actor=options["actor"] or f"operator:{getpass.getuser()}", source="cli",
+                    reason=options["reason"],
+                )  # fmt: skip
+            except ApplicationError as exc:
+                raise CommandError(_error_text(exc)) from exc
+            result["execution"] = {"id": execution.pk, "state": execution.state, "counts": execution.actual_counts}
+            if not options["json"]:
+                self.stdout.write(self.style.SUCCESS(f"Executed as #{execution.pk} in {execution.duration_ms} ms."))
         if options["json"]:
             self.stdout.write(json.dumps(result, indent=2, default=str))
 
@@ -137,6 +177,24 @@ def _error_text(exc: ApplicationError) -> str:
     lines = [f"[{exc.code}] {exc.message}"]
     if exc.code == ErrorCode.DDL_PARSE_ERROR:
         lines += ["Supported statements:", *(f"  {s}" for s in exc.details.get("supported", ()))]
+    return "\n".join(lines)
+
+
+def format_database_plan(plan: dict[str, Any]) -> str:
+    """A database statement's plan as an operator reads it in a terminal."""
+    lines = [
+        f"Statement : {plan['statement']}",
+        f"Metastore : {plan['metastore']} (Hive schema {plan['schema_version']})",
+        f"Risk      : {plan['risk']}" + (" (nothing to do)" if plan["noop"] else ""),
+    ]
+    lines += [f"  {d['field']}: {d['before']!r} -> {d['after']!r}" for d in plan["diff"]]
+    lines += [f"Rows {r['table']:<16} +{r['inserted']} ~{r['updated']} -{r['deleted']}" for r in plan["row_changes"]]
+    lines += [f"Directory {d['action']}: {d['source']}" + (f" -> {d['destination']}" if d["destination"] else "")
+              for d in plan["directories"]]  # fmt: skip
+    lines += [f"Event: {plan['event']}"] if plan["event"] else []
+    lines += [f"BLOCKED [{b['rule']}] {b['message']}" for b in plan["blockers"]]
+    lines += [f"Warning [{w['rule']}] {w['message']}" for w in plan["warnings"]]
+    lines.append(f"Fingerprint: {plan['fingerprint']}")
     return "\n".join(lines)
 
 

@@ -247,6 +247,15 @@ GOLDEN = [
         "ALTER TABLE `default`.`t` PARTITION (`dt`='1') SET FILEFORMAT AVRO",
         id="set-fileformat-partition",
     ),
+    pytest.param(
+        "create schema if not exists Lab comment 'x' location '/w/lab.db' with dbproperties ('a'='1')",
+        "CREATE DATABASE IF NOT EXISTS `lab` COMMENT 'x' LOCATION '/w/lab.db' WITH DBPROPERTIES ('a'='1')",
+        id="create-database",
+    ),
+    pytest.param(
+        "ALTER DATABASE lab SET OWNER ROLE admins", "ALTER DATABASE `lab` SET OWNER ROLE `admins`", id="alter-database"
+    ),
+    pytest.param("drop database if exists lab;", "DROP DATABASE IF EXISTS `lab` RESTRICT", id="drop-database"),
 ]
 
 
@@ -280,8 +289,9 @@ def test_every_supported_statement_form_has_a_golden_case() -> None:
 
     # when / then
     assert (
-        len(SUPPORTED_STATEMENTS) == 23
-    )  # with COMPACT, ABORT TRANSACTIONS, ALTER VIEW's forms, FILEFORMAT, WITH DATA, CREATE TABLE (and LIKE), EXCHANGE
+        len(SUPPORTED_STATEMENTS) == 26
+    )  # with COMPACT, ABORT TRANSACTIONS, ALTER VIEW's forms, FILEFORMAT, WITH DATA, CREATE TABLE (and LIKE), EXCHANGE,
+    # CREATE/ALTER/DROP DATABASE
     assert kinds == {
         "relocate",
         "compact_files",
@@ -303,6 +313,9 @@ def test_every_supported_statement_form_has_a_golden_case() -> None:
         "abort_transactions",
         "create_table",
         "exchange_partition",
+        "create_database",
+        "alter_database",
+        "drop_database",
     }
 
 

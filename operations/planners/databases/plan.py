@@ -1,0 +1,166 @@
+"""
+The frozen plan of a database statement (issue 27) and its revert: which DBS row is inserted, updated or deleted (with
+its DATABASE_PARAMS and DB_PRIVS rows), which directories are created, trashed, removed or restored, the one
+notification event, blockers, warnings and named risk criteria, and the fingerprint an approval binds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from operations.database_specs import DatabaseSpec
+from operations.risk import RiskCriterion, risk_of
+from operations.rules import Finding, bound_findings
+from operations.staleness import ComparedFields
+
+__all__ = ("DATABASE_FIELDS", "DatabasePlan", "DirectoryAction")
+
+# What staleness compares of a database plan's summary besides its diff, rows and blockers.
+DATABASE_FIELDS = ComparedFields(scalars=(("risk", "Risk"), ("event", "Notification event")))
+
+
+@dataclass(frozen=True)
+class DirectoryAction:
+    """One directory the execution changes: ``create`` (made, with missing parents), ``remove`` (an empty directory
+    removed, as Hive deletes a dropped database's directory), ``trash`` (moved to ``destination`` in the console's
+    trash) or ``restore`` (moved back from the trash at ``source`` to ``destination``)."""
+
+    action: str
+    source: str
+    destination: str = ""
+    files: int | None = None
+    bytes: int | None = None
+    levels: int = 1  # ``remove``: the directory and its emptied parents the console made with it
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "action": self.action,
+            "source": self.source,
+            "destination": self.destination,
+            "files": self.files,
+            "bytes": self.bytes,
+            "levels": self.levels,
+        }
+
+
+@dataclass(frozen=True)
+class DatabasePlan:
+    """What a database statement does on ``metastore``, built by a pure read.
+
+    ``insert``: the DBS row to insert (``DB_ID`` ``None``: a new id from SEQUENCE_TABLE; ``OWNER_NAME`` ``None``: the
+    executing actor, as Hive's Driver names the session's user; ``CREATE_TIME`` ``None``: the time of execution, 4.x);
+    ``update``: DBS columns set on ``database_id``; ``delete``: the row (with its params and privileges) deleted;
+    ``params_set`` / ``params_delete``: DATABASE_PARAMS rows upserted / removed; ``privileges``: DB_PRIVS rows
+    inserted (an undrop). ``state_fingerprint``: the database as read (``ABSENT`` for none); ``noop``: IF [NOT]
+    EXISTS found nothing to do."""
+
+    metastore: str
+    schema_version: str
+    spec: DatabaseSpec
+    database: str
+    state_fingerprint: str
+    database_id: int | None = None
+    insert: dict[str, Any] | None = None
+    update: tuple[tuple[str, Any], ...] = ()
+    delete: bool = False
+    params_set: tuple[tuple[str, str], ...] = ()
+    params_delete: tuple[str, ...] = ()
+    privileges: tuple[dict[str, Any], ...] = ()
+    directories: tuple[DirectoryAction, ...] = ()
+    event: str = ""
+    diff: tuple[tuple[str, Any, Any], ...] = ()
+    blockers: tuple[Finding, ...] = ()
+    warnings: tuple[Finding, ...] = ()
+    criteria: tuple[RiskCriterion, ...] = ()
+    noop: bool = False
+    reverts: int | None = None
+    inverse: dict[str, Any] = field(default_factory=dict)  # what a revert needs beyond the before-image
+
+    @property
+    def statement(self) -> str:
+        return self.spec.to_ddl()
+
+    @property
+    def risk(self) -> str:
+        return risk_of(self.criteria)
+
+    @property
+    def databases(self) -> tuple[str, ...]:
+        return (self.database,)
+
+    @cached_property
+    def rows(self) -> dict[str, dict[str, int]]:
+        """Rows per metastore table (insert, update, delete) the plan changes; the privileges a drop deletes are
+        counted at execution."""
+        rows: dict[str, dict[str, int]] = {}
+
+        def add(table: str, action: str, count: int) -> None:
+            if count:
+                rows.setdefault(table, {"insert": 0, "update": 0, "delete": 0})[action] += count
+
+        add("DBS", "insert", 1 if self.insert is not None else 0)
+        add("DBS", "update", 1 if self.update else 0)
+        add("DBS", "delete", 1 if self.delete else 0)
+        add("DATABASE_PARAMS", "insert", len(self.params_set))
+        add("DATABASE_PARAMS", "delete", len(self.params_delete))
+        add("DB_PRIVS", "insert", len(self.privileges))
+        add("NOTIFICATION_LOG", "insert", 1 if self.event else 0)
+        return rows
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """The plan an approval binds: statement, rows written, directories, event and the database as read."""
+        bound = {
+            "metastore": self.metastore,
+            "statement": self.statement,
+            "state": self.state_fingerprint,
+            "database_id": self.database_id,
+            "insert": self.insert,
+            "update": self.update,
+            "delete": self.delete,
+            "params_set": self.params_set,
+            "params_delete": self.params_delete,
+            "privileges": self.privileges,
+            "directories": [d.as_dict() for d in self.directories],
+            "event": self.event,
+            "blockers": sorted((b.code, b.message) for b in self.blockers),
+            "reverts": self.reverts,
+        }
+        return hashlib.sha256(json.dumps(bound, sort_keys=True, default=str).encode()).hexdigest()
+
+    def as_dict(self) -> dict[str, Any]:
+        """The summary a request stores (what approvers read)."""
+        blockers, warnings = bound_findings(self.blockers), bound_findings(self.warnings)
+        return {
+            "kind": "database",
+            "metastore": self.metastore,
+            "schema_version": self.schema_version,
+            "statement": self.statement,
+            "operation": self.spec.as_dict(),
+            "database": self.database,
+            "database_id": self.database_id,
+            "state_fingerprint": self.state_fingerprint,
+            "fingerprint": self.fingerprint,
+            "risk": self.risk,
+            "criteria": [c.as_dict() for c in self.criteria],
+            "executable": not self.blockers,
+            "diff": [{"field": f, "before": b, "after": a} for f, b, a in self.diff],
+            "row_changes": [
+                {"table": t, "inserted": c["insert"], "updated": c["update"], "deleted": c["delete"]}
+                for t, c in sorted(self.rows.items())
+            ],
+            "directories": [d.as_dict() for d in self.directories],
+            "event": self.event,
+            "noop": self.noop,
+            "reverts": self.reverts,
+            "databases": [self.database],
+            "blockers": blockers.as_list(),
+            "blocker_counts": dict(blockers.counts),
+            "blockers_digest": blockers.digest,
+            "warnings": warnings.as_list(),
+            "warning_counts": dict(warnings.counts),
+        }

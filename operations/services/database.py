@@ -1,0 +1,279 @@
+"""
+Executing a database plan (issue 27): ``CREATE``, ``ALTER`` and ``DROP DATABASE`` and their reverts.
+
+``database_execute`` runs exactly the plan (bound to the approved one, refused while blocked) in one metastore
+transaction: the database's row locked (or, for a new one, its absence checked; the unique name index refuses a racing
+insert), its state compared with the plan's, the rows written with each count checked, the notification event written
+with them, the directories created, removed, trashed or restored (put back if anything fails before the commit), the
+before-image kept for the revert, and the execution audited.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.db import DatabaseError, connections, transaction
+from django.utils import timezone
+
+from catalog_admin.db import allow_metastore_writes
+from catalog_admin.errors import ApplicationError, ErrorCode
+from catalog_admin.ids import allocate_ids
+from catalog_admin.locations import filesystem_for, make_local_directory
+from catalog_admin.models import Database
+from catalog_admin.selectors.metastores import Metastore, get_metastore
+from catalog_admin.utils.text import first_line
+from operations.events.databases import write_database_event
+from operations.events.objects import read_database
+from operations.models import DirectoryMoveRecord, Execution
+from operations.planners.databases import ABSENT, DATABASE_FIELDS, DatabasePlan, DirectoryAction, read_database_state
+from operations.rules import blocked_error
+from operations.services.audit import audit_execution
+from operations.services.commit_markers import clear_commit_marker, new_commit_marker, write_commit_marker
+from operations.staleness import compare_plans, stale_message, stale_preview_error
+
+__all__ = ("database_execute",)
+
+Undo = list[tuple[DirectoryAction, int]]
+
+
+def database_execute(
+    *, plan: DatabasePlan, actor: str, source: str, reason: str = "", approved: dict[str, Any] | None = None
+) -> Execution:
+    """Run exactly ``plan`` (rebuilt just before; ``approved``: the plan a change request's approvers saw) and return
+    its execution; raises the ``ApplicationError`` that stopped it (``details["execution"]`` once one was recorded)."""
+    if approved is not None:
+        staleness = compare_plans(approved, plan, DATABASE_FIELDS)
+        if staleness.is_stale:
+            raise stale_preview_error(
+                stale_message(f"Database {plan.database}", "nothing was executed", staleness=staleness), staleness
+            )
+    if plan.blockers:
+        raise blocked_error(plan.blockers)
+    execution = Execution.objects.create(
+        metastore=plan.metastore,
+        database_name=plan.database,
+        table_name="",
+        statement=plan.statement,
+        operation=plan.spec.as_dict(),
+        preview=plan.as_dict(),
+        fingerprint=plan.state_fingerprint[:64],
+        actor=actor,
+        source=source,
+        reason=reason,
+        expected_counts=plan.rows,
+        reverts_id=plan.reverts,
+        commit_marker=new_commit_marker(),
+    )
+    started = time.monotonic()
+    try:
+        counts = _apply(get_metastore(plan.metastore), plan, execution, _owner(actor))
+    except Exception as exc:
+        _finish(execution, Execution.State.FAILED, started, error=_describe(exc))
+        audit_execution(execution, plan.as_dict())
+        if isinstance(exc, ApplicationError):
+            exc.details.setdefault("execution", execution.pk)
+            raise
+        raise ApplicationError(
+            ErrorCode.EXECUTION_FAILED,
+            f"Execution failed and was rolled back: {_describe(exc)}",
+            {"execution": execution.pk},
+        ) from exc
+    execution.moves.update(state=DirectoryMoveRecord.State.COMMITTED)
+    _finish(execution, Execution.State.SUCCEEDED, started, actual_counts=counts)
+    audit_execution(execution, plan.as_dict())
+    clear_commit_marker(get_metastore(plan.metastore), execution.commit_marker)
+    return execution
+
+
+def _owner(actor: str) -> str:
+    """The new database's owner: the user running the statement, as Hive's Driver takes the session's user (an
+    operator's ``operator:<os user>`` is that OS user)."""
+    return actor.split(":", 1)[1] if actor.startswith("operator:") else actor
+
+
+def _apply(metastore: Metastore, plan: DatabasePlan, execution: Execution, owner: str) -> dict[str, dict[str, int]]:
+    done: Undo = []
+    try:
+        with allow_metastore_writes(), transaction.atomic(using=metastore.alias):
+            state = read_database_state(metastore, plan.database, for_update=True)
+            if (state.fingerprint if state else ABSENT) != plan.state_fingerprint:
+                raise ApplicationError(
+                    ErrorCode.STALE_PREVIEW,
+                    f"Database {plan.database} changed since the preview; preview it again before executing.",
+                    {"database": plan.database},
+                )
+            write_commit_marker(metastore, execution.commit_marker, execution.pk)  # what reconcile decides by
+            if plan.noop:
+                execution.before_image = {"name": plan.database, "noop": True}
+                execution.save(update_fields=["before_image"])
+                return {}
+            version = metastore.schema.version
+            before = read_database(metastore.alias, version, state.id) if state is not None else None
+            writer = _Writer(metastore)
+            db_id = writer.rows(plan, state.id if state is not None else None, owner)
+            after = read_database(metastore.alias, version, db_id) if not plan.delete else None
+            events = write_database_event(metastore, plan.event, before, after) if plan.event else 0
+            if events:
+                writer.count("NOTIFICATION_LOG", "insert", events)
+            for action in plan.directories:
+                done.append((action, _directory(action, execution)))
+            _keep_image(metastore, plan, execution, state, db_id, done)
+            return writer.counts
+    except BaseException:
+        _undo(done)
+        raise
+
+
+class _Writer:
+    """The plan's statements on the metastore's connection, each count checked."""
+
+    def __init__(self, metastore: Metastore) -> None:
+        self.metastore = metastore
+        self.connection = connections[metastore.alias]
+        self.quote = self.connection.ops.quote_name
+        self.counts: dict[str, dict[str, int]] = {}
+
+    def count(self, table: str, action: str, rows: int) -> None:
+        self.counts.setdefault(table, {"insert": 0, "update": 0, "delete": 0})[action] += rows
+
+    def execute(self, table: str, action: str, sql: str, params: list[Any], expected: int | None = None) -> None:
+        with self.connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            changed = cursor.rowcount
+        if expected is not None and changed != expected:
+            raise ApplicationError(
+                ErrorCode.STALE_PREVIEW,
+                f"{action.title()} on {table} changed {changed} rows, the "
+                f"preview expected {expected}; nothing was applied.",
+                {"table": table, "expected": expected, "actual": changed},
+            )
+        self.count(table, action, max(changed, 0))
+
+    def insert(self, table: str, row: dict[str, Any]) -> None:
+        columns = ", ".join(self.quote(c) for c in row)
+        marks = ", ".join(["%s"] * len(row))
+        self.execute(
+            table, "insert", f"INSERT INTO {self.quote(table)} ({columns}) VALUES ({marks})", list(row.values()), 1
+        )
+
+    def rows(self, plan: DatabasePlan, db_id: int | None, owner: str) -> int:
+        """Write the plan's rows; returns the database's id."""
+        q = self.quote
+        by_id = f"{q('DB_ID')} = %s"
+        if plan.delete:
+            assert db_id is not None
+            self.execute("DB_PRIVS", "delete", f"DELETE FROM {q('DB_PRIVS')} WHERE {by_id}", [db_id])
+        if plan.params_delete:
+            assert db_id is not None
+            keys = ", ".join(["%s"] * len(plan.params_delete))
+            self.execute(
+                "DATABASE_PARAMS",
+                "delete",
+                f"DELETE FROM {q('DATABASE_PARAMS')} WHERE {by_id} AND {q('PARAM_KEY')} IN ({keys})",
+                [db_id, *plan.params_delete],
+                len(plan.params_delete),
+            )
+        if plan.delete:
+            self.execute("DBS", "delete", f"DELETE FROM {q('DBS')} WHERE {by_id}", [db_id], 1)
+        if plan.insert is not None:
+            row = dict(plan.insert)
+            if row.get("DB_ID") is None:
+                row["DB_ID"] = allocate_ids(self.metastore.alias, Database, 1)
+            if row.get("OWNER_NAME") is None:
+                row["OWNER_NAME"] = owner
+            if "CREATE_TIME" in row and row["CREATE_TIME"] is None:
+                row["CREATE_TIME"] = int(time.time())  # HMSHandler.create_database_core, 4.x
+            self.insert("DBS", row)
+            db_id = int(row["DB_ID"])
+        if plan.update:
+            assert db_id is not None
+            sets = ", ".join(f"{q(column)} = %s" for column, _ in plan.update)
+            self.execute(
+                "DBS",
+                "update",
+                f"UPDATE {q('DBS')} SET {sets} WHERE {by_id}",
+                [value for _, value in plan.update] + [db_id],
+                1,
+            )
+        for key, value in plan.params_set:
+            self.insert("DATABASE_PARAMS", {"DB_ID": db_id, "PARAM_KEY": key, "PARAM_VALUE": value})
+        for privilege in plan.privileges:
+            self.insert("DB_PRIVS", dict(privilege))
+        assert db_id is not None
+        return db_id
+
+
+def _directory(action: DirectoryAction, execution: Execution) -> int:
+    """Do ``action``; returns how many directories it created (for the undo). A move (trash, restore) is journaled
+    (``DirectoryMoveRecord``): ``reconcile_executions`` keeps or undoes it after a crash, by the commit marker."""
+    filesystem = filesystem_for(action.source)
+    if action.action == "create":
+        return make_local_directory(action.source)
+    if action.action == "remove":
+        filesystem.prune_empty_parents(f"{action.source}/_", levels=action.levels)  # empty directories only (rmdir)
+        if filesystem.exists(action.source):
+            raise ApplicationError(
+                ErrorCode.STALE_PREVIEW,
+                f"{action.source} is not empty any more; nothing was applied.",
+                {"location": action.source},
+            )
+        return 0
+    record = DirectoryMoveRecord.objects.create(
+        execution=execution, source=action.source, destination=action.destination
+    )
+    filesystem.rename(action.source, action.destination)  # trash, restore: refuses an existing destination, a link
+    record.state = DirectoryMoveRecord.State.MOVED
+    record.save(update_fields=["state", "updated_at"])
+    return 0
+
+
+def _undo(done: Undo) -> None:
+    """Put the directories back as they were, last first."""
+    for action, created in reversed(done):
+        filesystem = filesystem_for(action.source)
+        if action.action == "create" and created:
+            filesystem.prune_empty_parents(f"{action.source}/_", levels=created)
+        elif action.action == "remove":
+            make_local_directory(action.source)
+        elif action.action in ("trash", "restore"):
+            filesystem.rename(action.destination, action.source)
+            if action.action == "trash":
+                filesystem.prune_empty_parents(action.destination, levels=2)  # <name>.db/<fingerprint> in the trash
+            DirectoryMoveRecord.objects.filter(
+                source=action.source, destination=action.destination, state=DirectoryMoveRecord.State.MOVED
+            ).update(state=DirectoryMoveRecord.State.RESTORED)
+
+
+def _keep_image(
+    metastore: Metastore, plan: DatabasePlan, execution: Execution, state: Any, db_id: int, done: Undo
+) -> None:
+    """What a revert needs, kept before the metastore commits."""
+    image: dict[str, Any] = {"name": plan.database, "database_id": db_id}
+    if state is not None:
+        image.update(row=state.row, params=[list(p) for p in state.params], privileges=list(state.privileges))
+    image["created_directories"] = [[d.source, created] for d, created in done if d.action == "create" and created]
+    image["trashed"] = [[d.source, d.destination] for d in plan.directories if d.action == "trash"]
+    image["removed"] = [d.source for d in plan.directories if d.action == "remove"]
+    if not plan.delete:
+        now = read_database_state(metastore, plan.database)
+        image["after_fingerprint"] = now.fingerprint if now is not None else ABSENT
+    execution.before_image = image
+    execution.save(update_fields=["before_image"])
+
+
+def _finish(execution: Execution, state: str, started: float, **fields: Any) -> None:
+    execution.state = state
+    execution.finished_at = timezone.now()
+    execution.duration_ms = int((time.monotonic() - started) * 1000)
+    for name, value in fields.items():
+        setattr(execution, name, value)
+    execution.save()
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, ApplicationError):
+        return exc.message
+    if isinstance(exc, DatabaseError):
+        return f"database error: {first_line(exc)}"
+    return f"{type(exc).__name__}: {exc}"
