@@ -50,10 +50,12 @@ __all__ = (
     "linked_ancestors",
     "local_exists",
     "local_files",
+    "make_local_directory",
     "mapped_digest",
     "new_hash",
     "normalize_location",
     "open_local",
+    "remove_empty_local_directory",
     "stream_digest",
 )
 
@@ -455,6 +457,27 @@ def linked_ancestors(locations: Iterable[str]) -> dict[str, str]:
         if link is not None:
             found[location] = f"file:{link}"
     return found
+
+
+def make_local_directory(location: str) -> bool:
+    """Create a local directory and its missing parents, through no link (:class:`SymlinkRefused`); whether it was
+    created (False: it existed)."""
+    path = _local_path(location)
+    existed = local_exists(location)
+    with _directory(path, create=True):
+        pass
+    return not existed
+
+
+def remove_empty_local_directory(location: str) -> bool:
+    """Remove a local directory only if it is empty (``rmdir`` refuses any other, and a link); whether it went."""
+    path = _local_path(location)
+    try:
+        with _directory(path.parent) as fd:
+            os.rmdir(path.name, dir_fd=fd)
+    except OSError:
+        return False
+    return True
 
 
 def local_exists(location: str) -> bool:

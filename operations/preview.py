@@ -44,10 +44,12 @@ __all__ = (
 
 @dataclass(frozen=True)
 class NewId:
-    """A placeholder in a step's parameters: a fresh id from SEQUENCE_TABLE, allocated at execution."""
+    """A placeholder in a step's parameters: a fresh id from SEQUENCE_TABLE, allocated at execution; ``count`` > 1:
+    the first of a block of that many consecutive ids (a statement adds each row's position to it)."""
 
     sequence: str
     slot: str = "0"
+    count: int = 1
 
 
 @dataclass(frozen=True)
@@ -407,6 +409,8 @@ class Preview:
     affected: PartitionsAffected | None = None  # the partitions that go or are renamed (a listing: not fingerprinted)
     data_copy: DataCopy | None = None  # a data job (relocate) copies these before the steps re-point the metastore
     databases: tuple[str, ...] = ()  # every database an abort's transactions wrote to or locked (its table's too)
+    directories_created: tuple[str, ...] = ()  # empty directories execution makes (ADD PARTITION's managed ones)
+    directories_removed: tuple[str, ...] = ()  # directories execution removes if still empty (a revert of those)
 
     @cached_property
     def fingerprint(self) -> str:
@@ -429,6 +433,8 @@ class Preview:
             plan["data_copy"] = self.data_copy.digest
         if self.databases:
             plan["databases"] = list(self.databases)
+        if self.directories_created or self.directories_removed:
+            plan["directories"] = [list(self.directories_created), list(self.directories_removed)]
         if self.blockers:
             plan["blockers"] = {"counts": self.bounded_blockers.counts, "digest": self.bounded_blockers.digest}
         return _digest(plan)
@@ -494,6 +500,14 @@ class Preview:
             "events": self.events.as_dict() if self.events else None,
             "estimated_seconds": self.estimated_seconds,
             "databases": list(self.databases),
+            **(
+                {
+                    "directories_created": list(self.directories_created[:100]),
+                    "directories_removed": list(self.directories_removed[:100]),
+                }
+                if self.directories_created or self.directories_removed
+                else {}
+            ),
             **({"data_copy": self.data_copy.as_dict()} if self.data_copy is not None else {}),
             "steps": [
                 {

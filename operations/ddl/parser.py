@@ -17,6 +17,7 @@ from operations.specs import (
     COMPACT_OPTIONS,
     AbortTransactions,
     AddColumns,
+    AddPartitions,
     AlterSpec,
     ChangeColumn,
     ColumnDef,
@@ -24,10 +25,12 @@ from operations.specs import (
     CompactTable,
     ConvertFormat,
     DropPartitions,
+    NewPartition,
     PartitionPredicate,
     Relocate,
     RenamePartition,
     RenameTable,
+    RepairPartitions,
     ReplaceColumns,
     RewritePartitionLocations,
     SetFileFormat,
@@ -45,8 +48,6 @@ __all__ = ("SUPPORTED_STATEMENTS", "DdlParseError", "parse_alter")
 # ``ALTER TABLE t PARTITION (…)``; Hive's alterTableStatementSuffix and alterTblPartitionStatementSuffix, 2.3 to 4.0),
 # so that a steward is told "not supported" rather than "cannot parse".
 UNSUPPORTED_TABLE_CLAUSES: dict[tuple[str, ...], str] = {
-    ("ADD", "PARTITION"): "ADD PARTITION",
-    ("ADD", "IF"): "ADD IF NOT EXISTS PARTITION",
     ("ADD", "CONSTRAINT"): "ADD CONSTRAINT",
     ("DROP", "CONSTRAINT"): "DROP CONSTRAINT",
     ("CLUSTERED",): "CLUSTERED BY",
@@ -145,6 +146,8 @@ class _Parser:
         if self.peek().kind == "end":
             raise self.error("the statement is empty; expected ALTER TABLE …")
         first, second = (self.words(2) + ("",))[:2]
+        if first == "MSCK":
+            return self.end(self.msck())
         kind = first if first != "ALTER" else f"ALTER {second}" if second not in ("", "TABLE", "VIEW") else ""
         if first and kind:
             raise self.unsupported(kind, f"{kind} is not an ALTER TABLE statement; the console runs ALTER TABLE only")
@@ -153,10 +156,38 @@ class _Parser:
         else:
             self.expect_words("ALTER", "TABLE")
             spec = self.action(self.table_ref())
+        return self.end(spec)
+
+    def end(self, spec: AlterSpec) -> AlterSpec:
         self.accept_op(";")
         if self.peek().kind != "end":
             raise self.error(f"unexpected {self.describe(self.peek())} after the end of the statement")
         return spec
+
+    def msck(self) -> RepairPartitions:
+        """``MSCK [REPAIR] TABLE t [ADD|DROP|SYNC PARTITIONS]`` (HiveParser.g's metastoreCheck; ADD by default)."""
+        self.expect_words("MSCK")
+        repair = self.accept_words("REPAIR")
+        self.expect_words("TABLE")
+        target = self.table_ref()
+        mode = "add"
+        if self.peek_word() in ("ADD", "DROP", "SYNC"):
+            mode = self.advance().value.lower()
+            self.expect_words("PARTITIONS")
+        return RepairPartitions(target=target, mode=mode, repair=repair)
+
+    def add_partitions(self, target: TableRef) -> AddPartitions:
+        """``ADD [IF NOT EXISTS] PARTITION (k='v', …) [LOCATION '…'] [PARTITION (…) [LOCATION '…'] …]`` (HiveParser.g's
+        alterStatementSuffixAddPartitions: the partitions follow each other without commas)."""
+        self.expect_words("ADD")
+        if_not_exists = self.accept_words("IF", "NOT", "EXISTS")
+        additions: list[NewPartition] = []
+        while self.peek_word() == "PARTITION" or not additions:
+            self.expect_words("PARTITION")
+            values = self.partition_spec()
+            location = self.string() if self.accept_words("LOCATION") else None
+            additions.append(NewPartition(values=values, location=location))
+        return AddPartitions(target=target, additions=tuple(additions), if_not_exists=if_not_exists)
 
     def action(self, target: TableRef) -> AlterSpec:
         self.refuse_known(UNSUPPORTED_TABLE_CLAUSES, "ALTER TABLE … ")
@@ -164,6 +195,8 @@ class _Parser:
         if word == "RENAME":
             self.expect_words("RENAME", "TO")
             return RenameTable(target=target, new=self.table_ref())
+        if self.words(2) in (("ADD", "PARTITION"), ("ADD", "IF")):
+            return self.add_partitions(target)
         if word in ("ADD", "REPLACE"):
             self.advance()
             self.expect_words("COLUMNS")

@@ -31,7 +31,7 @@ from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.hive.partition_names import partition_name
 from catalog_admin.ids import allocate_ids
 from catalog_admin.locations import filesystem_for
-from catalog_admin.models import ColumnDescriptor, Partition, StorageDescriptor
+from catalog_admin.models import ColumnDescriptor, Partition, SerDe, StorageDescriptor
 from catalog_admin.selectors.metastores import Metastore, get_metastore
 from catalog_admin.utils.text import first_line
 from operations.ddl.parser import parse_alter
@@ -49,6 +49,8 @@ from operations.planners.metadata import (
     plan_unset_table_properties,
 )
 from operations.planners.partitions import plan_drop_partitions, plan_rename_partition
+from operations.planners.partitions.add import plan_add_partitions
+from operations.planners.partitions.msck import plan_msck_repair
 from operations.planners.relocate import plan_relocate
 from operations.planners.rename_table import plan_rename_table
 from operations.planners.rewrite import plan_rewrite, plan_set_file_format
@@ -57,9 +59,11 @@ from operations.preview import DirectoryMove, Measured, NewId, Preview, Step
 from operations.rules import blocked_error
 from operations.services.audit import audit_execution
 from operations.services.commit_markers import clear_commit_marker, new_commit_marker, write_commit_marker
+from operations.services.directories import create_directories, remove_created, remove_empty_directories
 from operations.specs import (
     AbortTransactions,
     AddColumns,
+    AddPartitions,
     AlterSpec,
     ChangeColumn,
     CompactFiles,
@@ -69,6 +73,7 @@ from operations.specs import (
     Relocate,
     RenamePartition,
     RenameTable,
+    RepairPartitions,
     ReplaceColumns,
     RewritePartitionLocations,
     SetFileFormat,
@@ -104,10 +109,12 @@ PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Any], Preview]]
     CompactFiles: plan_rewrite,
     ConvertFormat: plan_rewrite,
     SetFileFormat: plan_set_file_format,
+    AddPartitions: plan_add_partitions,
+    RepairPartitions: plan_msck_repair,
 }
 
 
-_MODELS_BY_TABLE = {model._meta.db_table: model for model in (ColumnDescriptor, StorageDescriptor, Partition)}
+_MODELS_BY_TABLE = {model._meta.db_table: model for model in (ColumnDescriptor, StorageDescriptor, Partition, SerDe)}
 
 
 # Plans that need to know where partitions are and which column descriptors they use.
@@ -157,6 +164,8 @@ def _scope_selection(state: TableState, spec: AlterSpec, preview: Preview) -> di
     if isinstance(spec, DropPartitions):
         dropped = (s for s in preview.steps if s.metastore_table == Partition._meta.db_table and s.action == "delete")
         return {"ids": sorted(p for step in dropped for p in step.params)}
+    if isinstance(spec, RepairPartitions) and preview.inverse.get("dropped_ids"):
+        return {"ids": list(preview.inverse["dropped_ids"])}
     if isinstance(spec, RewritePartitionLocations):
         return {"prefixes": sorted({spec.old_prefix, spec.new_prefix} - {""})}
     return None
@@ -258,6 +267,7 @@ def _apply(
     measured: Mapping[tuple[str, str], str],
 ) -> dict[str, dict[str, int]]:
     moved: list[tuple[DirectoryMoveRecord, int]] = []
+    created: list[str] = []
     try:
         with allow_metastore_writes(), transaction.atomic(using=metastore.alias):
             state = read_table_state(metastore, preview.spec.target, for_update=True)
@@ -268,6 +278,7 @@ def _apply(
             for move in preview.moves:
                 moved.append(_move_directory(execution, move))
             fault_point("moved")
+            created = create_directories(preview.directories_created)
             steps, allocated = _resolve_ids(metastore, _fill_measured(preview.steps, measured))
             events_before = capture_before(metastore, preview.events) if preview.events else None
             counts, captured = _run_steps(metastore, steps, progress)
@@ -277,9 +288,13 @@ def _apply(
             _keep_before_image(execution, allocated, captured)
             fault_point("before_commit")
     except BaseException:
+        remove_created(created)
         _restore_directories(moved)
         raise
     fault_point("committed")
+    kept = remove_empty_directories(preview.directories_removed)
+    if kept:
+        logger.info("Execution #%s kept %d director(ies) written to since they were created", execution.pk, len(kept))
     return counts
 
 
@@ -322,8 +337,9 @@ def _resolve_ids(metastore: Metastore, steps: tuple[Step, ...]) -> tuple[tuple[S
     ids: dict[NewId, int] = {}
     for sequence in sorted({n.sequence for n in wanted}):
         slots = [n for n in wanted if n.sequence == sequence]
-        first = allocate_ids(metastore.alias, _MODELS_BY_TABLE[sequence], len(slots))
-        ids.update({slot: first + i for i, slot in enumerate(slots)})
+        first = allocate_ids(metastore.alias, _MODELS_BY_TABLE[sequence], sum(slot.count for slot in slots))
+        for slot in slots:  # a block's slot is its first id (NewId.count)
+            ids[slot], first = first, first + slot.count
     resolved = tuple(
         replace(s, params=tuple(ids.get(p, p) if isinstance(p, NewId) else p for p in s.params)) for s in steps
     )
