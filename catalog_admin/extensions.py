@@ -11,6 +11,7 @@ Slots:
 
 - ``navigation``: the top bar's links after the metastore switcher and search (the page's context).
 - ``table``: the end of a table's page (arguments ``metastore``, ``database``, ``table``: names).
+- ``partitions``: after a table's partition filters (the same arguments and ``anomaly``, the list's anomaly filter).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 __all__ = ("SLOTS", "SlotContent", "register_slot_content", "slot_contents")
 
-SLOTS = ("navigation", "table")
+SLOTS = ("navigation", "table", "partitions")
 
 ContextProvider = Callable[..., Mapping[str, Any]]
 

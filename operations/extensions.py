@@ -12,15 +12,17 @@ from django.template import Context
 
 from catalog_admin.extensions import register_slot_content
 from catalog_admin.selectors.acid import table_is_transactional
+from catalog_admin.selectors.partitions import table_is_partitioned
 from operations.policy import can_request
 from operations.selectors import inbox_count, table_history
 
-__all__ = ("navigation_context", "register_page_slots", "table_history_context")
+__all__ = ("navigation_context", "partition_repair_context", "register_page_slots", "table_history_context")
 
 
 def register_page_slots() -> None:
     register_slot_content("navigation", "operations/inc/navigation.html", navigation_context)
     register_slot_content("table", "operations/inc/table_history.html", table_history_context)
+    register_slot_content("partitions", "operations/inc/partition_repair.html", partition_repair_context)
 
 
 def navigation_context(context: Context) -> dict[str, Any]:
@@ -42,4 +44,20 @@ def table_history_context(context: Context, *, metastore: str, database: str, ta
         "database": database,
         "table": table,
         "transactional": table_is_transactional(metastore, database, table),
+        "partitioned": table_is_partitioned(metastore, database, table),
+    }
+
+
+def partition_repair_context(
+    context: Context, *, metastore: str, database: str, table: str, anomaly: str = ""
+) -> dict[str, Any]:
+    """The partition list's repair action: on the "missing on disk" list, a guided ``MSCK REPAIR TABLE`` request (for
+    those who may request changes)."""
+    user = context.get("user")
+    return {
+        "can_request": user is not None and bool(can_request(user)),
+        "missing": anomaly == "missing",
+        "metastore": metastore,
+        "database": database,
+        "table": table,
     }
