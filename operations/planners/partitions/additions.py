@@ -23,6 +23,7 @@ __all__ = (
     "SAMPLE",
     "Existing",
     "added_listing",
+    "created_partition_stats",
     "existing_partitions",
     "natural_key",
     "quick_stats_params",
@@ -92,6 +93,14 @@ def quick_stats_params(files: int, size: int, metastore: Metastore) -> tuple[tup
     if metastore.schema.capabilities.quick_stats_count_erasure_coded_files:
         params.append(("numFilesErasureCoded", "0"))
     return tuple(sorted(params))
+
+
+def created_partition_stats(metastore: Metastore) -> tuple[tuple[str, str], ...]:
+    """``StatsSetupConst.setBasicStatsStateForCreateTable(params, TRUE)``: every basic statistic 0, accurate."""
+    zeros = ["numFiles", "numRows", "rawDataSize", "totalSize"]
+    if metastore.schema.capabilities.quick_stats_count_erasure_coded_files:
+        zeros.append("numFilesErasureCoded")
+    return tuple(sorted([("COLUMN_STATS_ACCURATE", '{"BASIC_STATS":"true"}'), *((key, "0") for key in zeros)]))
 
 
 def natural_key(keys: Sequence[ColumnInfo]):  # noqa: ANN201 - a sort key function
