@@ -7,12 +7,17 @@ copied from the table's with its parameters, the descriptor's parameters, bucket
 execution, ``HMSHandler.initializeAddedPartition``; the quick statistics when the directory existed).
 
 Ids come in three blocks from SEQUENCE_TABLE (:class:`~operations.preview.NewId` with a ``count``), allocated at
-execution; each row's id is the block's first id plus its position, written in the statement's text.
+execution; each row's id is the block's first id plus its position. Set-based: the per-partition values (names,
+locations, key values, parameters) go to the database as one JSON array per column and chunk of
+:data:`ROWS_PER_STATEMENT` partitions, unpacked by the database (PostgreSQL ``json_array_elements``, MySQL/MariaDB
+``JSON_TABLE``, SQLite ``json_each``), and every copied row is an ``INSERT … SELECT`` from the table's own row joined
+with them: a few statements per chunk whatever the number of partitions, none per partition.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,8 +27,6 @@ from django.db.models import Model
 from catalog_admin.models import (
     BucketingColumn,
     Partition,
-    PartitionKeyValue,
-    PartitionParam,
     SerDe,
     SerDeParam,
     SortColumn,
@@ -37,8 +40,15 @@ from operations.table_state import TableState
 __all__ = ("ADDED", "NewPartitionRow", "add_partition_steps", "epoch_seconds_text")
 
 ADDED = "added"  # the NewId slot of the blocks an addition allocates
-ROWS_PER_STATEMENT = 1000
-PARAMS_PER_STATEMENT = 30000
+ROWS_PER_STATEMENT = 10_000  # partitions per statement (a JSON array of ~1 MB per column at most)
+# ``(o, v)`` rows from a JSON array of ``[offset, value]`` pairs, per vendor.
+JSON_ROWS = {
+    "postgresql": "(SELECT CAST(e->>0 AS BIGINT) AS o, e->>1 AS v FROM json_array_elements(CAST(%s AS json)) AS e)",
+    "mysql": "(SELECT j.o, j.v FROM JSON_TABLE(%s, '$[*]' COLUMNS (o BIGINT PATH '$[0]', v VARCHAR(4000) PATH '$[1]'))"
+    " AS j)",
+    "sqlite": "(SELECT CAST(json_extract(value, '$[0]') AS INTEGER) AS o, json_extract(value, '$[1]') AS v "
+    "FROM json_each(%s))",
+}
 # The database's clock in whole seconds, as text (PARTITION_PARAMS.PARAM_VALUE), evaluated by the statement itself at
 # execution, so a rebuilt plan is the same plan (Hive: System.currentTimeMillis() / 1000).
 EPOCH_TEXT = {
@@ -51,7 +61,6 @@ EPOCH = {
     "mysql": "UNIX_TIMESTAMP()",
     "sqlite": "CAST(strftime('%%s', 'now') AS INTEGER)",
 }
-NOW = object()  # a value written as the database's clock (EPOCH / EPOCH_TEXT) instead of a parameter
 
 
 @dataclass(frozen=True)
@@ -72,48 +81,126 @@ def add_partition_steps(metastore: Metastore, state: TableState, rows: Sequence[
     """The statements adding ``rows`` to the table of ``state`` (none for no rows)."""
     if not rows or state.sd_id is None:
         return []
-    alias, count = metastore.alias, len(rows)
-    ids = {table: NewId(table, ADDED, count) for table in ("SERDES", "SDS", "PARTITIONS")}
-    sd = _template(alias, StorageDescriptor, "id", state.sd_id)[0]
-    serde = _template(alias, SerDe, "id", sd["SERDE_ID"]) if sd.get("SERDE_ID") is not None else []
+    ids = {table: NewId(table, ADDED, len(rows)) for table in ("SERDES", "SDS", "PARTITIONS")}
     steps: list[Step] = []
-    if serde:
-        steps += _copies(metastore, SerDe, serde, {"SERDE_ID": ids["SERDES"]}, count)
-        serde_params = _template(alias, SerDeParam, "serde", sd["SERDE_ID"])
-        steps += _copies(metastore, SerDeParam, serde_params, {"SERDE_ID": ids["SERDES"]}, count)
-    locations = [row.location for row in rows]
-    sd_values = {"SD_ID": ids["SDS"], "SERDE_ID": ids["SERDES"] if serde else None}
-    steps += _copies(metastore, StorageDescriptor, [sd], sd_values, count, {"LOCATION": locations})
+    for start in range(0, len(rows), ROWS_PER_STATEMENT):
+        steps += _chunk_steps(metastore, state, rows[start : start + ROWS_PER_STATEMENT], start, ids)
+    return sorted(steps, key=lambda step: INSERT_ORDER.index(step.metastore_table))  # parents before children
+
+
+INSERT_ORDER = ("SERDES", "SERDE_PARAMS", "SDS", "SD_PARAMS", "BUCKETING_COLS", "SORT_COLS", "PARTITIONS",
+                "PARTITION_KEY_VALS", "PARTITION_PARAMS")  # fmt: skip
+
+
+def _chunk_steps(
+    metastore: Metastore, state: TableState, rows: Sequence[NewPartitionRow], start: int, ids: dict[str, NewId]
+) -> list[Step]:
+    alias = metastore.alias
+    sd = _template(alias, StorageDescriptor, "id", state.sd_id or 0)[0]
+    series = _pairs((i, row.name) for i, row in enumerate(rows))
+    copy = _Copier(metastore, series, len(rows), start)
+    steps: list[Step] = []
+    serde_id = sd.get("SERDE_ID")
+    if serde_id is not None:
+        steps += copy(SerDe, "id", serde_id, {"SERDE_ID": ids["SERDES"]})
+        steps += copy(SerDeParam, "serde", serde_id, {"SERDE_ID": ids["SERDES"]})
+    locations = _pairs((i, row.location) for i, row in enumerate(rows))
+    sd_ids = {"SD_ID": ids["SDS"], **({"SERDE_ID": ids["SERDES"]} if serde_id is not None else {})}
+    steps += _Copier(metastore, locations, len(rows), start)(StorageDescriptor, "id", sd["SD_ID"], sd_ids, "LOCATION")
     for model in (StorageDescriptorParam, BucketingColumn, SortColumn):
-        steps += _copies(metastore, model, _template(alias, model, "sd", state.sd_id), {"SD_ID": ids["SDS"]}, count)
-    steps += _partition_rows(metastore, state, rows, ids)
-    return steps
+        steps += copy(model, "sd", sd["SD_ID"], {"SD_ID": ids["SDS"]})
+    return steps + _partition_rows(metastore, state, rows, start, ids)
+
+
+class _Copier:
+    """``INSERT … SELECT`` of an owner's rows once per partition of a chunk (``per_row``: a column from the chunk's
+    JSON ``values``)."""
+
+    def __init__(self, metastore: Metastore, values: str, count: int, start: int) -> None:
+        self.metastore, self.values, self.count, self.start = metastore, values, count, start
+
+    def __call__(
+        self, model: type[Model], field: str, owner: int, ids: dict[str, NewId], per_row: str = ""
+    ) -> list[Step]:
+        alias = self.metastore.alias
+        template = _template(alias, model, field, owner)
+        if not template:
+            return []
+        quote = connections[alias].ops.quote_name
+        table = model._meta.db_table
+        columns = list(template[0])
+        owner_column = str(getattr(model._meta.get_field(field), "column", ""))
+        selected, params = [], []
+        for column in columns:
+            if column in ids:
+                selected.append(f"%s + {self.start} + t.o")
+                params.append(ids[column])
+            elif column == per_row:
+                selected.append("t.v")
+            else:
+                selected.append(f"s.{quote(column)}")
+        sql = (
+            f"INSERT INTO {quote(table)} ({', '.join(quote(c) for c in columns)}) SELECT {', '.join(selected)} "
+            f"FROM {quote(table)} s CROSS JOIN {JSON_ROWS[self.metastore.config.vendor]} t "
+            f"WHERE s.{quote(owner_column)} = %s"
+        )
+        rows = len(template) * self.count
+        return [Step(f"Add {rows} {table} rows", table, "insert", sql, (*params, self.values, owner), rows)]
 
 
 def _partition_rows(
-    metastore: Metastore, state: TableState, rows: Sequence[NewPartitionRow], ids: dict[str, NewId]
+    metastore: Metastore, state: TableState, rows: Sequence[NewPartitionRow], start: int, ids: dict[str, NewId]
 ) -> list[Step]:
+    vendor = metastore.config.vendor
+    quote = connections[metastore.alias].ops.quote_name
+    source = JSON_ROWS[vendor]
+    part_id = f"%s + {start} + t.o"
     columns = ["PART_ID", "CREATE_TIME", "LAST_ACCESS_TIME", "PART_NAME", "SD_ID", "TBL_ID"]
-    extra: list[Any] = []
+    selected = [part_id, EPOCH[vendor], "0", "t.v", f"%s + {start} + t.o", "%s"]
+    params: list[Any] = [ids["PARTITIONS"], ids["SDS"], state.table_id]
     if metastore.schema.has(Partition, "write_id"):
         columns.append("WRITE_ID")  # Msck: partition.setWriteId(table.getWriteId())
-        extra.append(_table_write_id(metastore, state.table_id))
-    partitions = [
-        [(ids["PARTITIONS"], i), NOW, 0, row.name, (ids["SDS"], i), state.table_id, *extra]
-        for i, row in enumerate(rows)
-    ]
-    key_values = [[(ids["PARTITIONS"], i), v, k] for i, row in enumerate(rows) for k, v in enumerate(row.values)]
-    params = [
-        [(ids["PARTITIONS"], i), key, NOW if value is NOW else value]
-        for i, row in enumerate(rows)
-        for key, value in (("transient_lastDdlTime", NOW), *row.params)
-    ]
-    vendor = metastore.config.vendor
-    return [
-        *_inserts(metastore, Partition, columns, partitions, vendor),
-        *_inserts(metastore, PartitionKeyValue, ["PART_ID", "PART_KEY_VAL", "INTEGER_IDX"], key_values, vendor),
-        *_inserts(metastore, PartitionParam, ["PART_ID", "PARAM_KEY", "PARAM_VALUE"], params, vendor, text=True),
-    ]
+        selected.append("%s")
+        params.append(_table_write_id(metastore, state.table_id))
+    names = _pairs((i, row.name) for i, row in enumerate(rows))
+    steps = [_insert_select(quote, "PARTITIONS", columns, selected, source, [*params, names], rows)]
+    for position in range(len(state.partition_keys)):
+        values = _pairs((i, row.values[position]) for i, row in enumerate(rows))
+        steps.append(
+            _insert_select(quote, "PARTITION_KEY_VALS", ["PART_ID", "PART_KEY_VAL", "INTEGER_IDX"],
+                           [part_id, "t.v", str(position)], source, [ids["PARTITIONS"], values], rows)
+        )  # fmt: skip
+    by_key: dict[str, list[tuple[int, str]]] = {}
+    for i, row in enumerate(rows):
+        for key, value in row.params:
+            by_key.setdefault(key, []).append((i, value))
+    param_columns = ["PART_ID", "PARAM_KEY", "PARAM_VALUE"]
+    ddl_time = [part_id, "'transient_lastDdlTime'", EPOCH_TEXT[vendor]]
+    steps.append(
+        _insert_select(quote, "PARTITION_PARAMS", param_columns, ddl_time, source, [ids["PARTITIONS"], names], rows)
+    )
+    for key, pairs in sorted(by_key.items()):
+        steps.append(
+            _insert_select(quote, "PARTITION_PARAMS", param_columns, [part_id, "%s", "t.v"], source,
+                           [ids["PARTITIONS"], key, _pairs(pairs)], pairs)
+        )  # fmt: skip
+    return steps
+
+
+def _insert_select(
+    quote: Any, table: str, columns: list[str], selected: list[str], source: str, params: list[Any], rows: Sequence
+) -> Step:
+    """``INSERT INTO table (columns) SELECT selected FROM <the JSON rows> t``: parameters in the text's order."""
+    sql = (
+        f"INSERT INTO {quote(table)} ({', '.join(quote(c) for c in columns)}) "
+        f"SELECT {', '.join(selected)} FROM {source} t"
+    )
+    return Step(f"Add {len(rows)} {table} rows", table, "insert", sql, tuple(params), len(rows))
+
+
+def _pairs(pairs: Iterable[tuple[int, str | None]]) -> str:
+    """A JSON array of ``[offset, value]`` pairs (the statements' per-row values)."""
+    return json.dumps([[offset, value] for offset, value in pairs], ensure_ascii=False, separators=(",", ":"))
 
 
 def _table_write_id(metastore: Metastore, table_id: int) -> Any:
@@ -133,68 +220,3 @@ def _template(alias: str, model: type[Model], field: str, owner: int) -> list[di
         names = [c[0] for c in cursor.description]
         found = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
     return sorted(found, key=lambda row: tuple(str(row[n]) for n in names))
-
-
-def _copies(
-    metastore: Metastore,
-    model: type[Model],
-    template: list[dict[str, Any]],
-    ids: dict[str, NewId | None],
-    count: int,
-    per_row: dict[str, list[Any]] | None = None,
-) -> list[Step]:
-    """``template``'s rows once per new owner ``i`` (its id columns ``ids`` + i, ``per_row`` columns their i-th)."""
-    if not template:
-        return []
-    columns = list(template[0])
-    per_row = per_row or {}
-    values = [
-        [(ids[c], i) if c in ids and ids[c] is not None else per_row[c][i] if c in per_row else row[c] for c in columns]
-        for i in range(count)
-        for row in template
-    ]
-    return _inserts(metastore, model, columns, values, metastore.config.vendor)
-
-
-def _inserts(
-    metastore: Metastore,
-    model: type[Model],
-    columns: list[str],
-    rows: list[list[Any]],
-    vendor: str,
-    *,
-    text: bool = False,
-) -> list[Step]:
-    """Multi-row INSERTs of ``rows``: a ``(NewId, offset)`` value is written ``%s + offset``, :data:`NOW` the clock."""
-    if not rows:
-        return []
-    quote = connections[metastore.alias].ops.quote_name
-    table = model._meta.db_table
-    head = f"INSERT INTO {quote(table)} ({', '.join(quote(c) for c in columns)}) VALUES "
-    clock = EPOCH_TEXT[vendor] if text else EPOCH[vendor]
-    steps = []
-    for chunk in _chunks(rows, len(columns)):
-        params: list[Any] = []
-        tuples = []
-        for row in chunk:
-            cells = []
-            for value in row:
-                if value is NOW:
-                    cells.append(clock)
-                elif isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], NewId):
-                    cells.append(f"%s + {int(value[1])}")
-                    params.append(value[0])
-                else:
-                    cells.append("%s")
-                    params.append(value)
-            tuples.append(f"({', '.join(cells)})")
-        steps.append(
-            Step(f"Add {len(chunk)} {table} rows", table, "insert", head + ", ".join(tuples), tuple(params), len(chunk))
-        )
-    return steps
-
-
-def _chunks(rows: list[list[Any]], width: int) -> Iterator[list[list[Any]]]:
-    size = max(1, min(ROWS_PER_STATEMENT, PARAMS_PER_STATEMENT // max(width, 1)))
-    for start in range(0, len(rows), size):
-        yield rows[start : start + size]

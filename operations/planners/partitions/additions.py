@@ -6,6 +6,7 @@ a partition whose directory existed, the natural order of names, and the preview
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -125,12 +126,12 @@ def added_listing(
 ) -> PartitionsAffected:
     """The partitions a plan adds (and drops), the first :data:`SAMPLE` of each in natural order, bytes to add."""
     order = natural_key(keys)
-    first_added = sorted(rows, key=lambda r: order(r.values))[:SAMPLE]
+    first_added = heapq.nsmallest(SAMPLE, rows, key=lambda r: order(r.values))
     listed = [
         AffectedPartition(r.name, r.location, None, sizes.get(r.name, (0, 0))[1], sizes.get(r.name, (0, 0))[0], "added")
         for r in first_added
     ]
-    first_dropped = sorted(dropped, key=lambda p: order(_values(p.name)))[:SAMPLE]
+    first_dropped = heapq.nsmallest(SAMPLE, dropped, key=lambda p: order(_values(p.name)))
     listed += [
         AffectedPartition(p.name, p.location, None, None, None, "dropped: directory missing") for p in first_dropped
     ]

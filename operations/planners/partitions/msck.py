@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 
 from catalog_admin.hive.partition_names import escape_path_name, partition_name, unescape_path_name
-from catalog_admin.locations import FileEntry, filesystem_for, is_hidden, normalize_location
+from catalog_admin.locations import FileEntry, filesystem_for, normalize_location
 from catalog_admin.selectors.metastores import Metastore
 from operations.planners.common import acid_warnings, build_preview, hive_seconds, snapshot
 from operations.planners.partitions.add_rows import NewPartitionRow, add_partition_steps
@@ -40,6 +40,8 @@ from operations.table_state import TableState
 __all__ = ("Sweep", "plan_msck_repair", "sweep_listing")
 
 VALIDATION = ("throw", "skip", "ignore")
+# A value FileUtils.escapePathName leaves as it is (and unescapePathName too): no character of its escape set.
+_PLAIN = re.compile(r"[^\x00-\x1f\"#%'*/:=?\\\x7f{\[\]^]+")
 
 
 @dataclass
@@ -60,9 +62,10 @@ def sweep_listing(files: list[FileEntry], keys: list[str], root: str) -> Sweep:
         if entry.symlink:
             sweep.links.append(entry.location)
             continue
-        parts = entry.relative.split("/")
-        if is_hidden(entry.relative):
+        marked = "/" + entry.relative
+        if "/_" in marked or "/." in marked:  # FileUtils.HIDDEN_FILES_PATH_FILTER, at any level
             continue
+        parts = entry.relative.split("/")
         if len(parts) <= depth:
             sweep.invalid.append(f"MSCK finds a file rather than a directory when it searches for {entry.location}")
             continue
@@ -187,11 +190,14 @@ def _candidates(
         if f"{root}/{path}" in known_locations:
             continue
         raw = [level.split("=", 1)[1] for level in path.split("/")]
-        values = tuple(unescape_path_name(value) for value in raw)
-        name = partition_name(zip(keys, values, strict=True))
+        if all(_PLAIN.fullmatch(value) for value in raw):  # nothing to escape: the path is the name (most of them)
+            values, name, bad = tuple(raw), path, False
+        else:
+            values = tuple(unescape_path_name(value) for value in raw)
+            name = partition_name(zip(keys, values, strict=True))
+            bad = validation != "ignore" and any(escape_path_name(v) != r for v, r in zip(values, raw, strict=True))
         if name in known_names:
             continue
-        bad = validation != "ignore" and any(escape_path_name(v) != r for v, r in zip(values, raw, strict=True))
         if bad:
             rejected.append(f"Repair: Cannot add partition {path} due to invalid characters in the name")
             continue
