@@ -7,6 +7,7 @@ revert, which drops what was added and removes only the directories it created w
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -205,3 +206,29 @@ def test_add_if_not_exists_skips_existing_partitions(metastore: Metastore) -> No
     preview = alter_preview(metastore=metastore, spec=spec)
     assert preview.blockers == ()
     assert preview.inverse["added_names"] == ["dt=2024-06-01/hour=1"]
+
+
+@pytest.mark.parametrize("metastore_alias", ["hive31_pg"], indirect=True)
+def test_msck_writes_one_add_partition_event_per_batch(
+    metastore: Metastore, warehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``Msck.createPartitionsInBatches``: one ADD_PARTITION per batch (3,000 by default; 1 here), each carrying its
+    partitions."""
+    # given
+    monkeypatch.setattr("operations.events.planning.MSCK_REPAIR_BATCH_SIZE", 1)
+    root = orders_root(metastore)
+    write(root, "dt=2024-02-01/hour=1/part-0", 3)
+    write(root, "dt=2024-02-01/hour=2/part-0", 3)
+    events = NotificationEvent.objects.using(metastore.alias)
+    last = events.order_by("-event_id").values_list("event_id", flat=True).first() or 0
+
+    # when
+    preview = alter_preview_statement(metastore=metastore, statement="MSCK REPAIR TABLE sales.orders")
+    execute(preview)
+
+    # then
+    assert preview.events is not None and dict(preview.events.counts) == {"ADD_PARTITION": 2}
+    written = list(events.filter(event_id__gt=last).order_by("event_id").values_list("event_type", "message"))
+    assert [kind for kind, _message in written] == ["ADD_PARTITION", "ADD_PARTITION"]
+    carried = [json.loads(message)["partitions"] for _kind, message in written]
+    assert carried == [[{"dt": "2024-02-01", "hour": "1"}], [{"dt": "2024-02-01", "hour": "2"}]]
