@@ -14,6 +14,7 @@ Slots:
 - ``database``: the head of a database's page (arguments ``metastore``, ``database``: names).
 - ``metastore``: the end of a metastore's database list (argument ``metastore``: its name).
 - ``database``: the end of a database's page (arguments ``metastore``, ``database``: names).
+- ``partitions``: after a table's partition filters (the same arguments and ``anomaly``, the list's anomaly filter).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 
 __all__ = ("SLOTS", "SlotContent", "register_slot_content", "slot_contents")
 
-SLOTS = ("navigation", "table", "metastore", "database")
+SLOTS = ("navigation", "table", "partitions", "metastore", "database")
 
 ContextProvider = Callable[..., Mapping[str, Any]]
 

@@ -51,7 +51,6 @@ __all__ = (
     "local_exists",
     "local_files",
     "make_directory",
-    "make_local_directory",
     "mapped_digest",
     "new_hash",
     "normalize_location",
@@ -354,18 +353,6 @@ _OPEN_FLAGS = {
     "wb": os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
     "ab": os.O_WRONLY | os.O_CREAT | os.O_APPEND,
 }
-
-
-def make_local_directory(location: str) -> int:
-    """Create the local directory ``location`` with its missing parents, through no symbolic link (a link on the way
-    raises :class:`SymlinkRefused`); returns how many directories it created (0: it existed)."""
-    path = _local_path(location)
-    missing, probe = 0, path
-    while probe != probe.parent and not os.path.lexists(probe):
-        missing, probe = missing + 1, probe.parent
-    with _directory(path, create=True):
-        pass
-    return missing
 
 
 class SymlinkRefused(OSError):

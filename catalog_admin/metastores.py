@@ -72,6 +72,7 @@ class MetastoreConfig:
     governs_external_data: bool = False
     events: bool = True  # write Hive's notification events (METASTORE_EVENTS_<NAME>=off turns them off)
     partition_name_whitelist: str = ""  # metastore.partition.name.whitelist.pattern ("" = none)
+    msck_path_validation: str = "throw"  # hive.msck.path.validation: throw | skip | ignore (Hive's default: throw)
 
     @property
     def alias(self) -> str:
@@ -200,7 +201,19 @@ def _config(env: dict[str, str], name: str, url: str, base_dir: Path) -> Metasto
         governs_external_data=env.get(f"METASTORE_GOVERNS_EXTERNAL_DATA_{suffix}", "").strip().lower() in TRUE_VALUES,
         events=env.get(f"METASTORE_EVENTS_{suffix}", "").strip().lower() not in OFF_VALUES,
         partition_name_whitelist=_whitelist(env, suffix),
+        msck_path_validation=_msck_path_validation(env, suffix),
     )
+
+
+def _msck_path_validation(env: dict[str, str], suffix: str) -> str:
+    """``METASTORE_MSCK_PATH_VALIDATION_<NAME>``: Hive's ``hive.msck.path.validation`` for that metastore."""
+    value = env.get(f"METASTORE_MSCK_PATH_VALIDATION_{suffix}", "").strip().lower() or "throw"
+    if value not in ("throw", "skip", "ignore"):
+        raise MetastoreConfigError(
+            f"METASTORE_MSCK_PATH_VALIDATION_{suffix} is '{value}'; use throw, skip or ignore "
+            "(hive.msck.path.validation)."
+        )
+    return value
 
 
 def _whitelist(env: dict[str, str], suffix: str) -> str:

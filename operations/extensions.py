@@ -13,6 +13,7 @@ from django.template import Context
 from catalog_admin.extensions import register_slot_content
 from catalog_admin.selectors.acid import table_is_transactional
 from catalog_admin.selectors.metastores import get_metastore
+from catalog_admin.selectors.partitions import table_is_partitioned
 from operations.guided_databases import database_operations, metastore_operations
 from operations.policy import can_request
 from operations.selectors import inbox_count, table_history
@@ -22,6 +23,7 @@ __all__ = (
     "database_requests_context",
     "metastore_requests_context",
     "navigation_context",
+    "partition_repair_context",
     "register_page_slots",
     "table_history_context",
 )
@@ -33,6 +35,7 @@ def register_page_slots() -> None:
     register_slot_content("metastore", "operations/inc/guided_requests.html", metastore_requests_context)
     register_slot_content("database", "operations/inc/guided_requests.html", database_requests_context)
     register_slot_content("database", "operations/inc/database_requests.html", create_table_context)
+    register_slot_content("partitions", "operations/inc/partition_repair.html", partition_repair_context)
 
 
 def metastore_requests_context(context: Context, *, metastore: str) -> dict[str, Any]:
@@ -70,6 +73,22 @@ def table_history_context(context: Context, *, metastore: str, database: str, ta
         "database": database,
         "table": table,
         "transactional": table_is_transactional(metastore, database, table),
+        "partitioned": table_is_partitioned(metastore, database, table),
+    }
+
+
+def partition_repair_context(
+    context: Context, *, metastore: str, database: str, table: str, anomaly: str = ""
+) -> dict[str, Any]:
+    """The partition list's repair action: on the "missing on disk" list, a guided ``MSCK REPAIR TABLE`` request (for
+    those who may request changes)."""
+    user = context.get("user")
+    return {
+        "can_request": user is not None and bool(can_request(user)),
+        "missing": anomaly == "missing",
+        "metastore": metastore,
+        "database": database,
+        "table": table,
     }
 
 

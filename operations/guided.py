@@ -113,9 +113,28 @@ def _table_operations(metastore: Metastore, state: TableState) -> tuple[GuidedOp
                 "Comparisons (<, <=, >, >=, <>) drop ranges; the preview lists what goes.",
             ),
         ]  # fmt: skip
+    if state.partition_keys:
+        ops += _partition_repair_operations(metastore, state, ref)
     if state.is_transactional:
         ops.append(_compaction_operation(metastore, state, ref, partition))
     return tuple(ops)
+
+
+def _partition_repair_operations(metastore: Metastore, state: TableState, ref: str) -> list[GuidedOperation]:
+    """ADD PARTITION (values to edit) and MSCK REPAIR TABLE (SYNC where the version has it; 2.3 only adds)."""
+    spec = ", ".join(f"{_quote(k.name)}='…'" for k in state.partition_keys)
+    sync = " SYNC PARTITIONS" if metastore.schema.capabilities.msck_drops_partitions else ""
+    return [
+        GuidedOperation(
+            "partition_add", "Add partitions", f"ALTER TABLE {ref} ADD IF NOT EXISTS PARTITION ({spec})",
+            "Edit the values; add LOCATION '…' for data elsewhere. A managed partition's directory is created.",
+        ),
+        GuidedOperation(
+            "msck_repair", "Repair partitions from the directories", f"MSCK REPAIR TABLE {ref}{sync}",
+            "Adds a partition for each directory found under the table's and (SYNC) drops those whose directory is "
+            "missing; the preview lists both with the bytes found.",
+        ),
+    ]  # fmt: skip
 
 
 def _compaction_operation(metastore: Metastore, state: TableState, ref: str, first: str) -> GuidedOperation:

@@ -44,10 +44,12 @@ __all__ = (
 
 @dataclass(frozen=True)
 class NewId:
-    """A placeholder in a step's parameters: a fresh id from SEQUENCE_TABLE, allocated at execution."""
+    """A placeholder in a step's parameters: a fresh id from SEQUENCE_TABLE, allocated at execution; ``count`` > 1:
+    the first of a block of that many consecutive ids (a statement adds each row's position to it)."""
 
     sequence: str
     slot: str = "0"
+    count: int = 1
 
 
 @dataclass(frozen=True)
@@ -407,8 +409,10 @@ class Preview:
     affected: PartitionsAffected | None = None  # the partitions that go or are renamed (a listing: not fingerprinted)
     data_copy: DataCopy | None = None  # a data job (relocate) copies these before the steps re-point the metastore
     databases: tuple[str, ...] = ()  # every database an abort's transactions wrote to or locked (its table's too)
-    made_directories: tuple[str, ...] = ()  # created before the statements (CREATE TABLE's new location)
-    removed_directories: tuple[str, ...] = ()  # removed when empty after the commit (a CREATE TABLE's revert)
+    # Directories execution makes before the statements (CREATE TABLE's location, ADD PARTITION's managed ones; the
+    # parents it had to make are kept in the before-image), and removes after the commit while still empty (a revert).
+    directories_created: tuple[str, ...] = ()
+    directories_removed: tuple[str, ...] = ()
 
     @cached_property
     def fingerprint(self) -> str:
@@ -431,8 +435,8 @@ class Preview:
             plan["data_copy"] = self.data_copy.digest
         if self.databases:
             plan["databases"] = list(self.databases)
-        if self.made_directories or self.removed_directories:
-            plan["directories"] = {"made": list(self.made_directories), "removed": list(self.removed_directories)}
+        if self.directories_created or self.directories_removed:
+            plan["directories"] = [list(self.directories_created), list(self.directories_removed)]
         if self.blockers:
             plan["blockers"] = {"counts": self.bounded_blockers.counts, "digest": self.bounded_blockers.digest}
         return _digest(plan)
@@ -499,8 +503,11 @@ class Preview:
             "estimated_seconds": self.estimated_seconds,
             "databases": list(self.databases),
             **(
-                {"made_directories": list(self.made_directories), "removed_directories": list(self.removed_directories)}
-                if self.made_directories or self.removed_directories
+                {
+                    "directories_created": list(self.directories_created[:100]),
+                    "directories_removed": list(self.directories_removed[:100]),
+                }
+                if self.directories_created or self.directories_removed
                 else {}
             ),
             **({"data_copy": self.data_copy.as_dict()} if self.data_copy is not None else {}),

@@ -15,10 +15,12 @@ from operations.ddl.render import quote_ident, quote_string, render_partition_sp
 
 __all__ = (
     "COMPACT_OPTIONS",
+    "REPAIR_MODES",
     "ROW_FORMAT_CLAUSES",
     "SPEC_KINDS",
     "AbortTransactions",
     "AddColumns",
+    "AddPartitions",
     "AlterSpec",
     "ChangeColumn",
     "ColumnDef",
@@ -28,10 +30,12 @@ __all__ = (
     "CreateTable",
     "DropPartitions",
     "ExchangePartition",
+    "NewPartition",
     "PartitionPredicate",
     "Relocate",
     "RenamePartition",
     "RenameTable",
+    "RepairPartitions",
     "ReplaceColumns",
     "RevertExecution",
     "RewritePartitionLocations",
@@ -468,6 +472,50 @@ def _location_clause(location: str | None) -> str:
     return f" LOCATION {quote_string(location)}" if location else ""
 
 
+@dataclass(frozen=True)
+class NewPartition:
+    """One ``PARTITION (k='v', …) [LOCATION '…']`` of an ``ADD PARTITION``."""
+
+    values: tuple[tuple[str, str], ...]
+    location: str | None = None
+
+    def to_ddl(self) -> str:
+        location = f" LOCATION {quote_string(self.location)}" if self.location is not None else ""
+        return f"PARTITION {render_partition_spec(self.values)}{location}"
+
+
+@dataclass(frozen=True)
+class AddPartitions(AlterSpec):
+    """``ADD [IF NOT EXISTS] PARTITION (…) [LOCATION '…'] [PARTITION (…) …]`` (Hive's ``add_partitions``)."""
+
+    kind: ClassVar[str] = "add_partitions"
+    additions: tuple[NewPartition, ...]
+    if_not_exists: bool = False
+
+    def _clause(self) -> str:
+        exists = " IF NOT EXISTS" if self.if_not_exists else ""
+        return f"ADD{exists} {' '.join(p.to_ddl() for p in self.additions)}"
+
+
+# MSCK's modes: which side of the repair runs (Hive's ``MsckDesc``: ADD is the default).
+REPAIR_MODES = ("add", "drop", "sync")
+
+
+@dataclass(frozen=True)
+class RepairPartitions(AlterSpec):
+    """``MSCK [REPAIR] TABLE t [ADD|DROP|SYNC PARTITIONS]``: partitions whose directory exists under the table's are
+    added, partitions whose directory is gone are dropped (``Msck.repair``); without REPAIR only a report."""
+
+    kind: ClassVar[str] = "msck_repair"
+    mode: str = "add"
+    repair: bool = True
+
+    def to_ddl(self) -> str:
+        repair = " REPAIR" if self.repair else ""
+        mode = f" {self.mode.upper()} PARTITIONS" if self.mode != "add" else ""
+        return f"MSCK{repair} TABLE {self.target}{mode}"
+
+
 def _predicates_clause(predicates: tuple[PartitionPredicate, ...]) -> str:
     """``PARTITION (k op 'v', …) `` or nothing."""
     if not predicates:
@@ -502,6 +550,8 @@ SPEC_KINDS: dict[str, type[AlterSpec]] = {
         SetFileFormat,
         CreateTable,
         ExchangePartition,
+        AddPartitions,
+        RepairPartitions,
     )
 }
 
@@ -540,6 +590,10 @@ def spec_from_dict(data: dict[str, Any]) -> AlterSpec:
         fields["txn_ids"] = tuple(fields["txn_ids"])
     if "partitions" in fields:
         fields["partitions"] = tuple(PartitionPredicate(**p) for p in fields["partitions"])
+    if "additions" in fields:
+        fields["additions"] = tuple(
+            NewPartition(tuple(tuple(pair) for pair in p["values"]), p.get("location")) for p in fields["additions"]
+        )
     if "specs" in fields:
         fields["specs"] = tuple(tuple(PartitionPredicate(**p) for p in spec) for spec in fields["specs"])
     return cls(**fields)

@@ -197,6 +197,13 @@ class Capabilities:
     #: Recomputed quick statistics include ``numFilesErasureCoded`` (``MetaStoreServerUtils.populateQuickStats``, 4.x).
     quick_stats_count_erasure_coded_files: bool
 
+    # --- MSCK REPAIR TABLE (operations/planners/partitions/msck.py) ---
+    #: ``MSCK REPAIR TABLE … DROP|SYNC PARTITIONS`` exists (HIVE-17824, 3.0's ``Msck``/``DDLTask.msck``); 2.3 only adds.
+    msck_drops_partitions: bool
+    #: ``Msck.createPartitionsInBatches`` adds 3,000 partitions per ``add_partitions`` call
+    #: (``metastore.msck.repair.batch.size``, 3.x+); 2.3's ``hive.msck.repair.batch.size`` is 0: one call for all.
+    msck_adds_in_batches: bool
+
     # --- ACID readers and the compaction queue (catalog_admin/hive/acid.py, operations/planners/compaction.py) ---
     #: A base or delta directory's ``_v<txn>`` visibility suffix hides it until that transaction commits
     #: (``AcidUtils.getAcidState``, 4.x).
@@ -293,6 +300,8 @@ class Capabilities:
             parquet_replace_needs_cascade_to_drop=hive3,
             replace_columns_serdes_of_4=hive4,
             quick_stats_count_erasure_coded_files=hive4,
+            msck_drops_partitions=hive3,
+            msck_adds_in_batches=hive3,
             acid_directory_visibility=hive4,
             compaction_reuses_ready_for_cleaning=hive4,
             gzip_json_messages=hive4,

@@ -19,6 +19,8 @@ SUPPORTED_STATEMENTS = (
     "ALTER TABLE t [PARTITION (k op 'v', …)] SET LOCATION 'uri' WITH DATA",
     "ALTER TABLE t PARTITION LOCATIONS REPLACE PREFIX 'old' WITH 'new'",
     "ALTER TABLE t PARTITION (k='v', …) RENAME TO PARTITION (k='v2', …)",
+    "ALTER TABLE t ADD [IF NOT EXISTS] PARTITION (k='v', …) [LOCATION 'uri'] [PARTITION (…) [LOCATION 'uri'] …]",
+    "MSCK [REPAIR] TABLE t [ADD|DROP|SYNC PARTITIONS]",
     "ALTER TABLE t DROP [IF EXISTS] PARTITION (k op 'v', …)[, PARTITION (…)] [PURGE]",
     "ALTER TABLE t [PARTITION (k='v', …)] COMPACT 'major'|'minor'",
     "ALTER TABLE t [PARTITION (k op 'v', …)] CONCATENATE [WITH ('min_files'='n', 'max_average_bytes'='n', "

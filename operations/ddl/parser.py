@@ -19,6 +19,7 @@ from operations.specs import (
     COMPACT_OPTIONS,
     AbortTransactions,
     AddColumns,
+    AddPartitions,
     AlterSpec,
     ChangeColumn,
     ColumnDef,
@@ -27,10 +28,12 @@ from operations.specs import (
     ConvertFormat,
     DropPartitions,
     ExchangePartition,
+    NewPartition,
     PartitionPredicate,
     Relocate,
     RenamePartition,
     RenameTable,
+    RepairPartitions,
     ReplaceColumns,
     RewritePartitionLocations,
     SetFileFormat,
@@ -48,8 +51,6 @@ __all__ = ("SUPPORTED_STATEMENTS", "DdlParseError", "parse_alter")
 # ``ALTER TABLE t PARTITION (…)``; Hive's alterTableStatementSuffix and alterTblPartitionStatementSuffix, 2.3 to 4.0),
 # so that a steward is told "not supported" rather than "cannot parse".
 UNSUPPORTED_TABLE_CLAUSES: dict[tuple[str, ...], str] = {
-    ("ADD", "PARTITION"): "ADD PARTITION",
-    ("ADD", "IF"): "ADD IF NOT EXISTS PARTITION",
     ("ADD", "CONSTRAINT"): "ADD CONSTRAINT",
     ("DROP", "CONSTRAINT"): "DROP CONSTRAINT",
     ("CLUSTERED",): "CLUSTERED BY",
@@ -151,6 +152,8 @@ class _Parser(CreateTableClauses):
             return self.end(self.create_table())
         if is_database_statement((first, second)):  # CREATE/ALTER/DROP DATABASE (issue 27)
             return self.end(parse_database_statement(self))
+        if first == "MSCK":
+            return self.end(self.msck())
         kind = first if first != "ALTER" else f"ALTER {second}" if second not in ("", "TABLE", "VIEW") else ""
         if first and kind:
             raise self.unsupported(kind, f"{kind} is not an ALTER TABLE statement; the console runs ALTER TABLE only")
@@ -168,12 +171,39 @@ class _Parser(CreateTableClauses):
             raise self.error(f"unexpected {self.describe(self.peek())} after the end of the statement")
         return spec
 
+    def msck(self) -> RepairPartitions:
+        """``MSCK [REPAIR] TABLE t [ADD|DROP|SYNC PARTITIONS]`` (HiveParser.g's metastoreCheck; ADD by default)."""
+        self.expect_words("MSCK")
+        repair = self.accept_words("REPAIR")
+        self.expect_words("TABLE")
+        target = self.table_ref()
+        mode = "add"
+        if self.peek_word() in ("ADD", "DROP", "SYNC"):
+            mode = self.advance().value.lower()
+            self.expect_words("PARTITIONS")
+        return RepairPartitions(target=target, mode=mode, repair=repair)
+
+    def add_partitions(self, target: TableRef) -> AddPartitions:
+        """``ADD [IF NOT EXISTS] PARTITION (k='v', …) [LOCATION '…'] [PARTITION (…) [LOCATION '…'] …]`` (HiveParser.g's
+        alterStatementSuffixAddPartitions: the partitions follow each other without commas)."""
+        self.expect_words("ADD")
+        if_not_exists = self.accept_words("IF", "NOT", "EXISTS")
+        additions: list[NewPartition] = []
+        while self.peek_word() == "PARTITION" or not additions:
+            self.expect_words("PARTITION")
+            values = self.partition_spec()
+            location = self.string() if self.accept_words("LOCATION") else None
+            additions.append(NewPartition(values=values, location=location))
+        return AddPartitions(target=target, additions=tuple(additions), if_not_exists=if_not_exists)
+
     def action(self, target: TableRef) -> AlterSpec:
         self.refuse_known(UNSUPPORTED_TABLE_CLAUSES, "ALTER TABLE … ")
         word = self.peek_word()
         if word == "RENAME":
             self.expect_words("RENAME", "TO")
             return RenameTable(target=target, new=self.table_ref())
+        if self.words(2) in (("ADD", "PARTITION"), ("ADD", "IF")):
+            return self.add_partitions(target)
         if word in ("ADD", "REPLACE"):
             self.advance()
             self.expect_words("COLUMNS")

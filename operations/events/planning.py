@@ -38,6 +38,14 @@ transactions ``where TXN_STATE = 'o' and TXN_TYPE != READ_ONLY``; any other gets
 ``onAbortTxn`` returns without writing, so read-only transactions (and, by SQL's ``!=``, a NULL ``TXN_TYPE``) write no
 event there. 3.1's ``onAbortTxn`` has no such check. An abort is never reverted, so no revert writes these.
 
+``ALTER TABLE … ADD PARTITION`` is one ``add_partitions`` call: one ``ADD_PARTITION`` carrying every added partition
+(``HMSHandler.add_partitions_core``; none when ``IF NOT EXISTS`` leaves nothing to add). ``MSCK REPAIR TABLE`` adds
+through ``Msck.createPartitionsInBatches``: one ``add_partitions`` (one ``ADD_PARTITION``) per batch of
+``metastore.msck.repair.batch.size`` partitions (3,000 on 3.x+; 0, one call for all, on 2.3), then drops through
+``dropPartitionsInBatches`` → ``drop_partitions_req``: one ``DROP_PARTITION`` per partition. Their reverts are the
+inverse statements: ``DROP PARTITION`` of the added ones (one ``DROP_PARTITION`` each) and ``add_partitions`` of the
+dropped ones (one ``ADD_PARTITION``). Added partitions are found after the statements, by name (or id).
+
 Every spec kind is listed in :data:`_PLANNERS` (and every executed kind a revert can undo in :data:`_REVERTED`): a new
 statement without an entry fails loudly instead of silently writing an ``ALTER_TABLE`` Hive would not write.
 """
@@ -56,6 +64,7 @@ from operations.specs import (
     SPEC_KINDS,
     AbortTransactions,
     AddColumns,
+    AddPartitions,
     AlterSpec,
     ChangeColumn,
     CompactFiles,
@@ -67,6 +76,7 @@ from operations.specs import (
     Relocate,
     RenamePartition,
     RenameTable,
+    RepairPartitions,
     ReplaceColumns,
     RevertExecution,
     RewritePartitionLocations,
@@ -98,6 +108,7 @@ ADD_PARTITION = "ADD_PARTITION"
 DROP_TABLE = "DROP_TABLE"
 CREATE_TABLE = "CREATE_TABLE"
 ABORT_TXN = "ABORT_TXN"
+MSCK_REPAIR_BATCH_SIZE = 3000  # MetastoreConf.MSCK_REPAIR_BATCH_SIZE's default (3.x, 4.x)
 READ_ONLY_TXN = 2  # TxnType.READ_ONLY (hive_metastore.thrift: DEFAULT = 0, REPL_CREATED = 1, READ_ONLY = 2, …)
 
 Counts = tuple[tuple[str, int], ...]
@@ -234,11 +245,38 @@ def _exchange_partition(_metastore: Metastore, _state: TableState, preview: Prev
         "source_table_id"]}  # fmt: skip
 
 
+def _add_partitions(_metastore: Metastore, _state: TableState, preview: Preview) -> Planned:
+    """One ``add_partitions`` call: one ADD_PARTITION carrying every partition it adds."""
+    added = preview.inverse.get("added_names", [])
+    return (((ADD_PARTITION, 1),), {"added_names": added, "batch": len(added)}) if added else NO_EVENTS
+
+
+def _repair_partitions(metastore: Metastore, _state: TableState, preview: Preview) -> Planned:
+    """``Msck.repair``: an ADD_PARTITION per batch of added partitions, then a DROP_PARTITION per dropped one."""
+    added, dropped = preview.inverse.get("added_names", []), preview.inverse.get("dropped_ids", [])
+    batch = MSCK_REPAIR_BATCH_SIZE if metastore.schema.capabilities.msck_adds_in_batches else max(len(added), 1)
+    counts: Counts = ((ADD_PARTITION, -(-len(added) // batch)),) if added else ()
+    counts += ((DROP_PARTITION, len(dropped)),) if dropped else ()
+    return (counts, {"added_names": added, "batch": batch, "ids": dropped}) if counts else NO_EVENTS
+
+
 def _revert(metastore: Metastore, state: TableState, preview: Preview) -> Planned:
     execution = Execution.objects.get(pk=cast(RevertExecution, preview.spec).execution_id)
     if execution.operation["kind"] == RenameTable.kind and _moved_across_databases(metastore, execution.operation):
         return _moved_table_events(state)  # renaming back into the old database: the same split as the rename
+    if execution.operation["kind"] in (AddPartitions.kind, RepairPartitions.kind):
+        return _revert_added(execution, preview)
     return _revert_events(execution)
+
+
+def _revert_added(execution: Execution, preview: Preview) -> Planned:
+    """An ADD PARTITION's or MSCK's revert: ``DROP PARTITION`` of the partitions it added that are still there (the
+    revert plan's ``inverse["dropped_ids"]``: one DROP_PARTITION each) and ``add_partitions`` of those it dropped."""
+    gone = list(preview.inverse.get("dropped_ids", []))
+    back = sorted(row["PART_ID"] for row in execution.before_image.get("deleted_rows", {}).get("PARTITIONS", []))
+    counts: Counts = ((ADD_PARTITION, 1),) if back else ()
+    counts += ((DROP_PARTITION, len(gone)),) if gone else ()
+    return counts, {"ids": gone, "added_ids": back, "batch": max(len(back), 1)}
 
 
 _PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Preview], Planned]] = {
@@ -262,6 +300,8 @@ _PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Preview], Plan
     AbortTransactions: _abort_transactions,  # ABORT_TXN per transaction on 3.1 and 4.0, none on 2.3
     CreateTable: _create_table,  # HMSHandler.create_table_core
     ExchangePartition: _exchange_partition,  # HMSHandler.exchange_partitions
+    AddPartitions: _add_partitions,
+    RepairPartitions: _repair_partitions,
     RevertExecution: _revert,
 }
 assert set(_PLANNERS) >= set(SPEC_KINDS.values()), "every spec kind decides its notification events"
@@ -300,6 +340,8 @@ _REVERTED: dict[str, Planned] = {
     **{kind: ONE_ALTER_TABLE for kind in SPEC_KINDS},
     "drop_partitions": NO_EVENTS,  # resolved from the before-image above
     "rename_partition": NO_EVENTS,  # resolved from the before-image above
+    "add_partitions": NO_EVENTS,  # resolved from the before-image above
+    "msck_repair": NO_EVENTS,  # resolved from the before-image above
     "compact": NO_EVENTS,  # withdrawing a queued request: no Hive event
     "abort_transactions": NO_EVENTS,  # never reverted (no revert is offered)
     "create_table": (((DROP_TABLE, 1),), None),  # the created table dropped: HMSHandler.drop_table_core

@@ -24,7 +24,7 @@ optional) builds the row with ``quoteString(event.getDbName())`` and ``quoteStri
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,7 +83,7 @@ def capture_before(metastore: Metastore, planned: PlannedEvents) -> EventCapture
         source = read_table(metastore.alias, version, planned.partitions["from_table"])
         parts = {p.id: p for p in read_partitions(metastore.alias, version, source, ids)}
         return EventCapture(table=table, partition_ids=ids, partitions=parts, source=source)
-    partitions = {} if _counts(planned).get(ADD_PARTITION) else {
+    partitions = {} if _counts(planned).get(ADD_PARTITION) and not _added_apart(planned) else {
         p.id: p for p in read_partitions(metastore.alias, version, table, ids)
     }  # fmt: skip
     return EventCapture(table=table, partition_ids=ids, partitions=partitions)
@@ -181,6 +181,10 @@ def _event_rows(metastore: Metastore, planned: PlannedEvents, before: EventCaptu
             message = messages.drop_partition_message(version, before.source, keys, part, now)
             yield row(DROP_PARTITION, before.source, message)
         return
+    if _added_apart(planned):  # ADD PARTITION, MSCK and their reverts: the added first, then the dropped
+        yield from _added_rows(metastore, planned, table_after, now, row)
+        if DROP_PARTITION not in counts:
+            return
     if ALTER_TABLE in counts:
         yield row(ALTER_TABLE, table_after, messages.alter_table_message(version, before.table, table_after, now))
         if ALTER_PARTITION not in counts:  # a relocated table: its partitions' ALTER_PARTITION events follow
@@ -207,6 +211,35 @@ def _event_rows(metastore: Metastore, planned: PlannedEvents, before: EventCaptu
         if old is not None and old.json != part.json:
             yield row(ALTER_PARTITION, table_after,
                       messages.alter_partition_message(version, table_after, keys, old, part, now))  # fmt: skip
+
+
+def _added_apart(planned: PlannedEvents) -> bool:
+    """The partitions added are named apart from those dropped (``added_names``/``added_ids``): found after the
+    statements, in ADD_PARTITION events of ``batch`` partitions each."""
+    selection = planned.partitions or {}
+    return "added_names" in selection or "added_ids" in selection
+
+
+def _added_rows(
+    metastore: Metastore, planned: PlannedEvents, table: TableObject, now: int, row: Callable[..., Row]
+) -> Iterator[Row]:
+    """One ADD_PARTITION per ``batch`` of the added partitions, read after the statements (named: in the plan's
+    order; by id: in id order)."""
+    version, keys, selection = metastore.schema.version, list(planned.partition_keys), planned.partitions or {}
+    order = {part_id: position for position, part_id in enumerate(sorted(selection.get("added_ids", [])))}
+    names = selection.get("added_names", [])
+    rows = Partition.objects.using(metastore.alias).filter(table_id=planned.table_id)
+    for start in range(0, len(names), 5000):
+        position = {name: start + offset for offset, name in enumerate(names[start : start + 5000])}
+        for part_id, name in rows.filter(name__in=list(position)).values_list("pk", "name"):
+            order[part_id] = position[name]
+    found = read_partitions(metastore.alias, version, table, list(order)) if order else iter(())
+    ordered = sorted(found, key=lambda part: order[part.id])
+    batch = max(int(selection.get("batch") or len(ordered)), 1)
+    for start in range(0, len(ordered), batch):
+        added = ordered[start : start + batch]
+        files = partition_files(metastore.name, version, table, keys, added)
+        yield row(ADD_PARTITION, table, messages.add_partition_message(version, table, keys, added, now, files))
 
 
 def _abort_txn_rows(metastore: Metastore, planned: PlannedEvents, now: int) -> Iterator[Row]:

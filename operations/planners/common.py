@@ -157,6 +157,8 @@ def build_preview(
     affected: PartitionsAffected | None = None,
     data_copy: DataCopy | None = None,
     swapped_back: int = 0,
+    directories_created: tuple[str, ...] = (),
+    directories_removed: tuple[str, ...] = (),
 ) -> Preview:
     """Assemble a :class:`Preview` from a planner's parts, with the risk and estimates derived from them.
 
@@ -204,6 +206,8 @@ def build_preview(
         inverse=inverse or {},
         affected=affected,
         data_copy=data_copy,
+        directories_created=directories_created,
+        directories_removed=directories_removed,
     )
 
 

@@ -322,7 +322,7 @@ def _preview(
         criteria=criteria,
         inverse={"created": {"location": definition.location if definition else None, "made": list(made)}},
         events=events,
-        made_directories=made,
+        directories_created=made,
     )
 
 

@@ -60,7 +60,7 @@ def plan_create_table_revert(
                      serde_lib=None, columns=(), partition_keys=(), params=(), serde_params=())  # fmt: skip
     preview = build_preview(metastore, state, spec, steps=steps, after=absent, blockers=blockers,
                             inverse={"reverts": execution_id})  # fmt: skip
-    return replace(preview, removed_directories=tuple(made) if not blockers else ())
+    return replace(preview, directories_removed=tuple(made) if not blockers else ())
 
 
 def _changed_blockers(metastore: Metastore, state: TableState, ids: dict[str, int | None]) -> list[Finding]:

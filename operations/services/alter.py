@@ -51,6 +51,8 @@ from operations.planners.metadata import (
     plan_unset_table_properties,
 )
 from operations.planners.partitions import plan_drop_partitions, plan_rename_partition
+from operations.planners.partitions.add import plan_add_partitions
+from operations.planners.partitions.msck import plan_msck_repair
 from operations.planners.relocate import plan_relocate
 from operations.planners.rename_table import plan_rename_table
 from operations.planners.rewrite import plan_rewrite, plan_set_file_format
@@ -62,6 +64,7 @@ from operations.services.commit_markers import clear_commit_marker, new_commit_m
 from operations.specs import (
     AbortTransactions,
     AddColumns,
+    AddPartitions,
     AlterSpec,
     ChangeColumn,
     CompactFiles,
@@ -73,6 +76,7 @@ from operations.specs import (
     Relocate,
     RenamePartition,
     RenameTable,
+    RepairPartitions,
     ReplaceColumns,
     RewritePartitionLocations,
     SetFileFormat,
@@ -109,6 +113,8 @@ PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Any], Preview]]
     ConvertFormat: plan_rewrite,
     SetFileFormat: plan_set_file_format,
     ExchangePartition: plan_exchange_partition,
+    AddPartitions: plan_add_partitions,
+    RepairPartitions: plan_msck_repair,
 }
 
 
@@ -167,6 +173,8 @@ def _scope_selection(state: TableState, spec: AlterSpec, preview: Preview) -> di
     if isinstance(spec, DropPartitions):
         dropped = (s for s in preview.steps if s.metastore_table == Partition._meta.db_table and s.action == "delete")
         return {"ids": sorted(p for step in dropped for p in step.params)}
+    if isinstance(spec, RepairPartitions) and preview.inverse.get("dropped_ids"):
+        return {"ids": list(preview.inverse["dropped_ids"])}
     if isinstance(spec, RewritePartitionLocations):
         return {"prefixes": sorted({spec.old_prefix, spec.new_prefix} - {""})}
     if isinstance(spec, ExchangePartition) and preview.inverse.get("partition_ids"):
@@ -283,7 +291,7 @@ def _apply(
             fault_point("locked")
             for move in preview.moves:
                 moved.append(_move_directory(execution, move))
-            for location in preview.made_directories:
+            for location in preview.directories_created:  # CREATE TABLE's location, ADD PARTITION's managed ones
                 made += make_directory(location)
             fault_point("moved")
             steps, allocated = _resolve_ids(metastore, _fill_measured(preview.steps, measured))
@@ -300,7 +308,7 @@ def _apply(
         remove_empty_directories(made)
         raise
     fault_point("committed")
-    for kept in remove_empty_directories(preview.removed_directories):
+    for kept in remove_empty_directories(preview.directories_removed):  # a revert of those: only while empty
         logger.warning("Kept %s after execution #%s: it is no longer empty", kept, execution.pk)
     return counts
 
@@ -368,8 +376,9 @@ def _resolve_ids(metastore: Metastore, steps: tuple[Step, ...]) -> tuple[tuple[S
     ids: dict[NewId, int] = {}
     for sequence in sorted({n.sequence for n in wanted}):
         slots = [n for n in wanted if n.sequence == sequence]
-        first = allocate_ids(metastore.alias, _MODELS_BY_TABLE[sequence], len(slots))
-        ids.update({slot: first + i for i, slot in enumerate(slots)})
+        first = allocate_ids(metastore.alias, _MODELS_BY_TABLE[sequence], sum(slot.count for slot in slots))
+        for slot in slots:  # a block's slot is its first id (NewId.count)
+            ids[slot], first = first, first + slot.count
     resolved = tuple(
         replace(s, params=tuple(ids.get(p, p) if isinstance(p, NewId) else p for p in s.params)) for s in steps
     )

@@ -19,7 +19,7 @@ from django.utils import timezone
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.ids import allocate_ids
-from catalog_admin.locations import filesystem_for, make_local_directory
+from catalog_admin.locations import filesystem_for, make_directory
 from catalog_admin.models import Database
 from catalog_admin.selectors.metastores import Metastore, get_metastore
 from catalog_admin.utils.text import first_line
@@ -209,7 +209,7 @@ def _directory(action: DirectoryAction, execution: Execution) -> int:
     (``DirectoryMoveRecord``): ``reconcile_executions`` keeps or undoes it after a crash, by the commit marker."""
     filesystem = filesystem_for(action.source)
     if action.action == "create":
-        return make_local_directory(action.source)
+        return len(make_directory(action.source))
     if action.action == "remove":
         filesystem.prune_empty_parents(f"{action.source}/_", levels=action.levels)  # empty directories only (rmdir)
         if filesystem.exists(action.source):
@@ -235,7 +235,7 @@ def _undo(done: Undo) -> None:
         if action.action == "create" and created:
             filesystem.prune_empty_parents(f"{action.source}/_", levels=created)
         elif action.action == "remove":
-            make_local_directory(action.source)
+            make_directory(action.source)
         elif action.action in ("trash", "restore"):
             filesystem.rename(action.destination, action.source)
             if action.action == "trash":

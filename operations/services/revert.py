@@ -42,6 +42,7 @@ from operations.planners.exchange_partition import plan_exchange_partition
 from operations.planners.locations import plan_rewrite_partition_locations
 from operations.planners.metadata import owner_step, table_type_step
 from operations.planners.partitions import bookkeeping_names_in_use, relabel_bookkeeping_steps
+from operations.planners.partitions.add_revert import ADDING_KINDS, added_partitions_revert
 from operations.planners.rename_table import plan_rename_table
 from operations.preview import DirectoryMove, Preview, Step
 from operations.rules import Finding
@@ -241,6 +242,11 @@ def _restore_preview(metastore: Metastore, execution: Execution) -> Preview:
                 metastore, target, image["partition"]["name"], "the revert would take them for the renamed partition's"
             )
     steps += _delete_allocated(metastore, sql, image.get("allocated_ids", {}))
+    added_ids: list[int] = []
+    removed: tuple[str, ...] = ()
+    if kind in ADDING_KINDS:  # drop what ADD PARTITION / MSCK added (its dropped partitions came back above)
+        added_steps, added_ids, removed = added_partitions_revert(metastore, state, image)
+        steps += added_steps
     blockers += _written_after_swap(execution)
     moves = tuple(_moves_back(execution))
     spec = RevertExecution(target=target, execution_id=execution.pk, statement=execution.statement)
@@ -254,9 +260,11 @@ def _restore_preview(metastore: Metastore, execution: Execution) -> Preview:
         blockers=blockers,
         moves=moves,
         move_contexts={move.source: MoveContext(table_id=state.table_id) for move in moves},
-        partitions_touched=len(image.get("deleted_rows", {}).get("PARTITIONS", [])),
-        inverse={"reverts": execution.pk},
+        partitions_touched=len(image.get("deleted_rows", {}).get("PARTITIONS", [])) + len(added_ids),
+        drops=len(added_ids),
+        inverse={"reverts": execution.pk, **({"dropped_ids": added_ids} if added_ids else {})},
         swapped_back=len(relocation.units) if relocation is not None else 0,
+        directories_removed=removed,
     )
 
 

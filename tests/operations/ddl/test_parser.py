@@ -51,6 +51,18 @@ GOLDEN = [
         id="create-table-like",
     ),
     pytest.param(
+        "alter table sales.orders add if not exists partition (dt='2024-05-01', hour=1) location '/d/x' "
+        "partition (DT='2024-05-02', hour=2);",
+        "ALTER TABLE `sales`.`orders` ADD IF NOT EXISTS PARTITION (`dt`='2024-05-01', `hour`='1') LOCATION '/d/x' "
+        "PARTITION (`dt`='2024-05-02', `hour`='2')",
+        id="add-partitions",
+    ),
+    pytest.param(
+        "msck repair table sales.orders drop partitions",
+        "MSCK REPAIR TABLE `sales`.`orders` DROP PARTITIONS",
+        id="msck-drop",
+    ),
+    pytest.param(
         "alter view marketing.v rename to marketing.v2",
         "ALTER VIEW `marketing`.`v` RENAME TO `marketing`.`v2`",
         id="view-rename",
@@ -289,9 +301,9 @@ def test_every_supported_statement_form_has_a_golden_case() -> None:
 
     # when / then
     assert (
-        len(SUPPORTED_STATEMENTS) == 26
+        len(SUPPORTED_STATEMENTS) == 28
     )  # with COMPACT, ABORT TRANSACTIONS, ALTER VIEW's forms, FILEFORMAT, WITH DATA, CREATE TABLE (and LIKE), EXCHANGE,
-    # CREATE/ALTER/DROP DATABASE
+    # CREATE/ALTER/DROP DATABASE, ADD PARTITION, MSCK
     assert kinds == {
         "relocate",
         "compact_files",
@@ -316,6 +328,8 @@ def test_every_supported_statement_form_has_a_golden_case() -> None:
         "create_database",
         "alter_database",
         "drop_database",
+        "add_partitions",
+        "msck_repair",
     }
 
 
@@ -497,8 +511,7 @@ UNSUPPORTED = [
     pytest.param("SELECT 1", 1, "SELECT", id="not-alter"),
     pytest.param("ALTER VIEW v AS SELECT 1", 14, "ALTER VIEW … AS", id="alter-view"),
     pytest.param("ALTER MATERIALIZED VIEW v REBUILD", 1, "ALTER MATERIALIZED", id="alter-materialized"),
-    pytest.param("ALTER TABLE t ADD PARTITION (a='1')", 15, "ADD PARTITION", id="add-partition"),
-    pytest.param("ALTER TABLE t ADD IF NOT EXISTS PARTITION (a='1')", 15, "ADD IF NOT EXISTS PARTITION", id="add-if"),
+    pytest.param("ALTER TABLE t ADD CONSTRAINT pk PRIMARY KEY (a)", 15, "ADD CONSTRAINT", id="add-constraint"),
     pytest.param("ALTER TABLE t SET FILEFORMAT TEXTFILE WITH DATA", 15, "SET FILEFORMAT", id="convert-to-text"),
     pytest.param("ALTER TABLE t CLUSTERED BY (id) INTO 4 BUCKETS", 15, "CLUSTERED BY", id="clustered"),
     pytest.param("ALTER TABLE t PARTITION COLUMN (a int)", 15, "PARTITION COLUMN (a partition key's type)", id="key"),

@@ -157,7 +157,7 @@ def test_hive_rules_block_and_nothing_is_written(metastore: Metastore, statement
 
     # then
     assert code in {b.code for b in preview.blockers}
-    assert preview.steps == () and preview.made_directories == ()
+    assert preview.steps == () and preview.directories_created == ()
     with pytest.raises(ApplicationError):
         execute(preview)
     assert metastore_dump(metastore.alias) == before
@@ -220,7 +220,7 @@ def test_revert_refuses_to_delete_files_written_since(metastore: Metastore, ware
     # then
     assert [b.code for b in preview.blockers] == ["files_written"]
     assert "000000_0" in preview.blockers[0].message
-    assert preview.steps == () and preview.removed_directories == ()
+    assert preview.steps == () and preview.directories_removed == ()
 
 
 def test_a_transactional_table_is_normalized_as_hives_listener_leaves_it(metastore: Metastore, warehouse: Path) -> None:
