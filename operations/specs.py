@@ -25,6 +25,7 @@ __all__ = (
     "CompactTable",
     "ConvertFormat",
     "DropPartitions",
+    "DropTable",
     "PartitionPredicate",
     "Relocate",
     "RenamePartition",
@@ -361,6 +362,20 @@ class AbortTransactions(AlterSpec):
         return f"ABORT TRANSACTIONS {' '.join(str(t) for t in self.txn_ids)}"
 
 
+@dataclass(frozen=True)
+class DropTable(AlterSpec):
+    """``DROP TABLE [IF EXISTS] t [PURGE]``, or ``DROP VIEW [IF EXISTS] v`` (``on_view``): the table's rows go (kept in
+    the before-image, so a revert undrops it), a managed table's data goes to the console's trash (PURGE too)."""
+
+    kind: ClassVar[str] = "drop_table"
+    if_exists: bool = False
+    purge: bool = False
+
+    def to_ddl(self) -> str:
+        exists = " IF EXISTS" if self.if_exists else ""
+        return f"DROP {'VIEW' if self.on_view else 'TABLE'}{exists} {self.target}{' PURGE' if self.purge else ''}"
+
+
 def _predicates_clause(predicates: tuple[PartitionPredicate, ...]) -> str:
     """``PARTITION (k op 'v', …) `` or nothing."""
     if not predicates:
@@ -390,6 +405,7 @@ SPEC_KINDS: dict[str, type[AlterSpec]] = {
         CompactTable,
         AbortTransactions,
         Relocate,
+        DropTable,
         CompactFiles,
         ConvertFormat,
         SetFileFormat,

@@ -237,6 +237,11 @@ class Capabilities:
     database_messages_carry_json: bool
     database_messages_carry_catalog: bool
 
+    # --- DROP TABLE ---
+    #: An EXTERNAL table whose ``external.table.purge`` is true loses its data with the table
+    #: (``HMSHandler.checkTableDataShouldBeDeleted``, 3.x and 4.x); 2.3 keeps every external table's data.
+    drop_honours_external_table_purge: bool
+
     # --- SHOW CREATE TABLE (catalog_admin/hive/show_create.py) ---
     #: ``ShowCreateTableOperation`` (4.x): always ``ROW FORMAT SERDE``, statistics keys left out of TBLPROPERTIES;
     #: before, ``DDLTask.showCreateTable`` prints ``ROW FORMAT DELIMITED`` when the SerDe has delimiters.
@@ -286,6 +291,7 @@ class Capabilities:
             abort_events_of_4=hive4,
             database_messages_carry_json=hive3,
             database_messages_carry_catalog=hive4,
+            drop_honours_external_table_purge=hive3,
             show_create_table_operation=hive4,
         )
 

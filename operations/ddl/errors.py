@@ -28,6 +28,8 @@ SUPPORTED_STATEMENTS = (
     "ALTER TABLE t ABORT TRANSACTIONS id [id …]",
     "ALTER VIEW [db.]v RENAME TO [db.]v2",
     "ALTER VIEW v SET TBLPROPERTIES ('k'='v', …) | UNSET TBLPROPERTIES [IF EXISTS] ('k', …)",
+    "DROP TABLE [IF EXISTS] [db.]t [PURGE]",
+    "DROP VIEW [IF EXISTS] [db.]v",
 )
 
 

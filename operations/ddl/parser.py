@@ -24,6 +24,7 @@ from operations.specs import (
     CompactTable,
     ConvertFormat,
     DropPartitions,
+    DropTable,
     PartitionPredicate,
     Relocate,
     RenamePartition,
@@ -145,6 +146,8 @@ class _Parser:
         if self.peek().kind == "end":
             raise self.error("the statement is empty; expected ALTER TABLE …")
         first, second = (self.words(2) + ("",))[:2]
+        if first == "DROP" and second in ("TABLE", "VIEW"):
+            return self.end(self.drop_table())
         kind = first if first != "ALTER" else f"ALTER {second}" if second not in ("", "TABLE", "VIEW") else ""
         if first and kind:
             raise self.unsupported(kind, f"{kind} is not an ALTER TABLE statement; the console runs ALTER TABLE only")
@@ -153,6 +156,22 @@ class _Parser:
         else:
             self.expect_words("ALTER", "TABLE")
             spec = self.action(self.table_ref())
+        self.accept_op(";")
+        if self.peek().kind != "end":
+            raise self.error(f"unexpected {self.describe(self.peek())} after the end of the statement")
+        return spec
+
+    def drop_table(self) -> DropTable:
+        """``DROP TABLE [IF EXISTS] t [PURGE]`` / ``DROP VIEW [IF EXISTS] v`` (HiveParser.g: dropTableStatement,
+        dropViewStatement; a view takes no PURGE)."""
+        on_view = self.advance() and self.advance().value.upper() == "VIEW"
+        if_exists = self.accept_words("IF", "EXISTS")
+        target = self.table_ref()
+        purge = not on_view and self.accept_words("PURGE")
+        return DropTable(target=target, if_exists=if_exists, purge=purge, on_view=on_view)
+
+    def end(self, spec: AlterSpec) -> AlterSpec:
+        """``spec``, once only an optional ``;`` follows."""
         self.accept_op(";")
         if self.peek().kind != "end":
             raise self.error(f"unexpected {self.describe(self.peek())} after the end of the statement")

@@ -74,8 +74,8 @@ class EventCapture:
 def capture_before(metastore: Metastore, planned: PlannedEvents) -> EventCapture:
     """Under the table lock, before the statements: the table and the partitions in the events' scope."""
     version = metastore.schema.version
-    if planned.transactions:
-        return EventCapture(table=None, partition_ids=[])
+    if planned.transactions or _creates_table(planned):
+        return EventCapture(table=None, partition_ids=[])  # no table yet (an undrop), or events of no table
     table = read_table(metastore.alias, version, planned.table_id)
     ids = _partition_ids(metastore.alias, planned) if planned.partitions else []
     partitions = {} if _counts(planned).get(ADD_PARTITION) else {
@@ -152,12 +152,23 @@ def _event_rows(metastore: Metastore, planned: PlannedEvents, before: EventCaptu
     if ABORT_TXN in counts:
         yield from _abort_txn_rows(metastore, planned, now)
         return
-    assert before.table is not None, "table events are captured with their table"
-    table_after = read_table(alias, version, planned.table_id)
     catalog = DEFAULT_CATALOG if version.capabilities.catalogs else None
 
     def row(kind: str, table: TableObject, message: dict[str, Any]) -> Row:
         return kind, catalog, table.database, table.name, messages.encode(version, message)
+
+    if DROP_TABLE in counts and CREATE_TABLE not in counts:  # DROP TABLE: the table as it was, nothing after
+        assert before.table is not None, "a dropped table is captured before the statements"
+        yield row(DROP_TABLE, before.table, messages.drop_table_message(version, before.table, now))
+        return
+    table_after = read_table(alias, version, planned.table_id)
+    if before.table is None:  # an undrop: create_table, then add_partitions with every partition
+        files = table_files(metastore.name, version, table_after)
+        yield row(CREATE_TABLE, table_after, messages.create_table_message(version, table_after, now, files))
+        before = EventCapture(table=table_after, partition_ids=_partition_ids(alias, planned))
+        if ADD_PARTITION not in counts:
+            return
+    assert before.table is not None, "table events are captured with their table"
 
     if ALTER_TABLE in counts:
         yield row(ALTER_TABLE, table_after, messages.alter_table_message(version, before.table, table_after, now))
@@ -240,6 +251,12 @@ def _reserve_event_ids(alias: str, count: int) -> int:
         return 1
     NotificationSequence.objects.using(alias).filter(pk=row.pk).update(next_event_id=row.next_event_id + count)
     return row.next_event_id
+
+
+def _creates_table(planned: PlannedEvents) -> bool:
+    """The events of an undrop: the table is created by the statements (CREATE_TABLE without DROP_TABLE)."""
+    counts = _counts(planned)
+    return CREATE_TABLE in counts and DROP_TABLE not in counts
 
 
 def _partition_ids(alias: str, planned: PlannedEvents) -> list[int]:

@@ -41,6 +41,7 @@ from operations.models import DirectoryMoveRecord, Execution
 from operations.planners.columns import plan_column_change
 from operations.planners.common import snapshot
 from operations.planners.compaction import plan_compaction
+from operations.planners.drop_table import plan_drop_table
 from operations.planners.locations import plan_rewrite_partition_locations, plan_set_location
 from operations.planners.metadata import (
     plan_set_owner,
@@ -66,6 +67,7 @@ from operations.specs import (
     CompactTable,
     ConvertFormat,
     DropPartitions,
+    DropTable,
     Relocate,
     RenamePartition,
     RenameTable,
@@ -104,6 +106,7 @@ PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Any], Preview]]
     CompactFiles: plan_rewrite,
     ConvertFormat: plan_rewrite,
     SetFileFormat: plan_set_file_format,
+    DropTable: plan_drop_table,
 }
 
 
