@@ -99,20 +99,31 @@ def _hive_blockers(metastore: Metastore, state: TableState, tables: frozenset[st
     findings = []
     if state.table_type == "MATERIALIZED_VIEW":
         findings.append(
-            Finding("materialized_view", "ddl", f"{state.ref} is a materialized view: drop it with Hive's "
-                    "DROP MATERIALIZED VIEW (its rebuild bookkeeping is Hive's).")  # fmt: skip
+            Finding(
+                "materialized_view",
+                "ddl",
+                f"{state.ref} is a materialized view: drop it with Hive's "
+                "DROP MATERIALIZED VIEW (its rebuild bookkeeping is Hive's).",
+            )  # fmt: skip
         )
     if state.params.get("storage_handler"):
         findings.append(
-            Finding("storage_handler", "ddl", f"{state.ref} is stored by {state.params['storage_handler']}: its "
-                    "storage handler's drop hook runs in Hive's client, so drop it with Hive.")  # fmt: skip
+            Finding(
+                "storage_handler",
+                "ddl",
+                f"{state.ref} is stored by {state.params['storage_handler']}: its "
+                "storage handler's drop hook runs in Hive's client, so drop it with Hive.",
+            )  # fmt: skip
         )
     if "MV_TABLES_USED" in tables:
         views = _materialized_views_using(metastore, state.table_id)
         if views:
             findings.append(
-                Finding("used_by_materialized_views", "ddl", "Cannot drop table as it is used in the following "
-                        f"materialized views {views}")  # fmt: skip
+                Finding(
+                    "used_by_materialized_views",
+                    "ddl",
+                    f"Cannot drop table as it is used in the following materialized views {views}",
+                )  # fmt: skip
             )
     if "IDXS" in tables and _has_indexes(metastore, state.table_id):
         findings.append(
@@ -152,14 +163,21 @@ def _acid_blockers(metastore: Metastore, state: TableState) -> list[Finding]:
     )
     if txns:
         findings.append(
-            Finding("open_transactions", "acid", f"{len(txns)} open transaction(s) write to {db}.{name} "
-                    f"({', '.join(map(str, txns[:10]))}): let them finish or abort them first.")  # fmt: skip
+            Finding(
+                "open_transactions",
+                "acid",
+                f"{len(txns)} open transaction(s) write to {db}.{name} "
+                f"({', '.join(map(str, txns[:10]))}): let them finish or abort them first.",
+            )  # fmt: skip
         )
     locks = HiveLock.objects.using(alias).filter(database=db, table=name).count()
     if locks:
         findings.append(
-            Finding("locks_held", "acid", f"{locks} lock(s) are held or waited for on {db}.{name}: Hive's DROP "
-                    "TABLE would wait for them.")  # fmt: skip
+            Finding(
+                "locks_held",
+                "acid",
+                f"{locks} lock(s) are held or waited for on {db}.{name}: Hive's DROP TABLE would wait for them.",
+            )  # fmt: skip
         )
     return findings
 
@@ -235,19 +253,28 @@ def _warnings(
         return warnings
     if not drops_data(metastore, state):
         warnings.append(
-            Finding("external_data_kept", "ddl", "The table is external: its data files stay where they are.",
-                    "warning")  # fmt: skip
+            Finding(
+                "external_data_kept", "ddl", "The table is external: its data files stay where they are.", "warning"
+            )  # fmt: skip
         )
         return warnings
     if spec.purge or (state.params.get("auto.purge") or "").lower() == "true":
         warnings.append(
-            Finding("purge_to_trash", "ddl", "PURGE (or auto.purge) is honoured as a move to the console's trash: "
-                    "data is never deleted outright.", "warning")  # fmt: skip
+            Finding(
+                "purge_to_trash",
+                "ddl",
+                "PURGE (or auto.purge) is honoured as a move to the console's trash: data is never deleted outright.",
+                "warning",
+            )  # fmt: skip
         )
     missing = (1 if state.location else 0) + len(outside) - len(moves)
     if missing > 0:
         warnings.append(
-            Finding("directories_missing", "ddl", f"{missing} of the table's data directories do not exist on disk.",
-                    "warning")  # fmt: skip
+            Finding(
+                "directories_missing",
+                "ddl",
+                f"{missing} of the table's data directories do not exist on disk.",
+                "warning",
+            )  # fmt: skip
         )
     return warnings

@@ -150,9 +150,7 @@ def _among(metastore: Metastore, column: str, ids: Sequence[int]) -> tuple[str, 
     return f"{column} IN ({', '.join(['%s'] * len(ids))})", tuple(ids)
 
 
-def drop_table_steps(
-    metastore: Metastore, state: TableState, ids: DropIds, tables: frozenset[str]
-) -> list[Step]:
+def drop_table_steps(metastore: Metastore, state: TableState, ids: DropIds, tables: frozenset[str]) -> list[Step]:
     """Every ``DELETE`` of the drop, children first, each with the number of rows it must delete (statements that
     would delete nothing are left out)."""
     sql = MetastoreSql(metastore.alias)

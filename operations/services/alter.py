@@ -58,6 +58,7 @@ from operations.preview import DirectoryMove, Measured, NewId, Preview, Step
 from operations.rules import blocked_error
 from operations.services.audit import audit_execution
 from operations.services.commit_markers import clear_commit_marker, new_commit_marker, write_commit_marker
+from operations.services.undrop import check_name_free
 from operations.specs import (
     AbortTransactions,
     AddColumns,
@@ -263,8 +264,10 @@ def _apply(
     moved: list[tuple[DirectoryMoveRecord, int]] = []
     try:
         with allow_metastore_writes(), transaction.atomic(using=metastore.alias):
-            state = read_table_state(metastore, preview.spec.target, for_update=True)
-            _check_fresh(preview, state)
+            if preview.inverse.get("undrop"):
+                check_name_free(metastore, preview.spec.target)  # the table comes back: its name must be free
+            else:
+                _check_fresh(preview, read_table_state(metastore, preview.spec.target, for_update=True))
             _check_scope(metastore, preview)
             write_commit_marker(metastore, execution.commit_marker, execution.pk)
             fault_point("locked")

@@ -15,8 +15,8 @@ from catalog_admin.models import Partition, StorageDescriptor, Table
 from catalog_admin.selectors.metastores import Metastore
 from operations.planners.drop_table import trash_root
 from operations.services.alter import alter_preview_statement
-from operations.table_state import read_table_state
 from operations.specs import TableRef
+from operations.table_state import read_table_state
 from tests.fixtures.factories import table_row
 from tests.fixtures.operations import execute, path_of, row_changes, warehouse_tree
 
