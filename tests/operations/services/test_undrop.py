@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError
 from catalog_admin.models import Table
 from catalog_admin.selectors.metastores import Metastore
