@@ -193,7 +193,7 @@ def _partitions_outside_root(metastore: Metastore, state: TableState) -> list[tu
         .values_list("name", "sd__location")
     )
     root = state.location
-    return [(name, location) for name, location in rows if not root or not is_under(location, root)]
+    return [(str(name), str(location)) for name, location in rows if not root or not is_under(str(location), root)]
 
 
 def _trash_moves(state: TableState, outside: list[tuple[str, str]]) -> list[DirectoryMove]:

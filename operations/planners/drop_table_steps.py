@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import connections
 
@@ -134,16 +135,13 @@ def _unshared(metastore: Metastore, column: str, sd_ids: Sequence[int]) -> list[
         if not used:
             return []
         in_used, used_params = _among(metastore, quote(column), used)
-        mine, mine_params = _among(metastore, quote("SD_ID"), sd_ids)
-        cursor.execute(
-            f"SELECT DISTINCT {quote(column)} FROM {quote('SDS')} WHERE {in_used} AND NOT ({mine})",
-            (*used_params, *mine_params),
-        )
-        elsewhere = {row[0] for row in cursor.fetchall()}
+        cursor.execute(f"SELECT {quote('SD_ID')}, {quote(column)} FROM {quote('SDS')} WHERE {in_used}", used_params)
+        mine = set(sd_ids)  # a set: NOT (SD_ID = ANY(…)) in SQL compares every row with every id
+        elsewhere = {used_id for sd_id, used_id in cursor.fetchall() if sd_id not in mine}
     return [i for i in used if i not in elsewhere]
 
 
-def _among(metastore: Metastore, column: str, ids: Sequence[int]) -> tuple[str, tuple[object, ...]]:
+def _among(metastore: Metastore, column: str, ids: Sequence[int]) -> tuple[str, tuple[Any, ...]]:
     """``column`` is one of ``ids``: one array parameter on PostgreSQL, one ``IN`` list elsewhere."""
     if connections[metastore.alias].vendor == "postgresql":
         return f"{column} = ANY(%s)", (list(ids),)
@@ -156,7 +154,7 @@ def drop_table_steps(metastore: Metastore, state: TableState, ids: DropIds, tabl
     sql = MetastoreSql(metastore.alias)
     quote = sql.connection.ops.quote_name
     table_id = state.table_id
-    candidates: list[tuple[str, str, tuple[object, ...]]] = []
+    candidates: list[tuple[str, str, tuple[Any, ...]]] = []
     for table, column in BY_PARTITION:
         candidates.append((table, sql.of_table_partitions(quote(column)), (table_id,)))
     candidates += _by_ids(metastore, BY_SD, ids.sd_ids)
@@ -182,14 +180,14 @@ def drop_table_steps(metastore: Metastore, state: TableState, ids: DropIds, tabl
 
 def _by_ids(
     metastore: Metastore, keyed: tuple[tuple[str, str], ...], ids: Sequence[int]
-) -> list[tuple[str, str, tuple[object, ...]]]:
+) -> list[tuple[str, str, tuple[Any, ...]]]:
     if not ids:
         return []
     quote = connections[metastore.alias].ops.quote_name
     return [(table, *_among(metastore, quote(column), ids)) for table, column in keyed]
 
 
-def _step(metastore: Metastore, table: str, where: str, params: tuple[object, ...]) -> Step:
+def _step(metastore: Metastore, table: str, where: str, params: tuple[Any, ...]) -> Step:
     quote = connections[metastore.alias].ops.quote_name
     with connections[metastore.alias].cursor() as cursor:
         cursor.execute(f"SELECT COUNT(*) FROM {quote(table)} WHERE {where}", params)
