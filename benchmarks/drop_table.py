@@ -103,6 +103,7 @@ def console_drop(table: str) -> tuple[float, float, int, int]:
         lambda: alter_preview_statement(metastore=get_metastore(ALIAS), statement=statement),
     )
     assert not preview.blockers, preview.blockers
+    assert len({s.metastore_table for s in preview.steps}) == len(preview.steps), "one statement per metastore table"
     execute_s, execution = timed(
         f"console execution: {statement}",
         lambda: alter_execute(preview=preview, actor="bench", source="cli", reason="benchmark"),

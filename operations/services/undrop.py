@@ -54,7 +54,7 @@ def undrop_preview(*, metastore: Metastore, execution: Execution) -> Preview:
     """The plan putting back the table ``execution`` dropped: its rows (same ids) and its data from the trash."""
     image = execution.before_image
     state = _state_from(image["table_state"])
-    blockers = _name_blockers(metastore, state.ref) + _trash_blockers(execution)
+    blockers = _name_blockers(metastore, state) + _trash_blockers(execution)
     moves = tuple(_moves_back(execution))
     spec = RevertExecution(
         target=state.ref, execution_id=execution.pk, statement=execution.statement, on_view=state.is_view
@@ -102,9 +102,21 @@ def _state_from(data: dict[str, Any]) -> TableState:
     return TableState(**{k: v for k, v in values.items() if k in known})
 
 
-def _name_blockers(metastore: Metastore, ref: TableRef) -> list[Finding]:
-    if not Database.objects.on(metastore).filter(name=ref.database).exists():
+def _name_blockers(metastore: Metastore, state: TableState) -> list[Finding]:
+    """The table goes back into its own database (the same DB_ID) under its own, free, name."""
+    ref = state.ref
+    database_id = Database.objects.on(metastore).filter(name=ref.database).values_list("id", flat=True).first()
+    if database_id is None:
         return [Finding("database_missing", "undrop", f"Database {ref.database} no longer exists: create it first.")]
+    if database_id != state.database_id:
+        return [
+            Finding(
+                "database_recreated",
+                "undrop",
+                f"Database {ref.database} was dropped and created again since "
+                "the table was dropped: the table cannot go back into the database it belonged to.",
+            )  # fmt: skip
+        ]
     if table_exists(metastore, ref):
         return [
             Finding(
