@@ -41,7 +41,7 @@ EXPECTED = {
               "statistics_labelled_by_name", "column_change_touches_partitions_without_cascade",
               "parquet_replace_needs_cascade_to_drop", "messages_carry_table_type", "thrift_objects_of_3",
               "file_uris_carry_change_management_fields", "rename_across_databases_drops_and_creates",
-              "abort_writes_events", "database_messages_carry_json"},
+              "abort_writes_events", "database_messages_carry_json", "drop_honours_external_table_purge"},
     "4.0.0-beta-2": {"catalogs", "write_ids", "writes_bucketing_version", "statistics_labelled_by_name",
                      "seeds_committed_transaction_zero", "special_characters_in_table_names",
                      "incompatible_type_exempt_serdes", "validates_bucket_columns", "renames_bucketing_columns",
@@ -56,7 +56,7 @@ EXPECTED = {
                      "thrift_objects_of_4", "file_uris_carry_change_management_fields",
                      "events_skip_external_and_transactional_files", "rename_across_databases_drops_and_creates",
                      "abort_writes_events", "abort_events_of_4", "database_messages_carry_json",
-                     "database_messages_carry_catalog"},
+                     "database_messages_carry_catalog", "drop_honours_external_table_purge"},
 }  # fmt: skip
 EXPECTED["4.0.0"] = EXPECTED["4.0.0-beta-2"] - {"statistics_labelled_by_name"}
 
