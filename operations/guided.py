@@ -117,6 +117,7 @@ def _table_operations(metastore: Metastore, state: TableState) -> tuple[GuidedOp
         ops += _partition_repair_operations(metastore, state, ref)
     if state.is_transactional:
         ops.append(_compaction_operation(metastore, state, ref, partition))
+    ops.append(_drop_operation(state, ref))
     return tuple(ops)
 
 
@@ -135,6 +136,19 @@ def _partition_repair_operations(metastore: Metastore, state: TableState, ref: s
             "missing; the preview lists both with the bytes found.",
         ),
     ]  # fmt: skip
+
+
+def _drop_operation(state: TableState, ref: str) -> GuidedOperation:
+    """``DROP TABLE`` (``DROP VIEW`` for a view); a revert of the drop undrops it."""
+    if state.is_view:
+        return GuidedOperation("drop", "Drop the view…", f"DROP VIEW {ref}", "A revert puts the view back.")
+    data = (
+        "Metadata only: an external table's files stay where they are."
+        if state.is_external
+        else "Its data goes to the console's trash (PURGE too), never deleted; a revert undrops it while the trash "
+        "holds it."
+    )
+    return GuidedOperation("drop", "Drop table…", f"DROP TABLE {ref}", data)
 
 
 def _compaction_operation(metastore: Metastore, state: TableState, ref: str, first: str) -> GuidedOperation:
@@ -169,6 +183,7 @@ def _view_operations(state: TableState) -> tuple[GuidedOperation, ...]:
     return (
         GuidedOperation("properties", "Set view properties", f"ALTER VIEW {ref} SET TBLPROPERTIES ('comment'='…')"),
         GuidedOperation("rename", "Rename the view", f"ALTER VIEW {ref} RENAME TO {ref[:-1]}_new`"),
+        _drop_operation(state, ref),
     )
 
 

@@ -34,6 +34,7 @@ DEFAULT_POLICY = {
                 "data_rewritten",
                 "data_deleted",
                 "data_swapped_back",
+                "table_dropped",
                 "partitions_dropped",
                 "statistics_dropped",
                 "views_broken",

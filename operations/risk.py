@@ -15,7 +15,15 @@ from django.conf import settings
 
 from operations.preview import DataCopy, DirectoryMove, TableSnapshot
 from operations.rules import Finding
-from operations.specs import AbortTransactions, AlterSpec, CompactFiles, CompactTable, ConvertFormat, Relocate
+from operations.specs import (
+    AbortTransactions,
+    AlterSpec,
+    CompactFiles,
+    CompactTable,
+    ConvertFormat,
+    DropTable,
+    Relocate,
+)
 
 __all__ = ("CRITERIA", "LEVELS", "RiskCriterion", "plan_criteria", "risk_of")
 
@@ -28,6 +36,7 @@ CRITERIA = {
     "data_rewritten": ("high", "data rewritten"),
     "data_deleted": ("high", "old data deleted after the retention"),
     "data_swapped_back": ("high", "data job swapped back"),
+    "table_dropped": ("high", "table dropped"),
     "partitions_dropped": ("high", "partitions dropped"),
     "statistics_dropped": ("high", "statistics dropped"),
     "views_broken": ("high", "views broken"),
@@ -97,6 +106,7 @@ def plan_criteria(
         "data_rewritten": _rewritten(spec, data_copy),
         "data_deleted": _deleted_after_retention(spec, data_copy),
         "data_swapped_back": _swapped_back(swapped_back),
+        "table_dropped": _table_dropped(spec, moves),
         "partitions_dropped": f"{drops:,} partition(s) are dropped from the metastore." if drops else "",
         "statistics_dropped": (
             f"{statistics_dropped:,} column statistics row(s) are deleted; queries plan without them until "
@@ -115,6 +125,20 @@ def plan_criteria(
         "compaction_requested": _compaction(spec),
     }
     return tuple(RiskCriterion(name, why) for name, why in found.items() if why)
+
+
+def _table_dropped(spec: AlterSpec | None, moves: tuple[DirectoryMove, ...]) -> str:
+    if not isinstance(spec, DropTable):
+        return ""
+    what = "view" if spec.on_view else "table"
+    data = f"; its data goes to the console's trash ({_amount_moved(moves)})" if moves else ""
+    return f"The {what} {spec.target} is dropped{data}: readers fail until it is undropped (reverted)."
+
+
+def _amount_moved(moves: tuple[DirectoryMove, ...]) -> str:
+    files = sum(m.files or 0 for m in moves)
+    size = sum(m.bytes or 0 for m in moves)
+    return f"{len(moves):,} director(ies), {files:,} files, {size:,} bytes"
 
 
 def _moved(moves: tuple[DirectoryMove, ...]) -> str:

@@ -29,6 +29,7 @@ __all__ = (
     "ConvertFormat",
     "CreateTable",
     "DropPartitions",
+    "DropTable",
     "ExchangePartition",
     "NewPartition",
     "PartitionPredicate",
@@ -516,6 +517,20 @@ class RepairPartitions(AlterSpec):
         return f"MSCK{repair} TABLE {self.target}{mode}"
 
 
+@dataclass(frozen=True)
+class DropTable(AlterSpec):
+    """``DROP TABLE [IF EXISTS] t [PURGE]``, or ``DROP VIEW [IF EXISTS] v`` (``on_view``): the table's rows go (kept in
+    the before-image, so a revert undrops it), a managed table's data goes to the console's trash (PURGE too)."""
+
+    kind: ClassVar[str] = "drop_table"
+    if_exists: bool = False
+    purge: bool = False
+
+    def to_ddl(self) -> str:
+        exists = " IF EXISTS" if self.if_exists else ""
+        return f"DROP {'VIEW' if self.on_view else 'TABLE'}{exists} {self.target}{' PURGE' if self.purge else ''}"
+
+
 def _predicates_clause(predicates: tuple[PartitionPredicate, ...]) -> str:
     """``PARTITION (k op 'v', …) `` or nothing."""
     if not predicates:
@@ -545,6 +560,7 @@ SPEC_KINDS: dict[str, type[AlterSpec]] = {
         CompactTable,
         AbortTransactions,
         Relocate,
+        DropTable,
         CompactFiles,
         ConvertFormat,
         SetFileFormat,

@@ -257,6 +257,11 @@ class Capabilities:
     #: near 'd' 'SET' 'LOCATION' in alter database statement", checked with its Driver).
     database_set_location: bool
 
+    # --- DROP TABLE ---
+    #: An EXTERNAL table whose ``external.table.purge`` is true loses its data with the table
+    #: (``HMSHandler.checkTableDataShouldBeDeleted``, 3.x and 4.x); 2.3 keeps every external table's data.
+    drop_honours_external_table_purge: bool
+
     # --- SHOW CREATE TABLE (catalog_admin/hive/show_create.py) ---
     #: ``ShowCreateTableOperation`` (4.x): always ``ROW FORMAT SERDE``, statistics keys left out of TBLPROPERTIES;
     #: before, ``DDLTask.showCreateTable`` prints ``ROW FORMAT DELIMITED`` when the SerDe has delimiters.
@@ -319,6 +324,7 @@ class Capabilities:
             alter_database_writes_event=hive3,
             managed_locations=hive4,
             database_set_location=hive3,
+            drop_honours_external_table_purge=hive3,
             show_create_table_operation=hive4,
             create_table_flags_column_statistics=hive3,
             create_table_normalizes_transactional_properties=hive3,

@@ -27,6 +27,7 @@ from operations.specs import (
     CompactTable,
     ConvertFormat,
     DropPartitions,
+    DropTable,
     ExchangePartition,
     NewPartition,
     PartitionPredicate,
@@ -154,6 +155,8 @@ class _Parser(CreateTableClauses):
             return self.end(parse_database_statement(self))
         if first == "MSCK":
             return self.end(self.msck())
+        if first == "DROP" and second in ("TABLE", "VIEW"):
+            return self.end(self.drop_table())
         kind = first if first != "ALTER" else f"ALTER {second}" if second not in ("", "TABLE", "VIEW") else ""
         if first and kind:
             raise self.unsupported(kind, f"{kind} is not an ALTER TABLE statement; the console runs ALTER TABLE only")
@@ -195,6 +198,15 @@ class _Parser(CreateTableClauses):
             location = self.string() if self.accept_words("LOCATION") else None
             additions.append(NewPartition(values=values, location=location))
         return AddPartitions(target=target, additions=tuple(additions), if_not_exists=if_not_exists)
+
+    def drop_table(self) -> DropTable:
+        """``DROP TABLE [IF EXISTS] t [PURGE]`` / ``DROP VIEW [IF EXISTS] v`` (HiveParser.g: dropTableStatement,
+        dropViewStatement; a view takes no PURGE)."""
+        on_view = self.advance() and self.advance().value.upper() == "VIEW"
+        if_exists = self.accept_words("IF", "EXISTS")
+        target = self.table_ref()
+        purge = not on_view and self.accept_words("PURGE")
+        return DropTable(target=target, if_exists=if_exists, purge=purge, on_view=on_view)
 
     def action(self, target: TableRef) -> AlterSpec:
         self.refuse_known(UNSUPPORTED_TABLE_CLAUSES, "ALTER TABLE … ")

@@ -72,6 +72,7 @@ from operations.specs import (
     ConvertFormat,
     CreateTable,
     DropPartitions,
+    DropTable,
     ExchangePartition,
     Relocate,
     RenamePartition,
@@ -194,6 +195,12 @@ def _drop_partitions(_metastore: Metastore, _state: TableState, preview: Preview
     return ((DROP_PARTITION, preview.scope.count),), preview.scope.selection
 
 
+def _drop_table(_metastore: Metastore, _state: TableState, _preview: Preview) -> Planned:
+    """``HMSHandler.drop_table_core``: one DROP_TABLE (``DropTableEvent`` to the transactional listeners) for the
+    table and all its partitions (dropped through ``ms.dropPartitions``, which notifies nobody)."""
+    return ((DROP_TABLE, 1),), None
+
+
 def _rename_partition(_metastore: Metastore, _state: TableState, preview: Preview) -> Planned:
     return ((ALTER_PARTITION, 1),), {"ids": [preview.inverse["partition"]["id"]]}
 
@@ -302,6 +309,7 @@ _PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Preview], Plan
     ExchangePartition: _exchange_partition,  # HMSHandler.exchange_partitions
     AddPartitions: _add_partitions,
     RepairPartitions: _repair_partitions,
+    DropTable: _drop_table,  # HMSHandler.drop_table_core
     RevertExecution: _revert,
 }
 assert set(_PLANNERS) >= set(SPEC_KINDS.values()), "every spec kind decides its notification events"
@@ -317,6 +325,9 @@ def _revert_events(execution: Execution) -> Planned:
         return ((ADD_PARTITION, 1),), {"ids": ids}
     if kind == "rename_partition":
         return ((ALTER_PARTITION, 1),), {"ids": [image["partition"]["id"]]}
+    if kind == "drop_table":  # create_table, then add_partitions carrying every partition put back
+        parts = image.get("deleted_rows", {}).get("PARTITIONS", [])
+        return ((CREATE_TABLE, 1), *(((ADD_PARTITION, 1),) if parts else ())), {"all": True} if parts else None
     if kind == "relocate":  # the swap back: the same events as the swap, for the rows it wrote back
         sd_ids = sorted({row["SD_ID"] for row in image.get("updated_rows", {}).get("SDS", [])})
         if execution.operation.get("partitions"):
@@ -342,6 +353,7 @@ _REVERTED: dict[str, Planned] = {
     "rename_partition": NO_EVENTS,  # resolved from the before-image above
     "add_partitions": NO_EVENTS,  # resolved from the before-image above
     "msck_repair": NO_EVENTS,  # resolved from the before-image above
+    "drop_table": NO_EVENTS,  # resolved from the before-image above
     "compact": NO_EVENTS,  # withdrawing a queued request: no Hive event
     "abort_transactions": NO_EVENTS,  # never reverted (no revert is offered)
     "create_table": (((DROP_TABLE, 1),), None),  # the created table dropped: HMSHandler.drop_table_core

@@ -75,8 +75,8 @@ class EventCapture:
 def capture_before(metastore: Metastore, planned: PlannedEvents) -> EventCapture:
     """Under the table lock, before the statements: the table and the partitions in the events' scope."""
     version = metastore.schema.version
-    if planned.transactions or set(_counts(planned)) == {CREATE_TABLE}:  # no table yet for CREATE TABLE
-        return EventCapture(table=None, partition_ids=[])
+    if planned.transactions or _creates_table(planned):  # no table yet: CREATE TABLE, an undrop
+        return EventCapture(table=None, partition_ids=[])  # no table yet (an undrop), or events of no table
     table = read_table(metastore.alias, version, planned.table_id)
     ids = _partition_ids(metastore.alias, planned) if planned.partitions else []
     if planned.partitions and planned.partitions.get("from_table"):  # EXCHANGE PARTITION: the source's partitions
@@ -162,16 +162,22 @@ def _event_rows(metastore: Metastore, planned: PlannedEvents, before: EventCaptu
     def row(kind: str, table: TableObject, message: dict[str, Any]) -> Row:
         return kind, catalog, table.database, table.name, messages.encode(version, message)
 
-    if set(counts) == {CREATE_TABLE}:  # CREATE TABLE (HMSHandler.create_table_core): the table the statements made
+    if set(counts) == {CREATE_TABLE}:  # CREATE TABLE (HMSHandler.create_table_core), an unpartitioned undrop
         created = read_table(alias, version, planned.table_id)
         created_files = table_files(metastore.name, version, created)
         yield row(CREATE_TABLE, created, messages.create_table_message(version, created, now, created_files))
         return
-    assert before.table is not None, "table events are captured with their table"
-    if set(counts) == {DROP_TABLE}:  # a created table dropped again (its revert): HMSHandler.drop_table_core
+    if DROP_TABLE in counts and CREATE_TABLE not in counts:  # DROP TABLE, a created table's revert: as it was
+        assert before.table is not None, "a dropped table is captured before the statements"
         yield row(DROP_TABLE, before.table, messages.drop_table_message(version, before.table, now))
         return
     table_after = read_table(alias, version, planned.table_id)
+    if before.table is None:  # an undrop: create_table, then add_partitions with every partition
+        files = table_files(metastore.name, version, table_after)
+        yield row(CREATE_TABLE, table_after, messages.create_table_message(version, table_after, now, files))
+        before = EventCapture(table=table_after, partition_ids=_partition_ids(alias, planned))
+        if ADD_PARTITION not in counts:
+            return
     if before.source is not None:  # EXCHANGE PARTITION: added to the destination, then dropped from the source
         added = list(read_partitions(alias, version, table_after, before.partition_ids))
         added_files = partition_files(metastore.name, version, table_after, keys, added)
@@ -185,6 +191,8 @@ def _event_rows(metastore: Metastore, planned: PlannedEvents, before: EventCaptu
         yield from _added_rows(metastore, planned, table_after, now, row)
         if DROP_PARTITION not in counts:
             return
+    assert before.table is not None, "table events are captured with their table"
+
     if ALTER_TABLE in counts:
         yield row(ALTER_TABLE, table_after, messages.alter_table_message(version, before.table, table_after, now))
         if ALTER_PARTITION not in counts:  # a relocated table: its partitions' ALTER_PARTITION events follow
@@ -295,6 +303,12 @@ def _reserve_event_ids(alias: str, count: int) -> int:
         return 1
     NotificationSequence.objects.using(alias).filter(pk=row.pk).update(next_event_id=row.next_event_id + count)
     return row.next_event_id
+
+
+def _creates_table(planned: PlannedEvents) -> bool:
+    """The events of an undrop: the table is created by the statements (CREATE_TABLE without DROP_TABLE)."""
+    counts = _counts(planned)
+    return CREATE_TABLE in counts and DROP_TABLE not in counts
 
 
 def _partition_ids(alias: str, planned: PlannedEvents) -> list[int]:

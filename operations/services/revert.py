@@ -47,6 +47,7 @@ from operations.planners.rename_table import plan_rename_table
 from operations.preview import DirectoryMove, Preview, Step
 from operations.rules import Finding
 from operations.services.relocation_cleanup import extra_files
+from operations.services.undrop import is_undrop, undrop_preview
 from operations.specs import (
     ExchangePartition,
     RenameTable,
@@ -80,6 +81,8 @@ def revert_preview(*, execution: Execution) -> Preview:
     _check_revertible(execution)
     _check_relocation_kept(execution)
     metastore = get_metastore(execution.metastore)
+    if is_undrop(execution):
+        return undrop_preview(metastore=metastore, execution=execution)
     preview = _revert_plan(metastore, execution)
     preview = replace(preview, inverse={**preview.inverse, "reverts": execution.pk})
     state = read_table_state(metastore, preview.spec.target)

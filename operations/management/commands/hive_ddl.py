@@ -9,12 +9,13 @@ Spark job followed here (its progress printed): 0 only when the data was verifie
 
 from __future__ import annotations
 
+import argparse
 import getpass
 import json
 import time
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser, DjangoHelpFormatter
 from django.db import transaction
 
 from catalog_admin.errors import ApplicationError, ErrorCode
@@ -36,13 +37,19 @@ FOLLOW_SECONDS = 1.0
 ENDED = FINISHED_JOB_STATES
 
 
+class _StatementsHelpFormatter(DjangoHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Django's help, with the statement list kept as written."""
+
+
 class Command(BaseCommand):
     help = "Preview a Hive DDL statement on a metastore; --execute runs exactly that preview (audited)."
 
-    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> Any:
-        """The statements the console runs, listed after the options."""
-        epilog = "Statements: " + " | ".join(SUPPORTED_STATEMENTS)
-        return super().create_parser(prog_name, subcommand, epilog=epilog, **kwargs)
+    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
+        """The help ends with the statements the console runs (``SUPPORTED_STATEMENTS``), one per line."""
+        parser = super().create_parser(prog_name, subcommand, **kwargs)
+        parser.formatter_class = _StatementsHelpFormatter
+        parser.epilog = "statements:\n" + "\n".join(f"  {statement}" for statement in SUPPORTED_STATEMENTS)
+        return parser
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("statement", help='e.g. "ALTER TABLE sales.orders RENAME TO sales.orders_v2"')

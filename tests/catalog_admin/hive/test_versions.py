@@ -43,7 +43,8 @@ EXPECTED = {
               "file_uris_carry_change_management_fields", "rename_across_databases_drops_and_creates",
               "abort_writes_events", "database_messages_carry_json", "create_table_flags_column_statistics",
               "create_table_normalizes_transactional_properties", "alter_database_writes_event",
-              "database_set_location", "msck_drops_partitions", "msck_adds_in_batches"},
+              "database_set_location", "msck_drops_partitions", "msck_adds_in_batches",
+              "drop_honours_external_table_purge"},
     "4.0.0-beta-2": {"catalogs", "write_ids", "writes_bucketing_version", "statistics_labelled_by_name",
                      "create_table_flags_column_statistics", "create_table_normalizes_transactional_properties",
                      "seeds_committed_transaction_zero", "special_characters_in_table_names",
@@ -60,7 +61,8 @@ EXPECTED = {
                      "events_skip_external_and_transactional_files", "rename_across_databases_drops_and_creates",
                      "abort_writes_events", "abort_events_of_4", "database_messages_carry_json",
                      "database_messages_carry_catalog", "alter_database_writes_event", "managed_locations",
-                     "database_set_location", "msck_drops_partitions", "msck_adds_in_batches"},
+                     "database_set_location", "msck_drops_partitions", "msck_adds_in_batches",
+                     "drop_honours_external_table_purge"},
 }  # fmt: skip
 EXPECTED["4.0.0"] = EXPECTED["4.0.0-beta-2"] - {"statistics_labelled_by_name"}
 

@@ -486,9 +486,9 @@ def test_malformed_ddl_is_a_parse_error_pointing_at_the_position(
         ({}, "statement", "Give either statement (Hive DDL) or operation (structured), one of them."),
         ({"statement": RENAME, "operation": {"kind": "rename_table"}}, "operation", "not both."),
         (
-            {"operation": {"kind": "drop_table", "target": {"database": "sales", "table": "x"}}},
+            {"operation": {"kind": "drop_index", "target": {"database": "sales", "table": "x"}}},
             "operation",
-            "not 'drop_table'",
+            "not 'drop_index'",
         ),
         ({"operation": ["rename_table"]}, "operation", "must be an object"),
         (

@@ -241,6 +241,8 @@ GOLDEN = [
         "ALTER TABLE `default`.`t` CONCATENATE WITH ('min_files'='20', 'target_file_bytes'='1048576')",
         id="concatenate-options",
     ),
+    pytest.param("drop table if exists s.t purge;", "DROP TABLE IF EXISTS `s`.`t` PURGE", id="drop-table"),
+    pytest.param("DROP VIEW v", "DROP VIEW `default`.`v`", id="drop-view"),
     pytest.param(
         "alter table t set fileformat parquet with data",
         "ALTER TABLE `default`.`t` SET FILEFORMAT PARQUET WITH DATA",
@@ -301,10 +303,11 @@ def test_every_supported_statement_form_has_a_golden_case() -> None:
 
     # when / then
     assert (
-        len(SUPPORTED_STATEMENTS) == 28
+        len(SUPPORTED_STATEMENTS) == 30
     )  # with COMPACT, ABORT TRANSACTIONS, ALTER VIEW's forms, FILEFORMAT, WITH DATA, CREATE TABLE (and LIKE), EXCHANGE,
-    # CREATE/ALTER/DROP DATABASE, ADD PARTITION, MSCK
+    # CREATE/ALTER/DROP DATABASE, ADD PARTITION, MSCK, DROP TABLE / VIEW
     assert kinds == {
+        "drop_table",
         "relocate",
         "compact_files",
         "convert_format",

@@ -204,7 +204,7 @@ def test_request_a_change_starts_a_guided_request_with_a_statement_that_parses(m
     keys = re.findall(r'data-operation="(\w+)"', picker)
     assert keys == ["properties", "rename", "add_columns", "change_column", "replace_columns", "location",
                     "relocate", "concatenate", "convert", "partition_rename", "partition_drop", "partition_add",
-                    "msck_repair"]  # fmt: skip
+                    "msck_repair", "drop"]  # fmt: skip
     assert 'id="parse-error"' not in page and 'id="preview"' in page
     assert "SET TBLPROPERTIES" in re.search(r'<textarea name="statement"[^>]*>(.*?)</textarea>', page, re.DOTALL).group(
         1
@@ -224,7 +224,7 @@ def test_a_view_is_offered_the_alter_view_forms(metastore, people) -> None:
     )
 
     # then
-    assert re.findall(r'data-operation="(\w+)"', page) == ["properties", "rename"]
+    assert re.findall(r'data-operation="(\w+)"', page) == ["properties", "rename", "drop"]
     assert "ALTER VIEW `marketing`.`campaign_performance` SET TBLPROPERTIES" in page
     assert 'id="preview-blockers"' not in page
 

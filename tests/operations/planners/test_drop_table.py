@@ -1,0 +1,120 @@
+"""
+``DROP TABLE`` / ``DROP VIEW`` on every metastore: the rows Hive's ``ObjectStore.dropTable`` deletes go, one statement
+per metastore table; a managed table's data goes to the console's trash (its directory and the partitions outside
+it); an external table keeps its data; Hive's refusals (the wrong form, a missing table) are the preview's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from catalog_admin.errors import ApplicationError
+from catalog_admin.models import Partition, StorageDescriptor, Table
+from catalog_admin.selectors.metastores import Metastore
+from operations.planners.drop_table import trash_root
+from operations.services.alter import alter_preview_statement
+from operations.specs import TableRef
+from operations.table_state import read_table_state
+from tests.fixtures.factories import table_row
+from tests.fixtures.operations import execute, path_of, row_changes, warehouse_tree
+
+
+def preview_of(metastore: Metastore, statement: str):
+    return alter_preview_statement(metastore=metastore, statement=statement)
+
+
+def test_dropping_a_managed_partitioned_table_deletes_its_rows_and_moves_its_data_to_the_trash(
+    metastore: Metastore, warehouse: Path
+) -> None:
+    """Twelve partitions, two outside the table's directory and one missing on disk: every row goes in one
+    statement per metastore table, the table's directory and the two outside it go to the trash."""
+    # given
+    orders = table_row(metastore, "sales", "orders")
+    state = read_table_state(metastore, TableRef("sales", "orders"))
+    root = path_of(state.location)
+    tree = warehouse_tree(root)
+
+    # when
+    preview = preview_of(metastore, "DROP TABLE sales.orders PURGE")
+    execution = execute(preview)
+
+    # then
+    changes = row_changes(preview)
+    assert changes["TBLS"] == (0, 0, 1)
+    assert changes["PARTITIONS"] == (0, 0, 12)
+    assert changes["SDS"] == (0, 0, 13)
+    assert changes["PARTITION_KEYS"] == (0, 0, 2)
+    assert changes["CDS"] == (0, 0, 1)
+    assert all(step.action == "delete" for step in preview.steps)
+    assert len({step.metastore_table for step in preview.steps}) == len(preview.steps)  # one statement per table
+    trash = trash_root(state)
+    assert [(m.source, m.destination) for m in preview.moves][0] == (state.location, f"{trash}/table")
+    assert sorted(m.destination.rsplit("/", 2)[-2] for m in preview.moves[1:]) == ["dt=2024-01-01", "dt=2024-01-01"]
+    assert preview.risk == "high"
+    assert "table_dropped" in {c.name for c in preview.criteria}
+    assert "purge_to_trash" in {f.code for f in preview.warnings}
+    assert execution.actual_counts == execution.expected_counts
+    alias = metastore.alias
+    assert not Table.objects.using(alias).filter(id=orders.id).exists()
+    assert not Partition.objects.using(alias).filter(table_id=orders.id).exists()
+    assert not StorageDescriptor.objects.using(alias).filter(id=orders.sd_id).exists()
+    assert not root.exists()
+    assert warehouse_tree(path_of(f"{trash}/table")) == tree
+
+
+def test_dropping_an_external_table_keeps_its_data(metastore: Metastore, warehouse: Path) -> None:
+    """Metadata only, as in Hive; the view reading it is named."""
+    # given
+    state = read_table_state(metastore, TableRef("marketing", "campaigns"))
+
+    # when
+    preview = preview_of(metastore, "DROP TABLE marketing.campaigns")
+    execute(preview)
+
+    # then
+    assert preview.moves == ()
+    assert {f.code for f in preview.warnings} >= {"external_data_kept", "dependent_views"}
+    assert path_of(state.location).exists()
+    assert not Table.objects.using(metastore.alias).filter(id=state.table_id).exists()
+
+
+@pytest.mark.parametrize(
+    ("statement", "code", "message"),
+    [
+        ("DROP TABLE marketing.campaign_performance", "drop_table_on_view",
+         "To drop a view you need to use the DROP VIEW command."),
+        ("DROP VIEW sales.customers", "drop_view_on_table",
+         "To drop a base table you need to use the DROP TABLE command."),
+    ],
+)  # fmt: skip
+def test_the_wrong_form_is_refused_with_hives_message(
+    metastore: Metastore, statement: str, code: str, message: str
+) -> None:
+    preview = preview_of(metastore, statement)
+
+    assert [(f.code, f.message) for f in preview.blockers] == [(code, message)]
+    assert preview.steps == ()
+
+
+def test_dropping_a_view_deletes_its_rows_only(metastore: Metastore) -> None:
+    preview = preview_of(metastore, "DROP VIEW marketing.campaign_performance")
+    execute(preview)
+
+    assert preview.moves == ()
+    assert row_changes(preview)["TBLS"] == (0, 0, 1)
+    assert not Table.objects.using(metastore.alias).filter(database__name="marketing", name="campaign_performance")
+
+
+@pytest.mark.parametrize("statement", ["DROP TABLE sales.nope", "DROP TABLE IF EXISTS sales.nope"])
+def test_a_table_that_does_not_exist_is_refused_naming_it(metastore: Metastore, statement: str) -> None:
+    with pytest.raises(ApplicationError, match="sales.nope"):
+        preview_of(metastore, statement)
+
+
+def test_open_transactions_block_the_drop_of_a_transactional_table(metastore: Metastore) -> None:
+    """ops.job_runs_acid is seeded with an open write: Hive's EXCLUSIVE lock would wait for it."""
+    preview = preview_of(metastore, "DROP TABLE ops.job_runs_acid")
+
+    assert "open_transactions" in {f.code for f in preview.blockers}
