@@ -38,6 +38,7 @@ __all__ = (
     "SetSerdeProperties",
     "SetTableProperties",
     "TableRef",
+    "TruncateTable",
     "UnsetTableProperties",
     "hive_column_type",
     "spec_from_dict",
@@ -361,6 +362,19 @@ class AbortTransactions(AlterSpec):
         return f"ABORT TRANSACTIONS {' '.join(str(t) for t in self.txn_ids)}"
 
 
+@dataclass(frozen=True)
+class TruncateTable(AlterSpec):
+    """``TRUNCATE TABLE t [PARTITION (k='v', …)]``: the data of a managed table (or of the partitions a full or
+    partial spec selects) goes to the console's trash, its directories stay, empty; statistics reset as Hive's."""
+
+    kind: ClassVar[str] = "truncate_table"
+    partition: tuple[tuple[str, str], ...] = ()
+
+    def to_ddl(self) -> str:
+        spec = f" PARTITION {render_partition_spec(self.partition)}" if self.partition else ""
+        return f"TRUNCATE TABLE {self.target}{spec}"
+
+
 def _predicates_clause(predicates: tuple[PartitionPredicate, ...]) -> str:
     """``PARTITION (k op 'v', …) `` or nothing."""
     if not predicates:
@@ -393,6 +407,7 @@ SPEC_KINDS: dict[str, type[AlterSpec]] = {
         CompactFiles,
         ConvertFormat,
         SetFileFormat,
+        TruncateTable,
     )
 }
 

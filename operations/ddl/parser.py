@@ -36,6 +36,7 @@ from operations.specs import (
     SetSerdeProperties,
     SetTableProperties,
     TableRef,
+    TruncateTable,
     UnsetTableProperties,
 )
 
@@ -145,6 +146,8 @@ class _Parser:
         if self.peek().kind == "end":
             raise self.error("the statement is empty; expected ALTER TABLE …")
         first, second = (self.words(2) + ("",))[:2]
+        if first == "TRUNCATE":
+            return self.finish(self.truncate())
         kind = first if first != "ALTER" else f"ALTER {second}" if second not in ("", "TABLE", "VIEW") else ""
         if first and kind:
             raise self.unsupported(kind, f"{kind} is not an ALTER TABLE statement; the console runs ALTER TABLE only")
@@ -153,10 +156,25 @@ class _Parser:
         else:
             self.expect_words("ALTER", "TABLE")
             spec = self.action(self.table_ref())
+        return self.finish(spec)
+
+    def finish(self, spec: AlterSpec) -> AlterSpec:
+        """``spec`` once only an optional ``;`` follows it."""
         self.accept_op(";")
         if self.peek().kind != "end":
             raise self.error(f"unexpected {self.describe(self.peek())} after the end of the statement")
         return spec
+
+    def truncate(self) -> TruncateTable:
+        """``TRUNCATE TABLE t [PARTITION (k='v', …)]`` (HiveParser's truncateTableStatement; its ``COLUMNS (…)``
+        form, RCFile only, and 4.0's ``FORCE`` are Hive's own to run)."""
+        self.expect_words("TRUNCATE", "TABLE")
+        target = self.table_ref()
+        partition = self.partition_spec() if self.accept_words("PARTITION") else ()
+        if self.peek_word() in ("COLUMNS", "FORCE"):
+            clause = f"TRUNCATE TABLE … {self.peek_word()}"
+            raise self.unsupported(clause, f"{clause} is Hive DDL that the console does not run; use Hive for it")
+        return TruncateTable(target=target, partition=partition)
 
     def action(self, target: TableRef) -> AlterSpec:
         self.refuse_known(UNSUPPORTED_TABLE_CLAUSES, "ALTER TABLE … ")

@@ -73,6 +73,7 @@ from operations.specs import (
     SetOwner,
     SetSerdeProperties,
     SetTableProperties,
+    TruncateTable,
     UnsetTableProperties,
 )
 from operations.table_state import TableState
@@ -216,6 +217,14 @@ def _set_file_format(_metastore: Metastore, _state: TableState, preview: Preview
     return ONE_ALTER_TABLE if partition_id is None else (((ALTER_PARTITION, 1),), {"ids": [partition_id]})
 
 
+def _truncate(_metastore: Metastore, _state: TableState, preview: Preview) -> Planned:
+    """``HMSHandler.alterTableStatsForTruncate``: one ALTER_TABLE for an unpartitioned table, else one
+    ALTER_PARTITION per truncated partition (``alter_partitions``), no ALTER_TABLE."""
+    if preview.scope is None:
+        return ONE_ALTER_TABLE
+    return ((ALTER_PARTITION, preview.scope.count),), preview.scope.selection
+
+
 def _revert(metastore: Metastore, state: TableState, preview: Preview) -> Planned:
     execution = Execution.objects.get(pk=cast(RevertExecution, preview.spec).execution_id)
     if execution.operation["kind"] == RenameTable.kind and _moved_across_databases(metastore, execution.operation):
@@ -242,6 +251,7 @@ _PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Preview], Plan
     SetFileFormat: _set_file_format,  # alter_table, or alter_partition for one partition
     CompactTable: _no_events,  # TxnHandler.compact notifies no listener (2.3, 3.1, 4.0)
     AbortTransactions: _abort_transactions,  # ABORT_TXN per transaction on 3.1 and 4.0, none on 2.3
+    TruncateTable: _truncate,
     RevertExecution: _revert,
 }
 assert set(_PLANNERS) >= set(SPEC_KINDS.values()), "every spec kind decides its notification events"
@@ -268,6 +278,8 @@ def _revert_events(execution: Execution) -> Planned:
         table = ((ALTER_TABLE, 1),) if image.get("table_sd") else ()
         partitions = len(sd_ids) - len(table)
         return (*table, *(((ALTER_PARTITION, partitions),) if partitions else ())), {"sd_ids": sd_ids}
+    if kind == "truncate_table" and image.get("partition_ids"):  # the statistics written back, per partition
+        return ((ALTER_PARTITION, len(image["partition_ids"])),), {"ids": sorted(image["partition_ids"])}
     if kind == "set_fileformat" and image.get("partition_id") is not None:
         return ((ALTER_PARTITION, 1),), {"ids": [image["partition_id"]]}
     if kind == "set_location" and execution.operation.get("partition"):

@@ -53,6 +53,7 @@ from operations.planners.relocate import plan_relocate
 from operations.planners.rename_table import plan_rename_table
 from operations.planners.rewrite import plan_rewrite, plan_set_file_format
 from operations.planners.transactions import plan_abort_transactions
+from operations.planners.truncate import plan_truncate_table
 from operations.preview import DirectoryMove, Measured, NewId, Preview, Step
 from operations.rules import blocked_error
 from operations.services.audit import audit_execution
@@ -76,6 +77,7 @@ from operations.specs import (
     SetOwner,
     SetSerdeProperties,
     SetTableProperties,
+    TruncateTable,
     UnsetTableProperties,
 )
 from operations.staleness import StaleChange, Staleness, compare_plans, stale_message, stale_preview_error
@@ -104,6 +106,7 @@ PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Any], Preview]]
     CompactFiles: plan_rewrite,
     ConvertFormat: plan_rewrite,
     SetFileFormat: plan_set_file_format,
+    TruncateTable: plan_truncate_table,
 }
 
 
@@ -157,6 +160,8 @@ def _scope_selection(state: TableState, spec: AlterSpec, preview: Preview) -> di
     if isinstance(spec, DropPartitions):
         dropped = (s for s in preview.steps if s.metastore_table == Partition._meta.db_table and s.action == "delete")
         return {"ids": sorted(p for step in dropped for p in step.params)}
+    if isinstance(spec, TruncateTable) and preview.inverse.get("partition_ids"):
+        return {"ids": sorted(preview.inverse["partition_ids"])}
     if isinstance(spec, RewritePartitionLocations):
         return {"prefixes": sorted({spec.old_prefix, spec.new_prefix} - {""})}
     return None
