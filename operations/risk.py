@@ -21,6 +21,7 @@ from operations.specs import (
     CompactFiles,
     CompactTable,
     ConvertFormat,
+    PurgeTrash,
     Relocate,
     TruncateTable,
 )
@@ -38,6 +39,7 @@ CRITERIA = {
     "data_swapped_back": ("high", "data job swapped back"),
     "partitions_dropped": ("high", "partitions dropped"),
     "data_truncated": ("high", "table data truncated"),
+    "trash_purged": ("high", "trash deleted for good"),
     "statistics_dropped": ("high", "statistics dropped"),
     "views_broken": ("high", "views broken"),
     "columns_removed": ("high", "columns removed"),
@@ -103,6 +105,12 @@ def plan_criteria(
         "data_swapped_back": _swapped_back(swapped_back),
         "partitions_dropped": f"{drops:,} partition(s) are dropped from the metastore." if drops else "",
         "data_truncated": _truncated(spec, moves),
+        "trash_purged": (
+            "Data in the console's trash is deleted for good: the drops and truncates that put it there can no "
+            "longer be reverted."
+            if isinstance(spec, PurgeTrash)
+            else ""
+        ),
         "statistics_dropped": (
             f"{statistics_dropped:,} column statistics row(s) are deleted; queries plan without them until "
             "ANALYZE runs again."

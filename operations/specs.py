@@ -26,6 +26,7 @@ __all__ = (
     "ConvertFormat",
     "DropPartitions",
     "PartitionPredicate",
+    "PurgeTrash",
     "Relocate",
     "RenamePartition",
     "RenameTable",
@@ -375,6 +376,18 @@ class TruncateTable(AlterSpec):
         return f"TRUNCATE TABLE {self.target}{spec}"
 
 
+@dataclass(frozen=True)
+class PurgeTrash(AlterSpec):
+    """Console extension: ``PURGE TRASH [OLDER THAN n DAYS]`` deletes the table's entries of the console's trash
+    (what its drops and truncates moved there) that are older than ``n`` days (all without it), for good."""
+
+    kind: ClassVar[str] = "purge_trash"
+    older_than_days: int | None = None
+
+    def _clause(self) -> str:
+        return "PURGE TRASH" + (f" OLDER THAN {self.older_than_days} DAYS" if self.older_than_days is not None else "")
+
+
 def _predicates_clause(predicates: tuple[PartitionPredicate, ...]) -> str:
     """``PARTITION (k op 'v', …) `` or nothing."""
     if not predicates:
@@ -408,6 +421,7 @@ SPEC_KINDS: dict[str, type[AlterSpec]] = {
         ConvertFormat,
         SetFileFormat,
         TruncateTable,
+        PurgeTrash,
     )
 }
 

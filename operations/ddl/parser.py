@@ -25,6 +25,7 @@ from operations.specs import (
     ConvertFormat,
     DropPartitions,
     PartitionPredicate,
+    PurgeTrash,
     Relocate,
     RenamePartition,
     RenameTable,
@@ -165,6 +166,18 @@ class _Parser:
             raise self.error(f"unexpected {self.describe(self.peek())} after the end of the statement")
         return spec
 
+    def purge_trash(self, target: TableRef) -> PurgeTrash:
+        """Console extension: ``PURGE TRASH [OLDER THAN n DAYS]`` (the table's entries of the console's trash)."""
+        self.expect_words("PURGE", "TRASH")
+        if not self.accept_words("OLDER", "THAN"):
+            return PurgeTrash(target=target)
+        token = self.peek()
+        if token.kind != "number" or not token.text.isdigit():
+            raise self.error(f"expected a whole number of days after OLDER THAN, found {self.describe(token)}")
+        self.advance()
+        self.expect_words("DAYS")
+        return PurgeTrash(target=target, older_than_days=int(token.text))
+
     def truncate(self) -> TruncateTable:
         """``TRUNCATE TABLE t [PARTITION (k='v', …)]`` (HiveParser's truncateTableStatement; its ``COLUMNS (…)``
         form, RCFile only, and 4.0's ``FORCE`` are Hive's own to run)."""
@@ -207,9 +220,11 @@ class _Parser:
             return self.concatenate(target)
         if word == "ABORT":
             return self.abort_transactions(target)
+        if word == "PURGE":
+            return self.purge_trash(target)
         raise self.error(
-            f"expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION, DROP, COMPACT, CONCATENATE "
-            f"or ABORT, "
+            f"expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION, DROP, COMPACT, CONCATENATE, "
+            f"ABORT or PURGE TRASH, "
             f"found {self.describe(self.peek())}"
         )
 

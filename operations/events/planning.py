@@ -62,6 +62,7 @@ from operations.specs import (
     CompactTable,
     ConvertFormat,
     DropPartitions,
+    PurgeTrash,
     Relocate,
     RenamePartition,
     RenameTable,
@@ -252,6 +253,7 @@ _PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Preview], Plan
     CompactTable: _no_events,  # TxnHandler.compact notifies no listener (2.3, 3.1, 4.0)
     AbortTransactions: _abort_transactions,  # ABORT_TXN per transaction on 3.1 and 4.0, none on 2.3
     TruncateTable: _truncate,
+    PurgeTrash: _no_events,  # the console's own trash: no metastore object changes
     RevertExecution: _revert,
 }
 assert set(_PLANNERS) >= set(SPEC_KINDS.values()), "every spec kind decides its notification events"
@@ -294,6 +296,7 @@ _REVERTED: dict[str, Planned] = {
     "rename_partition": NO_EVENTS,  # resolved from the before-image above
     "compact": NO_EVENTS,  # withdrawing a queued request: no Hive event
     "abort_transactions": NO_EVENTS,  # never reverted (no revert is offered)
+    "purge_trash": NO_EVENTS,  # never reverted (deleted for good)
 }
 
 

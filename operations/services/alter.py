@@ -53,11 +53,13 @@ from operations.planners.relocate import plan_relocate
 from operations.planners.rename_table import plan_rename_table
 from operations.planners.rewrite import plan_rewrite, plan_set_file_format
 from operations.planners.transactions import plan_abort_transactions
+from operations.planners.trash_purge import plan_purge_trash
 from operations.planners.truncate import plan_truncate_table
 from operations.preview import DirectoryMove, Measured, NewId, Preview, Step
 from operations.rules import blocked_error
 from operations.services.audit import audit_execution
 from operations.services.commit_markers import clear_commit_marker, new_commit_marker, write_commit_marker
+from operations.services.trash_purge import purge_trash_entries
 from operations.specs import (
     AbortTransactions,
     AddColumns,
@@ -76,6 +78,7 @@ from operations.specs import (
     SetLocation,
     SetOwner,
     SetSerdeProperties,
+    PurgeTrash,
     SetTableProperties,
     TruncateTable,
     UnsetTableProperties,
@@ -107,6 +110,7 @@ PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Any], Preview]]
     ConvertFormat: plan_rewrite,
     SetFileFormat: plan_set_file_format,
     TruncateTable: plan_truncate_table,
+    PurgeTrash: plan_purge_trash,
 }
 
 
@@ -218,6 +222,8 @@ def alter_execute(
         if on_started is not None:
             on_started(execution)
         counts = _apply(metastore, preview, execution, progress, measured or {})
+        if preview.trash_purge is not None:  # after the commit: deleting is the one thing that cannot roll back
+            counts["TRASH"] = purge_trash_entries(metastore, preview.trash_purge)
     except Exception as exc:
         _finish(execution, Execution.State.FAILED, started, error=_describe(exc))
         audit_execution(execution, preview.as_dict())

@@ -102,6 +102,12 @@ def _revert_plan(metastore: Metastore, execution: Execution) -> Preview:
             "was told), so it cannot be reverted.",
             {"execution": execution.pk},
         )
+    if kind == "purge_trash":
+        raise ApplicationError(
+            ErrorCode.INVALID_STATE,
+            f"Execution #{execution.pk} purged the trash: deleted data cannot be brought back.",
+            {"execution": execution.pk},
+        )
     if kind == "compact":
         target = TableRef(**operation["target"])
         spec = RevertExecution(target=target, execution_id=execution.pk, statement=execution.statement)
@@ -132,6 +138,7 @@ def _check_revertible(execution: Execution) -> None:
         Execution.objects.filter(metastore=execution.metastore, pk__gt=execution.pk, state__in=DONE)
         .exclude(revert_attempts__state__in=DONE)
         .exclude(reverts=execution)
+        .exclude(operation__kind="purge_trash")  # changes no row: its own blocker (trash_purged) names it
     )
     blocking = [e for e in later if (e.database_name, e.table_name) in names]
     if blocking:

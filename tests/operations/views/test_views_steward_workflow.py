@@ -203,7 +203,7 @@ def test_request_a_change_starts_a_guided_request_with_a_statement_that_parses(m
     picker = re.search(r'<nav class="panel guided" id="guided-picker".*?</nav>', page, re.DOTALL).group(0)
     keys = re.findall(r'data-operation="(\w+)"', picker)
     assert keys == ["properties", "rename", "add_columns", "change_column", "replace_columns", "location",
-                    "relocate", "concatenate", "convert", "partition_rename", "partition_drop"]  # fmt: skip
+                    "relocate", "concatenate", "convert", "partition_rename", "partition_drop", "truncate"]  # fmt: skip
     assert 'id="parse-error"' not in page and 'id="preview"' in page
     assert "SET TBLPROPERTIES" in re.search(r'<textarea name="statement"[^>]*>(.*?)</textarea>', page, re.DOTALL).group(
         1
