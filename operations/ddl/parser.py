@@ -223,8 +223,8 @@ class _Parser:
         if word == "PURGE":
             return self.purge_trash(target)
         raise self.error(
-            f"expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION, DROP, COMPACT, CONCATENATE, "
-            f"ABORT or PURGE TRASH, "
+            "expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION, DROP, COMPACT, "
+            "CONCATENATE, ABORT or PURGE TRASH, "
             f"found {self.describe(self.peek())}"
         )
 

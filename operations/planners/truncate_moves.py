@@ -1,10 +1,10 @@
 """
 Where a ``TRUNCATE TABLE``'s data goes: every entry of each truncated directory (files and sub-directories, hidden
 ones too, as Hive's ``moveToTrash`` of the whole directory takes them) moves to the console's trash, the one trash
-``DROP PARTITION`` uses (``<database location>/.catalog-admin-trash/<table>/…``), under ``truncate-<fingerprint>/<unit>``
-(``unit``: the partition's name, or ``table`` for an unpartitioned table). The directory itself stays, empty, with its
-own permissions: Hive moves it and makes it again (``fs.mkdirs`` + ``HdfsUtils.setFullFileStatus``); moving its entries
-leaves the same empty directory without re-creating it.
+``DROP PARTITION`` uses (``<database location>/.catalog-admin-trash/<table>/…``), under
+``truncate-<fingerprint>/<unit>`` (``unit``: the partition's name, or ``table`` for an unpartitioned table). The
+directory itself stays, empty, with its own permissions: Hive moves it and makes it again (``fs.mkdirs`` +
+``HdfsUtils.setFullFileStatus``); moving its entries leaves the same empty directory without re-creating it.
 
 One move per entry, each through the containment guard (``MoveContext``: the entry is the truncated owner's own; a
 sub-directory holding another partition's location is refused). A link among the data is refused, never followed.
@@ -23,7 +23,7 @@ from operations.preview import DirectoryMove
 from operations.rules import Finding
 from operations.table_state import TableState
 
-__all__ = ("TABLE_UNIT", "TruncatedDirectory", "TruncateMoves", "trash_root", "truncate_moves")
+__all__ = ("TABLE_UNIT", "TruncateMoves", "TruncatedDirectory", "trash_root", "truncate_moves")
 
 TABLE_UNIT = "table"  # the trash folder of an unpartitioned table's entries (a partition's has '=' in its name)
 NAMED = 5

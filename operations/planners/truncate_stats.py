@@ -98,7 +98,9 @@ def _present_and_missing(
     return len(pairs), [oid for oid in chunk if oid not in flagged]
 
 
-def _insert_flags(sql: MetastoreSql, params: type, owner_model: type, owner: str, missing: list[int], flag: str) -> Step:
+def _insert_flags(
+    sql: MetastoreSql, params: type, owner_model: type, owner: str, missing: list[int], flag: str
+) -> Step:
     """``COLUMN_STATS_ACCURATE`` for the owners without one, from their own rows (no row per parameter)."""
     key_col, value_col, owner_col = sql.col(params, "key"), sql.col(params, "value"), sql.col(params, owner)
     source_id = sql.col(owner_model, "id")

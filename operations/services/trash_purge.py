@@ -18,7 +18,7 @@ from operations.containment import ancestors
 from operations.planners.partitions.directories import TRASH_DIR
 from operations.preview import TrashPurge
 
-__all__ = ("purge_trash_entries", "purge_refusals")
+__all__ = ("purge_refusals", "purge_trash_entries")
 
 logger = logging.getLogger(__name__)
 NAMED = 5

@@ -95,4 +95,3 @@ def test_truncate_matches_hive_and_spark_reads_the_rows_again_after_the_revert(
     assert read_rows(spark, twins.console) == before
     assert metastore_image(twins.console) == image_before
     assert len(before) == len(TWIN_ROWS)
-

@@ -166,9 +166,7 @@ def test_truncating_an_unpartitioned_table_resets_the_table_and_its_revert_puts_
     assert Table.objects.using(metastore.alias).filter(id=customers.id).exists()
 
 
-def test_a_file_written_since_the_truncate_refuses_the_revert_naming_it(
-    metastore: Metastore, warehouse: Path
-) -> None:
+def test_a_file_written_since_the_truncate_refuses_the_revert_naming_it(metastore: Metastore, warehouse: Path) -> None:
     """A new file in a truncated directory is newer than the truncate: the revert is blocked, naming it, and the
     file is left alone."""
     # given
