@@ -35,6 +35,8 @@ DEFAULT_POLICY = {
                 "data_deleted",
                 "data_swapped_back",
                 "partitions_dropped",
+                "data_truncated",
+                "trash_purged",
                 "statistics_dropped",
                 "views_broken",
                 "columns_removed",

@@ -225,6 +225,18 @@ GOLDEN = [
         "ALTER TABLE `default`.`t` PARTITION (`dt`='1') SET FILEFORMAT AVRO",
         id="set-fileformat-partition",
     ),
+    pytest.param("truncate table s.t;", "TRUNCATE TABLE `s`.`t`", id="truncate"),
+    pytest.param(
+        "TRUNCATE TABLE t PARTITION (dt='2024-01-01')",
+        "TRUNCATE TABLE `default`.`t` PARTITION (`dt`='2024-01-01')",
+        id="truncate-partial-spec",
+    ),
+    pytest.param("ALTER TABLE t PURGE TRASH", "ALTER TABLE `default`.`t` PURGE TRASH", id="purge-trash"),
+    pytest.param(
+        "alter table t purge trash older than 30 days",
+        "ALTER TABLE `default`.`t` PURGE TRASH OLDER THAN 30 DAYS",
+        id="purge-trash-older",
+    ),
 ]
 
 
@@ -258,8 +270,8 @@ def test_every_supported_statement_form_has_a_golden_case() -> None:
 
     # when / then
     assert (
-        len(SUPPORTED_STATEMENTS) == 20
-    )  # with COMPACT, ABORT TRANSACTIONS, ALTER VIEW's forms, FILEFORMAT, WITH DATA
+        len(SUPPORTED_STATEMENTS) == 22
+    )  # with COMPACT, ABORT TRANSACTIONS, ALTER VIEW's forms, FILEFORMAT, WITH DATA, TRUNCATE, PURGE TRASH
     assert kinds == {
         "relocate",
         "compact_files",
@@ -279,6 +291,8 @@ def test_every_supported_statement_form_has_a_golden_case() -> None:
         "drop_partitions",
         "compact",
         "abort_transactions",
+        "truncate_table",
+        "purge_trash",
     }
 
 
@@ -367,8 +381,8 @@ BAD = [
         "ALTER TABLE t",
         1,
         14,
-        "expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION, DROP, COMPACT, CONCATENATE "
-        "or ABORT, found the end of the statement",
+        "expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION, DROP, COMPACT, CONCATENATE, "
+        "ABORT or PURGE TRASH, found the end of the statement",
         id="no-action",
     ),
     pytest.param("ALTER TABLE t RENAME t2", 1, 22, "expected TO, found 't2'", id="rename-without-to"),
@@ -464,6 +478,7 @@ UNSUPPORTED = [
     pytest.param("ALTER TABLE t ADD IF NOT EXISTS PARTITION (a='1')", 15, "ADD IF NOT EXISTS PARTITION", id="add-if"),
     pytest.param("ALTER TABLE t SET FILEFORMAT TEXTFILE WITH DATA", 15, "SET FILEFORMAT", id="convert-to-text"),
     pytest.param("ALTER TABLE t CLUSTERED BY (id) INTO 4 BUCKETS", 15, "CLUSTERED BY", id="clustered"),
+    pytest.param("TRUNCATE TABLE t COLUMNS (a)", 18, "TRUNCATE TABLE … COLUMNS", id="truncate-columns"),
     pytest.param("ALTER TABLE t PARTITION COLUMN (a int)", 15, "PARTITION COLUMN (a partition key's type)", id="key"),
     pytest.param(
         "ALTER TABLE t PARTITION (a='1') COMPACT 'major' AND WAIT", 49, "COMPACT … AND", id="compact-and-wait"
