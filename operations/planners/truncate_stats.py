@@ -4,7 +4,9 @@ The statistics a ``TRUNCATE TABLE`` resets, as Hive's metastore does (``HMSHandl
 totalSize, rawDataSize, and 4.0's numFilesErasureCoded) set to ``0`` where present, ``COLUMN_STATS_ACCURATE`` set to
 ``{"BASIC_STATS":"true"}`` (``setBasicStatsState(TRUE)`` writes it when missing, then ``clearColumnStatsState``
 removes its column part), and the column statistics rows of the truncated table or partitions deleted (they describe
-rows that are gone; the console deletes them rather than leaving rows no flag vouches for).
+rows that are gone; Hive keeps them, unflagged: the console deletes them rather than leave rows no flag vouches for).
+Measured with Hive 2.3's own Driver (``tests/witness/test_spark_truncate.py``): 2.3 writes the same flag but leaves
+``numFiles``/``totalSize`` counting the files it deleted; the console writes 0 on every version, as 3.1 and 4.0 do.
 
 Set-based, per chunk of owners: one UPDATE of the present keys (its old rows captured for the revert), one INSERT of
 the flag where it was missing (the revert deletes those: ``inverse["replaced_params"]``), one DELETE of the column

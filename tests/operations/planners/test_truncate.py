@@ -200,3 +200,19 @@ def test_a_purged_trash_refuses_the_revert_naming_why(metastore: Metastore, ware
 
     # then
     assert "trash_purged" in codes(revert)
+
+
+def test_the_statistics_reset_is_set_based_whatever_the_number_of_partitions(metastore: Metastore) -> None:
+    """A whole-table truncate of sales.orders (12 partitions) resets every partition's statistics in at most one
+    UPDATE, one INSERT and one DELETE (a statement per 5,000 partitions, never one per partition)."""
+    # when
+    preview = preview_of(metastore, "TRUNCATE TABLE sales.orders")
+
+    # then
+    assert preview.blockers == ()
+    assert preview.partitions_touched == 12
+    assert len(preview.steps) <= 3
+    assert sum(s.expected_rows for s in preview.steps if s.metastore_table == "PART_COL_STATS") == (
+        PartitionColumnStatistics.objects.using(metastore.alias).filter(partition__table__name="orders").count()
+    )
+    assert "directories_missing" in [w.code for w in preview.warnings]  # dt=2024-01-03/hour=9 has none
