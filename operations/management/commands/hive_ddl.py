@@ -20,6 +20,7 @@ from django.db import transaction
 from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.selectors.metastores import get_metastore
 from operations.choices import FINISHED_JOB_STATES, JobState
+from operations.ddl.errors import SUPPORTED_STATEMENTS
 from operations.models import Job, JobLogEntry
 from operations.preview import Preview
 from operations.services.alter import alter_execute, alter_preview_statement
@@ -32,7 +33,10 @@ ENDED = FINISHED_JOB_STATES
 
 
 class Command(BaseCommand):
-    help = "Preview a Hive ALTER TABLE statement on a metastore; --execute runs exactly that preview (audited)."
+    help = (
+        "Preview a Hive DDL statement on a metastore; --execute runs exactly that preview (audited). Statements: "
+        + "; ".join(SUPPORTED_STATEMENTS)
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("statement", help='e.g. "ALTER TABLE sales.orders RENAME TO sales.orders_v2"')
