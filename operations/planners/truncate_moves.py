@@ -65,18 +65,21 @@ def truncate_moves(state: TableState, directories: Iterable[TruncatedDirectory])
             continue
         location = directory.location.rstrip("/")
         filesystem = filesystem_for(location)
-        exists = filesystem.exists(location)
-        if exists is None:
-            unreachable.add(urlsplit(location).scheme)
+        entries = filesystem.list_directory(location)  # one listing; the rarer cases asked after
+        if entries is None:
+            exists = filesystem.exists(location)
+            if exists is None:
+                unreachable.add(urlsplit(location).scheme)
+            elif not exists:
+                found.missing.append(location)
+            else:  # there, but not a directory this console may list: a link, or a file
+                links.append(location)
             continue
-        if not exists:
-            found.missing.append(location)
+        if not entries:
+            found.empty += 1
             continue
         files = filesystem.list_files(location) or []
         links += [f.location for f in files if f.symlink]
-        entries = filesystem.list_directory(location) or ()
-        if not entries:
-            found.empty += 1
         sizes = _sizes_by_entry(files)
         for entry in entries:
             source = f"{location}/{entry.name}"

@@ -216,3 +216,24 @@ def test_the_statistics_reset_is_set_based_whatever_the_number_of_partitions(met
         PartitionColumnStatistics.objects.using(metastore.alias).filter(partition__table__name="orders").count()
     )
     assert "directories_missing" in [w.code for w in preview.warnings]  # dt=2024-01-03/hour=9 has none
+
+
+def test_a_link_among_the_data_refuses_the_truncate_and_is_never_followed(
+    metastore: Metastore, warehouse: Path, tmp_path: Path
+) -> None:
+    """A symbolic link in a truncated directory is a blocker naming it; nothing moves, the link's target stays."""
+    # given
+    customers = table_row(metastore, "sales", "customers")
+    target = tmp_path / "elsewhere.parquet"
+    target.write_bytes(b"not the table's")
+    (path_of(customers.sd.location) / "linked.parquet").symlink_to(target)
+
+    # when
+    preview = preview_of(metastore, "TRUNCATE TABLE sales.customers")
+
+    # then
+    assert "symlink_in_data" in codes(preview)
+    with pytest.raises(ApplicationError):
+        execute(preview)
+    assert target.read_bytes() == b"not the table's"
+    assert (path_of(customers.sd.location) / "linked.parquet").is_symlink()
