@@ -104,7 +104,7 @@ def _matched(metastore: Metastore, state: TableState, spec: TruncateTable) -> li
 def _directories(state: TableState, partitions: list[dict]) -> list[TruncatedDirectory]:
     if not state.is_partitioned:
         return [TruncatedDirectory(state.location, TABLE_UNIT, MoveContext(table_id=state.table_id))]
-    enclosing = frozenset({state.sd_id} - {None})
+    enclosing = frozenset({state.sd_id}) if state.sd_id is not None else frozenset[int]()
     return [
         TruncatedDirectory(
             p["sd__location"], p["name"], MoveContext(sd_ids=frozenset({p["sd_id"]}), enclosing=enclosing)

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from django.db.models import Model
+
 from catalog_admin.hive.statistics import BASIC_STAT_KEYS, COLUMN_STATS_ACCURATE, accurate_flags
 from catalog_admin.models import (
     Partition,
@@ -101,7 +103,7 @@ def _present_and_missing(
 
 
 def _insert_flags(
-    sql: MetastoreSql, params: type, owner_model: type, owner: str, missing: list[int], flag: str
+    sql: MetastoreSql, params: type[Model], owner_model: type[Model], owner: str, missing: list[int], flag: str
 ) -> Step:
     """``COLUMN_STATS_ACCURATE`` for the owners without one, from their own rows (no row per parameter)."""
     key_col, value_col, owner_col = sql.col(params, "key"), sql.col(params, "value"), sql.col(params, owner)
