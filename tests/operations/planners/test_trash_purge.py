@@ -100,3 +100,21 @@ def test_an_entry_the_metastore_points_at_by_delete_time_is_never_deleted(
 
     # then
     assert all(path_of(d).exists() for d in truncated.moves.values_list("destination", flat=True))
+
+
+def test_a_dropped_partitions_revert_is_refused_once_its_trash_is_purged(metastore: Metastore, warehouse: Path) -> None:
+    """The one trash: a DROP PARTITION's data is purged like a truncate's, and its revert (which would put the
+    partition back without its data) is refused naming the purge."""
+    # given
+    dropped = execute(preview_of(metastore, "ALTER TABLE sales.orders DROP PARTITION (dt='2024-01-02', hour=3)"))
+
+    # when
+    purge = preview_of(metastore, "ALTER TABLE sales.orders PURGE TRASH")
+    purged = execute(purge)
+
+    # then
+    assert purge.trash_purge is not None
+    assert purge.trash_purge.executions == (dropped.pk,)
+    assert [e.location for e in purge.trash_purge.entries] == list(dropped.moves.values_list("destination", flat=True))
+    found = {f.code: f.message for f in revert_preview(execution=dropped).blockers}
+    assert f"by execution #{purged.pk}" in found["trash_purged"]
