@@ -44,7 +44,7 @@ from operations.planners.rename_table import plan_rename_table
 from operations.preview import DirectoryMove, Preview, Step
 from operations.rules import Finding
 from operations.services.relocation_cleanup import extra_files
-from operations.services.truncate_revert import truncate_revert_blockers
+from operations.services.trash_revert import trash_revert_blockers
 from operations.specs import RenameTable, RevertExecution, RewritePartitionLocations, TableRef, spec_from_dict
 from operations.sql import MetastoreSql
 from operations.table_state import TableState, read_table_state
@@ -232,7 +232,7 @@ def _restore_preview(metastore: Metastore, execution: Execution) -> Preview:
                 metastore, target, image["partition"]["name"], "the revert would take them for the renamed partition's"
             )
     steps += _delete_allocated(metastore, sql, image.get("allocated_ids", {}))
-    blockers += _written_after_swap(execution) + truncate_revert_blockers(execution)
+    blockers += _written_after_swap(execution) + trash_revert_blockers(execution)
     moves = tuple(_moves_back(execution))
     spec = RevertExecution(target=target, execution_id=execution.pk, statement=execution.statement)
     relocation = getattr(execution, "relocation", None)

@@ -12,14 +12,14 @@ from operations.models import DirectoryMoveRecord, Execution
 from operations.planners.partitions.directories import TRASH_DIR
 from operations.rules import Finding
 
-__all__ = ("PURGE_KIND", "TRUNCATE_KIND", "truncate_revert_blockers")
+__all__ = ("PURGE_KIND", "TRUNCATE_KIND", "trash_revert_blockers")
 
 TRUNCATE_KIND = "truncate_table"
 PURGE_KIND = "purge_trash"
 NAMED = 5
 
 
-def truncate_revert_blockers(execution: Execution) -> list[Finding]:
+def trash_revert_blockers(execution: Execution) -> list[Finding]:
     """The revert's blockers for data in the trash (none for an execution that trashed nothing)."""
     records = [
         (source, destination)
