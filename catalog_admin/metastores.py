@@ -16,6 +16,8 @@ Every change the console executes writes Hive's notification events (NOTIFICATIO
 ``METASTORE_EVENTS_<NAME>=off`` (for a metastore that runs no notification listener, whose cleaner would never remove
 them). ``METASTORE_PARTITION_NAME_WHITELIST_<NAME>`` is that metastore's ``metastore.partition.name.whitelist.pattern``
 (a Java regular expression every partition value must match in full; unset by default, as in Hive).
+``METASTORE_TRASH_RETENTION_DAYS_<NAME>`` is how many days the console's trash keeps dropped or truncated data before
+a governed purge may delete it (unset: no retention, any entry may be purged).
 """
 
 from __future__ import annotations
@@ -73,6 +75,9 @@ class MetastoreConfig:
     events: bool = True  # write Hive's notification events (METASTORE_EVENTS_<NAME>=off turns them off)
     partition_name_whitelist: str = ""  # metastore.partition.name.whitelist.pattern ("" = none)
     msck_path_validation: str = "throw"  # hive.msck.path.validation: throw | skip | ignore (Hive's default: throw)
+    # How many days the console's trash keeps dropped or truncated data before a purge may delete it
+    # (METASTORE_TRASH_RETENTION_DAYS_<NAME>; None: no retention set, a purge may take any entry).
+    trash_retention_days: int | None = None
 
     @property
     def alias(self) -> str:
@@ -202,6 +207,7 @@ def _config(env: dict[str, str], name: str, url: str, base_dir: Path) -> Metasto
         events=env.get(f"METASTORE_EVENTS_{suffix}", "").strip().lower() not in OFF_VALUES,
         partition_name_whitelist=_whitelist(env, suffix),
         msck_path_validation=_msck_path_validation(env, suffix),
+        trash_retention_days=_retention_days(env, suffix),
     )
 
 
@@ -214,6 +220,17 @@ def _msck_path_validation(env: dict[str, str], suffix: str) -> str:
             "(hive.msck.path.validation)."
         )
     return value
+
+
+def _retention_days(env: dict[str, str], suffix: str) -> int | None:
+    """The metastore's trash retention in days (a whole number, 0 or more), or None when unset."""
+    name = f"METASTORE_TRASH_RETENTION_DAYS_{suffix}"
+    raw = env.get(name, "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit():
+        raise MetastoreConfigError(f"{name} must be a whole number of days (0 or more), not {raw!r}")
+    return int(raw)
 
 
 def _whitelist(env: dict[str, str], suffix: str) -> str:

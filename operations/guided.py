@@ -118,6 +118,8 @@ def _table_operations(metastore: Metastore, state: TableState) -> tuple[GuidedOp
     if state.is_transactional:
         ops.append(_compaction_operation(metastore, state, ref, partition))
     ops.append(_drop_operation(state, ref))
+    if state.table_type == "MANAGED_TABLE" and not state.is_transactional:  # Hive truncates managed tables only
+        ops.append(_truncate_operation(ref, partition))
     return tuple(ops)
 
 
@@ -149,6 +151,16 @@ def _drop_operation(state: TableState, ref: str) -> GuidedOperation:
         "holds it."
     )
     return GuidedOperation("drop", "Drop table…", f"DROP TABLE {ref}", data)
+
+
+def _truncate_operation(ref: str, partition: str) -> GuidedOperation:
+    """``TRUNCATE TABLE``, of the first partition on a partitioned table (a partial spec selects many)."""
+    spec = f" PARTITION ({partition})" if partition else ""
+    return GuidedOperation(
+        "truncate", "Truncate…", f"TRUNCATE TABLE {ref}{spec}",
+        "The data goes to the console's trash and the directories stay, empty; statistics reset to 0. Leave out "
+        "keys to truncate many partitions, or the PARTITION clause for the whole table. A revert moves it back.",
+    )  # fmt: skip
 
 
 def _compaction_operation(metastore: Metastore, state: TableState, ref: str, first: str) -> GuidedOperation:

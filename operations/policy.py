@@ -36,6 +36,8 @@ DEFAULT_POLICY = {
                 "data_swapped_back",
                 "table_dropped",
                 "partitions_dropped",
+                "data_truncated",
+                "trash_purged",
                 "statistics_dropped",
                 "views_broken",
                 "columns_removed",

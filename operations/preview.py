@@ -39,6 +39,8 @@ __all__ = (
     "RowChange",
     "Step",
     "TableSnapshot",
+    "TrashEntry",
+    "TrashPurge",
 )
 
 
@@ -219,6 +221,46 @@ class PartitionsAffected:
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "more": max(0, self.count - len(self.listed))}
+
+
+@dataclass(frozen=True)
+class TrashEntry:
+    """One entry of the console's trash a purge deletes: where it is, what it holds, the execution that put it there
+    and when (ISO time)."""
+
+    location: str
+    files: int
+    bytes: int
+    execution: int
+    trashed_at: str
+
+
+@dataclass(frozen=True)
+class TrashPurge:
+    """What a purge of the trash deletes (every entry, exactly: approval binds them) and the executions that lose
+    their revert with them."""
+
+    entries: tuple[TrashEntry, ...]
+    executions: tuple[int, ...]
+    retention_days: int | None
+
+    @property
+    def files(self) -> int:
+        return sum(e.files for e in self.entries)
+
+    @property
+    def bytes(self) -> int:
+        return sum(e.bytes for e in self.entries)
+
+    @property
+    def digest(self) -> str:
+        return _digest([[e.location, e.files, e.bytes, e.execution] for e in self.entries])
+
+    def as_dict(self, first: int = 20) -> dict[str, Any]:
+        return {"entries": len(self.entries), "files": self.files, "bytes": self.bytes,
+                "executions": list(self.executions), "retention_days": self.retention_days,
+                "listed": [asdict(e) for e in self.entries[:first]],
+                "more": max(0, len(self.entries) - first), "digest": self.digest}  # fmt: skip
 
 
 TABLE_UNIT = "<table root>"  # the unit key of an unpartitioned table's root (a partition's is its name)
@@ -413,6 +455,7 @@ class Preview:
     # parents it had to make are kept in the before-image), and removes after the commit while still empty (a revert).
     directories_created: tuple[str, ...] = ()
     directories_removed: tuple[str, ...] = ()
+    trash_purge: TrashPurge | None = None  # a purge of the console's trash: the entries it deletes
 
     @cached_property
     def fingerprint(self) -> str:
@@ -437,6 +480,8 @@ class Preview:
             plan["databases"] = list(self.databases)
         if self.directories_created or self.directories_removed:
             plan["directories"] = [list(self.directories_created), list(self.directories_removed)]
+        if self.trash_purge is not None:
+            plan["trash_purge"] = self.trash_purge.digest
         if self.blockers:
             plan["blockers"] = {"counts": self.bounded_blockers.counts, "digest": self.bounded_blockers.digest}
         return _digest(plan)
@@ -511,6 +556,7 @@ class Preview:
                 else {}
             ),
             **({"data_copy": self.data_copy.as_dict()} if self.data_copy is not None else {}),
+            **({"trash_purge": self.trash_purge.as_dict()} if self.trash_purge is not None else {}),
             "steps": [
                 {
                     "description": s.description,

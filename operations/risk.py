@@ -22,7 +22,9 @@ from operations.specs import (
     CompactTable,
     ConvertFormat,
     DropTable,
+    PurgeTrash,
     Relocate,
+    TruncateTable,
 )
 
 __all__ = ("CRITERIA", "LEVELS", "RiskCriterion", "plan_criteria", "risk_of")
@@ -38,6 +40,8 @@ CRITERIA = {
     "data_swapped_back": ("high", "data job swapped back"),
     "table_dropped": ("high", "table dropped"),
     "partitions_dropped": ("high", "partitions dropped"),
+    "data_truncated": ("high", "table data truncated"),
+    "trash_purged": ("high", "trash deleted for good"),
     "statistics_dropped": ("high", "statistics dropped"),
     "views_broken": ("high", "views broken"),
     "columns_removed": ("high", "columns removed"),
@@ -101,13 +105,20 @@ def plan_criteria(
     ``swapped_back``: the units a data job's revert points back at their kept source)."""
     warnings = tuple(warnings)
     found = {
-        "data_moved": _moved(moves),
+        "data_moved": _moved(moves) if not isinstance(spec, TruncateTable) else "",
         "data_copied": _copied(spec, data_copy),
         "data_rewritten": _rewritten(spec, data_copy),
         "data_deleted": _deleted_after_retention(spec, data_copy),
         "data_swapped_back": _swapped_back(swapped_back),
         "table_dropped": _table_dropped(spec, moves),
         "partitions_dropped": f"{drops:,} partition(s) are dropped from the metastore." if drops else "",
+        "data_truncated": _truncated(spec, moves),
+        "trash_purged": (
+            "Data in the console's trash is deleted for good: the drops and truncates that put it there can no "
+            "longer be reverted."
+            if isinstance(spec, PurgeTrash)
+            else ""
+        ),
         "statistics_dropped": (
             f"{statistics_dropped:,} column statistics row(s) are deleted; queries plan without them until "
             "ANALYZE runs again."
@@ -216,6 +227,18 @@ def _many_partitions(touched: int) -> str:
 def _statistics_rewritten(moved: int) -> str:
     limit = getattr(settings, "CATALOG_RISK_STATISTICS_ROWS", 100_000)
     return f"{moved:,} statistics rows are rewritten (at least {limit:,})." if moved >= limit else ""
+
+
+def _truncated(spec: AlterSpec | None, moves: tuple[DirectoryMove, ...]) -> str:
+    """Deleting data: every reader sees the table (or partitions) empty; the files wait in the console's trash."""
+    if not isinstance(spec, TruncateTable):
+        return ""
+    files = sum(m.files or 0 for m in moves)
+    size = sum(m.bytes or 0 for m in moves)
+    return (
+        f"{files:,} file(s), {size:,} bytes leave the table for the console's trash: readers see no rows until a "
+        "revert moves them back (possible while the trash holds them)."
+    )
 
 
 def _aborted(spec: AlterSpec | None) -> str:

@@ -33,6 +33,7 @@ __all__ = (
     "ExchangePartition",
     "NewPartition",
     "PartitionPredicate",
+    "PurgeTrash",
     "Relocate",
     "RenamePartition",
     "RenameTable",
@@ -46,6 +47,7 @@ __all__ = (
     "SetSerdeProperties",
     "SetTableProperties",
     "TableRef",
+    "TruncateTable",
     "UnsetTableProperties",
     "hive_column_type",
     "spec_from_dict",
@@ -531,6 +533,31 @@ class DropTable(AlterSpec):
         return f"DROP {'VIEW' if self.on_view else 'TABLE'}{exists} {self.target}{' PURGE' if self.purge else ''}"
 
 
+@dataclass(frozen=True)
+class TruncateTable(AlterSpec):
+    """``TRUNCATE TABLE t [PARTITION (k='v', …)]``: the data of a managed table (or of the partitions a full or
+    partial spec selects) goes to the console's trash, its directories stay, empty; statistics reset as Hive's."""
+
+    kind: ClassVar[str] = "truncate_table"
+    partition: tuple[tuple[str, str], ...] = ()
+
+    def to_ddl(self) -> str:
+        spec = f" PARTITION {render_partition_spec(self.partition)}" if self.partition else ""
+        return f"TRUNCATE TABLE {self.target}{spec}"
+
+
+@dataclass(frozen=True)
+class PurgeTrash(AlterSpec):
+    """Console extension: ``PURGE TRASH [OLDER THAN n DAYS]`` deletes the table's entries of the console's trash
+    (what its drops and truncates moved there) that are older than ``n`` days (all without it), for good."""
+
+    kind: ClassVar[str] = "purge_trash"
+    older_than_days: int | None = None
+
+    def _clause(self) -> str:
+        return "PURGE TRASH" + (f" OLDER THAN {self.older_than_days} DAYS" if self.older_than_days is not None else "")
+
+
 def _predicates_clause(predicates: tuple[PartitionPredicate, ...]) -> str:
     """``PARTITION (k op 'v', …) `` or nothing."""
     if not predicates:
@@ -568,6 +595,8 @@ SPEC_KINDS: dict[str, type[AlterSpec]] = {
         ExchangePartition,
         AddPartitions,
         RepairPartitions,
+        TruncateTable,
+        PurgeTrash,
     )
 }
 

@@ -31,6 +31,7 @@ from operations.specs import (
     ExchangePartition,
     NewPartition,
     PartitionPredicate,
+    PurgeTrash,
     Relocate,
     RenamePartition,
     RenameTable,
@@ -43,6 +44,7 @@ from operations.specs import (
     SetSerdeProperties,
     SetTableProperties,
     TableRef,
+    TruncateTable,
     UnsetTableProperties,
 )
 
@@ -157,6 +159,8 @@ class _Parser(CreateTableClauses):
             return self.end(self.msck())
         if first == "DROP" and second in ("TABLE", "VIEW"):
             return self.end(self.drop_table())
+        if first == "TRUNCATE":
+            return self.end(self.truncate())
         kind = first if first != "ALTER" else f"ALTER {second}" if second not in ("", "TABLE", "VIEW") else ""
         if first and kind:
             raise self.unsupported(kind, f"{kind} is not an ALTER TABLE statement; the console runs ALTER TABLE only")
@@ -208,6 +212,29 @@ class _Parser(CreateTableClauses):
         purge = not on_view and self.accept_words("PURGE")
         return DropTable(target=target, if_exists=if_exists, purge=purge, on_view=on_view)
 
+    def purge_trash(self, target: TableRef) -> PurgeTrash:
+        """Console extension: ``PURGE TRASH [OLDER THAN n DAYS]`` (the table's entries of the console's trash)."""
+        self.expect_words("PURGE", "TRASH")
+        if not self.accept_words("OLDER", "THAN"):
+            return PurgeTrash(target=target)
+        token = self.peek()
+        if token.kind != "number" or not token.text.isdigit():
+            raise self.error(f"expected a whole number of days after OLDER THAN, found {self.describe(token)}")
+        self.advance()
+        self.expect_words("DAYS")
+        return PurgeTrash(target=target, older_than_days=int(token.text))
+
+    def truncate(self) -> TruncateTable:
+        """``TRUNCATE TABLE t [PARTITION (k='v', …)]`` (HiveParser's truncateTableStatement; its ``COLUMNS (…)``
+        form, RCFile only, and 4.0's ``FORCE`` are Hive's own to run)."""
+        self.expect_words("TRUNCATE", "TABLE")
+        target = self.table_ref()
+        partition = self.partition_spec() if self.accept_words("PARTITION") else ()
+        if self.peek_word() in ("COLUMNS", "FORCE"):
+            clause = f"TRUNCATE TABLE … {self.peek_word()}"
+            raise self.unsupported(clause, f"{clause} is Hive DDL that the console does not run; use Hive for it")
+        return TruncateTable(target=target, partition=partition)
+
     def action(self, target: TableRef) -> AlterSpec:
         self.refuse_known(UNSUPPORTED_TABLE_CLAUSES, "ALTER TABLE … ")
         word = self.peek_word()
@@ -246,9 +273,11 @@ class _Parser(CreateTableClauses):
             spec = self.partition_spec()
             self.expect_words("WITH", "TABLE")
             return ExchangePartition(target=target, partition=spec, source=self.table_ref())
+        if word == "PURGE":
+            return self.purge_trash(target)
         raise self.error(
-            f"expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION, DROP, COMPACT, "
-            f"CONCATENATE, ABORT or EXCHANGE, "
+            "expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION, DROP, COMPACT, "
+            "CONCATENATE, ABORT, EXCHANGE or PURGE TRASH, "
             f"found {self.describe(self.peek())}"
         )
 

@@ -74,6 +74,7 @@ from operations.specs import (
     DropPartitions,
     DropTable,
     ExchangePartition,
+    PurgeTrash,
     Relocate,
     RenamePartition,
     RenameTable,
@@ -86,6 +87,7 @@ from operations.specs import (
     SetOwner,
     SetSerdeProperties,
     SetTableProperties,
+    TruncateTable,
     UnsetTableProperties,
 )
 from operations.table_state import TableState
@@ -267,6 +269,14 @@ def _repair_partitions(metastore: Metastore, _state: TableState, preview: Previe
     return (counts, {"added_names": added, "batch": batch, "ids": dropped}) if counts else NO_EVENTS
 
 
+def _truncate(_metastore: Metastore, _state: TableState, preview: Preview) -> Planned:
+    """``HMSHandler.alterTableStatsForTruncate``: one ALTER_TABLE for an unpartitioned table, else one
+    ALTER_PARTITION per truncated partition (``alter_partitions``), no ALTER_TABLE."""
+    if preview.scope is None:
+        return ONE_ALTER_TABLE
+    return ((ALTER_PARTITION, preview.scope.count),), preview.scope.selection
+
+
 def _revert(metastore: Metastore, state: TableState, preview: Preview) -> Planned:
     execution = Execution.objects.get(pk=cast(RevertExecution, preview.spec).execution_id)
     if execution.operation["kind"] == RenameTable.kind and _moved_across_databases(metastore, execution.operation):
@@ -310,6 +320,8 @@ _PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Preview], Plan
     AddPartitions: _add_partitions,
     RepairPartitions: _repair_partitions,
     DropTable: _drop_table,  # HMSHandler.drop_table_core
+    TruncateTable: _truncate,
+    PurgeTrash: _no_events,  # the console's own trash: no metastore object changes
     RevertExecution: _revert,
 }
 assert set(_PLANNERS) >= set(SPEC_KINDS.values()), "every spec kind decides its notification events"
@@ -339,6 +351,8 @@ def _revert_events(execution: Execution) -> Planned:
         table = ((ALTER_TABLE, 1),) if image.get("table_sd") else ()
         partitions = len(sd_ids) - len(table)
         return (*table, *(((ALTER_PARTITION, partitions),) if partitions else ())), {"sd_ids": sd_ids}
+    if kind == "truncate_table" and image.get("partition_ids"):  # the statistics written back, per partition
+        return ((ALTER_PARTITION, len(image["partition_ids"])),), {"ids": sorted(image["partition_ids"])}
     if kind == "set_fileformat" and image.get("partition_id") is not None:
         return ((ALTER_PARTITION, 1),), {"ids": [image["partition_id"]]}
     if kind == "set_location" and execution.operation.get("partition"):
@@ -357,6 +371,7 @@ _REVERTED: dict[str, Planned] = {
     "compact": NO_EVENTS,  # withdrawing a queued request: no Hive event
     "abort_transactions": NO_EVENTS,  # never reverted (no revert is offered)
     "create_table": (((DROP_TABLE, 1),), None),  # the created table dropped: HMSHandler.drop_table_core
+    "purge_trash": NO_EVENTS,  # never reverted (deleted for good)
 }
 
 

@@ -58,10 +58,13 @@ from operations.planners.relocate import plan_relocate
 from operations.planners.rename_table import plan_rename_table
 from operations.planners.rewrite import plan_rewrite, plan_set_file_format
 from operations.planners.transactions import plan_abort_transactions
+from operations.planners.trash_purge import plan_purge_trash
+from operations.planners.truncate import plan_truncate_table
 from operations.preview import DirectoryMove, Measured, NewId, Preview, Step
 from operations.rules import blocked_error
 from operations.services.audit import audit_execution
 from operations.services.commit_markers import clear_commit_marker, new_commit_marker, write_commit_marker
+from operations.services.trash_purge import purge_trash_entries
 from operations.services.undrop import check_name_free
 from operations.specs import (
     AbortTransactions,
@@ -76,6 +79,7 @@ from operations.specs import (
     DropPartitions,
     DropTable,
     ExchangePartition,
+    PurgeTrash,
     Relocate,
     RenamePartition,
     RenameTable,
@@ -87,6 +91,7 @@ from operations.specs import (
     SetOwner,
     SetSerdeProperties,
     SetTableProperties,
+    TruncateTable,
     UnsetTableProperties,
 )
 from operations.staleness import StaleChange, Staleness, compare_plans, stale_message, stale_preview_error
@@ -119,6 +124,8 @@ PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Any], Preview]]
     AddPartitions: plan_add_partitions,
     RepairPartitions: plan_msck_repair,
     DropTable: plan_drop_table,
+    TruncateTable: plan_truncate_table,
+    PurgeTrash: plan_purge_trash,
 }
 
 
@@ -179,6 +186,8 @@ def _scope_selection(state: TableState, spec: AlterSpec, preview: Preview) -> di
         return {"ids": sorted(p for step in dropped for p in step.params)}
     if isinstance(spec, RepairPartitions) and preview.inverse.get("dropped_ids"):
         return {"ids": list(preview.inverse["dropped_ids"])}
+    if isinstance(spec, TruncateTable) and preview.inverse.get("partition_ids"):
+        return {"ids": sorted(preview.inverse["partition_ids"])}
     if isinstance(spec, RewritePartitionLocations):
         return {"prefixes": sorted({spec.old_prefix, spec.new_prefix} - {""})}
     if isinstance(spec, ExchangePartition) and preview.inverse.get("partition_ids"):
@@ -237,6 +246,8 @@ def alter_execute(
         if on_started is not None:
             on_started(execution)
         counts = _apply(metastore, preview, execution, progress, measured or {})
+        if preview.trash_purge is not None:  # after the commit: deleting is the one thing that cannot roll back
+            counts["TRASH"] = purge_trash_entries(metastore, preview.trash_purge)
     except Exception as exc:
         _finish(execution, Execution.State.FAILED, started, error=_describe(exc))
         audit_execution(execution, preview.as_dict())

@@ -47,6 +47,7 @@ from operations.planners.rename_table import plan_rename_table
 from operations.preview import DirectoryMove, Preview, Step
 from operations.rules import Finding
 from operations.services.relocation_cleanup import extra_files
+from operations.services.trash_revert import trash_revert_blockers
 from operations.services.undrop import is_undrop, undrop_preview
 from operations.specs import (
     ExchangePartition,
@@ -122,6 +123,12 @@ def _revert_plan(metastore: Metastore, execution: Execution) -> Preview:
     if kind == "create_table":
         return plan_create_table_revert(metastore, execution_id=execution.pk, statement=execution.statement,
                                         operation=operation, image=image)  # fmt: skip
+    if kind == "purge_trash":
+        raise ApplicationError(
+            ErrorCode.INVALID_STATE,
+            f"Execution #{execution.pk} purged the trash: deleted data cannot be brought back.",
+            {"execution": execution.pk},
+        )
     if kind == "compact":
         target = TableRef(**operation["target"])
         spec = RevertExecution(target=target, execution_id=execution.pk, statement=execution.statement)
@@ -152,6 +159,7 @@ def _check_revertible(execution: Execution) -> None:
         Execution.objects.filter(metastore=execution.metastore, pk__gt=execution.pk, state__in=DONE)
         .exclude(revert_attempts__state__in=DONE)
         .exclude(reverts=execution)
+        .exclude(operation__kind="purge_trash")  # changes no row: its own blocker (trash_purged) names it
     )
     blocking = [e for e in later if (e.database_name, e.table_name) in names]
     if blocking:
@@ -250,7 +258,7 @@ def _restore_preview(metastore: Metastore, execution: Execution) -> Preview:
     if kind in ADDING_KINDS:  # drop what ADD PARTITION / MSCK added (its dropped partitions came back above)
         added_steps, added_ids, removed = added_partitions_revert(metastore, state, image)
         steps += added_steps
-    blockers += _written_after_swap(execution)
+    blockers += _written_after_swap(execution) + trash_revert_blockers(execution)
     moves = tuple(_moves_back(execution))
     spec = RevertExecution(target=target, execution_id=execution.pk, statement=execution.statement)
     relocation = getattr(execution, "relocation", None)

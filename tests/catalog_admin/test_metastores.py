@@ -536,3 +536,18 @@ def test_a_metastore_may_name_its_partition_name_whitelist() -> None:
 
     # then
     assert [c.partition_name_whitelist for c in configs] == ["[\\w-]*", ""]
+
+
+def test_a_metastore_may_name_its_trash_retention() -> None:
+    """METASTORE_TRASH_RETENTION_DAYS_<NAME> is that metastore's trash retention in days; none by default; anything
+    but a whole number of days is refused, naming the variable."""
+    # given
+    env = {"METASTORES": "a=sqlite:///a.db;b=sqlite:///b.db", "METASTORE_TRASH_RETENTION_DAYS_A": "30"}
+
+    # when
+    configs, _ = parse_metastores(env, BASE)
+    with pytest.raises(MetastoreConfigError, match="METASTORE_TRASH_RETENTION_DAYS_B"):
+        parse_metastores({**env, "METASTORE_TRASH_RETENTION_DAYS_B": "-1"}, BASE)
+
+    # then
+    assert [c.trash_retention_days for c in configs] == [30, None]

@@ -9,7 +9,7 @@ table root and one missing on disk, a view, an ACID table and a table with colum
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import SimpleNamespace
 from urllib.parse import unquote
 
@@ -252,6 +252,21 @@ def test_overview_shows_the_database_count(client, metastore):
 
     row = row_of(html(response), f'href="/m/{metastore.name}/"')
     assert f'<td class="num">{len(list_databases(metastore))}</td>' in row
+
+
+def test_overview_shows_each_metastores_trash_retention(client, metastore, settings):
+    """The retention a purge of the console's trash must respect, per metastore; "kept until purged" without one."""
+    # given
+    settings.METASTORE_CONFIGS = [
+        replace(c, trash_retention_days=14) if c.name == metastore.name else c for c in settings.METASTORE_CONFIGS
+    ]
+
+    # when
+    page = html(client.get("/"))
+
+    # then
+    assert "<th>Trash retention</th>" in page
+    assert ">14 days</td>" in row_of(page, f'href="/m/{metastore.name}/"')
 
 
 def test_overview_names_an_unreachable_metastore_and_its_error_without_a_traceback(client, register_metastore):

@@ -185,6 +185,34 @@ def test_a_structured_operation_gives_the_same_request_as_its_statement(
     assert structured["reason"] == ""
 
 
+def test_a_structured_truncate_is_the_typed_statement_and_asks_two_approvals(
+    metastore: Metastore, api: dict[str, APIClient]
+) -> None:
+    """``truncate_table`` with a partial spec: the same request as the typed TRUNCATE TABLE, high risk
+    (``data_truncated``), two approvals by default."""
+    # given
+    operation = {
+        "kind": "truncate_table",
+        "target": {"database": "sales", "table": "orders"},
+        "partition": [["dt", "2024-01-02"]],
+    }
+
+    # when
+    structured = ok(
+        post(api["steward"], url("change-request-list"), {"operation": operation, "metastore": metastore.name}), 201
+    )
+    typed = create(api["steward2"], metastore, "TRUNCATE TABLE sales.orders PARTITION (dt='2024-01-02')")
+
+    # then
+    assert (
+        structured["statement"] == typed["statement"] == "TRUNCATE TABLE `sales`.`orders` PARTITION (`dt`='2024-01-02')"
+    )
+    assert structured["fingerprint"] == typed["fingerprint"]
+    assert structured["risk"] == "high"
+    assert "data_truncated" in [c["name"] for c in structured["preview"]["criteria"]]
+    assert structured["required_approvals"] == 2
+
+
 def test_the_default_metastore_is_used_when_none_is_named(api: dict[str, APIClient]) -> None:
     body = ok(post(api["steward"], url("change-request-list"), {"statement": PROPERTIES}), 201)
 

@@ -270,6 +270,18 @@ GOLDEN = [
         "ALTER DATABASE lab SET OWNER ROLE admins", "ALTER DATABASE `lab` SET OWNER ROLE `admins`", id="alter-database"
     ),
     pytest.param("drop database if exists lab;", "DROP DATABASE IF EXISTS `lab` RESTRICT", id="drop-database"),
+    pytest.param("truncate table s.t;", "TRUNCATE TABLE `s`.`t`", id="truncate"),
+    pytest.param(
+        "TRUNCATE TABLE t PARTITION (dt='2024-01-01')",
+        "TRUNCATE TABLE `default`.`t` PARTITION (`dt`='2024-01-01')",
+        id="truncate-partial-spec",
+    ),
+    pytest.param("ALTER TABLE t PURGE TRASH", "ALTER TABLE `default`.`t` PURGE TRASH", id="purge-trash"),
+    pytest.param(
+        "alter table t purge trash older than 30 days",
+        "ALTER TABLE `default`.`t` PURGE TRASH OLDER THAN 30 DAYS",
+        id="purge-trash-older",
+    ),
 ]
 
 
@@ -303,9 +315,9 @@ def test_every_supported_statement_form_has_a_golden_case() -> None:
 
     # when / then
     assert (
-        len(SUPPORTED_STATEMENTS) == 30
+        len(SUPPORTED_STATEMENTS) == 32
     )  # with COMPACT, ABORT TRANSACTIONS, ALTER VIEW's forms, FILEFORMAT, WITH DATA, CREATE TABLE (and LIKE), EXCHANGE,
-    # CREATE/ALTER/DROP DATABASE, ADD PARTITION, MSCK, DROP TABLE / VIEW
+    # CREATE/ALTER/DROP DATABASE, ADD PARTITION, MSCK, DROP TABLE / VIEW, TRUNCATE, PURGE TRASH
     assert kinds == {
         "drop_table",
         "relocate",
@@ -333,6 +345,8 @@ def test_every_supported_statement_form_has_a_golden_case() -> None:
         "drop_database",
         "add_partitions",
         "msck_repair",
+        "truncate_table",
+        "purge_trash",
     }
 
 
@@ -422,7 +436,7 @@ BAD = [
         1,
         14,
         "expected RENAME, ADD COLUMNS, REPLACE COLUMNS, CHANGE, SET, UNSET, PARTITION, DROP, COMPACT, CONCATENATE, "
-        "ABORT or EXCHANGE, found the end of the statement",
+        "ABORT, EXCHANGE or PURGE TRASH, found the end of the statement",
         id="no-action",
     ),
     pytest.param("ALTER TABLE t RENAME t2", 1, 22, "expected TO, found 't2'", id="rename-without-to"),
@@ -517,6 +531,7 @@ UNSUPPORTED = [
     pytest.param("ALTER TABLE t ADD CONSTRAINT pk PRIMARY KEY (a)", 15, "ADD CONSTRAINT", id="add-constraint"),
     pytest.param("ALTER TABLE t SET FILEFORMAT TEXTFILE WITH DATA", 15, "SET FILEFORMAT", id="convert-to-text"),
     pytest.param("ALTER TABLE t CLUSTERED BY (id) INTO 4 BUCKETS", 15, "CLUSTERED BY", id="clustered"),
+    pytest.param("TRUNCATE TABLE t COLUMNS (a)", 18, "TRUNCATE TABLE … COLUMNS", id="truncate-columns"),
     pytest.param("ALTER TABLE t PARTITION COLUMN (a int)", 15, "PARTITION COLUMN (a partition key's type)", id="key"),
     pytest.param(
         "ALTER TABLE t PARTITION (a='1') COMPACT 'major' AND WAIT", 49, "COMPACT … AND", id="compact-and-wait"

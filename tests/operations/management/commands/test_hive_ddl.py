@@ -152,3 +152,18 @@ def test_execute_runs_the_preview_and_audits_it_as_an_operator_action(metastore:
     audit = AuditRecord.objects.get(execution_id_ref=execution.pk)
     assert (audit.action, audit.actor, audit.details["reason"]) == ("execute", "operator:ana", "naming standard")
     assert audit.counts["TBLS"] == {"insert": 0, "update": 1, "delete": 0}
+
+
+def test_the_help_lists_every_statement_the_console_runs(metastore: Metastore) -> None:
+    """``hive_ddl --help`` names each supported statement, TRUNCATE TABLE and PURGE TRASH among them."""
+    # given
+    from operations.ddl.errors import SUPPORTED_STATEMENTS
+    from operations.management.commands.hive_ddl import Command
+
+    # when
+    text = Command().create_parser("manage.py", "hive_ddl").format_help()
+
+    # then
+    flat = " ".join(text.split())
+    assert all(" ".join(statement.split()) in flat for statement in SUPPORTED_STATEMENTS)
+    assert "TRUNCATE TABLE t [PARTITION" in flat and "PURGE TRASH [OLDER THAN n DAYS]" in flat

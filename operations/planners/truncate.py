@@ -1,0 +1,144 @@
+"""
+``TRUNCATE TABLE t [PARTITION (…)]``, with Hive's rules (``TruncateTableAnalyzer.checkTruncateEligibility``, 4.0;
+``DDLSemanticAnalyzer.analyzeTruncateTable``, 2.3 and 3.1): a view or a table that is not managed is refused
+("Cannot truncate non-managed table"; 4.0's ``FORCE`` and ``external.table.purge`` are Hive's own to run), a
+partition spec on an unpartitioned table is refused, a spec naming a key the table does not have is refused, a full
+or partial spec selects the partitions it matches (``PartitionUtils.getPartitions``), none matching is refused (Hive:
+"Partition not found" for a full spec). A transactional table is refused: Hive truncates it under a write id of its
+transaction manager (``TruncateTableDesc.mayNeedWriteId``; 4.0 may write an empty ``base_N`` instead), which the
+console does not take.
+
+The data goes to the console's trash (``truncate_moves``), the directories stay, empty; the statistics reset as
+Hive's metastore resets them (``truncate_stats``); Hive's events: one ALTER_TABLE for an unpartitioned table, one
+ALTER_PARTITION per truncated partition (``HMSHandler.alterTableStatsForTruncate``).
+"""
+
+from __future__ import annotations
+
+from catalog_admin.selectors.metastores import Metastore
+from operations.containment import MoveContext
+from operations.planners.common import build_preview, snapshot
+from operations.planners.partitions.matching import matching_partitions
+from operations.planners.truncate_moves import TABLE_UNIT, TruncatedDirectory, TruncateMoves, truncate_moves
+from operations.planners.truncate_stats import truncate_stats_steps
+from operations.preview import HiveComparison, Preview
+from operations.rules import Finding
+from operations.specs import DropPartitions, PartitionPredicate, TruncateTable
+from operations.table_state import TableState
+
+__all__ = ("plan_truncate_table", "truncate_blockers")
+
+RULE = "truncate"
+
+
+def plan_truncate_table(metastore: Metastore, state: TableState, spec: TruncateTable) -> Preview:
+    """The plan of a ``TRUNCATE TABLE`` on ``state``: a pure read."""
+    blockers = truncate_blockers(state, spec)
+    partitions = _matched(metastore, state, spec) if not blockers and state.is_partitioned else []
+    if state.is_partitioned and not blockers and not partitions:
+        blockers.append(Finding("no_partition_matches", RULE, f"No partition of {state.ref} matches {spec.to_ddl()}"))
+    directories = _directories(state, partitions) if not blockers else []
+    found = truncate_moves(state, directories)
+    owners = [p["id"] for p in partitions] if state.is_partitioned else [state.table_id]
+    stats = truncate_stats_steps(metastore, owners, partitioned=state.is_partitioned) if not blockers else None
+    steps = stats.steps if stats else []
+    statistics = stats.column_statistics if stats else 0
+    moves = tuple(found.moves)
+    return build_preview(
+        metastore,
+        state,
+        spec,
+        steps=steps,
+        after=snapshot(state),
+        blockers=blockers + found.blockers,
+        warnings=_warnings(found),
+        moves=moves,
+        move_contexts=found.contexts,
+        partitions_touched=len(partitions),
+        statistics_dropped=statistics,
+        hive=HiveComparison(str(metastore.schema.version), len(partitions), statistics, 0.0),
+        inverse={
+            "truncated": len(directories),
+            "partition_ids": owners if state.is_partitioned else [],
+            "replaced_params": _replaced(state, stats.flags_inserted if stats else []),
+            "trash": [m.destination for m in moves[:100]],
+        },
+    )
+
+
+def truncate_blockers(state: TableState, spec: TruncateTable) -> list[Finding]:
+    """Hive's refusals, before anything is read from the partitions or the disk."""
+    if state.is_view or state.table_type != "MANAGED_TABLE":
+        what = "a view" if state.is_view else f"a {state.table_type}"
+        return [Finding("non_managed_table", RULE, f"Cannot truncate non-managed table {state.ref} ({what}).")]
+    if state.is_transactional:
+        return [
+            Finding(
+                "transactional_table",
+                RULE,
+                f"{state.ref} is transactional: Hive truncates it under a write id of its transaction manager, "
+                "which the console does not take. Run TRUNCATE TABLE with Hive.",
+            )
+        ]
+    if spec.partition and not state.is_partitioned:
+        return [Finding("not_partitioned", RULE, f"Partition spec for non-partitioned table {state.ref}.")]
+    keys = {k.name for k in state.partition_keys}
+    unknown = sorted({key for key, _value in spec.partition} - keys)
+    if unknown:
+        return [
+            Finding(
+                "unknown_partition_key",
+                RULE,
+                f"{', '.join(unknown)} is not a partition key of {state.ref}; keys: {', '.join(sorted(keys))}",
+            )
+        ]
+    return []
+
+
+def _matched(metastore: Metastore, state: TableState, spec: TruncateTable) -> list[dict]:
+    """The partitions a full or partial spec selects (all of them without a spec), by name."""
+    predicates = tuple(PartitionPredicate(key, "=", value) for key, value in spec.partition)
+    return matching_partitions(metastore, state, DropPartitions(target=spec.target, specs=(predicates,)))
+
+
+def _directories(state: TableState, partitions: list[dict]) -> list[TruncatedDirectory]:
+    if not state.is_partitioned:
+        return [TruncatedDirectory(state.location, TABLE_UNIT, MoveContext(table_id=state.table_id))]
+    enclosing = frozenset({state.sd_id}) if state.sd_id is not None else frozenset[int]()
+    return [
+        TruncatedDirectory(
+            p["sd__location"], p["name"], MoveContext(sd_ids=frozenset({p["sd_id"]}), enclosing=enclosing)
+        )
+        for p in partitions
+    ]
+
+
+def _replaced(state: TableState, inserted: list[int]) -> dict[str, dict[str, list]]:
+    """The flags the truncate inserts, for the revert to delete before it writes the old rows back."""
+    if not inserted:
+        return {}
+    table = "PARTITION_PARAMS" if state.is_partitioned else "TABLE_PARAMS"
+    return {table: {"owners": sorted(inserted), "keys": ["COLUMN_STATS_ACCURATE"]}}
+
+
+def _warnings(found: TruncateMoves) -> list[Finding]:
+    warnings = [
+        Finding(
+            "data_to_trash",
+            RULE,
+            "The data goes to the console's trash (never deleted by the truncate); a revert moves it back while the "
+            "trash holds it.",
+            "warning",
+        )
+    ]
+    if found.missing:
+        warnings.append(
+            Finding(
+                "directories_missing",
+                RULE,
+                f"{len(found.missing)} truncated directory(ies) do not exist (first: {found.missing[0]}): only "
+                "their statistics reset.",
+                "warning",
+            )
+        )
+    return warnings
