@@ -72,6 +72,9 @@ class MetastoreConfig:
     governs_external_data: bool = False
     events: bool = True  # write Hive's notification events (METASTORE_EVENTS_<NAME>=off turns them off)
     partition_name_whitelist: str = ""  # metastore.partition.name.whitelist.pattern ("" = none)
+    # Who enforces access (METASTORE_AUTHORIZATION_<NAME>): "sql" (Hive's SQL-standard authorization reads the HMS
+    # grants, the default) or "ranger" (Apache Ranger: HMS grants are not enforced, the console writes none).
+    authorization: str = "sql"
 
     @property
     def alias(self) -> str:
@@ -200,7 +203,21 @@ def _config(env: dict[str, str], name: str, url: str, base_dir: Path) -> Metasto
         governs_external_data=env.get(f"METASTORE_GOVERNS_EXTERNAL_DATA_{suffix}", "").strip().lower() in TRUE_VALUES,
         events=env.get(f"METASTORE_EVENTS_{suffix}", "").strip().lower() not in OFF_VALUES,
         partition_name_whitelist=_whitelist(env, suffix),
+        authorization=_authorization(env, suffix),
     )
+
+
+AUTHORIZATIONS = ("sql", "ranger")
+
+
+def _authorization(env: dict[str, str], suffix: str) -> str:
+    """Who enforces the metastore's access: ``sql`` (default) or ``ranger``; another value stops the start."""
+    value = env.get(f"METASTORE_AUTHORIZATION_{suffix}", "").strip().lower() or "sql"
+    if value not in AUTHORIZATIONS:
+        raise MetastoreConfigError(
+            f"METASTORE_AUTHORIZATION_{suffix} is {value!r}; expected one of {', '.join(AUTHORIZATIONS)}."
+        )
+    return value
 
 
 def _whitelist(env: dict[str, str], suffix: str) -> str:

@@ -14,8 +14,10 @@ class OperationsConfig(AppConfig):
         from operations.merge.changes import register_merge_kinds
         from operations.services import alter_jobs, relocate_jobs, spark_jobs  # noqa: F401  (register the job kinds)
         from operations.services.alter_kind import register_alter_kinds
+        from operations.services.privilege_kind import register_privilege_kind
 
         register_alter_kinds()  # the change kinds (operations.changes): the services never name one
         register_merge_kinds()
+        register_privilege_kind()  # GRANT/REVOKE and roles, with their job
         # Fill catalog_admin's page slots (top bar, table page): catalog_admin itself never names operations.
         register_page_slots()

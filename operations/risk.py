@@ -40,6 +40,10 @@ CRITERIA = {
     "partitions_changed": ("medium", "partitions changed"),
     "columns_changed": ("medium", "columns changed"),
     "compaction_requested": ("low", "compaction requested"),
+    "access_granted": ("medium", "access granted"),
+    "access_revoked": ("medium", "access revoked"),
+    "roles_changed": ("medium", "roles or role memberships changed"),
+    "grant_option_given": ("high", "grantee may pass the grant on"),
 }
 _MISSING_LOCATION_FINDINGS = ("location_missing", "source_missing", "directories_missing")
 

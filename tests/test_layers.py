@@ -45,7 +45,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("change kinds (the seam)", ("operations.changes",)),
     ("plans and pure checks", ("operations.preview", "operations.specs", "operations.risk", "operations.staleness",
                                "operations.containment", "operations.rules", "operations.spark_schema",
-                               "operations.estimates")),
+                               "operations.estimates", "operations.privilege_specs")),
     ("DDL grammar", ("operations.ddl.types", "operations.ddl.render", "operations.ddl.errors")),
     ("metastore reads", ("catalog_admin.selectors",)),
     ("models", ("catalog_admin.models", "operations.models", "operations.choices", "operations.sql",

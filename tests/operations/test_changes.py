@@ -51,11 +51,13 @@ def test_an_operation_of_no_registered_kind_is_refused_naming_it() -> None:
 
 
 def test_every_operation_kind_has_its_change_kind() -> None:
-    """Every ALTER statement kind, a revert and both merge kinds are handled; the data jobs by the data-job kind."""
+    """Every ALTER statement kind, a revert, both merge kinds and both privilege kinds are handled; the data jobs by
+    the data-job kind."""
     # when
     kinds = registered_kinds()
     # then
-    assert set(kinds) == {*SPEC_KINDS, "revert", "merge", "merge_revert"}
+    assert set(kinds) == {*SPEC_KINDS, "revert", "merge", "merge_revert", "privilege", "privilege_revert"}
+    assert kinds["privilege"] == kinds["privilege_revert"] == "privilege"
     data_jobs = {name for name, kind in kinds.items() if kind == "data_job"}
     assert data_jobs == {"relocate", "compact_files", "convert_format"}
     assert kinds["revert"] == kinds["rename_table"] == "alter"
