@@ -41,6 +41,7 @@ DEFAULT_POLICY = {
                 "many_partitions",
                 "transactions_aborted",
                 "metastore_merged",
+                "grant_option_given",
             ],
             "approvals": 2,
         },
