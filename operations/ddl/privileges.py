@@ -38,7 +38,7 @@ GRAMMAR_PRIVILEGES = (
 )
 SQL_STD = ("SELECT", "INSERT", "UPDATE", "DELETE", "ALL")
 RESERVED_ROLES = ("ALL", "DEFAULT", "NONE")
-_TOKEN = re.compile(r"\s*(?:(`(?:[^`]|``)+`)|([A-Za-z0-9_$.]+)|([,();]))")
+_TOKEN = re.compile(r"\s*(?:(`(?:[^`]|``)+`)|([A-Za-z0-9_$.]+|'(?:[^'\\]|\\.)*')|([,();=]))")
 _LEADS = (("GRANT",), ("REVOKE",), ("CREATE", "ROLE"), ("DROP", "ROLE"))
 
 
@@ -112,7 +112,7 @@ class _Parser:
             raise self.error(f"expected {' '.join(words)}, found {found}")
 
     def identifier(self, what: str) -> str:
-        if self.i >= len(self.tokens) or self.tokens[self.i].text in ",();":
+        if self.i >= len(self.tokens) or self.tokens[self.i].text in ",();=" or self.tokens[self.i].text[0] == "'":
             raise self.error(f"expected {what}")
         token = self.tokens[self.i]
         self.i += 1
