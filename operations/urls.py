@@ -34,10 +34,10 @@ urlpatterns = [
     path("<int:pk>/freshness/", change_requests.change_request_freshness, name="freshness"),
     path("<int:pk>/job/", change_requests.change_request_job, name="job"),
     path("access/<str:metastore>/db/<hive_name:database>/", access.access_object, name="access-database"),
-    path("access/<str:metastore>/db/<hive_name:database>/t/<hive_name:table>/", access.access_object,
-         name="access-table"),
-    path("access/<str:metastore>/principal/<str:kind>/<str:name>/", access.access_principal,
-         name="access-principal"),
+    path(
+        "access/<str:metastore>/db/<hive_name:database>/t/<hive_name:table>/", access.access_object, name="access-table"
+    ),
+    path("access/<str:metastore>/principal/<str:kind>/<str:name>/", access.access_principal, name="access-principal"),
     path("access/<str:metastore>/request/", access.access_request, name="access-request"),
     path("access/<str:metastore>/statement/", access.access_statement, name="access-statement"),
     path("jobs/<int:pk>/", jobs.job_detail, name="job-detail"),

@@ -166,7 +166,9 @@ def test_a_grant_previews_its_rows_and_executes_with_the_actor_as_grantor(metast
     assert "  insert TBL_PRIVS  SELECT to USER bob" in text
     assert metastore_dump(metastore.alias) == rows
     with allow_metastore_writes():
-        executed = json.loads(hive_ddl(metastore, statement, "--actor", "alice", "--execute", "--reason", "r", "--json"))
+        executed = json.loads(
+            hive_ddl(metastore, statement, "--actor", "alice", "--execute", "--reason", "r", "--json")
+        )
         refused, _printed = hive_ddl_refused(metastore, statement, "--actor", "alice")
     assert executed["execution"]["counts"] == {"TBL_PRIVS": {"insert": 1, "update": 0, "delete": 0}}
     assert refused.returncode == 2 and "SELECT is already granted on table [sales,orders] by alice" in str(refused)
