@@ -29,9 +29,10 @@ from operations.services.privilege_kind import access_request_create, privilege_
 from operations.services.privileges import privilege_plan
 
 __all__ = (
-    "AccessObjectView",
+    "AccessDatabaseView",
     "AccessPrincipalView",
     "AccessRequestCreateView",
+    "AccessTableView",
     "PrivilegeCreateView",
     "PrivilegePreviewView",
 )
@@ -139,14 +140,8 @@ class AccessRequestCreateView(OperationsAPIView):
         return self.change_request(change, status=201)
 
 
-class AccessObjectView(OperationsAPIView):
-    @extend_schema(
-        tags=["access"],
-        operation_id="access_object",
-        responses={200: OpenApiTypes.OBJECT, **errors(401, 404, 503)},
-    )
-    def get(self, request: Request, metastore: str, database: str, table: str = "") -> Response:
-        """Who can read the table (or database) and why, whether HMS grants are enforced, and the access history."""
+class _AccessObjectView(OperationsAPIView):
+    def report(self, metastore: str, database: str, table: str) -> Response:
         found = get_metastore(metastore)
         report = who_can_read(found, database, table)
         if not report.exists:
@@ -155,6 +150,25 @@ class AccessObjectView(OperationsAPIView):
                 ErrorCode.NOT_FOUND, f"No {kind} {name} in {metastore}.", {"kind": kind, "name": name}
             )
         return Response({**report.as_dict(), "history": _history(access_history(found.name, database, table))})
+
+
+class AccessDatabaseView(_AccessObjectView):
+    @extend_schema(
+        tags=["access"], operation_id="access_database", responses={200: OpenApiTypes.OBJECT, **errors(401, 404, 503)}
+    )
+    def get(self, request: Request, metastore: str, database: str) -> Response:
+        """Who can read the database and why, whether HMS grants are enforced, and the access history."""
+        return self.report(metastore, database, "")
+
+
+class AccessTableView(_AccessObjectView):
+    @extend_schema(
+        tags=["access"], operation_id="access_table", responses={200: OpenApiTypes.OBJECT, **errors(401, 404, 503)}
+    )
+    def get(self, request: Request, metastore: str, database: str, table: str) -> Response:
+        """Who can read the table and why (database grants listed apart), whether HMS grants are enforced, and the
+        access history."""
+        return self.report(metastore, database, table)
 
 
 class AccessPrincipalView(OperationsAPIView):

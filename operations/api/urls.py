@@ -41,10 +41,10 @@ urlpatterns = [
         access.AccessPrincipalView.as_view(),
         name="access-principal",
     ),
-    path("access/<str:metastore>/<hive_name:database>/", access.AccessObjectView.as_view(), name="access-database"),
+    path("access/<str:metastore>/<hive_name:database>/", access.AccessDatabaseView.as_view(), name="access-database"),
     path(
         "access/<str:metastore>/<hive_name:database>/<hive_name:table>/",
-        access.AccessObjectView.as_view(),
+        access.AccessTableView.as_view(),
         name="access-table",
     ),
     path("jobs/<int:pk>/", views.JobDetailView.as_view(), name="job-detail"),

@@ -25,6 +25,7 @@ from operations.services.change_requests import (
     approved_plan,
     change_request_create,
     change_request_plan,
+    change_request_submit,
     finish_execution,
 )
 from operations.services.jobs import JobHandle, create_job, register_job_kind
@@ -152,8 +153,6 @@ def access_request_create(
 ) -> ChangeRequest:
     """A viewer's (or anyone's) request for SELECT on a table or database for themselves, submitted for approval by
     the approvers scoped to that database."""
-    from operations.services.change_requests import change_request_submit  # noqa: PLC0415
-
     spec = PrivilegeSpec(
         "grant", ("SELECT",), database.strip().lower(), table.strip().lower(), (Principal("USER", user.get_username()),)
     )
