@@ -24,7 +24,8 @@ What is written, per version (``ObjectStore.grantPrivileges``/``revokePrivileges
   ("Role r already exists.", ``ObjectStore.addRole``);
 - DROP ROLE: ``public`` and ``admin`` refused ("public,admin roles can't be dropped.", ``HiveMetaStore.drop_role``);
   the ROLES row, its members and its own memberships in ROLE_MAP, and every privilege granted to it (GLOBAL_PRIVS,
-  DB_PRIVS, TBL_PRIVS, PART_PRIVS, TBL_COL_PRIVS, PART_COL_PRIVS), as ``ObjectStore.removeRole`` deletes them;
+  DB_PRIVS, TBL_PRIVS, PART_PRIVS, TBL_COL_PRIVS, PART_COL_PRIVS, and DC_PRIVS on 4.0), as ``ObjectStore.removeRole``
+  deletes them;
 - GRANT ROLE: a ROLE_MAP row (``ADD_TIME`` in seconds, ``GRANT_OPTION`` 1 WITH ADMIN OPTION); ``public`` refused
   ("No user can be added to public. Since all users implictly belong to public role."), a cycle refused
   (``HiveMetaStore.isNewRoleAParent``), a principal already holding the role refused ("Principal bob already has
@@ -83,7 +84,9 @@ GRANT_TABLES = {
     "TBL_COL_PRIVS": "TBL_COLUMN_GRANT_ID",
     "PART_COL_PRIVS": "PART_COLUMN_GRANT_ID",
 }
-ID_COLUMNS = {**GRANT_TABLES, "ROLES": "ROLE_ID", "ROLE_MAP": "ROLE_GRANT_ID"}
+# Hive 4's data connectors' privileges (DC_PRIVS): removeRole deletes a role's rows there too, where the table exists.
+CONNECTOR_GRANTS = ("DC_PRIVS", "DC_GRANT_ID")
+ID_COLUMNS = {**GRANT_TABLES, "ROLES": "ROLE_ID", "ROLE_MAP": "ROLE_GRANT_ID", CONNECTOR_GRANTS[0]: CONNECTOR_GRANTS[1]}
 
 # What staleness compares of a privilege plan besides its blockers (operations.staleness.compare_plans).
 PRIVILEGE_FIELDS = ComparedFields(
@@ -489,13 +492,22 @@ def _plan_drop_role(metastore: Metastore, spec: PrivilegeSpec, grantor: str) -> 
                 f"{row['PRINCIPAL_TYPE']} {row['PRINCIPAL_NAME']} in role #{row['ROLE_ID']}",
             )
         )
-    for table, id_column in GRANT_TABLES.items():
+    for table, id_column in _grant_tables(metastore).items():
         for row in read_rows(
             metastore, table, f"{q('PRINCIPAL_NAME')} = %s AND {q('PRINCIPAL_TYPE')} = %s", [role, "ROLE"]
         ):
             changes.append(RowChange(table, "delete", _row_values(row), int(row[id_column]), f"grant to ROLE {role}"))
     changes.append(RowChange("ROLES", "delete", _row_values(found), role_id, f"role {role}"))
     return changes, [], [], [c.as_dict() for c in changes]
+
+
+def _grant_tables(metastore: Metastore) -> dict[str, str]:
+    """Every privilege table of the metastore's schema (DC_PRIVS where it exists), with its id column."""
+    connection = connections[metastore.alias]
+    with connection.cursor() as cursor:
+        present = {name.upper() for name in connection.introspection.table_names(cursor)}
+    extra = dict([CONNECTOR_GRANTS]) if CONNECTOR_GRANTS[0] in present else {}
+    return {**GRANT_TABLES, **extra}
 
 
 def _role_graph(metastore: Metastore) -> dict[str, set[str]]:
