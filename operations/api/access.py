@@ -64,17 +64,26 @@ def _history(records: list[Any]) -> list[dict[str, Any]]:
     ]
 
 
+class Text(serializers.CharField):
+    """A JSON string, as the schema says (DRF's CharField would also take a number and turn it into text)."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class StatementSerializer(serializers.Serializer):
-    statement = serializers.CharField(max_length=20000, help_text="GRANT, REVOKE, CREATE/DROP ROLE, GRANT/REVOKE ROLE.")
-    metastore = serializers.CharField(required=False, allow_blank=True, help_text="Registered metastore; default one.")
-    reason = serializers.CharField(required=False, allow_blank=True, default="", help_text="Why (for approvers).")
+    statement = Text(max_length=20000, help_text="GRANT, REVOKE, CREATE/DROP ROLE, GRANT/REVOKE ROLE.")
+    metastore = Text(required=False, allow_blank=True, help_text="Registered metastore; default one.")
+    reason = Text(required=False, allow_blank=True, default="", help_text="Why (for approvers).")
 
 
 class AccessRequestSerializer(serializers.Serializer):
-    database = serializers.CharField(max_length=128)
-    table = serializers.CharField(max_length=256, required=False, allow_blank=True, default="")
-    metastore = serializers.CharField(required=False, allow_blank=True, help_text="Registered metastore; default one.")
-    reason = serializers.CharField(required=False, allow_blank=True, default="")
+    database = Text(max_length=128)
+    table = Text(max_length=256, required=False, allow_blank=True, default="")
+    metastore = Text(required=False, allow_blank=True, help_text="Registered metastore; default one.")
+    reason = Text(required=False, allow_blank=True, default="")
 
 
 class PrivilegePreviewView(OperationsAPIView):
