@@ -35,6 +35,15 @@ _MERGE_OPERATION = {
     "additionalProperties": True,
 }
 
+_PRIVILEGE_OPERATION = {
+    "type": "object",
+    "description": "An access-control statement (kind privilege: action, privileges, database, table, principals, "
+    "roles, option, columns, grantor) or its revert (kind privilege_revert: execution).",
+    "required": ["kind"],
+    "properties": {"kind": {"type": "string", "enum": ["privilege", "privilege_revert"]}},
+    "additionalProperties": True,
+}
+
 
 @extend_schema_field(
     {
@@ -45,6 +54,7 @@ _MERGE_OPERATION = {
                 "restores the rows of its execution's before-image.",
             ),
             _MERGE_OPERATION,
+            _PRIVILEGE_OPERATION,
         ]
     }
 )

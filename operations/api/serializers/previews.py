@@ -14,6 +14,7 @@ __all__ = (
     "PreviewCriterionSerializer",
     "PreviewField",
     "PreviewSerializer",
+    "PrivilegePreviewSerializer",
 )
 
 
@@ -240,10 +241,33 @@ class MergeRevertPreviewSerializer(serializers.Serializer):
     blockers = serializers.ListField(child=serializers.DictField())
 
 
+class PrivilegePreviewSerializer(serializers.Serializer):
+    """An access-control statement or its revert: the rows it writes (``operations.planners.privileges``)."""
+
+    kind = serializers.ChoiceField(choices=["privilege"])
+    metastore = serializers.CharField()
+    statement = serializers.CharField()
+    grantor = serializers.CharField(help_text="GRANTOR of the rows written: the requesting user (type USER).")
+    reverts = serializers.IntegerField(allow_null=True, help_text="The execution a revert puts back.")
+    risk = serializers.ChoiceField(choices=RISKS)
+    criteria = PreviewCriterionSerializer(many=True)
+    changes = serializers.ListField(
+        child=serializers.DictField(), help_text="Each row inserted, deleted or updated: table, action, row_id, values."
+    )
+    counts = serializers.DictField(help_text="Rows per metastore table: insert, update, delete.")
+    blockers = serializers.ListField(child=serializers.DictField())
+    warnings = serializers.ListField(child=serializers.DictField())
+
+
 @extend_schema_field(
     PolymorphicProxySerializer(
         component_name="RequestPreview",
-        serializers=[PreviewSerializer, MergePreviewSerializer, MergeRevertPreviewSerializer],
+        serializers=[
+            PreviewSerializer,
+            MergePreviewSerializer,
+            MergeRevertPreviewSerializer,
+            PrivilegePreviewSerializer,
+        ],
         resource_type_field_name=None,
     )
 )
