@@ -78,6 +78,9 @@ class MetastoreConfig:
     # How many days the console's trash keeps dropped or truncated data before a purge may delete it
     # (METASTORE_TRASH_RETENTION_DAYS_<NAME>; None: no retention set, a purge may take any entry).
     trash_retention_days: int | None = None
+    # Who enforces access (METASTORE_AUTHORIZATION_<NAME>): "sql" (Hive's SQL-standard authorization reads the HMS
+    # grants, the default) or "ranger" (Apache Ranger: HMS grants are not enforced, the console writes none).
+    authorization: str = "sql"
 
     @property
     def alias(self) -> str:
@@ -208,6 +211,7 @@ def _config(env: dict[str, str], name: str, url: str, base_dir: Path) -> Metasto
         partition_name_whitelist=_whitelist(env, suffix),
         msck_path_validation=_msck_path_validation(env, suffix),
         trash_retention_days=_retention_days(env, suffix),
+        authorization=_authorization(env, suffix),
     )
 
 
@@ -231,6 +235,19 @@ def _retention_days(env: dict[str, str], suffix: str) -> int | None:
     if not raw.isdigit():
         raise MetastoreConfigError(f"{name} must be a whole number of days (0 or more), not {raw!r}")
     return int(raw)
+
+
+AUTHORIZATIONS = ("sql", "ranger")
+
+
+def _authorization(env: dict[str, str], suffix: str) -> str:
+    """Who enforces the metastore's access: ``sql`` (default) or ``ranger``; another value stops the start."""
+    value = env.get(f"METASTORE_AUTHORIZATION_{suffix}", "").strip().lower() or "sql"
+    if value not in AUTHORIZATIONS:
+        raise MetastoreConfigError(
+            f"METASTORE_AUTHORIZATION_{suffix} is {value!r}; expected one of {', '.join(AUTHORIZATIONS)}."
+        )
+    return value
 
 
 def _whitelist(env: dict[str, str], suffix: str) -> str:

@@ -15,9 +15,11 @@ class OperationsConfig(AppConfig):
         from operations.services import alter_jobs, database_jobs, relocate_jobs, spark_jobs  # noqa: F401  (job kinds)
         from operations.services.alter_kind import register_alter_kinds
         from operations.services.database_kind import register_database_kind
+        from operations.services.privilege_kind import register_privilege_kind
 
         register_alter_kinds()  # the change kinds (operations.changes): the services never name one
         register_merge_kinds()
         register_database_kind()
+        register_privilege_kind()  # GRANT/REVOKE and roles, with their job
         # Fill catalog_admin's page slots (top bar, table page): catalog_admin itself never names operations.
         register_page_slots()

@@ -45,6 +45,7 @@ DEFAULT_POLICY = {
                 "transactions_aborted",
                 "metastore_merged",
                 "database_dropped",
+                "grant_option_given",
             ],
             "approvals": 2,
         },

@@ -58,6 +58,10 @@ CRITERIA = {
     "database_location_changed": ("medium", "database location changed"),
     "database_altered": ("low", "database altered"),
     "database_created": ("low", "database created"),
+    "access_granted": ("medium", "access granted"),
+    "access_revoked": ("medium", "access revoked"),
+    "roles_changed": ("medium", "roles or role memberships changed"),
+    "grant_option_given": ("high", "grantee may pass the grant on"),
 }
 _MISSING_LOCATION_FINDINGS = ("location_missing", "source_missing", "directories_missing")
 

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from operations.views import audit, change_requests, home, jobs, lists, merges
+from operations.views import access, audit, change_requests, home, jobs, lists, merges
 
 app_name = "operations"
 
@@ -33,6 +33,13 @@ urlpatterns = [
     path("<int:pk>/settle/", change_requests.change_request_settle_view, name="settle"),
     path("<int:pk>/freshness/", change_requests.change_request_freshness, name="freshness"),
     path("<int:pk>/job/", change_requests.change_request_job, name="job"),
+    path("access/<str:metastore>/db/<hive_name:database>/", access.access_object, name="access-database"),
+    path(
+        "access/<str:metastore>/db/<hive_name:database>/t/<hive_name:table>/", access.access_object, name="access-table"
+    ),
+    path("access/<str:metastore>/principal/<str:kind>/<str:name>/", access.access_principal, name="access-principal"),
+    path("access/<str:metastore>/request/", access.access_request, name="access-request"),
+    path("access/<str:metastore>/statement/", access.access_statement, name="access-statement"),
     path("jobs/<int:pk>/", jobs.job_detail, name="job-detail"),
     path("jobs/<int:pk>/progress/", jobs.job_progress, name="job-progress"),
     path("jobs/<int:pk>/cancel/", jobs.job_cancel_view, name="job-cancel"),

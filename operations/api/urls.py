@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from operations.api import merges, views
+from operations.api import access, merges, views
 from operations.api.views.notifications import NotificationChoicesView
 
 __all__ = ("app_name", "urlpatterns")
@@ -34,6 +34,20 @@ urlpatterns = [
     path(f"{_REQUEST}comments/", views.ChangeRequestCommentsView.as_view(), name="change-request-comments"),
     path("merges/", merges.MergeCreateView.as_view(), name="merge-create"),
     path("merges/preview/", merges.MergePreviewView.as_view(), name="merge-preview"),
+    path("privileges/", access.PrivilegeCreateView.as_view(), name="privilege-create"),
+    path("privileges/preview/", access.PrivilegePreviewView.as_view(), name="privilege-preview"),
+    path("access-requests/", access.AccessRequestCreateView.as_view(), name="access-request-create"),
+    path(
+        "access/<str:metastore>/principals/<str:kind>/<str:name>/",
+        access.AccessPrincipalView.as_view(),
+        name="access-principal",
+    ),
+    path("access/<str:metastore>/<hive_name:database>/", access.AccessDatabaseView.as_view(), name="access-database"),
+    path(
+        "access/<str:metastore>/<hive_name:database>/<hive_name:table>/",
+        access.AccessTableView.as_view(),
+        name="access-table",
+    ),
     path("jobs/<int:pk>/", views.JobDetailView.as_view(), name="job-detail"),
     path("jobs/<int:pk>/cancel/", views.JobCancelView.as_view(), name="job-cancel"),
     path("jobs/<int:pk>/resume/", views.JobResumeView.as_view(), name="job-resume"),

@@ -84,6 +84,10 @@ class ChangeKind(ABC):
     def subject(self, plan: Plan) -> Subject:
         """What a request on ``plan`` is about (:class:`Subject`)."""
 
+    def request_rule(self, user: Any, operation: Mapping[str, Any]) -> Any | None:
+        """Who may request ``operation`` (an ``operations.policy.Allowed``); ``None``: the default rule (stewards)."""
+        return None
+
     def state_fingerprint(self, request: ChangeRequest) -> str | None:
         """A cheap digest of what the request's plan was built from, as it is now, comparable with the stored plan's
         ``state_fingerprint`` (``None``: the kind has none, or it cannot be read; the plan is rebuilt instead)."""

@@ -108,11 +108,13 @@ def change_request_create(
 ) -> ChangeRequest:
     """A draft request with its preview attached (blockers are shown, not raised, until submit): of an ALTER
     ``spec``, or of any kind's ``operation`` (a merge's, on its target)."""
-    _require(can_request(user))
     operation = spec.requested_by(user.get_username()).as_dict() if spec is not None else operation
     if operation is None:
+        _require(can_request(user))
         raise ApplicationError(ErrorCode.INVALID_PARAMETER, "Name the change to request.", {"parameter": "operation"})
     kind = change_kind(operation)
+    allowed = kind.request_rule(user, operation)
+    _require(allowed if allowed is not None else can_request(user))
     preview = kind.preview(metastore, operation)
     with transaction.atomic():
         request = ChangeRequest.objects.create(requester=user, reason=reason, **_preview_fields(kind, preview))

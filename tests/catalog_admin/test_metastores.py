@@ -107,6 +107,15 @@ def test_notification_events_are_on_unless_turned_off_for_one_metastore():
     assert [(c.name, c.events) for c in configs] == [("prod", True), ("quiet", False), ("odd", True)]
 
 
+def test_a_metastore_may_say_ranger_decides_its_access_and_a_typo_stops_the_start():
+    """METASTORE_AUTHORIZATION_<NAME>: ``sql`` by default, ``ranger`` for one metastore; anything else is refused."""
+    env = {"METASTORES": "prod=sqlite:///a.db;lake=sqlite:///b.db", "METASTORE_AUTHORIZATION_LAKE": "Ranger"}
+    configs, _ = parse_metastores(env, BASE)
+    assert [(c.name, c.authorization) for c in configs] == [("prod", "sql"), ("lake", "ranger")]
+    with pytest.raises(MetastoreConfigError, match="METASTORE_AUTHORIZATION_LAKE is 'sentry'"):
+        parse_metastores({**env, "METASTORE_AUTHORIZATION_LAKE": "sentry"}, BASE)
+
+
 @pytest.mark.parametrize(
     ("value", "message"),
     [

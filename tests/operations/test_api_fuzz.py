@@ -215,8 +215,9 @@ def test_every_write_documents_a_malformed_idempotency_key_and_an_unreadable_bod
         if method in ("post", "patch")
     }
 
-    # settle, revise, the jobs' cancel and resume, the merges' preview and create, the notification choices
-    assert len(writes) == 17
+    # settle, revise, the jobs' cancel and resume, the merges' preview and create, the notification choices, the
+    # privileges' preview and create and the access requests
+    assert len(writes) == 20
     assert {write: {"400", "415"} - documented for write, documented in writes.items()} == dict.fromkeys(writes, set())
 
 
@@ -294,7 +295,8 @@ def test_the_schema_declares_the_servers_limits() -> None:
     (search_q,) = (schema for operation, schema in parameters("q").items() if operation == "GET /api/search/")
 
     # then
-    assert len(page_sizes) == 5 and len(keys) == 15  # with the ACID directories, revise, cancel, resume, merges
+    # with the ACID directories, revise, cancel, resume, merges, and the privilege and access requests
+    assert len(page_sizes) == 5 and len(keys) == 17
     assert {(s["minimum"], s["maximum"]) for s in page_sizes.values()} == {(1, settings.CATALOG_MAX_PAGE_SIZE)}
     assert {(s["minLength"], s["maxLength"], s["pattern"]) for s in keys.values()} == {(1, 255, "^[ -~]+$")}
     assert search_q["minLength"] == MIN_QUERY_LENGTH

@@ -52,13 +52,22 @@ def test_an_operation_of_no_registered_kind_is_refused_naming_it() -> None:
 
 
 def test_every_operation_kind_has_its_change_kind() -> None:
-    """Every ALTER statement kind, a revert, both merge kinds and the database statements are handled; the data jobs
-    by the data-job kind, the database statements (and their revert) by the database kind."""
+    """Every ALTER statement kind, a revert, both merge kinds, the database statements and both privilege kinds are
+    handled; the data jobs by the data-job kind, the database statements (and their revert) by the database kind."""
     # when
     kinds = registered_kinds()
     # then
-    assert set(kinds) == {*SPEC_KINDS, "revert", "merge", "merge_revert", *DATABASE_SPEC_KINDS}
+    assert set(kinds) == {
+        *SPEC_KINDS,
+        "revert",
+        "merge",
+        "merge_revert",
+        *DATABASE_SPEC_KINDS,
+        "privilege",
+        "privilege_revert",
+    }
     assert {name for name, kind in kinds.items() if kind == "database"} == set(DATABASE_SPEC_KINDS)
+    assert kinds["privilege"] == kinds["privilege_revert"] == "privilege"
     data_jobs = {name for name, kind in kinds.items() if kind == "data_job"}
     assert data_jobs == {"relocate", "compact_files", "convert_format"}
     assert kinds["revert"] == kinds["rename_table"] == "alter"

@@ -36,6 +36,15 @@ _MERGE_OPERATION = {
     "additionalProperties": True,
 }
 
+_PRIVILEGE_OPERATION = {
+    "type": "object",
+    "description": "An access-control statement (kind privilege: action, privileges, database, table, principals, "
+    "roles, option, columns, grantor) or its revert (kind privilege_revert: execution).",
+    "required": ["kind"],
+    "properties": {"kind": {"type": "string", "enum": ["privilege", "privilege_revert"]}},
+    "additionalProperties": True,
+}
+
 
 _DATABASE_OPERATION = {
     "type": "object",
@@ -57,6 +66,7 @@ _DATABASE_OPERATION = {
             ),
             _MERGE_OPERATION,
             _DATABASE_OPERATION,
+            _PRIVILEGE_OPERATION,
         ]
     }
 )

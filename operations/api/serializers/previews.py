@@ -15,6 +15,7 @@ __all__ = (
     "PreviewCriterionSerializer",
     "PreviewField",
     "PreviewSerializer",
+    "PrivilegePreviewSerializer",
 )
 
 
@@ -263,10 +264,34 @@ class DatabasePlanSerializer(serializers.Serializer):
     warnings = serializers.ListField(child=serializers.DictField())
 
 
+class PrivilegePreviewSerializer(serializers.Serializer):
+    """An access-control statement or its revert: the rows it writes (``operations.planners.privileges``)."""
+
+    kind = serializers.ChoiceField(choices=["privilege"])
+    metastore = serializers.CharField()
+    statement = serializers.CharField()
+    grantor = serializers.CharField(help_text="GRANTOR of the rows written: the requesting user (type USER).")
+    reverts = serializers.IntegerField(allow_null=True, help_text="The execution a revert puts back.")
+    risk = serializers.ChoiceField(choices=RISKS)
+    criteria = PreviewCriterionSerializer(many=True)
+    changes = serializers.ListField(
+        child=serializers.DictField(), help_text="Each row inserted, deleted or updated: table, action, row_id, values."
+    )
+    counts = serializers.DictField(help_text="Rows per metastore table: insert, update, delete.")
+    blockers = serializers.ListField(child=serializers.DictField())
+    warnings = serializers.ListField(child=serializers.DictField())
+
+
 @extend_schema_field(
     PolymorphicProxySerializer(
         component_name="RequestPreview",
-        serializers=[PreviewSerializer, MergePreviewSerializer, MergeRevertPreviewSerializer, DatabasePlanSerializer],
+        serializers=[
+            PreviewSerializer,
+            MergePreviewSerializer,
+            MergeRevertPreviewSerializer,
+            DatabasePlanSerializer,
+            PrivilegePreviewSerializer,
+        ],
         resource_type_field_name=None,
     )
 )

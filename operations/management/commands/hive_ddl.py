@@ -24,12 +24,14 @@ from operations.changes import change_kind
 from operations.choices import FINISHED_JOB_STATES, JobState
 from operations.ddl.errors import SUPPORTED_STATEMENTS
 from operations.ddl.parser import parse_alter
+from operations.ddl.privileges import is_privilege_statement, parse_privilege
 from operations.models import Job, JobLogEntry
 from operations.preview import Preview
 from operations.services.alter import alter_execute, alter_preview_statement
 from operations.services.database import database_execute
 from operations.services.database_kind import database_plan
 from operations.services.jobs import run_job, watching_job_logs
+from operations.services.privileges import privilege_execute, privilege_plan
 from operations.services.relocate_jobs import enqueue_relocation
 
 BLOCKED_EXIT_STATUS = 2
@@ -63,6 +65,9 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         if options["execute"] and not options["reason"].strip():
             raise CommandError("--execute needs --reason: say why, it is kept in the audit record.")
+        if is_privilege_statement(options["statement"]):
+            self._privilege(options)
+            return
         try:
             metastore = get_metastore(options["metastore"])
             spec = parse_alter(options["statement"], default_database=options["database"],
@@ -119,6 +124,36 @@ class Command(BaseCommand):
             result["execution"] = {"id": execution.pk, "state": execution.state, "counts": execution.actual_counts}
             if not options["json"]:
                 self.stdout.write(self.style.SUCCESS(f"Executed as #{execution.pk} in {execution.duration_ms} ms."))
+        if options["json"]:
+            self.stdout.write(json.dumps(result, indent=2, default=str))
+
+    def _privilege(self, options: dict[str, Any]) -> None:
+        """GRANT/REVOKE and role statements: their rows (granted by ``--actor`` or the OS user), then with --execute
+        exactly those, audited (``operations.services.privileges``)."""
+        grantor = options["actor"] or getpass.getuser()
+        try:
+            spec = parse_privilege(options["statement"], default_database=options["database"])
+            plan = privilege_plan(options["metastore"], spec, grantor=grantor)
+        except ApplicationError as exc:
+            raise CommandError(_error_text(exc)) from exc
+        result: dict[str, Any] = {"preview": {**plan.as_dict(), "fingerprint": plan.fingerprint}}
+        if not options["json"]:
+            self.stdout.write(f"Statement : {plan.statement}\nMetastore : {plan.metastore}\nGrantor   : {grantor}")
+            self.stdout.write("\n".join(f"  {c.action:<6} {c.table:<10} {c.label}" for c in plan.changes))
+            self.stdout.write("\n".join(f"BLOCKED [{b.rule}] {b.message}" for b in plan.blockers))
+        if plan.blockers:
+            if options["json"]:
+                self.stdout.write(json.dumps(result, indent=2, default=str))
+            raise CommandError(f"[{ErrorCode.HIVE_RULE_VIOLATION}] {plan.blockers[0].message}; nothing was written.",
+                               returncode=BLOCKED_EXIT_STATUS)  # fmt: skip
+        if options["execute"]:
+            try:
+                execution = privilege_execute(plan, actor=grantor, source="cli", reason=options["reason"])
+            except ApplicationError as exc:
+                raise CommandError(_error_text(exc)) from exc
+            result["execution"] = {"id": execution.pk, "state": execution.state, "counts": execution.actual_counts}
+            if not options["json"]:
+                self.stdout.write(self.style.SUCCESS(f"Executed as #{execution.pk}."))
         if options["json"]:
             self.stdout.write(json.dumps(result, indent=2, default=str))
 

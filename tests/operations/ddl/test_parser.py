@@ -315,9 +315,10 @@ def test_every_supported_statement_form_has_a_golden_case() -> None:
 
     # when / then
     assert (
-        len(SUPPORTED_STATEMENTS) == 32
+        len(SUPPORTED_STATEMENTS) == 37
     )  # with COMPACT, ABORT TRANSACTIONS, ALTER VIEW's forms, FILEFORMAT, WITH DATA, CREATE TABLE (and LIKE), EXCHANGE,
-    # CREATE/ALTER/DROP DATABASE, ADD PARTITION, MSCK, DROP TABLE / VIEW, TRUNCATE, PURGE TRASH
+    # CREATE/ALTER/DROP DATABASE, ADD PARTITION, MSCK, DROP TABLE / VIEW, TRUNCATE, PURGE TRASH; 5 access-control forms
+    # (GRANT/REVOKE, roles: their golden cases are tests/operations/ddl/test_privileges.py's)
     assert kinds == {
         "drop_table",
         "relocate",

@@ -167,3 +167,23 @@ def test_the_help_lists_every_statement_the_console_runs(metastore: Metastore) -
     flat = " ".join(text.split())
     assert all(" ".join(statement.split()) in flat for statement in SUPPORTED_STATEMENTS)
     assert "TRUNCATE TABLE t [PARTITION" in flat and "PURGE TRASH [OLDER THAN n DAYS]" in flat
+
+
+@pytest.mark.django_db
+def test_a_grant_previews_its_rows_and_executes_with_the_actor_as_grantor(metastore: Metastore) -> None:
+    """GRANT through the command: the rows printed and nothing written; with --execute the actor is the grantor, and a
+    duplicate then exits 2 naming Hive's refusal."""
+    from catalog_admin.db import allow_metastore_writes
+
+    statement = "GRANT SELECT ON TABLE sales.orders TO USER bob"
+    rows = metastore_dump(metastore.alias)
+    text = hive_ddl(metastore, statement, "--actor", "alice")
+    assert "  insert TBL_PRIVS  SELECT to USER bob" in text
+    assert metastore_dump(metastore.alias) == rows
+    with allow_metastore_writes():
+        executed = json.loads(
+            hive_ddl(metastore, statement, "--actor", "alice", "--execute", "--reason", "r", "--json")
+        )
+        refused, _printed = hive_ddl_refused(metastore, statement, "--actor", "alice")
+    assert executed["execution"]["counts"] == {"TBL_PRIVS": {"insert": 1, "update": 0, "delete": 0}}
+    assert refused.returncode == 2 and "SELECT is already granted on table [sales,orders] by alice" in str(refused)
