@@ -12,7 +12,12 @@ class OperationsConfig(AppConfig):
         from operations.extensions import register_page_slots
         from operations.merge import jobs  # noqa: F401  (registers the merge job kinds)
         from operations.merge.changes import register_merge_kinds
-        from operations.services import alter_jobs, relocate_jobs, spark_jobs  # noqa: F401  (register the job kinds)
+        from operations.services import (  # noqa: F401  (register the job kinds)
+            alter_jobs,
+            analyze_jobs,
+            relocate_jobs,
+            spark_jobs,
+        )
         from operations.services.alter_kind import register_alter_kinds
 
         register_alter_kinds()  # the change kinds (operations.changes): the services never name one

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, replace
 
 from catalog_admin.schema import SchemaVersion
+from operations.ddl.analyze import analyze_statement
 from operations.ddl.errors import SUPPORTED_STATEMENTS, DdlParseError
 from operations.ddl.types import TypeGrammar, grammar_for, read_type
 from operations.specs import (
@@ -146,6 +147,8 @@ class _Parser:
             raise self.error("the statement is empty; expected ALTER TABLE …")
         first, second = (self.words(2) + ("",))[:2]
         kind = first if first != "ALTER" else f"ALTER {second}" if second not in ("", "TABLE", "VIEW") else ""
+        if first == "ANALYZE":
+            return self.finished(analyze_statement(self))
         if first and kind:
             raise self.unsupported(kind, f"{kind} is not an ALTER TABLE statement; the console runs ALTER TABLE only")
         if self.accept_words("ALTER", "VIEW"):
@@ -153,6 +156,10 @@ class _Parser:
         else:
             self.expect_words("ALTER", "TABLE")
             spec = self.action(self.table_ref())
+        return self.finished(spec)
+
+    def finished(self, spec: AlterSpec) -> AlterSpec:
+        """``spec`` once nothing but an optional ``;`` follows."""
         self.accept_op(";")
         if self.peek().kind != "end":
             raise self.error(f"unexpected {self.describe(self.peek())} after the end of the statement")

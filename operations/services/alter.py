@@ -31,13 +31,20 @@ from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.hive.partition_names import partition_name
 from catalog_admin.ids import allocate_ids
 from catalog_admin.locations import filesystem_for
-from catalog_admin.models import ColumnDescriptor, Partition, StorageDescriptor
+from catalog_admin.models import (
+    ColumnDescriptor,
+    Partition,
+    PartitionColumnStatistics,
+    StorageDescriptor,
+    TableColumnStatistics,
+)
 from catalog_admin.selectors.metastores import Metastore, get_metastore
 from catalog_admin.utils.text import first_line
 from operations.ddl.parser import parse_alter
 from operations.events.planning import plan_events
 from operations.events.writer import capture_before, write_events
 from operations.models import DirectoryMoveRecord, Execution
+from operations.planners.analyze import plan_analyze
 from operations.planners.columns import plan_column_change
 from operations.planners.common import snapshot
 from operations.planners.compaction import plan_compaction
@@ -61,6 +68,7 @@ from operations.specs import (
     AbortTransactions,
     AddColumns,
     AlterSpec,
+    AnalyzeTable,
     ChangeColumn,
     CompactFiles,
     CompactTable,
@@ -104,10 +112,14 @@ PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Any], Preview]]
     CompactFiles: plan_rewrite,
     ConvertFormat: plan_rewrite,
     SetFileFormat: plan_set_file_format,
+    AnalyzeTable: plan_analyze,
 }
 
 
-_MODELS_BY_TABLE = {model._meta.db_table: model for model in (ColumnDescriptor, StorageDescriptor, Partition)}
+_MODELS_BY_TABLE = {
+    model._meta.db_table: model
+    for model in (ColumnDescriptor, StorageDescriptor, Partition, PartitionColumnStatistics, TableColumnStatistics)
+}
 
 
 # Plans that need to know where partitions are and which column descriptors they use.
@@ -180,7 +192,7 @@ def alter_execute(
     progress: Progress | None = None,
     approved: dict[str, Any] | None = None,
     data_copied: bool = False,
-    measured: Mapping[tuple[str, str], str] | None = None,
+    measured: Mapping[tuple[str, str], object] | None = None,
     on_started: Callable[[Execution], None] | None = None,
 ) -> Execution:
     """Run exactly ``preview`` (or nothing), audit it, and return the execution record.
@@ -255,7 +267,7 @@ def _apply(
     preview: Preview,
     execution: Execution,
     progress: Progress | None,
-    measured: Mapping[tuple[str, str], str],
+    measured: Mapping[tuple[str, str], object],
 ) -> dict[str, dict[str, int]]:
     moved: list[tuple[DirectoryMoveRecord, int]] = []
     try:
@@ -295,7 +307,7 @@ def _keep_before_image(execution: Execution, allocated: dict[str, int], captured
     execution.save(update_fields=["before_image"])
 
 
-def _fill_measured(steps: tuple[Step, ...], measured: Mapping[tuple[str, str], str]) -> tuple[Step, ...]:
+def _fill_measured(steps: tuple[Step, ...], measured: Mapping[tuple[str, str], object]) -> tuple[Step, ...]:
     """Replace :class:`Measured` placeholders by what the data job wrote (every one must be known)."""
     if not any(isinstance(p, Measured) for step in steps for p in step.params):
         return steps

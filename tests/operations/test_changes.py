@@ -57,7 +57,7 @@ def test_every_operation_kind_has_its_change_kind() -> None:
     # then
     assert set(kinds) == {*SPEC_KINDS, "revert", "merge", "merge_revert"}
     data_jobs = {name for name, kind in kinds.items() if kind == "data_job"}
-    assert data_jobs == {"relocate", "compact_files", "convert_format"}
+    assert data_jobs == {"relocate", "compact_files", "convert_format", "analyze"}
     assert kinds["revert"] == kinds["rename_table"] == "alter"
 
 

@@ -182,6 +182,16 @@ GOLDEN = [
         "alter table db.t abort transactions 12 7 12", "ALTER TABLE `db`.`t` ABORT TRANSACTIONS 7 12", id="abort-txns"
     ),
     pytest.param(
+        "analyze table db.t partition (dt>='2024', hour) compute statistics for columns a, b",
+        "ANALYZE TABLE `db`.`t` PARTITION (`dt`>='2024') COMPUTE STATISTICS FOR COLUMNS `a`, `b`",
+        id="analyze-columns",
+    ),
+    pytest.param(
+        "ANALYZE TABLE t COMPUTE STATISTICS NOSCAN WITH ('only_stale'='true')",
+        "ANALYZE TABLE `default`.`t` COMPUTE STATISTICS NOSCAN WITH ('only_stale'='true')",
+        id="analyze-noscan-stale",
+    ),
+    pytest.param(
         "ALTER TABLE t SET LOCATION 's3a://lake/t' WITH DATA",
         "ALTER TABLE `default`.`t` SET LOCATION 's3a://lake/t' WITH DATA",
         id="relocate-table",
@@ -258,9 +268,10 @@ def test_every_supported_statement_form_has_a_golden_case() -> None:
 
     # when / then
     assert (
-        len(SUPPORTED_STATEMENTS) == 20
-    )  # with COMPACT, ABORT TRANSACTIONS, ALTER VIEW's forms, FILEFORMAT, WITH DATA
+        len(SUPPORTED_STATEMENTS) == 21
+    )  # with COMPACT, ABORT TRANSACTIONS, ALTER VIEW's forms, FILEFORMAT, WITH DATA, ANALYZE
     assert kinds == {
+        "analyze",
         "relocate",
         "compact_files",
         "convert_format",
