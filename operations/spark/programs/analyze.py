@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from functools import partial
@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from catalog_admin.hive.text_format import TextFormat, split_fields
 from catalog_admin.locations import filesystem_for
 from catalog_admin.object_stores import with_credentials
-from operations.spark.programs.arrow_files import file_rows, read_table
+from operations.spark.programs.arrow_files import arrow_type, file_rows, read_table
 from operations.spark.programs.frames import map_rows
 
 if TYPE_CHECKING:
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = ("AnalyzeFailed", "column_statistics", "hive_decimal", "run", "unit_statistics")
 
 EPOCH = date(1970, 1, 1)
+ASTRAL = r"[\x{10000}-\x{10FFFF}]"  # characters Java's String holds as two UTF-16 units
 DEFAULT_BATCH_UNITS = 1000
 _INTEGRAL = ("tinyint", "smallint", "int", "integer", "bigint")
 
@@ -111,7 +112,7 @@ def unit_statistics(plan: dict, options: dict, unit: dict) -> dict:
     """One unit's basic statistics and its analyzed columns' statistics."""
     analyzed = [tuple(c) for c in plan.get("analyzed", [])]
     columns = [list(c) for c in plan["columns"]]
-    values: dict[str, list] = {name: [] for name, _type in analyzed}
+    values: dict[str, list] = {name: [] for name, _type in analyzed}  # Arrow arrays, file by file
     rows = raw = 0
     for entry in unit["files"]:
         counted, raw_size = _read_file(plan, options, unit["format"], entry["source"], columns, analyzed, values)
@@ -123,7 +124,7 @@ def unit_statistics(plan: dict, options: dict, unit: dict) -> dict:
     if unit["format"] == "parquet":
         raw = rows * len(columns)
     stats: dict[str, Any] = {**_listed_only(unit), "rows": rows, "raw_data_size": raw}
-    stats["columns"] = {name: column_statistics(kind, values[name]) for name, kind in analyzed}
+    stats["columns"] = {name: column_statistics(kind, _chunked(kind, values[name])) for name, kind in analyzed}
     return stats
 
 
@@ -136,7 +137,7 @@ def _read_file(
         return _read_text(plan, options, path, columns, analyzed, values)
     table = read_table(options, file_format, path, columns)
     for name, _type in analyzed:
-        values[name].extend(table.column(name).to_pylist())
+        values[name].extend(table.column(name).chunks)
     return table.num_rows, 0
 
 
@@ -149,12 +150,17 @@ def _read_text(
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()  # the newline ending the last row
+    import pyarrow as pa
+
     text = TextFormat.from_serde_params(plan.get("serde", {}))
     positions = {name.lower(): i for i, (name, _type) in enumerate(columns)}
+    parsed: dict[str, list] = {name: [] for name, _kind in analyzed}
     for line in lines:
         fields = split_fields(line.decode("utf-8", "replace"), text, len(columns))
         for name, kind in analyzed:
-            values[name].append(_typed(fields[positions[name]], kind))
+            parsed[name].append(_typed(fields[positions[name]], kind))
+    for name, kind in analyzed:
+        values[name].append(pa.array(parsed[name], arrow_type(kind)))
     return len(lines), sum(len(line) for line in lines)
 
 
@@ -184,22 +190,34 @@ def _typed(field: str | None, hive_type: str) -> Any:
 # Column statistics (GenericUDAFComputeStats) --------------------------------------------------------------------------
 
 
-def column_statistics(hive_type: str, values: Iterable[Any]) -> dict[str, Any]:
-    """The statistics fields of one column's values, by the metastore model's field names."""
-    items = list(values)
-    present = [v for v in items if v is not None]
-    nulls = len(items) - len(present)
+def _chunked(hive_type: str, arrays: list) -> Any:
+    import pyarrow as pa
+
+    return pa.chunked_array(arrays, type=arrow_type(hive_type))
+
+
+def column_statistics(hive_type: str, values: Any) -> dict[str, Any]:
+    """The statistics fields of one column's values (an Arrow array of the column's type, or a Python list), by the
+    metastore model's field names; computed by Arrow's kernels, so a partition's values never become Python
+    objects."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not isinstance(values, pa.ChunkedArray | pa.Array):
+        values = pa.array(list(values), arrow_type(hive_type))
+    rows, nulls = len(values), values.null_count
     name = hive_type.split("(")[0].strip().lower()
     if name == "boolean":
-        trues = sum(1 for v in present if v)
-        return {"num_trues": trues, "num_falses": len(present) - trues, "num_nulls": nulls}
+        trues = pc.sum(values.cast(pa.int64())).as_py() or 0
+        return {"num_trues": trues, "num_falses": rows - nulls - trues, "num_nulls": nulls}
     if name in ("string", "varchar", "char", "binary"):
-        lengths = [_length(v) for v in present]
-        stats = {"avg_col_len": sum(lengths) / len(items) if items else 0.0, "max_col_len": max(lengths, default=0),
-                 "num_nulls": nulls}  # fmt: skip
-        return stats if name == "binary" else {**stats, "num_distincts": len(set(present))}
-    low, high = (min(present), max(present)) if present else (None, None)
-    stats = {"num_nulls": nulls, "num_distincts": len(set(present))}
+        lengths = _lengths(values, binary=name == "binary")
+        total, longest = pc.sum(lengths).as_py() or 0, pc.max(lengths).as_py() or 0
+        stats = {"avg_col_len": total / rows if rows else 0.0, "max_col_len": longest, "num_nulls": nulls}
+        return stats if name == "binary" else {**stats, "num_distincts": _distinct(values)}
+    bounds = pc.min_max(values)
+    low, high = bounds["min"].as_py(), bounds["max"].as_py()
+    stats = {"num_nulls": nulls, "num_distincts": _distinct(values)}
     if name == "decimal":
         return {**stats, "big_decimal_low_value": hive_decimal(low), "big_decimal_high_value": hive_decimal(high)}
     if name in ("float", "double"):
@@ -209,11 +227,20 @@ def column_statistics(hive_type: str, values: Iterable[Any]) -> dict[str, Any]:
     return {**stats, "long_low_value": low, "long_high_value": high}
 
 
-def _length(value: Any) -> int:
-    """Java's ``String.length`` (UTF-16 units) for a string, bytes for binary."""
-    if isinstance(value, bytes | bytearray):
-        return len(value)
-    return len(str(value).encode("utf-16-le")) // 2
+def _distinct(values: Any) -> int:
+    import pyarrow.compute as pc
+
+    return pc.count_distinct(values, mode="only_valid").as_py()
+
+
+def _lengths(values: Any, *, binary: bool) -> Any:
+    """Java's ``String.length`` (UTF-16 units: code points, plus one for each outside the Basic Multilingual
+    Plane) of strings, bytes of binary values."""
+    import pyarrow.compute as pc
+
+    if binary:
+        return pc.binary_length(values)
+    return pc.add(pc.utf8_length(values), pc.count_substring_regex(values, pattern=ASTRAL))
 
 
 def _days(value: date | None) -> int | None:
