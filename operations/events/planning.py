@@ -212,16 +212,14 @@ def _rewrite(_metastore: Metastore, _state: TableState, preview: Preview) -> Pla
     return (*table, (ALTER_PARTITION, preview.scope.count)), preview.scope.selection
 
 
-def _analyze(_metastore: Metastore, _state: TableState, preview: Preview) -> Planned:
-    """Basic statistics are written as Hive's StatsTask (2.3) / BasicStatsTask (3.1, 4.0) writes them: through
-    ``Hive.alterPartitions`` (one ALTER_PARTITION each) or ``alterTable`` (one ALTER_TABLE). Column statistics alone
-    (``FOR COLUMNS``) go through ``ObjectStore.updatePartitionColumnStatistics``, whose parameter update calls no
-    listener on 2.3 and 3.1 (4.0's UPDATE_*_COLUMN_STAT events are not written yet: docs/architecture.md)."""
-    if cast(AnalyzeTable, preview.spec).columns is not None:
-        return NO_EVENTS
-    if preview.scope is None:
-        return ONE_ALTER_TABLE
-    return ((ALTER_PARTITION, preview.scope.count),), preview.scope.selection
+def _analyze(_metastore: Metastore, _state: TableState, _preview: Preview) -> Planned:
+    """None yet. Column statistics alone (``FOR COLUMNS``) go through ``ObjectStore.updatePartitionColumnStatistics``,
+    whose parameter update calls no listener on 2.3 and 3.1. Hive's StatsTask (2.3) / BasicStatsTask (3.1, 4.0) writes
+    basic statistics through ``Hive.alterPartitions`` / ``alterTable`` (one ALTER_PARTITION each, one ALTER_TABLE),
+    but the writer writes an ALTER_PARTITION only for a partition whose object changed, and the statistics are known
+    only at the swap (an ANALYZE that finds the same values would fail its count): those events, and 4.0's
+    UPDATE_*_COLUMN_STAT, are left out (docs/architecture.md)."""
+    return NO_EVENTS
 
 
 def _set_file_format(_metastore: Metastore, _state: TableState, preview: Preview) -> Planned:
@@ -282,11 +280,6 @@ def _revert_events(execution: Execution) -> Planned:
         table = ((ALTER_TABLE, 1),) if image.get("table_sd") else ()
         partitions = len(sd_ids) - len(table)
         return (*table, *(((ALTER_PARTITION, partitions),) if partitions else ())), {"sd_ids": sd_ids}
-    if kind == "analyze":  # the old statistics written back: the same events as the swap
-        if execution.operation.get("columns") is not None:
-            return NO_EVENTS
-        owners = image.get("replaced_params", {}).get("PARTITION_PARAMS", {}).get("owners", [])
-        return (((ALTER_PARTITION, len(owners)),), {"ids": owners}) if owners else ONE_ALTER_TABLE
     if kind == "set_fileformat" and image.get("partition_id") is not None:
         return ((ALTER_PARTITION, 1),), {"ids": [image["partition_id"]]}
     if kind == "set_location" and execution.operation.get("partition"):
@@ -300,6 +293,7 @@ _REVERTED: dict[str, Planned] = {
     "drop_partitions": NO_EVENTS,  # resolved from the before-image above
     "rename_partition": NO_EVENTS,  # resolved from the before-image above
     "compact": NO_EVENTS,  # withdrawing a queued request: no Hive event
+    "analyze": NO_EVENTS,  # the old statistics written back: as the swap, none yet
     "abort_transactions": NO_EVENTS,  # never reverted (no revert is offered)
 }
 

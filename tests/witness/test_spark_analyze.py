@@ -8,14 +8,14 @@ on the run's Spark session (``mapInArrow``):
   (``GenericUDAFComputeStats``) a double over every row; Hive's own Driver cannot run that ANALYZE here (it needs a
   MapReduce job), but it reads what the console wrote (``DESCRIBE FORMATTED t col``);
 * basic statistics: Spark's planner reads the console's numRows/totalSize (``DESCRIBE EXTENDED``'s Statistics);
-* NOSCAN on a text table equals what Hive 2.3's own Driver writes for ``ANALYZE … COMPUTE STATISTICS NOSCAN`` (its
-  StatsTask, which runs no job) on a twin table: numFiles and totalSize; Hive 2.3 also sets BASIC_STATS true there,
-  the console leaves the flag (it counted no row).
+* NOSCAN on a text table: each partition's totalSize equals what Spark's ``ANALYZE TABLE … PARTITION (…) COMPUTE
+  STATISTICS NOSCAN`` stores for a twin table (``spark.sql.statistics.totalSize``), numFiles its visible files. Hive's
+  own Driver cannot run ANALYZE here: it waits forever in ``Hive.registerAllFunctionsOnce`` (its FunctionRegistry
+  needs LLAP classes Spark does not ship; ../shared/docs/spark-hive-witness.md).
 """
 
 from __future__ import annotations
 
-import json
 from datetime import timedelta
 from decimal import Decimal
 
@@ -131,10 +131,10 @@ def test_sparks_planner_reads_the_basic_statistics(spark, spark_metastore: Metas
     assert described["Statistics"] == f"{params['totalSize']} bytes, 4 rows"
 
 
-def test_noscan_equals_hives_own_driver(spark, spark_metastore: Metastore, tables: None, hive_ql) -> None:  # noqa: ANN001
-    """numFiles and totalSize per partition as Hive 2.3's StatsTask writes them for the twin table."""
+def test_noscan_equals_sparks_own_noscan(spark, spark_metastore: Metastore, tables: None) -> None:  # noqa: ANN001
+    """totalSize per partition as Spark's ANALYZE … NOSCAN measures the twin table; numFiles the visible files."""
     # given
-    hive_ql(f"ANALYZE TABLE {DATABASE}.lines_hive PARTITION (dt) COMPUTE STATISTICS NOSCAN")
+    spark.sql(f"ANALYZE TABLE {DATABASE}.lines_hive PARTITION (dt) COMPUTE STATISTICS NOSCAN")
     preview = alter_preview_statement(metastore=spark_metastore, statement=f"ANALYZE TABLE {DATABASE}.lines "
                                       "PARTITION (dt) COMPUTE STATISTICS NOSCAN")  # fmt: skip
 
@@ -150,7 +150,8 @@ def test_noscan_equals_hives_own_driver(spark, spark_metastore: Metastore, table
             found.setdefault(name, {})[key] = value
         return found
 
-    ours, hive = stats("lines"), stats("lines_hive")
-    for name in hive:
-        assert (ours[name]["numFiles"], ours[name]["totalSize"]) == (hive[name]["numFiles"], hive[name]["totalSize"])
-        assert json.loads(hive[name]["COLUMN_STATS_ACCURATE"])["BASIC_STATS"] == "true"  # the listed difference
+    ours, theirs = stats("lines"), stats("lines_hive")
+    assert sorted(ours) == sorted(theirs) == ["dt=2024-01-01", "dt=2024-01-02"]
+    for name in theirs:
+        assert ours[name]["totalSize"] == theirs[name]["spark.sql.statistics.totalSize"], name
+        assert ours[name]["numFiles"] == "1", name  # one INSERT: one file
