@@ -150,7 +150,7 @@ def _read_text(
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()  # the newline ending the last row
-    import pyarrow as pa
+    import pyarrow as pa  # type: ignore[import-untyped]
 
     text = TextFormat.from_serde_params(plan.get("serde", {}))
     positions = {name.lower(): i for i, (name, _type) in enumerate(columns)}
@@ -201,7 +201,7 @@ def column_statistics(hive_type: str, values: Any) -> dict[str, Any]:
     metastore model's field names; computed by Arrow's kernels, so a partition's values never become Python
     objects."""
     import pyarrow as pa
-    import pyarrow.compute as pc
+    import pyarrow.compute as pc  # type: ignore[import-untyped]
 
     if not isinstance(values, pa.ChunkedArray | pa.Array):
         values = pa.array(list(values), arrow_type(hive_type))
