@@ -18,11 +18,12 @@ from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError
 from catalog_admin.models import PartitionColumnStatistics, PartitionParam, TableColumnStatistics, TableParam
 from catalog_admin.selectors.metastores import Metastore
-from operations.services.alter import alter_execute, alter_preview_statement
+from operations.services.alter import alter_execute, alter_preview, alter_preview_statement
 from operations.services.analyze import analyze_execute, analyze_plan, analyze_swap
 from operations.services.revert import revert_preview
 from operations.spark.programs import analyze as analyze_program
 from operations.spark.programs.analyze import hive_decimal
+from operations.specs import spec_from_dict
 from tests.fixtures.factories import partition_locations, table_row
 from tests.fixtures.operations import metastore_dump, path_of
 
@@ -274,3 +275,26 @@ def test_hive_decimal_trims_trailing_zeros_as_hivedecimal_does() -> None:
 
 def _field(column: str) -> str:
     return column.lower()
+
+
+def test_recompute_where_stale_reads_only_the_partitions_hive_does_not_mark_accurate(metastore: Metastore) -> None:
+    """The stale-statistics anomaly's action (a structured operation): a partition whose BASIC_STATS is true is left
+    out, the others are read; written as ANALYZE … WITH ('only_stale'='true')."""
+    # given
+    operation = {"kind": "analyze", "target": {"database": "sales", "table": "orders"},
+                 "partitions": [{"key": "dt", "op": "=", "value": "2024-01-02"}], "only_stale": True}  # fmt: skip
+    everything = alter_preview_statement(metastore=metastore, statement=DAY)
+    fresh, *stale = everything.data_copy.units
+    with allow_metastore_writes():
+        PartitionParam.objects.using(metastore.alias).filter(partition_id__in=[u.partition_id for u in stale],
+                                                             key="COLUMN_STATS_ACCURATE").delete()  # fmt: skip
+        PartitionParam.objects.using(metastore.alias).update_or_create(
+            partition_id=fresh.partition_id, key="COLUMN_STATS_ACCURATE", defaults={"value": '{"BASIC_STATS":"true"}'}
+        )
+
+    # when
+    preview = alter_preview(metastore=metastore, spec=spec_from_dict(operation))
+
+    # then
+    assert sorted(u.key for u in preview.data_copy.units) == sorted(u.key for u in stale)
+    assert preview.statement.endswith("COMPUTE STATISTICS WITH ('only_stale'='true')")
