@@ -12,7 +12,13 @@ class OperationsConfig(AppConfig):
         from operations.extensions import register_page_slots
         from operations.merge import jobs  # noqa: F401  (registers the merge job kinds)
         from operations.merge.changes import register_merge_kinds
-        from operations.services import alter_jobs, database_jobs, relocate_jobs, spark_jobs  # noqa: F401  (job kinds)
+        from operations.services import (  # noqa: F401  (register the job kinds)
+            alter_jobs,
+            analyze_jobs,
+            database_jobs,
+            relocate_jobs,
+            spark_jobs,
+        )
         from operations.services.alter_kind import register_alter_kinds
         from operations.services.database_kind import register_database_kind
         from operations.services.privilege_kind import register_privilege_kind

@@ -126,6 +126,7 @@ class JobKind(models.TextChoices):
     RELOCATE = "relocate", "Relocation (SET LOCATION … WITH DATA)"
     COMPACT = "compact", "Compaction (CONCATENATE)"
     CONVERT = "convert", "Conversion (SET FILEFORMAT … WITH DATA)"
+    ANALYZE = "analyze", "Statistics (ANALYZE TABLE … COMPUTE STATISTICS)"
     MERGE = "merge", "Metastore merge"
     MERGE_REVERT = "merge_revert", "Revert of a metastore merge"
     DATABASE = "database", "CREATE, ALTER or DROP DATABASE"

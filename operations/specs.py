@@ -22,6 +22,7 @@ __all__ = (
     "AddColumns",
     "AddPartitions",
     "AlterSpec",
+    "AnalyzeTable",
     "ChangeColumn",
     "ColumnDef",
     "CompactFiles",
@@ -569,6 +570,32 @@ def _cascade(cascade: bool) -> str:
     return " CASCADE" if cascade else ""
 
 
+@dataclass(frozen=True)
+class AnalyzeTable(AlterSpec):
+    """``ANALYZE TABLE t [PARTITION (…)] COMPUTE STATISTICS [NOSCAN | FOR COLUMNS [c, …]]``: a Spark job reads the
+    partitions' files and the statistics Hive computes are swapped in (``planners/analyze.py``). ``columns``: None
+    for basic statistics only, ``()`` for every column. ``only_stale`` (structured only, the stale-statistics
+    anomaly's action): only partitions whose statistics Hive does not mark accurate."""
+
+    kind: ClassVar[str] = "analyze"
+    partitions: tuple[PartitionPredicate, ...] = ()
+    noscan: bool = False
+    columns: tuple[str, ...] | None = None
+    only_stale: bool = False
+
+    @property
+    def specs(self) -> tuple[tuple[PartitionPredicate, ...], ...]:
+        return (self.partitions,) if self.partitions else ()
+
+    def to_ddl(self) -> str:
+        what = " NOSCAN" if self.noscan else ""
+        if self.columns is not None:
+            names = ", ".join(quote_ident(c) for c in self.columns)
+            what = f" FOR COLUMNS {names}".rstrip()
+        extension = " WITH ('only_stale'='true')" if self.only_stale else ""
+        return f"ANALYZE TABLE {self.target} {_predicates_clause(self.partitions)}COMPUTE STATISTICS{what}{extension}"
+
+
 SPEC_KINDS: dict[str, type[AlterSpec]] = {
     cls.kind: cls
     for cls in (
@@ -597,6 +624,7 @@ SPEC_KINDS: dict[str, type[AlterSpec]] = {
         RepairPartitions,
         TruncateTable,
         PurgeTrash,
+        AnalyzeTable,
     )
 }
 
@@ -622,13 +650,15 @@ def spec_from_dict(data: dict[str, Any]) -> AlterSpec:
     for name in ("target", "new", "source"):
         if name in fields:
             fields[name] = TableRef(**fields[name])
-    if "columns" in fields:
-        fields["columns"] = tuple(_column_def(c) for c in fields["columns"])
     if "column" in fields:
         fields["column"] = _column_def(fields["column"])
     for name in ("properties", "partition", "new_partition"):
         if name in fields:
             fields[name] = tuple(tuple(pair) for pair in fields[name])
+    if fields.get("columns") is not None and cls is AnalyzeTable:
+        fields["columns"] = tuple(fields["columns"])
+    elif "columns" in fields and fields["columns"] is not None:
+        fields["columns"] = tuple(_column_def(c) for c in fields["columns"])
     if "keys" in fields:
         fields["keys"] = tuple(fields["keys"])
     if "txn_ids" in fields:

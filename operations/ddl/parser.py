@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, replace
 
 from catalog_admin.schema import SchemaVersion
+from operations.ddl.analyze import analyze_statement
 from operations.ddl.create_table import CreateTableClauses
 from operations.ddl.database_parser import is_database_statement, parse_database_statement
 from operations.ddl.errors import SUPPORTED_STATEMENTS, DdlParseError
@@ -162,6 +163,8 @@ class _Parser(CreateTableClauses):
         if first == "TRUNCATE":
             return self.end(self.truncate())
         kind = first if first != "ALTER" else f"ALTER {second}" if second not in ("", "TABLE", "VIEW") else ""
+        if first == "ANALYZE":
+            return self.end(analyze_statement(self))
         if first and kind:
             raise self.unsupported(kind, f"{kind} is not an ALTER TABLE statement; the console runs ALTER TABLE only")
         if self.accept_words("ALTER", "VIEW"):

@@ -31,13 +31,23 @@ from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.hive.partition_names import partition_name
 from catalog_admin.ids import allocate_ids
 from catalog_admin.locations import filesystem_for, make_directory, remove_empty_directories
-from catalog_admin.models import ColumnDescriptor, Database, Partition, SerDe, StorageDescriptor, Table
+from catalog_admin.models import (
+    ColumnDescriptor,
+    Database,
+    Partition,
+    PartitionColumnStatistics,
+    SerDe,
+    StorageDescriptor,
+    Table,
+    TableColumnStatistics,
+)
 from catalog_admin.selectors.metastores import Metastore, get_metastore
 from catalog_admin.utils.text import first_line
 from operations.ddl.parser import parse_alter
 from operations.events.planning import plan_events
 from operations.events.writer import capture_before, write_events
 from operations.models import DirectoryMoveRecord, Execution
+from operations.planners.analyze import plan_analyze
 from operations.planners.columns import plan_column_change
 from operations.planners.common import snapshot
 from operations.planners.compaction import plan_compaction
@@ -71,6 +81,7 @@ from operations.specs import (
     AddColumns,
     AddPartitions,
     AlterSpec,
+    AnalyzeTable,
     ChangeColumn,
     CompactFiles,
     CompactTable,
@@ -126,11 +137,21 @@ PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Any], Preview]]
     DropTable: plan_drop_table,
     TruncateTable: plan_truncate_table,
     PurgeTrash: plan_purge_trash,
+    AnalyzeTable: plan_analyze,
 }
 
 
 _MODELS_BY_TABLE = {
-    model._meta.db_table: model for model in (ColumnDescriptor, StorageDescriptor, Partition, SerDe, Table)
+    model._meta.db_table: model
+    for model in (
+        ColumnDescriptor,
+        StorageDescriptor,
+        Partition,
+        SerDe,
+        Table,
+        PartitionColumnStatistics,
+        TableColumnStatistics,
+    )
 }
 
 
@@ -213,7 +234,7 @@ def alter_execute(
     progress: Progress | None = None,
     approved: dict[str, Any] | None = None,
     data_copied: bool = False,
-    measured: Mapping[tuple[str, str], str] | None = None,
+    measured: Mapping[tuple[str, str], object] | None = None,
     on_started: Callable[[Execution], None] | None = None,
 ) -> Execution:
     """Run exactly ``preview`` (or nothing), audit it, and return the execution record.
@@ -290,7 +311,7 @@ def _apply(
     preview: Preview,
     execution: Execution,
     progress: Progress | None,
-    measured: Mapping[tuple[str, str], str],
+    measured: Mapping[tuple[str, str], object],
 ) -> dict[str, dict[str, int]]:
     moved: list[tuple[DirectoryMoveRecord, int]] = []
     made: list[str] = []
@@ -367,7 +388,7 @@ def _keep_before_image(
     execution.save(update_fields=["before_image"])
 
 
-def _fill_measured(steps: tuple[Step, ...], measured: Mapping[tuple[str, str], str]) -> tuple[Step, ...]:
+def _fill_measured(steps: tuple[Step, ...], measured: Mapping[tuple[str, str], object]) -> tuple[Step, ...]:
     """Replace :class:`Measured` placeholders by what the data job wrote (every one must be known)."""
     if not any(isinstance(p, Measured) for step in steps for p in step.params):
         return steps

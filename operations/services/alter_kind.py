@@ -17,14 +17,27 @@ from operations.models import ChangeRequest, Execution
 from operations.preview import Preview
 from operations.services.alter import alter_preview
 from operations.services.revert import revert_preview
-from operations.specs import SPEC_KINDS, CompactFiles, ConvertFormat, Relocate, RevertExecution, spec_from_dict
+from operations.specs import (
+    SPEC_KINDS,
+    AnalyzeTable,
+    CompactFiles,
+    ConvertFormat,
+    Relocate,
+    RevertExecution,
+    spec_from_dict,
+)
 from operations.table_state import read_table_state
 
 __all__ = ("ALTER_JOB", "DATA_JOBS", "AlterKind", "DataJobKind", "register_alter_kinds")
 
 ALTER_JOB = JobKind.ALTER
 # A data job's operation kind -> its job kind (design.md's names).
-DATA_JOBS = {Relocate.kind: JobKind.RELOCATE, CompactFiles.kind: JobKind.COMPACT, ConvertFormat.kind: JobKind.CONVERT}
+DATA_JOBS = {
+    Relocate.kind: JobKind.RELOCATE,
+    CompactFiles.kind: JobKind.COMPACT,
+    ConvertFormat.kind: JobKind.CONVERT,
+    AnalyzeTable.kind: JobKind.ANALYZE,
+}
 
 
 class AlterKind(ChangeKind):

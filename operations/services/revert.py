@@ -301,14 +301,17 @@ def _replaced_params_steps(metastore: Metastore, replaced: dict[str, dict[str, l
     """Remove the *_PARAMS rows a rewrite's swap wrote (its statistics: ``planners/rewrite_stats``) before the rows
     it deleted are put back."""
     quote = connections[metastore.alias].ops.quote_name
-    owner_columns = {"PARTITION_PARAMS": "PART_ID", "TABLE_PARAMS": "TBL_ID"}
+    owner_columns = {"PARTITION_PARAMS": "PART_ID", "TABLE_PARAMS": "TBL_ID", "PART_COL_STATS": "PART_ID",
+                     "TAB_COL_STATS": "TBL_ID"}  # fmt: skip
+    key_columns = {"PART_COL_STATS": "COLUMN_NAME", "TAB_COL_STATS": "COLUMN_NAME"}  # an ANALYZE's column rows
     steps = []
     for table, replaced_rows in sorted(replaced.items()):
         owners, keys = replaced_rows["owners"], replaced_rows["keys"]
         for start in range(0, len(owners), CHUNK):
             chunk = owners[start : start + CHUNK]
+            key_column = quote(key_columns.get(table, "PARAM_KEY"))
             where = (f"{quote(owner_columns[table])} IN ({', '.join(['%s'] * len(chunk))}) "
-                     f"AND {quote('PARAM_KEY')} IN ({', '.join(['%s'] * len(keys))})")  # fmt: skip
+                     f"AND {key_column} IN ({', '.join(['%s'] * len(keys))})")  # fmt: skip
             steps.append(
                 Step(f"Remove the statistics the swap wrote for {len(chunk)} owner(s)", table, "delete",
                      f"DELETE FROM {quote(table)} WHERE {where}", (*chunk, *keys), -1)

@@ -69,7 +69,7 @@ def test_every_operation_kind_has_its_change_kind() -> None:
     assert {name for name, kind in kinds.items() if kind == "database"} == set(DATABASE_SPEC_KINDS)
     assert kinds["privilege"] == kinds["privilege_revert"] == "privilege"
     data_jobs = {name for name, kind in kinds.items() if kind == "data_job"}
-    assert data_jobs == {"relocate", "compact_files", "convert_format"}
+    assert data_jobs == {"relocate", "compact_files", "convert_format", "analyze"}
     assert kinds["revert"] == kinds["rename_table"] == "alter"
 
 

@@ -28,6 +28,7 @@ from operations.ddl.privileges import is_privilege_statement, parse_privilege
 from operations.models import Job, JobLogEntry
 from operations.preview import Preview
 from operations.services.alter import alter_execute, alter_preview_statement
+from operations.services.analyze_jobs import enqueue_analyze
 from operations.services.database import database_execute
 from operations.services.database_kind import database_plan
 from operations.services.jobs import run_job, watching_job_logs
@@ -181,13 +182,14 @@ class Command(BaseCommand):
     def _relocate(self, preview: Preview, options: dict[str, Any]) -> dict[str, Any]:
         """Run the relocation as a Spark job (this process runs it, unless a worker claimed it first), printing its
         progress; succeed only when it copied, verified and swapped."""
+        enqueue = enqueue_analyze if preview.spec.kind == "analyze" else enqueue_relocation
         with transaction.atomic():
-            job = enqueue_relocation(
+            job = enqueue(
                 preview, actor=options["actor"] or f"operator:{getpass.getuser()}", approved=preview.as_dict(),
                 source="cli", reason=options["reason"],
             )  # fmt: skip
         job_id = job.pk
-        label = "Rewrite" if job.program == "rewrite" else "Relocation"
+        label = {"rewrite": "Rewrite", "analyze": "Analyze"}.get(job.program, "Relocation")
         self.stdout.write(f"{label} job #{job_id} on {job.spark_master}")
         with watching_job_logs(lambda logged, line: logged == job_id and self.stdout.write(f"  {line}")):
             job = run_job(job_id)  # a worker that claimed it first runs it instead: then follow its log
@@ -197,7 +199,7 @@ class Command(BaseCommand):
         if job.state != JobState.SUCCEEDED or execution is None:
             raise CommandError(f"[{ErrorCode.EXECUTION_FAILED}] Job #{job.pk} {job.state}: {job.error or job.message}")
         if not options["json"]:
-            done = "Rewritten" if job.program == "rewrite" else "Copied"
+            done = {"rewrite": "Rewritten", "analyze": "Analyzed"}.get(job.program, "Copied")
             self.stdout.write(self.style.SUCCESS(f"{done}, verified and swapped as execution #{execution}."))
         return {"id": execution, "job": job.pk, "state": job.state, "result": job.result}
 

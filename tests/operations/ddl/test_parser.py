@@ -216,6 +216,16 @@ GOLDEN = [
         "alter table db.t abort transactions 12 7 12", "ALTER TABLE `db`.`t` ABORT TRANSACTIONS 7 12", id="abort-txns"
     ),
     pytest.param(
+        "analyze table db.t partition (dt>='2024', hour) compute statistics for columns a, b",
+        "ANALYZE TABLE `db`.`t` PARTITION (`dt`>='2024') COMPUTE STATISTICS FOR COLUMNS `a`, `b`",
+        id="analyze-columns",
+    ),
+    pytest.param(
+        "ANALYZE TABLE t COMPUTE STATISTICS NOSCAN WITH ('only_stale'='true')",
+        "ANALYZE TABLE `default`.`t` COMPUTE STATISTICS NOSCAN WITH ('only_stale'='true')",
+        id="analyze-noscan-stale",
+    ),
+    pytest.param(
         "ALTER TABLE t SET LOCATION 's3a://lake/t' WITH DATA",
         "ALTER TABLE `default`.`t` SET LOCATION 's3a://lake/t' WITH DATA",
         id="relocate-table",
@@ -315,12 +325,13 @@ def test_every_supported_statement_form_has_a_golden_case() -> None:
 
     # when / then
     assert (
-        len(SUPPORTED_STATEMENTS) == 37
+        len(SUPPORTED_STATEMENTS) == 38
     )  # with COMPACT, ABORT TRANSACTIONS, ALTER VIEW's forms, FILEFORMAT, WITH DATA, CREATE TABLE (and LIKE), EXCHANGE,
-    # CREATE/ALTER/DROP DATABASE, ADD PARTITION, MSCK, DROP TABLE / VIEW, TRUNCATE, PURGE TRASH; 5 access-control forms
-    # (GRANT/REVOKE, roles: their golden cases are tests/operations/ddl/test_privileges.py's)
+    # CREATE/ALTER/DROP DATABASE, ADD PARTITION, MSCK, DROP TABLE / VIEW, TRUNCATE, PURGE TRASH, ANALYZE; 5
+    # access-control forms (GRANT/REVOKE, roles: their golden cases are tests/operations/ddl/test_privileges.py's)
     assert kinds == {
         "drop_table",
+        "analyze",
         "relocate",
         "compact_files",
         "convert_format",
