@@ -18,7 +18,7 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -182,6 +182,7 @@ def alter_execute(
     data_copied: bool = False,
     measured: Mapping[tuple[str, str], str] | None = None,
     on_started: Callable[[Execution], None] | None = None,
+    swap_moves: Sequence[DirectoryMove] = (),
 ) -> Execution:
     """Run exactly ``preview`` (or nothing), audit it, and return the execution record.
 
@@ -191,6 +192,7 @@ def alter_execute(
     ``measured``: what a rewrite wrote, by (unit, statistic), for its steps' :class:`Measured` parameters.
     ``on_started(execution)`` runs once the execution is recorded, before the metastore transaction (a relocation
     records what it copied there, so a process dying right after the commit leaves that record).
+    ``swap_moves``: a rewrite's moves after the plan's own (``planners/rewrite_swap``), journaled the same way.
     """
     if preview.data_copy is not None and not data_copied:
         raise ApplicationError(
@@ -212,7 +214,7 @@ def alter_execute(
     try:
         if on_started is not None:
             on_started(execution)
-        counts = _apply(metastore, preview, execution, progress, measured or {})
+        counts = _apply(metastore, preview, execution, progress, measured or {}, swap_moves)
     except Exception as exc:
         _finish(execution, Execution.State.FAILED, started, error=_describe(exc))
         audit_execution(execution, preview.as_dict())
@@ -256,6 +258,7 @@ def _apply(
     execution: Execution,
     progress: Progress | None,
     measured: Mapping[tuple[str, str], str],
+    swap_moves: Sequence[DirectoryMove] = (),
 ) -> dict[str, dict[str, int]]:
     moved: list[tuple[DirectoryMoveRecord, int]] = []
     try:
@@ -265,7 +268,7 @@ def _apply(
             _check_scope(metastore, preview)
             write_commit_marker(metastore, execution.commit_marker, execution.pk)
             fault_point("locked")
-            for move in preview.moves:
+            for move in (*preview.moves, *swap_moves):
                 moved.append(_move_directory(execution, move))
             fault_point("moved")
             steps, allocated = _resolve_ids(metastore, _fill_measured(preview.steps, measured))
