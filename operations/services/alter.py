@@ -361,11 +361,11 @@ def _refuse_stale(preview: Preview, staleness: Staleness) -> None:
 
 def _move_directory(execution: Execution, move: DirectoryMove) -> tuple[DirectoryMoveRecord, int]:
     """Move one directory under the journal; returns its record and how many parent directories the move created."""
-    created = _missing_parents(move.destination)
+    created = _missing_parents(move.destination, execution.metastore)
     record = DirectoryMoveRecord.objects.create(
         execution=execution, source=move.source, destination=move.destination, created_parents=created
     )
-    filesystem = filesystem_for(move.source)
+    filesystem = filesystem_for(move.source, execution.metastore)
     filesystem.rename(move.source, move.destination)
     if move.prune_source_levels:
         filesystem.prune_empty_parents(move.source, levels=move.prune_source_levels)
@@ -374,9 +374,9 @@ def _move_directory(execution: Execution, move: DirectoryMove) -> tuple[Director
     return record, created
 
 
-def _missing_parents(location: str) -> int:
+def _missing_parents(location: str, metastore: str) -> int:
     """How many parent directories of ``location`` do not exist (moving a directory there creates them)."""
-    filesystem, count = filesystem_for(location), 0
+    filesystem, count = filesystem_for(location, metastore), 0
     parent = location.rstrip("/").rpartition("/")[0]
     while parent.rstrip("/").count("/") > 1 and filesystem.exists(parent) is False:
         count += 1
@@ -388,7 +388,7 @@ def _restore_directories(moved: list[tuple[DirectoryMoveRecord, int]]) -> None:
     """Move each directory back, remove the parents its move created, and journal it RESTORED."""
     for record, created_parents in reversed(moved):
         try:
-            filesystem = filesystem_for(record.destination)
+            filesystem = filesystem_for(record.destination, record.execution.metastore)
             filesystem.rename(record.destination, record.source)
             if created_parents:
                 filesystem.prune_empty_parents(record.destination, levels=created_parents)

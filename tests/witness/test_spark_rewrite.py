@@ -102,16 +102,17 @@ def test_parquet_partitions_compact_on_spark_and_revert(spark, spark_metastore: 
     assert rows(spark, table) == before_rows
     partitions = Partition.objects.using(spark_metastore.alias).filter(table__name="events")
     ids = dict(partitions.filter(table__database__name=DATABASE).values_list("name", "id"))
+    trash = {unit["key"]: unit["source"] for unit in Relocation.objects.get(execution=execution).units}
     for day in DAYS:
         name = f"dt={day}"
         location = after[name][0]
-        assert "/_compacted-" in location and location.endswith(f"/{name}")
+        assert location == before[name][0], "the new files are in the partition's own directory"
         assert after[name][1:] == before[name][1:] == FORMATS["parquet"]
         written = data_files(location)
         stats = dict(PartitionParam.objects.using(spark_metastore.alias).filter(partition_id=ids[name])
                      .values_list("key", "value"))  # fmt: skip
         assert (stats["numFiles"], stats["totalSize"]) == ("1", str(written[0].stat().st_size))
-        assert len(data_files(before[name][0])) >= 4, "the old files are kept"
+        assert len(data_files(trash[name])) >= 4, "the old files are kept in the trash"
     assert Relocation.objects.get(execution=execution).state == Relocation.State.SWAPPED
 
     # and when reverted, Spark reads the kept files again
