@@ -324,7 +324,9 @@ def _steps(
     revert writes back)."""
     convert = spec.file_format.lower() if isinstance(spec, ConvertFormat) else ""
     by_sd = {u.sd_id: u for u in units}
-    steps = [_format_step(sql, [by_sd[sd] for sd in chunk], convert) for chunk in chunks(list(by_sd))] if convert else []
+    steps = (
+        [_format_step(sql, [by_sd[sd] for sd in chunk], convert) for chunk in chunks(list(by_sd))] if convert else []
+    )
     if convert and table_sd and state.is_partitioned and state.sd_id is not None:
         steps.append(_table_format_step(sql, state, convert))
     if convert:

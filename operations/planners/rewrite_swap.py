@@ -92,7 +92,9 @@ def swap_moves(units: Sequence[CopyUnit], token: str) -> tuple[DirectoryMove, ..
     for unit in units:
         moves += [
             DirectoryMove(unit.source, unit.retained, 1, 0, None, None, True, True, True),
-            DirectoryMove(unit.destination, unit.source, 1, 0, None, None, True, True, True, staging_levels(unit, token)),
+            DirectoryMove(
+                unit.destination, unit.source, 1, 0, None, None, True, True, True, staging_levels(unit, token)
+            ),
         ]
     return tuple(moves)
 
@@ -109,7 +111,11 @@ def swap_blockers(metastore: Metastore, state: TableState, units: Sequence[CopyU
 def _context(state: TableState, unit: CopyUnit) -> MoveContext:
     if unit.partition_id is None:
         return MoveContext(table_id=state.table_id)
-    return MoveContext(sd_ids=frozenset({unit.sd_id} - {None}), enclosing=frozenset({state.sd_id} - {None}))
+    return MoveContext(sd_ids=_ids(unit.sd_id), enclosing=_ids(state.sd_id))
+
+
+def _ids(*ids: int | None) -> frozenset[int]:
+    return frozenset(i for i in ids if i is not None)
 
 
 def _below(location: str, segment: str) -> int:
