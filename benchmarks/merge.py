@@ -75,6 +75,8 @@ def main() -> None:
 
     for database in DATABASES.values():
         recreate_metastore(database, args.version)
+    for alias, side in ((SOURCE, "source"), (TARGET, "target")):  # the roots each side governs (the merge checks them)
+        os.environ.setdefault(f"METASTORE_WAREHOUSE_{alias.upper()}", f"file:{WAREHOUSE}/{side}")
     setup_django(";".join(f"{a}=postgresql://postgres@127.0.0.1:5432/{d}" for a, d in DATABASES.items()))
     seed(args)
     lines = [

@@ -380,7 +380,7 @@ def can_cancel_job(job: Job, user: User) -> Allowed:
             if job.state in (JobState.QUEUED, JobState.RUNNING) or _resumable(job)
             else _job_refusal(job, "cancelled")
         ),
-        lambda: _OK if job.cancel_requested_at is None else _job_refusal(job, "cancelled again"),
+        lambda: _OK if job.cancel_requested_at is None or _resumable(job) else _job_refusal(job, "cancelled again"),
         lambda: _OK if job.committing_at is None or job.state != JobState.RUNNING else _too_late(job),
     )
 
@@ -395,7 +395,11 @@ def can_resume_job(job: Job, user: User) -> Allowed:
 
 
 def _resumable(job: Job) -> bool:
-    """Failed or errored, not discarded, and its request (if any) still executing: nothing settled it."""
+    """Failed or errored, not discarded, and its request (if any) still executing: nothing settled it. Or cancelled
+    while running and kept resumable by its kind (``plan["resumable"]``: a merge stopped between copy units, whose
+    journal holds them; its request still executing until it is resumed or discarded by a second cancel)."""
+    if job.state == JobState.CANCELLED and job.plan.get("resumable"):
+        return job.change_request is not None and job.change_request.state == ChangeRequestState.EXECUTING
     if job.state not in (JobState.FAILED, JobState.ERRORED) or job.cancel_requested_at is not None:
         return False
     return job.change_request is None or job.change_request.state == ChangeRequestState.EXECUTING

@@ -277,6 +277,7 @@ class CopyUnit:
     source_format: str = ""  # a rewrite (CONCATENATE, SET FILEFORMAT … WITH DATA): parquet | orc | avro | text
     sd_id: int | None = None  # a rewrite: the storage descriptor the swap re-points
     partition_id: int | None = None  # a rewrite of a partition: whose numFiles/totalSize the swap updates
+    retained: str = ""  # a rewrite: the trash directory the swap moves the old one to (``planners/rewrite_swap``)
 
     @property
     def is_table_root(self) -> bool:

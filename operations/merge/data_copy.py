@@ -11,8 +11,10 @@ reverted. The journal is ``MergeImport.data_copy``::
 ``copy_merge_data`` copies every unit not completed with the relocation's verified copy (the relocate program:
 per file, size and checksum from the bytes of both ends; on the given Spark session, else in this process), the
 verified units journaled every :data:`JOURNAL_SECONDS` and whenever the copy stops; a resumed merge re-verifies the
-completed units against their sources (a unit that no longer matches is copied again) and copies the rest. It raises
-unless every unit verified, so the merge publishes only what was copied. Source data is never deleted. A cancel is
+completed units against their sources (a unit that no longer matches is copied again) and copies the rest. Then every
+source is listed again (``_catch_up``): a file written during the copy is copied, verified and journaled, a file
+changed or gone refuses the publish naming it. It raises unless every unit verified, so the merge publishes only what
+was copied. Source data is never deleted. A cancel is
 taken between batches of units (the relocate program's batches of about 256 files): each is reported as
 ``{"unit_done": "data …"}``, where the merge job checks for one.
 
@@ -27,10 +29,12 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from catalog_admin.errors import ApplicationError
 from catalog_admin.locations import COPY_CHECKSUM, filesystem_for
 from operations.merge.data_plan import DataCopyPlan
 from operations.models import MergeImport
 from operations.planners.data_scope import refuse_symlinks
+from operations.services.relisting import catch_up_relocation
 from operations.services.relocate import copy_filesystem_options, verify_copy_manifest
 from operations.services.relocation_cleanup import remove_unused
 from operations.spark.programs import relocate
@@ -89,6 +93,7 @@ def copy_merge_data(merge: MergeImport, report: Report, spark: SparkSession | No
     checksums = {key: unit["checksums"] for key, unit in manifest["units"].items()}
     _journal(merge, completed=verified, checksums=checksums)  # one write: the last units and every copy's checksum
     verify_copy_manifest(plan, manifest)
+    _catch_up(merge, report)
     return manifest
 
 
@@ -130,6 +135,36 @@ def _copy_plan(merge: MergeImport, units: list[dict[str, str]]) -> dict[str, Any
     return {"program": "relocate", "metastore": merge.target, "units": listed_units,
             "filesystems": copy_filesystem_options(merge.target),
             "completed": [], "checksum": COPY_CHECKSUM}  # fmt: skip
+
+
+def _catch_up(merge: MergeImport, report: Report) -> None:
+    """Right before the publish: every unit's source listed again against the files journaled for it
+    (``relisting.catch_up_relocation``, as a relocation before its swap): files that appeared since are copied,
+    verified, and journaled as the merge's (a revert removes them with the rest); a file changed or gone refuses the
+    publish naming it."""
+    journal = merge.data_copy
+    files = journal.get("files", {})
+    units = [
+        {**unit, "files": [{"source": f"{unit['source']}/{relative}", "size": size}
+                           for relative, size in files.get(unit["key"], [])]}
+        for unit in journal["units"]
+    ]  # fmt: skip
+    plan = {"metastore": merge.source, "units": units, "filesystems": copy_filesystem_options(merge.target)}
+    try:
+        _plan, caught_up = catch_up_relocation(plan)
+    except ApplicationError as exc:
+        raise ApplicationError(exc.code, exc.message.replace("swapped", "published"), exc.details) from exc
+    if not caught_up:
+        return
+    by_key = {unit["key"]: unit for unit in journal["units"]}
+    added = {
+        key: [*files.get(key, []), *[[f["destination"].removeprefix(by_key[key]["destination"] + "/"), f["size"]]
+                                     for f in copied]]
+        for key, copied in caught_up.items()
+    }  # fmt: skip
+    _journal(merge, files=added)
+    report({"message": f"Data copy: re-listed before publishing, copied {sum(map(len, caught_up.values()))} "
+            f"file(s) written into {len(caught_up)} source(s) during the copy"})  # fmt: skip
 
 
 def _reverify(merge: MergeImport, report: Report) -> None:

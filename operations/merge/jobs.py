@@ -7,8 +7,9 @@ the approved one (``merge_run`` refuses a stale plan) and ends the request throu
 ALTER job does. Progress: each event the execution core reports becomes a log line and, when it counts partitions,
 the job's ``partitions_done`` of ``partitions_total`` (what the estimate of later merges is measured from). A cancel
 is taken between copy units (each committed and journaled, invisible to Hive); once the publishing transaction starts
-it is too late. A cancelled merge's journal (``MergeImport``, failed with its completed units) lets ``merge_resume``
-continue it.
+it is too late. A merge cancelled while copying keeps its journal (``MergeImport``, failed with its completed units)
+and its request executing (:func:`_cancelled`): ``job_resume`` continues it (or ``merge_resume``), a second cancel
+discards it (the request ends failed).
 
 The engine (``operations.merge.engine``) is logged and kept as the job's ``spark_master``: ``local`` (the worker
 copies) or a Spark master, on which the copy units run as the merge program (``run_spark_program``: progress, the
@@ -33,7 +34,14 @@ from operations.merge.workflow import MergeChange, MergeRevertChange
 from operations.models import ChangeRequest, Job, MergeImport
 from operations.services.alter_jobs import end_cancelled_request, end_request, failed_execution
 from operations.services.change_requests import approved_plan, change_request_plan
-from operations.services.jobs import JobCancelled, JobHandle, JobInterrupted, create_job, register_job_kind
+from operations.services.jobs import (
+    JobCancelled,
+    JobHandle,
+    JobInterrupted,
+    create_job,
+    job_log,
+    register_job_kind,
+)
 from operations.services.spark_jobs import run_spark_program
 
 __all__ = ("MERGE", "MERGE_REVERT", "enqueue_merge", "progress_of")
@@ -176,5 +184,18 @@ def _report(handle: JobHandle, event: Any) -> None:
     handle.log(line, **fields)
 
 
-register_job_kind(MERGE, _run_merge, enqueue=enqueue_merge, discard=end_cancelled_request)
+def _cancelled(job: Job, actor: str) -> None:
+    """After a cancel: a merge stopped between copy units with its journal is kept resumable (the job cancelled, its
+    request executing: ``job_resume`` continues the journal); a second cancel, or one with nothing journaled, ends the
+    request failed."""
+    if not job.plan.get("resumable") and _stopped_merge(job) is not None:
+        kept = f"Cancelled by {actor}: its journal is kept; resume the job, or cancel it again to discard it"
+        job_log(job, kept, plan={**job.plan, "resumable": True}, message=kept)
+        return
+    if job.plan.get("resumable"):
+        job_log(job, f"Discarded by {actor}", plan={**job.plan, "resumable": False})
+    end_cancelled_request(job, actor)
+
+
+register_job_kind(MERGE, _run_merge, enqueue=enqueue_merge, discard=_cancelled)
 register_job_kind(MERGE_REVERT, _run_merge_revert, enqueue=enqueue_merge, discard=end_cancelled_request)

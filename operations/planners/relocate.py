@@ -10,7 +10,7 @@ The source is kept for the retention time (``CATALOG_RELOCATION_RETENTION``); a 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import replace
@@ -44,15 +44,17 @@ from operations.table_state import TableState, read_partition_scope
 
 __all__ = ("plan_relocate", "relocated_location", "resuming_into")
 
-# The destination a resumed relocation job copies into: its own partial copy there is expected, not a blocker.
-_RESUMING_INTO: ContextVar[str | None] = ContextVar("resuming_into", default=None)
+# The destinations a resumed relocation job copies into: its own partial copy there is expected, not a blocker.
+_RESUMING_INTO: ContextVar[frozenset[str]] = ContextVar("resuming_into", default=frozenset())
 
 
 @contextmanager
-def resuming_into(destination: str) -> Iterator[None]:
-    """While the block runs, previews of a relocation to ``destination`` do not block on it existing: the job that
-    checked it was free before its first copy previews again to resume (its verified units are there)."""
-    token = _RESUMING_INTO.set(canonical(destination))
+def resuming_into(destination: str | Sequence[str]) -> Iterator[None]:
+    """While the block runs, previews of a relocation to ``destination`` (or a rewrite's staging directories) do not
+    block on it existing: the job that checked it was free before its first copy previews again to resume (its
+    verified units are there)."""
+    destinations = [destination] if isinstance(destination, str) else destination
+    token = _RESUMING_INTO.set(frozenset(canonical(d) for d in destinations))
     try:
         yield
     finally:
@@ -233,7 +235,7 @@ def destination_blockers(
         )
         return blockers
     filesystem = filesystem_for(destination, metastore.name)
-    if canonical(destination) != _RESUMING_INTO.get() and filesystem.exists(destination):
+    if canonical(destination) not in _RESUMING_INTO.get() and filesystem.exists(destination):
         blockers.append(
             Finding("destination_exists", RULE, f"{destination} already exists: relocate into a new directory.")
         )

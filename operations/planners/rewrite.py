@@ -3,25 +3,19 @@ Rewrite: CONCATENATE (compact small files) and SET FILEFORMAT … WITH DATA (con
 
 Hive's ``CONCATENATE`` merges ORC/RCFile files only and its ``SET FILEFORMAT`` changes metadata only (the old files
 become unreadable); the console rewrites each selected partition (or an unpartitioned table's root) with the rewrite
-program (``operations/spark/programs/rewrite.py``) into a NEW directory, verifies the rows, then swaps: one
-transaction re-points each storage descriptor there (a convert switches its formats and SerDe in the same statement),
-and writes the basic statistics of what was written (``rewrite_stats``: numFiles, totalSize, numRows measured at the
-swap; column statistics stay: the same values). Like a relocation (``planners/relocate.py``) the
-preview's :class:`DataCopy` lists the units, the old directories are kept for the retention time and revert swaps
-back meanwhile.
-
-The new directories lie below one staging directory whose name starts with ``_`` (``<table root>/_compacted-<token>``
-for a partitioned table, ``<parent>/_compacted-<token>`` beside an unpartitioned table's root): Hive's and Hadoop's
-input listings skip such names (``FileUtils.HIDDEN_FILES_PATH_FILTER``, ``FileInputFormat.hiddenFileFilter``) and so
-does ``MSCK REPAIR TABLE`` (apache/hive ql/.../metadata/HiveMetaStoreChecker.getAllLeafDirs lists the table's
-directories through the same filter), so no reader takes them for data or a partition before the swap. The token is
-a digest of the operation and its sources: the same plan previews to the same directories (approval binds them), and
-a second compaction gets new ones.
+program (``operations/spark/programs/rewrite.py``) into a NEW hidden directory, verifies the rows, then swaps in
+one metastore transaction: the old directory goes to the console's trash and the new one into its place, as Hive's
+MoveTask replaces a partition's files (``planners/rewrite_swap.py``: where each unit is staged, on its own
+filesystem, and the swap's journaled moves), the storage descriptors keep their locations (a convert switches their
+formats and SerDe), and the basic statistics of what was written are set (``rewrite_stats``: numFiles, totalSize,
+numRows measured at the swap; column statistics stay: the same values). Like a relocation (``planners/relocate.py``)
+the preview's :class:`DataCopy` lists the units, the old directories are kept (in the trash) for the retention time
+and revert swaps back meanwhile. Nothing hidden is left in the warehouse: the emptied staging directory goes with the
+swap, and the cleanup removes the trashed directories (or, after a revert, the new ones) with their emptied parents.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import replace
 
 from django.conf import settings
@@ -45,13 +39,9 @@ from operations.planners.partitions.chunks import chunks
 from operations.planners.partitions.matching import matching_partitions, predicate_blockers
 from operations.planners.relocate import destination_blockers
 from operations.planners.rewrite_stats import ACCURATE, current_accurate, replaced_params, stats_steps
+from operations.planners.rewrite_swap import staged, staging_roots, swap_blockers, token_of
 from operations.planners.rewrite_values import value_blockers
-from operations.planners.spark_tables import (
-    datasource_move_blockers,
-    datasource_rewrite_blockers,
-    path_steps,
-    serde_params_after,
-)
+from operations.planners.spark_tables import datasource_move_blockers, datasource_rewrite_blockers
 from operations.preview import TABLE_UNIT, CopyUnit, DataCopy, HiveComparison, Preview, Step
 from operations.rules import Finding
 from operations.specs import CompactFiles, ConvertFormat, PartitionPredicate, SetFileFormat
@@ -105,12 +95,9 @@ def source_format(input_format: str | None, serde: str | None) -> str:
 
 
 def staging_of(state: TableState, spec: RewriteSpec, sources: list[str]) -> str:
-    """The hidden directory every new directory of this rewrite lies below (see the module's docstring)."""
+    """The token naming this rewrite's hidden staging directories and its trash (``planners/rewrite_swap.py``)."""
     verb = "compacted" if isinstance(spec, CompactFiles) else f"converted-{spec.file_format.lower()}"
-    token = hashlib.sha256("\n".join([spec.to_ddl(), *sorted(sources)]).encode()).hexdigest()[:10]
-    root = canonical(state.location or "").rstrip("/")
-    parent = root if state.is_partitioned else root.rsplit("/", 1)[0]
-    return f"{parent}/_{verb}-{token}"
+    return token_of(verb, spec.to_ddl(), sources)
 
 
 def plan_rewrite(metastore: Metastore, state: TableState, spec: RewriteSpec) -> Preview:
@@ -130,11 +117,16 @@ def plan_rewrite(metastore: Metastore, state: TableState, spec: RewriteSpec) -> 
         blockers += value_blockers(
             metastore, state, convert=isinstance(spec, ConvertFormat), rows=formats, files=listed
         )
-    staging = staging_of(state, spec, [r["location"] for r in rows]) if rows else ""
-    units = [_unit(state, staging, r) for r in rows]
+    token = staging_of(state, spec, [r["location"] for r in rows]) if rows else ""
+    units = [_unit(state, token, r) for r in rows]
+    stagings = staging_roots(units, token)
     if units and not blockers:
         sd_ids = {u.key: u.sd_id for u in units if u.partition_id is not None}
-        blockers += destination_blockers(metastore, state, staging, units, sd_ids)  # type: ignore[arg-type]
+        for staging in stagings:
+            own = [u for u in units if u.destination.startswith(staging + "/")]
+            blockers += destination_blockers(metastore, state, staging, own, sd_ids)  # type: ignore[arg-type]
+        blockers += swap_blockers(metastore, state, units)
+        blockers = list(dict.fromkeys(blockers))
     data_copy = _data_copy(metastore, units, listed, job_kind(spec)) if units else None
     table_sd = not state.is_partitioned or (isinstance(spec, ConvertFormat) and not spec.partitions)
     steps = [] if blockers or not units else _steps(MetastoreSql(metastore.alias), state, spec, rows, units, table_sd)
@@ -144,7 +136,8 @@ def plan_rewrite(metastore: Metastore, state: TableState, spec: RewriteSpec) -> 
         metastore, state, spec, steps=steps, after=after, blockers=blockers,
         warnings=_warnings(state, spec, data_copy, in_scope - len(rows)), partitions_touched=len(partitions),
         hive=_hive(metastore, spec),
-        inverse={"rewrite": True, "table_sd": table_sd, "staging": staging, "replaced_params": replaced_params(
+        inverse={"rewrite": True, "table_sd": table_sd, "staging": stagings, "token": token,
+                 "replaced_params": replaced_params(
             [u.partition_id for u in units if u.partition_id is not None] if steps else [],
             state.table_id if steps and not state.is_partitioned else None)}, data_copy=data_copy,
     )  # fmt: skip
@@ -292,11 +285,11 @@ def _format_blockers(state: TableState, spec: RewriteSpec, rows: list[dict]) -> 
     return blockers
 
 
-def _unit(state: TableState, staging: str, row: dict) -> CopyUnit:
-    name = row["name"] or canonical(state.location or "").rstrip("/").rsplit("/", 1)[-1]
+def _unit(state: TableState, token: str, row: dict) -> CopyUnit:
+    destination, retained = staged(state, token, row["location"])
     return CopyUnit(
-        row["name"] or TABLE_UNIT, canonical(row["location"]), f"{staging}/{name}",
-        source_format(row["input_format"], row["serde"]), row["sd_id"], row["id"],
+        row["name"] or TABLE_UNIT, canonical(row["location"]), destination,
+        source_format(row["input_format"], row["serde"]), row["sd_id"], row["id"], retained,
     )  # fmt: skip
 
 
@@ -325,12 +318,15 @@ def _data_copy(metastore: Metastore, units: list[CopyUnit], listed: dict[str, li
 def _steps(
     sql: MetastoreSql, state: TableState, spec: RewriteSpec, rows: list[dict], units: list[CopyUnit], table_sd: bool
 ) -> list[Step]:
-    """Set-based, in chunks: the storage descriptors re-pointed (and re-formatted), the SerDes switched and their
-    text-only parameters dropped (a convert), then the basic statistics of what was written (``rewrite_stats``).
-    Each update or delete first captures the old rows (the before-image a revert writes back)."""
+    """Set-based, in chunks: a convert's storage descriptors re-formatted (their locations stay: the swap's moves put
+    the new data there), its SerDes switched and their text-only parameters dropped, then the basic statistics of
+    what was written (``rewrite_stats``). Each update or delete first captures the old rows (the before-image a
+    revert writes back)."""
     convert = spec.file_format.lower() if isinstance(spec, ConvertFormat) else ""
     by_sd = {u.sd_id: u for u in units}
-    steps = [_location_step(sql, [by_sd[sd] for sd in chunk], convert) for chunk in chunks(list(by_sd))]
+    steps = (
+        [_format_step(sql, [by_sd[sd] for sd in chunk], convert) for chunk in chunks(list(by_sd))] if convert else []
+    )
     if convert and table_sd and state.is_partitioned and state.sd_id is not None:
         steps.append(_table_format_step(sql, state, convert))
     if convert:
@@ -347,29 +343,20 @@ def _steps(
     if not state.is_partitioned:
         owners = [(state.table_id, units[0].key, convert or units[0].source_format)]
         steps += stats_steps(sql, TableParam, "table", owners, {state.table_id: state.params.get(ACCURATE)})
-        steps += path_steps(sql, state, units[0].destination)
     return steps
 
 
-def _location_step(sql: MetastoreSql, units: list[CopyUnit], convert: str) -> Step:
-    sds, sd_id, location = sql.table(StorageDescriptor), sql.col(StorageDescriptor, "id"), sql.col(
-        StorageDescriptor, "location")  # fmt: skip
-    cases = " ".join([f"WHEN {sd_id} = %s THEN %s"] * len(units))
-    assignments, params = f"{location} = CASE {cases} END", [v for u in units for v in (u.sd_id, u.destination)]
-    captured = [sd_id, location]
-    if convert:
-        input_format, output_format = sql.col(StorageDescriptor, "input_format"), sql.col(
-            StorageDescriptor, "output_format")  # fmt: skip
-        assignments += f", {input_format} = %s, {output_format} = %s"
-        params += FORMATS[convert][:2]
-        captured += [input_format, output_format]
+def _format_step(sql: MetastoreSql, units: list[CopyUnit], convert: str) -> Step:
+    sds, sd_id = sql.table(StorageDescriptor), sql.col(StorageDescriptor, "id")
+    input_format, output_format = sql.col(StorageDescriptor, "input_format"), sql.col(
+        StorageDescriptor, "output_format")  # fmt: skip
     where = f"{sd_id} IN ({', '.join(['%s'] * len(units))})"
     ids = tuple(u.sd_id for u in units)
-    what = f"and switch them to {convert.upper()} " if convert else ""
     return Step(
-        f"Point {len(units)} storage descriptor(s) at their rewritten directories {what}", "SDS", "update",
-        f"UPDATE {sds} SET {assignments} WHERE {where}", (*params, *ids), len(units),
-        f"SELECT {', '.join(captured)} FROM {sds} WHERE {where}", ids,
+        f"Switch {len(units)} storage descriptor(s) of the rewritten directories to {convert.upper()}", "SDS",
+        "update", f"UPDATE {sds} SET {input_format} = %s, {output_format} = %s WHERE {where}",
+        (*FORMATS[convert][:2], *ids), len(units), f"SELECT {sd_id}, {input_format}, {output_format} FROM {sds} "
+        f"WHERE {where}", ids,
     )  # fmt: skip
 
 
@@ -407,9 +394,6 @@ def _serde_steps(sql: MetastoreSql, serde_ids: list[int], serde_lib: str) -> lis
 
 def _after(state: TableState, spec: RewriteSpec, units: list[CopyUnit], table_sd: bool):  # noqa: ANN202
     changes: dict[str, object] = {}
-    if not state.is_partitioned and units:
-        changes["location"] = units[0].destination
-        changes["serde_params"] = serde_params_after(state, units[0].destination)
     if isinstance(spec, ConvertFormat) and table_sd and spec.file_format.lower() in FORMATS:
         input_format, output_format, serde = FORMATS[spec.file_format.lower()]
         kept = tuple((k, v) for k, v in sorted(state.serde_params.items()) if k not in TEXT_SERDE_PARAMS)
@@ -428,9 +412,10 @@ def _warnings(state: TableState, spec: RewriteSpec, data_copy: DataCopy | None, 
     if data_copy is not None:
         target = getattr(spec, "target_file_bytes", None) or settings.CATALOG_COMPACT_TARGET_FILE_BYTES
         warnings.append(
-            Finding("source_retained", RULE, f"The old directories are kept for {data_copy.retention_hours:g} hour(s) "
-                    "after the swap (revert swaps back meanwhile), then removed by the relocation cleanup. New files "
-                    f"are about {target} bytes each.", "warning")
+            Finding("source_retained", RULE, "The swap moves the old directories to the console's trash (first: "
+                    f"{data_copy.units[0].retained}) and the new ones into their places; the old ones are kept for "
+                    f"{data_copy.retention_hours:g} hour(s) (revert swaps back meanwhile), then removed by the "
+                    f"relocation cleanup. New files are about {target} bytes each.", "warning")
         )  # fmt: skip
     return warnings
 

@@ -18,7 +18,7 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -236,6 +236,7 @@ def alter_execute(
     data_copied: bool = False,
     measured: Mapping[tuple[str, str], object] | None = None,
     on_started: Callable[[Execution], None] | None = None,
+    swap_moves: Sequence[DirectoryMove] = (),
 ) -> Execution:
     """Run exactly ``preview`` (or nothing), audit it, and return the execution record.
 
@@ -245,6 +246,7 @@ def alter_execute(
     ``measured``: what a rewrite wrote, by (unit, statistic), for its steps' :class:`Measured` parameters.
     ``on_started(execution)`` runs once the execution is recorded, before the metastore transaction (a relocation
     records what it copied there, so a process dying right after the commit leaves that record).
+    ``swap_moves``: a rewrite's moves after the plan's own (``planners/rewrite_swap``), journaled the same way.
     """
     if preview.data_copy is not None and not data_copied:
         raise ApplicationError(
@@ -266,7 +268,7 @@ def alter_execute(
     try:
         if on_started is not None:
             on_started(execution)
-        counts = _apply(metastore, preview, execution, progress, measured or {})
+        counts = _apply(metastore, preview, execution, progress, measured or {}, swap_moves)
         if preview.trash_purge is not None:  # after the commit: deleting is the one thing that cannot roll back
             counts["TRASH"] = purge_trash_entries(metastore, preview.trash_purge)
     except Exception as exc:
@@ -312,6 +314,7 @@ def _apply(
     execution: Execution,
     progress: Progress | None,
     measured: Mapping[tuple[str, str], object],
+    swap_moves: Sequence[DirectoryMove] = (),
 ) -> dict[str, dict[str, int]]:
     moved: list[tuple[DirectoryMoveRecord, int]] = []
     made: list[str] = []
@@ -328,7 +331,7 @@ def _apply(
                 _check_scope(metastore, preview)
             write_commit_marker(metastore, execution.commit_marker, execution.pk)
             fault_point("locked")
-            for move in preview.moves:
+            for move in (*preview.moves, *swap_moves):
                 moved.append(_move_directory(execution, move))
             for location in preview.directories_created:  # CREATE TABLE's location, ADD PARTITION's managed ones
                 made += make_directory(location)
@@ -452,11 +455,11 @@ def _refuse_stale(preview: Preview, staleness: Staleness) -> None:
 
 def _move_directory(execution: Execution, move: DirectoryMove) -> tuple[DirectoryMoveRecord, int]:
     """Move one directory under the journal; returns its record and how many parent directories the move created."""
-    created = _missing_parents(move.destination)
+    created = _missing_parents(move.destination, execution.metastore)
     record = DirectoryMoveRecord.objects.create(
         execution=execution, source=move.source, destination=move.destination, created_parents=created
     )
-    filesystem = filesystem_for(move.source)
+    filesystem = filesystem_for(move.source, execution.metastore)
     filesystem.rename(move.source, move.destination)
     if move.prune_source_levels:
         filesystem.prune_empty_parents(move.source, levels=move.prune_source_levels)
@@ -465,9 +468,9 @@ def _move_directory(execution: Execution, move: DirectoryMove) -> tuple[Director
     return record, created
 
 
-def _missing_parents(location: str) -> int:
+def _missing_parents(location: str, metastore: str) -> int:
     """How many parent directories of ``location`` do not exist (moving a directory there creates them)."""
-    filesystem, count = filesystem_for(location), 0
+    filesystem, count = filesystem_for(location, metastore), 0
     parent = location.rstrip("/").rpartition("/")[0]
     while parent.rstrip("/").count("/") > 1 and filesystem.exists(parent) is False:
         count += 1
@@ -479,7 +482,7 @@ def _restore_directories(moved: list[tuple[DirectoryMoveRecord, int]]) -> None:
     """Move each directory back, remove the parents its move created, and journal it RESTORED."""
     for record, created_parents in reversed(moved):
         try:
-            filesystem = filesystem_for(record.destination)
+            filesystem = filesystem_for(record.destination, record.execution.metastore)
             filesystem.rename(record.destination, record.source)
             if created_parents:
                 filesystem.prune_empty_parents(record.destination, levels=created_parents)

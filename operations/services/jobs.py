@@ -424,7 +424,8 @@ def job_cancel(*, job: Job, user: AbstractBaseUser | None, actor: str = "") -> J
 
 
 def job_resume(*, job: Job, user: AbstractBaseUser | None) -> Job:
-    """Queue a failed or errored job again; its kind resumes it (a Spark program skips the units it verified).
+    """Queue a failed or errored job again, or a cancelled one its kind kept resumable (a merge stopped between copy
+    units); its kind resumes it (a Spark program skips the units it verified, a merge continues its journal).
     Audited."""
     job = Job.objects.get(pk=job.pk)
     _require(lifecycle.can_resume_job(job, user))
@@ -433,6 +434,7 @@ def job_resume(*, job: Job, user: AbstractBaseUser | None) -> Job:
         changed = Job.objects.filter(pk=job.pk, state=job.state).update(
             state=JobState.QUEUED, message=f"Resumed by {who}: {len(job.completed)} unit(s) already verified",
             driver_pid=None, cancel_requested_at=None, cancel_requested_by="", error="",
+            plan={k: v for k, v in job.plan.items() if k != "resumable"},  # a cancel while it runs keeps it again
         )  # fmt: skip
         if not changed:
             raise ApplicationError(

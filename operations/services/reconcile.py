@@ -211,9 +211,10 @@ def _settle_rolled_back(
 
 def _move_back(record: DirectoryMoveRecord, dry_run: bool) -> str:
     """Move one directory back (destination → source) when only the destination exists, and journal it."""
-    filesystem = filesystem_for(record.destination)
+    metastore = record.execution.metastore
+    filesystem = filesystem_for(record.destination, metastore)
     source_exists, destination_exists = (
-        filesystem_for(record.source).exists(record.source),
+        filesystem_for(record.source, metastore).exists(record.source),
         filesystem.exists(record.destination),
     )
     if destination_exists and source_exists is False:

@@ -25,7 +25,8 @@ from catalog_admin.locations import filesystem_for
 from catalog_admin.selectors.metastores import get_metastore
 from operations.models import Execution, Relocation
 from operations.planners.data_scope import refuse_symlinks
-from operations.preview import DataCopy, Preview
+from operations.planners.rewrite_swap import swap_moves
+from operations.preview import DataCopy, DirectoryMove, Preview
 from operations.rules import blocked_error
 from operations.services.alter import alter_execute
 from operations.services.hive_locks import exclusive_table_lock
@@ -159,7 +160,7 @@ def relocation_swap(
         try:
             execution = alter_execute(
                 preview=preview, actor=actor, source=source, reason=reason, approved=approved, data_copied=True,
-                measured=measured,
+                measured=measured, swap_moves=_swap_moves(preview) if rewrite else (),
                 on_started=lambda started: recorded.append(_record_relocation(started, plan, manifest)),
             )  # fmt: skip
         except ApplicationError:
@@ -167,6 +168,11 @@ def relocation_swap(
             raise
     settle_relocation(execution)
     return execution
+
+
+def _swap_moves(preview: Preview) -> tuple[DirectoryMove, ...]:
+    """A rewrite's swap: each old directory to the trash, the new one into its place (``planners/rewrite_swap``)."""
+    return swap_moves(_data_copy(preview).units, preview.inverse["token"])
 
 
 def _record_relocation(execution: Execution, plan: dict[str, Any], manifest: dict[str, Any]) -> Relocation:

@@ -68,8 +68,7 @@ class Due:
 
 def record_relocation(execution: Execution, plan: dict[str, Any], copy_seconds: float) -> Relocation:
     """The relocation's record, ``PENDING`` until its swap settles: every unit with each side's files."""
-    units = [{**{k: unit[k] for k in ("key", "source", "destination")}, "files": _unit_files(plan, unit)}
-             for unit in plan["units"]]  # fmt: skip
+    units = [_recorded_unit(plan, unit) for unit in plan["units"]]
     return Relocation.objects.create(
         execution=execution,
         metastore=plan["metastore"],
@@ -80,6 +79,18 @@ def record_relocation(execution: Execution, plan: dict[str, Any], copy_seconds: 
         keep_until=timezone.now() + settings.CATALOG_RELOCATION_RETENTION,
         state=Relocation.State.PENDING,
     )
+
+
+def _recorded_unit(plan: dict[str, Any], unit: dict[str, Any]) -> dict[str, Any]:
+    """One unit as the cleanup reads it: ``source`` where the old files are kept, ``destination`` where the new
+    ones go after a revert (or stay when the swap never committed), each side's files. A rewrite's swap moves its old
+    directory to the trash and its new one home (``planners/rewrite_swap``): ``source`` is the trash, ``home`` the
+    unit's own location (where the new files are while swapped), ``prune`` the emptied parents each side's delete
+    takes along."""
+    recorded = {**{k: unit[k] for k in ("key", "source", "destination")}, "files": _unit_files(plan, unit)}
+    if unit.get("retained"):
+        recorded.update(source=unit["retained"], home=unit["source"], prune=unit.get("prune", {}))
+    return recorded
 
 
 def settle_relocation(execution: Execution) -> None:
@@ -130,7 +141,8 @@ def extra_files(relocation: Relocation, side: str) -> list[str]:
     its directories whole."""
     found = []
     for unit in relocation.units:
-        location, recorded = unit[side], unit.get("files", {}).get(side)
+        location = unit.get("home", unit[side]) if side == "destination" else unit[side]
+        recorded = unit.get("files", {}).get(side)
         if recorded is not None:
             listed = filesystem_for(location, relocation.metastore).list_files(location) or []
             found += [entry.location for entry in _unknown(listed, recorded)]
@@ -224,7 +236,10 @@ def _remove_side(metastore: str, units: Sequence[dict[str, Any]], side: str) -> 
         location = unit[side]
         reason = _why_kept(metastore, location, unit.get("files", {}).get(side), users)
         if reason is None:
-            filesystem_for(location, metastore).delete_tree(location)
+            filesystem = filesystem_for(location, metastore)
+            filesystem.delete_tree(location)
+            if levels := unit.get("prune", {}).get(side):
+                filesystem.prune_empty_parents(location, levels=levels)
         elif reason:
             kept.append({"key": unit["key"], "location": location, "reason": reason})
     return kept

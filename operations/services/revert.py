@@ -523,11 +523,11 @@ def _moves_back(execution: Execution) -> list[DirectoryMove]:
     """The directories the execution moved, moved back (those still where it put them)."""
     moves = []
     for record in execution.moves.filter(state=DirectoryMoveRecord.State.COMMITTED).order_by("-pk"):
-        filesystem = filesystem_for(record.destination)
+        filesystem = filesystem_for(record.destination, execution.metastore)
         if not filesystem.exists(record.destination):
             continue
         size = filesystem.tree_size(record.destination)
-        back_free = filesystem_for(record.source).exists(record.source)
+        back_free = filesystem_for(record.source, execution.metastore).exists(record.source)
         moves.append(
             DirectoryMove(
                 source=record.destination,

@@ -2,8 +2,10 @@
 Rewrites (CONCATENATE, SET FILEFORMAT … WITH DATA) as data jobs: the program's plan, its manifest's check, and what
 the swap measures. The rest is the relocation's (``services/relocate.py``): ``relocate_execute`` / the relocate job
 run the program, ``relocation_swap`` swaps through ``alter_execute`` (staleness-checked, audited, before-image,
-revert) and records a :class:`~operations.models.Relocation` whose ``source`` sides (the old directories) the
-relocation cleanup removes after the retention time, or whose ``destination`` sides (the new ones) after a revert.
+revert; the rewrite's moves: old directory to the trash, new one into its place, ``planners/rewrite_swap``) and
+records a :class:`~operations.models.Relocation` whose ``source`` sides (the old directories, in the trash) the
+relocation cleanup removes after the retention time, or whose ``destination`` sides (the new ones, moved back into
+their staging directory by a revert) after a revert.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from catalog_admin.locations import FileEntry, filesystem_for, is_hidden
 from catalog_admin.object_stores import with_credentials
 from catalog_admin.selectors.metastores import get_metastore
 from operations.planners.data_scope import refuse_symlinks
+from operations.planners.rewrite_swap import retained_levels, staging_levels
 from operations.preview import DataCopy, Preview
 from operations.spark.programs.arrow_files import file_rows
 from operations.specs import CompactFiles, ConvertFormat
@@ -37,6 +40,7 @@ def rewrite_plan(
     spec = preview.spec
     assert isinstance(spec, REWRITE_SPECS), "only CONCATENATE and SET FILEFORMAT … WITH DATA rewrite data"
     state = read_table_state(get_metastore(preview.metastore), spec.target)
+    token = preview.inverse["token"]
     units = []
     for unit in data_copy.units:
         listed = filesystem_for(unit.source, preview.metastore).list_files(unit.source) or []
@@ -44,7 +48,9 @@ def rewrite_plan(
         files = [{"source": f.location, "size": f.size} for f in listed if not is_hidden(f.relative)]
         target = spec.file_format.lower() if isinstance(spec, ConvertFormat) else unit.source_format
         units.append({"key": unit.key, "source": unit.source, "destination": unit.destination,
-                      "source_format": unit.source_format, "target_format": target, "files": files})  # fmt: skip
+                      "retained": unit.retained, "source_format": unit.source_format, "target_format": target,
+                      "files": files, "prune": {"source": retained_levels(unit, token),
+                                                "destination": staging_levels(unit, token)}})  # fmt: skip
     target_bytes = getattr(spec, "target_file_bytes", None) or settings.CATALOG_COMPACT_TARGET_FILE_BYTES
     return {
         "program": PROGRAM,

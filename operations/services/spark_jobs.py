@@ -173,12 +173,15 @@ def driver_log_path(job: Job) -> Path:
 
 
 def remove_staging(job: Job) -> bool:
-    """Remove the job's staging (``plan["staging"]``) through its filesystem, only strictly inside a governed root of
-    ``plan["metastore"]`` and while no table or partition uses it (checked now, in the metastore); whether something
-    was removed (logged on the job either way)."""
+    """Remove the job's staging (``plan["staging"]``: one location, or a rewrite's list of them) through its
+    filesystem, each only strictly inside a governed root of ``plan["metastore"]`` and while no table or partition
+    uses it (checked now, in the metastore); whether something was removed (logged on the job either way)."""
     staging = job.plan.get("staging")
-    if not staging:
-        return False
+    stagings = [staging] if isinstance(staging, str) else list(staging or ())
+    return any([_remove_one_staging(job, location) for location in stagings if location])
+
+
+def _remove_one_staging(job: Job, staging: str) -> bool:
     metastore = job.plan.get("metastore")
     if not metastore or not governed_roots(get_metastore(metastore)).governs(staging):
         job_log(job, f"Staging {staging} left in place: it is not inside a governed root of {metastore!r}")

@@ -265,3 +265,41 @@ def test_a_stop_between_data_units_publishes_nothing_and_the_merge_resumes(merge
     assert merge.state == MergeImport.State.PUBLISHED
     assert MetastoreReader(target).scalar(visible, ["%_imported"]) == 2
     assert _tree(_warehouse(target) / "imported") == _merged(_tree(_warehouse(source)))
+
+
+def test_a_file_written_into_a_source_during_the_copy_is_copied_before_the_publish(merge_target, monkeypatch) -> None:
+    """Issue 26: the merge published what its listing held and a file written into a source during the copy was
+    left behind. Each source is listed again before the publish: the new file is copied, verified and journaled (so
+    the revert removes it with the rest)."""
+    # given: a file appears in the first partition's source once the copy has listed it
+    source, target = _pair(merge_target)
+    request = _request(source, target)
+    run = relocate.run
+    appeared: list[Path] = []
+
+    def copying(spark, plan, report):  # noqa: ANN001, ANN202
+        manifest = run(spark, plan, report)
+        if not appeared:
+            unit = next(u for u in plan["units"] if "/" in u["key"] and u["files"])
+            appeared.append(Path(unit["source"].removeprefix("file:")) / "written-during-copy.txt")
+            appeared[0].write_text("late\n")
+        return manifest
+
+    monkeypatch.setattr(relocate, "run", copying)
+
+    # when
+    merge = merge_execute(request, merge_preview(request), report=lambda event: None)
+
+    # then
+    assert merge.state == MergeImport.State.PUBLISHED
+    relative = str(appeared[0].relative_to(_warehouse(source)))
+    assert _tree(_warehouse(target) / "imported")[relative] == hashlib.sha256(b"late\n").hexdigest()
+    journaled = {f"{unit['key']}/{name}" for unit in merge.data_copy["units"]
+                 for name, _size in merge.data_copy["files"].get(unit["key"], [])}  # fmt: skip
+    assert any(path.endswith("written-during-copy.txt") for path in journaled)
+
+    # and when reverted, the copy goes whole (the new file was the merge's)
+    merge_revert(merge)
+    merge.refresh_from_db()
+    assert merge.data_copy["kept"] == []
+    appeared[0].unlink()

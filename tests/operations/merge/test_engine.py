@@ -238,9 +238,10 @@ def test_a_merge_cancelled_on_spark_stops_its_driver_and_publishes_nothing(
     # when
     job = _executed(people, request, django_capture_on_commit_callbacks)
 
-    # then: the driver (and its application) stopped, the request failed, nothing published, the journal kept
+    # then: the driver (and its application) stopped, nothing published, the journal kept with the request executing
+    # (job_resume continues it; a second cancel discards it: tests/operations/merge/test_jobs.py)
     request.refresh_from_db()
-    assert (job.state, request.state) == ("cancelled", "failed"), job.error
+    assert (job.state, request.state) == ("cancelled", "executing"), job.error
     assert job.driver_pid and not process_alive(job.driver_pid)
     assert JobLogEntry.objects.filter(job=job, message="The driver was stopped").exists()
     assert not Database.objects.using(target).filter(name__in=IMPORTED).exists()

@@ -221,8 +221,9 @@ def test_renaming_a_column_of_a_hive_parquet_table_warns_that_its_files_read_nul
     assert "renaming country to region" in warning and "read as NULL" in warning
 
 
-def test_compacting_a_data_source_tables_root_moves_sparks_path_with_it(metastore: Metastore) -> None:
-    """An unpartitioned table's rewrite re-points its root at the new directory: Spark's path goes there too."""
+def test_compacting_a_data_source_tables_root_keeps_sparks_path_at_its_root(metastore: Metastore) -> None:
+    """An unpartitioned table's rewrite puts the new files into its own root (the old ones to the trash): its
+    location and Spark's path stay where they are, so no SerDe parameter changes."""
     # given
     as_datasource(metastore, "parquet")
     customers = table_row(metastore, "sales", "customers")
@@ -236,7 +237,8 @@ def test_compacting_a_data_source_tables_root_moves_sparks_path_with_it(metastor
 
     # then
     assert preview.blockers == (), preview.blockers
-    destination = preview.data_copy.units[0].destination
-    step = next(s for s in preview.steps if s.metastore_table == "SERDE_PARAMS")
-    assert step.params[0] == destination
-    assert ("path", destination) in preview.after.serde_params
+    unit = preview.data_copy.units[0]
+    assert unit.source == customers.sd.location and "/_compacted-" in unit.destination
+    assert not any(s.metastore_table in ("SERDE_PARAMS", "SDS") for s in preview.steps)
+    assert preview.after.location == customers.sd.location
+    assert preview.after.serde_params == preview.before.serde_params

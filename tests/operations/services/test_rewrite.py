@@ -73,8 +73,9 @@ def params(metastore: Metastore, partition_ids: list[int], *keys: str) -> dict[t
 
 
 def test_preview_of_a_concatenate_plans_new_hidden_directories_and_one_swap(metastore: Metastore) -> None:
-    """The partitions with small files are rewritten below ``<root>/_compacted-…/<name>``; the swap re-points their
-    storage descriptors and sets numFiles/totalSize, writing one ALTER_PARTITION each as Hive's alter_partitions."""
+    """The partitions with small files are rewritten below ``<root>/_compacted-…/<name>``; the swap moves them into
+    their partitions' own directories (the old ones to the trash), leaves the storage descriptors as they are and sets
+    numFiles/totalSize, writing one ALTER_PARTITION each as Hive's alter_partitions."""
     # given
     chosen = split_into_small_files(metastore, "sales.orders", DAY, "parquet", ORDERS)
     root = table_row(metastore, "sales", "orders").sd.location.removeprefix("file:")
@@ -92,16 +93,17 @@ def test_preview_of_a_concatenate_plans_new_hidden_directories_and_one_swap(meta
     staging = units[0].destination.rsplit("/", 2)[0]
     assert staging.removeprefix("file:").startswith(root + "/_compacted-")
     assert all(u.destination == f"{staging}/{u.key}" and u.source_format == "parquet" for u in units)
-    assert row_changes(preview)["SDS"] == (0, len(units), 0)
+    assert "SDS" not in row_changes(preview)
+    assert all("/.catalog-admin-trash/orders/compacted-" in u.retained for u in units)
     assert "PARTITION_PARAMS" in {s.metastore_table for s in preview.steps}
     assert preview.scope.count == len(units)
     assert preview.statement == "ALTER TABLE `sales`.`orders` PARTITION (`dt`='2024-01-02') CONCATENATE"
 
 
 def test_a_compaction_rewrites_verifies_swaps_keeps_the_old_files_and_reverts(metastore: Metastore) -> None:
-    """Each partition ends with one file holding the same rows; numFiles/totalSize/numRows are what was written; the
-    old directories stay; revert points back at them (and their statistics) and the cleanup then removes the new
-    ones."""
+    """Each partition ends with one file holding the same rows in its own directory; numFiles/totalSize/numRows are
+    what was written; the old directories stay in the trash; revert moves them back (and their statistics) and the
+    cleanup then removes the new ones."""
     # given
     chosen = split_into_small_files(metastore, "sales.orders", DAY, "parquet", ORDERS)
     orders = table_row(metastore, "sales", "orders")
@@ -122,10 +124,10 @@ def test_a_compaction_rewrites_verifies_swaps_keeps_the_old_files_and_reverts(me
     after_params = params(metastore, ids, "numFiles", "totalSize", "numRows")
     for unit in preview.data_copy.units:
         new = path_of(now[unit.key])
-        assert now[unit.key] == unit.destination
+        assert now[unit.key] == chosen[unit.key], "the data's home is the partition's own directory"
         files = [p for p in new.iterdir() if not p.name.startswith(("_", "."))]
         assert len(files) == 1 and parquet_rows(new) == before_rows[unit.key]
-        assert parquet_rows(path_of(chosen[unit.key])) == before_rows[unit.key], "the old files are kept"
+        assert parquet_rows(path_of(unit.retained)) == before_rows[unit.key], "the old files are kept"
         assert after_params[(unit.partition_id, "numFiles")] == "1"
         assert after_params[(unit.partition_id, "totalSize")] == str(files[0].stat().st_size)
         assert after_params[(unit.partition_id, "numRows")] == str(len(before_rows[unit.key]))
@@ -176,7 +178,7 @@ def test_the_statistics_after_a_rewrite_are_those_of_the_new_files_missing_ones_
     after = params(metastore, ids, *keys)
     for unit in (bare, stale):
         count = len(parquet_rows(path_of(chosen[unit.key])))
-        new = [p for p in path_of(unit.destination).iterdir() if not p.name.startswith(("_", "."))]
+        new = [p for p in path_of(chosen[unit.key]).iterdir() if not p.name.startswith(("_", "."))]
         assert {k: after[(unit.partition_id, k)] for k in keys[:4]} == {
             "numFiles": str(len(new)), "totalSize": str(sum(p.stat().st_size for p in new)), "numRows": str(count),
             "rawDataSize": str(count * len(ORDERS)),
@@ -317,8 +319,9 @@ def test_the_structured_operation_selects_partitions_by_their_files(metastore: M
 
 
 def test_a_convert_switches_formats_serde_and_location_together_and_reverts(metastore: Metastore) -> None:
-    """Parquet → ORC: the same rows in ORC files, and each storage descriptor's formats and SerDe are Hive's ORC
-    classes in the same transaction as its new location; revert brings all of it back."""
+    """Parquet → ORC: the same rows in ORC files in the partition's own directory, and each storage descriptor's
+    formats and SerDe are Hive's ORC classes in the same transaction as the swap's moves; revert brings all of it
+    back."""
     # given
     chosen = split_into_small_files(metastore, "sales.orders", "dt=2024-01-03/hour=0", "parquet", ORDERS)
     (name, location), = chosen.items()  # fmt: skip
@@ -334,7 +337,7 @@ def test_a_convert_switches_formats_serde_and_location_together_and_reverts(meta
     new = path_of(partition_locations(metastore, orders.id)[name])
     converted = sorted(tuple(r.values()) for p in new.iterdir() for r in orc.read_table(str(p)).to_pylist())
     assert converted == rows
-    assert storage(metastore, orders.id, name) == (preview.data_copy.units[0].destination, *FORMATS["orc"])
+    assert storage(metastore, orders.id, name) == (location, *FORMATS["orc"])
     assert table_row(metastore, "sales", "orders").sd.input_format == FORMATS["parquet"][0], "the table keeps its"
 
     # and when reverted
@@ -372,7 +375,7 @@ def test_a_convert_to_avro_and_back_keeps_every_row_and_value(metastore: Metasto
     assert sorted(records) == rows
     amount = next(f for f in schemas[0]["fields"] if f["name"] == "amount")
     assert amount["type"][1] == {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2}
-    assert storage(metastore, orders.id, name) == (preview.data_copy.units[0].destination, *FORMATS["avro"])
+    assert storage(metastore, orders.id, name) == (location, *FORMATS["avro"])
 
     # and when converted back
     back = alter_preview_statement(

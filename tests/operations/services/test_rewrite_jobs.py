@@ -58,11 +58,12 @@ def test_executing_an_approved_concatenate_queues_the_rewrite_program_with_its_p
     # then
     assert (request.state, job.kind, job.program, job.state) == ("executing", "compact", "rewrite", JobState.QUEUED)
     plan = job.plan
-    assert "/_compacted-" in plan["staging"] and not path_of(plan["staging"]).exists()
+    (staging,) = plan["staging"]
+    assert "/_compacted-" in staging and not path_of(staging).exists()
     assert plan["approved"]["fingerprint"] == request.fingerprint
     assert plan["columns"] == [list(c) for c in ORDERS]
     assert plan["target_file_bytes"] == settings.CATALOG_COMPACT_TARGET_FILE_BYTES
-    assert all(u["destination"] == f"{plan['staging']}/{u['key']}" for u in plan["units"])
+    assert all(u["destination"] == f"{staging}/{u['key']}" for u in plan["units"])
     assert all(u["source_format"] == u["target_format"] == "parquet" for u in plan["units"])
     assert sum(len(u["files"]) for u in plan["units"]) == request.preview["data_copy"]["files"]
 
@@ -87,7 +88,7 @@ def test_discarding_a_failed_rewrite_removes_its_staging_and_swaps_nothing(
 
     # then
     assert cancelled.state == JobState.CANCELLED
-    assert not path_of(job.plan["staging"]).exists()
+    assert not any(path_of(staging).exists() for staging in job.plan["staging"])
     assert partition_locations(metastore, orders.id) == before
     assert all(path_of(loc).exists() for n, loc in before.items() if n.startswith(DAY + "/"))
     request.refresh_from_db()
@@ -105,7 +106,7 @@ def test_the_staging_is_below_the_table_root_and_hidden(metastore: Metastore) ->
 
     # then
     root = table_row(metastore, "sales", "orders").sd.location
-    staging = preview.inverse["staging"]
+    (staging,) = preview.inverse["staging"]
     assert staging.startswith(root + "/_") and Path(staging).name.startswith("_compacted-")
 
 

@@ -1,8 +1,9 @@
 """
 CONCATENATE and SET FILEFORMAT … WITH DATA of an ``s3a://`` partition (SeaweedFS) through the job path on the Spark
 engine (local[2], a real ``spark-submit`` driver with no ``hadoop-aws``): the rewrite program reads and writes the
-objects with Arrow/fsspec on the executors, the swap points the partition at its new prefix, and the rows read back
-from the bucket with pyarrow equal the rows before, value by value.
+objects with Arrow/fsspec on the executors below a hidden prefix on the partition's own filesystem (also when the
+table's root is on local disk), the swap moves the old prefix to the trash and the new one home, and the rows read
+back from the bucket with pyarrow equal the rows before, value by value.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import io
 import json
 import uuid
 from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 
 import pyarrow.orc as orc
@@ -19,13 +21,14 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 from django.forms.models import model_to_dict
+from django.utils import timezone
 
 from catalog_admin.locations import filesystem_for, is_hidden
 from catalog_admin.selectors.metastores import Metastore, get_metastore
 from operations.choices import JobKind, JobState
 from operations.models import AuditRecord, Execution, Job, JobLogEntry, Relocation
 from operations.services.alter import alter_execute, alter_preview_statement
-from operations.services.relocate import relocate_execute
+from operations.services.relocate import relocate_execute, relocations_cleanup
 from operations.spark.programs import relocate as relocate_program
 from tests.fixtures.factories import partition_locations, table_row
 from tests.fixtures.object_store import S3Server
@@ -58,17 +61,19 @@ def lake(metastore: Metastore, s3_filesystems: S3Server, monkeypatch: pytest.Mon
     return root
 
 
-def to_s3(metastore: Metastore, table: str, partition: str, name: str, lake: str) -> str:
-    """The partition relocated into the bucket (in this process), then the table's root pointed at the prefix above
-    it (so the rewrite's staging is in the bucket too); the partition's new location."""
+def to_s3(metastore: Metastore, table: str, partition: str, name: str, lake: str, *, root_too: bool = True) -> str:
+    """The partition relocated into the bucket (in this process), then (``root_too``) the table's root pointed at the
+    prefix above it; the partition's new location."""
     root = f"{lake}/{table.replace('.', '_')}"
     metastore = get_metastore(metastore.name)
-    moved = f"ALTER TABLE {table} PARTITION ({partition}) SET LOCATION '{root}/{name}' WITH DATA"
+    moved = f"ALTER TABLE {table} PARTITION ({partition}) SET LOCATION '{root}' WITH DATA"  # lands at root/name
     preview = alter_preview_statement(metastore=metastore, statement=moved)
     assert preview.blockers == (), preview.blockers
     relocate_execute(
         preview=preview, actor="steward", source="cli", run_program=lambda p: relocate_program.run(None, p, [].append)
     )
+    if not root_too:
+        return f"{root}/{name}"
     rooted = alter_preview_statement(metastore=metastore, statement=f"ALTER TABLE {table} SET LOCATION '{root}'")
     assert rooted.blockers == (), rooted.blockers
     alter_execute(preview=rooted, actor="steward", source="cli")
@@ -90,6 +95,12 @@ def rows_at(metastore: Metastore, location: str, file_format: str) -> list[tuple
             reader = pq.read_table if file_format == "parquet" else orc.read_table
             rows += [tuple(r.values()) for r in reader(io.BytesIO(data)).to_pylist()]
     return sorted(rows)
+
+
+def trashed() -> str:
+    """Where the rewrite's swap (the last relocation) moved its one unit's old directory."""
+    (unit,) = Relocation.objects.latest("pk").units
+    return unit["source"]
 
 
 def run_job(metastore: Metastore, statement: str, secret: str) -> Job:
@@ -118,7 +129,8 @@ def run_job(metastore: Metastore, statement: str, secret: str) -> Job:
 def test_a_parquet_partition_on_s3_compacts_or_converts_on_spark(
     metastore: Metastore, lake: str, s3_filesystems: S3Server, action: str, target: str
 ) -> None:
-    """The new prefix holds the same rows (ids, decimals, strings) in the target format; the old objects are kept."""
+    """The partition's own prefix holds the same rows (ids, decimals, strings) in the target format; the old objects
+    are kept in the trash, in the bucket."""
     # given: credentials in the worker's environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)
     secret = s3_filesystems.secret_key
     [name] = split_into_small_files(metastore, "sales.orders", f"{DAY}/hour=0", "parquet", ORDERS)
@@ -131,9 +143,9 @@ def test_a_parquet_partition_on_s3_compacts_or_converts_on_spark(
 
     # then
     now = partition_locations(metastore, table_row(metastore, "sales", "orders").id)[name]
-    assert now.startswith(f"{lake}/") and now != source
+    assert now == source
     assert rows_at(metastore, now, target) == before
-    assert rows_at(metastore, source, "parquet") == before, "the old objects are kept"
+    assert rows_at(metastore, trashed(), "parquet") == before, "the old objects are kept"
 
 
 def test_a_text_partition_on_s3_converts_to_parquet_on_spark(
@@ -163,5 +175,36 @@ def test_a_text_partition_on_s3_converts_to_parquet_on_spark(
 
     # then
     now = partition_locations(metastore, table_row(metastore, "marketing", "clicks").id)[name]
-    assert now.startswith(f"{lake}/") and now != source
+    assert now == source
     assert rows_at(metastore, now, "parquet") == before
+    assert rows_at(metastore, trashed(), "text") == before
+
+
+def test_an_s3_partition_of_a_table_rooted_on_local_disk_is_staged_and_trashed_in_its_bucket(
+    metastore: Metastore, lake: str, s3_filesystems: S3Server
+) -> None:
+    """Issue 25: the staging of an ``s3a://`` partition lived on the table root's filesystem (local disk), pulling the
+    bucket's data down. Now every directory the job writes or moves is in the bucket, beside the partition; after the
+    cleanup nothing hidden is left there."""
+    # given: the table's root stays on local disk
+    secret = s3_filesystems.secret_key
+    [name] = split_into_small_files(metastore, "sales.orders", f"{DAY}/hour=0", "parquet", ORDERS)
+    source = to_s3(metastore, "sales.orders", "dt='2024-01-02', hour=0", name, lake, root_too=False)
+    assert table_row(metastore, "sales", "orders").sd.location.startswith("file:")
+    before = rows_at(metastore, source, "parquet")
+
+    # when
+    job = run_job(metastore, "ALTER TABLE sales.orders PARTITION (dt='2024-01-02', hour=0) CONCATENATE", secret)
+
+    # then
+    assert job.plan["staging"] and all(s.startswith(f"{lake}/") for s in job.plan["staging"])
+    assert all(u["destination"].startswith(f"{lake}/") for u in job.plan["units"])
+    assert trashed().startswith(f"{lake}/")
+    assert partition_locations(metastore, table_row(metastore, "sales", "orders").id)[name] == source
+    assert rows_at(metastore, source, "parquet") == before
+
+    # and when the retention time is over, nothing hidden is left in the bucket
+    Relocation.objects.update(keep_until=timezone.now() - timedelta(seconds=1))
+    assert [r.state for r in relocations_cleanup()] == [Relocation.State.CLEANED] * 2  # the move into it too
+    listed = filesystem_for(lake, metastore.name).list_files(lake) or []
+    assert listed and [f.relative for f in listed if is_hidden(f.relative)] == []

@@ -52,12 +52,13 @@ def test_hive_ddl_executes_a_concatenate_on_spark_printing_its_progress(metastor
     assert f"Rewrite job #{job.pk}" in printed and "Driver started on local[2]" in printed
     assert f"Rewritten, verified and swapped as execution #{job.result['execution']}" in printed
     now = partition_locations(metastore, table_row(metastore, "sales", "orders").id)
+    execution = Execution.objects.get(pk=job.result["execution"])
+    trash = {unit["key"]: unit["source"] for unit in Relocation.objects.get(execution=execution).units}
     for name, rows in before.items():
         new = path_of(now[name])
         files = [p for p in new.iterdir() if not p.name.startswith(("_", "."))]
-        assert "/_compacted-" in now[name] and len(files) == 1
+        assert now[name] == chosen[name] and len(files) == 1, "the new files are home"
         assert sorted(tuple(r.values()) for r in pq.read_table(files[0]).to_pylist()) == rows
-        assert parquet_rows(path_of(chosen[name])) == rows, "the old files are kept"
-    execution = Execution.objects.get(pk=job.result["execution"])
+        assert parquet_rows(path_of(trash[name])) == rows, "the old files are kept in the trash"
     assert (execution.source, execution.actor, execution.reason) == ("cli", "ops", "small files")
     assert Relocation.objects.get(execution=execution).state == Relocation.State.SWAPPED
