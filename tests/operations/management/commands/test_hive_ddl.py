@@ -111,8 +111,8 @@ def test_a_blocked_statement_still_prints_its_json(metastore: Metastore) -> None
     ("statement", "message"),
     [
         (
-            "ALTER TABLE sales.orders EXCHANGE PARTITION (dt='2024-05-01', hour=1) WITH TABLE sales.o2",
-            "[ddl_parse_error] Unsupported statement at line 1, column 26: ALTER TABLE … EXCHANGE PARTITION is Hive",
+            "ALTER TABLE sales.orders TOUCH",
+            "[ddl_parse_error] Unsupported statement at line 1, column 26: ALTER TABLE … TOUCH is Hive",
         ),
         ("ALTER TABLE sales.nope RENAME TO sales.nope_v2", "[not_found] Table 'sales.nope' was not found."),
     ],
