@@ -23,8 +23,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from django.db import DatabaseError, connections, transaction
-from django.utils import timezone
+from django.db import connections, transaction
 
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError, ErrorCode
@@ -42,7 +41,6 @@ from catalog_admin.models import (
     TableColumnStatistics,
 )
 from catalog_admin.selectors.metastores import Metastore, get_metastore
-from catalog_admin.utils.text import first_line
 from operations.ddl.parser import parse_alter
 from operations.events.planning import plan_events
 from operations.events.writer import capture_before, write_events
@@ -74,6 +72,7 @@ from operations.preview import DirectoryMove, Measured, NewId, Preview, Step
 from operations.rules import blocked_error
 from operations.services.audit import audit_execution
 from operations.services.commit_markers import clear_commit_marker, new_commit_marker, write_commit_marker
+from operations.services.execution_rows import end_execution, failure_text
 from operations.services.trash_purge import purge_trash_entries
 from operations.services.undrop import check_name_free
 from operations.specs import (
@@ -272,18 +271,18 @@ def alter_execute(
         if preview.trash_purge is not None:  # after the commit: deleting is the one thing that cannot roll back
             counts["TRASH"] = purge_trash_entries(metastore, preview.trash_purge)
     except Exception as exc:
-        _finish(execution, Execution.State.FAILED, started, error=_describe(exc))
+        end_execution(execution, Execution.State.FAILED, started, error=failure_text(exc))
         audit_execution(execution, preview.as_dict())
         if isinstance(exc, ApplicationError):
             exc.details.setdefault("execution", execution.pk)
             raise
         raise ApplicationError(
             ErrorCode.EXECUTION_FAILED,
-            f"Execution failed and was rolled back: {_describe(exc)}",
+            f"Execution failed and was rolled back: {failure_text(exc)}",
             {"execution": execution.pk},
         ) from exc
     execution.moves.update(state=DirectoryMoveRecord.State.COMMITTED)
-    _finish(execution, Execution.State.SUCCEEDED, started, actual_counts=counts)
+    end_execution(execution, Execution.State.SUCCEEDED, started, actual_counts=counts)
     audit_execution(execution, preview.as_dict())
     clear_commit_marker(metastore, execution.commit_marker)
     return execution
@@ -566,22 +565,3 @@ def _counts(steps: tuple[Step, ...]) -> dict[str, dict[str, int]]:
         table = counts.setdefault(step.metastore_table, {"insert": 0, "update": 0, "delete": 0})
         table[step.action] += max(step.expected_rows, 0)
     return counts
-
-
-def _finish(execution: Execution, state: str, started: float, **fields: Any) -> None:
-    execution.state = state
-    execution.finished_at = timezone.now()
-    execution.duration_ms = int((time.monotonic() - started) * 1000)
-    for name, value in fields.items():
-        setattr(execution, name, value)
-    # Not the before-image, saved already (at 100,000 partitions its JSON takes seconds to encode again).
-    kept = [f.name for f in Execution._meta.concrete_fields if not f.primary_key and f.name != "before_image"]
-    execution.save(update_fields=kept)
-
-
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, ApplicationError):
-        return exc.message
-    if isinstance(exc, DatabaseError):
-        return f"database error: {first_line(exc)}"
-    return f"{type(exc).__name__}: {exc}"

@@ -13,8 +13,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from django.db import DatabaseError, connections, transaction
-from django.utils import timezone
+from django.db import connections, transaction
 
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError, ErrorCode
@@ -22,7 +21,6 @@ from catalog_admin.ids import allocate_ids
 from catalog_admin.locations import filesystem_for, make_directory
 from catalog_admin.models import Database
 from catalog_admin.selectors.metastores import Metastore, get_metastore
-from catalog_admin.utils.text import first_line
 from operations.events.databases import write_database_event
 from operations.events.objects import read_database
 from operations.models import DirectoryMoveRecord, Execution
@@ -30,6 +28,7 @@ from operations.planners.databases import ABSENT, DATABASE_FIELDS, DatabasePlan,
 from operations.rules import blocked_error
 from operations.services.audit import audit_execution
 from operations.services.commit_markers import clear_commit_marker, new_commit_marker, write_commit_marker
+from operations.services.execution_rows import end_execution, failure_text
 from operations.staleness import compare_plans, stale_message, stale_preview_error
 
 __all__ = ("database_execute",)
@@ -69,18 +68,18 @@ def database_execute(
     try:
         counts = _apply(get_metastore(plan.metastore), plan, execution, _owner(actor))
     except Exception as exc:
-        _finish(execution, Execution.State.FAILED, started, error=_describe(exc))
+        end_execution(execution, Execution.State.FAILED, started, error=failure_text(exc))
         audit_execution(execution, plan.as_dict())
         if isinstance(exc, ApplicationError):
             exc.details.setdefault("execution", execution.pk)
             raise
         raise ApplicationError(
             ErrorCode.EXECUTION_FAILED,
-            f"Execution failed and was rolled back: {_describe(exc)}",
+            f"Execution failed and was rolled back: {failure_text(exc)}",
             {"execution": execution.pk},
         ) from exc
     execution.moves.update(state=DirectoryMoveRecord.State.COMMITTED)
-    _finish(execution, Execution.State.SUCCEEDED, started, actual_counts=counts)
+    end_execution(execution, Execution.State.SUCCEEDED, started, actual_counts=counts)
     audit_execution(execution, plan.as_dict())
     clear_commit_marker(get_metastore(plan.metastore), execution.commit_marker)
     return execution
@@ -260,20 +259,3 @@ def _keep_image(
         image["after_fingerprint"] = now.fingerprint if now is not None else ABSENT
     execution.before_image = image
     execution.save(update_fields=["before_image"])
-
-
-def _finish(execution: Execution, state: str, started: float, **fields: Any) -> None:
-    execution.state = state
-    execution.finished_at = timezone.now()
-    execution.duration_ms = int((time.monotonic() - started) * 1000)
-    for name, value in fields.items():
-        setattr(execution, name, value)
-    execution.save()
-
-
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, ApplicationError):
-        return exc.message
-    if isinstance(exc, DatabaseError):
-        return f"database error: {first_line(exc)}"
-    return f"{type(exc).__name__}: {exc}"

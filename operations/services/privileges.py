@@ -16,13 +16,11 @@ import time
 from typing import Any
 
 from django.db import connections, transaction
-from django.utils import timezone
 
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.ids import DATANUCLEUS_CLASSES, SEQUENCE_PREFIX, reserve_ids
 from catalog_admin.selectors.metastores import Metastore, get_metastore
-from catalog_admin.utils.text import first_line
 from operations.models import Execution
 from operations.planners.privileges import (
     ID_COLUMNS,
@@ -37,6 +35,7 @@ from operations.privilege_specs import PRIVILEGE_REVERT_KIND, PrivilegeSpec
 from operations.rules import blocked_error
 from operations.services.audit import audit_execution
 from operations.services.commit_markers import clear_commit_marker, new_commit_marker, write_commit_marker
+from operations.services.execution_rows import end_execution, failure_text
 from operations.staleness import compare_plans, stale_message, stale_preview_error
 
 __all__ = ("inverse_spec", "privilege_execute", "privilege_plan", "privilege_revert_plan")
@@ -114,17 +113,17 @@ def privilege_execute(
     try:
         applied = _apply(metastore, plan, execution)
     except Exception as exc:
-        _finish(execution, Execution.State.FAILED, started, error=_describe(exc))
+        end_execution(execution, Execution.State.FAILED, started, error=failure_text(exc))
         audit_execution(execution, plan.as_dict())
         if isinstance(exc, ApplicationError):
             exc.details.setdefault("execution", execution.pk)
             raise
         raise ApplicationError(
             ErrorCode.EXECUTION_FAILED,
-            f"Execution failed and was rolled back: {_describe(exc)}",
+            f"Execution failed and was rolled back: {failure_text(exc)}",
             {"execution": execution.pk},
         ) from exc
-    _finish(execution, Execution.State.SUCCEEDED, started, actual_counts=_counts(applied))
+    end_execution(execution, Execution.State.SUCCEEDED, started, actual_counts=_counts(applied))
     audit_execution(execution, plan.as_dict())
     clear_commit_marker(metastore, execution.commit_marker)
     return execution
@@ -238,18 +237,3 @@ def _counts(applied: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
     for item in applied:
         counts.setdefault(item["table"], {"insert": 0, "update": 0, "delete": 0})[item["action"]] += 1
     return counts
-
-
-def _finish(execution: Execution, state: str, started: float, **fields: Any) -> None:
-    execution.state = state
-    execution.finished_at = timezone.now()
-    execution.duration_ms = int((time.monotonic() - started) * 1000)
-    for name, value in fields.items():
-        setattr(execution, name, value)
-    execution.save()
-
-
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, ApplicationError):
-        return exc.message
-    return f"{type(exc).__name__}: {first_line(exc)}"
