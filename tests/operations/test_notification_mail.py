@@ -32,7 +32,6 @@ from operations.services.change_requests import (
     change_request_reject,
     change_request_submit,
 )
-from tests.fixtures.factories import make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -298,10 +297,9 @@ def test_a_transition_that_rolls_back_queues_nothing(
     assert Notification.objects.count() == before
 
 
-def test_operators_hear_of_failures_only(people: dict[str, User]) -> None:
+def test_operators_hear_of_failures_only() -> None:
     from operations.notifications.recipients import audiences_of
 
     assert audiences_of("failed") == ("outcomes", "failed_jobs")
     assert audiences_of("succeeded") == ("outcomes",)
     assert audiences_of("commented") == ()
-    assert make_user  # the factory other tests of this module use for extra people
