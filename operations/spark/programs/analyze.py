@@ -36,7 +36,7 @@ from catalog_admin.hive.text_format import TextFormat, split_fields
 from catalog_admin.locations import filesystem_for
 from catalog_admin.object_stores import with_credentials
 from operations.spark.programs.arrow_files import arrow_type, file_rows, read_table
-from operations.spark.programs.frames import map_rows
+from operations.spark.programs.frames import map_rows, parallelism
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -93,7 +93,8 @@ def _analyzed(spark: SparkSession | None, plan: dict, options: dict, batch: list
 
         schema = StructType([StructField("unit", StringType())])
         result = StructType([StructField("key", StringType()), StructField("stats", StringType())])
-        rows = map_rows(spark, [{"unit": json.dumps(u)} for u in batch], schema, result, function)
+        units = [{"unit": json.dumps(u)} for u in batch]
+        rows = map_rows(spark, units, schema, result, function, slices=2 * parallelism(spark))
     return {row["key"]: json.loads(row["stats"]) for row in rows}
 
 

@@ -2,9 +2,10 @@
 Work spread over the executors with the DataFrame API only, so a program runs alike on a classic session
 (``local[*]``, ``spark-submit``) and through Spark Connect (``sc://``, where the client has no ``SparkContext``).
 
-:func:`map_rows` turns a small list of work items (files to copy or digest) into a frame, spreads it over
-``slices`` partitions and runs a Python function on each partition's items in the executors (``mapInArrow``);
-the results come back as a small collected frame.
+:func:`map_rows` turns a small list of work items (files to copy or digest) into a frame and runs a Python function on
+each partition's items in the executors (``mapInArrow``); the results come back as a small collected frame. Spark lays
+a local frame out in one partition per task slot by itself; spreading it over more (``slices``) costs a shuffle, about
+0.3 s per call on local[2] (measured with 256 items: 0.20–0.27 s without, 0.49–0.60 s with).
 """
 
 from __future__ import annotations
@@ -40,16 +41,20 @@ def map_rows(
     schema: StructType,
     result: StructType,
     function: Callable[[list[dict[str, Any]]], list[dict[str, Any]]],
+    *,
+    slices: int | None = None,
 ) -> list[dict[str, Any]]:
-    """``function`` applied on the executors to the ``rows`` (of ``schema``) of each of up to two slices per task
-    slot; every row it returns (of ``result``), collected."""
+    """``function`` applied on the executors to the ``rows`` (of ``schema``) of each partition; every row it returns
+    (of ``result``), collected. The partitions are Spark's own layout of a local frame (one per task slot), or up to
+    ``slices`` of them when that is more (a shuffle: for work whose items differ much in cost)."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
     if not rows:
         return []
-    slices = max(1, min(len(rows), parallelism(spark) * 2))
     values = [tuple(row[name] for name in schema.names) for row in rows]
-    frame = spark.createDataFrame(values, schema).repartition(slices)
+    frame = spark.createDataFrame(values, schema)
+    if slices is not None and min(slices, len(rows)) > parallelism(spark):
+        frame = frame.repartition(min(slices, len(rows)))
     mapped = frame.mapInArrow(_per_partition(function, to_arrow_schema(result)), result)
     return [row.asDict() for row in mapped.collect()]
 
