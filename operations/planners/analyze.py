@@ -16,10 +16,10 @@ What the swap writes, as Hive does:
 - ``FOR COLUMNS``: one ``PART_COL_STATS`` row per partition and column (``TAB_COL_STATS`` for an unpartitioned
   table) in the schema version's columns, encoded as ``ObjectStore.updatePartitionColumnStatistics`` stores them
   through ``StatObjectConverter`` (dates as days since the epoch in the LONG columns, decimals as
-  ``BigDecimal.toString`` in the BIG_DECIMAL columns, ``ENGINE`` 'hive' on 4.0; ``BIT_VECTOR`` NULL: see
-  docs/architecture.md), and ``COLUMN_STATS_ACCURATE``'s ``COLUMN_STATS`` with every analyzed column true
-  (``StatsSetupConst.setColumnStatsState``), the basic part kept. A partition without files gets no column rows
-  (Hive's rewritten ``compute_stats`` query returns no group for it).
+  ``BigDecimal.toString`` in the BIG_DECIMAL columns, ``ENGINE`` 'hive' on 4.0; ``BIT_VECTOR`` NULL, and the
+  preview's ``ndv_sketch_not_written`` warning says why: :func:`_sketch_warnings`), and ``COLUMN_STATS_ACCURATE``'s
+  ``COLUMN_STATS`` with every analyzed column true (``StatsSetupConst.setColumnStatsState``), the basic part kept. A
+  partition without files gets no column rows (Hive's rewritten ``compute_stats`` query returns no group for it).
 
 Old rows are deleted first (the before-image a revert writes back) and new ones inserted with :class:`Measured`
 placeholders the job's verified manifest fills; the revert deletes what the swap wrote (``inverse["replaced_params"]``).
