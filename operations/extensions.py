@@ -14,6 +14,7 @@ from catalog_admin.extensions import register_slot_content
 from catalog_admin.selectors.acid import table_is_transactional
 from catalog_admin.selectors.metastores import get_metastore
 from catalog_admin.selectors.partitions import table_is_partitioned
+from catalog_admin.selectors.tables import table_is_view
 from operations.guided_databases import database_operations, metastore_operations
 from operations.policy import can_request
 from operations.selectors import inbox_count, table_history
@@ -63,29 +64,35 @@ def navigation_context(context: Context) -> dict[str, Any]:
 
 
 def table_history_context(context: Context, *, metastore: str, database: str, table: str) -> dict[str, Any]:
-    """The table's latest audit records, its names for the "Request a change" link (for stewards only), and whether it
-    is transactional (a "Request a compaction" link)."""
+    """The table's latest audit records, its names for the "Request a change" link (for stewards only), whether it
+    is transactional (a "Request a compaction" link) and whether ``ANALYZE`` may run on it (a "Recompute statistics
+    where stale" link: not a view, not transactional)."""
     user = context.get("user")
+    transactional = table_is_transactional(metastore, database, table)
     return {
         "can_request": user is not None and bool(can_request(user)),
         "records": table_history(metastore, database, table),
         "metastore": metastore,
         "database": database,
         "table": table,
-        "transactional": table_is_transactional(metastore, database, table),
+        "transactional": transactional,
         "partitioned": table_is_partitioned(metastore, database, table),
+        "analyzable": not transactional and not table_is_view(metastore, database, table),
     }
 
 
 def partition_repair_context(
     context: Context, *, metastore: str, database: str, table: str, anomaly: str = ""
 ) -> dict[str, Any]:
-    """The partition list's repair action: on the "missing on disk" list, a guided ``MSCK REPAIR TABLE`` request (for
-    those who may request changes)."""
+    """The partition list's repair actions (for those who may request changes): on the "missing on disk" list, a guided
+    ``MSCK REPAIR TABLE`` request; on the "stale statistics" list, a guided ``ANALYZE … WITH ('only_stale'='true')``
+    (a transactional table's partitions aside: ANALYZE refuses them)."""
     user = context.get("user")
+    stale = anomaly == "stale" and not table_is_transactional(metastore, database, table)
     return {
         "can_request": user is not None and bool(can_request(user)),
         "missing": anomaly == "missing",
+        "stale": stale,
         "metastore": metastore,
         "database": database,
         "table": table,

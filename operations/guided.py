@@ -115,6 +115,8 @@ def _table_operations(metastore: Metastore, state: TableState) -> tuple[GuidedOp
         ]  # fmt: skip
     if state.partition_keys:
         ops += _partition_repair_operations(metastore, state, ref)
+    if not state.is_transactional:  # the analyze planner refuses transactional tables (Hive's write ids)
+        ops += _statistics_operations(ref)
     if state.is_transactional:
         ops.append(_compaction_operation(metastore, state, ref, partition))
     ops.append(_drop_operation(state, ref))
@@ -136,6 +138,25 @@ def _partition_repair_operations(metastore: Metastore, state: TableState, ref: s
             "msck_repair", "Repair partitions from the directories", f"MSCK REPAIR TABLE {ref}{sync}",
             "Adds a partition for each directory found under the table's and (SYNC) drops those whose directory is "
             "missing; the preview lists both with the bytes found.",
+        ),
+    ]  # fmt: skip
+
+
+def _statistics_operations(ref: str) -> list[GuidedOperation]:
+    """Recompute statistics where stale (the stale-statistics anomaly's action: ``BASIC_STATS`` not marked true) and
+    the column statistics where their ``COLUMN_STATS`` flags are not set, both with ``WITH ('only_stale'='true')``."""
+    return [
+        GuidedOperation(
+            "analyze_stale", "Recompute statistics where stale",
+            f"ANALYZE TABLE {ref} COMPUTE STATISTICS WITH ('only_stale'='true')",
+            "A Spark job counts the rows, files and bytes of each partition whose statistics Hive does not mark "
+            "accurate, then they are swapped in one transaction; a revert puts the old ones back.",
+        ),
+        GuidedOperation(
+            "analyze_columns_stale", "Recompute column statistics where stale",
+            f"ANALYZE TABLE {ref} COMPUTE STATISTICS FOR COLUMNS WITH ('only_stale'='true')",
+            "Every column of each partition whose column statistics are not all marked accurate; name columns after "
+            "FOR COLUMNS to narrow it.",
         ),
     ]  # fmt: skip
 

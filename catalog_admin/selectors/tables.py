@@ -30,7 +30,7 @@ from catalog_admin.models import (
     TransactionComponent,
 )
 from catalog_admin.selectors.databases import get_database
-from catalog_admin.selectors.metastores import Metastore
+from catalog_admin.selectors.metastores import Metastore, get_metastore
 from catalog_admin.selectors.pagination import Page, keyset_page
 from catalog_admin.selectors.partition_anomalies import RowTotal, partition_row_total
 from catalog_admin.selectors.partitions import PartitionCount, count_partitions
@@ -45,6 +45,7 @@ __all__ = (
     "get_table",
     "get_table_detail",
     "list_tables",
+    "table_is_view",
 )
 
 # Sort name -> (model fields of the unique keyset key, descending?)
@@ -195,6 +196,13 @@ def get_table(metastore: Metastore, db_name: str, table_name: str) -> tuple[Data
     if table is None:
         raise NotFound("table", f"{database.name}.{table_name}", metastore=metastore.name)
     return database, table
+
+
+def table_is_view(metastore_name: str, database: str, table: str) -> bool:
+    """Whether ``database.table`` of the metastore named ``metastore_name`` is a view (one query)."""
+    tables = Table.objects.using(get_metastore(metastore_name).alias)
+    views = (TableType.VIRTUAL_VIEW, TableType.MATERIALIZED_VIEW)
+    return tables.filter(database__name=database, name=table, type__in=views).exists()
 
 
 def get_table_detail(metastore: Metastore, db_name: str, table_name: str) -> TableDetail:

@@ -16,10 +16,10 @@ What the swap writes, as Hive does:
 - ``FOR COLUMNS``: one ``PART_COL_STATS`` row per partition and column (``TAB_COL_STATS`` for an unpartitioned
   table) in the schema version's columns, encoded as ``ObjectStore.updatePartitionColumnStatistics`` stores them
   through ``StatObjectConverter`` (dates as days since the epoch in the LONG columns, decimals as
-  ``BigDecimal.toString`` in the BIG_DECIMAL columns, ``ENGINE`` 'hive' on 4.0; ``BIT_VECTOR`` NULL: see
-  docs/architecture.md), and ``COLUMN_STATS_ACCURATE``'s ``COLUMN_STATS`` with every analyzed column true
-  (``StatsSetupConst.setColumnStatsState``), the basic part kept. A partition without files gets no column rows
-  (Hive's rewritten ``compute_stats`` query returns no group for it).
+  ``BigDecimal.toString`` in the BIG_DECIMAL columns, ``ENGINE`` 'hive' on 4.0; ``BIT_VECTOR`` NULL, and the
+  preview's ``ndv_sketch_not_written`` warning says why: :func:`_sketch_warnings`), and ``COLUMN_STATS_ACCURATE``'s
+  ``COLUMN_STATS`` with every analyzed column true (``StatsSetupConst.setColumnStatsState``), the basic part kept. A
+  partition without files gets no column rows (Hive's rewritten ``compute_stats`` query returns no group for it).
 
 Old rows are deleted first (the before-image a revert writes back) and new ones inserted with :class:`Measured`
 placeholders the job's verified manifest fills; the revert deletes what the swap wrote (``inverse["replaced_params"]``).
@@ -32,7 +32,7 @@ from typing import Any
 
 from catalog_admin.hive.statistics import COLUMN_STATS_ACCURATE, parse_stats_accurate
 from catalog_admin.locations import FileEntry, filesystem_for, is_hidden
-from catalog_admin.models import Partition, PartitionParam
+from catalog_admin.models import Partition, PartitionColumnStatistics, PartitionParam, TableColumnStatistics
 from catalog_admin.selectors.locations import governed_roots
 from catalog_admin.selectors.metastores import Metastore
 from operations.choices import JobKind
@@ -73,9 +73,10 @@ def plan_analyze(metastore: Metastore, state: TableState, spec: AnalyzeTable) ->
     steps = [] if blockers or not written else _steps(metastore, state, spec, written, columns)
     partition_ids = [u.partition_id for u in written if u.partition_id is not None]
     replaced = replaced_rows(state, spec, written, names) if steps else {}
+    warnings = _warnings(skipped) + _sketch_warnings(metastore, state, spec)
     preview = build_preview(
         metastore, state, spec, steps=steps, after=snapshot(state), blockers=blockers,
-        warnings=_warnings(skipped), partitions_touched=len(partition_ids), hive=_hive(metastore),
+        warnings=warnings, partitions_touched=len(partition_ids), hive=_hive(metastore),
         inverse={"analyze": True, "columns": names, "replaced_params": replaced}, data_copy=data_copy,
     )  # fmt: skip
     if not partition_ids:
@@ -242,6 +243,28 @@ def _warnings(skipped: list[str]) -> list[Finding]:
         return []
     return [Finding("columns_left_out", RULE, f"{len(skipped)} column(s) are of types the console keeps no statistics "
                     f"of (complex types, timestamps): {', '.join(skipped[:10])}.", "warning")]  # fmt: skip
+
+
+def _sketch_warnings(metastore: Metastore, state: TableState, spec: AnalyzeTable) -> list[Finding]:
+    """``FOR COLUMNS`` on a schema with ``BIT_VECTOR`` (3.0+): Hive writes its HyperLogLog sketch there and the sketch's
+    estimate as ``NUM_DISTINCTS``; the console writes NULL and the exact count, and says why (README, "Statistics").
+
+    Read in apache/hive: ``HyperLogLog.count`` subtracts ``estimateBias`` (k nearest neighbours in
+    ``HLLConstants.rawEstimateData``/``biasData``) from a dense estimate up to 5·m unless linear counting is below
+    ``thresholdData`` (standalone-metastore/metastore-server/…/ndv/hll/HyperLogLog.java @ 0c4f8fc112b6); the 3.x layout
+    hashes ``ByteBuffer.putLong`` bytes with ``Murmur3.hash64(byte[])`` (standalone-metastore/src/main/java/…/
+    HyperLogLog.java @ 9682efabf2eb) and keeps a ``TreeMap`` of sparse registers (HLLSparseRegister.java @
+    4cfc692b7e04), the current source a ``HashMap`` that ``HyperLogLogUtils.serializeHLL`` writes delta-encoded in
+    iteration order (HLLSparseRegister.java @ 0c4f8fc112b6, HyperLogLogUtils.java @ 1a748a70c041). pyspark's Hive 2.3.10
+    jars hold no HyperLogLog class to check bytes against."""
+    model = PartitionColumnStatistics if state.is_partitioned else TableColumnStatistics
+    if spec.columns is None or not metastore.schema.has(model, "bit_vector"):
+        return []
+    return [Finding("ndv_sketch_not_written", RULE, "BIT_VECTOR is left NULL and NUM_DISTINCTS is the exact distinct "
+                    "count, where Hive writes its HyperLogLog sketch and the sketch's estimate: Hive's dense estimate "
+                    "corrects its bias from HLLConstants' empirical tables, which the console does not have, and no "
+                    "Hive 3/4 is here to check the sketch's bytes against. Hive's planner then combines partitions' "
+                    "distinct counts without sketches, by its density estimate.", "warning")]  # fmt: skip
 
 
 def _hive(metastore: Metastore) -> HiveComparison:

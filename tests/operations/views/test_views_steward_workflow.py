@@ -204,7 +204,7 @@ def test_request_a_change_starts_a_guided_request_with_a_statement_that_parses(m
     keys = re.findall(r'data-operation="(\w+)"', picker)
     assert keys == ["properties", "rename", "add_columns", "change_column", "replace_columns", "location",
                     "relocate", "concatenate", "convert", "partition_rename", "partition_drop", "partition_add",
-                    "msck_repair", "drop", "truncate"]  # fmt: skip
+                    "msck_repair", "analyze_stale", "analyze_columns_stale", "drop", "truncate"]  # fmt: skip
     assert 'id="parse-error"' not in page and 'id="preview"' in page
     assert "SET TBLPROPERTIES" in re.search(r'<textarea name="statement"[^>]*>(.*?)</textarea>', page, re.DOTALL).group(
         1
