@@ -33,7 +33,7 @@ from operations.services.change_requests import approved_plan, change_request_pr
 from operations.services.jobs import JobHandle, register_job_kind
 from operations.services.spark_jobs import enqueue_spark_job, remove_staging, run_spark_program
 from operations.specs import spec_from_dict
-from operations.staleness import compare_plans, stale_preview_error
+from operations.staleness import compare_plans, stale_message, stale_preview_error
 
 __all__ = (
     "DATA_JOBS",
@@ -141,9 +141,7 @@ def run_data_job(handle: JobHandle) -> None:
         preview = _current_preview(job)
         staleness = compare_plans(job.plan["approved"], preview)
         if staleness.is_stale:
-            raise stale_preview_error(
-                f"The table changed since the approved preview ({staleness.summary}); {data_job.untouched}.", staleness
-            )
+            raise stale_preview_error(stale_message("The table", data_job.untouched, staleness=staleness), staleness)
         running = True
         manifest = run_spark_program(handle)
         handle.log(data_job.ran(job, manifest))

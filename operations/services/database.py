@@ -27,6 +27,7 @@ from operations.models import DirectoryMoveRecord, Execution
 from operations.planners.databases import ABSENT, DATABASE_FIELDS, DatabasePlan, DirectoryAction, read_database_state
 from operations.services.commit_markers import new_commit_marker, write_commit_marker
 from operations.services.one_transaction import refuse_unexecutable, run_execution
+from operations.staleness import stale_message
 
 __all__ = ("database_execute",)
 
@@ -72,7 +73,9 @@ def _apply(metastore: Metastore, plan: DatabasePlan, execution: Execution, owner
             if (state.fingerprint if state else ABSENT) != plan.state_fingerprint:
                 raise ApplicationError(
                     ErrorCode.STALE_PREVIEW,
-                    f"Database {plan.database} changed since the preview; preview it again before executing.",
+                    stale_message(
+                        f"Database {plan.database}", "preview it again before executing", since="the preview"
+                    ),
                     {"database": plan.database},
                 )
             write_commit_marker(metastore, execution.commit_marker, execution.pk)  # what reconcile decides by
