@@ -76,7 +76,8 @@ def test_an_analyze_whose_table_changed_since_approval_reads_nothing(
     # given
     request, job = approved_analyze(people, metastore, django_capture_on_commit_callbacks)
     orders = table_row(metastore, "sales", "orders")
-    sd_id = Partition.objects.using(metastore.alias).get(table_id=orders.id, name="dt=2024-01-02").sd_id
+    name = job.plan["units"][0]["key"]
+    sd_id = Partition.objects.using(metastore.alias).get(table_id=orders.id, name=name).sd_id
     with allow_metastore_writes():
         StorageDescriptor.objects.using(metastore.alias).filter(pk=sd_id).update(location="file:/elsewhere/moved")
 
