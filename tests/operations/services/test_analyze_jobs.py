@@ -17,6 +17,7 @@ from catalog_admin.selectors.metastores import Metastore
 from operations.choices import JobState
 from operations.ddl.parser import parse_alter
 from operations.models import ChangeRequest, Execution, Job
+from operations.services import data_jobs
 from operations.services.change_requests import (
     change_request_approve,
     change_request_create,
@@ -26,6 +27,7 @@ from operations.services.change_requests import (
 from operations.services.jobs import job_cancel, job_resume, run_job
 from tests.fixtures.factories import table_row
 from tests.fixtures.operations import path_of
+from tests.operations.services.test_analyze import in_process
 
 pytestmark = [pytest.mark.django_db]
 STATEMENT = "ANALYZE TABLE sales.orders PARTITION (dt='2024-01-02') COMPUTE STATISTICS FOR COLUMNS id, status"
@@ -131,3 +133,27 @@ def test_a_failed_analyze_resumes_through_the_runner_with_its_verified_units(
     request.refresh_from_db()
     assert (resumed.state, resumed.completed, request.state) == (JobState.QUEUED, [first], "executing")
     assert DBTaskResult.objects.count() == 2  # the first run's task and the resumed one
+
+
+def test_an_approved_analyze_runs_through_the_data_jobs_runner_to_its_swap(
+    metastore: Metastore, people: dict[str, User], monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks
+) -> None:
+    """The program (here in the worker's own process instead of a Spark driver) analyzes every unit, the runner
+    passes its point of no return, the statistics are swapped as the request's execution, and the job's result and
+    log say what was analyzed and swapped."""
+    # given
+    monkeypatch.setattr(data_jobs, "run_spark_program", lambda handle: in_process(handle.job.plan))
+    request, job = approved_analyze(people, metastore, django_capture_on_commit_callbacks)
+
+    # when
+    ran = run_job(job.pk)
+
+    # then
+    request.refresh_from_db()
+    assert (ran.state, request.state) == (JobState.SUCCEEDED, "succeeded")
+    assert ran.committing_at is not None
+    assert ran.result["execution"] == request.execution.pk
+    assert ran.result["units"] == len(job.plan["units"])
+    log = list(ran.log_entries.values_list("message", flat=True))
+    assert any(line.startswith(f"Analyzed {len(job.plan['units'])} unit(s)") for line in log)
+    assert f"Swapped the statistics as execution #{request.execution.pk}" in log
