@@ -130,4 +130,5 @@ class JobKind(models.TextChoices):
     MERGE = "merge", "Metastore merge"
     MERGE_REVERT = "merge_revert", "Revert of a metastore merge"
     DATABASE = "database", "CREATE, ALTER or DROP DATABASE"
+    PRIVILEGE = "privilege", "GRANT, REVOKE and roles"
     SPARK_PROGRAM = "spark_program", "Spark program"

@@ -103,5 +103,6 @@ class ChangeKind(ABC):
 
     @abstractmethod
     def job_kind(self, request: ChangeRequest) -> str:
-        """The kind of the job that executes the approved ``request`` (design.md's names: ``alter``, ``relocate``,
-        ``compact``, ``convert``, ``merge``, ``merge_revert``)."""
+        """The kind of the job that executes the approved ``request`` (``operations.choices.JobKind``: ``alter``,
+        ``relocate``, ``compact``, ``convert``, ``analyze``, ``database``, ``privilege``, ``merge``,
+        ``merge_revert``)."""

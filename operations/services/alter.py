@@ -17,7 +17,6 @@ import base64
 import logging
 import os
 import signal
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -69,10 +68,8 @@ from operations.planners.transactions import plan_abort_transactions
 from operations.planners.trash_purge import plan_purge_trash
 from operations.planners.truncate import plan_truncate_table
 from operations.preview import DirectoryMove, Measured, NewId, Preview, Step
-from operations.rules import blocked_error
-from operations.services.audit import audit_execution
-from operations.services.commit_markers import clear_commit_marker, new_commit_marker, write_commit_marker
-from operations.services.execution_rows import end_execution, failure_text
+from operations.services.commit_markers import new_commit_marker, write_commit_marker
+from operations.services.one_transaction import Counts, refuse_unexecutable, run_execution
 from operations.services.trash_purge import purge_trash_entries
 from operations.services.undrop import check_name_free
 from operations.specs import (
@@ -104,7 +101,7 @@ from operations.specs import (
     TruncateTable,
     UnsetTableProperties,
 )
-from operations.staleness import StaleChange, Staleness, compare_plans, stale_message, stale_preview_error
+from operations.staleness import ALTER_FIELDS, StaleChange, Staleness, compare_plans, stale_message, stale_preview_error
 from operations.table_state import TableState, read_partition_scope, read_table_state
 
 __all__ = ("alter_execute", "alter_preview", "alter_preview_statement", "fault_point", "with_events")
@@ -254,38 +251,19 @@ def alter_execute(
             "(operations.services.relocate.relocate_execute, on Spark), not as a plain ALTER.",
             {"operation": preview.spec.kind},
         )
-    if approved is not None:
-        staleness = compare_plans(approved, preview)
-        if staleness.is_stale:
-            message = stale_message("The table", "nothing was executed", staleness=staleness)
-            raise stale_preview_error(message, staleness)
-    if preview.blockers:
-        raise blocked_error(preview.blockers)
+    refuse_unexecutable(preview, approved, compared=ALTER_FIELDS, subject="The table")
     metastore = get_metastore(preview.metastore)
     execution = _start_execution(preview, actor=actor, source=source, reason=reason)
-    started = time.monotonic()
-    try:
+
+    def work() -> Counts:
         if on_started is not None:
             on_started(execution)
         counts = _apply(metastore, preview, execution, progress, measured or {}, swap_moves)
         if preview.trash_purge is not None:  # after the commit: deleting is the one thing that cannot roll back
             counts["TRASH"] = purge_trash_entries(metastore, preview.trash_purge)
-    except Exception as exc:
-        end_execution(execution, Execution.State.FAILED, started, error=failure_text(exc))
-        audit_execution(execution, preview.as_dict())
-        if isinstance(exc, ApplicationError):
-            exc.details.setdefault("execution", execution.pk)
-            raise
-        raise ApplicationError(
-            ErrorCode.EXECUTION_FAILED,
-            f"Execution failed and was rolled back: {failure_text(exc)}",
-            {"execution": execution.pk},
-        ) from exc
-    execution.moves.update(state=DirectoryMoveRecord.State.COMMITTED)
-    end_execution(execution, Execution.State.SUCCEEDED, started, actual_counts=counts)
-    audit_execution(execution, preview.as_dict())
-    clear_commit_marker(metastore, execution.commit_marker)
-    return execution
+        return counts
+
+    return run_execution(execution, preview, metastore, work)
 
 
 def _start_execution(preview: Preview, *, actor: str, source: str, reason: str) -> Execution:

@@ -10,6 +10,9 @@ plan. A cancelled job's request ends failed: nothing ran (:func:`end_cancelled_r
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from catalog_admin.errors import ApplicationError
 from operations import lifecycle
 from operations.choices import JobKind
@@ -18,7 +21,7 @@ from operations.services.alter import alter_execute
 from operations.services.change_requests import approved_plan, change_request_preview, finish_execution
 from operations.services.jobs import JobHandle, create_job, register_job_kind
 
-__all__ = ("end_cancelled_request", "end_request", "failed_execution", "register")
+__all__ = ("end_cancelled_request", "end_request", "failed_execution", "register", "run_request_execution")
 
 
 def enqueue_alter(request: ChangeRequest, actor: str) -> Job:
@@ -28,19 +31,34 @@ def enqueue_alter(request: ChangeRequest, actor: str) -> Job:
 
 def run_alter(handle: JobHandle) -> None:
     """Execute the request's plan: rebuilt by the worker and bound to the approved one."""
+    run_request_execution(
+        handle,
+        plan_of=change_request_preview,
+        execute=lambda preview, **given: alter_execute(
+            preview=preview, progress=lambda done, total, what: handle.progress(done, total, what), **given
+        ),
+    )
+
+
+def run_request_execution(
+    handle: JobHandle, *, plan_of: Callable[[ChangeRequest], Any], execute: Callable[..., Execution]
+) -> None:
+    """The runner of a job executing a change request in one metastore transaction (``alter``, ``database``,
+    ``privilege``): ``plan_of(request)`` rebuilds the plan in the worker; past the point of no return,
+    ``execute(plan, approved=, actor=, source=, reason=)`` runs it bound to the approved one. A refusal or a failed
+    transaction ends the request failed (and the job, as the runner ends a raised ``ApplicationError``)."""
     request = handle.job.change_request
-    assert request is not None, "an alter job belongs to a change request"
+    assert request is not None, f"a {handle.job.kind} job belongs to a change request"
     handle.log(f"Previewing {request.statement}")
-    preview = change_request_preview(request)
+    plan = plan_of(request)
     handle.commit_point("the metastore transaction")
     try:
-        execution = alter_execute(
+        execution = execute(
+            plan,
             approved=approved_plan(request),
-            preview=preview,
             actor=request.requester.get_username(),
             source="ui",
             reason=f"change request #{request.pk}",
-            progress=lambda done, total, what: handle.progress(done, total, what),
         )
     except ApplicationError as exc:
         end_request(request, failed_execution(exc), exc.message)

@@ -25,11 +25,9 @@ from operations.events.databases import write_database_event
 from operations.events.objects import read_database
 from operations.models import DirectoryMoveRecord, Execution
 from operations.planners.databases import ABSENT, DATABASE_FIELDS, DatabasePlan, DirectoryAction, read_database_state
-from operations.rules import blocked_error
-from operations.services.audit import audit_execution
-from operations.services.commit_markers import clear_commit_marker, new_commit_marker, write_commit_marker
-from operations.services.execution_rows import end_execution, failure_text
-from operations.staleness import compare_plans, stale_message, stale_preview_error
+from operations.services.commit_markers import new_commit_marker, write_commit_marker
+from operations.services.one_transaction import refuse_unexecutable, run_execution
+from operations.staleness import stale_message
 
 __all__ = ("database_execute",)
 
@@ -41,14 +39,8 @@ def database_execute(
 ) -> Execution:
     """Run exactly ``plan`` (rebuilt just before; ``approved``: the plan a change request's approvers saw) and return
     its execution; raises the ``ApplicationError`` that stopped it (``details["execution"]`` once one was recorded)."""
-    if approved is not None:
-        staleness = compare_plans(approved, plan, DATABASE_FIELDS)
-        if staleness.is_stale:
-            raise stale_preview_error(
-                stale_message(f"Database {plan.database}", "nothing was executed", staleness=staleness), staleness
-            )
-    if plan.blockers:
-        raise blocked_error(plan.blockers)
+    refuse_unexecutable(plan, approved, compared=DATABASE_FIELDS, subject=f"Database {plan.database}")
+    metastore = get_metastore(plan.metastore)
     execution = Execution.objects.create(
         metastore=plan.metastore,
         database_name=plan.database,
@@ -64,25 +56,7 @@ def database_execute(
         reverts_id=plan.reverts,
         commit_marker=new_commit_marker(),
     )
-    started = time.monotonic()
-    try:
-        counts = _apply(get_metastore(plan.metastore), plan, execution, _owner(actor))
-    except Exception as exc:
-        end_execution(execution, Execution.State.FAILED, started, error=failure_text(exc))
-        audit_execution(execution, plan.as_dict())
-        if isinstance(exc, ApplicationError):
-            exc.details.setdefault("execution", execution.pk)
-            raise
-        raise ApplicationError(
-            ErrorCode.EXECUTION_FAILED,
-            f"Execution failed and was rolled back: {failure_text(exc)}",
-            {"execution": execution.pk},
-        ) from exc
-    execution.moves.update(state=DirectoryMoveRecord.State.COMMITTED)
-    end_execution(execution, Execution.State.SUCCEEDED, started, actual_counts=counts)
-    audit_execution(execution, plan.as_dict())
-    clear_commit_marker(get_metastore(plan.metastore), execution.commit_marker)
-    return execution
+    return run_execution(execution, plan, metastore, lambda: _apply(metastore, plan, execution, _owner(actor)))
 
 
 def _owner(actor: str) -> str:
@@ -99,7 +73,9 @@ def _apply(metastore: Metastore, plan: DatabasePlan, execution: Execution, owner
             if (state.fingerprint if state else ABSENT) != plan.state_fingerprint:
                 raise ApplicationError(
                     ErrorCode.STALE_PREVIEW,
-                    f"Database {plan.database} changed since the preview; preview it again before executing.",
+                    stale_message(
+                        f"Database {plan.database}", "preview it again before executing", since="the preview"
+                    ),
                     {"database": plan.database},
                 )
             write_commit_marker(metastore, execution.commit_marker, execution.pk)  # what reconcile decides by

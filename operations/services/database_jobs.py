@@ -1,17 +1,16 @@
 """
 The ``database`` job: executes an approved database request (issue 27). The worker rebuilds the plan, binds it to the
-approved one and runs it (``database_execute``); a cancel is taken until the metastore transaction starts. Ends as the
-``alter`` job does (``alter_jobs.end_request``).
+approved one and runs it (``database_execute``); a cancel is taken until the metastore transaction starts. Runs as the
+``alter`` job does (``alter_jobs.run_request_execution``).
 """
 
 from __future__ import annotations
 
-from catalog_admin.errors import ApplicationError
 from operations.choices import JobKind
 from operations.models import ChangeRequest, Job
 from operations.planners.databases import DatabasePlan
-from operations.services.alter_jobs import end_cancelled_request, end_request, failed_execution
-from operations.services.change_requests import approved_plan, change_request_plan, finish_execution
+from operations.services.alter_jobs import end_cancelled_request, run_request_execution
+from operations.services.change_requests import change_request_plan
 from operations.services.database import database_execute
 from operations.services.jobs import JobHandle, create_job, register_job_kind
 
@@ -25,26 +24,13 @@ def enqueue_database(request: ChangeRequest, actor: str) -> Job:
 
 def run_database(handle: JobHandle) -> None:
     """Execute the request's plan: rebuilt by the worker and bound to the approved one."""
-    request = handle.job.change_request
-    assert request is not None, "a database job belongs to a change request"
-    handle.log(f"Previewing {request.statement}")
+    run_request_execution(handle, plan_of=_plan, execute=lambda plan, **given: database_execute(plan=plan, **given))
+
+
+def _plan(request: ChangeRequest) -> DatabasePlan:
     plan = change_request_plan(request)
     assert isinstance(plan, DatabasePlan), f"request #{request.pk} is not a database statement"
-    handle.commit_point("the metastore transaction")
-    try:
-        execution = database_execute(
-            plan=plan,
-            approved=approved_plan(request),
-            actor=request.requester.get_username(),
-            source="ui",
-            reason=f"change request #{request.pk}",
-        )
-    except ApplicationError as exc:
-        end_request(request, failed_execution(exc), exc.message)
-        raise
-    finish_execution(request, execution)
-    handle.log(f"Done in {execution.duration_ms} ms")
-    handle.succeed()
+    return plan
 
 
 def register() -> None:

@@ -15,18 +15,17 @@ from django.contrib.auth.models import AbstractBaseUser
 from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.roles import Role
 from operations.changes import ChangeKind, Subject, register_change_kind
+from operations.choices import JobKind
 from operations.ddl.privileges import parse_privilege
 from operations.models import ChangeRequest, Execution, Job
 from operations.planners.privileges import PRIVILEGE_FIELDS, PrivilegePlan
 from operations.policy import Allowed, can_request, has_role
 from operations.privilege_specs import PRIVILEGE_KIND, PRIVILEGE_REVERT_KIND, Principal, PrivilegeSpec
-from operations.services.alter_jobs import end_cancelled_request, end_request, failed_execution
+from operations.services.alter_jobs import end_cancelled_request, run_request_execution
 from operations.services.change_requests import (
-    approved_plan,
     change_request_create,
     change_request_plan,
     change_request_submit,
-    finish_execution,
 )
 from operations.services.jobs import JobHandle, create_job, register_job_kind
 from operations.services.privileges import privilege_execute, privilege_plan, privilege_revert_plan
@@ -40,7 +39,7 @@ __all__ = (
     "register_privilege_kind",
 )
 
-PRIVILEGE_JOB = "privilege"
+PRIVILEGE_JOB = JobKind.PRIVILEGE
 
 
 def _operation(spec: PrivilegeSpec, grantor: str) -> dict[str, Any]:
@@ -169,26 +168,13 @@ def access_request_create(
 
 def run_privilege(handle: JobHandle) -> None:
     """Execute the request's plan: rebuilt by the worker and bound to the approved one."""
-    request = handle.job.change_request
-    assert request is not None, "a privilege job belongs to a change request"
-    handle.log(f"Previewing {request.statement}")
+    run_request_execution(handle, plan_of=_plan, execute=privilege_execute)
+
+
+def _plan(request: ChangeRequest) -> PrivilegePlan:
     plan = change_request_plan(request)
     assert isinstance(plan, PrivilegePlan), f"request #{request.pk} is not an access-control statement"
-    handle.commit_point("the metastore transaction")
-    try:
-        execution = privilege_execute(
-            plan,
-            actor=request.requester.get_username(),
-            source="ui",
-            reason=f"change request #{request.pk}",
-            approved=approved_plan(request),
-        )
-    except ApplicationError as exc:
-        end_request(request, failed_execution(exc), exc.message)
-        raise
-    finish_execution(request, execution)
-    handle.log(f"Done in {execution.duration_ms} ms")
-    handle.succeed()
+    return plan
 
 
 def enqueue_privilege(request: ChangeRequest, actor: str) -> Job:

@@ -32,10 +32,8 @@ from operations.planners.privileges import (
     plan_restore,
 )
 from operations.privilege_specs import PRIVILEGE_REVERT_KIND, PrivilegeSpec
-from operations.rules import blocked_error
-from operations.services.audit import audit_execution
-from operations.services.commit_markers import clear_commit_marker, new_commit_marker, write_commit_marker
-from operations.services.execution_rows import end_execution, failure_text
+from operations.services.commit_markers import new_commit_marker, write_commit_marker
+from operations.services.one_transaction import refuse_unexecutable, run_execution
 from operations.staleness import compare_plans, stale_message, stale_preview_error
 
 __all__ = ("inverse_spec", "privilege_execute", "privilege_plan", "privilege_revert_plan")
@@ -99,34 +97,10 @@ def privilege_execute(
     plan: PrivilegePlan, *, actor: str, source: str, reason: str = "", approved: dict[str, Any] | None = None
 ) -> Execution:
     """Run exactly ``plan`` (or nothing), audit it, and return the execution record."""
-    if approved is not None:
-        staleness = compare_plans(approved, plan, PRIVILEGE_FIELDS)
-        if staleness.is_stale:
-            raise stale_preview_error(
-                stale_message("The grants", "nothing was executed", staleness=staleness), staleness
-            )
-    if plan.blockers:
-        raise blocked_error(plan.blockers)
+    refuse_unexecutable(plan, approved, compared=PRIVILEGE_FIELDS, subject="The grants")
     metastore = get_metastore(plan.metastore)
     execution = _start(plan, actor=actor, source=source, reason=reason)
-    started = time.monotonic()
-    try:
-        applied = _apply(metastore, plan, execution)
-    except Exception as exc:
-        end_execution(execution, Execution.State.FAILED, started, error=failure_text(exc))
-        audit_execution(execution, plan.as_dict())
-        if isinstance(exc, ApplicationError):
-            exc.details.setdefault("execution", execution.pk)
-            raise
-        raise ApplicationError(
-            ErrorCode.EXECUTION_FAILED,
-            f"Execution failed and was rolled back: {failure_text(exc)}",
-            {"execution": execution.pk},
-        ) from exc
-    end_execution(execution, Execution.State.SUCCEEDED, started, actual_counts=_counts(applied))
-    audit_execution(execution, plan.as_dict())
-    clear_commit_marker(metastore, execution.commit_marker)
-    return execution
+    return run_execution(execution, plan, metastore, lambda: _counts(_apply(metastore, plan, execution)))
 
 
 def _start(plan: PrivilegePlan, *, actor: str, source: str, reason: str) -> Execution:

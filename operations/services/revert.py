@@ -10,15 +10,12 @@ it is refused if the table changed since.
 
 from __future__ import annotations
 
-import base64
 from dataclasses import replace
-from datetime import datetime
 from typing import Any, cast
 
 from django.db import connections
 
 from catalog_admin.errors import ApplicationError, ErrorCode
-from catalog_admin.locations import filesystem_for
 from catalog_admin.models import (
     Column,
     ColumnDescriptor,
@@ -33,7 +30,7 @@ from catalog_admin.models import (
 from catalog_admin.selectors.metastores import Metastore, get_metastore
 from operations.containment import MoveContext
 from operations.events.planning import plan_events
-from operations.models import DONE, DirectoryMoveRecord, Execution
+from operations.models import DONE, Execution
 from operations.planners.columns import partition_flag_steps
 from operations.planners.common import build_preview, param_delete_steps, param_upsert_steps, snapshot
 from operations.planners.compaction import plan_compaction_revert
@@ -44,8 +41,9 @@ from operations.planners.metadata import owner_step, table_type_step
 from operations.planners.partitions import bookkeeping_names_in_use, relabel_bookkeeping_steps
 from operations.planners.partitions.add_revert import ADDING_KINDS, added_partitions_revert
 from operations.planners.rename_table import plan_rename_table
-from operations.preview import DirectoryMove, Preview, Step
+from operations.preview import Preview, Step
 from operations.rules import Finding
+from operations.services.putting_back import moves_back, row_value
 from operations.services.relocation_cleanup import extra_files
 from operations.services.trash_revert import trash_revert_blockers
 from operations.services.undrop import is_undrop, undrop_preview
@@ -259,7 +257,7 @@ def _restore_preview(metastore: Metastore, execution: Execution) -> Preview:
         added_steps, added_ids, removed = added_partitions_revert(metastore, state, image)
         steps += added_steps
     blockers += _written_after_swap(execution) + trash_revert_blockers(execution)
-    moves = tuple(_moves_back(execution))
+    moves = tuple(moves_back(execution))
     spec = RevertExecution(target=target, execution_id=execution.pk, statement=execution.statement)
     relocation = getattr(execution, "relocation", None)
     return build_preview(
@@ -328,7 +326,7 @@ def _reinsert_steps(metastore: Metastore, sql: MetastoreSql, deleted: dict[str, 
             columns = list(chunk[0])
             quoted = ", ".join(connections[metastore.alias].ops.quote_name(c) for c in columns)
             values = ", ".join(["(" + ", ".join(["%s"] * len(columns)) + ")"] * len(chunk))
-            params = tuple(_from_json(row[c]) for row in chunk for c in columns)
+            params = tuple(row_value(row[c]) for row in chunk for c in columns)
             steps.append(
                 Step(
                     f"Put back {len(chunk)} deleted {table} rows",
@@ -517,37 +515,3 @@ def _delete_allocated(metastore: Metastore, sql: MetastoreSql, allocated: dict[s
                  (new_id,), 1),
         ]  # fmt: skip
     return steps
-
-
-def _moves_back(execution: Execution) -> list[DirectoryMove]:
-    """The directories the execution moved, moved back (those still where it put them)."""
-    moves = []
-    for record in execution.moves.filter(state=DirectoryMoveRecord.State.COMMITTED).order_by("-pk"):
-        filesystem = filesystem_for(record.destination, execution.metastore)
-        if not filesystem.exists(record.destination):
-            continue
-        size = filesystem.tree_size(record.destination)
-        back_free = filesystem_for(record.source, execution.metastore).exists(record.source)
-        moves.append(
-            DirectoryMove(
-                source=record.destination,
-                destination=record.source,
-                partitions_moving=0,
-                partitions_staying=0,
-                files=size.files if size else None,
-                bytes=size.bytes if size else None,
-                source_exists=True,
-                destination_free=None if back_free is None else not back_free,
-                same_filesystem=True,
-                prune_source_levels=record.created_parents,  # exactly the parents the forward move created
-            )
-        )
-    return moves
-
-
-def _from_json(value: Any) -> Any:
-    if isinstance(value, dict) and set(value) == {"base64"}:
-        return base64.b64decode(value["base64"])
-    if isinstance(value, dict) and set(value) == {"datetime"}:
-        return datetime.fromisoformat(value["datetime"])
-    return value

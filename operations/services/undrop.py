@@ -12,9 +12,7 @@ trash, or something was put back where the data is to return.
 
 from __future__ import annotations
 
-import base64
 from dataclasses import fields, replace
-from datetime import datetime
 from typing import Any
 
 from django.db import connections
@@ -27,8 +25,9 @@ from operations.containment import MoveContext
 from operations.events.planning import plan_events
 from operations.models import DirectoryMoveRecord, Execution
 from operations.planners.common import build_preview, snapshot
-from operations.preview import DirectoryMove, Preview, Step
+from operations.preview import Preview, Step
 from operations.rules import Finding
+from operations.services.putting_back import moves_back, row_value
 from operations.specs import RevertExecution, TableRef
 from operations.table_state import ColumnInfo, PartitionSummary, TableState, table_exists
 
@@ -55,7 +54,7 @@ def undrop_preview(*, metastore: Metastore, execution: Execution) -> Preview:
     image = execution.before_image
     state = _state_from(image["table_state"])
     blockers = _name_blockers(metastore, state) + _trash_blockers(execution)
-    moves = tuple(_moves_back(execution))
+    moves = tuple(moves_back(execution))
     spec = RevertExecution(
         target=state.ref, execution_id=execution.pk, statement=execution.statement, on_view=state.is_view
     )
@@ -132,9 +131,9 @@ def _trash_blockers(execution: Execution) -> list[Finding]:
     """Each directory the drop moved must still be in the trash, and its old place free."""
     missing, taken = [], []
     for record in execution.moves.filter(state=DirectoryMoveRecord.State.COMMITTED).order_by("pk"):
-        if not filesystem_for(record.destination).exists(record.destination):
+        if not filesystem_for(record.destination, execution.metastore).exists(record.destination):
             missing.append(record.destination)
-        elif filesystem_for(record.source).exists(record.source):
+        elif filesystem_for(record.source, execution.metastore).exists(record.source):
             taken.append(record.source)
     findings = []
     if missing:
@@ -158,30 +157,6 @@ def _trash_blockers(execution: Execution) -> list[Finding]:
     return findings
 
 
-def _moves_back(execution: Execution) -> list[DirectoryMove]:
-    moves = []
-    for record in execution.moves.filter(state=DirectoryMoveRecord.State.COMMITTED).order_by("-pk"):
-        filesystem = filesystem_for(record.destination)
-        if not filesystem.exists(record.destination):
-            continue
-        size = filesystem.tree_size(record.destination)
-        moves.append(
-            DirectoryMove(
-                source=record.destination,
-                destination=record.source,
-                partitions_moving=0,
-                partitions_staying=0,
-                files=size.files if size else None,
-                bytes=size.bytes if size else None,
-                source_exists=True,
-                destination_free=True,
-                same_filesystem=True,
-                prune_source_levels=record.created_parents,
-            )
-        )
-    return moves
-
-
 def _insert_steps(metastore: Metastore, deleted: dict[str, list[dict[str, Any]]]) -> list[Step]:
     """Multi-row INSERTs of the deleted rows, parents first, :data:`ROWS_PER_INSERT` rows per statement."""
     quote = connections[metastore.alias].ops.quote_name
@@ -199,16 +174,8 @@ def _insert_steps(metastore: Metastore, deleted: dict[str, list[dict[str, Any]]]
                     table,
                     "insert",
                     f"INSERT INTO {quote(table)} ({', '.join(quote(c) for c in columns)}) VALUES {values}",
-                    tuple(_from_json(row[c]) for row in chunk for c in columns),
+                    tuple(row_value(row[c]) for row in chunk for c in columns),
                     len(chunk),
                 )
             )
     return steps
-
-
-def _from_json(value: Any) -> Any:
-    if isinstance(value, dict) and set(value) == {"base64"}:
-        return base64.b64decode(value["base64"])
-    if isinstance(value, dict) and set(value) == {"datetime"}:
-        return datetime.fromisoformat(value["datetime"])
-    return value

@@ -112,6 +112,11 @@ def test_a_second_kind_cannot_take_an_operation_kind() -> None:
         ({"kind": "convert_format"}, {"data_copy": {"files": 3}}, "convert"),
         ({"kind": "merge"}, {}, "merge"),
         ({"kind": "merge_revert", "execution": 1}, {}, "merge_revert"),
+        ({"kind": "analyze"}, {"data_copy": {"files": 3}}, "analyze"),
+        ({"kind": "create_database"}, {}, "database"),
+        ({"kind": "revert_database"}, {}, "database"),
+        ({"kind": "privilege"}, {}, "privilege"),
+        ({"kind": "privilege_revert"}, {}, "privilege"),
     ],
 )
 def test_job_kinds_are_named_for_what_they_do(operation: dict, preview: dict, job_kind: str) -> None:
@@ -217,8 +222,11 @@ def _approved(request: ChangeRequest, people: dict[str, User]) -> ChangeRequest:
 
 # No service or page names a kind -------------------------------------------------------------------------------------
 
-KIND_NAMES = {"MergeChange", "MergeRevertChange", "is_merge", "merge_staleness", "AlterKind", "DataJobKind"}
-KIND_MODULES = ("operations.merge", "operations.services.alter_kind")
+KIND_NAMES = {
+    "MergeChange", "MergeRevertChange", "is_merge", "merge_staleness", "AlterKind", "DataJobKind", "DatabaseKind",
+    "PrivilegeKind",
+}  # fmt: skip
+KIND_MODULES = ("operations.merge", "operations.services.alter_kind", "operations.services.database_kind")
 
 
 def kind_references(path: Path) -> list[str]:
@@ -241,7 +249,7 @@ def kind_references(path: Path) -> list[str]:
 
 def services_and_pages(root: Path) -> list[Path]:
     """The change-request services, the lifecycle, the pages and the API views (the kinds' own modules aside)."""
-    kinds = {"alter_kind.py"}
+    kinds = {"alter_kind.py", "database_kind.py", "privilege_kind.py"}
     paths = [p for p in sorted((root / "operations/services").glob("*.py")) if p.name not in kinds]
     paths += sorted((root / "operations/views").glob("*.py"))
     return [*paths, root / "operations/lifecycle.py", *sorted((root / "operations/api/views").glob("*.py"))]

@@ -28,12 +28,11 @@ from operations.ddl.privileges import is_privilege_statement, parse_privilege
 from operations.models import Job, JobLogEntry
 from operations.preview import Preview
 from operations.services.alter import alter_execute, alter_preview_statement
-from operations.services.analyze_jobs import enqueue_analyze
+from operations.services.data_jobs import enqueue_data_job
 from operations.services.database import database_execute
 from operations.services.database_kind import database_plan
 from operations.services.jobs import run_job, watching_job_logs
 from operations.services.privileges import privilege_execute, privilege_plan
-from operations.services.relocate_jobs import enqueue_relocation
 
 BLOCKED_EXIT_STATUS = 2
 FOLLOW_SECONDS = 1.0
@@ -182,9 +181,8 @@ class Command(BaseCommand):
     def _relocate(self, preview: Preview, options: dict[str, Any]) -> dict[str, Any]:
         """Run the relocation as a Spark job (this process runs it, unless a worker claimed it first), printing its
         progress; succeed only when it copied, verified and swapped."""
-        enqueue = enqueue_analyze if preview.spec.kind == "analyze" else enqueue_relocation
         with transaction.atomic():
-            job = enqueue(
+            job = enqueue_data_job(
                 preview, actor=options["actor"] or f"operator:{getpass.getuser()}", approved=preview.as_dict(),
                 source="cli", reason=options["reason"],
             )  # fmt: skip

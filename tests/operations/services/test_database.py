@@ -336,7 +336,7 @@ def test_a_drop_whose_process_died_after_the_commit_is_reconciled_as_committed(
     run(metastore, "CREATE DATABASE crashy")
     (warehouse / "crashy.db" / "f.txt").write_text("x")
     planned = plan(metastore, "DROP DATABASE crashy")
-    monkeypatch.setattr("operations.services.database.end_execution", _die_after_commit)
+    monkeypatch.setattr("operations.services.one_transaction.end_execution", _die_after_commit)
 
     # when
     with pytest.raises(ProcessDied):

@@ -22,7 +22,7 @@ from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.models import TableParam
 from catalog_admin.selectors.metastores import Metastore
 from operations import lifecycle
-from operations.choices import JobState
+from operations.choices import JobKind, JobState
 from operations.ddl.parser import parse_alter
 from operations.models import AuditRecord, ChangeRequest, Job, JobLogEntry
 from operations.services import alter_jobs, jobs
@@ -77,6 +77,18 @@ def test_only_the_runner_module_writes_job_rows() -> None:
     # then
     assert writers[str(RUNNER_MODULE)], "the check finds the runner's own writes"
     assert {path: lines for path, lines in writers.items() if lines and path != str(RUNNER_MODULE)} == {}
+
+
+def test_every_job_kind_is_named_and_runs_through_the_runner() -> None:
+    """The kinds the runner runs are exactly those ``JobKind`` names (what the job pages and the API show), each
+    with its discard hook (what a cancel cleans up), and all but the plain Spark program execute change requests
+    (``enqueue_execution``)."""
+    # when
+    registered = jobs.JOB_KINDS
+    # then
+    assert sorted(registered) == sorted(JobKind.values)
+    assert [kind for kind, runner in registered.items() if runner.discard is None] == []
+    assert [kind for kind, runner in registered.items() if runner.enqueue is None] == [JobKind.SPARK_PROGRAM]
 
 
 def test_the_runner_base_imports_no_kind_nor_the_layers_above() -> None:

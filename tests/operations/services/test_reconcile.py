@@ -19,7 +19,7 @@ from catalog_admin.models import Partition, Sequence, Table, TableParam
 from catalog_admin.selectors.metastores import Metastore
 from operations.models import AuditRecord, DirectoryMoveRecord, Execution
 from operations.preview import Preview
-from operations.services import alter
+from operations.services import one_transaction
 from operations.services.alter import alter_execute, alter_preview_statement
 from operations.services.reconcile import reconcile_executions, sweep_commit_markers
 from operations.services.revert import revert_preview
@@ -328,7 +328,7 @@ def test_markers_left_by_finished_executions_are_swept(
     """A process that died between recording success and deleting its marker leaves an inert row: the sweep removes
     it; a marker no execution of this console knows (another console's) stays."""
     # given
-    monkeypatch.setattr(alter, "clear_commit_marker", lambda metastore, marker: None)
+    monkeypatch.setattr(one_transaction, "clear_commit_marker", lambda metastore, marker: None)
     succeeded = execute(alter_preview_statement(metastore=metastore, statement=RENAME_PARTITION))
     monkeypatch.undo()
     markers = Sequence.objects.using(metastore.alias).filter(name__startswith="catalog_admin.commit:")

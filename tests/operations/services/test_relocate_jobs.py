@@ -28,6 +28,7 @@ from operations.services.change_requests import (
     change_request_execute,
     change_request_submit,
 )
+from operations.services.data_jobs import discard_data_job, run_data_job
 from operations.services.jobs import JOB_KINDS, job_cancel, run_job
 from operations.services.relocate_jobs import RELOCATE
 from operations.spark import engine as spark
@@ -58,13 +59,15 @@ def executed(people: dict[str, User], metastore: Metastore, target: Path, captur
     return request, Job.objects.get(change_request=request)
 
 
-def test_relocate_jobs_have_a_runner() -> None:
-    """A worker knows the data job kinds (registered when the app loads): relocate, compact and convert."""
+def test_the_data_jobs_have_one_runner() -> None:
+    """A worker knows the data job kinds (registered when the app loads): relocate, compact, convert and analyze run
+    through the one data-job runner and discard hook, each kind giving only what differs."""
     # when
-    runners = [JOB_KINDS.get(kind) for kind in ("relocate", "compact", "convert")]
+    runners = [JOB_KINDS.get(kind) for kind in ("relocate", "compact", "convert", "analyze")]
 
     # then
-    assert all(r is not None and r.run.__module__ == "operations.services.relocate_jobs" for r in runners)
+    assert all(r is not None for r in runners)
+    assert {(r.run, r.discard) for r in runners if r is not None} == {(run_data_job, discard_data_job)}
 
 
 def test_executing_an_approved_relocation_queues_the_relocate_program_with_its_plan(

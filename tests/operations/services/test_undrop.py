@@ -70,3 +70,23 @@ def test_undrop_is_refused_while_another_table_has_the_name(metastore: Metastore
     # then
     assert "name_in_use" in [f.code for f in undrop.blockers]
     assert read_table_state(metastore, TableRef("sales", "customers")).partition_keys  # the renamed orders
+
+
+def test_undrop_is_refused_while_a_data_location_exists_again_and_its_move_says_so(
+    metastore: Metastore, warehouse: Path
+) -> None:
+    """Something was put back where the data is to return: the undrop is blocked naming it, and its move back tells
+    the truth (the destination is not free), as every revert's moves back do."""
+    # given
+    dropped = execute(alter_preview_statement(metastore=metastore, statement="DROP TABLE sales.orders"))
+    record = dropped.moves.order_by("pk").first()
+    assert record is not None
+    path_of(record.source).mkdir(parents=True)
+
+    # when
+    undrop = revert_preview(execution=dropped)
+
+    # then
+    assert "location_taken" in [f.code for f in undrop.blockers]
+    assert [m.destination_free for m in undrop.moves if m.destination == record.source] == [False]
+    assert all(m.destination_free for m in undrop.moves if m.destination != record.source)
