@@ -255,7 +255,7 @@ def _data_copy(metastore: Metastore, units: list[CopyUnit], blockers: list[Findi
     listings = sampled_listings(metastore, sources)
     blockers += symlink_blockers(listings, RULE)
     scope = scope_of(metastore, listings, units=len(units), ends=[units[0].source, units[0].destination])
-    duration = estimate_duration(JobKind.RELOCATE, scope.bytes)  # a relocate job (services/relocate_jobs.py)
+    duration = estimate_duration(JobKind.RELOCATE, scope.bytes, units=len(units))  # a relocate job (relocate_jobs.py)
     return DataCopy(
         units=tuple(units),
         files=scope.files,
