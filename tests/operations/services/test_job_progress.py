@@ -162,3 +162,21 @@ def test_a_job_still_starting_has_no_eta_yet_and_says_when_it_will(people: dict[
 
     # then
     assert 'id="job-eta">— <span class="small muted">known once the first units finish</span>' in page
+
+
+def test_the_api_gives_the_estimate_by_phase_and_the_phases_so_far(api) -> None:  # noqa: ANN001
+    # given
+    now = timezone.now()
+    job = spark_job(
+        plan={**PLAN, "approved": {"data_copy": {"duration": ESTIMATE}}},
+        started_at=now - timedelta(seconds=30), work_started_at=now - timedelta(seconds=10), work_bytes_at_start=0,
+        bytes_done=1_000, bytes_total=3_000,
+    )  # fmt: skip
+
+    # when
+    shown = api["viewer"].get(reverse("operations_api:job-detail", args=[job.pk])).json()
+
+    # then
+    assert shown["estimate"]["phases"] == ESTIMATE["phases"] and shown["estimate"]["seconds"] == 36.0
+    assert [p["phase"] for p in shown["phases"]] == ["start-up", "work"] and shown["phases"][0]["seconds"] == 20.0
+    assert shown["eta_seconds"] == pytest.approx(20, rel=0.05) and shown["work_started_at"] is not None
