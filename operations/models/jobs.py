@@ -160,8 +160,9 @@ class Job(models.Model):
         """The duration the approved plan estimated (``DurationEstimate.as_dict``: seconds, phases with their
         basis), for a data job; None otherwise."""
         approved = self.plan.get("approved") if isinstance(self.plan, dict) else None
-        copy = (approved or {}).get("data_copy") or {}
-        return copy.get("duration") or None
+        copy = approved.get("data_copy") if isinstance(approved, dict) else None
+        duration = copy.get("duration") if isinstance(copy, dict) else None
+        return duration if isinstance(duration, dict) else None
 
 
 class JobLogEntry(models.Model):
