@@ -96,3 +96,18 @@ def _compaction_plan(root: Path, *, partitions: int) -> dict:
                       "files": [{"source": f.location, "size": f.size} for f in listed]})  # fmt: skip
     return {"units": units, "columns": [["id", "bigint"]], "serde": {}, "target_file_bytes": 128 << 20,
             "filesystems": {}, "completed": [], "staging": staging, "metastore": None}  # fmt: skip
+
+
+def test_the_copys_batches_close_on_bytes_as_well_as_on_files() -> None:
+    """Units of a few big files report done every few gigabytes, not once 256 files are copied."""
+    from operations.spark.programs import relocate
+
+    # given: 6 units of one 1 GiB file each, then 300 units of one small file
+    big = [{"key": f"big={n}", "files": [{"size": 1 << 30}]} for n in range(6)]
+    small = [{"key": f"small={n}", "files": [{"size": 10}]} for n in range(300)]
+
+    # when
+    batches = [[u["key"] for u in batch] for batch in relocate._batches(big + small, 256, 2 << 30)]
+
+    # then
+    assert [len(b) for b in batches] == [2, 2, 2, 256, 44]
