@@ -121,12 +121,15 @@ def test_hive_ddl_executes_a_relocation_on_spark_printing_its_progress(metastore
     execution = Execution.objects.get(pk=job.result["execution"])
     assert (execution.source, execution.actor, execution.reason) == ("cli", "ops", "new volume")
     assert "Copy duration: unknown (no basis yet: no finished job of this kind on local[2])" in printed
-    # the finished job is the next relocation's basis (its bytes over its run time, on the same engine)
+    # the finished job is the next relocation's basis, phase by phase (its start-up, copy and swap, on the same engine)
     again = io.StringIO()
     call_command("hive_ddl", f"ALTER TABLE sales.customers SET LOCATION '{location_of(source)}_back' WITH DATA",
                  metastore=metastore.name, stdout=again)  # fmt: skip
     assert "Copy duration: about " in again.getvalue()
-    assert "(from 1 earlier job(s) on local[2], median " in again.getvalue()
+    assert "(Spark start-up + copy + swap, from 1 earlier job(s) on local[2])" in again.getvalue()
+    assert "  Spark start-up: about " in again.getvalue() and "  swap: about " in again.getvalue()
+    ran = Job.objects.get(pk=job.pk)
+    assert ran.started_at < ran.work_started_at < ran.committing_at < ran.finished_at
 
 
 def test_a_relocation_runs_on_a_standalone_cluster_and_swaps_once_verified(
