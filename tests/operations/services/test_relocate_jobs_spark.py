@@ -206,7 +206,7 @@ def test_a_relocation_cancelled_while_its_driver_runs_swaps_nothing_and_removes_
     metastore: Metastore, people: dict[str, User], warehouse: Path
 ) -> None:
     """A cancel request the runner finds once the driver is up: the driver is stopped, the partial copy removed, the
-    metastore untouched, the source kept, and the request ends failed."""
+    metastore untouched, the source kept, and the request is approved again (nothing ran: issue 29)."""
     # given: queued (not run: no commit), resumed after a first attempt left a partial copy in the staging, and a
     # cancel request waiting for the runner
     target = warehouse / "sales.db" / "orders_moved"
@@ -224,12 +224,12 @@ def test_a_relocation_cancelled_while_its_driver_runs_swaps_nothing_and_removes_
 
     # then
     request.refresh_from_db()
-    assert (ran.state, request.state, request.execution) == (JobState.CANCELLED, "failed", None)
+    assert (ran.state, request.state, request.execution) == (JobState.CANCELLED, "approved", None)
     assert ran.attempts == 2 and ran.driver_pid and not process_alive(ran.driver_pid), ran.error
     assert not target.exists()
     assert partition_locations(metastore, orders.id) == before
     assert not Execution.objects.exists()
-    assert "nothing was swapped" in request.error
+    assert "before it changed anything: the request is approved again" in request.error
 
 
 def test_kill_9_of_the_driver_mid_copy_leaves_source_and_metastore_and_resume_swaps_once_verified(
