@@ -122,7 +122,7 @@ def test_discarding_a_failed_relocation_removes_the_partial_copy_and_approves_th
     assert (request.state, request.execution) == ("approved", None)
     assert f"Job #{job.pk} was cancelled by steward before it changed anything" in request.error
     reopened = AuditRecord.objects.get(action="reopen_cancelled")
-    assert (reopened.actor, reopened.outcome, reopened.request_id, reopened.details["job"]) == (
+    assert (reopened.actor, reopened.outcome, reopened.request_id_ref, reopened.details["job"]) == (
         "steward", "approved", request.pk, job.pk,
     )  # fmt: skip
     # when: the same approvals execute it again
