@@ -11,7 +11,8 @@ A PostgreSQL database ``ca_<alias>_estimates<suffix>`` with Hive's official sche
 (``ALTER TABLE bench.events PARTITION (dt='…') SET LOCATION '…' WITH DATA``) exactly as ``hive_ddl --execute`` does:
 its preview (the estimate, from the jobs before it on the same engine), then the ``relocate`` job run in this process
 (``run_job``: a ``spark-submit`` driver on ``--master``, the copy verified, the swap). Reported per run: the estimate
-and the run, in all and per phase (the job row's ``started_at`` → ``work_started_at`` → ``committing_at`` →
+and the run, in all and per phase, and as the baseline the estimate of the model before (bytes over the median
+whole-run throughput of the same earlier jobs) (the job row's ``started_at`` → ``work_started_at`` → ``committing_at`` →
 ``finished_at``), and their ratio. The first run has no history (its estimate says "no basis yet"). The console's
 state is a fresh SQLite file, so only this run's jobs are history. Results go to ``docs/benchmarks.md``.
 """
@@ -95,6 +96,7 @@ def relocate(alias: str, day: int) -> dict:
 
     from catalog_admin.models import Partition
     from catalog_admin.selectors.metastores import get_metastore
+    from operations.estimates import measured_throughput
     from operations.services.alter import alter_preview_statement
     from operations.services.jobs import run_job
     from operations.services.relocate_jobs import enqueue_relocation
@@ -106,6 +108,8 @@ def relocate(alias: str, day: int) -> dict:
     preview = alter_preview_statement(metastore=get_metastore(alias), statement=statement)
     assert not preview.blockers, preview.blockers
     duration = preview.data_copy.duration
+    before = measured_throughput("relocate", done="bytes_done", engine=duration.engine, last=10, program="relocate")
+    baseline = round(preview.data_copy.bytes / before.rate, 1) if before else None  # the whole-run model's
     started = time.perf_counter()
     with transaction.atomic():
         job = enqueue_relocation(preview, actor="bench", approved=preview.as_dict(), source="cli", reason="bench")
@@ -116,7 +120,7 @@ def relocate(alias: str, day: int) -> dict:
     row = {
         "day": day, "dt": dt, "units": len(preview.data_copy.units), "bytes": preview.data_copy.bytes,
         "estimate": duration.seconds, "phases": {p.name: p.seconds for p in duration.phases}, "basis": duration.basis,
-        "run": job.run_seconds, "wall": wall, "measured": measured,
+        "run": job.run_seconds, "wall": wall, "measured": measured, "baseline": baseline,
     }  # fmt: skip
     ratio = f"{row['run'] / row['estimate']:.2f}x" if row["estimate"] else "no basis"
     print(f"{alias}: day {day} ({row['units']} partitions, {row['bytes'] / 2**20:.0f} MiB): estimate "
@@ -130,16 +134,18 @@ def report(args: argparse.Namespace, rows: list[dict], load_before: tuple, load_
 
     lines = [
         "| run | partitions | MiB | estimate s (start-up + copy + swap) | run s (start-up + copy + swap) "
-        "| run ÷ estimate |",
-        "|---|---|---|---|---|---|",
+        "| run ÷ estimate | baseline: whole-run model s | run ÷ baseline |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         est, got = row["phases"], row["measured"]
         ratio = f"{row['run'] / row['estimate']:.2f}" if row["estimate"] else "no basis yet"
+        against = f"{row['run'] / row['baseline']:.2f}" if row["baseline"] else "—"
         lines.append(
             f"| {row['day'] + 1} | {row['units']} | {row['bytes'] / 2**20:.0f} | {phase(row['estimate'])} "
             f"({phase(est.get('startup'))} + {phase(est.get('work'))} + {phase(est.get('swap'))}) | {row['run']:.1f} "
-            f"({phase(got.get('start-up'))} + {phase(got.get('work'))} + {phase(got.get('swap'))}) | {ratio} |"
+            f"({phase(got.get('start-up'))} + {phase(got.get('work'))} + {phase(got.get('swap'))}) | {ratio} "
+            f"| {phase(row['baseline'])} | {against} |"
         )
     ratios = [row["run"] / row["estimate"] for row in rows if row["estimate"]]
     within = all(0.5 <= ratio <= 2 for ratio in ratios)
@@ -157,7 +163,10 @@ copied and verified, then the swap); its estimate comes from the runs before it 
 {chr(10).join(lines)}
 
 Goal: within 2× once the kind has history — {"met" if within and ratios else "not met"} for runs 2–{len(rows)}
-(run ÷ estimate {", ".join(f"{r:.2f}" for r in ratios) or "none"}). Run 1 has no history, and says so.
+(run ÷ estimate {", ".join(f"{r:.2f}" for r in ratios) or "none"}). Run 1 has no history, and says so. The baseline,
+computed in the same run from the same earlier jobs, is the model before this change (issue 29): the bytes over the
+median whole-run throughput, Spark's start-up divided into every byte (run ÷ baseline
+{", ".join(f"{r['run'] / r['baseline']:.2f}" for r in rows if r["baseline"]) or "none"}).
 """
     write_section(REPO / "docs" / "benchmarks.md", "Estimates against runs: relocations on local Spark", body)
     print(body)
