@@ -87,6 +87,9 @@ TRANSITIONS: dict[str, tuple[tuple[str, ...], str]] = {
     # an admin (or reconcile_executions) settles a request whose job died
     "settle_succeeded": ((ChangeRequestState.EXECUTING,), ChangeRequestState.SUCCEEDED),
     "settle_failed": ((ChangeRequestState.EXECUTING,), ChangeRequestState.FAILED),
+    # a job cancelled before its point of no return ran nothing: the request is approved again, to execute once more
+    # within the same approvals (execute previews again and refuses a stale plan)
+    "reopen_cancelled": ((ChangeRequestState.EXECUTING,), ChangeRequestState.APPROVED),
 }
 
 # action -> the states it may be taken in: the transitions' own, and the actions that keep the state

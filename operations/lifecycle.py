@@ -43,6 +43,7 @@ __all__ = (
     "can_fail",
     "can_refresh",
     "can_reject",
+    "can_reopen_cancelled",
     "can_resume_job",
     "can_revert",
     "can_revise",
@@ -79,6 +80,7 @@ _PAST = {"edit": "edited", "submit": "submitted", "refresh": "refreshed", "appro
          "reject": "rejected", "execute": "executed", "schedule": "scheduled", "cancel": "cancelled",
          "revert": "reverted", "comment": "commented", "start": "started", "succeed": "marked succeeded",
          "fail": "marked failed", "settle": "settled", "mark_reverted": "marked reverted",
+         "reopen_cancelled": "approved again",
          "revise": "revised"}  # fmt: skip
 _OK = Allowed(True)
 User = AbstractBaseUser | None
@@ -215,8 +217,9 @@ def _planned(change: ChangeRequest, replans: bool) -> Allowed:
         return _OK
     return Allowed(
         False,
-        f"Request #{change.pk} reverts execution #{getattr(change.revert_of, 'execution_id', '?')}: its plan comes "
-        "from that execution; cancel it and request the revert again instead.",
+        f"Request #{change.pk} reverts request #{change.revert_of_id} (its execution "
+        f"#{getattr(change.revert_of, 'execution_id', '?')}): its plan comes from that execution; cancel it and "
+        "request the revert again instead.",
         ErrorCode.INVALID_STATE,
         {"request": change.pk, "state": change.state, "action": "edit"},
     )
@@ -316,6 +319,21 @@ def can_succeed(change: ChangeRequest) -> Allowed:
 def can_fail(change: ChangeRequest) -> Allowed:
     """The job ends an executing request as failed."""
     return _in_state(change, "fail")
+
+
+def can_reopen_cancelled(change: ChangeRequest, job: Job) -> Allowed:
+    """The job ends an executing request whose ``job`` was cancelled before its point of no return (it ran nothing:
+    never ``committing_at``, no execution recorded) as approved again, executable within the same approvals."""
+    if change.state not in ACTION_STATES["reopen_cancelled"]:
+        return state_refusal(change, "reopen_cancelled")
+    if job.committing_at is not None or change.execution_id is not None:
+        return Allowed(
+            False,
+            f"Job #{job.pk} passed its point of no return: request #{change.pk} cannot be executed again.",
+            ErrorCode.INVALID_STATE,
+            {"request": change.pk, "job": job.pk},
+        )
+    return _OK
 
 
 def can_settle(

@@ -30,6 +30,7 @@ __all__ = (
     "DataScope",
     "DirectoryMove",
     "DurationEstimate",
+    "EstimatePhase",
     "HiveComparison",
     "NewId",
     "PartitionScope",
@@ -342,16 +343,41 @@ class DataScope:
 
 
 @dataclass(frozen=True)
+class EstimatePhase:
+    """One phase of a data job's estimate: what it covers (``name``: startup, work, swap; ``label`` as the page says
+    it), its seconds (None: no basis yet) and what they come from."""
+
+    name: str
+    label: str
+    seconds: float | None
+    basis: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "label": self.label, "seconds": self.seconds, "basis": self.basis}
+
+
+@dataclass(frozen=True)
 class DurationEstimate:
-    """Seconds a job of ``bytes`` may take, from ``jobs`` earlier jobs' median bytes per second (None: no basis)."""
+    """Seconds a job of ``bytes`` may take, from ``jobs`` earlier jobs (None: no basis).
+
+    With ``phases`` (earlier jobs said when their work began) the seconds are their sum: Spark's start-up on the
+    engine, the work (copy or rewrite) and the swap, each with its basis; a phase without a basis yet leaves the total
+    None. Without them, ``median_bytes_per_second`` is the earlier runs' whole-run throughput (start-up, work and swap
+    together)."""
 
     seconds: float | None
     jobs: int
     median_bytes_per_second: float | None
     engine: str
+    phases: tuple[EstimatePhase, ...] = ()
 
     @property
     def basis(self) -> str:
+        if self.phases:
+            covered = " + ".join(p.label for p in self.phases)
+            missing = [p.label for p in self.phases if p.seconds is None]
+            gap = f" (no basis yet for {', '.join(missing)})" if missing else ""
+            return f"{covered}, from {self.jobs} earlier job(s) on {self.engine}{gap}"
         if not self.jobs or not self.median_bytes_per_second:
             return f"no basis yet: no finished job of this kind on {self.engine}"
         rate = self.median_bytes_per_second / 2**20  # IEC units, as every page shows bytes
@@ -364,6 +390,7 @@ class DurationEstimate:
             "median_bytes_per_second": self.median_bytes_per_second,
             "engine": self.engine,
             "basis": self.basis,
+            "phases": [phase.as_dict() for phase in self.phases],
         }
 
 

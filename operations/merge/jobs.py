@@ -186,15 +186,16 @@ def _report(handle: JobHandle, event: Any) -> None:
 
 def _cancelled(job: Job, actor: str) -> None:
     """After a cancel: a merge stopped between copy units with its journal is kept resumable (the job cancelled, its
-    request executing: ``job_resume`` continues the journal); a second cancel, or one with nothing journaled, ends the
-    request failed."""
+    request executing: ``job_resume`` continues the journal); a second cancel discards it (the request ends failed); one
+    with nothing journaled ran nothing, so the request is approved again (``end_cancelled_request``)."""
     if not job.plan.get("resumable") and _stopped_merge(job) is not None:
         kept = f"Cancelled by {actor}: its journal is kept; resume the job, or cancel it again to discard it"
         job_log(job, kept, plan={**job.plan, "resumable": True}, message=kept)
         return
-    if job.plan.get("resumable"):
+    discarded = bool(job.plan.get("resumable"))
+    if discarded:
         job_log(job, f"Discarded by {actor}", plan={**job.plan, "resumable": False})
-    end_cancelled_request(job, actor)
+    end_cancelled_request(job, actor, reopen=not discarded)  # a discarded journal's copies: not run again as new
 
 
 register_job_kind(MERGE, _run_merge, enqueue=enqueue_merge, discard=_cancelled)

@@ -71,6 +71,15 @@ class Job(models.Model):
         help_text="When the job passed its point of no return (a metastore transaction, a merge's publish): from then "
         "on a cancel is too late.",
     )
+    work_started_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When this attempt's Spark program first reported (its session up): the start-up before it, the "
+        "work after it.",
+    )
+    work_bytes_at_start = models.BigIntegerField(
+        null=True, blank=True, help_text="Bytes already done when this attempt's work started (a resumed run's)."
+    )
 
     class Meta:
         ordering = ("-created_at",)
@@ -92,20 +101,68 @@ class Job(models.Model):
         return JobLog(list(reversed(entries[:LOG_LINES_SHOWN])), entries.count())
 
     @property
-    def bytes_per_second(self) -> float | None:
-        """Throughput so far: bytes done over the time since the job started (None before any byte)."""
-        if not self.bytes_done or self.started_at is None:
+    def work_seconds(self) -> float | None:
+        """Seconds of work so far: since the program first reported (after Spark's start-up) until the point of no
+        return, the end or now; since the job started when the program never said when its work began."""
+        began = self.work_started_at or self.started_at
+        if began is None:
             return None
-        elapsed = ((self.finished_at or timezone.now()) - self.started_at).total_seconds()
-        return self.bytes_done / elapsed if elapsed > 0 else None
+        until = self.committing_at or self.finished_at or timezone.now()
+        return max((until - began).total_seconds(), 0.0)
+
+    @property
+    def bytes_per_second(self) -> float | None:
+        """Throughput of this attempt's work: the bytes it copied or rewrote over its work's seconds (Spark's
+        start-up and the swap left out; None before the first unit is done)."""
+        done = (self.bytes_done or 0) - (self.work_bytes_at_start or 0)
+        seconds = self.work_seconds
+        if done <= 0 or not seconds:
+            return None
+        return done / seconds
 
     @property
     def eta(self) -> timedelta | None:
-        """Time left at the throughput so far (None when unknown or finished)."""
+        """Time left of the work (copy or rewrite) at this attempt's throughput so far, from the units done: None
+        before the first units or once the work is over (the swap's own estimate is the approved plan's)."""
         rate = self.bytes_per_second
-        if self.is_done or not rate or self.bytes_total is None or self.bytes_done is None:
+        if self.is_done or self.committing_at is not None or not rate or self.bytes_total is None:
             return None
-        return timedelta(seconds=max(self.bytes_total - self.bytes_done, 0) / rate)
+        return timedelta(seconds=max(self.bytes_total - (self.bytes_done or 0), 0) / rate)
+
+    @property
+    def measured_phases(self) -> list[tuple[str, float]]:
+        """The phases this attempt went through so far, measured: Spark's start-up, the work, the swap (seconds;
+        the current one up to now)."""
+        if self.started_at is None or self.work_started_at is None:
+            return []
+        now = self.finished_at or timezone.now()
+        work_end = self.committing_at or now
+        phases = [("start-up", self.work_started_at - self.started_at), ("work", work_end - self.work_started_at)]
+        if self.committing_at is not None:
+            phases.append(("swap", now - self.committing_at))
+        return [(name, round(max(took.total_seconds(), 0.0), 1)) for name, took in phases]
+
+    @property
+    def run_seconds(self) -> float | None:
+        """This attempt's seconds from its start to its end (or now)."""
+        if self.started_at is None:
+            return None
+        return round(((self.finished_at or timezone.now()) - self.started_at).total_seconds(), 1)
+
+    @property
+    def estimated_swap_seconds(self) -> float | None:
+        """The swap's seconds in the approved plan's estimate (None: none, or no basis)."""
+        phases = (self.estimate or {}).get("phases") or []
+        return next((p.get("seconds") for p in phases if p.get("name") == "swap"), None)
+
+    @property
+    def estimate(self) -> dict | None:
+        """The duration the approved plan estimated (``DurationEstimate.as_dict``: seconds, phases with their
+        basis), for a data job; None otherwise."""
+        approved = self.plan.get("approved") if isinstance(self.plan, dict) else None
+        copy = approved.get("data_copy") if isinstance(approved, dict) else None
+        duration = copy.get("duration") if isinstance(copy, dict) else None
+        return duration if isinstance(duration, dict) else None
 
 
 class JobLogEntry(models.Model):

@@ -209,7 +209,7 @@ def _data_copy(metastore: Metastore, units: list[CopyUnit], listed: dict[str, li
     """What the job reads, exactly (every unit listed), and the duration from earlier analyze jobs on the engine."""
     scope = scope_of(metastore, [listed.get(u.source, []) for u in units], units=len(units),
                      ends=[units[0].source, units[0].source])  # fmt: skip
-    duration = estimate_duration(JobKind.ANALYZE, scope.bytes)
+    duration = estimate_duration(JobKind.ANALYZE, scope.bytes, units=len(units), work="scan")
     return DataCopy(
         units=tuple(units), files=scope.files, bytes=scope.bytes, sampled_units=len(units), sample_files=scope.files,
         sample_bytes=scope.bytes, estimated_seconds=duration.seconds, scope=scope, duration=duration,

@@ -7,8 +7,9 @@ and what must stop it, all by pure reads.
   sample is listed: that many units evenly spaced over the units in their order (by partition name), scaled up to the
   total; the value says it is an estimate, of how many units, and on what basis. Listed files are bucketed by size
   (the small-file histogram, the table page's buckets).
-* :func:`estimate_duration`: bytes ÷ the median throughput of the last finished jobs of the same kind on the same
-  engine (``Job.bytes_done`` over its run time), with the basis stated; "no basis yet" before the first.
+* :func:`estimate_duration`: phase by phase (Spark's start-up on the engine, the work by bytes, the swap by units), each
+  from the last succeeded jobs of the same kind on the same engine that measured theirs, with the basis stated; the
+  earlier jobs' whole-run throughput before any did; "no basis yet" before the first.
 * :func:`data_work_blockers` / :func:`data_work_warnings`: transactional tables, open locks or transactions, a
   filesystem the job cannot reach (:func:`engine_reach_blockers`), bucketing a rewrite would break; engines that cache
   locations and downstream readers.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from statistics import median
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -33,10 +35,10 @@ from catalog_admin.object_stores import credentials_environment
 from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.partition_charts import FILE_SIZE_BUCKETS
 from operations.containment import NAMED_LINKS, named_links
-from operations.estimates import measured_throughput
+from operations.estimates import fitted, measured_phases, measured_startups, measured_throughput
 from operations.planners.common import acid_warnings
 from operations.planners.spark_tables import spark_bucketing_blockers
-from operations.preview import DataScope, DurationEstimate
+from operations.preview import DataScope, DurationEstimate, EstimatePhase
 from operations.rules import Finding
 from operations.table_state import TableState
 
@@ -132,16 +134,55 @@ def scope_of(
 
 
 def estimate_duration(
-    kind: str, size: int, engine: str | None = None, last: int = THROUGHPUT_JOBS, program: str | None = None
+    kind: str,
+    size: int,
+    engine: str | None = None,
+    last: int = THROUGHPUT_JOBS,
+    program: str | None = None,
+    *,
+    units: int = 0,
+    work: str = "copy",
 ) -> DurationEstimate:
-    """``size`` bytes at the median throughput of the last ``last`` succeeded ``kind`` jobs (of ``program``, when
-    given) on ``engine`` (the configured Spark master by default), each job's bytes done over its run time
-    (:func:`operations.estimates.measured_throughput`, the one estimate model)."""
+    """How long a ``kind`` job of ``size`` bytes over ``units`` units may take on ``engine`` (the configured Spark
+    master by default), phase by phase from the last ``last`` succeeded ``kind`` jobs (of ``program``) that measured
+    theirs (:func:`operations.estimates.measured_phases`): Spark's start-up on the engine, the ``work`` (copy,
+    rewrite, scan) by bytes and the swap by units. Before any such job, the earlier jobs' whole-run throughput
+    (:func:`operations.estimates.measured_throughput`); before any job at all, no basis (the start-up alone when the
+    engine ran other jobs)."""
     engine = engine or settings.CATALOG_SPARK_MASTER
+    runs = measured_phases(kind, engine=engine, last=last, program=program)
+    startups = measured_startups(engine=engine, last=last)
+    startup = EstimatePhase(
+        "startup", "Spark start-up", round(median(startups), 1) if startups else None,
+        f"median of {len(startups)} earlier start-up(s) on {engine}: the driver's JVM, its Spark session and "
+        "executors, before the first unit" if startups else f"no basis yet: no earlier job on {engine}",
+    )  # fmt: skip
+    if runs:
+        rates = [r.size / r.work for r in runs if r.work > 0]
+        rate = median(rates) if rates else None
+        phases = (
+            startup,
+            EstimatePhase(
+                "work", work, round(fitted([(r.size, r.work) for r in runs], size, proportional=True), 1),
+                f"{size / 2**20:.1f} MiB at the {work} of {len(runs)} earlier {kind} job(s) (by their sizes; median "
+                f"{(rate or 0) / 2**20:.1f} MiB/s)",
+            ),
+            EstimatePhase(
+                "swap", "swap", round(fitted([(r.units, r.swap) for r in runs], units, proportional=False), 1),
+                f"{units} unit(s) re-pointed in one metastore transaction, as {len(runs)} earlier swap(s) took by "
+                "their units",
+            ),
+        )  # fmt: skip
+        seconds = sum(p.seconds for p in phases if p.seconds is not None) if startup.seconds is not None else None
+        return DurationEstimate(None if seconds is None else round(seconds, 1), len(runs), rate, engine, phases)
     measured = measured_throughput(kind, done="bytes_done", engine=engine, last=last, program=program)
-    if measured is None:
-        return DurationEstimate(None, 0, None, engine)
-    return DurationEstimate(round(size / measured.rate, 1), measured.runs, measured.rate, engine)
+    if measured is not None:
+        return DurationEstimate(round(size / measured.rate, 1), measured.runs, measured.rate, engine)
+    if startups:
+        missing = f"no basis yet: no finished {kind} job on {engine}"
+        phases = (startup, EstimatePhase("work", work, None, missing), EstimatePhase("swap", "swap", None, missing))
+        return DurationEstimate(None, 0, None, engine, phases)
+    return DurationEstimate(None, 0, None, engine)
 
 
 # Findings ---------------------------------------------------------------------------------------------------------

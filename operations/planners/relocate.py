@@ -74,12 +74,16 @@ def plan_relocate(metastore: Metastore, state: TableState, spec: Relocate) -> Pr
     destination = canonical(spec.location) if spec.location.strip() else ""
     blockers = _table_blockers(metastore, state, spec, destination)
     partitions, selection = _partitions_in_scope(metastore, state, spec, blockers)
-    units = _units(state, spec, destination, partitions, blockers) if not blockers else []
+    outside = _outside_root(state, spec, partitions)
+    if outside and selection is not None:
+        selection = {"ids": sorted(p["id"] for p in partitions)}  # the root's prefix does not find them
+    units = _units(state, spec, destination, partitions, blockers, outside) if not blockers else []
     if units:
-        sd_ids = {p["name"]: p["sd_id"] for p in partitions} if spec.partitions else {}
-        blockers += destination_blockers(metastore, state, destination, units, sd_ids)
+        by_name = partitions if spec.partitions else outside
+        sd_ids = {p["name"]: p["sd_id"] for p in by_name}
+        blockers += destination_blockers(metastore, state, destination, units, sd_ids, whole=not spec.partitions)
     data_copy = _data_copy(metastore, units, blockers)
-    steps = [] if blockers else _steps(sql, state, spec, destination, partitions)
+    steps = [] if blockers else _steps(sql, state, spec, destination, partitions, outside)
     preview = build_preview(
         metastore,
         state,
@@ -89,7 +93,7 @@ def plan_relocate(metastore: Metastore, state: TableState, spec: Relocate) -> Pr
         if not spec.partitions and destination
         else snapshot(state),
         blockers=blockers,
-        warnings=_warnings(metastore, state, spec, data_copy),
+        warnings=_warnings(metastore, state, spec, data_copy, outside, destination),
         partitions_touched=len(partitions),
         hive=_hive(metastore),
         inverse={"relocate": True},
@@ -149,8 +153,23 @@ def _partitions_in_scope(
     return rows, {"prefixes": [(state.location or "").rstrip("/") + "/"]} if state.location else None
 
 
+def _outside_root(state: TableState, spec: Relocate, partitions: list[dict]) -> list[dict]:
+    """A whole table's partitions whose directory is not below its root (as stored): they move by name, to
+    ``<new root>/<partition name>``, as chosen partitions do (issue 29: they blocked the table's relocation, and the
+    fix was one hand-written statement per partition)."""
+    if spec.partitions or not state.is_partitioned:
+        return []
+    root = (state.location or "").rstrip("/") + "/"
+    return [p for p in partitions if not (p["location"] or "").startswith(root)]
+
+
 def _units(
-    state: TableState, spec: Relocate, destination: str, partitions: list[dict], blockers: list[Finding]
+    state: TableState,
+    spec: Relocate,
+    destination: str,
+    partitions: list[dict],
+    blockers: list[Finding],
+    outside: list[dict],
 ) -> list[CopyUnit]:
     if not destination:
         return []
@@ -158,19 +177,35 @@ def _units(
         return [CopyUnit(TABLE_UNIT, canonical(state.location or ""), destination)]
     if spec.partitions:
         return [CopyUnit(p["name"], canonical(p["location"]), f"{destination}/{p['name']}") for p in partitions]
-    root = (state.location or "").rstrip("/")  # as stored: the prefix rewrite compares the stored spelling
-    outside = [p["name"] for p in partitions if not (p["location"] or "").startswith(root + "/")]
-    if outside:
+    nowhere = [p["name"] for p in outside if not p["location"]]
+    if nowhere:
         blockers.append(
             Finding(
-                "partition_outside_root",
+                "partition_without_location",
                 RULE,
-                f"{len(outside)} partition(s) lie outside {root} (first: {outside[0]}): relocate them with their own "
-                "PARTITION (…) clause, then the table.",
+                f"{len(nowhere)} partition(s) have no location (first: {nowhere[0]}): there is no data to copy for "
+                "them; give them one (ALTER TABLE … PARTITION (…) SET LOCATION) or drop them first.",
             )
         )
         return []
-    return _units_below_root(root, destination, partitions)
+    root = (state.location or "").rstrip("/")  # as stored: the prefix rewrite compares the stored spelling
+    moved_out = {p["name"] for p in outside}
+    units = _units_below_root(root, destination, [p for p in partitions if p["name"] not in moved_out])
+    units += [CopyUnit(p["name"], canonical(p["location"]), f"{destination}/{p['name']}") for p in outside]
+    taken: dict[str, str] = {}
+    for unit in units:
+        other = taken.setdefault(unit.destination, unit.key)
+        if other != unit.key:
+            blockers.append(
+                Finding(
+                    "relocation_collision",
+                    RULE,
+                    f"Partitions {other} and {unit.key} would both move to {unit.destination}: relocate one of them "
+                    "with its own PARTITION (…) clause first.",
+                )
+            )
+            return []
+    return sorted(units, key=lambda u: u.key)
 
 
 def _units_below_root(root: str, destination: str, partitions: list[dict]) -> list[CopyUnit]:
@@ -200,27 +235,38 @@ def _unit_context(state: TableState, unit: CopyUnit, sd_ids: dict[str, int]) -> 
 
 
 def _guarded_moves(
-    state: TableState, destination: str, units: list[CopyUnit], sd_ids: dict[str, int]
+    state: TableState, destination: str, units: list[CopyUnit], sd_ids: dict[str, int], *, whole: bool
 ) -> tuple[list[DirectoryMove], dict[str, MoveContext]]:
-    """The moves the containment guard checks: a whole partitioned table's units all lie below its root (``_units``
-    refuses the others), so one move of the root covers them, as a table rename's does (its own rows left out of the
-    query): a 100,000-partition table is one check, not 100,000. Chosen partitions are checked one by one."""
-    if state.is_partitioned and not sd_ids:
+    """The moves the containment guard checks: a whole partitioned table's units below its root are covered by one
+    move of the root, as a table rename's are (its own rows left out of the query): a 100,000-partition table is one
+    check, not 100,000. Chosen partitions, and a whole table's partitions outside its root (``sd_ids``), are checked
+    one by one."""
+    moves: list[DirectoryMove] = []
+    contexts: dict[str, MoveContext] = {}
+    own = [u for u in units if u.key in sd_ids] if state.is_partitioned else units
+    below = len(units) - len(own)
+    if state.is_partitioned and whole and below:
         root = canonical(state.location or "")
-        return [DirectoryMove(root, destination, len(units), 0, None, None, None, None, True)], {
-            root: MoveContext(table_id=state.table_id)
-        }
-    moves = [DirectoryMove(u.source, u.destination, 1, 0, None, None, None, None, True) for u in units]
-    return moves, {u.source: _unit_context(state, u, sd_ids) for u in units}
+        moves.append(DirectoryMove(root, destination, below, 0, None, None, None, None, True))
+        contexts[root] = MoveContext(table_id=state.table_id)
+    moves += [DirectoryMove(u.source, u.destination, 1, 0, None, None, None, None, True) for u in own]
+    contexts.update({u.source: _unit_context(state, u, sd_ids) for u in own})
+    return moves, contexts
 
 
 def destination_blockers(
-    metastore: Metastore, state: TableState, destination: str, units: list[CopyUnit], sd_ids: dict[str, int]
+    metastore: Metastore,
+    state: TableState,
+    destination: str,
+    units: list[CopyUnit],
+    sd_ids: dict[str, int],
+    *,
+    whole: bool = False,
 ) -> list[Finding]:
     """Both ends of every unit lie inside the governed roots (whatever SET LOCATION may point at, the console writes
     and later deletes data only there) and are nobody else's; the new root does not overlap the data it copies, and
     nothing is there yet."""
-    moves, contexts = _guarded_moves(state, destination, units, sd_ids)
+    moves, contexts = _guarded_moves(state, destination, units, sd_ids, whole=whole)
     blockers = move_blockers(metastore, moves, contexts)
     blockers += new_location_blockers(metastore, destination, own=MoveContext(table_id=state.table_id))
     blockers = list(dict.fromkeys(blockers))
@@ -255,7 +301,7 @@ def _data_copy(metastore: Metastore, units: list[CopyUnit], blockers: list[Findi
     listings = sampled_listings(metastore, sources)
     blockers += symlink_blockers(listings, RULE)
     scope = scope_of(metastore, listings, units=len(units), ends=[units[0].source, units[0].destination])
-    duration = estimate_duration(JobKind.RELOCATE, scope.bytes)  # a relocate job (services/relocate_jobs.py)
+    duration = estimate_duration(JobKind.RELOCATE, scope.bytes, units=len(units))  # a relocate job (relocate_jobs.py)
     return DataCopy(
         units=tuple(units),
         files=scope.files,
@@ -274,10 +320,11 @@ def _data_copy(metastore: Metastore, units: list[CopyUnit], blockers: list[Findi
 
 
 def _steps(
-    sql: MetastoreSql, state: TableState, spec: Relocate, destination: str, partitions: list[dict]
+    sql: MetastoreSql, state: TableState, spec: Relocate, destination: str, partitions: list[dict], outside: list[dict]
 ) -> list[Step]:
-    """Set-based re-pointing: the table's root and every partition below it by prefix, or the chosen partitions by
-    name below the new root. Each step first captures the old locations (the before-image a revert writes back)."""
+    """Set-based re-pointing: the table's root and every partition below it by prefix (those outside it by name below
+    the new root), or the chosen partitions by name below the new root. Each step first captures the old locations
+    (the before-image a revert writes back)."""
     sds, sd_id, location = (
         sql.table(StorageDescriptor),
         sql.col(StorageDescriptor, "id"),
@@ -298,15 +345,19 @@ def _steps(
                  capture + where, (state.sd_id, state.location))
         )  # fmt: skip
         steps += path_steps(sql, state, destination)
-    if partitions:
+    below = len(partitions) - len(outside)
+    if below:
         old = (state.location or "").rstrip("/") + "/"
         where = f"{sql.of_table_partitions(sd_id, 'sd')} AND {sql.has_prefix(location)}"
         params = (state.table_id, len(old), old)
         steps.append(
-            Step(f"Re-point {len(partitions)} partitions from {old} to {destination}/", "SDS", "update",
+            Step(f"Re-point {below} partitions from {old} to {destination}/", "SDS", "update",
                  f"UPDATE {sds} SET {location} = {sql.replace_prefix(location)} WHERE {where}",
-                 (destination + "/", len(old) + 1, *params), len(partitions), capture + where, params)
+                 (destination + "/", len(old) + 1, *params), below, capture + where, params)
         )  # fmt: skip
+    steps += [
+        _partitions_by_name_step(sql, capture, destination, chunk) for chunk in chunks([p["sd_id"] for p in outside])
+    ]
     return steps
 
 
@@ -331,8 +382,27 @@ def _partitions_by_name_step(sql: MetastoreSql, capture: str, destination: str, 
 # Findings for the steward --------------------------------------------------------------------------------------------
 
 
-def _warnings(metastore: Metastore, state: TableState, spec: Relocate, data_copy: DataCopy | None) -> list[Finding]:
+def _warnings(
+    metastore: Metastore,
+    state: TableState,
+    spec: Relocate,
+    data_copy: DataCopy | None,
+    outside: list[dict],
+    destination: str,
+) -> list[Finding]:
     warnings = data_work_warnings(state, RULE)
+    if outside and data_copy is not None:
+        more = f" and {len(outside) - 5} more" if len(outside) > 5 else ""
+        named = ", ".join(p["name"] for p in outside[:5]) + more
+        warnings.append(
+            Finding(
+                "partitions_outside_root_moved",
+                RULE,
+                f"{len(outside)} partition(s) lie outside the table's root ({named}): they move to "
+                f"{destination}/<partition name>, so after the swap every partition lies below the new root.",
+                "warning",
+            )
+        )
     if data_copy is not None:
         hours = data_copy.retention_hours
         warnings.append(

@@ -304,7 +304,7 @@ def _data_copy(metastore: Metastore, units: list[CopyUnit], listed: dict[str, li
     by_source = {canonical(location): entries for location, entries in listed.items()}
     scope = scope_of(metastore, [by_source.get(u.source, []) for u in units], units=len(units),
                      ends=[units[0].source, units[0].destination])  # fmt: skip
-    duration = estimate_duration(kind, scope.bytes)
+    duration = estimate_duration(kind, scope.bytes, units=len(units), work="rewrite")
     return DataCopy(
         units=tuple(units), files=scope.files, bytes=scope.bytes, sampled_units=len(units),
         sample_files=scope.files, sample_bytes=scope.bytes, estimated_seconds=duration.seconds,

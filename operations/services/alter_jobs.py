@@ -5,7 +5,9 @@ The ``alter`` runner rebuilds the request's plan, binds it to the approved one a
 transaction (``alter_execute``); a cancel is taken until that transaction starts (the job's point of no return), later
 it is refused as too late. A refusal or a failed transaction ends the job failed and the request failed; an
 unexpected error leaves the request executing and the job errored, so a resume runs it again, bound to the approved
-plan. A cancelled job's request ends failed: nothing ran (:func:`end_cancelled_request`).
+plan. A job cancelled before its point of no return ran nothing: its request is approved again, executable within the
+same approvals (execute previews again and refuses a stale plan); past it, the request ends failed
+(:func:`end_cancelled_request`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,12 @@ from operations import lifecycle
 from operations.choices import JobKind
 from operations.models import ChangeRequest, Execution, Job
 from operations.services.alter import alter_execute
-from operations.services.change_requests import approved_plan, change_request_preview, finish_execution
+from operations.services.change_requests import (
+    approved_plan,
+    change_request_preview,
+    finish_execution,
+    reopen_cancelled_request,
+)
 from operations.services.jobs import JobHandle, create_job, register_job_kind
 
 __all__ = ("end_cancelled_request", "end_request", "failed_execution", "register", "run_request_execution")
@@ -80,12 +87,15 @@ def end_request(request: ChangeRequest | None, execution: Execution | None, erro
         finish_execution(request, execution, error)
 
 
-def end_cancelled_request(job: Job, actor: str) -> None:
-    """A request still executing whose job was cancelled ends failed: nothing was run or swapped."""
+def end_cancelled_request(job: Job, actor: str, *, reopen: bool = True) -> None:
+    """A request still executing whose job was cancelled: approved again when the job never reached its point of no
+    return (``reopen``; nothing ran, so the same approvals execute it again), otherwise ended failed."""
     if job.change_request_id is None:
         return
     request = ChangeRequest.objects.get(pk=job.change_request_id)
-    if lifecycle.can_fail(request):
+    if reopen and lifecycle.can_reopen_cancelled(request, job):
+        reopen_cancelled_request(request, job, actor)
+    elif lifecycle.can_fail(request):
         finish_execution(request, None, f"Job #{job.pk} was cancelled by {actor}: nothing was swapped or run.")
 
 

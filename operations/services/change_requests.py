@@ -264,7 +264,7 @@ def change_request_execute(*, request: ChangeRequest, user: User, at: datetime |
     _require(lifecycle.can_execute(request, user))
     _fresh_preview(request)  # refuses a stale plan; the worker rebuilds it and binds it to the approved one again
     with transaction.atomic():
-        _guarded(request, "execute")
+        _guarded(request, "execute", error="")  # a cancelled run's note goes with the new run
         job = enqueue_execution(request, actor=user.get_username())
         _audit(request, user, "execute", "executing", None, details={"job": job.pk})
     return _reload(request)
@@ -312,7 +312,7 @@ def change_request_revert(*, request: ChangeRequest, user: User, reason: str = "
     with transaction.atomic():
         revert = ChangeRequest.objects.create(
             requester=user,
-            reason=reason or f"Revert of #{request.pk}",
+            reason=reason.strip() or f"Revert of request #{request.pk}",
             revert_of=request,
             **_preview_fields(kind, preview),
         )
@@ -342,6 +342,26 @@ def change_request_start(request: ChangeRequest) -> Job:
         job = enqueue_execution(request, actor="its schedule")
         _audit(request, None, "start", "executing", None, details={"job": job.pk, "scheduled_for": _iso(request)})
     return job
+
+
+def reopen_cancelled_request(request: ChangeRequest, job: Job, actor: str) -> ChangeRequest:
+    """Called by a job kind's discard: ``job`` was cancelled by ``actor`` before its point of no return, so nothing
+    ran; the request is approved again (its approvals kept, a schedule dropped) and says so. Executing it again
+    previews it again and refuses a stale plan, as the first time. Audited."""
+    request = _reload(request)
+    _require(lifecycle.can_reopen_cancelled(request, job))
+    note = (
+        f"Job #{job.pk} was cancelled by {actor} before it changed anything: the request is approved again and can be "
+        "executed once more (its plan is checked against the table again)."
+    )
+    with transaction.atomic():
+        _guarded(request, "reopen_cancelled", scheduled_for=None, error=note)
+        record_audit(
+            actor=actor, action="reopen_cancelled", outcome="approved", request_id=request.pk,
+            metastore=request.metastore, database_name=request.database_name, table_name=request.table_name,
+            statement=request.statement, details={"job": job.pk},
+        )  # fmt: skip
+    return _reload(request)
 
 
 def finish_execution(request: ChangeRequest, execution: Execution | None, error: str = "") -> None:

@@ -84,7 +84,7 @@ RUNNER_FIELDS = frozenset(
     {
         "progress", "message", "result", "completed", "plan", "log_tail", "driver_pid", "spark_master",
         "spark_app_id", "spark_ui_url", "partitions_done", "partitions_total", "files_done", "files_total",
-        "bytes_done", "bytes_total",
+        "bytes_done", "bytes_total", "work_started_at", "work_bytes_at_start",
     }
 )  # fmt: skip
 
@@ -235,6 +235,8 @@ def _claim(job_id: int) -> bool:
             finished_at=None,
             error="",
             committing_at=None,
+            work_started_at=None,
+            work_bytes_at_start=None,
         )  # fmt: skip
     )
 

@@ -16,10 +16,12 @@ driver too but keeps the staging: the job is queued again and the next driver sk
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.utils import timezone
 
 from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.locations import filesystem_for
@@ -210,18 +212,23 @@ def _run_spark_job(handle: JobHandle) -> None:
 
 
 def _record_progress(handle: JobHandle, reader: spark.ProgressReader, files: spark.DriverFiles) -> None:
-    """Fold the driver's new progress lines into the job (and beat)."""
+    """Fold the driver's new progress lines into the job (and beat). The program's first event marks the end of
+    Spark's start-up (``work_started_at``, its own time), its first counters what a resumed run had already done."""
     fields: dict[str, Any] = {}
     units: list[str] = []
     messages: list[str] = []
+    job = handle.job
     for event in reader.read():
+        if job.work_started_at is None and "work_started_at" not in fields:
+            fields["work_started_at"] = _event_time(event, job)
+        if job.work_bytes_at_start is None and "work_bytes_at_start" not in fields and "bytes_done" in event:
+            fields["work_bytes_at_start"] = int(event["bytes_done"] or 0)
         fields.update({key: int(event[key]) for key in COUNTERS if event.get(key) is not None})
         fields.update({key: str(event[key]) for key in ("spark_app_id", "spark_ui_url") if event.get(key)})
         if event.get("unit_done") is not None:
             units.append(str(event["unit_done"]))
         if event.get("message"):
             messages.append(str(event["message"]))
-    job = handle.job
     if units:
         fields["completed"] = list(dict.fromkeys([*job.completed, *units]))
     done, total = (
@@ -236,6 +243,16 @@ def _record_progress(handle: JobHandle, reader: spark.ProgressReader, files: spa
     handle.update(**fields)
     for message in messages:
         handle.log(message)
+
+
+def _event_time(event: dict[str, Any], job: Job) -> datetime:
+    """When the driver wrote ``event`` (its ``at``), never before the attempt started nor after now."""
+    now = timezone.now()
+    try:
+        at = datetime.fromtimestamp(float(event["at"]), tz=UTC)
+    except (KeyError, TypeError, ValueError):
+        return now
+    return min(max(at, job.started_at or at), now)
 
 
 def _pid() -> int:

@@ -195,7 +195,7 @@ class SettleSerializer(serializers.Serializer):
 
 class RevertSerializer(serializers.Serializer):
     reason = serializers.CharField(
-        required=False, allow_blank=True, default="", help_text="Why; 'Revert of #<id>' when omitted."
+        required=False, allow_blank=True, default="", help_text="Why; 'Revert of request #<id>' when omitted."
     )
 
 

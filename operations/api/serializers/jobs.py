@@ -56,8 +56,23 @@ class JobSerializer(serializers.Serializer):
     files_total = serializers.IntegerField(allow_null=True)
     bytes_done = serializers.IntegerField(allow_null=True)
     bytes_total = serializers.IntegerField(allow_null=True)
-    bytes_per_second = serializers.FloatField(allow_null=True, help_text="Throughput so far.")
-    eta_seconds = serializers.SerializerMethodField(help_text="Time left at the throughput so far.")
+    bytes_per_second = serializers.FloatField(
+        allow_null=True, help_text="This run's throughput over its work so far (start-up and swap left out)."
+    )
+    eta_seconds = serializers.SerializerMethodField(
+        help_text="Time left of the work (copy or rewrite) at this run's throughput, from the units done so far; null "
+        "before the first units and after the work."
+    )
+    work_started_at = serializers.DateTimeField(
+        allow_null=True, help_text="When this attempt's Spark program first reported: Spark's start-up ended."
+    )
+    phases = serializers.SerializerMethodField(
+        help_text="The phases this attempt went through so far, measured: start-up, work, swap (seconds)."
+    )
+    estimate = serializers.SerializerMethodField(
+        help_text="The approved plan's estimate of a data job: seconds, and its phases (start-up, work, swap) each "
+        "with its basis; null for other jobs."
+    )
     completed = serializers.ListField(child=serializers.CharField(), help_text="Units (partitions) verified so far.")
     log_tail = serializers.CharField(help_text="The last lines of the Spark driver's log.")
     spark_master = serializers.CharField()
@@ -79,6 +94,17 @@ class JobSerializer(serializers.Serializer):
     @extend_schema_field(OpenApiTypes.FLOAT)
     def get_eta_seconds(self, job: Job) -> float | None:
         return None if job.eta is None else round(job.eta.total_seconds(), 1)
+
+    @extend_schema_field(
+        {"type": "array", "items": {"type": "object", "properties": {"phase": {"type": "string"},
+                                                                     "seconds": {"type": "number"}}}}
+    )  # fmt: skip
+    def get_phases(self, job: Job) -> list[dict[str, Any]]:
+        return [{"phase": name, "seconds": seconds} for name, seconds in job.measured_phases]
+
+    @extend_schema_field({"type": "object", "nullable": True, "additionalProperties": True})
+    def get_estimate(self, job: Job) -> Any:
+        return job.estimate
 
     @extend_schema_field(OpenApiTypes.URI)
     def get_change_request_url(self, job: Job) -> str | None:

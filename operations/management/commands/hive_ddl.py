@@ -267,13 +267,18 @@ def format_preview(preview: Preview) -> str:
         took = f"about {copy.estimated_seconds:.1f} s" if copy.estimated_seconds is not None else "unknown"
         lines.append(f"Data to copy: {copy.files} files, {copy.bytes} bytes ({copy.scope.basis})")
         lines.append(f"Copy duration: {took} ({copy.duration.basis})")
+        lines += [
+            f"  {phase.label}: {'unknown' if phase.seconds is None else f'about {phase.seconds:.1f} s'} ({phase.basis})"
+            for phase in copy.duration.phases
+        ]
     lines += [f"BLOCKED [{b.rule}] {b.message}" for b in preview.blockers]
     lines += [f"Warning [{w.rule}] {w.message}" for w in preview.warnings]
     hive = preview.hive
     lines.append(
         f"Hive {hive.version} itself: {hive.partition_round_trips} partition round trips, "
         f"{hive.statistics_deleted} statistics deleted, about {hive.estimated_seconds:.1f} s; "
-        f"this console: about {preview.estimated_seconds:.2f} s."
+        f"this console: about {preview.estimated_seconds:.2f} s"
+        + (" for the swap's statements." if copy is not None else ".")
     )
     lines += [f"  {note}" for note in hive.notes]
     lines.append(f"Fingerprint: {preview.fingerprint}")

@@ -37,6 +37,7 @@ from catalog_admin.locations import filesystem_for
 from catalog_admin.object_stores import with_credentials
 from operations.spark.programs.arrow_files import arrow_type, file_rows, read_table
 from operations.spark.programs.frames import map_rows, parallelism
+from operations.spark.programs.pacing import paced_batches
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -66,8 +67,7 @@ def run(spark: SparkSession | None, plan: dict, report: Callable[[dict], None]) 
     options = {**plan.get("filesystems", {}), "s3": with_credentials(dict(plan.get("filesystems", {}).get("s3", {})))}
     done: dict[str, dict] = {}
     size = max(1, int(plan.get("batch_units", DEFAULT_BATCH_UNITS)))
-    for start in range(0, len(pending), size):
-        batch = pending[start : start + size]
+    for batch in paced_batches(pending, size):  # units done every few seconds (pacing.py)
         for key, result in _analyzed(spark, plan, options, batch).items():
             done[key] = result
             report({"unit_done": key})

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = ("CopyFailed", "run")
 
 DEFAULT_BATCH_FILES = 256
+DEFAULT_BATCH_BYTES = 2 << 30  # a few seconds of copying on local disk (docs/benchmarks.md: 400-800 MB/s)
 COPY_THREADS = 2  # per Spark task
 IN_PROCESS_THREADS = 2 * (os.cpu_count() or 1)  # without Spark: as many as local[*]'s tasks together
 
@@ -65,7 +66,9 @@ def run(spark: SparkSession | None, plan: dict, report: Callable[[dict], None]) 
     done: dict[str, dict[str, Any]] = {}
     progress = {"partitions_done": totals["partitions_done"], "files_done": totals["files_done"],
                 "bytes_done": totals["bytes_done"]}  # fmt: skip
-    for batch in _batches(pending, plan.get("batch_files", DEFAULT_BATCH_FILES)):
+    for batch in _batches(
+        pending, plan.get("batch_files", DEFAULT_BATCH_FILES), plan.get("batch_bytes", DEFAULT_BATCH_BYTES)
+    ):
         results = _copy_batch(spark, copy, batch)
         failed = [r for r in results if not r["ok"]]
         for unit in batch:
@@ -122,16 +125,18 @@ def _copy_each(copy: Callable[[dict], dict], items: list[dict], threads: int) ->
         return list(pool.map(copy, items))
 
 
-def _batches(units: list[dict], batch_files: int) -> Iterator[list[dict]]:
-    """Consecutive units holding about ``batch_files`` files together (a unit is never split)."""
+def _batches(units: list[dict], batch_files: int, batch_bytes: int = DEFAULT_BATCH_BYTES) -> Iterator[list[dict]]:
+    """Consecutive units holding about ``batch_files`` files or ``batch_bytes`` bytes together, whichever comes first
+    (a unit is never split): units of big files report done every few seconds too, not after 256 of them."""
     batch: list[dict] = []
-    files = 0
+    files = size = 0
     for unit in units:
         batch.append(unit)
         files += len(unit["files"])
-        if files >= batch_files:
+        size += sum(f["size"] for f in unit["files"])
+        if files >= batch_files or size >= batch_bytes:
             yield batch
-            batch, files = [], 0
+            batch, files, size = [], 0, 0
     if batch:
         yield batch
 

@@ -43,6 +43,7 @@ from catalog_admin.locations import filesystem_for, is_hidden
 from catalog_admin.object_stores import with_credentials
 from operations.spark.programs.arrow_files import SUFFIXES, FileWriter, PrecisionLost, file_rows, read_table
 from operations.spark.programs.lazy_text import complex_parser, is_complex
+from operations.spark.programs.pacing import paced_batches
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -64,8 +65,8 @@ class RewriteFailed(RuntimeError):
 
 
 def run(spark: SparkSession | None, plan: dict, report: Callable[[dict], None]) -> dict:
-    """Rewrite every unit not in ``plan["completed"]``, ``batch_units`` at a time; the manifest of what was written
-    and verified."""
+    """Rewrite every unit not in ``plan["completed"]`` in paced batches of at most ``batch_units``; the manifest of
+    what was written and verified."""
     started = time.monotonic()
     completed = set(plan.get("completed", ()))
     pending = [unit for unit in plan["units"] if unit["key"] not in completed]
@@ -95,9 +96,9 @@ def _batches(
     spark: SparkSession | None, plan: dict, options: dict, pending: list[dict], size: int,
     done: dict[str, dict[str, Any]], progress: dict[str, int], report: Callable[[dict], None],
 ) -> None:  # fmt: skip
-    """Rewrite ``pending`` ``size`` units at a time; each verified unit reported done after its batch."""
-    for start in range(0, len(pending), size):
-        batch = pending[start : start + size]
+    """Rewrite ``pending`` in paced batches of at most ``size`` units (``pacing``: done every few seconds); each
+    verified unit reported done after its batch."""
+    for batch in paced_batches(pending, size):
         counted = _rewrite_batch(spark, plan, options, batch)
         for unit in batch:
             result = counted[unit["key"]]

@@ -159,6 +159,77 @@ def test_without_earlier_jobs_there_is_no_basis_yet() -> None:
     assert estimate.basis == "no basis yet: no finished job of this kind on local[2]"
 
 
+def phased_job(
+    kind: str, startup: float, work: float, swap: float, size: int, units: int, *, engine: str = ENGINE,
+    state: str = JobState.SUCCEEDED, attempts: int = 1,
+) -> Job:  # fmt: skip
+    """A finished job whose phases were measured: Spark's start-up, the work of ``size`` bytes, the swap of
+    ``units``."""
+    end = timezone.now()
+    committing = end - timedelta(seconds=swap)
+    work_started = committing - timedelta(seconds=work)
+    return Job.objects.create(
+        kind=kind, program="relocate", state=state, spark_master=engine, attempts=attempts, bytes_done=size,
+        partitions_total=units, started_at=work_started - timedelta(seconds=startup), work_started_at=work_started,
+        committing_at=committing, finished_at=end,
+    )  # fmt: skip
+
+
+@pytest.mark.django_db
+def test_the_estimate_names_spark_start_up_the_copy_and_the_swap_each_from_earlier_runs() -> None:
+    """Issue 29: one throughput over whole runs mixed Spark's start-up into the copy. Three relocations of 100, 200
+    and 400 MB (10, 20, 40 s of copy; 1, 2, 4 s of swap for 10, 20, 40 units) after 20 s of start-up each: 800 MB
+    over 80 units is 20 s start-up + 80 s copy + 8 s swap; a failed job's start-up counts (the engine started), its
+    other phases and a resumed attempt's do not."""
+    # given
+    for scale in (1, 2, 4):
+        phased_job("relocate", 20, 10 * scale, scale, 100_000_000 * scale, 10 * scale)
+    phased_job("relocate", 20, 999, 999, 1, 1, state=JobState.FAILED)
+    phased_job("relocate", 20, 999, 999, 1, 1, attempts=2)
+    phased_job("compact", 20, 1, 1, 100, 1)  # another kind: its start-up only
+
+    # when
+    estimate = estimate_duration("relocate", 800_000_000, engine=ENGINE, units=80)
+
+    # then
+    phases = {p.name: p for p in estimate.phases}
+    assert [p.label for p in estimate.phases] == ["Spark start-up", "copy", "swap"]
+    assert (phases["startup"].seconds, phases["work"].seconds, phases["swap"].seconds) == (20.0, 80.0, 8.0)
+    assert (estimate.seconds, estimate.jobs) == (108.0, 3)
+    assert estimate.median_bytes_per_second == pytest.approx(10_000_000)
+    assert estimate.basis == "Spark start-up + copy + swap, from 3 earlier job(s) on local[2]"
+    assert "median of 6 earlier start-up(s) on local[2]" in phases["startup"].basis
+    assert estimate.as_dict()["phases"][1] == {
+        "name": "work", "label": "copy", "seconds": 80.0, "basis": phases["work"].basis,
+    }  # fmt: skip
+
+
+@pytest.mark.django_db
+def test_an_engine_that_only_started_other_jobs_gives_the_start_up_and_says_what_has_no_basis() -> None:
+    # given
+    phased_job("analyze", 15, 1, 1, 100, 1)
+
+    # when
+    estimate = estimate_duration("relocate", 1_000, engine=ENGINE, units=1)
+
+    # then
+    assert [(p.name, p.seconds) for p in estimate.phases] == [("startup", 15.0), ("work", None), ("swap", None)]
+    assert estimate.seconds is None
+    assert estimate.basis == (
+        "Spark start-up + copy + swap, from 0 earlier job(s) on local[2] (no basis yet for copy, swap)"
+    )
+
+
+def test_the_fitted_line_ignores_one_slow_run_and_never_goes_negative() -> None:
+    from operations.estimates import fitted
+
+    points = [(1.0, 10.0), (2.0, 12.0), (3.0, 14.0), (4.0, 100.0)]
+    assert fitted(points, 5.0, proportional=True) == pytest.approx(8.0 + 2.0 * 5.0, rel=0.3)
+    assert fitted([(10.0, 5.0), (20.0, 1.0)], 40.0, proportional=False) == pytest.approx(3.0)  # no negative slope
+    assert fitted([(10.0, 5.0)], 40.0, proportional=True) == 20.0  # one size: its rate
+    assert fitted([(10.0, 5.0)], 40.0, proportional=False) == 5.0  # one size: its time
+
+
 @override_settings(CATALOG_SPARK_MASTER=ENGINE)
 def test_the_relocate_preview_carries_the_scope_the_histogram_and_the_duration_basis(
     metastore: Metastore, warehouse: Path

@@ -199,7 +199,8 @@ def test_a_running_alter_job_cancelled_before_its_transaction_stops_there(
     metastore: Metastore, people: dict[str, User], monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks
 ) -> None:
     """A cancel requested while the ALTER job previews is taken at its point of no return: the job ends cancelled,
-    the request failed, the metastore untouched. (Before, a running ALTER job could not be cancelled at all.)"""
+    the metastore untouched, and the request is approved again, to execute once more within the same approvals (issue
+    29: it ended failed and closed). (Before that, a running ALTER job could not be cancelled at all.)"""
     # given: the cancel arrives while the worker rebuilds the plan
     preview = alter_jobs.change_request_preview
 
@@ -216,9 +217,17 @@ def test_a_running_alter_job_cancelled_before_its_transaction_stops_there(
     job = Job.objects.get(change_request=request)
     request.refresh_from_db()
     assert (job.state, job.cancel_requested_by, job.committing_at) == ("cancelled", "steward", None)
-    assert request.state == "failed" and "cancelled by steward" in request.error
+    assert request.state == "approved" and "cancelled by steward before it changed anything" in request.error
     assert not _runner_param(metastore)
     assert AuditRecord.objects.filter(action="cancel_job", outcome="cancel requested").count() == 1
+    assert lifecycle.can_execute(request, people["steward"])
+    # when: executed again, nobody cancelling
+    monkeypatch.setattr(alter_jobs, "change_request_preview", preview)
+    with django_capture_on_commit_callbacks(execute=True):
+        change_request_execute(request=request, user=people["steward"])
+    # then
+    request.refresh_from_db()
+    assert (request.state, request.error) == ("succeeded", "") and _runner_param(metastore)
 
 
 @pytest.mark.django_db

@@ -74,13 +74,12 @@ def test_preview_of_a_partition_range_lists_every_file_and_repoints_by_name(
     [
         ("ALTER TABLE sales.payments_acid SET LOCATION '{root}/p' WITH DATA", "transactional_rewrite"),
         ("ALTER TABLE marketing.campaign_performance SET LOCATION '{root}/v' WITH DATA", "view_location"),
-        ("ALTER TABLE sales.orders SET LOCATION '{root}/o' WITH DATA", "partition_outside_root"),
         ("ALTER TABLE sales.customers SET LOCATION 'file:/tmp/not-governed/c' WITH DATA", "outside_roots"),
         ("ALTER TABLE sales.customers SET LOCATION '{root}/sales.db/orders' WITH DATA", "destination_exists"),
         ("ALTER TABLE sales.orders PARTITION (dt > '2030-01-01') SET LOCATION '{root}/x' WITH DATA", "nothing_matches"),
         ("ALTER TABLE sales.customers SET LOCATION 'gs://bucket/c' WITH DATA", "unreachable_filesystem"),
     ],
-    ids=["transactional", "view", "partition-outside-root", "outside-roots", "exists", "no-match", "no-client"],
+    ids=["transactional", "view", "outside-roots", "exists", "no-match", "no-client"],
 )
 def test_relocations_that_cannot_run_are_blocked_with_the_reason(
     metastore: Metastore, warehouse: Path, statement: str, code: str
@@ -298,6 +297,45 @@ def test_a_whole_partitioned_table_moves_with_each_partition_path_kept(metastore
     assert preview.diff == [("location", root, target)]
     assert moved == {name: target + loc[len(root) :] for name, loc in before.items()}
     assert sorted(p.name for p in (warehouse / "moved" / "orders").rglob("*") if p.is_file())
+    assert partition_locations(metastore, orders.id) == before
+    assert table_row(metastore, "sales", "orders").sd.location == root
+
+
+def test_partitions_outside_the_root_move_with_the_table_below_the_new_root(
+    metastore: Metastore, warehouse: Path
+) -> None:
+    """Issue 29: the table's relocation was blocked at once by its partitions outside the root (the seeded archive
+    ones), and the fix was one hand-written statement per partition. Now they move with it, by name, to
+    ``<new root>/<partition name>`` (a warning names them), the others keep their path below the root; every file is
+    copied, the swap writes the events of Hive's own SET LOCATION of each, and the revert puts every one back."""
+    # given
+    orders = table_row(metastore, "sales", "orders")
+    root = orders.sd.location
+    before = partition_locations(metastore, orders.id)
+    outside = {name: loc for name, loc in before.items() if not loc.startswith(root + "/")}
+    assert outside, "the seeded sales.orders keeps partitions under archive/"
+    target = location_of(warehouse / "moved" / "orders")
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore, statement=f"ALTER TABLE sales.orders SET LOCATION '{target}' WITH DATA"
+    )
+    execution = relocate_execute(preview=preview, actor="steward", source="cli", run_program=in_process())
+    moved = partition_locations(metastore, orders.id)
+    alter_execute(preview=revert_preview(execution=execution), actor="steward", source="cli")
+
+    # then
+    assert preview.blockers == ()
+    warning = next(w for w in preview.warnings if w.code == "partitions_outside_root_moved")
+    assert all(name in warning.message for name in outside) and f"{target}/<partition name>" in warning.message
+    assert preview.scope.count == len(before) and dict(preview.events.counts)["ALTER_PARTITION"] == len(before)
+    assert row_changes(preview) == {"SDS": (0, 1 + len(before), 0)}
+    assert moved == {
+        name: f"{target}/{name}" if name in outside else target + loc[len(root) :] for name, loc in before.items()
+    }
+    for name, old in outside.items():
+        copied = sorted(p.name for p in path_of(f"{target}/{name}").rglob("*") if p.is_file())
+        assert copied == sorted(p.name for p in path_of(old).rglob("*") if p.is_file())
     assert partition_locations(metastore, orders.id) == before
     assert table_row(metastore, "sales", "orders").sd.location == root
 

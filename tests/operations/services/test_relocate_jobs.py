@@ -1,9 +1,9 @@
 """
 Relocations as Spark jobs, wired (quick tier, no Spark): executing an approved relocate request queues a ``relocate``
 job with the relocate program and its plan (every file, the staging, the approved plan); cancelling it removes the
-partial copy, only inside the governed roots, swaps nothing and ends the request failed; a request whose table
-changed since approval is refused before anything is copied; the engine runs the venv's Python. The copy itself on
-Spark: ``tests/operations/services/test_relocate_jobs_spark.py``.
+partial copy, only inside the governed roots, swaps nothing and approves the request again (nothing ran); a request
+whose table changed since approval is refused before anything is copied; the engine runs the venv's Python. The copy
+itself on Spark: ``tests/operations/services/test_relocate_jobs_spark.py``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from catalog_admin.models import Partition, StorageDescriptor
 from catalog_admin.selectors.metastores import Metastore
 from operations.choices import JobState
 from operations.ddl.parser import parse_alter
-from operations.models import ChangeRequest, Execution, Job
+from operations.models import AuditRecord, ChangeRequest, Execution, Job
 from operations.services.change_requests import (
     change_request_approve,
     change_request_create,
@@ -96,11 +96,13 @@ def test_executing_an_approved_relocation_queues_the_relocate_program_with_its_p
     assert not target.exists()
 
 
-def test_discarding_a_failed_relocation_removes_the_partial_copy_and_ends_the_request(
+def test_discarding_a_failed_relocation_removes_the_partial_copy_and_approves_the_request_again(
     metastore: Metastore, people: dict[str, User], warehouse: Path, django_capture_on_commit_callbacks
 ) -> None:
     """A driver failed half-way (one unit copied): cancelling the job removes the copy inside the governed root,
-    leaves the source and the metastore as they were, and the request ends failed with nothing swapped."""
+    leaves the source and the metastore as they were; nothing was swapped, so the request is approved again (issue 29:
+    before, it ended failed and closed, and running it again needed a new request and new approvals), audited, and
+    executing it again previews it again and queues a new job within the same approvals."""
     # given
     target = warehouse / "sales.db" / "orders_moved"
     request, job = executed(people, metastore, target, django_capture_on_commit_callbacks)
@@ -120,8 +122,18 @@ def test_discarding_a_failed_relocation_removes_the_partial_copy_and_ends_the_re
     assert partition_locations(metastore, orders.id) == before
     assert all(Path(loc.removeprefix("file:")).exists() for n, loc in before.items() if n.startswith(DAY + "/"))
     request.refresh_from_db()
-    assert (request.state, request.execution) == ("failed", None)
-    assert f"Job #{job.pk} was cancelled" in request.error
+    assert (request.state, request.execution) == ("approved", None)
+    assert f"Job #{job.pk} was cancelled by steward before it changed anything" in request.error
+    reopened = AuditRecord.objects.get(action="reopen_cancelled")
+    assert (reopened.actor, reopened.outcome, reopened.request_id_ref, reopened.details["job"]) == (
+        "steward", "approved", request.pk, job.pk,
+    )  # fmt: skip
+    # when: the same approvals execute it again
+    with django_capture_on_commit_callbacks(execute=False):
+        again = change_request_execute(request=request, user=people["steward"])
+    # then
+    assert (again.state, again.error) == ("executing", "")
+    assert Job.objects.filter(change_request=request).exclude(pk=job.pk).get().state == JobState.QUEUED
 
 
 def test_a_staging_outside_the_governed_roots_is_never_removed(

@@ -121,12 +121,15 @@ def test_hive_ddl_executes_a_relocation_on_spark_printing_its_progress(metastore
     execution = Execution.objects.get(pk=job.result["execution"])
     assert (execution.source, execution.actor, execution.reason) == ("cli", "ops", "new volume")
     assert "Copy duration: unknown (no basis yet: no finished job of this kind on local[2])" in printed
-    # the finished job is the next relocation's basis (its bytes over its run time, on the same engine)
+    # the finished job is the next relocation's basis, phase by phase (its start-up, copy and swap, on the same engine)
     again = io.StringIO()
     call_command("hive_ddl", f"ALTER TABLE sales.customers SET LOCATION '{location_of(source)}_back' WITH DATA",
                  metastore=metastore.name, stdout=again)  # fmt: skip
     assert "Copy duration: about " in again.getvalue()
-    assert "(from 1 earlier job(s) on local[2], median " in again.getvalue()
+    assert "(Spark start-up + copy + swap, from 1 earlier job(s) on local[2])" in again.getvalue()
+    assert "  Spark start-up: about " in again.getvalue() and "  swap: about " in again.getvalue()
+    ran = Job.objects.get(pk=job.pk)
+    assert ran.started_at < ran.work_started_at < ran.committing_at < ran.finished_at
 
 
 def test_a_relocation_runs_on_a_standalone_cluster_and_swaps_once_verified(
@@ -203,7 +206,7 @@ def test_a_relocation_cancelled_while_its_driver_runs_swaps_nothing_and_removes_
     metastore: Metastore, people: dict[str, User], warehouse: Path
 ) -> None:
     """A cancel request the runner finds once the driver is up: the driver is stopped, the partial copy removed, the
-    metastore untouched, the source kept, and the request ends failed."""
+    metastore untouched, the source kept, and the request is approved again (nothing ran: issue 29)."""
     # given: queued (not run: no commit), resumed after a first attempt left a partial copy in the staging, and a
     # cancel request waiting for the runner
     target = warehouse / "sales.db" / "orders_moved"
@@ -221,12 +224,12 @@ def test_a_relocation_cancelled_while_its_driver_runs_swaps_nothing_and_removes_
 
     # then
     request.refresh_from_db()
-    assert (ran.state, request.state, request.execution) == (JobState.CANCELLED, "failed", None)
+    assert (ran.state, request.state, request.execution) == (JobState.CANCELLED, "approved", None)
     assert ran.attempts == 2 and ran.driver_pid and not process_alive(ran.driver_pid), ran.error
     assert not target.exists()
     assert partition_locations(metastore, orders.id) == before
     assert not Execution.objects.exists()
-    assert "nothing was swapped" in request.error
+    assert "before it changed anything: the request is approved again" in request.error
 
 
 def test_kill_9_of_the_driver_mid_copy_leaves_source_and_metastore_and_resume_swaps_once_verified(

@@ -300,12 +300,21 @@ def test_request_approve_twice_confirm_execute_then_the_table_has_its_new_name(
     actions = list(AuditRecord.objects.filter(request_id_ref=request.pk).values_list("action", flat=True))
     assert actions == ["create", "submit", "approve", "approve", "execute", "finish"]
 
-    # and a revert can be requested from the page: a new draft that needs approval too
-    reverted = steward.post(reverse("operations:revert", args=[request.pk]), follow=True)
+    # and a revert can be requested from the page with its reason (issue 29: the page had no field for it): a new
+    # draft that needs approval too, whose page and refusals name the request it reverts, not only its execution
+    assert 'name="reason"' in re.search(r'<form[^>]*id="revert".*?</form>', page, re.DOTALL).group(0)
+    reverted = steward.post(reverse("operations:revert", args=[request.pk]), {"reason": "clients was the wrong name"},
+                            follow=True)  # fmt: skip
     revert = ChangeRequest.objects.get(revert_of=request)
     assert reverted.redirect_chain[-1][0] == detail(revert.pk)
-    assert revert.state == "draft" and f"revert of #{request.pk}" in html(reverted)
-    assert reason(html(reverted), "edit").startswith(f"Request #{revert.pk} reverts execution #{request.execution_id}")
+    assert (revert.state, revert.reason) == ("draft", "clients was the wrong name")
+    reverted_page = html(reverted)
+    assert f"revert of #{request.pk}" in reverted_page and "clients was the wrong name" in reverted_page
+    assert re.search(rf'id="reverts">Reverts <a href="{detail(request.pk)}">request #{request.pk}</a> '
+                     rf'\(what its execution #{request.execution_id} changed\)', reverted_page)  # fmt: skip
+    assert reason(reverted_page, "edit").startswith(
+        f"Request #{revert.pk} reverts request #{request.pk} (its execution #{request.execution_id}): "
+    )
 
 
 # Buttons, roles and four eyes --------------------------------------------------------------------------------------

@@ -112,3 +112,41 @@ def test_the_hive_card_of_a_relocation_claims_no_estimate_or_ratio(
     assert 'data-comparable="false"' in card and "cannot do this" in card
     assert "× the console" not in page and "estimate</span>" not in card
     assert change.preview["hive"]["comparable"] is False
+
+
+def test_the_estimate_card_of_a_spark_job_names_its_phases_not_one_transaction(
+    metastore: Metastore, warehouse: Path, people: dict[str, User], settings
+) -> None:  # noqa: ANN001
+    """Issue 29: the card said "0.051 s, set-based, one transaction" for a Spark job. Now it is the Spark job's
+    estimate, start-up + copy + swap from earlier jobs on the engine, and the data panel gives each phase's basis."""
+    # given: two earlier relocations on the engine, their phases measured
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from operations.choices import JobState
+    from operations.models import Job
+
+    settings.CATALOG_SPARK_MASTER = "local[2]"
+    end = timezone.now()
+    for scale in (1, 2):
+        Job.objects.create(
+            kind="relocate", program="relocate", state=JobState.SUCCEEDED, spark_master="local[2]", attempts=1,
+            bytes_done=10_000_000 * scale, partitions_total=10 * scale, started_at=end - timedelta(seconds=30 + scale),
+            work_started_at=end - timedelta(seconds=10 + scale), committing_at=end - timedelta(seconds=scale),
+            finished_at=end,
+        )  # fmt: skip
+    change = relocate_request(metastore, warehouse, people["steward"])
+    client = Client()
+    client.force_login(people["viewer"])
+
+    # when
+    page = html(client.get(reverse("operations:detail", args=[change.pk])))
+
+    # then
+    card = re.search(r'id="preview-console-estimate".*?</div>', page, re.DOTALL).group(0)
+    assert "Console estimate (Spark job)" in card and "set-based, one transaction" not in card
+    assert re.search(r"Spark start-up 20 s \+ copy [\d.]+ s \+ swap [\d.]+ s", card)
+    phases = re.search(r'id="data-scope-phases">.*?</ul>', page, re.DOTALL).group(0)
+    assert re.findall(r'data-phase="(\w+)"', phases) == ["startup", "work", "swap"]
+    assert "median of 2 earlier start-up(s) on local[2]" in phases

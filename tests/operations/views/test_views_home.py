@@ -215,3 +215,34 @@ def test_sign_in_lands_on_home(people) -> None:
 
     # then
     assert response.status_code == 302 and response["Location"] == reverse("operations:home")
+
+
+def test_a_data_jobs_execution_took_its_spark_jobs_time_not_only_its_swaps(metastore, people) -> None:
+    """Issue 29: Home said a 2.5-minute relocation "took 565 ms", the swap's own execution time."""
+    # given
+    from operations.choices import JobState
+    from operations.models import Execution, Job
+
+    request = request_of(people, metastore)
+    execution = Execution.objects.create(
+        metastore=metastore.name, database_name="sales", table_name="customers", statement=SET_PROPERTY,
+        operation={}, preview={}, fingerprint="f", actor="steward", source="ui", state="succeeded", duration_ms=565,
+    )  # fmt: skip
+    ChangeRequest.objects.filter(pk=request.pk).update(execution=execution, state="succeeded")
+    end = timezone.now()
+    Job.objects.create(kind="relocate", program="relocate", change_request=request, state=JobState.SUCCEEDED,
+                       started_at=end - timedelta(seconds=150), finished_at=end)  # fmt: skip
+    plain = Execution.objects.create(
+        metastore=metastore.name, database_name="sales", table_name="customers", statement=SET_PROPERTY,
+        operation={}, preview={}, fingerprint="g", actor="steward", source="cli", state="succeeded", duration_ms=40,
+    )  # fmt: skip
+    url = reverse("operations:home") + f"?metastore={metastore.name}"
+
+    # when
+    executions = section(html(signed_in(people["steward"]).get(url)), "executions")
+
+    # then
+    row = re.search(rf'data-execution="{execution.pk}">.*?</tr>', executions, re.DOTALL).group(0)
+    assert '<span data-took="job">2 min 30 s</span>' in row and "(Spark job; swap 565 ms)" in row
+    other = re.search(rf'data-execution="{plain.pk}">.*?</tr>', executions, re.DOTALL).group(0)
+    assert 'data-took="job"' not in other and "40 ms" in other
