@@ -94,12 +94,12 @@ def test_an_analyze_whose_table_changed_since_approval_reads_nothing(
     assert not Execution.objects.exists()
 
 
-def test_cancelling_a_failed_analyze_ends_the_request_failed_with_nothing_swapped(
+def test_cancelling_a_failed_analyze_approves_the_request_again_with_nothing_swapped(
     metastore: Metastore, people: dict[str, User], django_capture_on_commit_callbacks
 ) -> None:
     """A driver failed half-way (one unit analyzed): cancelling the job discards it through the same runner as the
-    other data jobs; it wrote nothing to the data's directories, so there is nothing to remove, and the request
-    ends failed with no execution."""
+    other data jobs; it wrote nothing to the data's directories, so there is nothing to remove, and the request is
+    approved again (executable within the same approvals) with no execution."""
     # given
     request, job = approved_analyze(people, metastore, django_capture_on_commit_callbacks)
     Job.objects.filter(pk=job.pk).update(state=JobState.FAILED, completed=[job.plan["units"][0]["key"]])
@@ -110,8 +110,8 @@ def test_cancelling_a_failed_analyze_ends_the_request_failed_with_nothing_swappe
     # then
     request.refresh_from_db()
     assert cancelled.state == JobState.CANCELLED
-    assert (request.state, request.execution) == ("failed", None)
-    assert f"Job #{job.pk} was cancelled" in request.error
+    assert (request.state, request.execution) == ("approved", None)
+    assert f"Job #{job.pk} was cancelled by steward before it changed anything" in request.error
     assert "staging" not in job.plan
     assert not Execution.objects.exists()
 

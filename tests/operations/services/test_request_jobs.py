@@ -59,7 +59,7 @@ def executed(metastore: Metastore) -> bool:
 
 
 @pytest.mark.parametrize("kind", sorted(EXECUTORS))
-def test_a_queued_request_job_cancelled_ends_its_request_failed_with_nothing_executed(
+def test_a_queued_request_job_cancelled_approves_its_request_again_with_nothing_executed(
     kind: str, metastore: Metastore, people: dict[str, User], django_capture_on_commit_callbacks
 ) -> None:
     # given
@@ -75,8 +75,8 @@ def test_a_queued_request_job_cancelled_ends_its_request_failed_with_nothing_exe
     # then
     request.refresh_from_db()
     assert cancelled.state == JobState.CANCELLED
-    assert (request.state, request.execution) == ("failed", None)
-    assert f"Job #{job.pk} was cancelled by steward" in request.error
+    assert (request.state, request.execution) == ("approved", None)
+    assert f"Job #{job.pk} was cancelled by steward before it changed anything" in request.error
     assert not executed(metastore)
 
 
