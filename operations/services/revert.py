@@ -145,6 +145,12 @@ def _check_revertible(execution: Execution) -> None:
             "preview its statement again.",
             {"execution": execution.pk, "reverts": execution.reverts_id},
         )
+    if execution.before_image.get("noop"):
+        raise ApplicationError(
+            ErrorCode.INVALID_STATE,
+            f"Execution #{execution.pk} changed nothing (IF EXISTS found no table): there is nothing to revert.",
+            {"execution": execution.pk},
+        )
     if "deleted_rows" not in execution.before_image:
         raise ApplicationError(
             ErrorCode.INVALID_STATE,
@@ -160,6 +166,7 @@ def _check_revertible(execution: Execution) -> None:
         .exclude(revert_attempts__state__in=DONE)
         .exclude(reverts=execution)
         .exclude(operation__kind="purge_trash")  # changes no row: its own blocker (trash_purged) names it
+        .exclude(before_image__noop=True)  # DROP … IF EXISTS that found nothing: changed nothing
     )
     blocking = [e for e in later if (e.database_name, e.table_name) in names]
     if blocking:
