@@ -14,7 +14,7 @@ from catalog_admin.schema import SchemaVersion
 from operations.ddl.analyze import analyze_statement
 from operations.ddl.create_table import CreateTableClauses
 from operations.ddl.database_parser import is_database_statement, parse_database_statement
-from operations.ddl.errors import SUPPORTED_STATEMENTS, DdlParseError
+from operations.ddl.errors import SUPPORTED_STATEMENTS, VIEW_TEXT_REFUSAL, DdlParseError
 from operations.ddl.types import TypeGrammar, grammar_for, read_type
 from operations.specs import (
     COMPACT_OPTIONS,
@@ -162,6 +162,9 @@ class _Parser(CreateTableClauses):
             return self.end(self.drop_table())
         if first == "TRUNCATE":
             return self.end(self.truncate())
+        if first == "CREATE" and (second == "VIEW" or self.words(4) == ("CREATE", "OR", "REPLACE", "VIEW")):
+            clause = "CREATE VIEW" if second == "VIEW" else "CREATE OR REPLACE VIEW"
+            raise self.unsupported(clause, f"{clause} {VIEW_TEXT_REFUSAL}")
         kind = first if first != "ALTER" else f"ALTER {second}" if second not in ("", "TABLE", "VIEW") else ""
         if first == "ANALYZE":
             return self.end(analyze_statement(self))
@@ -288,8 +291,7 @@ class _Parser(CreateTableClauses):
         """The ALTER VIEW forms the console runs: RENAME TO, SET and UNSET TBLPROPERTIES (HiveParser.g's
         alterViewStatementSuffix also has ADD/DROP PARTITION, for partitioned views, and AS SELECT)."""
         if self.words(1) == ("AS",):
-            problem = "ALTER VIEW … AS SELECT is Hive DDL that the console does not run"
-            raise self.unsupported("ALTER VIEW … AS", problem)
+            raise self.unsupported("ALTER VIEW … AS", f"ALTER VIEW … AS {VIEW_TEXT_REFUSAL}")
         if self.words(2) not in (("RENAME", "TO"), ("SET", "TBLPROPERTIES"), ("UNSET", "TBLPROPERTIES")):
             raise self.error(
                 f"expected RENAME TO, SET TBLPROPERTIES or UNSET TBLPROPERTIES after ALTER VIEW, "
