@@ -280,6 +280,8 @@ def _directory(action: DirectoryAction, execution: Execution) -> int:
         execution=execution, source=action.source, destination=action.destination
     )
     filesystem.rename(action.source, action.destination)  # trash, restore: refuses an existing destination, a link
+    if action.action == "restore":  # the trash's emptied parents go: <name>.db/<fingerprint>[/…]
+        filesystem.prune_empty_parents(action.source, levels=_trash_levels(action.source))
     record.state = DirectoryMoveRecord.State.MOVED
     record.save(update_fields=["state", "updated_at"])
     return 0
@@ -296,11 +298,16 @@ def _undo(done: Undo) -> None:
         elif action.action in ("trash", "restore"):
             filesystem.rename(action.destination, action.source)
             if action.action == "trash":  # the parents the move made in the trash: <name>.db/<fingerprint>[/…]
-                below = action.destination.partition(f"/{TRASH_DIR}/")[2]
-                filesystem.prune_empty_parents(action.destination, levels=below.count("/") + 1)
+                filesystem.prune_empty_parents(action.destination, levels=_trash_levels(action.destination))
             DirectoryMoveRecord.objects.filter(
                 source=action.source, destination=action.destination, state=DirectoryMoveRecord.State.MOVED
             ).update(state=DirectoryMoveRecord.State.RESTORED)
+
+
+def _trash_levels(location: str) -> int:
+    """How many parents of ``location`` (in the console's trash) lie below the trash directory, plus the trash
+    directory itself: what a move out of it may leave empty."""
+    return location.partition(f"/{TRASH_DIR}/")[2].count("/") + 1
 
 
 def _keep_image(

@@ -11,14 +11,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from django.urls import reverse
 
 from catalog_admin.errors import ApplicationError
 from catalog_admin.models import NotificationEvent, Partition, Table
 from catalog_admin.selectors.metastores import Metastore
 from operations.ddl.parser import parse_alter
-from operations.models import Execution
+from operations.models import ChangeRequest, Execution
 from operations.planners.databases import DatabasePlan, plan_database
 from operations.services.alter import alter_preview_statement
+from operations.services.change_requests import (
+    change_request_approve,
+    change_request_create,
+    change_request_execute,
+    change_request_revert,
+    change_request_submit,
+)
 from operations.services.database import database_execute
 from operations.services.database_kind import database_revert_plan
 from tests.fixtures.operations import execute, metastore_dump, warehouse_tree
@@ -161,3 +171,55 @@ def test_a_table_created_after_the_preview_refuses_the_drop(metastore: Metastore
     # then
     assert raised.value.code == "stale_preview"
     assert Table.objects.using(metastore.alias).filter(database__name="marketing").count() == 4
+
+
+@pytest.mark.usefixtures("eager_jobs")
+def test_a_cascade_request_needs_two_approvals_and_its_revert_undrops_everything(
+    metastore: Metastore, people: dict[str, User], warehouse: Path, django_capture_on_commit_callbacks
+) -> None:
+    """Through the change flow: high risk, two approvals, run by the database job; the revert request brings the
+    database and its tables back with their ids."""
+    # given
+    tables = Table.objects.using(metastore.alias).filter(database__name="marketing")
+    ids = set(tables.values_list("pk", flat=True))
+    spec = parse_alter("DROP DATABASE marketing CASCADE")
+    request = change_request_create(user=people["steward"], metastore=metastore.name, spec=spec, reason="retired")
+
+    # when
+    dropped = _run(request, people, django_capture_on_commit_callbacks)
+    gone = not Table.objects.using(metastore.alias).filter(pk__in=ids).exists()
+    undrop = _run(change_request_revert(request=dropped, user=people["steward"], reason="undo"), people,
+                  django_capture_on_commit_callbacks)  # fmt: skip
+
+    # then
+    dropped.refresh_from_db()
+    assert (request.risk, request.required_approvals) == ("high", 2)
+    assert gone and (dropped.state, undrop.state) == ("reverted", "succeeded")
+    assert set(tables.values_list("pk", flat=True)) == ids
+
+
+def test_the_request_page_lists_the_tables_dropped_with_the_database(
+    metastore: Metastore, people: dict[str, User], client: Client
+) -> None:
+    # given
+    spec = parse_alter("DROP DATABASE sales CASCADE")
+    request = change_request_create(user=people["steward"], metastore=metastore.name, spec=spec)
+    client.force_login(people["steward"])
+
+    # when
+    page = client.get(reverse("operations:detail", args=[request.pk]))
+
+    # then
+    html = page.content.decode()
+    assert page.status_code == 200 and 'id="database-tables"' in html
+    assert all(f'<td class="mono">{name}</td>' in html for name in ("customers", "orders", "payments_acid"))
+
+
+def _run(request: ChangeRequest, people: dict[str, User], capture: Any) -> ChangeRequest:
+    request = change_request_submit(request=request, user=people["steward"])
+    for name in ("approver", "approver2")[: request.required_approvals]:
+        request = change_request_approve(request=request, user=people[name])
+    with capture(execute=True):
+        change_request_execute(request=request, user=people["steward"])
+    request.refresh_from_db()
+    return request
