@@ -121,6 +121,8 @@ def _apply(metastore: Metastore, plan: DatabasePlan, execution: Execution, owner
             version = metastore.schema.version
             before = read_database(metastore.alias, version, state.id) if state is not None else None
             now = int(time.time())
+            if plan.insert is not None:  # a creation or an undrop: the data is in place before the events list it
+                done += [(action, _directory(action, execution)) for action in plan.directories]
             dropped = _dropped_tables(metastore, plan, state.id if state is not None else None, now)
             writer = _Writer(metastore)
             db_id = writer.rows(plan, state.id if state is not None else None, owner)
@@ -140,8 +142,9 @@ def _apply(metastore: Metastore, plan: DatabasePlan, execution: Execution, owner
                 )
             if events:
                 writer.count("NOTIFICATION_LOG", "insert", events)
-            for action in plan.directories:
-                done.append((action, _directory(action, execution)))
+            if plan.insert is None:
+                for action in plan.directories:
+                    done.append((action, _directory(action, execution)))
             _keep_image(metastore, plan, execution, state, db_id, done, writer.deleted)
             return writer.counts
     except BaseException:
