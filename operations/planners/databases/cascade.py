@@ -1,29 +1,27 @@
 """
-``DROP DATABASE [IF EXISTS] d CASCADE`` (issue 27) as Hive 2.3's ``HMSHandler.drop_database_core`` runs it
-(``metastore/src/java/org/apache/hadoop/hive/metastore/HiveMetaStore.java``; 3.1 and 4.0 keep its shape): ``default``
-is never dropped (``drop_database``: "Can not drop default database"); the database's functions are dropped
-(``drop_function`` each), then every table, in batches of ``getTableObjectsByName``: a managed table's directory is
-remembered when it is not inside the database's (``isSubdirectory``), its partitions are dropped
-(``dropPartitionsAndGetLocations``: the directories of a managed table's partitions outside its own), and the table is
-dropped without its data (``drop_table(name, table, false)``: ``drop_table_core``, one DROP_TABLE each); then
-``ObjectStore.dropDatabase`` and DROP_DATABASE; after the commit the data goes: the partitions' and tables' directories
-found outside, then the database's directory, recursively (``wh.deleteDir(db location, true)``).
+``DROP DATABASE [IF EXISTS] d CASCADE`` (issue 27) as Hive 2.3's Driver runs it: ``DDLTask.dropDatabase`` →
+``HiveMetaStoreClient.dropDatabase(name, deleteData=true, ignoreUnknownDb, cascade)``, which drops every table of the
+database first (``dropTable(name, table, deleteData, true)``: ``HMSHandler.drop_table_core`` each, its data deleted —
+a managed table's directory and its partitions' directories outside it, as ``DROP TABLE`` — and one DROP_TABLE each),
+then calls ``HMSHandler.drop_database_core`` (2.3's ``metastore/src/java/org/apache/hadoop/hive/metastore/
+HiveMetaStore.java``; 3.1 and 4.0 keep its shape): ``default`` is never dropped ("Can not drop default database"),
+the database's functions are dropped (``drop_function`` each), any table left is dropped the same way,
+``ObjectStore.dropDatabase`` deletes its row, DROP_DATABASE is fired, and after the commit the database's directory is
+deleted recursively (``wh.deleteDir(db location, true)``).
 
 The console plans all of it set-based: the rows of every table at once (:mod:`operations.planners.drop_table_steps`
 with the database's :class:`DropScope`: one ``DELETE`` per metastore table whatever the number of tables), the ACID
 bookkeeping of the database (``AcidEventListener``: ``cleanupRecords`` of each transactional table, then of the
 database), the database's own rows as ``DROP DATABASE … RESTRICT`` deletes them, and the data to the console's trash,
-never deleted: the directories Hive would delete outside the database's, then the database's directory (with
-everything in it, external tables' data inside it included, as ``deleteDir`` takes it). External tables' directories
-elsewhere stay (unless ``external.table.purge`` on 3.1+, as ``DROP TABLE``). Hive 2.3's loop keeps only the *last*
-table's list of outside partition directories (``partitionPaths = dropPartitionsAndGetLocations(…)`` overwrites it), so
-it leaves the others on disk; the console moves every managed table's to the trash, as its ``DROP TABLE`` does.
+never deleted: the managed tables' and their partitions' directories outside the database's, then the database's
+directory (with everything in it, external tables' data inside it included, as ``deleteDir`` takes it). External
+tables' directories elsewhere stay (unless ``external.table.purge`` on 3.1+, as ``DROP TABLE``).
 
 Refused where Hive refuses or where the console cannot do what Hive does: the ``default`` database; open transactions
-or locks in the database (Hive's Driver takes an EXCLUSIVE lock on the database and every table, and waits); a
-materialized view, a table with a storage handler, Hive 2.x indexes, or a table a materialized view elsewhere is built
-on (their hooks and bookkeeping are Hive's, as for ``DROP TABLE``); functions (the console does not write
-DROP_FUNCTION yet: drop them with Hive first); data on a filesystem the console cannot reach.
+or locks in the database (Hive's Driver takes an EXCLUSIVE lock on the database, ``analyzeDropDatabase``, which waits
+for every lock in it); a materialized view, a table with a storage handler, Hive 2.x indexes, or a table a materialized
+view elsewhere is built on (their hooks and bookkeeping are Hive's, as for ``DROP TABLE``); functions (the console does
+not write DROP_FUNCTION yet: drop them with Hive first); data on a filesystem the console cannot reach.
 """
 
 from __future__ import annotations
@@ -219,7 +217,8 @@ def _bookkeeping_blockers(metastore: Metastore, state: DatabaseState) -> list[Fi
 
 def _acid_blockers(metastore: Metastore, state: DatabaseState) -> list[Finding]:
     """Open transactions writing to the database and locks in it: Hive's Driver takes an EXCLUSIVE lock on the
-    database and on each of its tables (``DDLSemanticAnalyzer.analyzeDropDatabase``) and waits for them."""
+    database (``DDLSemanticAnalyzer.analyzeDropDatabase``; its tables are outputs without locks of their own, the
+    database's covers them) and waits for them."""
     alias, found = metastore.alias, []
     txns = sorted(
         set(TransactionComponent.objects.using(alias).filter(database=state.name).values_list("txn_id", flat=True))
