@@ -136,7 +136,7 @@ def test_if_exists_on_a_missing_table_changes_nothing_and_says_so(metastore: Met
         revert_preview(execution=execution)
 
 
-def test_a_no_op_drop_is_refused_when_the_table_appeared_since(metastore: Metastore) -> None:
+def test_a_no_op_drop_is_refused_when_the_table_appeared_since(metastore: Metastore, warehouse: Path) -> None:
     # given
     preview = preview_of(metastore, "DROP TABLE IF EXISTS sales.late")
     execute(preview_of(metastore, "CREATE TABLE sales.late (id int)"))

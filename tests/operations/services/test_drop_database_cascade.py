@@ -158,7 +158,7 @@ def test_external_tables_keep_their_data_and_a_view_elsewhere_is_named(metastore
     assert warehouse_tree(external) == tree
 
 
-def test_a_table_created_after_the_preview_refuses_the_drop(metastore: Metastore) -> None:
+def test_a_table_created_after_the_preview_refuses_the_drop(metastore: Metastore, warehouse: Path) -> None:
     """The plan binds the database's tables: one more since the preview, and nothing runs."""
     # given
     planned = plan(metastore, "DROP DATABASE marketing CASCADE")
