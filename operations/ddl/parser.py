@@ -143,12 +143,15 @@ class _Parser(CreateTableClauses):
         self.text = text
         self.default_database = default_database
         self.grammar = grammar
-        self.tokens = _tokenize(text)
+        self.tokens, self.refused = _tokens_until_refused(text)  # a view's query may hold any character
         self.i = 0
 
     # Grammar ------------------------------------------------------------------------------------
 
     def statement(self) -> AlterSpec:
+        self.refuse_view_definition()
+        if self.refused is not None:
+            raise self.refused
         if self.peek().kind == "end":
             raise self.error("the statement is empty; expected ALTER TABLE …")
         first, second = (self.words(2) + ("",))[:2]
@@ -162,9 +165,6 @@ class _Parser(CreateTableClauses):
             return self.end(self.drop_table())
         if first == "TRUNCATE":
             return self.end(self.truncate())
-        if first == "CREATE" and (second == "VIEW" or self.words(4) == ("CREATE", "OR", "REPLACE", "VIEW")):
-            clause = "CREATE VIEW" if second == "VIEW" else "CREATE OR REPLACE VIEW"
-            raise self.unsupported(clause, f"{clause} {VIEW_TEXT_REFUSAL}")
         kind = first if first != "ALTER" else f"ALTER {second}" if second not in ("", "TABLE", "VIEW") else ""
         if first == "ANALYZE":
             return self.end(analyze_statement(self))
@@ -176,6 +176,25 @@ class _Parser(CreateTableClauses):
             self.expect_words("ALTER", "TABLE")
             spec = self.action(self.table_ref())
         return self.end(spec)
+
+    def refuse_view_definition(self) -> None:
+        """``CREATE [OR REPLACE] VIEW`` and ``ALTER VIEW v AS`` are refused naming why (README, "Views")."""
+        words = self.words(4)
+        if words[:2] == ("CREATE", "VIEW") or words == ("CREATE", "OR", "REPLACE", "VIEW"):
+            clause = "CREATE VIEW" if words[1] == "VIEW" else "CREATE OR REPLACE VIEW"
+            raise self.unsupported(clause, f"{clause} {VIEW_TEXT_REFUSAL}")
+        if words[:2] == ("ALTER", "VIEW"):
+            start = self.i
+            self.i += 2
+            try:
+                self.table_ref()
+                if self.words(1) == ("AS",):
+                    raise self.unsupported("ALTER VIEW … AS", f"ALTER VIEW … AS {VIEW_TEXT_REFUSAL}")
+            except DdlParseError as error:
+                if error.details.get("unsupported"):
+                    raise
+            finally:
+                self.i = start
 
     def end(self, spec: AlterSpec) -> AlterSpec:
         """``spec``, once nothing but an optional ``;`` follows it."""
@@ -636,19 +655,28 @@ class _Parser(CreateTableClauses):
 
 
 def _tokenize(text: str) -> list[Token]:
+    tokens, refused = _tokens_until_refused(text)
+    if refused is not None:
+        raise refused
+    return tokens
+
+
+def _tokens_until_refused(text: str) -> tuple[list[Token], DdlParseError | None]:
+    """The tokens up to the first character no token takes, and the error naming it (``None``: all of them)."""
     tokens: list[Token] = []
     position = 0
     while position < len(text):
         match = _TOKEN.match(text, position)
         if match is None:
-            raise DdlParseError(text, position, f"unexpected character {text[position]!r}")
+            tokens.append(Token(kind="end", text="", value="", position=position))
+            return tokens, DdlParseError(text, position, f"unexpected character {text[position]!r}")
         kind = match.lastgroup or ""
         raw = match.group()
         if kind != "ws":
             tokens.append(Token(kind=kind, text=raw, value=_token_value(kind, raw), position=position))
         position = match.end()
     tokens.append(Token(kind="end", text="", value="", position=len(text)))
-    return tokens
+    return tokens, None
 
 
 def _token_value(kind: str, raw: str) -> str:

@@ -125,7 +125,7 @@ def test_hives_refusals_block_the_cascade_and_nothing_is_written(
 
     # then
     assert code in {b.code for b in refused.blockers}
-    assert raised.value.code == "blocked"
+    assert raised.value.code == "hive_rule_violation"
     assert metastore_dump(metastore.alias) == before
 
 
