@@ -166,9 +166,9 @@ def _check_revertible(execution: Execution) -> None:
         .exclude(revert_attempts__state__in=DONE)
         .exclude(reverts=execution)
         .exclude(operation__kind="purge_trash")  # changes no row: its own blocker (trash_purged) names it
-        .exclude(before_image__noop=True)  # DROP … IF EXISTS that found nothing: changed nothing
     )
-    blocking = [e for e in later if (e.database_name, e.table_name) in names]
+    # a DROP … IF EXISTS that found nothing changed nothing
+    blocking = [e for e in later if (e.database_name, e.table_name) in names and not e.before_image.get("noop")]
     if blocking:
         raise ApplicationError(
             ErrorCode.INVALID_STATE,

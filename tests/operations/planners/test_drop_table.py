@@ -155,3 +155,16 @@ def test_open_transactions_block_the_drop_of_a_transactional_table(metastore: Me
     preview = preview_of(metastore, "DROP TABLE ops.job_runs_acid")
 
     assert "open_transactions" in {f.code for f in preview.blockers}
+
+
+def test_a_no_op_drop_after_the_drop_leaves_the_undrop_possible(metastore: Metastore, warehouse: Path) -> None:
+    """The repeated ``DROP TABLE IF EXISTS`` changed nothing: it is not a later change standing in the undrop's way."""
+    # given
+    dropped = execute(preview_of(metastore, "DROP TABLE sales.customers"))
+    execute(preview_of(metastore, "DROP TABLE IF EXISTS sales.customers"))
+
+    # when
+    execute(revert_preview(execution=dropped))
+
+    # then
+    assert Table.objects.using(metastore.alias).filter(database__name="sales", name="customers").exists()
