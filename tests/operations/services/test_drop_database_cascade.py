@@ -100,6 +100,15 @@ def test_cascade_drops_every_table_set_based_and_the_undrop_restores_rows_and_da
     assert undrop.blockers == ()
     assert rows(metastore) == before
     assert warehouse_tree(warehouse) == tree
+    if metastore.config.events:  # CREATE_DATABASE, then each table as its own undrop writes it
+        events = NotificationEvent.objects.using(metastore.alias).order_by("-pk")[:5]
+        assert [(e.event_type, e.table_name) for e in reversed(events)] == [
+            ("CREATE_DATABASE", events[4].table_name),
+            ("CREATE_TABLE", "customers"),
+            ("CREATE_TABLE", "orders"),
+            ("ADD_PARTITION", "orders"),
+            ("CREATE_TABLE", "payments_acid"),
+        ]
 
 
 @pytest.mark.parametrize(
