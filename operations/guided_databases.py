@@ -46,10 +46,11 @@ def database_operations(metastore: Metastore, name: str) -> tuple[GuidedOperatio
         ops.append(GuidedOperation("database_managed_location", "Alter database: managed location…",
                                    f"ALTER DATABASE {ref} SET MANAGEDLOCATION '…'"))  # fmt: skip
     has_tables = Table.objects.using(metastore.alias).filter(database_id=database["pk"]).exists()
-    hint = (
-        "Hive refuses it while tables remain (CASCADE is not offered yet)."
-        if has_tables
-        else "Its data goes to the trash."
-    )
+    hint = "Hive refuses it while tables remain: use CASCADE." if has_tables else "Its data goes to the trash."
     ops.append(GuidedOperation("drop_database", "Drop database…", f"DROP DATABASE {ref} RESTRICT", hint))
+    if has_tables:
+        ops.append(GuidedOperation("drop_database_cascade", "Drop database with its tables…",
+                                   f"DROP DATABASE {ref} CASCADE",
+                                   "Every table and view goes with it; managed data to the trash (undrop restores "
+                                   "it)."))  # fmt: skip
     return tuple(ops)

@@ -14,7 +14,7 @@ from catalog_admin.schema import SchemaVersion
 from operations.ddl.analyze import analyze_statement
 from operations.ddl.create_table import CreateTableClauses
 from operations.ddl.database_parser import is_database_statement, parse_database_statement
-from operations.ddl.errors import SUPPORTED_STATEMENTS, DdlParseError
+from operations.ddl.errors import SUPPORTED_STATEMENTS, VIEW_TEXT_REFUSAL, DdlParseError
 from operations.ddl.types import TypeGrammar, grammar_for, read_type
 from operations.specs import (
     COMPACT_OPTIONS,
@@ -143,12 +143,15 @@ class _Parser(CreateTableClauses):
         self.text = text
         self.default_database = default_database
         self.grammar = grammar
-        self.tokens = _tokenize(text)
+        self.tokens, self.refused = _tokens_until_refused(text)  # a view's query may hold any character
         self.i = 0
 
     # Grammar ------------------------------------------------------------------------------------
 
     def statement(self) -> AlterSpec:
+        self.refuse_view_definition()
+        if self.refused is not None:
+            raise self.refused
         if self.peek().kind == "end":
             raise self.error("the statement is empty; expected ALTER TABLE …")
         first, second = (self.words(2) + ("",))[:2]
@@ -173,6 +176,25 @@ class _Parser(CreateTableClauses):
             self.expect_words("ALTER", "TABLE")
             spec = self.action(self.table_ref())
         return self.end(spec)
+
+    def refuse_view_definition(self) -> None:
+        """``CREATE [OR REPLACE] VIEW`` and ``ALTER VIEW v AS`` are refused naming why (README, "Views")."""
+        words = self.words(4)
+        if words[:2] == ("CREATE", "VIEW") or words == ("CREATE", "OR", "REPLACE", "VIEW"):
+            clause = "CREATE VIEW" if words[1] == "VIEW" else "CREATE OR REPLACE VIEW"
+            raise self.unsupported(clause, f"{clause} {VIEW_TEXT_REFUSAL}")
+        if words[:2] == ("ALTER", "VIEW"):
+            start = self.i
+            self.i += 2
+            try:
+                self.table_ref()
+                if self.words(1) == ("AS",):
+                    raise self.unsupported("ALTER VIEW … AS", f"ALTER VIEW … AS {VIEW_TEXT_REFUSAL}")
+            except DdlParseError as error:
+                if error.details.get("unsupported"):
+                    raise
+            finally:
+                self.i = start
 
     def end(self, spec: AlterSpec) -> AlterSpec:
         """``spec``, once nothing but an optional ``;`` follows it."""
@@ -288,8 +310,7 @@ class _Parser(CreateTableClauses):
         """The ALTER VIEW forms the console runs: RENAME TO, SET and UNSET TBLPROPERTIES (HiveParser.g's
         alterViewStatementSuffix also has ADD/DROP PARTITION, for partitioned views, and AS SELECT)."""
         if self.words(1) == ("AS",):
-            problem = "ALTER VIEW … AS SELECT is Hive DDL that the console does not run"
-            raise self.unsupported("ALTER VIEW … AS", problem)
+            raise self.unsupported("ALTER VIEW … AS", f"ALTER VIEW … AS {VIEW_TEXT_REFUSAL}")
         if self.words(2) not in (("RENAME", "TO"), ("SET", "TBLPROPERTIES"), ("UNSET", "TBLPROPERTIES")):
             raise self.error(
                 f"expected RENAME TO, SET TBLPROPERTIES or UNSET TBLPROPERTIES after ALTER VIEW, "
@@ -634,19 +655,28 @@ class _Parser(CreateTableClauses):
 
 
 def _tokenize(text: str) -> list[Token]:
+    tokens, refused = _tokens_until_refused(text)
+    if refused is not None:
+        raise refused
+    return tokens
+
+
+def _tokens_until_refused(text: str) -> tuple[list[Token], DdlParseError | None]:
+    """The tokens up to the first character no token takes, and the error naming it (``None``: all of them)."""
     tokens: list[Token] = []
     position = 0
     while position < len(text):
         match = _TOKEN.match(text, position)
         if match is None:
-            raise DdlParseError(text, position, f"unexpected character {text[position]!r}")
+            tokens.append(Token(kind="end", text="", value="", position=position))
+            return tokens, DdlParseError(text, position, f"unexpected character {text[position]!r}")
         kind = match.lastgroup or ""
         raw = match.group()
         if kind != "ws":
             tokens.append(Token(kind=kind, text=raw, value=_token_value(kind, raw), position=position))
         position = match.end()
     tokens.append(Token(kind="end", text="", value="", position=len(text)))
-    return tokens
+    return tokens, None
 
 
 def _token_value(kind: str, raw: str) -> str:

@@ -3,19 +3,40 @@ The notification events of a database statement (issue 27), as ``DbNotificationL
 ``onCreateDatabase`` (CREATE_DATABASE), ``onAlterDatabase`` (ALTER_DATABASE, 3.x+), ``onDropDatabase`` (DROP_DATABASE),
 each naming the database and no table, in the version's message format (``operations.events.messages``), written in
 the execution's transaction with ids under ``NOTIFICATION_SEQUENCE``'s row lock (``writer.insert_events``).
+
+``DROP DATABASE … CASCADE`` writes what ``HMSHandler.drop_database_core`` fires: a DROP_TABLE per table
+(``drop_table_core``; its partitions fire nothing), read before the deletes, then DROP_DATABASE. Its undrop writes
+CREATE_DATABASE, then per table what the table's undrop writes: CREATE_TABLE and, for a partitioned table, one
+ADD_PARTITION carrying every partition put back (``add_partitions``).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 from catalog_admin.hive.versions import SchemaVersion
+from catalog_admin.models import Partition, PartitionKey, Table
 from catalog_admin.selectors.metastores import Metastore
 from operations.events import messages
-from operations.events.objects import DatabaseObject
+from operations.events.files import partition_files, table_files
+from operations.events.objects import DatabaseObject, read_partitions, read_table
+from operations.events.planning import ADD_PARTITION, CREATE_TABLE, DROP_TABLE
 from operations.events.writer import DEFAULT_CATALOG, Row, insert_events
 
-__all__ = ("ALTER_DATABASE", "CREATE_DATABASE", "DROP_DATABASE", "database_event_names", "write_database_event")
+__all__ = (
+    "ADD_PARTITION",
+    "ALTER_DATABASE",
+    "CREATE_DATABASE",
+    "CREATE_TABLE",
+    "DROP_DATABASE",
+    "DROP_TABLE",
+    "created_table_rows",
+    "database_event_names",
+    "database_table_ids",
+    "dropped_table_rows",
+    "write_database_event",
+)
 
 CREATE_DATABASE, ALTER_DATABASE, DROP_DATABASE = "CREATE_DATABASE", "ALTER_DATABASE", "DROP_DATABASE"
 
@@ -29,15 +50,67 @@ def database_event_names(version: SchemaVersion) -> tuple[str | None, str | None
     return catalog, " " if spaced else None
 
 
+def database_table_ids(metastore: Metastore, database_id: int) -> list[int]:
+    """The database's tables in name order (as ``get_all_tables`` lists them for ``drop_database_core``)."""
+    tables = Table.objects.using(metastore.alias).filter(database_id=database_id).order_by("name")
+    return [int(i) for i in tables.values_list("pk", flat=True)]
+
+
+def dropped_table_rows(metastore: Metastore, table_ids: Sequence[int], now: int) -> list[Row]:
+    """``onDropTable`` of each table, as it is (read before the deletes)."""
+    version = metastore.schema.version
+    catalog = DEFAULT_CATALOG if version.capabilities.catalogs else None
+    rows: list[Row] = []
+    for table_id in table_ids:
+        table = read_table(metastore.alias, version, table_id)
+        message = messages.encode(version, messages.drop_table_message(version, table, now))
+        rows.append((DROP_TABLE, catalog, table.database, table.name, message))
+    return rows
+
+
+def created_table_rows(metastore: Metastore, table_ids: Sequence[int], now: int) -> list[Row]:
+    """``onCreateTable`` of each table put back, with its files, and one ``onAddPartition`` of all its partitions."""
+    version, alias = metastore.schema.version, metastore.alias
+    catalog = DEFAULT_CATALOG if version.capabilities.catalogs else None
+    rows: list[Row] = []
+    for table_id in table_ids:
+        table = read_table(alias, version, table_id)
+        files = table_files(metastore.name, version, table)
+        message = messages.create_table_message(version, table, now, files)
+        rows.append((CREATE_TABLE, catalog, table.database, table.name, messages.encode(version, message)))
+        ids = list(Partition.objects.using(alias).filter(table_id=table_id).order_by("pk").values_list("pk", flat=True))
+        if not ids:
+            continue
+        keys = list(
+            PartitionKey.objects.using(alias)
+            .filter(table_id=table_id)
+            .order_by("position")
+            .values_list("name", flat=True)
+        )
+        parts = list(read_partitions(alias, version, table, ids))
+        found = partition_files(metastore.name, version, table, keys, parts)
+        message = messages.add_partition_message(version, table, keys, parts, now, found)
+        rows.append((ADD_PARTITION, catalog, table.database, table.name, messages.encode(version, message)))
+    return rows
+
+
 def write_database_event(
-    metastore: Metastore, kind: str, before: DatabaseObject | None, after: DatabaseObject | None
+    metastore: Metastore,
+    kind: str,
+    before: DatabaseObject | None,
+    after: DatabaseObject | None,
+    *,
+    table_rows: Sequence[Row] = (),
+    now: int | None = None,
 ) -> int:
-    """Insert the one event of ``kind`` (inside the caller's transaction): CREATE_DATABASE of ``after``, DROP_DATABASE
-    of ``before``, ALTER_DATABASE of both; returns how many were written (0: the metastore's events are off)."""
+    """Insert the event of ``kind`` (inside the caller's transaction): CREATE_DATABASE of ``after``, DROP_DATABASE
+    of ``before``, ALTER_DATABASE of both; ``table_rows``: its tables' events (:func:`dropped_table_rows` go before a
+    DROP_DATABASE, :func:`created_table_rows` after a CREATE_DATABASE); returns how many were written (0: the
+    metastore's events are off)."""
     if not metastore.config.events:
         return 0
     version = metastore.schema.version
-    now = int(time.time())
+    now = int(time.time()) if now is None else now
     catalog, no_table = database_event_names(version)
     if kind == ALTER_DATABASE:
         assert before is not None and after is not None
@@ -49,4 +122,5 @@ def write_database_event(
         message = messages.database_message(version, database, now)
         name = database.name
     row: Row = (kind, catalog, name, no_table, messages.encode(version, message))
-    return insert_events(metastore, [row], 1, now)
+    rows = [*table_rows, row] if kind == DROP_DATABASE else [row, *table_rows]
+    return insert_events(metastore, rows, len(rows), now)

@@ -10,28 +10,39 @@ table are refused with ``ErrorMsg.DROP_COMMAND_FOR_VIEWS`` / ``DROP_COMMAND_FOR_
 table with a storage handler is left to Hive (its hooks run in Hive's client); a table a materialized view is built
 on is refused (``HMSHandler.drop_table_core``: "Cannot drop table as it is used in the following materialized views").
 Open transactions and locks on the table block, as Hive's EXCLUSIVE lock would wait for them.
+
+``IF EXISTS`` on a table that does not exist (nor its database): Hive does nothing and succeeds
+(``DDLSemanticAnalyzer.analyzeDropTable`` asks ``getTable`` not to throw). The plan says so and changes nothing
+(:func:`plan_drop_absent`, as ``CREATE TABLE IF NOT EXISTS`` on an existing table); execution only checks, under the
+metastore transaction, that the table is still absent. Without ``IF EXISTS`` the console refuses a missing table
+naming it (Hive 2.3+ also ignores it while ``hive.exec.drop.ignorenonexistent`` is true, its default: the console
+prefers to catch a mistyped name).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Mapping
 from dataclasses import asdict, replace
 
 from django.db import connections
 
 from catalog_admin.locations import filesystem_for, is_under
-from catalog_admin.models import HiveLock, Partition, TransactionComponent
+from catalog_admin.models import Database, HiveLock, Partition, Table, TransactionComponent
 from catalog_admin.selectors.metastores import Metastore
 from operations.containment import MoveContext
 from operations.dependent_views import dependent_views_warning
-from operations.planners.common import build_preview, hive_seconds, snapshot
+from operations.planners.common import build_preview, hive_seconds, metadata_only_hive, snapshot
 from operations.planners.drop_table_steps import drop_ids, drop_table_steps, metastore_tables
 from operations.planners.partitions.directories import TRASH_DIR
-from operations.preview import DirectoryMove, HiveComparison, Preview
+from operations.preview import DirectoryMove, HiveComparison, Preview, TableSnapshot
+from operations.risk import risk_of
 from operations.rules import Finding, check_alter_form
-from operations.specs import DropTable
+from operations.specs import DropTable, TableRef
 from operations.table_state import TableState
 
-__all__ = ("drops_data", "plan_drop_table", "trash_root")
+__all__ = ("absence_fingerprint", "data_dropped", "drops_data", "plan_drop_absent", "plan_drop_table", "trash_root")
 
 # Hive's ErrorMsg texts (10134, 10135) for the wrong form, by the finding ``check_alter_form`` reports.
 WRONG_FORM = {
@@ -74,14 +85,60 @@ def plan_drop_table(metastore: Metastore, state: TableState, spec: DropTable) ->
     return replace(preview, blockers=tuple(dict.fromkeys(WRONG_FORM.get(f.code, f) for f in preview.blockers)))
 
 
+def plan_drop_absent(metastore: Metastore, spec: DropTable) -> Preview:
+    """``DROP TABLE|VIEW IF EXISTS`` of a table that does not exist: a plan that changes nothing, saying so."""
+    what = "View" if spec.on_view else "Table"
+    noop = Finding(
+        "absent_noop",
+        "ddl",
+        f"{what} {spec.target} does not exist: IF EXISTS makes this a no-op (Hive does nothing and succeeds); "
+        "nothing will change.",
+        "warning",
+    )
+    absent = TableSnapshot(spec.target.database, spec.target.table, "", None, None, None, None, None, (), (), (), ())
+    return Preview(
+        metastore=metastore.name,
+        schema_version=str(metastore.schema.version),
+        spec=spec,
+        statement=spec.to_ddl(),
+        state_fingerprint=absence_fingerprint(metastore, spec.target),
+        before=absent,
+        after=absent,
+        steps=(),
+        moves=(),
+        blockers=(),
+        warnings=(noop,),
+        hive=metadata_only_hive(metastore),
+        estimated_seconds=0.0,
+        risk=risk_of(()),
+        inverse={"noop": True},
+    )
+
+
+def absence_fingerprint(metastore: Metastore, ref: TableRef) -> str:
+    """What a no-op drop depends on: the database's id (or none) and that no table has the name."""
+    database = list(Database.objects.on(metastore).filter(name=ref.database).values_list("id", flat=True))
+    taken = list(
+        Table.objects.using(metastore.alias)
+        .filter(database__name=ref.database, name=ref.table)
+        .values_list("id", flat=True)
+    )
+    return hashlib.sha256(json.dumps(["absent", database, taken]).encode()).hexdigest()[:32]
+
+
 def drops_data(metastore: Metastore, state: TableState) -> bool:
     """Whether Hive deletes the table's data (``checkTableDataShouldBeDeleted``): a managed table's, or on 3.1+ an
     external one's whose ``external.table.purge`` is true. A view has none."""
-    if state.is_view:
+    return data_dropped(metastore, is_view=state.is_view, is_external=state.is_external, params=state.params)
+
+
+def data_dropped(metastore: Metastore, *, is_view: bool, is_external: bool, params: Mapping[str, str | None]) -> bool:
+    """:func:`drops_data` of a table known by its kind and parameters (a database's drop reads many at once)."""
+    if is_view:
         return False
-    if not state.is_external:
+    if not is_external:
         return True
-    purge = (state.params.get("external.table.purge") or "").lower() == "true"
+    purge = (params.get("external.table.purge") or "").lower() == "true"
     return purge and metastore.schema.capabilities.drop_honours_external_table_purge
 
 

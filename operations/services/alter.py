@@ -49,7 +49,7 @@ from operations.planners.columns import plan_column_change
 from operations.planners.common import snapshot
 from operations.planners.compaction import plan_compaction
 from operations.planners.create_table import creation_fingerprint, plan_create_table
-from operations.planners.drop_table import plan_drop_table
+from operations.planners.drop_table import absence_fingerprint, plan_drop_absent, plan_drop_table
 from operations.planners.exchange_partition import plan_exchange_partition
 from operations.planners.locations import plan_rewrite_partition_locations, plan_set_location
 from operations.planners.metadata import (
@@ -102,9 +102,9 @@ from operations.specs import (
     UnsetTableProperties,
 )
 from operations.staleness import ALTER_FIELDS, StaleChange, Staleness, compare_plans, stale_message, stale_preview_error
-from operations.table_state import TableState, read_partition_scope, read_table_state
+from operations.table_state import TableState, read_partition_scope, read_table_state, table_exists
 
-__all__ = ("alter_execute", "alter_preview", "alter_preview_statement", "fault_point", "with_events")
+__all__ = ("alter_execute", "alter_preview", "alter_preview_statement", "fault_point", "fetch_rows", "with_events")
 
 logger = logging.getLogger(__name__)
 
@@ -168,6 +168,8 @@ def alter_preview(*, metastore: Metastore, spec: AlterSpec) -> Preview:
     """What ``spec`` would do on ``metastore``: a read-only plan with counts, moves, rules and risk."""
     if isinstance(spec, CreateTable):  # no table to read yet: the plan depends on its database and name
         return plan_create_table(metastore, spec)
+    if isinstance(spec, DropTable) and spec.if_exists and not table_exists(metastore, spec.target):
+        return plan_drop_absent(metastore, spec)  # Hive does nothing and succeeds
     planner = PLANNERS.get(type(spec))
     if planner is None:
         raise ApplicationError(
@@ -299,6 +301,8 @@ def _apply(
         with allow_metastore_writes(), transaction.atomic(using=metastore.alias):
             if isinstance(preview.spec, CreateTable):
                 _check_creation(metastore, preview)
+            elif preview.inverse.get("noop"):
+                _check_still_absent(metastore, preview)
             elif preview.inverse.get("undrop"):
                 check_name_free(metastore, preview.spec.target)  # the table comes back: its name must be free
                 _check_scope(metastore, preview)
@@ -344,6 +348,13 @@ def _check_creation(metastore: Metastore, preview: Preview) -> None:
     if now != preview.state_fingerprint:
         change = StaleChange("table", "absent as planned", "created, or its database or LIKE source changed")
         _refuse_stale(preview, Staleness(True, (change,), preview.state_fingerprint, now))
+
+
+def _check_still_absent(metastore: Metastore, preview: Preview) -> None:
+    """A no-op ``DROP … IF EXISTS``: the table is still absent (else it would drop what nobody previewed)."""
+    if absence_fingerprint(metastore, preview.spec.target) != preview.state_fingerprint:
+        change = StaleChange("table", "absent as planned", "created, or its database changed")
+        _refuse_stale(preview, Staleness(True, (change,), preview.state_fingerprint, "changed"))
 
 
 def _created_table_events(preview: Preview, allocated: dict[str, int]) -> Any:
@@ -486,10 +497,10 @@ def _run_steps(
             if progress is not None:
                 progress(number - 1, len(steps), step.description)
             if step.capture_sql:
-                deleted.setdefault(step.metastore_table, []).extend(_fetch_rows(cursor, step.capture_sql, step.params))
+                deleted.setdefault(step.metastore_table, []).extend(fetch_rows(cursor, step.capture_sql, step.params))
             if step.before_sql:
                 updated.setdefault(step.metastore_table, []).extend(
-                    _fetch_rows(cursor, step.before_sql, step.before_params)
+                    fetch_rows(cursor, step.before_sql, step.before_params)
                 )
             cursor.execute(step.sql, step.params)
             changed = cursor.rowcount
@@ -505,7 +516,8 @@ def _run_steps(
     return counts, {"deleted": deleted, "updated": updated}
 
 
-def _fetch_rows(cursor: Any, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
+def fetch_rows(cursor: Any, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
+    """The rows ``sql`` selects by column name, bytes and datetimes as JSON keeps them (a before-image)."""
     cursor.execute(sql, params)
     names = [column[0] for column in cursor.description]
     rows = cursor.fetchall()

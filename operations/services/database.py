@@ -5,7 +5,10 @@ Executing a database plan (issue 27): ``CREATE``, ``ALTER`` and ``DROP DATABASE`
 transaction: the database's row locked (or, for a new one, its absence checked; the unique name index refuses a racing
 insert), its state compared with the plan's, the rows written with each count checked, the notification event written
 with them, the directories created, removed, trashed or restored (put back if anything fails before the commit), the
-before-image kept for the revert, and the execution audited.
+before-image kept for the revert, and the execution audited. ``DROP DATABASE … CASCADE`` first deletes the rows of every
+table of the database (the plan's set-based statements, each count checked, every deleted row kept in the
+before-image), under a check that the database holds exactly the tables the plan listed; its undrop puts the database
+back first, then those rows, with the same ids.
 """
 
 from __future__ import annotations
@@ -21,10 +24,18 @@ from catalog_admin.ids import allocate_ids
 from catalog_admin.locations import filesystem_for, make_directory
 from catalog_admin.models import Database
 from catalog_admin.selectors.metastores import Metastore, get_metastore
-from operations.events.databases import write_database_event
+from operations.events.databases import (
+    created_table_rows,
+    database_table_ids,
+    dropped_table_rows,
+    write_database_event,
+)
 from operations.events.objects import read_database
 from operations.models import DirectoryMoveRecord, Execution
 from operations.planners.databases import ABSENT, DATABASE_FIELDS, DatabasePlan, DirectoryAction, read_database_state
+from operations.planners.partitions.directories import TRASH_DIR
+from operations.preview import Step
+from operations.services.alter import fetch_rows
 from operations.services.commit_markers import new_commit_marker, write_commit_marker
 from operations.services.one_transaction import refuse_unexecutable, run_execution
 from operations.staleness import stale_message
@@ -85,29 +96,76 @@ def _apply(metastore: Metastore, plan: DatabasePlan, execution: Execution, owner
                 return {}
             version = metastore.schema.version
             before = read_database(metastore.alias, version, state.id) if state is not None else None
+            now = int(time.time())
+            if plan.insert is not None:  # a creation or an undrop: the data is in place before the events list it
+                done += [(action, _directory(action, execution)) for action in plan.directories]
+            dropped = _dropped_tables(metastore, plan, state.id if state is not None else None, now)
             writer = _Writer(metastore)
             db_id = writer.rows(plan, state.id if state is not None else None, owner)
             after = read_database(metastore.alias, version, db_id) if not plan.delete else None
-            events = write_database_event(metastore, plan.event, before, after) if plan.event else 0
+            tables = created_table_rows(metastore, database_table_ids(metastore, db_id), now) if _restores(plan) else []
+            events = (
+                write_database_event(metastore, plan.event, before, after, table_rows=dropped or tables, now=now)
+                if plan.event
+                else 0
+            )
+            if events != plan.events:
+                raise ApplicationError(
+                    ErrorCode.STALE_PREVIEW,
+                    f"The change would write {events} notification events, the preview planned {plan.events}; "
+                    "nothing was applied.",
+                    {"planned_events": plan.events, "events": events},
+                )
             if events:
                 writer.count("NOTIFICATION_LOG", "insert", events)
-            for action in plan.directories:
-                done.append((action, _directory(action, execution)))
-            _keep_image(metastore, plan, execution, state, db_id, done)
+            if plan.insert is None:
+                for action in plan.directories:
+                    done.append((action, _directory(action, execution)))
+            _keep_image(metastore, plan, execution, state, db_id, done, writer.deleted)
             return writer.counts
     except BaseException:
         _undo(done)
         raise
 
 
+def _dropped_tables(metastore: Metastore, plan: DatabasePlan, db_id: int | None, now: int) -> list[Any]:
+    """A CASCADE's tables, under the database row's lock: exactly those the plan lists (or nothing runs); their
+    DROP_TABLE events, read before the deletes."""
+    if not (plan.delete and plan.tables) or db_id is None:
+        return []
+    ids = database_table_ids(metastore, db_id)
+    if sorted(ids) != sorted(t.id for t in plan.tables):
+        raise ApplicationError(
+            ErrorCode.STALE_PREVIEW,
+            f"The tables of database {plan.database} changed since the preview; preview it again before executing.",
+            {"database": plan.database},
+        )
+    return dropped_table_rows(metastore, ids, now) if plan.event else []
+
+
+def _restores(plan: DatabasePlan) -> bool:
+    """An undrop of a CASCADE: its tables' events follow the database's."""
+    return bool(plan.event and plan.insert is not None and plan.table_events)
+
+
 class _Writer:
-    """The plan's statements on the metastore's connection, each count checked."""
+    """The plan's statements on the metastore's connection, each count checked (the rows a delete removes kept)."""
 
     def __init__(self, metastore: Metastore) -> None:
         self.metastore = metastore
         self.connection = connections[metastore.alias]
         self.quote = self.connection.ops.quote_name
         self.counts: dict[str, dict[str, int]] = {}
+        self.deleted: dict[str, list[dict[str, Any]]] = {}
+
+    def steps(self, steps: tuple[Step, ...]) -> None:
+        """The tables' statements (a CASCADE's deletes, its undrop's inserts), each count checked."""
+        for step in steps:
+            if step.capture_sql:
+                with self.connection.cursor() as cursor:
+                    rows = fetch_rows(cursor, step.capture_sql, step.params)
+                self.deleted.setdefault(step.metastore_table, []).extend(rows)
+            self.execute(step.metastore_table, step.action, step.sql, list(step.params), step.expected_rows)
 
     def count(self, table: str, action: str, rows: int) -> None:
         self.counts.setdefault(table, {"insert": 0, "update": 0, "delete": 0})[action] += rows
@@ -138,6 +196,7 @@ class _Writer:
         by_id = f"{q('DB_ID')} = %s"
         if plan.delete:
             assert db_id is not None
+            self.steps(plan.steps)  # the tables go before the database (TBLS.DB_ID references DBS)
             self.execute("DB_PRIVS", "delete", f"DELETE FROM {q('DB_PRIVS')} WHERE {by_id}", [db_id])
         if plan.params_delete:
             assert db_id is not None
@@ -175,6 +234,8 @@ class _Writer:
             self.insert("DATABASE_PARAMS", {"DB_ID": db_id, "PARAM_KEY": key, "PARAM_VALUE": value})
         for privilege in plan.privileges:
             self.insert("DB_PRIVS", dict(privilege))
+        if not plan.delete:
+            self.steps(plan.steps)  # an undrop's tables come back after their database
         assert db_id is not None
         return db_id
 
@@ -198,6 +259,8 @@ def _directory(action: DirectoryAction, execution: Execution) -> int:
         execution=execution, source=action.source, destination=action.destination
     )
     filesystem.rename(action.source, action.destination)  # trash, restore: refuses an existing destination, a link
+    if action.action == "restore":  # the trash's emptied parents go: <name>.db/<fingerprint>[/…]
+        filesystem.prune_empty_parents(action.source, levels=_trash_levels(action.source))
     record.state = DirectoryMoveRecord.State.MOVED
     record.save(update_fields=["state", "updated_at"])
     return 0
@@ -213,18 +276,33 @@ def _undo(done: Undo) -> None:
             make_directory(action.source)
         elif action.action in ("trash", "restore"):
             filesystem.rename(action.destination, action.source)
-            if action.action == "trash":
-                filesystem.prune_empty_parents(action.destination, levels=2)  # <name>.db/<fingerprint> in the trash
+            if action.action == "trash":  # the parents the move made in the trash: <name>.db/<fingerprint>[/…]
+                filesystem.prune_empty_parents(action.destination, levels=_trash_levels(action.destination))
             DirectoryMoveRecord.objects.filter(
                 source=action.source, destination=action.destination, state=DirectoryMoveRecord.State.MOVED
             ).update(state=DirectoryMoveRecord.State.RESTORED)
 
 
+def _trash_levels(location: str) -> int:
+    """How many parents of ``location`` (in the console's trash) lie below the trash directory, plus the trash
+    directory itself: what a move out of it may leave empty."""
+    return location.partition(f"/{TRASH_DIR}/")[2].count("/") + 1
+
+
 def _keep_image(
-    metastore: Metastore, plan: DatabasePlan, execution: Execution, state: Any, db_id: int, done: Undo
+    metastore: Metastore,
+    plan: DatabasePlan,
+    execution: Execution,
+    state: Any,
+    db_id: int,
+    done: Undo,
+    deleted: dict[str, list[dict[str, Any]]],
 ) -> None:
-    """What a revert needs, kept before the metastore commits."""
+    """What a revert needs, kept before the metastore commits (a CASCADE: every row of its tables, and their
+    listing)."""
     image: dict[str, Any] = {"name": plan.database, "database_id": db_id}
+    if plan.delete and (plan.tables or plan.steps):
+        image.update(deleted_rows=deleted, tables=[t.as_dict() for t in plan.tables])
     if state is not None:
         image.update(row=state.row, params=[list(p) for p in state.params], privileges=list(state.privileges))
     image["created_directories"] = [[d.source, created] for d, created in done if d.action == "create" and created]

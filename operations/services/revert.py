@@ -143,6 +143,12 @@ def _check_revertible(execution: Execution) -> None:
             "preview its statement again.",
             {"execution": execution.pk, "reverts": execution.reverts_id},
         )
+    if execution.before_image.get("noop"):
+        raise ApplicationError(
+            ErrorCode.INVALID_STATE,
+            f"Execution #{execution.pk} changed nothing (IF EXISTS found no table): there is nothing to revert.",
+            {"execution": execution.pk},
+        )
     if "deleted_rows" not in execution.before_image:
         raise ApplicationError(
             ErrorCode.INVALID_STATE,
@@ -159,7 +165,8 @@ def _check_revertible(execution: Execution) -> None:
         .exclude(reverts=execution)
         .exclude(operation__kind="purge_trash")  # changes no row: its own blocker (trash_purged) names it
     )
-    blocking = [e for e in later if (e.database_name, e.table_name) in names]
+    # a DROP … IF EXISTS that found nothing changed nothing
+    blocking = [e for e in later if (e.database_name, e.table_name) in names and not e.before_image.get("noop")]
     if blocking:
         raise ApplicationError(
             ErrorCode.INVALID_STATE,

@@ -15,8 +15,6 @@ from __future__ import annotations
 from dataclasses import fields, replace
 from typing import Any
 
-from django.db import connections
-
 from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.locations import filesystem_for
 from catalog_admin.models import Database
@@ -25,23 +23,14 @@ from operations.containment import MoveContext
 from operations.events.planning import plan_events
 from operations.models import DirectoryMoveRecord, Execution
 from operations.planners.common import build_preview, snapshot
-from operations.preview import Preview, Step
+from operations.planners.drop_table_steps import INSERT_ORDER, reinsert_steps
+from operations.preview import Preview
 from operations.rules import Finding
-from operations.services.putting_back import moves_back, row_value
+from operations.services.putting_back import moves_back
 from operations.specs import RevertExecution, TableRef
 from operations.table_state import ColumnInfo, PartitionSummary, TableState, table_exists
 
 __all__ = ("INSERT_ORDER", "check_name_free", "is_undrop", "undrop_preview")
-
-# Parents before children (the reverse of the drop's statements).
-INSERT_ORDER = (
-    "CDS", "COLUMNS_V2", "SERDES", "SERDE_PARAMS", "SKEWED_STRING_LIST", "SKEWED_STRING_LIST_VALUES", "SDS",
-    "SD_PARAMS", "BUCKETING_COLS", "SORT_COLS", "SKEWED_COL_NAMES", "SKEWED_COL_VALUE_LOC_MAP", "SKEWED_VALUES",
-    "TBLS", "PARTITION_KEYS", "TABLE_PARAMS", "TAB_COL_STATS", "TBL_PRIVS", "TBL_COL_PRIVS", "KEY_CONSTRAINTS",
-    "MV_TABLES_USED", "PARTITIONS", "PARTITION_KEY_VALS", "PARTITION_PARAMS", "PART_PRIVS", "PART_COL_PRIVS",
-    "PART_COL_STATS",
-)  # fmt: skip
-ROWS_PER_INSERT = 1000
 
 
 def is_undrop(execution: Execution) -> bool:
@@ -63,7 +52,7 @@ def undrop_preview(*, metastore: Metastore, execution: Execution) -> Preview:
         metastore,
         state,
         spec,
-        steps=[] if blockers else _insert_steps(metastore, deleted),
+        steps=[] if blockers else reinsert_steps(metastore, deleted),
         after=snapshot(state),
         blockers=blockers,
         moves=moves,
@@ -155,27 +144,3 @@ def _trash_blockers(execution: Execution) -> list[Finding]:
             )  # fmt: skip
         )
     return findings
-
-
-def _insert_steps(metastore: Metastore, deleted: dict[str, list[dict[str, Any]]]) -> list[Step]:
-    """Multi-row INSERTs of the deleted rows, parents first, :data:`ROWS_PER_INSERT` rows per statement."""
-    quote = connections[metastore.alias].ops.quote_name
-    order = {table: index for index, table in enumerate(INSERT_ORDER)}
-    steps = []
-    for table in sorted(deleted, key=lambda t: (order.get(t, len(order)), t)):
-        rows = deleted[table]
-        for start in range(0, len(rows), ROWS_PER_INSERT):
-            chunk = rows[start : start + ROWS_PER_INSERT]
-            columns = list(chunk[0])
-            values = ", ".join(["(" + ", ".join(["%s"] * len(columns)) + ")"] * len(chunk))
-            steps.append(
-                Step(
-                    f"Put back {len(chunk)} {table} rows",
-                    table,
-                    "insert",
-                    f"INSERT INTO {quote(table)} ({', '.join(quote(c) for c in columns)}) VALUES {values}",
-                    tuple(row_value(row[c]) for row in chunk for c in columns),
-                    len(chunk),
-                )
-            )
-    return steps

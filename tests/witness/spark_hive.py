@@ -64,6 +64,40 @@ def create_metastore_database(dbname: str) -> None:
     subprocess.run(cmd, cwd=schema_dir(), check=True, stdout=subprocess.DEVNULL)
 
 
+# Hive's FunctionRegistry (any SELECT Hive's Driver analyses: CREATE VIEW; DROP DATABASE's DDLTask) loads
+# LLAP's signer interface, which Spark's jars leave out: this stub of its shape lets the class load
+# (shared/docs/spark-hive-witness.md, "Hive's own Driver").
+LLAP_SIGNER_STUB = """package org.apache.hadoop.hive.llap.security;
+
+public interface LlapSigner {
+  interface Signable {
+    void setSignInfo(int masterKeyId);
+    byte[] serialize() throws java.io.IOException;
+  }
+  class SignedMessage {
+    public byte[] message;
+    public byte[] signature;
+  }
+  SignedMessage serializeAndSign(Signable message) throws java.io.IOException;
+}
+"""
+
+
+def llap_signer_stub(directory: Path) -> Path | None:
+    """The stub's class directory under ``directory`` (compiled once with ``javac``; ``None`` without a JDK)."""
+    classes = directory / "llap-stub"
+    if (classes / "org/apache/hadoop/hive/llap/security/LlapSigner.class").is_file():
+        return classes
+    source = directory / "llap-stub-src" / "LlapSigner.java"
+    source.parent.mkdir(parents=True, exist_ok=True)
+    source.write_text(LLAP_SIGNER_STUB)
+    try:
+        subprocess.run(["javac", "-d", str(classes), str(source)], check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return classes
+
+
 def start_spark_hive(dbname: str, warehouse: Path, conf: dict[str, str] | None = None) -> SparkSession:
     """Start the (single, per-process) SparkSession whose Hive 2.3 client uses ``dbname`` (plus any ``conf``).
 
@@ -78,6 +112,8 @@ def start_spark_hive(dbname: str, warehouse: Path, conf: dict[str, str] | None =
     warehouse = warehouse.resolve()
     warehouse.mkdir(parents=True, exist_ok=True)
     jar = str(JDBC_JAR)
+    stub = llap_signer_stub(warehouse.parent)
+    class_path = f"{jar}:{stub}" if stub is not None else jar
     spark = (
         SparkSession.builder.master("local[2]")
         .appName("catalog-admin-hive-witness")
@@ -95,7 +131,7 @@ def start_spark_hive(dbname: str, warehouse: Path, conf: dict[str, str] | None =
         .config("spark.hadoop.hive.metastore.schema.verification", "false")
         .config("spark.sql.warehouse.dir", warehouse.as_uri())
         .config("spark.jars", jar)
-        .config("spark.driver.extraClassPath", jar)
+        .config("spark.driver.extraClassPath", class_path)
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")

@@ -44,7 +44,7 @@ __all__ = (
         "set_tblproperties: `properties` [[key, value], …]; drop_partitions: `specs` [[{key, op, value}, …], …]). "
         "A database statement names its database instead of a target: create_database `name`, `comment`, `location`, "
         "`properties`, `if_not_exists`; alter_database `name`, `action` (set_properties, set_owner, set_location, "
-        "set_managed_location) and its fields; drop_database `name`, `if_exists`.",
+        "set_managed_location) and its fields; drop_database `name`, `if_exists`, `cascade`.",
     )
 )
 class OperationInputField(serializers.JSONField):

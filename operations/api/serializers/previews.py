@@ -260,6 +260,17 @@ class DatabasePlanSerializer(serializers.Serializer):
     directories = serializers.ListField(child=serializers.DictField(), help_text="create, remove, trash or restore.")
     event = serializers.CharField(help_text="CREATE_DATABASE, ALTER_DATABASE, DROP_DATABASE, or empty.")
     noop = serializers.BooleanField(help_text="IF [NOT] EXISTS found nothing to do.")
+    table_events = serializers.DictField(
+        child=serializers.IntegerField(),
+        required=False,
+        help_text="The tables' events by type: DROP_TABLE (CASCADE); CREATE_TABLE, ADD_PARTITION (its undrop).",
+    )
+    tables = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text="DROP DATABASE … CASCADE: each table {id, name, type, partitions, data (trash, kept, none), "
+        "location}.",
+    )
     blockers = serializers.ListField(child=serializers.DictField())
     warnings = serializers.ListField(child=serializers.DictField())
 

@@ -50,7 +50,11 @@ class Command(BaseCommand):
         """The help ends with the statements the console runs (``SUPPORTED_STATEMENTS``), one per line."""
         parser = super().create_parser(prog_name, subcommand, **kwargs)
         parser.formatter_class = _StatementsHelpFormatter
-        parser.epilog = "statements:\n" + "\n".join(f"  {statement}" for statement in SUPPORTED_STATEMENTS)
+        parser.epilog = (
+            "statements:\n"
+            + "\n".join(f"  {statement}" for statement in SUPPORTED_STATEMENTS)
+            + "\nnot run: CREATE VIEW and ALTER VIEW … AS (README, Views: the expanded text is Hive's own analysis)"
+        )
         return parser
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -233,7 +237,10 @@ def format_database_plan(plan: dict[str, Any]) -> str:
     lines += [f"Rows {r['table']:<16} +{r['inserted']} ~{r['updated']} -{r['deleted']}" for r in plan["row_changes"]]
     lines += [f"Directory {d['action']}: {d['source']}" + (f" -> {d['destination']}" if d["destination"] else "")
               for d in plan["directories"]]  # fmt: skip
-    lines += [f"Event: {plan['event']}"] if plan["event"] else []
+    lines += [f"Table {t['name']} ({t['type']}, {t['partitions']} partitions): data {t['data']}"
+              for t in plan.get("tables", [])]  # fmt: skip
+    events = "".join(f", {kind} x{count}" for kind, count in plan.get("table_events", {}).items())
+    lines += [f"Event: {plan['event']}{events}"] if plan["event"] else []
     lines += [f"BLOCKED [{b['rule']}] {b['message']}" for b in plan["blockers"]]
     lines += [f"Warning [{w['rule']}] {w['message']}" for w in plan["warnings"]]
     lines.append(f"Fingerprint: {plan['fingerprint']}")

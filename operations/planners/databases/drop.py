@@ -6,13 +6,11 @@ privileges (DB_PRIVS), parameters and row, DROP_DATABASE is fired, and the direc
 The console never deletes data: a directory that holds anything goes to its trash, an empty one is removed; the
 before-image keeps every row, so a revert restores the database with the same id, parameters and privileges.
 
-``CASCADE`` is another planner's (``operations/planners/drop_database.py``, issue 27's drop helper): refused here as not
-yet available while that module is absent.
+``CASCADE`` of an existing database is :mod:`.cascade`'s (``plan_database`` chooses); a missing one is this module's
+either way (``IF EXISTS``: nothing to do).
 """
 
 from __future__ import annotations
-
-from importlib.util import find_spec
 
 from catalog_admin.selectors.metastores import Metastore
 from operations.database_specs import DropDatabase
@@ -23,24 +21,14 @@ from operations.planners.databases.state import ABSENT, DatabaseState
 from operations.risk import RiskCriterion
 from operations.rules import Finding
 
-__all__ = ("CASCADE_PLANNER", "plan_drop_database")
+__all__ = ("default_blockers", "plan_drop_database")
 
-CASCADE_PLANNER = "operations.planners.drop_database"
 DEFAULT_DATABASE = "default"
 
 
 def plan_drop_database(metastore: Metastore, state: DatabaseState | None, spec: DropDatabase) -> DatabasePlan:
     """The plan of ``spec`` on ``metastore``, where the database is ``state`` (``None``: it does not exist)."""
     version = str(metastore.schema.version)
-    if spec.cascade:
-        return DatabasePlan(
-            metastore.name,
-            version,
-            spec,
-            spec.name,
-            state.fingerprint if state else ABSENT,
-            blockers=(_cascade_refusal(),),
-        )
     if state is None:
         if spec.if_exists:
             noop = Finding(
@@ -49,7 +37,7 @@ def plan_drop_database(metastore: Metastore, state: DatabaseState | None, spec: 
             return DatabasePlan(metastore.name, version, spec, spec.name, ABSENT, warnings=(noop,), noop=True)
         missing = Finding("no_such_database", RULE, f"Database does not exist: {spec.name}")
         return DatabasePlan(metastore.name, version, spec, spec.name, ABSENT, blockers=(missing,))
-    blockers = _blockers(state)
+    blockers = default_blockers(state) + _not_empty(state)
     directories: list[DirectoryAction] = []
     warnings: list[Finding] = []
     for location in dict.fromkeys(d for d in (state.location, state.managed_location) if d):
@@ -80,10 +68,15 @@ def plan_drop_database(metastore: Metastore, state: DatabaseState | None, spec: 
     )
 
 
-def _blockers(state: DatabaseState) -> list[Finding]:
-    found = []
+def default_blockers(state: DatabaseState) -> list[Finding]:
+    """``HMSHandler.drop_database``: "Can not drop default database", RESTRICT or CASCADE."""
     if state.name == DEFAULT_DATABASE:
-        found.append(Finding("default_database", RULE, "Can not drop default database (Hive's rule)."))
+        return [Finding("default_database", RULE, "Can not drop default database (Hive's rule).")]
+    return []
+
+
+def _not_empty(state: DatabaseState) -> list[Finding]:
+    found = []
     if state.tables:
         found.append(
             Finding(
@@ -103,19 +96,3 @@ def _blockers(state: DatabaseState) -> list[Finding]:
             )
         )
     return found
-
-
-def _cascade_refusal() -> Finding:
-    if find_spec(CASCADE_PLANNER) is not None:
-        return Finding(
-            "cascade_elsewhere",
-            RULE,
-            "DROP DATABASE … CASCADE is planned by the cascade drop "
-            f"({CASCADE_PLANNER}), not by this RESTRICT planner.",
-        )
-    return Finding(
-        "cascade_not_yet",
-        RULE,
-        "DROP DATABASE … CASCADE is not available yet in this console: drop the "
-        "database's tables first (DROP TABLE), then DROP DATABASE … RESTRICT.",
-    )

@@ -89,10 +89,11 @@ def trash_destination(location: str, database: str, fingerprint: str) -> str:
 
 
 def removal(
-    metastore: Metastore, location: str, database: str, fingerprint: str
+    metastore: Metastore, location: str, database: str, fingerprint: str, *, destination: str = ""
 ) -> tuple[DirectoryAction | None, list[Finding]]:
     """What dropping the database does to the directory ``location``: nothing when it is missing or outside the roots
-    (a warning), removed when empty (``Warehouse.deleteDir``), moved to the trash when it holds anything."""
+    (a warning), removed when empty (``Warehouse.deleteDir``), moved to the trash when it holds anything (to
+    ``destination``, by default the database's place in the trash: :func:`trash_destination`)."""
     if not location:
         return None, []
     filesystem = filesystem_for(location)
@@ -129,5 +130,5 @@ def removal(
     size = filesystem.tree_size(location)
     if size is None or size.files == 0 and not filesystem.list_directory(location):
         return DirectoryAction("remove", location), []
-    destination = trash_destination(location, database, fingerprint)
+    destination = destination or trash_destination(location, database, fingerprint)
     return DirectoryAction("trash", location, destination, size.files, size.bytes), []

@@ -1,7 +1,9 @@
 """
 The frozen plan of a database statement (issue 27) and its revert: which DBS row is inserted, updated or deleted (with
-its DATABASE_PARAMS and DB_PRIVS rows), which directories are created, trashed, removed or restored, the one
-notification event, blockers, warnings and named risk criteria, and the fingerprint an approval binds.
+its DATABASE_PARAMS and DB_PRIVS rows), which directories are created, trashed, removed or restored, the notification
+events, blockers, warnings and named risk criteria, and the fingerprint an approval binds. ``DROP DATABASE … CASCADE``
+and its undrop also carry the statements deleting (or putting back) the rows of every table of the database, and the
+tables' listing.
 """
 
 from __future__ import annotations
@@ -13,11 +15,12 @@ from functools import cached_property
 from typing import Any
 
 from operations.database_specs import DatabaseSpec
+from operations.preview import Step
 from operations.risk import RiskCriterion, risk_of
 from operations.rules import Finding, bound_findings
 from operations.staleness import ComparedFields
 
-__all__ = ("DATABASE_FIELDS", "DatabasePlan", "DirectoryAction")
+__all__ = ("DATABASE_FIELDS", "DatabasePlan", "DirectoryAction", "DroppedTable")
 
 # What staleness compares of a database plan's summary besides its diff, rows and blockers.
 DATABASE_FIELDS = ComparedFields(scalars=(("risk", "Risk"), ("event", "Notification event")))
@@ -48,6 +51,30 @@ class DirectoryAction:
 
 
 @dataclass(frozen=True)
+class DroppedTable:
+    """One table a ``DROP DATABASE … CASCADE`` drops (or its undrop puts back), as the preview lists it: its type,
+    partitions, and what becomes of its data (``trash``: to the console's trash with the database's directory or its
+    own, ``kept``: external data Hive leaves, ``none``: a view)."""
+
+    id: int
+    name: str
+    type: str
+    partitions: int
+    data: str
+    location: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "type": self.type,
+            "partitions": self.partitions,
+            "data": self.data,
+            "location": self.location,
+        }
+
+
+@dataclass(frozen=True)
 class DatabasePlan:
     """What a database statement does on ``metastore``, built by a pure read.
 
@@ -56,7 +83,9 @@ class DatabasePlan:
     ``update``: DBS columns set on ``database_id``; ``delete``: the row (with its params and privileges) deleted;
     ``params_set`` / ``params_delete``: DATABASE_PARAMS rows upserted / removed; ``privileges``: DB_PRIVS rows
     inserted (an undrop). ``state_fingerprint``: the database as read (``ABSENT`` for none); ``noop``: IF [NOT]
-    EXISTS found nothing to do."""
+    EXISTS found nothing to do. ``steps``: the statements of the database's tables (CASCADE: deletes, run before the
+    database's row goes; its undrop: inserts, run after the row is back), ``tables`` their listing and
+    ``table_events`` the tables' notification events by type (DROP_TABLE; CREATE_TABLE and ADD_PARTITION)."""
 
     metastore: str
     schema_version: str
@@ -78,6 +107,9 @@ class DatabasePlan:
     criteria: tuple[RiskCriterion, ...] = ()
     noop: bool = False
     reverts: int | None = None
+    steps: tuple[Step, ...] = ()
+    tables: tuple[DroppedTable, ...] = ()
+    table_events: tuple[tuple[str, int], ...] = ()
     inverse: dict[str, Any] = field(default_factory=dict)  # what a revert needs beyond the before-image
 
     @property
@@ -108,8 +140,15 @@ class DatabasePlan:
         add("DATABASE_PARAMS", "insert", len(self.params_set))
         add("DATABASE_PARAMS", "delete", len(self.params_delete))
         add("DB_PRIVS", "insert", len(self.privileges))
-        add("NOTIFICATION_LOG", "insert", 1 if self.event else 0)
+        for step in self.steps:
+            add(step.metastore_table, step.action, step.expected_rows)
+        add("NOTIFICATION_LOG", "insert", self.events)
         return rows
+
+    @property
+    def events(self) -> int:
+        """How many notification events the execution writes (the database's and its tables')."""
+        return 1 + sum(count for _, count in self.table_events) if self.event else 0
 
     @cached_property
     def fingerprint(self) -> str:
@@ -130,6 +169,12 @@ class DatabasePlan:
             "blockers": sorted((b.code, b.message) for b in self.blockers),
             "reverts": self.reverts,
         }
+        if self.steps or self.table_events:  # a CASCADE and its undrop (other plans keep their fingerprints)
+            bound.update(
+                steps=[step.digest for step in self.steps],
+                table_events=self.table_events,
+                tables=[t.as_dict() for t in self.tables],
+            )
         return hashlib.sha256(json.dumps(bound, sort_keys=True, default=str).encode()).hexdigest()
 
     def as_dict(self) -> dict[str, Any]:
@@ -155,6 +200,8 @@ class DatabasePlan:
             ],
             "directories": [d.as_dict() for d in self.directories],
             "event": self.event,
+            "table_events": dict(self.table_events),
+            "tables": [t.as_dict() for t in self.tables],
             "noop": self.noop,
             "reverts": self.reverts,
             "databases": [self.database],

@@ -2,7 +2,10 @@
 The revert of a database execution (issue 27), from its before-image: a created database dropped again (its directory
 removed when the console made it and it is still empty, else trashed), an altered one given its old columns and
 parameters back, a dropped one restored (undrop) with the same id, parameters and privileges and its directory moved
-back from the trash. Refused, naming why, when the database is no longer as the execution left it.
+back from the trash. The undrop of a ``DROP DATABASE … CASCADE`` also puts back every row of its tables as the drop kept
+them (same ids, parents first: ``drop_table_steps.reinsert_steps``) and their data from the trash, with the events
+Hive's client would see for them (CREATE_TABLE and one ADD_PARTITION per partitioned table). Refused, naming why, when
+the database is no longer as the execution left it.
 """
 
 from __future__ import annotations
@@ -15,10 +18,11 @@ from django.db import connections
 from catalog_admin.locations import filesystem_for
 from catalog_admin.selectors.metastores import Metastore
 from operations.database_specs import RevertDatabase
-from operations.events.databases import ALTER_DATABASE, CREATE_DATABASE, DROP_DATABASE
+from operations.events.databases import ADD_PARTITION, ALTER_DATABASE, CREATE_DATABASE, CREATE_TABLE, DROP_DATABASE
 from operations.planners.databases.locations import RULE, removal
-from operations.planners.databases.plan import DatabasePlan, DirectoryAction
+from operations.planners.databases.plan import DatabasePlan, DirectoryAction, DroppedTable
 from operations.planners.databases.state import ABSENT, DatabaseState, read_rows
+from operations.planners.drop_table_steps import reinsert_steps
 from operations.risk import RiskCriterion
 from operations.rules import Finding
 
@@ -138,7 +142,13 @@ def _undrop(
         blockers.append(Finding("id_taken", RULE, f"DB_ID {row['DB_ID']} is used by another database."))
     directories, found = _restorations(image.get("trashed", []), image.get("removed", []))
     blockers += found
-    why = f"Database {name} is restored with id {row['DB_ID']}, its parameters, privileges and data."
+    deleted = image.get("deleted_rows") or {}
+    tables = tuple(DroppedTable(**t) for t in image.get("tables", []))
+    events = metastore.config.events
+    partitioned = len({r["TBL_ID"] for r in deleted.get("PARTITIONS", [])})
+    why = f"Database {name} is restored with id {row['DB_ID']}, its parameters, privileges and data" + (
+        f", and its {len(tables):,} table(s) with theirs." if tables else "."
+    )
     return DatabasePlan(
         **base,
         database_id=int(row["DB_ID"]),
@@ -146,10 +156,17 @@ def _undrop(
         params_set=tuple((str(k), v) for k, v in image["params"]),
         privileges=tuple(image.get("privileges", [])),
         directories=directories,
-        event=CREATE_DATABASE if metastore.config.events else "",
+        event=CREATE_DATABASE if events else "",
         diff=tuple((c, None, v) for c, v in row.items() if v is not None),
         blockers=tuple(blockers),
         criteria=(RiskCriterion("database_created", why),),
+        steps=tuple(reinsert_steps(metastore, deleted)) if deleted and not blockers else (),
+        tables=tables,
+        table_events=tuple(
+            (kind, count) for kind, count in ((CREATE_TABLE, len(tables)), (ADD_PARTITION, partitioned)) if count
+        )
+        if events
+        else (),
     )
 
 

@@ -572,6 +572,28 @@ def test_hive_ddl_the_console_does_not_run_is_named_as_unsupported(statement: st
     assert (error.details["unsupported"], error.details["supported"]) == (clause, list(SUPPORTED_STATEMENTS))
 
 
+@pytest.mark.parametrize(
+    ("statement", "clause"),
+    [
+        ("CREATE VIEW v AS SELECT * FROM t", "CREATE VIEW"),
+        ("CREATE OR REPLACE VIEW db.v AS SELECT `a` FROM t", "CREATE OR REPLACE VIEW"),
+        ("ALTER VIEW v AS SELECT a FROM t", "ALTER VIEW … AS"),
+    ],
+)
+def test_view_definitions_are_refused_naming_why(statement: str, clause: str) -> None:
+    """CREATE VIEW and ALTER VIEW … AS are refused with the reason (the expanded text is Hive's semantic analysis)
+    and what to use instead, not as a statement the console does not know."""
+    # given / when
+    with pytest.raises(DdlParseError) as caught:
+        parse_alter(statement)
+
+    # then
+    error = caught.value
+    assert error.details["unsupported"] == clause
+    assert f"{clause} is refused: Hive's Driver stores a view's VIEW_EXPANDED_TEXT" in error.message
+    assert "create or replace views with Hive (Beeline)" in error.message
+
+
 def test_alter_view_takes_only_the_forms_hive_allows_on_a_view() -> None:
     """After ALTER VIEW only RENAME TO and SET/UNSET TBLPROPERTIES are run (HiveParser.g's alterViewStatementSuffix;
     its partition forms are for partitioned views, which the console does not alter)."""

@@ -15,10 +15,11 @@ from catalog_admin.models import Partition, StorageDescriptor, Table
 from catalog_admin.selectors.metastores import Metastore
 from operations.planners.drop_table import trash_root
 from operations.services.alter import alter_preview_statement
+from operations.services.revert import revert_preview
 from operations.specs import TableRef
 from operations.table_state import read_table_state
 from tests.fixtures.factories import table_row
-from tests.fixtures.operations import execute, path_of, row_changes, warehouse_tree
+from tests.fixtures.operations import execute, metastore_dump, path_of, row_changes, warehouse_tree
 
 
 def preview_of(metastore: Metastore, statement: str):
@@ -107,10 +108,46 @@ def test_dropping_a_view_deletes_its_rows_only(metastore: Metastore) -> None:
     assert not Table.objects.using(metastore.alias).filter(database__name="marketing", name="campaign_performance")
 
 
-@pytest.mark.parametrize("statement", ["DROP TABLE sales.nope", "DROP TABLE IF EXISTS sales.nope"])
-def test_a_table_that_does_not_exist_is_refused_naming_it(metastore: Metastore, statement: str) -> None:
+def test_a_table_that_does_not_exist_is_refused_naming_it(metastore: Metastore) -> None:
     with pytest.raises(ApplicationError, match="sales.nope"):
-        preview_of(metastore, statement)
+        preview_of(metastore, "DROP TABLE sales.nope")
+
+
+@pytest.mark.parametrize(
+    "statement", ["DROP TABLE IF EXISTS sales.nope", "DROP VIEW IF EXISTS marketing.nope", "DROP TABLE IF EXISTS no.t"]
+)
+def test_if_exists_on_a_missing_table_changes_nothing_and_says_so(metastore: Metastore, statement: str) -> None:
+    """Hive does nothing and succeeds (its database missing too): the plan is empty, says so plainly, executes
+    without writing anything, and has nothing to revert."""
+    # given
+    before = metastore_dump(metastore.alias)
+
+    # when
+    preview = preview_of(metastore, statement)
+    execution = execute(preview)
+
+    # then
+    assert (preview.steps, preview.moves, preview.blockers, preview.events) == ((), (), (), None)
+    assert [w.code for w in preview.warnings] == ["absent_noop"]
+    assert "nothing will change" in preview.warnings[0].message
+    assert preview.risk == "low"
+    assert metastore_dump(metastore.alias) == before
+    with pytest.raises(ApplicationError, match="changed nothing"):
+        revert_preview(execution=execution)
+
+
+def test_a_no_op_drop_is_refused_when_the_table_appeared_since(metastore: Metastore, warehouse: Path) -> None:
+    # given
+    preview = preview_of(metastore, "DROP TABLE IF EXISTS sales.late")
+    execute(preview_of(metastore, "CREATE TABLE sales.late (id int)"))
+
+    # when
+    with pytest.raises(ApplicationError) as raised:
+        execute(preview)
+
+    # then
+    assert raised.value.code == "stale_preview"
+    assert Table.objects.using(metastore.alias).filter(database__name="sales", name="late").exists()
 
 
 def test_open_transactions_block_the_drop_of_a_transactional_table(metastore: Metastore) -> None:
@@ -118,3 +155,16 @@ def test_open_transactions_block_the_drop_of_a_transactional_table(metastore: Me
     preview = preview_of(metastore, "DROP TABLE ops.job_runs_acid")
 
     assert "open_transactions" in {f.code for f in preview.blockers}
+
+
+def test_a_no_op_drop_after_the_drop_leaves_the_undrop_possible(metastore: Metastore, warehouse: Path) -> None:
+    """The repeated ``DROP TABLE IF EXISTS`` changed nothing: it is not a later change standing in the undrop's way."""
+    # given
+    dropped = execute(preview_of(metastore, "DROP TABLE sales.customers"))
+    execute(preview_of(metastore, "DROP TABLE IF EXISTS sales.customers"))
+
+    # when
+    execute(revert_preview(execution=dropped))
+
+    # then
+    assert Table.objects.using(metastore.alias).filter(database__name="sales", name="customers").exists()

@@ -134,14 +134,14 @@ def _without_sequences(dump: dict[str, list[tuple[Any, ...]]]) -> dict[str, list
         ("CREATE DATABASE rel LOCATION 'relative/rel.db'", "bad_location"),
         ("DROP DATABASE sales", "not_empty"),
         ("DROP DATABASE default", "default_database"),
-        ("DROP DATABASE ops CASCADE", "cascade_not_yet"),
+        ("DROP DATABASE ops CASCADE", "open_transactions"),
         ("DROP DATABASE nowhere", "no_such_database"),
         ("ALTER DATABASE nowhere SET OWNER USER bob", "no_such_database"),
         ("ALTER DATABASE sales SET LOCATION '/no/scheme'", "bad_location"),
     ],
 )
 def test_hives_refusals_block_the_plan_and_nothing_is_written(metastore: Metastore, statement: str, code: str) -> None:
-    """Each of Hive's refusals (and the console's: outside the roots, CASCADE not yet) is a blocker naming it; an
+    """Each of Hive's refusals (and the console's: outside the roots) is a blocker naming it; an
     execution attempt is refused and writes nothing."""
     # given
     before = metastore_dump(metastore.alias)

@@ -47,6 +47,7 @@ def test_a_steward_is_offered_create_alter_and_drop_database(
     assert {"database_properties", "database_owner", "drop_database"} <= set(on_database)
     assert ("database_location" in on_database) == metastore.schema.capabilities.database_set_location
     assert on_database["drop_database"] == "DROP DATABASE `sales` RESTRICT"
+    assert on_database["drop_database_cascade"] == "DROP DATABASE `sales` CASCADE"  # sales holds tables
     for statement in [*on_metastore.values(), *on_database.values()]:
         assert parse_alter(statement).kind.endswith("_database")
     assert 'id="database-requests"' not in as_viewer

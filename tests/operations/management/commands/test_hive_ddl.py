@@ -128,6 +128,28 @@ def test_errors_exit_1_and_say_what_is_wrong(metastore: Metastore, statement: st
     assert ("Supported statements:\n  ALTER TABLE [db.]t RENAME TO [db.]t2" in str(error)) == ("parse" in message)
 
 
+def test_drop_if_exists_of_a_missing_table_runs_and_says_nothing_changes(metastore: Metastore) -> None:
+    """As Hive: no refusal, the plan says plainly that nothing will change, and executing it writes nothing."""
+    # given
+    before = metastore_dump(metastore.alias)
+
+    # when
+    printed = hive_ddl(metastore, "DROP TABLE IF EXISTS sales.nope", "--execute", "--reason", "cleanup script")
+
+    # then
+    assert "does not exist: IF EXISTS makes this a no-op" in printed and "nothing will change" in printed
+    assert metastore_dump(metastore.alias) == before
+
+
+def test_create_view_is_refused_naming_why(metastore: Metastore) -> None:
+    # when
+    error, _printed = hive_ddl_refused(metastore, "CREATE VIEW sales.v AS SELECT * FROM sales.orders")
+
+    # then
+    assert error.returncode == 1
+    assert "CREATE VIEW is refused: Hive's Driver stores a view's VIEW_EXPANDED_TEXT" in str(error)
+
+
 def test_execute_needs_a_reason(metastore: Metastore) -> None:
     # when
     with pytest.raises(CommandError, match="--execute needs --reason"):
@@ -167,6 +189,7 @@ def test_the_help_lists_every_statement_the_console_runs(metastore: Metastore) -
     flat = " ".join(text.split())
     assert all(" ".join(statement.split()) in flat for statement in SUPPORTED_STATEMENTS)
     assert "TRUNCATE TABLE t [PARTITION" in flat and "PURGE TRASH [OLDER THAN n DAYS]" in flat
+    assert "not run: CREATE VIEW and ALTER VIEW … AS" in flat
 
 
 @pytest.mark.django_db
