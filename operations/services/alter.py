@@ -42,7 +42,7 @@ from catalog_admin.selectors.metastores import Metastore, get_metastore
 from operations.ddl.parser import parse_alter
 from operations.events.planning import plan_events
 from operations.events.writer import capture_before, write_events
-from operations.models import CapturedRows, DirectoryMoveRecord, Execution
+from operations.models import DirectoryMoveRecord, Execution
 from operations.planners.analyze import plan_analyze
 from operations.planners.columns import plan_column_change
 from operations.planners.common import snapshot
@@ -73,7 +73,7 @@ from operations.services.commit_markers import clear_commit_marker, new_commit_m
 from operations.services.execution_rows import end_execution, failure_text
 from operations.services.move_journal import MoveJournal
 from operations.services.move_journal import mark as mark_moves
-from operations.services.row_capture import RowCapture, discard_captured_rows
+from operations.services.row_capture import DELETED, UPDATED, RowCapture, discard_captured_rows
 from operations.services.trash_purge import purge_trash_entries
 from operations.services.undrop import check_name_free
 from operations.specs import (
@@ -502,11 +502,9 @@ def _run_steps(
             if progress is not None:
                 progress(number - 1, len(steps), step.description)
             if step.capture_sql:
-                capture.capture(cursor, CapturedRows.Kind.DELETED, step.metastore_table, step.capture_sql, step.params)
+                capture.capture(cursor, DELETED, step.metastore_table, step.capture_sql, step.params)
             if step.before_sql:
-                capture.capture(
-                    cursor, CapturedRows.Kind.UPDATED, step.metastore_table, step.before_sql, step.before_params
-                )
+                capture.capture(cursor, UPDATED, step.metastore_table, step.before_sql, step.before_params)
             cursor.execute(step.sql, step.params)
             changed = cursor.rowcount
             if step.expected_rows >= 0 and changed != step.expected_rows:

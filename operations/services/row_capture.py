@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from operations.models import CapturedRows, Execution
-from operations.models.executions import encode_rows
+from operations.models.executions import DELETED, UPDATED, encode_rows
 
-__all__ = ("ROWS_PER_CHUNK", "RowCapture", "discard_captured_rows")
+__all__ = ("DELETED", "ROWS_PER_CHUNK", "UPDATED", "RowCapture", "discard_captured_rows")
 
 ROWS_PER_CHUNK = 20_000
 BYTES_PER_WRITE = 8 << 20  # compressed chunks held before a bulk insert
@@ -27,7 +27,7 @@ class RowCapture:
 
     def __init__(self, execution: Execution) -> None:
         self.execution = execution
-        self.counts: dict[str, dict[str, int]] = {CapturedRows.Kind.DELETED: {}, CapturedRows.Kind.UPDATED: {}}
+        self.counts: dict[str, dict[str, int]] = {DELETED: {}, UPDATED: {}}  # plain strings: JSON keys
         self._chunks: dict[tuple[str, str], int] = {}
         self._pending: list[CapturedRows] = []
         self._pending_bytes = 0
