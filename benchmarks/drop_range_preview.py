@@ -2,7 +2,7 @@
 The preview of a range ``DROP PARTITION`` on a 100,000-partition table with real directories, and its execution.
 
     .venv/bin/python benchmarks/drop_range_preview.py [--partitions 100000] [--year 8760] [--baseline 720,1440]
-        [--version 3.1.0] [--before 8eae23c] [--profile] [--reuse]
+        [--version 3.1.0] [--before 8eae23c] [--profile] [--reuse] [--execute-only [--execution-before COMMIT]]
 
 A PostgreSQL database ``ca_<alias>_drop_range<suffix>`` with Hive's official schema, ``bench.events`` seeded with
 P hourly partitions (``seed_metastore``; one day is 24 partitions) and every partition's directory on local disk with
@@ -14,7 +14,8 @@ one small file. Measured, in the same run:
   ``git archive`` under ``var/bench`` and run in a child process on the same database: its pairwise guard and one
   statement per 100 locations), and this code with only the guard's sweep swapped for the pairwise comparison;
 - the execution of the year's drop (its directories moved to the console's trash) against the preview's estimate
-  (target: within 2×).
+  (target: within 2×); with ``--execute-only`` only that, and with ``--execution-before`` the code of that commit
+  first drops the year before it, in a child process on the same table (``before_code.py``).
 
 ``--profile`` prints cProfile's top functions of one year's preview. Results go to ``docs/benchmarks.md``.
 """
@@ -35,6 +36,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from alter import alias_of
+from before_code import execute_before
 from common import REPO, recreate_metastore, setup_django, timed, write_section
 
 WAREHOUSE = REPO / "var" / "bench" / "drop-range-warehouse"
@@ -49,8 +51,9 @@ def main() -> None:
     parser.add_argument("--before", default="8eae23c", help="the commit measured as the baseline")
     parser.add_argument("--profile", action="store_true", help="print cProfile's top functions of a year's preview")
     parser.add_argument("--reuse", action="store_true", help="keep the database and directories of an earlier run")
+    parser.add_argument("--execute-only", action="store_true", help="only drop the next --year partitions, timed")
     parser.add_argument(
-        "--execute-only", action="store_true", help="with --reuse: only drop the next --year partitions and time it"
+        "--execution-before", default="", help="with --execute-only: first the code of this commit drops --year"
     )
     args = parser.parse_args()
     alias = alias_of(args.version)
@@ -65,7 +68,10 @@ def main() -> None:
         profile(alias, table, args.year)
         return
     if args.execute_only:
-        report_execution(args, execute(alias, table, args.year))
+        baseline = None
+        if args.execution_before:
+            baseline = execute_before(args.execution_before, alias, statement(alias, table, args.year))
+        report_execution(args, execute(alias, table, args.year), baseline)
         return
     sizes = [int(size) for size in args.baseline.split(",") if size]
     rows = [(size, before(args.before, alias, database, table, size)) for size in sizes]
@@ -242,17 +248,25 @@ def report(args: argparse.Namespace, rows: list[tuple[int, tuple[str, float, int
     report_execution(args, run)
 
 
-def report_execution(args: argparse.Namespace, run: tuple[int, float, float]) -> None:
+def report_execution(args: argparse.Namespace, run: tuple[int, float, float], baseline: dict | None = None) -> None:
     dropped, estimate, seconds = run
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    before = f" --execution-before {args.execution_before}" if args.execution_before else ""
     lines = [
         f"Command: `.venv/bin/python benchmarks/drop_range_preview.py --partitions {args.partitions} "
-        f"--year {args.year} --version {args.version}` (or, on the table it left, `--reuse --execute-only`, which "
-        f"drops the next {args.year:,} partitions); `uptime` load averages {load} when the report was written.",
+        f"--year {args.year} --version {args.version} --execute-only{before}` (`--reuse` on the table an earlier run "
+        f"left: drops the next {args.year:,} partitions); `uptime` load averages {load} when the report was written.",
         "",
-        "| partitions | estimated s | measured s | measured / estimated |",
-        "|---:|---:|---:|---:|",
-        f"| {dropped:,} | {estimate:.2f} | {seconds:.2f} | {seconds / estimate:.2f} |",
+        "| code | partitions | estimated s | measured s | measured / estimated |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    if baseline is not None:
+        lines.append(
+            f"| before ({args.execution_before}) | {baseline['partitions']:,} | {baseline['estimated_s']:.2f} | "
+            f"{baseline['execute_s']:.2f} | {baseline['execute_s'] / baseline['estimated_s']:.2f} |"
+        )
+    lines += [
+        f"| this code | {dropped:,} | {estimate:.2f} | {seconds:.2f} | {seconds / estimate:.2f} |",
         "",
         "The execution: the metastore rows deleted in one transaction (the before-image kept), each partition's "
         "directory moved to the console's trash and its emptied parent pruned, the audit record.",

@@ -2,7 +2,7 @@
 DROP TABLE at scale: the console's drop (preview + execute, the data kept in its trash) against Hive's own drop
 through Spark's built-in Hive 2.3 client, on identical tables in the same run.
 
-    .venv/bin/python benchmarks/drop_table.py [--partitions 100000] [--col-stats 5] [--runs 1]
+    .venv/bin/python benchmarks/drop_table.py [--partitions 100000] [--col-stats 5] [--runs 1] [--before COMMIT]
 
 1. A PostgreSQL database ``ca_bench_drop`` with Hive's official 2.3.0 schema; ``1 + runs`` tables ``bench.events*``
    seeded with P partitions and C statistics rows each (``seed_metastore``; P×C rows of PART_COL_STATS), every
@@ -10,6 +10,8 @@ through Spark's built-in Hive 2.3 client, on identical tables in the same run.
 2. The console drops ``runs`` of them (``alter_preview_statement`` + ``alter_execute``: one DELETE per metastore
    table, the table's directory moved to the trash, the before-image kept for the undrop), timed apart: the preview,
    and the execution. Spark is not running then.
+   With ``--before``, one more identical table is dropped the same way by the code of that commit, in a child
+   process on the same metastore (``before_code.py``): the baseline in the same run.
 3. Hive drops the other one (``spark.sql("DROP TABLE …")``: ``HiveClientImpl.dropTable`` → ``HMSHandler.drop_table``,
    partitions dropped in batches by ``ObjectStore.dropPartitions``, the directory deleted), after one warm-up
    statement outside the timing.
@@ -27,6 +29,7 @@ import statistics
 import time
 from pathlib import Path
 
+from before_code import execute_before
 from common import REPO, recreate_metastore, setup_django, timed, write_section
 
 DATABASE = "ca_bench_drop"
@@ -39,20 +42,22 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=100_000)
     parser.add_argument("--col-stats", type=int, default=5)
     parser.add_argument("--runs", type=int, default=1, help="tables the console drops (the median is reported)")
+    parser.add_argument("--before", default="", help="a commit whose code drops one more table (the baseline)")
     args = parser.parse_args()
     loads = [os.getloadavg()[0]]
     shutil.rmtree(WAREHOUSE, ignore_errors=True)
     recreate_metastore(DATABASE, "2.3.0")
     os.environ[f"METASTORE_EXTRA_ROOTS_{ALIAS.upper()}"] = WAREHOUSE.as_uri()  # the console governs the bench's data
     setup_django(f"{ALIAS}=postgresql://postgres@127.0.0.1:5432/{DATABASE}")
-    tables = [seed_table(args.partitions, args.col_stats) for _ in range(1 + args.runs)]
-    hive_table, console_tables = tables[0], tables[1:]
+    tables = [seed_table(args.partitions, args.col_stats) for _ in range(1 + args.runs + bool(args.before))]
+    hive_table, console_tables = tables[0], tables[1 : 1 + args.runs]
     _analyze()
     console = [console_drop(table) for table in console_tables]
+    baseline = execute_before(args.before, ALIAS, f"DROP TABLE bench.{tables[-1]}") if args.before else None
     loads.append(os.getloadavg()[0])
     hive_seconds, hive_left = hive_drop(hive_table)
     loads.append(os.getloadavg()[0])
-    report(args, console, hive_seconds, hive_left, loads)
+    report(args, console, baseline, hive_seconds, hive_left, loads)
 
 
 def seed_table(partitions: int, col_stats: int) -> str:
@@ -142,6 +147,7 @@ def hive_drop(table: str) -> tuple[float, int]:
 def report(
     args: argparse.Namespace,
     console: list[tuple[float, float, int, int]],
+    baseline: dict | None,
     hive_seconds: float,
     hive_left: int,
     loads: list[float],
@@ -152,7 +158,7 @@ def report(
     hive_outcome = "rows and data deleted" if not hive_left else "**failed**: the table is still there"
     body = [
         f"Command: `.venv/bin/python benchmarks/drop_table.py --partitions {args.partitions} "
-        f"--col-stats {args.col_stats} --runs {args.runs}`",
+        f"--col-stats {args.col_stats} --runs {args.runs}{f' --before {args.before}' if args.before else ''}`",
         "",
         f"Machine: {platform.machine()}, Python {platform.python_version()}, 2 cores shared with other work (load "
         f"average {', '.join(f'{load:.1f}' for load in loads)} at the start, after the console's drops and after "
@@ -169,6 +175,16 @@ def report(
         "moved to the trash, the before-image kept |",
         f"| catalog-admin, preview + execution (median of {len(totals)}: "
         f"{', '.join(f'{t:.2f}' for t in totals)}) | {median:.2f} | |",
+    ]
+    if baseline is not None:
+        before = baseline["preview_s"] + baseline["execute_s"]
+        body += [
+            f"| baseline: the code of {args.before}, preview | {baseline['preview_s']:.2f} | |",
+            f"| baseline: the code of {args.before}, execution | {baseline['execute_s']:.2f} | |",
+            f"| baseline: the code of {args.before}, preview + execution | {before:.2f} | "
+            f"{hive_seconds / before:.0f}× Hive's |",
+        ]
+    body += [
         "",
         f"The console's drop was **{hive_seconds / median:.0f}×** faster than Hive's (goal: at least 50×), "
         "its data kept in the trash for the undrop.",

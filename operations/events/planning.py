@@ -301,7 +301,7 @@ def _revert_added(execution: Execution, preview: Preview) -> Planned:
     """An ADD PARTITION's or MSCK's revert: ``DROP PARTITION`` of the partitions it added that are still there (the
     revert plan's ``inverse["dropped_ids"]``: one DROP_PARTITION each) and ``add_partitions`` of those it dropped."""
     gone = list(preview.inverse.get("dropped_ids", []))
-    back = sorted(row["PART_ID"] for row in execution.before_image.get("deleted_rows", {}).get("PARTITIONS", []))
+    back = sorted(row["PART_ID"] for row in execution.captured_rows("deleted", "PARTITIONS"))
     counts: Counts = ((ADD_PARTITION, 1),) if back else ()
     counts += ((DROP_PARTITION, len(gone)),) if gone else ()
     return counts, {"ids": gone, "added_ids": back, "batch": max(len(back), 1)}
@@ -345,21 +345,21 @@ def _revert_events(execution: Execution) -> Planned:
     if kind not in _REVERTED:
         raise UnplannedEvents(f"No notification events are planned for reverting {kind}.")
     if kind == "drop_partitions":
-        ids = sorted(row["PART_ID"] for row in image.get("deleted_rows", {}).get("PARTITIONS", []))
+        ids = sorted(row["PART_ID"] for row in execution.captured_rows("deleted", "PARTITIONS"))
         return ((ADD_PARTITION, 1),), {"ids": ids}
     if kind == "rename_partition":
         return ((ALTER_PARTITION, 1),), {"ids": [image["partition"]["id"]]}
     if kind == "drop_table":  # create_table, then add_partitions carrying every partition put back
-        parts = image.get("deleted_rows", {}).get("PARTITIONS", [])
+        parts = execution.captured_count("deleted", "PARTITIONS")
         return ((CREATE_TABLE, 1), *(((ADD_PARTITION, 1),) if parts else ())), {"all": True} if parts else None
     if kind == "relocate":  # the swap back: the same events as the swap, for the rows it wrote back
-        sd_ids = sorted({row["SD_ID"] for row in image.get("updated_rows", {}).get("SDS", [])})
+        sd_ids = sorted({row["SD_ID"] for row in execution.captured_rows("updated", "SDS")})
         if execution.operation.get("partitions"):
             return ((ALTER_PARTITION, len(sd_ids)),), {"sd_ids": sd_ids}
         # the whole table: its own storage descriptor is one of the rows written back
         return ((ALTER_TABLE, 1), (ALTER_PARTITION, len(sd_ids) - 1)), {"sd_ids": sd_ids}
     if kind in ("compact_files", "convert_format"):  # the swap back: the storage descriptors it wrote back
-        sd_ids = sorted({row["SD_ID"] for row in image.get("updated_rows", {}).get("SDS", [])})
+        sd_ids = sorted({row["SD_ID"] for row in execution.captured_rows("updated", "SDS")})
         table = ((ALTER_TABLE, 1),) if image.get("table_sd") else ()
         partitions = len(sd_ids) - len(table)
         return (*table, *(((ALTER_PARTITION, partitions),) if partitions else ())), {"sd_ids": sd_ids}

@@ -2,7 +2,7 @@
 
 from operations.models.audit import AuditRecord
 from operations.models.change_requests import Approval, ChangeRequest, Comment
-from operations.models.executions import DONE, DirectoryMoveRecord, Execution
+from operations.models.executions import DONE, CapturedRows, DirectoryMoveRecord, Execution
 from operations.models.idempotency import IdempotencyKey
 from operations.models.jobs import Job, JobLogEntry
 from operations.models.merges import MergeImport
@@ -14,6 +14,7 @@ __all__ = (
     "Approval",
     "Audience",
     "AuditRecord",
+    "CapturedRows",
     "ChangeRequest",
     "Comment",
     "DirectoryMoveRecord",

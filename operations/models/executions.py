@@ -1,10 +1,37 @@
-"""Executions of previewed plans: the audit record, the before-image and the directory-move journal."""
+"""Executions of previewed plans: the audit record, the before-image and the directory-move journal.
+
+An execution's before-image has two parts: ``Execution.before_image``, the JSON its plan and execution keep (the
+plan's inverse, the ids it allocated, the directories it made, and ``captured``: how many rows of each metastore table
+its statements deleted or replaced), and the rows themselves, in :class:`CapturedRows` (compressed chunks, one
+metastore table each, written set-based during the metastore transaction, never in the execution's JSON).
+``Execution.read_before_image`` puts them together for every reader (revert, undrop, the events of a revert); an
+execution recorded before ``CapturedRows`` existed (migration 0014) has its rows in the JSON, read as they are.
+"""
 
 from __future__ import annotations
 
+import base64
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import zstandard
 from django.db import models
 
-__all__ = ("DONE", "DirectoryMoveRecord", "Execution")
+__all__ = (
+    "DONE",
+    "CapturedRows",
+    "DirectoryMoveRecord",
+    "Execution",
+    "decode_rows",
+    "encode_rows",
+    "jsonable_value",
+    "row_value",
+)
+
+DELETED, UPDATED = "deleted", "updated"
+_IMAGE_KEYS = {DELETED: "deleted_rows", UPDATED: "updated_rows"}  # the before-image's keys for the rows of each kind
 
 
 class Execution(models.Model):
@@ -56,6 +83,45 @@ class Execution(models.Model):
         return f"#{self.pk} {self.statement}"
 
     @property
+    def keeps_rows(self) -> bool:
+        """Whether the execution kept the rows its statements deleted or replaced (so it can be reverted exactly)."""
+        image = self.before_image or {}
+        return "captured" in image or "deleted_rows" in image
+
+    def read_before_image(self) -> dict[str, Any]:
+        """The whole before-image: the JSON with ``deleted_rows`` and ``updated_rows`` (metastore table -> rows as
+        dicts, in the order they were captured; bytes and datetimes as ``{"base64": …}`` / ``{"datetime": …}``)."""
+        image = dict(self.before_image or {})
+        if "captured" in image:
+            image.update({_IMAGE_KEYS[kind]: self._captured(kind) for kind in (DELETED, UPDATED)})
+        return image
+
+    def captured_rows(self, kind: str, table: str) -> list[dict[str, Any]]:
+        """The rows of one metastore ``table`` the statements deleted (``kind`` "deleted") or replaced ("updated")."""
+        image = self.before_image or {}
+        if "captured" not in image:
+            return list(image.get(_IMAGE_KEYS[kind], {}).get(table, []))
+        return self._captured(kind, table).get(table, [])
+
+    def captured_count(self, kind: str, table: str) -> int:
+        """How many rows of ``table`` the statements deleted or replaced, without reading them."""
+        image = self.before_image or {}
+        if "captured" in image:
+            return int(image["captured"].get(kind, {}).get(table, 0))
+        return len(image.get(_IMAGE_KEYS[kind], {}).get(table, []))
+
+    def _captured(self, kind: str, table: str | None = None) -> dict[str, list[dict[str, Any]]]:
+        counts: dict[str, int] = self.before_image["captured"].get(kind, {})
+        rows: dict[str, list[dict[str, Any]]] = {name: [] for name in counts if table in (None, name)}
+        chunks = CapturedRows.objects.filter(execution=self, kind=kind)
+        if table is not None:
+            chunks = chunks.filter(metastore_table=table)
+        for name, data in chunks.order_by("pk").values_list("metastore_table", "data"):
+            columns, values = decode_rows(data)
+            rows.setdefault(name, []).extend(dict(zip(columns, row, strict=True)) for row in values)
+        return rows
+
+    @property
     def reverted_by(self) -> Execution | None:
         """The revert that undid this execution: a succeeded or reconciled attempt (a failed or refused one left it
         in force, a running one is not settled yet)."""
@@ -90,3 +156,61 @@ class DirectoryMoveRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source} → {self.destination} ({self.state})"
+
+
+class CapturedRows(models.Model):
+    """One chunk of the rows an execution's statements deleted or replaced, of one metastore table: the column names
+    and the rows, JSON compressed with zstd (:func:`encode_rows`)."""
+
+    class Kind(models.TextChoices):
+        DELETED = DELETED, "Deleted by a statement"
+        UPDATED = UPDATED, "Replaced by an update"
+
+    execution = models.ForeignKey(Execution, on_delete=models.PROTECT, related_name="captured_chunks")
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    metastore_table = models.CharField(max_length=128)
+    chunk = models.PositiveIntegerField(help_text="The chunk's number among the table's (in capture order).")
+    row_count = models.PositiveIntegerField()
+    data = models.BinaryField(help_text="zstd-compressed JSON: [columns, rows].")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["execution", "kind", "metastore_table", "chunk"], name="captured_rows_chunk_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.execution_id} {self.kind} {self.metastore_table} [{self.chunk}]: {self.row_count} rows"
+
+
+def encode_rows(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> bytes:
+    """``columns`` and ``rows`` (as a cursor returns them) as compressed JSON; bytes and datetimes as the
+    before-image has always written them. The C encoder sees every other value once (no per-value Python)."""
+    text = json.dumps([list(columns), rows], default=jsonable_value, separators=(",", ":"))
+    return zstandard.ZstdCompressor(level=3).compress(text.encode())
+
+
+def decode_rows(data: bytes | memoryview) -> tuple[list[str], list[list[Any]]]:
+    """The columns and rows :func:`encode_rows` wrote."""
+    columns, rows = json.loads(zstandard.ZstdDecompressor().decompress(bytes(data)))
+    return columns, rows
+
+
+def jsonable_value(value: Any) -> Any:
+    """A value JSON cannot hold as it is, as a before-image keeps it: bytes and datetimes tagged (:func:`row_value`
+    reads them back); any other is refused."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return {"base64": base64.b64encode(bytes(value)).decode()}
+    if isinstance(value, datetime):  # e.g. COMPLETED_TXN_COMPONENTS.CTC_TIMESTAMP
+        return {"datetime": value.isoformat()}
+    raise TypeError(f"a captured {type(value).__name__} cannot be kept in a before-image")
+
+
+def row_value(value: Any) -> Any:
+    """A value of a before-image's row as the metastore held it (:func:`jsonable_value` tagged bytes and datetimes)."""
+    if isinstance(value, dict) and set(value) == {"base64"}:
+        return base64.b64decode(value["base64"])
+    if isinstance(value, dict) and set(value) == {"datetime"}:
+        return datetime.fromisoformat(value["datetime"])
+    return value

@@ -54,11 +54,13 @@ __all__ = (
 # CASCADE at 10,000 and 100,000 partitions). Hive's own cost is a setting, CATALOG_HIVE_COST.
 CONSOLE_SECONDS_BASE = 0.05
 CONSOLE_SECONDS_PER_ROW = 0.00001
-# Each directory moved: two journal writes in the console's database (before and after, each committed) around the
-# rename (opened component by component without following links) and the pruning of emptied parents. Measured by
-# benchmarks/drop_range_preview.py (8,760 partitions to the trash: 5.4 ms per move on a loaded 2-core machine with
-# the console on SQLite, the rename itself 0.2 ms).
-CONSOLE_SECONDS_PER_MOVE = 0.003
+# Each directory moved: the rename (opened component by component without following links) and the pruning of
+# emptied parents; the journal is written in batches (services/move_journal.py: one bulk insert before the moves, a
+# done-mark every 500 moves or second). Measured by benchmarks/drop_range_preview.py --execute-only (8,760 partitions
+# to the trash: 15.7 s and 20.8 s in all in two runs at load 11-13 on the shared 2-core machine with the console on
+# SQLite, 1.7-2.3 ms per move; 3d42d91's two committed journal writes per move took 313.6 s in the first run's
+# conditions). Measured only on the loaded machine: an idle one runs faster than estimated.
+CONSOLE_SECONDS_PER_MOVE = 0.0015
 
 
 # Hive's ACID bookkeeping: rows keyed by database and table name (most also by partition name), not by id, that follow

@@ -23,10 +23,8 @@ statements does not grow with the number of tables. ``reinsert_steps`` puts dele
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from django.db import connections
@@ -41,6 +39,7 @@ from catalog_admin.models import (
     TransactionWriteId,
 )
 from catalog_admin.selectors.metastores import Metastore
+from operations.models.executions import row_value
 from operations.preview import Step
 from operations.sql import MetastoreSql
 from operations.table_state import TableState
@@ -339,16 +338,8 @@ def reinsert_steps(metastore: Metastore, deleted: dict[str, list[dict[str, Any]]
                     table,
                     "insert",
                     f"INSERT INTO {quote(table)} ({', '.join(quote(c) for c in columns)}) VALUES {values}",
-                    tuple(_from_json(row[c]) for row in chunk for c in columns),
+                    tuple(row_value(row[c]) for row in chunk for c in columns),
                     len(chunk),
                 )
             )
     return steps
-
-
-def _from_json(value: Any) -> Any:
-    if isinstance(value, dict) and set(value) == {"base64"}:
-        return base64.b64decode(value["base64"])
-    if isinstance(value, dict) and set(value) == {"datetime"}:
-        return datetime.fromisoformat(value["datetime"])
-    return value

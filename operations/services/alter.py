@@ -13,7 +13,6 @@ exactly whether a crashed execution committed.
 
 from __future__ import annotations
 
-import base64
 import logging
 import os
 import signal
@@ -44,6 +43,7 @@ from operations.ddl.parser import parse_alter
 from operations.events.planning import plan_events
 from operations.events.writer import capture_before, write_events
 from operations.models import DirectoryMoveRecord, Execution
+from operations.models.executions import jsonable_value
 from operations.planners.analyze import plan_analyze
 from operations.planners.columns import plan_column_change
 from operations.planners.common import snapshot
@@ -69,7 +69,10 @@ from operations.planners.trash_purge import plan_purge_trash
 from operations.planners.truncate import plan_truncate_table
 from operations.preview import DirectoryMove, Measured, NewId, Preview, Step
 from operations.services.commit_markers import new_commit_marker, write_commit_marker
+from operations.services.move_journal import MoveJournal
+from operations.services.move_journal import mark as mark_moves
 from operations.services.one_transaction import Counts, refuse_unexecutable, run_execution
+from operations.services.row_capture import DELETED, UPDATED, RowCapture, discard_captured_rows
 from operations.services.trash_purge import purge_trash_entries
 from operations.services.undrop import check_name_free
 from operations.specs import (
@@ -295,8 +298,11 @@ def _apply(
     measured: Mapping[tuple[str, str], object],
     swap_moves: Sequence[DirectoryMove] = (),
 ) -> dict[str, dict[str, int]]:
-    moved: list[tuple[DirectoryMoveRecord, int]] = []
+    moved: list[DirectoryMoveRecord] = []
     made: list[str] = []
+    capture = RowCapture(execution)
+    journal: MoveJournal | None = None
+    attempted = 0
     try:
         with allow_metastore_writes(), transaction.atomic(using=metastore.alias):
             if isinstance(preview.spec, CreateTable):
@@ -312,23 +318,32 @@ def _apply(
                 _check_scope(metastore, preview)
             write_commit_marker(metastore, execution.commit_marker, execution.pk)
             fault_point("locked")
-            for move in (*preview.moves, *swap_moves):
-                moved.append(_move_directory(execution, move))
+            moves = (*preview.moves, *swap_moves)
+            journal = MoveJournal(execution, moves)
+            for attempted, (record, move) in enumerate(zip(journal.records, moves, strict=True), start=1):
+                _move_directory(execution, move)
+                moved.append(record)
+                fault_point(f"move:{attempted}")
+                journal.moved(record)
+            journal.flush()
             for location in preview.directories_created:  # CREATE TABLE's location, ADD PARTITION's managed ones
                 made += make_directory(location)
             fault_point("moved")
             steps, allocated = _resolve_ids(metastore, _fill_measured(preview.steps, measured))
             events = _created_table_events(preview, allocated)
             events_before = capture_before(metastore, events) if events else None
-            counts, captured = _run_steps(metastore, steps, progress)
+            counts = _run_steps(metastore, steps, capture, progress)
             if events and events_before:
                 written = write_events(metastore, events, events_before)
                 counts["NOTIFICATION_LOG"] = {"insert": written, "update": 0, "delete": 0}
-            _keep_before_image(execution, allocated, captured, made)
+            _keep_before_image(execution, allocated, capture, made)
             fault_point("before_commit")
     except BaseException:
         _restore_directories(moved)
+        if journal is not None:  # planned, never started (a move that raised stays INTENDED, for a person)
+            journal.forget(journal.records[attempted:])
         remove_empty_directories(made)
+        discard_captured_rows(execution)
         raise
     fault_point("committed")
     for kept in remove_empty_directories(preview.directories_removed):  # a revert of those: only while empty
@@ -364,16 +379,15 @@ def _created_table_events(preview: Preview, allocated: dict[str, int]) -> Any:
     return preview.events
 
 
-def _keep_before_image(
-    execution: Execution, allocated: dict[str, int], captured: dict[str, Any], made: list[str]
-) -> None:
-    """Store the rows the statements replaced before the metastore commits: an execution that dies after the commit
-    (reconciled later) can still be reverted exactly."""
+def _keep_before_image(execution: Execution, allocated: dict[str, int], capture: RowCapture, made: list[str]) -> None:
+    """Store the rows the statements replaced (``CapturedRows``) and what the execution's JSON keeps of them (their
+    counts) before the metastore commits: an execution that dies after the commit (reconciled later) can still be
+    reverted exactly."""
+    capture.flush()
     execution.before_image = {
         **execution.before_image,
         "allocated_ids": allocated,
-        "deleted_rows": captured["deleted"],
-        "updated_rows": captured["updated"],
+        "captured": capture.counts,
         **({"made_directories": made} if made else {}),
     }
     execution.save(update_fields=["before_image"])
@@ -441,67 +455,47 @@ def _refuse_stale(preview: Preview, staleness: Staleness) -> None:
     raise stale_preview_error(message, staleness)
 
 
-def _move_directory(execution: Execution, move: DirectoryMove) -> tuple[DirectoryMoveRecord, int]:
-    """Move one directory under the journal; returns its record and how many parent directories the move created."""
-    created = _missing_parents(move.destination, execution.metastore)
-    record = DirectoryMoveRecord.objects.create(
-        execution=execution, source=move.source, destination=move.destination, created_parents=created
-    )
+def _move_directory(execution: Execution, move: DirectoryMove) -> None:
+    """Move one directory (journaled by the caller's :class:`MoveJournal`), pruning its emptied source parents."""
     filesystem = filesystem_for(move.source, execution.metastore)
     filesystem.rename(move.source, move.destination)
     if move.prune_source_levels:
         filesystem.prune_empty_parents(move.source, levels=move.prune_source_levels)
-    record.state = DirectoryMoveRecord.State.MOVED
-    record.save(update_fields=["state", "updated_at"])
-    return record, created
 
 
-def _missing_parents(location: str, metastore: str) -> int:
-    """How many parent directories of ``location`` do not exist (moving a directory there creates them)."""
-    filesystem, count = filesystem_for(location, metastore), 0
-    parent = location.rstrip("/").rpartition("/")[0]
-    while parent.rstrip("/").count("/") > 1 and filesystem.exists(parent) is False:
-        count += 1
-        parent = parent.rpartition("/")[0]
-    return count
-
-
-def _restore_directories(moved: list[tuple[DirectoryMoveRecord, int]]) -> None:
-    """Move each directory back, remove the parents its move created, and journal it RESTORED."""
-    for record, created_parents in reversed(moved):
+def _restore_directories(moved: list[DirectoryMoveRecord]) -> None:
+    """Move each directory back, remove the parents its move created, and journal them RESTORED (one batch)."""
+    restored = []
+    for record in reversed(moved):
         try:
             filesystem = filesystem_for(record.destination, record.execution.metastore)
             filesystem.rename(record.destination, record.source)
-            if created_parents:
-                filesystem.prune_empty_parents(record.destination, levels=created_parents)
+            if record.created_parents:
+                filesystem.prune_empty_parents(record.destination, levels=record.created_parents)
         except OSError:
             logger.exception(
                 "Could not move %s back to %s; run reconcile_executions", record.destination, record.source
             )
             continue
-        record.state = DirectoryMoveRecord.State.RESTORED
-        record.save(update_fields=["state", "updated_at"])
+        restored.append(record)
+    mark_moves(restored, DirectoryMoveRecord.State.RESTORED)
 
 
 def _run_steps(
-    metastore: Metastore, steps: tuple[Step, ...], progress: Progress | None = None
-) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, list[dict[str, Any]]]]]:
-    """Run each step, checking its count; returns the counts and the old rows (the before-image):
-    every row a delete removed, and the rows of updates marked for capture."""
+    metastore: Metastore, steps: tuple[Step, ...], capture: RowCapture, progress: Progress | None = None
+) -> dict[str, dict[str, int]]:
+    """Run each step, checking its count; returns the counts. ``capture`` takes the old rows first (the
+    before-image): every row a delete removes, and the rows of updates marked for capture."""
     counts: dict[str, dict[str, int]] = {}
-    deleted: dict[str, list[dict[str, Any]]] = {}
-    updated: dict[str, list[dict[str, Any]]] = {}
     with connections[metastore.alias].cursor() as cursor:
         for number, step in enumerate(steps, start=1):
             fault_point(f"step:{number}")
             if progress is not None:
                 progress(number - 1, len(steps), step.description)
             if step.capture_sql:
-                deleted.setdefault(step.metastore_table, []).extend(fetch_rows(cursor, step.capture_sql, step.params))
+                capture.capture(cursor, DELETED, step.metastore_table, step.capture_sql, step.params)
             if step.before_sql:
-                updated.setdefault(step.metastore_table, []).extend(
-                    fetch_rows(cursor, step.before_sql, step.before_params)
-                )
+                capture.capture(cursor, UPDATED, step.metastore_table, step.before_sql, step.before_params)
             cursor.execute(step.sql, step.params)
             changed = cursor.rowcount
             if step.expected_rows >= 0 and changed != step.expected_rows:
@@ -513,32 +507,24 @@ def _run_steps(
                 )
             table = counts.setdefault(step.metastore_table, {"insert": 0, "update": 0, "delete": 0})
             table[step.action] += max(changed, 0)
-    return counts, {"deleted": deleted, "updated": updated}
+    return counts
 
 
 def fetch_rows(cursor: Any, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
-    """The rows ``sql`` selects by column name, bytes and datetimes as JSON keeps them (a before-image)."""
+    """The rows ``sql`` selects by column name, bytes and datetimes as a before-image keeps them in JSON (a
+    database's execution keeps its rows there; :class:`RowCapture` keeps an ALTER's beside the execution)."""
     cursor.execute(sql, params)
     names = [column[0] for column in cursor.description]
     rows = cursor.fetchall()
-    # Only the columns holding bytes or datetimes need converting: the others' rows go in as they are (a drop of
-    # 100,000 partitions reads millions of values back here).
+    # Only the columns holding bytes or datetimes need converting: the others' rows go in as they are.
     special = {i for i in range(len(names)) if any(type(row[i]) in _SPECIAL for row in rows)}
     if not special:
         return [dict(zip(names, row, strict=True)) for row in rows]
-    return [{n: _jsonable(v) if i in special else v for i, (n, v) in enumerate(zip(names, row, strict=True))}
+    return [{n: jsonable_value(v) if i in special else v for i, (n, v) in enumerate(zip(names, row, strict=True))}
             for row in rows]  # fmt: skip
 
 
 _SPECIAL = frozenset({bytes, bytearray, memoryview, datetime})
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, bytes | bytearray | memoryview):
-        return {"base64": base64.b64encode(bytes(value)).decode()}
-    if isinstance(value, datetime):  # e.g. COMPLETED_TXN_COMPONENTS.CTC_TIMESTAMP
-        return {"datetime": value.isoformat()}
-    return value
 
 
 def _expected_counts(preview: Preview) -> dict[str, dict[str, int]]:

@@ -1,16 +1,14 @@
 """
 What every revert shares (``revert.py``, and undrop's ``undrop.py``): the directories an execution moved, moved back
-from where it put them (its trash, a new location), and the before-image's values as the rows held them.
+from where it put them (its trash, a new location); ``row_value`` (re-exported from the model that writes them): the
+before-image's values as the rows held them.
 """
 
 from __future__ import annotations
 
-import base64
-from datetime import datetime
-from typing import Any
-
 from catalog_admin.locations import filesystem_for
 from operations.models import DirectoryMoveRecord, Execution
+from operations.models.executions import row_value
 from operations.preview import DirectoryMove
 
 __all__ = ("moves_back", "row_value")
@@ -42,12 +40,3 @@ def moves_back(execution: Execution) -> list[DirectoryMove]:
             )
         )
     return moves
-
-
-def row_value(value: Any) -> Any:
-    """A value of a before-image's row as the metastore held it (the JSON kept bytes and datetimes tagged)."""
-    if isinstance(value, dict) and set(value) == {"base64"}:
-        return base64.b64decode(value["base64"])
-    if isinstance(value, dict) and set(value) == {"datetime"}:
-        return datetime.fromisoformat(value["datetime"])
-    return value

@@ -10,8 +10,11 @@ verdict is read from the marker alone, never from how the table looks (someone m
 * marker absent: it never committed, and the fence ``claim_commit_marker`` inserts makes sure it never will.
   Exactly the journalled moves are undone, the last first (destination → source, only where the destination
   exists and the source does not; only the parent directories the move created are removed), the records are
-  RESTORED and the execution FAILED (a relocation's swap: the cleanup then removes its copy). A directory found
-  at both ends or at neither is left for a person;
+  RESTORED and the execution FAILED (a relocation's swap: the cleanup then removes its copy), and the rows it
+  captured for a revert are removed. The journal plans every move before the first and marks them done in batches
+  (``move_journal``), so an INTENDED record may have moved or not: the disk decides (source gone and destination
+  there: moved, so moved back; source there and destination gone: never moved). A directory found at both ends or
+  at neither is left for a person, named, and the execution stays RUNNING;
 * the metastore cannot answer (unreachable, locked, or an execution recorded before markers existed): nothing
   is done and the execution is reported, for a later run.
 
@@ -42,6 +45,7 @@ from operations.models import DirectoryMoveRecord, Execution
 from operations.services.audit import record_audit
 from operations.services.commit_markers import PREFIX, claim_commit_marker, drop_commit_marker
 from operations.services.relocation_cleanup import settle_relocation
+from operations.services.row_capture import discard_captured_rows
 
 __all__ = (
     "MoveOutcome",
@@ -66,7 +70,7 @@ class MoveOutcome:
 
     source: str
     destination: str
-    action: str  # moved back | already back | kept (committed) | conflict: …
+    action: str  # moved back | already back | never moved | kept (committed) | conflict: …
 
 
 @dataclass(frozen=True)
@@ -198,6 +202,7 @@ def _settle_rolled_back(
         outcomes.append(MoveOutcome(record.source, record.destination, action))
     moves = tuple(reversed(outcomes))
     if not dry_run and settled:
+        discard_captured_rows(execution)  # nothing committed: nothing to revert
         moved_back = sum(outcome.action == "moved back" for outcome in moves)
         _finish(
             execution,
@@ -228,8 +233,8 @@ def _move_back(record: DirectoryMoveRecord, dry_run: bool) -> str:
         if record.created_parents:
             filesystem.prune_empty_parents(record.destination, levels=record.created_parents)
         action = "moved back"
-    elif source_exists and destination_exists is False:
-        action = "already back"
+    elif source_exists and destination_exists is False:  # moved back already, or planned and never started
+        action = "never moved" if record.state == DirectoryMoveRecord.State.INTENDED else "already back"
     else:
         return f"conflict: source {_exists(source_exists)}, destination {_exists(destination_exists)}; left alone"
     if not dry_run:

@@ -130,7 +130,8 @@ def _revert_plan(metastore: Metastore, execution: Execution) -> Preview:
     if kind == "compact":
         target = TableRef(**operation["target"])
         spec = RevertExecution(target=target, execution_id=execution.pk, statement=execution.statement)
-        return plan_compaction_revert(metastore, read_table_state(metastore, target), spec, image)
+        state = read_table_state(metastore, target)
+        return plan_compaction_revert(metastore, state, spec, execution.read_before_image())
     return _restore_preview(metastore, execution)
 
 
@@ -149,7 +150,7 @@ def _check_revertible(execution: Execution) -> None:
             f"Execution #{execution.pk} changed nothing (IF EXISTS found no table): there is nothing to revert.",
             {"execution": execution.pk},
         )
-    if "deleted_rows" not in execution.before_image:
+    if not execution.keeps_rows:
         raise ApplicationError(
             ErrorCode.INVALID_STATE,
             f"Execution #{execution.pk} has no record of the rows it replaced: it cannot be reverted exactly.",
@@ -223,7 +224,7 @@ def _check_relocation_kept(execution: Execution) -> None:
 def _restore_preview(metastore: Metastore, execution: Execution) -> Preview:
     target = TableRef(**execution.operation["target"])
     state = read_table_state(metastore, target)
-    image = execution.before_image
+    image = execution.read_before_image()
     sql = MetastoreSql(metastore.alias)
     kind = execution.operation["kind"]
     steps: list[Step] = []

@@ -40,7 +40,7 @@ def is_undrop(execution: Execution) -> bool:
 
 def undrop_preview(*, metastore: Metastore, execution: Execution) -> Preview:
     """The plan putting back the table ``execution`` dropped: its rows (same ids) and its data from the trash."""
-    image = execution.before_image
+    image = execution.read_before_image()
     state = _state_from(image["table_state"])
     blockers = _name_blockers(metastore, state) + _trash_blockers(execution)
     moves = tuple(moves_back(execution))

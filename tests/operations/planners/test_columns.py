@@ -474,7 +474,7 @@ def test_a_bucketing_column_follows_its_rename(metastore: Metastore) -> None:
     assert renamed == expected
     assert execution.actual_counts == execution.expected_counts
     assert bucket_columns(metastore, [payments.sd_id]) == [(payments.sd_id, "pid", 0)]
-    assert execution.before_image["updated_rows"]["BUCKETING_COLS"] == [
+    assert execution.read_before_image()["updated_rows"]["BUCKETING_COLS"] == [
         {"SD_ID": payments.sd_id, "BUCKET_COL_NAME": "payment_id", "INTEGER_IDX": 0}
     ]
 
@@ -551,7 +551,7 @@ def test_flag_edits_keep_each_partition_row_once_with_its_original_value(
 
     # then
     assert [s.expected_rows for s in preview.steps if s.metastore_table == "PARTITION_PARAMS"] == [9, 9]
-    captured = execution.before_image["updated_rows"]["PARTITION_PARAMS"]
+    captured = execution.read_before_image()["updated_rows"]["PARTITION_PARAMS"]
     assert sorted((row["PART_ID"], row["PARAM_VALUE"]) for row in captured) == original
     assert revert.actual_counts == revert.expected_counts
     assert rows_besides_sequences(metastore) == rows
@@ -654,7 +654,7 @@ def test_a_cascade_rename_keeps_one_inverse_rule_for_every_partitions_flags(meta
     # then
     assert forward.expected_counts["PARTITION_PARAMS"]["update"] > 0
     assert forward.before_image["flag_inverse"] == [['"amount_eur":"true"', '"amount":"true"']]
-    assert "PARTITION_PARAMS" not in forward.before_image["updated_rows"]
+    assert "PARTITION_PARAMS" not in forward.read_before_image()["updated_rows"]
     after = metastore_dump(metastore.alias, events=False)
     assert {t: r for t, r in after.items() if t != "SEQUENCE_TABLE"} == {
         t: r for t, r in rows.items() if t != "SEQUENCE_TABLE"
@@ -682,7 +682,7 @@ def test_flags_already_naming_the_new_column_are_kept_row_by_row(metastore: Meta
     # then
     assert forward.before_image["flag_inverse"] == []
     assert (
-        len(forward.before_image["updated_rows"]["PARTITION_PARAMS"])
+        len(forward.read_before_image()["updated_rows"]["PARTITION_PARAMS"])
         == forward.expected_counts["PARTITION_PARAMS"]["update"]
     )
 

@@ -436,7 +436,7 @@ def test_dropping_one_partition_deletes_its_rows_and_moves_its_data_to_the_trash
     assert StorageDescriptor.objects.using(alias).filter(cd_id=orders.sd.cd_id).count() == 12  # table + 11 partitions
     assert not path_of(before["sd__location"]).exists()
     assert warehouse_tree(path_of(trash)) == tree
-    assert len(execution.before_image["deleted_rows"]["PARTITIONS"]) == 1
+    assert len(execution.read_before_image()["deleted_rows"]["PARTITIONS"]) == 1
 
 
 @pytest.mark.parametrize(
@@ -726,4 +726,4 @@ def test_dropping_partitions_of_a_transactional_table_deletes_their_acid_bookkee
     assert execution.actual_counts == execution.expected_counts
     assert bookkeeping(metastore, OPEN_PARTITION) == {"HIVE_LOCKS": 2, "WRITE_SET": 1}
     assert bookkeeping(metastore, ABORTED_PARTITION) == {}
-    assert len(execution.before_image["deleted_rows"]["TXN_COMPONENTS"]) == 2
+    assert len(execution.read_before_image()["deleted_rows"]["TXN_COMPONENTS"]) == 2

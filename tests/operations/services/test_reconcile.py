@@ -120,7 +120,7 @@ def test_a_drop_that_died_after_the_commit_can_still_be_reverted_exactly(
 
     # then
     assert (result.committed, dropped.state) == (True, Execution.State.RECONCILED)
-    assert sum(len(r) for r in dropped.before_image["deleted_rows"].values()) > 0
+    assert sum(len(r) for r in dropped.read_before_image()["deleted_rows"].values()) > 0
     assert revert.actual_counts == revert.expected_counts
     assert (metastore_dump(metastore.alias, events=False), warehouse_tree(warehouse)) == (rows, tree)
 

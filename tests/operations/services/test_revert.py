@@ -305,7 +305,7 @@ def test_revert_of_a_prefix_rewrite_is_one_rule_and_exact(
 
     # then
     assert changed, "the rewrite changed no location"
-    image = execution.before_image
+    image = execution.read_before_image()
     assert image["rule"] == {"old_prefix": new, "new_prefix": old}
     assert (image["keep_sd_ids"], image["updated_rows"], image["deleted_rows"]) == (kept, {}, {})
     assert revert.actual_counts == revert.expected_counts == execution.expected_counts
