@@ -73,7 +73,8 @@ def plan_drop_partitions(metastore: Metastore, state: TableState, spec: DropPart
 def _move_contexts(state: TableState, matched: list[dict]) -> dict[str, MoveContext]:
     """Each dropped directory's context for the containment guard: its own storage descriptor moves with it, the
     table's root may lie above it, and its trash folder appends the partition's name."""
-    enclosing, segments = frozenset({state.sd_id} - {None}), len(state.partition_keys)
+    enclosing = frozenset(() if state.sd_id is None else (state.sd_id,))
+    segments = len(state.partition_keys)
     return {
         p["sd__location"]: MoveContext(
             sd_ids=frozenset((p["sd_id"],)), enclosing=enclosing, leaf=p["name"], leaf_segments=segments
