@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import subprocess
@@ -42,6 +43,42 @@ def setup_django(metastores: str) -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
+
+
+PREVIEW_AT_COMMIT = """
+import json, os, sys, time
+sys.path.insert(0, os.getcwd())
+import django
+django.setup()
+from django.core.management import call_command
+call_command("migrate", verbosity=0)
+from catalog_admin.selectors.metastores import get_metastore
+from operations.services.alter import alter_preview_statement
+started = time.perf_counter()
+plan = alter_preview_statement(metastore=get_metastore(sys.argv[1]), statement=sys.argv[2])
+ms = (time.perf_counter() - started) * 1000
+print(json.dumps([ms, plan.partitions_touched, len(plan.blockers), plan.fingerprint]))
+"""
+
+
+def preview_at_commit(commit: str, alias: str, metastores: str, statement: str) -> tuple[float, int, int, str]:
+    """One preview of ``statement`` by the code of ``commit`` (extracted once under ``var/bench`` with ``git
+    archive``), in a child process on the same metastores: its ms, partitions touched, blockers and fingerprint."""
+    checkout = REPO / "var" / "bench" / f"before-{commit}"
+    if not checkout.exists():
+        checkout.mkdir(parents=True)
+        archive = subprocess.run(["git", "archive", commit], cwd=REPO, check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(checkout)], input=archive, check=True)
+    env = {
+        **os.environ,
+        "CATALOG_ADMIN_VAR": str(checkout / "var"),
+        "METASTORES": metastores,
+        "DJANGO_SETTINGS_MODULE": "catalog_admin.settings",
+    }
+    command = [sys.executable, "-c", PREVIEW_AT_COMMIT, alias, statement]
+    output = subprocess.run(command, cwd=checkout, env=env, check=True, capture_output=True, text=True).stdout
+    ms, touched, blockers, fingerprint = json.loads(output.strip().splitlines()[-1])
+    return ms, touched, blockers, fingerprint
 
 
 def timed(label: str, action: Callable[[], object]) -> tuple[float, object]:

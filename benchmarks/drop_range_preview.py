@@ -2,7 +2,8 @@
 The preview of a range ``DROP PARTITION`` on a 100,000-partition table with real directories, and its execution.
 
     .venv/bin/python benchmarks/drop_range_preview.py [--partitions 100000] [--year 8760] [--baseline 720,1440]
-        [--version 3.1.0] [--before 8eae23c] [--profile] [--reuse] [--execute-only [--execution-before COMMIT]]
+        [--version 3.1.0] [--before 8eae23c] [--before-sizes 720,8760] [--profile] [--reuse] [--preview-only]
+        [--execute-only [--execution-before COMMIT]]
 
 A PostgreSQL database ``ca_<alias>_drop_range<suffix>`` with Hive's official schema, ``bench.events`` seeded with
 P hourly partitions (``seed_metastore``; one day is 24 partitions) and every partition's directory on local disk with
@@ -10,12 +11,13 @@ one small file. Measured, in the same run:
 
 - the preview of ``DROP PARTITION (dt < '…')`` over a year of hourly partitions (``--year``; target < 1 s) and over
   every partition (target < 5 s), median of 3;
-- the baseline, at the ``--baseline`` sizes: the code before this change (``--before``, a commit extracted with
-  ``git archive`` under ``var/bench`` and run in a child process on the same database: its pairwise guard and one
-  statement per 100 locations), and this code with only the guard's sweep swapped for the pairwise comparison;
+- the baseline: the code before this change (``--before``, a commit extracted with ``git archive`` under
+  ``var/bench`` and run in a child process on the same database, one preview at each of ``--before-sizes``, by
+  default the ``--baseline`` sizes), and at the ``--baseline`` sizes this code with only the containment guard's
+  sweep swapped for the pairwise comparison;
 - the execution of the year's drop (its directories moved to the console's trash) against the preview's estimate
-  (target: within 2×); with ``--execute-only`` only that, and with ``--execution-before`` the code of that commit
-  first drops the year before it, in a child process on the same table (``before_code.py``).
+  (target: within 2×), unless ``--preview-only``; with ``--execute-only`` only that, and with ``--execution-before``
+  the code of that commit first drops the year before it, in a child process on the same table (``before_code.py``).
 
 ``--profile`` prints cProfile's top functions of one year's preview. Results go to ``docs/benchmarks.md``.
 """
@@ -37,9 +39,10 @@ from pathlib import Path
 
 from alter import alias_of
 from before_code import execute_before
-from common import REPO, recreate_metastore, setup_django, timed, write_section
+from common import REPO, preview_at_commit, recreate_metastore, setup_django, timed, write_section
 
 WAREHOUSE = REPO / "var" / "bench" / "drop-range-warehouse"
+Row = tuple[str, float, int, str]  # what was measured, ms, partitions dropped, the plan's fingerprint
 
 
 def main() -> None:
@@ -54,6 +57,12 @@ def main() -> None:
     parser.add_argument("--execute-only", action="store_true", help="only drop the next --year partitions, timed")
     parser.add_argument(
         "--execution-before", default="", help="with --execute-only: first the code of this commit drops --year"
+    )
+    parser.add_argument(
+        "--preview-only", action="store_true", help="measure the previews only (the table is left as it was)"
+    )
+    parser.add_argument(
+        "--before-sizes", default="", help="sizes the --before commit is measured at (default: --baseline's)"
     )
     args = parser.parse_args()
     alias = alias_of(args.version)
@@ -74,10 +83,11 @@ def main() -> None:
         report_execution(args, execute(alias, table, args.year), baseline)
         return
     sizes = [int(size) for size in args.baseline.split(",") if size]
-    rows = [(size, before(args.before, alias, database, table, size)) for size in sizes]
+    old_sizes = [int(size) for size in (args.before_sizes or args.baseline).split(",") if size]
+    rows = [(size, before(args.before, alias, database, table, size)) for size in old_sizes]
     rows += [(size, measure(alias, table, size, pairwise=True)) for size in sizes]
     rows += [(size, measure(alias, table, size, pairwise=False)) for size in (*sizes, args.year, args.partitions)]
-    run = execute(alias, table, args.year)
+    run = None if args.preview_only else execute(alias, table, args.year)
     report(args, rows, run)
 
 
@@ -152,7 +162,7 @@ def preview(alias: str, table: str, partitions: int) -> Callable[[], object]:
     )
 
 
-def measure(alias: str, table: str, partitions: int, *, pairwise: bool) -> tuple[str, float, int]:
+def measure(alias: str, table: str, partitions: int, *, pairwise: bool) -> Row:
     """Median ms of the previews (3 runs; 1 for the pairwise baseline) and the partitions it drops."""
     samples = []
     with pairwise_guard(pairwise):
@@ -161,57 +171,31 @@ def measure(alias: str, table: str, partitions: int, *, pairwise: bool) -> tuple
             plan = preview(alias, table, partitions)()
             samples.append((time.perf_counter() - started) * 1000)
     assert not plan.blockers, plan.blockers
-    label = "this code, pairwise guard" if pairwise else "this code (sorted sweep, covering ranges)"
+    label = "this code, pairwise guard" if pairwise else "this code"
     ms = statistics.median(samples)
-    print(f"{alias}: {label} preview dropping {plan.partitions_touched:,}: {ms:.0f} ms ({samples})", flush=True)
-    return label, ms, plan.partitions_touched
+    fingerprint = plan.fingerprint  # type: ignore[attr-defined]
+    print(
+        f"{alias}: {label} preview dropping {plan.partitions_touched:,}: {ms:.0f} ms ({samples}), plan {fingerprint}",
+        flush=True,
+    )
+    return label, ms, plan.partitions_touched, fingerprint
 
 
-BEFORE = """
-import json, os, sys, time
-sys.path.insert(0, os.getcwd())
-import django
-django.setup()
-from django.core.management import call_command
-call_command("migrate", verbosity=0)
-from catalog_admin.selectors.metastores import get_metastore
-from operations.services.alter import alter_preview_statement
-started = time.perf_counter()
-plan = alter_preview_statement(metastore=get_metastore(sys.argv[1]), statement=sys.argv[2])
-print(json.dumps([(time.perf_counter() - started) * 1000, plan.partitions_touched, len(plan.blockers)]))
-"""
-
-
-def before(commit: str, alias: str, database: str, table: str, partitions: int) -> tuple[str, float, int]:
+def before(commit: str, alias: str, database: str, table: str, partitions: int) -> Row:
     """One preview by the code of ``commit`` (extracted once under ``var/bench``), in a child process."""
-    import json
-    import subprocess
-    import sys
-
-    checkout = REPO / "var" / "bench" / f"before-{commit}"
-    if not checkout.exists():
-        checkout.mkdir(parents=True)
-        archive = subprocess.run(["git", "archive", commit], cwd=REPO, check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(checkout)], input=archive, check=True)
-    env = {
-        **os.environ,
-        "CATALOG_ADMIN_VAR": str(checkout / "var"),
-        "METASTORES": f"{alias}=postgresql://postgres@127.0.0.1:5432/{database}",
-        "DJANGO_SETTINGS_MODULE": "catalog_admin.settings",
-    }
-    command = [sys.executable, "-c", BEFORE, alias, statement(alias, table, partitions)]
-    output = subprocess.run(command, cwd=checkout, env=env, check=True, capture_output=True, text=True).stdout
-    ms, dropped, blockers = json.loads(output.strip().splitlines()[-1])
+    url = f"{alias}=postgresql://postgres@127.0.0.1:5432/{database}"
+    ms, dropped, blockers, fingerprint = preview_at_commit(commit, alias, url, statement(alias, table, partitions))
     assert not blockers, f"the code of {commit} found {blockers} blocker(s)"
-    print(f"{alias}: code of {commit} preview dropping {dropped:,}: {ms:.0f} ms", flush=True)
-    return f"before ({commit}: pairwise guard, a statement per 100 locations)", ms, dropped
+    print(f"{alias}: code of {commit} preview dropping {dropped:,}: {ms:.0f} ms, plan {fingerprint}", flush=True)
+    return f"before ({commit})", ms, dropped, fingerprint
 
 
 def profile(alias: str, table: str, partitions: int) -> None:
     """cProfile's top functions of one preview (cumulative time)."""
     profiler = cProfile.Profile()
     profiler.runcall(preview(alias, table, partitions))
-    pstats.Stats(profiler).sort_stats("cumulative").print_stats(30)
+    pstats.Stats(profiler).sort_stats("cumulative").print_stats(40)
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
 
 
 def execute(alias: str, table: str, partitions: int) -> tuple[int, float, float]:
@@ -227,11 +211,14 @@ def execute(alias: str, table: str, partitions: int) -> tuple[int, float, float]
     return plan.partitions_touched, estimate, seconds  # type: ignore[attr-defined]
 
 
-def report(args: argparse.Namespace, rows: list[tuple[int, tuple[str, float, int]]], run: tuple) -> None:
+def report(args: argparse.Namespace, rows: list[tuple[int, Row]], run: tuple | None) -> None:
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     lines = [
         f"Command: `.venv/bin/python benchmarks/drop_range_preview.py --partitions {args.partitions} "
-        f"--year {args.year} --baseline {args.baseline} --version {args.version} --before {args.before}`",
+        f"--year {args.year} --baseline {args.baseline} --version {args.version} --before {args.before}"
+        + (f" --before-sizes {args.before_sizes}" if args.before_sizes else "")
+        + (" --preview-only" if args.preview_only else "")
+        + "`",
         "",
         f"Machine: {platform.machine()}, Python {platform.python_version()}, {os.cpu_count()} cores "
         f"(`uptime` load averages {load} when the report was written); PostgreSQL on "
@@ -239,13 +226,14 @@ def report(args: argparse.Namespace, rows: list[tuple[int, tuple[str, float, int
         "",
         "### Preview of `ALTER TABLE bench.events DROP PARTITION (dt < '…')` (targets: a year < 1 s, all < 5 s)",
         "",
-        "| containment guard | partitions dropped | ms |",
-        "|---|---:|---:|",
+        "| code | partitions dropped | ms | plan fingerprint |",
+        "|---|---:|---:|---|",
     ]
-    for _size, (label, ms, dropped) in rows:
-        lines.append(f"| {label} | {dropped:,} | {ms:,.0f} |")
+    for _size, (label, ms, dropped, fingerprint) in rows:
+        lines.append(f"| {label} | {dropped:,} | {ms:,.0f} | `{fingerprint[:12]}` |")
     write_section(REPO / "docs" / "benchmarks.md", "Range DROP PARTITION at scale", "\n".join(lines))
-    report_execution(args, run)
+    if run is not None:
+        report_execution(args, run)
 
 
 def report_execution(args: argparse.Namespace, run: tuple[int, float, float], baseline: dict | None = None) -> None:

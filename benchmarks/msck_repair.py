@@ -28,11 +28,12 @@ import shutil
 import statistics
 import sys
 import time
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from pathlib import Path
 
 from alter import alias_of
-from common import REPO, recreate_metastore, setup_django, timed, write_section
+from common import REPO, preview_at_commit, recreate_metastore, setup_django, timed, write_section
 
 WAREHOUSE = REPO / "var" / "bench" / "msck-warehouse"
 FIRST_DAY = date(2024, 2, 1)
@@ -52,24 +53,78 @@ def write_directories(root: Path, first: int, count: int) -> None:
         (folder / "part-00000.parquet").write_bytes(b"x" * 64)
 
 
-def console_side(args: argparse.Namespace) -> dict[int, tuple[float, float, int]]:
-    """Per size: the preview's median ms, the execution's seconds and the partitions it changed."""
+@dataclass(frozen=True)
+class Measured:
+    """One size: the preview's median ms, the execution's seconds (0: not run), the partitions changed, the plan's
+    fingerprint, and the ``--before`` commit's preview (ms and fingerprint)."""
+
+    preview_ms: float
+    execute_s: float
+    touched: int
+    fingerprint: str
+    before: tuple[float, str] | None = None
+
+
+def console_side(args: argparse.Namespace) -> dict[int, Measured]:
+    """Per size: the preview's median ms, the execution's seconds, the partitions it changed and (``--before``) the
+    preview of the earlier code, its ms and fingerprint."""
     alias = alias_of("3.1.0")
     sizes = sorted({args.directories, args.compare})
     databases = {size: f"ca_{alias}_msck{size}{os.environ.get('CATALOG_ADMIN_TEST_DB_SUFFIX', '')}" for size in sizes}
     metastores = ";".join(f"m{size}=postgresql://postgres@127.0.0.1:5432/{db}" for size, db in databases.items())
     for size in sizes:
         os.environ[f"METASTORE_WAREHOUSE_M{size}"] = str(WAREHOUSE / f"m{size}")
-        recreate_metastore(databases[size], "3.1.0")
+        if not args.reuse:
+            recreate_metastore(databases[size], "3.1.0")
     setup_django(metastores)
-    return {size: measure_console(f"m{size}", size, args.stale) for size in sizes}
+    return {size: measure_console(args, f"m{size}", size, metastores) for size in sizes}
 
 
-def measure_console(alias: str, size: int, stale: int) -> tuple[float, float, int]:
-    from django.core.management import call_command
-
+def measure_console(args: argparse.Namespace, alias: str, size: int, metastores: str) -> Measured:
     from catalog_admin.selectors.metastores import get_metastore
     from operations.services.alter import alter_execute, alter_preview_statement
+
+    if not args.reuse:
+        seed(alias, size, args.stale)
+    if os.environ.get("MSCK_PROFILE"):
+        import cProfile
+        import pstats
+
+        profiler = cProfile.Profile()
+        profiler.runcall(lambda: alter_preview_statement(metastore=get_metastore(alias), statement=STATEMENT))
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(40)
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+        if os.environ["MSCK_PROFILE"] == "only":
+            sys.exit(0)
+    samples, plan = [], None
+    for _ in range(3):
+        started = time.perf_counter()
+        plan = alter_preview_statement(metastore=get_metastore(alias), statement=STATEMENT)
+        samples.append((time.perf_counter() - started) * 1000)
+    assert plan is not None and not plan.blockers, plan.blockers if plan else None
+    print(f"{alias}: preview of {plan.partitions_touched:,} partitions: {statistics.median(samples):.0f} ms "
+          f"({[round(s) for s in samples]}), plan {plan.fingerprint}", flush=True)  # fmt: skip
+    earlier = None
+    if args.before:
+        ms, touched, blockers, fingerprint = preview_at_commit(args.before, alias, metastores, STATEMENT)
+        assert touched == plan.partitions_touched and not blockers, (touched, blockers)
+        print(f"{alias}: code of {args.before}: preview {ms:.0f} ms, plan {fingerprint}", flush=True)
+        earlier = (ms, fingerprint)
+    measured = Measured(statistics.median(samples), 0.0, plan.partitions_touched, plan.fingerprint, earlier)
+    if args.preview_only:
+        return measured
+    seconds, _ = timed(
+        f"{alias}: execute", lambda: alter_execute(preview=plan, actor="benchmark", source="cli", reason="benchmark")
+    )
+    return replace(measured, execute_s=seconds)
+
+
+def seed(alias: str, size: int, stale: int) -> None:
+    """``bench.events`` with ``stale`` partitions whose directories do not exist and ``size`` directories that no
+    partition has."""
+    from django.core.management import call_command
+
+    from catalog_admin.models import Table
 
     warehouse = WAREHOUSE / alias
     shutil.rmtree(warehouse, ignore_errors=True)
@@ -78,31 +133,10 @@ def measure_console(alias: str, size: int, stale: int) -> tuple[float, float, in
         lambda: call_command("seed_metastore", metastore=alias, big_table_partitions=stale, col_stats=0,
                              warehouse=str(warehouse), verbosity=0),
     )  # fmt: skip
-    from catalog_admin.models import Table
-
     table = Table.objects.using(alias).select_related("sd").get(database__name="bench", name="events")
     root = Path(table.sd.location.removeprefix("file:"))
     shutil.rmtree(root, ignore_errors=True)  # the stale partitions' directories do not exist
     timed(f"{alias}: write {size} directories", lambda: write_directories(root, stale, size))
-    if os.environ.get("MSCK_PROFILE"):
-        import cProfile
-        import pstats
-
-        profiler = cProfile.Profile()
-        profiler.runcall(lambda: alter_preview_statement(metastore=get_metastore(alias), statement=STATEMENT))
-        pstats.Stats(profiler).sort_stats("cumulative").print_stats(35)
-    samples, plan = [], None
-    for _ in range(3):
-        started = time.perf_counter()
-        plan = alter_preview_statement(metastore=get_metastore(alias), statement=STATEMENT)
-        samples.append((time.perf_counter() - started) * 1000)
-    assert plan is not None and not plan.blockers, plan.blockers if plan else None
-    print(f"{alias}: preview of {plan.partitions_touched:,} partitions: {statistics.median(samples):.0f} ms "
-          f"({[round(s) for s in samples]})", flush=True)  # fmt: skip
-    seconds, _ = timed(
-        f"{alias}: execute", lambda: alter_execute(preview=plan, actor="benchmark", source="cli", reason="benchmark")
-    )
-    return statistics.median(samples), seconds, plan.partitions_touched
 
 
 def spark_side(args: argparse.Namespace) -> float:
@@ -144,10 +178,37 @@ def _values(index: int) -> tuple[str, int]:
     return (FIRST_DAY + timedelta(days=index // 24)).isoformat(), HOURS_BY_NAME[index % 24]
 
 
-def report(args: argparse.Namespace, console: dict[int, tuple[float, float, int]], spark_seconds: float) -> None:
+def report_previews(args: argparse.Namespace, console: dict[int, Measured]) -> None:
+    """The previews alone, this code against ``--before`` at each size, in the same run."""
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
-    preview_ms, execute_s, touched = console[args.directories]
-    small_preview, small_execute, small_touched = console[args.compare]
+    lines = [
+        f"Command: `.venv/bin/python benchmarks/msck_repair.py --directories {args.directories} "
+        f"--compare {args.compare} --stale {args.stale} --preview-only --before {args.before}`",
+        "",
+        f"Machine: {platform.machine()}, Python {platform.python_version()}, {os.cpu_count()} cores shared with other "
+        f"engineers' work (`uptime` load averages {load} when the report was written); PostgreSQL on 127.0.0.1, "
+        "Hive 3.1's official schema; every directory on local disk with one 64-byte file.",
+        "",
+        f"### Preview of `{STATEMENT}` (adds the directories, drops {args.stale:,} partitions whose directory is "
+        "missing; target < 5 s at 100,000 directories)",
+        "",
+        "| directories | partitions changed | before: ms | before: plan | this code: ms (median of 3) | plan |",
+        "|---:|---:|---:|---|---:|---|",
+    ]
+    for size, measured in sorted(console.items()):
+        before_ms, before_plan = measured.before or (float("nan"), "")
+        lines.append(
+            f"| {size:,} | {measured.touched:,} | {before_ms:,.0f} | `{before_plan[:12]}` | {measured.preview_ms:,.0f} "
+            f"| `{measured.fingerprint[:12]}` |"
+        )
+    write_section(REPO / "docs" / "benchmarks.md", "MSCK REPAIR preview at scale", "\n".join(lines))
+
+
+def report(args: argparse.Namespace, console: dict[int, Measured], spark_seconds: float) -> None:
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    large, small = console[args.directories], console[args.compare]
+    preview_ms, execute_s, touched = large.preview_ms, large.execute_s, large.touched
+    small_preview, small_execute, small_touched = small.preview_ms, small.execute_s, small.touched
     small_total = small_preview / 1000 + small_execute
     lines = [
         f"Command: `.venv/bin/python benchmarks/msck_repair.py --directories {args.directories} "
@@ -187,8 +248,17 @@ def main() -> None:
     parser.add_argument("--compare", type=int, default=10_000)
     parser.add_argument("--stale", type=int, default=1_000)
     parser.add_argument("--no-spark", action="store_true", help="measure the console only (no report written)")
+    parser.add_argument("--before", default="", help="a commit whose preview is measured too, in the same run")
+    parser.add_argument(
+        "--preview-only", action="store_true", help="previews only (no execution, no Spark; with --before, reported)"
+    )
+    parser.add_argument("--reuse", action="store_true", help="keep the databases and directories of an earlier run")
     args = parser.parse_args()
     console = console_side(args)
+    if args.preview_only:
+        if args.before:
+            report_previews(args, console)
+        return
     if args.no_spark:
         return
     report(args, console, spark_side(args))

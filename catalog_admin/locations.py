@@ -50,6 +50,7 @@ __all__ = (
     "linked_ancestors",
     "local_exists",
     "local_files",
+    "local_tree_sizes",
     "make_directory",
     "mapped_digest",
     "new_hash",
@@ -57,6 +58,7 @@ __all__ = (
     "open_local",
     "remove_empty_directories",
     "stream_digest",
+    "tree_sizes",
 )
 
 CHECKSUM_CHUNK = 8 << 20
@@ -440,23 +442,156 @@ def open_local(path: Path, mode: str = "rb") -> BinaryIO:
 def linked_ancestors(locations: Iterable[str]) -> dict[str, str]:
     """For each local location that is a symbolic link or lies below one: that link (the one nearest ``/``), as a
     location. Every distinct directory on the way is checked once (``lstat``), whatever the number of locations: a
-    directory's answer is its parent's (remembered) or itself."""
+    directory's answer is its parent's (remembered) or itself; below a path that does not exist nothing is asked
+    (a trash destination's 100,000 folders under one missing root cost one ``lstat``)."""
     links: dict[str, str | None] = {"/": None, "": None}
+    missing: set[str] = set()
 
     def link_of(path: str) -> str | None:
         if path not in links:
-            parent = link_of(posixpath.dirname(path))
-            links[path] = parent if parent is not None else (path if os.path.islink(path) else None)
+            above = posixpath.dirname(path)
+            parent = link_of(above)
+            if parent is not None:
+                links[path] = parent
+            elif above in missing:
+                links[path] = None
+                missing.add(path)
+            else:
+                links[path] = _link_itself(path, missing)
         return links[path]
 
     found = {}
     for location in locations:
-        if urlsplit(normalize_location(location)).scheme != "file":
+        normal = normalize_location(location)
+        if not normal.startswith("file:") and urlsplit(normal).scheme != "file":
             continue
-        link = link_of(str(_local_path(location)))
+        link = link_of(_local_path_text(location))
         if link is not None:
             found[location] = f"file:{link}"
     return found
+
+
+def _link_itself(path: str, missing: set[str]) -> str | None:
+    """``path`` when it is a link itself (its parents are not); a path that does not exist is added to ``missing``."""
+    try:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        missing.add(path)
+        return None
+    except (OSError, ValueError):  # as os.path.islink: unreadable is not a link
+        return None
+    return path if stat.S_ISLNK(mode) else None
+
+
+def tree_sizes(locations: Iterable[str], metastore: str | None = None) -> dict[str, TreeSize | None]:
+    """Of ``locations``, those that exist, each with the files and bytes under it (None: it cannot be counted); a
+    missing location, or one whose filesystem cannot be checked, is left out. The same answers as ``exists`` then
+    ``tree_size`` of each, with the local ones found in one descent (:func:`local_tree_sizes`)."""
+    found: dict[str, TreeSize | None] = {}
+    local = []
+    for location in locations:
+        if _is_local(location):
+            local.append(location)
+            continue
+        filesystem = filesystem_for(location, metastore)
+        if filesystem.exists(location):
+            found[location] = filesystem.tree_size(location)
+    found.update(local_tree_sizes(local))
+    return found
+
+
+def local_tree_sizes(locations: Iterable[str]) -> dict[str, TreeSize | None]:
+    """Files and bytes under each local location that exists (a missing one is left out), all found in one descent:
+    the paths in sorted order, each directory on the way opened once (from ``/``, one component at a time with
+    ``O_NOFOLLOW``) and kept open while the next path shares it, each location opened relative to its verified
+    parent's descriptor and counted through descriptors. No link is followed at any level: a location that is a
+    link, or is reached through one, counts as that one link (one file of no bytes, as ``list_files`` reports it);
+    a file in a directory's place counts nothing; the filesystem root is not walked (None)."""
+    by_path: dict[tuple[str, ...], list[str]] = {}
+    found: dict[str, TreeSize | None] = {}
+    for location in locations:
+        path = _local_path_text(location)
+        if path.startswith("/") and path != "/":
+            by_path.setdefault(tuple(path[1:].split("/")), []).append(location)
+        elif os.path.lexists(path):  # the filesystem root itself, or a relative path: there, but never walked
+            found[location] = None
+    with _Descent() as descent:
+        for parts in sorted(by_path):
+            size = descent.tree_size(parts)
+            for location in by_path[parts] if size is not None else ():
+                found[location] = size
+    return found
+
+
+class _Descent:
+    """Directories opened from ``/`` one component at a time without following a link, the chain kept open while
+    the next (sorted) path shares it: each directory on the way is opened once."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.fds = [os.open("/", _DIRECTORY_FLAGS)]
+
+    def __enter__(self) -> _Descent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for fd in self.fds:
+            os.close(fd)
+        self.fds = []
+
+    def tree_size(self, parts: tuple[str, ...]) -> TreeSize | None:
+        """What :meth:`LocalFileSystem.tree_size` says of the directory ``/parts…`` (None: it does not exist)."""
+        try:
+            fd = self.open(parts)
+            files, size = _count(fd, _joined(parts))
+        except SymlinkRefused:
+            return TreeSize(files=1, bytes=0)
+        except FileNotFoundError:
+            return None
+        except NotADirectoryError:  # a file in the location's place counts nothing; above it, nothing is there
+            return TreeSize(files=0, bytes=0) if len(self.names) == len(parts) - 1 else None
+        return TreeSize(files=files, bytes=size)
+
+    def open(self, parts: tuple[str, ...]) -> int:
+        """The descriptor of the directory ``/parts…``: the shared start of the chain kept, the rest opened below it
+        (:func:`_open_child`: a link raises :class:`SymlinkRefused`; on any failure the chain stops above it)."""
+        shared = 0
+        while shared < min(len(self.names), len(parts)) and self.names[shared] == parts[shared]:
+            shared += 1
+        while len(self.names) > shared:
+            self.names.pop()
+            os.close(self.fds.pop())
+        for index in range(shared, len(parts)):
+            child = _open_child(self.fds[-1], parts[index], partial(_joined, parts[: index + 1]), create=False)
+            self.names.append(parts[index])
+            self.fds.append(child)
+        return self.fds[-1]
+
+
+def _count(fd: int, path: str) -> tuple[int, int]:
+    """Files and bytes below the directory ``fd`` (``path``: its path, for a refusal), through descriptors: every
+    entry that is not a directory counts as a file of its own size (a link too, never followed)."""
+    files = size = 0
+    directories = []
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                directories.append(entry.name)
+                continue
+            with suppress(FileNotFoundError):  # gone since the listing
+                size += entry.stat(follow_symlinks=False).st_size
+                files += 1
+    for name in directories:
+        try:
+            child = _open_child(fd, name, partial(str.__add__, f"{path}/", name), create=False)
+        except (FileNotFoundError, NotADirectoryError):  # gone, or replaced by a file, since the listing
+            continue
+        try:
+            inner_files, inner_size = _count(child, f"{path}/{name}")
+        finally:
+            os.close(child)
+        files, size = files + inner_files, size + inner_size
+    return files, size
 
 
 def local_exists(location: str) -> bool:
@@ -490,11 +625,12 @@ def local_files(location: str, *, skip_hidden: bool = False) -> Iterator[FileEnt
 
 
 def _walk(fd: int, prefix: str, relative: str, skip_hidden: bool) -> Iterator[FileEntry]:
-    children = [(n, i) for n, i in _children(fd) if not (skip_hidden and _hidden(n))]
     directories = []
-    for name, info in children:
+    for name, info in _kinds(fd):
+        if skip_hidden and _hidden(name):
+            continue
         inner = f"{relative}{name}"
-        if stat.S_ISDIR(info.st_mode):
+        if info is None:
             directories.append(name)
         else:
             yield FileEntry(f"{prefix}/{inner}", inner, info.st_size, symlink=stat.S_ISLNK(info.st_mode))
@@ -504,6 +640,19 @@ def _walk(fd: int, prefix: str, relative: str, skip_hidden: bool) -> Iterator[Fi
             yield from _walk(child, prefix, f"{relative}{name}/", skip_hidden)
         finally:
             os.close(child)
+
+
+def _kinds(fd: int) -> list[tuple[str, os.stat_result | None]]:
+    """The entries of the directory ``fd``, sorted by name: a directory as None (known from the listing's own entry
+    type, no ``lstat``), anything else with its own status (links not followed)."""
+    with os.scandir(fd) as entries:
+        found = [(e.name, None if e.is_dir(follow_symlinks=False) else e.stat(follow_symlinks=False)) for e in entries]
+    found.sort(key=_first)
+    return found
+
+
+def _first(pair: tuple[str, object]) -> str:
+    return pair[0]
 
 
 def _children(fd: int) -> list[tuple[str, os.stat_result]]:
@@ -537,7 +686,26 @@ def _settings_options() -> dict[str, Any]:
 
 
 def _local_path(location: str) -> Path:
-    return Path(urlsplit(normalize_location(location)).path)  # Hive stores escaped names as they are on disk
+    return Path(_local_path_text(location))  # Hive stores escaped names as they are on disk
+
+
+def _local_path_text(location: str) -> str:
+    """``str(_local_path(location))`` without a ``Path`` or a URI parse where the location is a plain ``file:/…``
+    (no query, fragment, authority, doubled slash, ``.`` segment or trailing slash to resolve): a plan asks this of
+    each of 100,000 directories."""
+    normal = normalize_location(location)
+    if normal.startswith("file:/") and not normal.startswith("file://"):
+        path = normal[5:]
+        if not any(mark in path for mark in ("?", "#", "//", "/.")) and not path.endswith("/"):
+            return path
+    return str(Path(urlsplit(normal).path))
+
+
+def _is_local(location: str) -> bool:
+    """Whether ``location`` is on this machine's disk (:func:`filesystem_for`'s ``LocalFileSystem``)."""
+    if location.startswith(("file:", "/")):
+        return True
+    return (urlsplit(location).scheme or "file") == "file"
 
 
 def is_hidden(relative: str) -> bool:

@@ -35,6 +35,7 @@ __all__ = (
     "NAMED_LINKS",
     "GovernedRoots",
     "MoveContext",
+    "all_ancestors",
     "ancestors",
     "canonical",
     "check_move",
@@ -92,6 +93,21 @@ def ancestors(location: str) -> list[str]:
         found.append(prefix + parent)
         path = parent
     return found
+
+
+def all_ancestors(locations: Iterable[str]) -> list[str]:
+    """Every canonical parent directory of any of ``locations``, sorted (as :func:`ancestors`, joined): each walk up
+    stops at a directory already found, whose own parents are found with it, so each directory is reached once."""
+    found: set[str] = set()
+    for location in locations:
+        current = canonical(location)
+        match = SCHEME.match(current)
+        prefix = match.group(0) if match else ""
+        path = current[len(prefix) :]
+        while (parent := posixpath.dirname(path)) not in ("", "/", path) and prefix + parent not in found:
+            found.add(prefix + parent)
+            path = parent
+    return sorted(found)
 
 
 def unsafe_path(location: str) -> str | None:
@@ -215,7 +231,7 @@ def move_blockers(
         return []
     roots = governed_roots(metastore)
     ends = [canonical(end) for move in moves for end in (move.source, move.destination)]
-    above = sorted({a for end in ends for a in ancestors(end)})
+    above = all_ancestors(ends)
     tables = {c.table_id for c in contexts.values()}
     # A rename moves a whole table: its own rows are left out in the query (there may be 100,000 partitions).
     excluded = next(iter(tables)) if len(tables) == 1 and None not in tables and len(contexts) == len(moves) else None
@@ -239,14 +255,21 @@ def users_near(locations: Sequence[str], users: Sequence[LocationUser]) -> list[
     by_key: dict[str, list[int]] = defaultdict(list)
     for index, key in enumerate(keys):
         by_key[key].append(index)
+    above: dict[str, frozenset[int]] = {"": frozenset()}
+
+    def users_above(key: str) -> frozenset[int]:
+        """The users at ``key`` (a directory with its trailing ``/``) or at a directory above it, remembered."""
+        if key not in above:
+            parent = key[: key.rfind("/", 0, len(key) - 1) + 1]
+            above[key] = users_above(parent) | frozenset(by_key.get(key, ()))
+        return above[key]
+
     found = []
     for location in locations:
         key = _sweep_key(location)
         low = bisect_left(ordered, key)
         candidates = set(order[low : bisect_left(ordered, key[:-1] + "0", low)])  # '0' follows '/' in code points
-        for end in range(len(key)):
-            if key[end] == "/":
-                candidates.update(by_key.get(key[: end + 1], ()))
+        candidates.update(users_above(key))  # every '/'-prefix of the key: its directories above, each asked once
         found.append(sorted(i for i in candidates if _touches(users[i].location, location)))
     return found
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -119,6 +119,13 @@ class DirectoryMove:
     destination_free: bool | None
     same_filesystem: bool
     prune_source_levels: int = 0  # at most this many emptied parents of the source go too (dt=… folders, a revert)
+
+    def as_dict(self) -> dict[str, Any]:
+        """``asdict`` of the move (every field a plain value), without its recursive copy: a plan may hold 100,000."""
+        return {name: getattr(self, name) for name in _MOVE_FIELDS}
+
+
+_MOVE_FIELDS = tuple(f.name for f in fields(DirectoryMove))
 
 
 @dataclass(frozen=True)
@@ -562,7 +569,7 @@ class Preview:
             "executable": self.is_executable,
             "diff": [{"field": f, "before": b, "after": a} for f, b, a in self.diff],
             "row_changes": [asdict(r) for r in self.row_changes],
-            "moves": [asdict(m) for m in self.moves],
+            "moves": [m.as_dict() for m in self.moves],
             "blockers": self.bounded_blockers.as_list(),
             "blocker_counts": dict(self.bounded_blockers.counts),
             "blockers_digest": self.bounded_blockers.digest,

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from catalog_admin.locations import FileEntry, LocalFileSystem, SymlinkRefused
+from catalog_admin import locations
+from catalog_admin.locations import FileEntry, LocalFileSystem, SymlinkRefused, TreeSize, local_tree_sizes
 
 
 @pytest.fixture
@@ -167,3 +168,123 @@ def test_directory_listings_and_quick_stats_do_not_follow_links(table: Path, out
     assert by_name["dt=1"].size == 5 + len(str(outside / "secret"))
     assert stats.files == 3
     assert stats.bytes == 5 + len(str(outside / "secret")) + len(str(outside))
+
+
+def test_sizes_in_one_descent_report_a_parent_link_as_the_link_never_its_target(table: Path, outside: Path) -> None:
+    """Locations below a directory swapped for a link (its data moved outside) each count as one link of no bytes,
+    whether or not the target has them; the siblings beside the link are counted in full."""
+    # given
+    for hour in (0, 1):
+        (table / "dt=2" / f"hour={hour}").mkdir(parents=True)
+        (table / "dt=2" / f"hour={hour}" / "a").write_bytes(b"kept")
+        (outside / "moved" / f"hour={hour}").mkdir(parents=True)
+        (outside / "moved" / f"hour={hour}" / "big").write_bytes(b"x" * 1000)
+    (table / "dt=3").symlink_to(outside / "moved")
+    wanted = [f"file:{table}/dt={day}/hour={hour}" for day in (2, 3) for hour in (0, 1, 7)]
+
+    # when
+    sizes = local_tree_sizes(wanted)
+
+    # then
+    assert sizes == {
+        f"file:{table}/dt=2/hour=0": TreeSize(files=1, bytes=4),
+        f"file:{table}/dt=2/hour=1": TreeSize(files=1, bytes=4),
+        f"file:{table}/dt=3/hour=0": TreeSize(files=1, bytes=0),
+        f"file:{table}/dt=3/hour=1": TreeSize(files=1, bytes=0),
+        f"file:{table}/dt=3/hour=7": TreeSize(files=1, bytes=0),  # the link is reported, its target never asked
+    }
+
+
+def test_a_link_swapped_in_during_the_descent_is_never_passed_through(
+    table: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A directory replaced by a link to the outside after its first location was counted: the later locations
+    below it are read through the descriptor already verified (the moved directory's own files) or reported as the
+    link, never from the link's target."""
+    # given
+    day = table / "dt=2"
+    for hour in (0, 1):
+        (day / f"hour={hour}").mkdir(parents=True)
+        (day / f"hour={hour}" / "a").write_bytes(b"kept")
+        (outside / f"hour={hour}").mkdir()
+        (outside / f"hour={hour}" / "big").write_bytes(b"x" * 1000)
+    counted = locations._count
+    swapped: list[Path] = []
+
+    def count_then_swap(fd: int, path: str) -> tuple[int, int]:
+        result = counted(fd, path)
+        if not swapped:
+            day.rename(table / "dt=2-real")
+            day.symlink_to(outside)
+            swapped.append(day)
+        return result
+
+    monkeypatch.setattr(locations, "_count", count_then_swap)
+
+    # when
+    sizes = local_tree_sizes([f"file:{day}/hour=0", f"file:{day}/hour=1"])
+    again = local_tree_sizes([f"file:{day}/hour=1"])
+
+    # then
+    assert swapped == [day]
+    assert sizes[f"file:{day}/hour=0"] == TreeSize(files=1, bytes=4)
+    assert sizes[f"file:{day}/hour=1"] in (TreeSize(files=1, bytes=4), TreeSize(files=1, bytes=0))
+    assert again == {f"file:{day}/hour=1": TreeSize(files=1, bytes=0)}
+
+
+def test_sizes_in_one_descent_open_each_directory_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many locations below one table are counted with every directory on the way opened once, not a walk from
+    ``/`` per location."""
+    # given
+    table = tmp_path / "wh" / "t"
+    wanted = []
+    for day in range(3):
+        for hour in range(8):
+            folder = table / f"dt={day}" / f"hour={hour}"
+            folder.mkdir(parents=True)
+            (folder / "a").write_bytes(b"12345")
+            wanted.append(f"file:{folder}")
+    opened: list[str] = []
+    real_open = os.open
+
+    def counting_open(path: str, flags: int, *args: object, **kwargs: object) -> int:
+        opened.append(path)
+        return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", counting_open)
+
+    # when
+    sizes = local_tree_sizes(wanted)
+
+    # then
+    monkeypatch.undo()
+    assert set(sizes.values()) == {TreeSize(files=1, bytes=5)} and len(sizes) == 24
+    directories = len(table.parts) + 3 + 24  # "/" and every component of the table's path, the days, the hours
+    assert len(opened) == directories
+
+
+def test_links_above_many_locations_are_found_with_nothing_asked_below_a_missing_directory(
+    table: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Locations below a link name that link; below a directory that does not exist no path is asked again."""
+    # given
+    (table / "dt=2").symlink_to(outside)
+    missing = [f"file:{table}/trash/fp/dt={day}/hour={hour}" for day in range(5) for hour in range(10)]
+    linked = f"file:{table}/dt=2/hour=1"
+    asked: list[str] = []
+    real_lstat = os.lstat
+
+    def counting_lstat(path: str, *args: object, **kwargs: object) -> os.stat_result:
+        asked.append(str(path))
+        return real_lstat(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "lstat", counting_lstat)
+
+    # when
+    found = locations.linked_ancestors([*missing, linked, f"file:{table}/dt=1"])
+
+    # then
+    monkeypatch.undo()
+    assert found == {linked: f"file:{table}/dt=2"}
+    assert len(asked) == len(set(asked))
+    assert not [path for path in asked if "/trash/" in path]  # only trash itself, which does not exist

@@ -6,7 +6,8 @@ data, as the partition directory itself, a parent of it, or an entry inside it),
 outside the roots, inside the warehouse) and the data operations (DROP PARTITION, a partition rename, relocation,
 CONCATENATE, convert), every executable plan's reads, copies, moves and deletes resolve where they are written (no link
 on the way), inside the configured roots, and never at or in a directory another table uses. A second property checks
-the filesystem layer alone on random trees: listings, reads, copies and deletes never reach past a link.
+the filesystem layer alone on random trees: listings, reads, copies and deletes never reach past a link; a third that
+the sizes of many directories found in one descent are each one's own answer, a link on the way reported as itself.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from hypothesis import strategies as st
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError
 from catalog_admin.hive.locations import is_inside
-from catalog_admin.locations import LocalFileSystem, SymlinkRefused
+from catalog_admin.locations import LocalFileSystem, SymlinkRefused, TreeSize, local_tree_sizes
 from catalog_admin.models import Database, Partition, StorageDescriptor, Table
 from catalog_admin.selectors.locations import governed_roots
 from catalog_admin.selectors.metastores import Metastore
@@ -252,3 +253,36 @@ def test_listings_reads_copies_and_deletes_never_reach_past_a_link(
         assert os.path.realpath(source) == str(source)
     assert outside_state(outside) == before
     assert all(os.path.lexists(p) for p in kept)
+
+
+@given(entries=st.lists(ENTRY, max_size=14), extra=st.lists(st.lists(NAMES, min_size=1, max_size=4), max_size=6))
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_sizes_found_in_one_descent_are_each_locations_own_and_never_past_a_link(
+    tmp_path_factory: pytest.TempPathFactory, entries: list, extra: list[list[str]]
+) -> None:
+    """For every path of a random tree with links (and paths that do not exist), the sizes of one descent equal
+    ``exists`` then ``tree_size`` of that location alone where no link lies above it, and one link of no bytes where
+    one does (its target never asked); nothing outside changes."""
+    # given
+    base = tmp_path_factory.mktemp("sizes")
+    root, outside = base / "root", base / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (outside / "secret").write_bytes(b"SECRET")
+    made = build_tree(root, outside, entries)
+    filesystem, before = LocalFileSystem(), outside_state(outside)
+    wanted = sorted({location_of(p) for p in [root, *made, *(root.joinpath(*parts) for parts in extra)]})
+
+    # when
+    sizes = local_tree_sizes(reversed(wanted))
+
+    # then
+    for location in wanted:
+        path = path_of(location)
+        if os.path.realpath(path.parent) != str(path.parent):
+            assert sizes.get(location) == TreeSize(files=1, bytes=0), location
+        elif filesystem.exists(location):
+            assert sizes.get(location) == filesystem.tree_size(location), location
+        else:
+            assert location not in sizes, location
+    assert outside_state(outside) == before

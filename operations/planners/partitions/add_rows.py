@@ -200,7 +200,7 @@ def _insert_select(
 
 def _pairs(pairs: Iterable[tuple[int, str | None]]) -> str:
     """A JSON array of ``[offset, value]`` pairs (the statements' per-row values)."""
-    return json.dumps([[offset, value] for offset, value in pairs], ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(list(pairs), ensure_ascii=False, separators=(",", ":"))  # a tuple is written as an array
 
 
 def _table_write_id(metastore: Metastore, table_id: int) -> Any:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from urllib.parse import urlsplit
 
-from catalog_admin.locations import filesystem_for, is_under, normalize_location
+from catalog_admin.locations import filesystem_for, is_under, normalize_location, tree_sizes
 from catalog_admin.selectors.metastores import Metastore
 from operations.planners.rename_destination import with_scheme_of
 from operations.preview import DirectoryMove
@@ -131,20 +131,21 @@ def unreachable_data_blockers(matched: list[dict]) -> list[Finding]:
 
 
 def _unreachable(location: str) -> bool:
+    if (urlsplit(location).scheme or "file") == "file":
+        return False  # this machine's disk answers every question
     return filesystem_for(location).exists(location) is None
 
 
 def trash_moves(state: TableState, matched: list[dict]) -> Iterator[DirectoryMove]:
-    """Managed data goes to ``<database location>/.catalog-admin-trash/<table>/<fingerprint>/<partition>``."""
+    """Managed data goes to ``<database location>/.catalog-admin-trash/<table>/<fingerprint>/<partition>``; only the
+    directories that exist move, with their files and bytes (every one found in one pass: :func:`tree_sizes`)."""
     root = f"{state.database_location.rstrip('/')}/{TRASH_DIR}/{state.ref.table}/{state.fingerprint[:12]}"
+    sizes = tree_sizes(p["sd__location"] for p in matched if p["sd__location"])
     for partition in matched:
         location = partition["sd__location"]
-        if not location:
+        if not location or location not in sizes:
             continue
-        filesystem = filesystem_for(location)
-        if not filesystem.exists(location):
-            continue
-        size = filesystem.tree_size(location)
+        size = sizes[location]
         yield DirectoryMove(
             source=location,
             destination=f"{root}/{partition['name']}",

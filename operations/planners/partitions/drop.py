@@ -56,16 +56,7 @@ def plan_drop_partitions(metastore: Metastore, state: TableState, spec: DropPart
         + bookkeeping_warnings(metastore, state, names, steps)
         + _drop_warnings(state, spec, matched, moves),
         moves=moves,
-        move_contexts={
-            p["sd__location"]: MoveContext(
-                sd_ids=frozenset({p["sd_id"]}),
-                enclosing=frozenset({state.sd_id} - {None}),
-                leaf=p["name"],
-                leaf_segments=len(state.partition_keys),
-            )
-            for p in matched
-            if p["sd__location"]
-        },
+        move_contexts=_move_contexts(state, matched),
         partitions_touched=len(matched),
         statistics_dropped=stats,
         drops=len(matched),
@@ -77,6 +68,20 @@ def plan_drop_partitions(metastore: Metastore, state: TableState, spec: DropPart
             "trash": [m.destination for m in moves[:100]],
         },
     )
+
+
+def _move_contexts(state: TableState, matched: list[dict]) -> dict[str, MoveContext]:
+    """Each dropped directory's context for the containment guard: its own storage descriptor moves with it, the
+    table's root may lie above it, and its trash folder appends the partition's name."""
+    enclosing = frozenset(() if state.sd_id is None else (state.sd_id,))
+    segments = len(state.partition_keys)
+    return {
+        p["sd__location"]: MoveContext(
+            sd_ids=frozenset((p["sd_id"],)), enclosing=enclosing, leaf=p["name"], leaf_segments=segments
+        )
+        for p in matched
+        if p["sd__location"]
+    }
 
 
 def _drop_warnings(

@@ -57,8 +57,8 @@ def drop_steps(metastore: Metastore, sql: MetastoreSql, part_ids: list[int], sd_
     steps += _delete_by_ids(alias, sql, Partition, "id", part_ids, "")
     for model in by_sd:
         steps += _delete_by_ids(alias, sql, model, "sd", sd_ids, "their storage descriptors'")
-    serde_ids = _unshared(alias, StorageDescriptor, "serde_id", sd_ids)
-    cd_ids = _unshared(alias, StorageDescriptor, "cd_id", sd_ids)
+    serde_ids = _unshared(alias, sql, StorageDescriptor, "serde_id", sd_ids)
+    cd_ids = _unshared(alias, sql, StorageDescriptor, "cd_id", sd_ids)
     steps += _delete_by_ids(alias, sql, StorageDescriptor, "id", sd_ids, "")
     steps += _delete_by_ids(alias, sql, SerDeParam, "serde", serde_ids, "their SerDes'")
     steps += _delete_by_ids(alias, sql, SerDe, "id", serde_ids, "")
@@ -67,24 +67,35 @@ def drop_steps(metastore: Metastore, sql: MetastoreSql, part_ids: list[int], sd_
     return steps
 
 
-def _unshared(alias: str, model: type, field: str, sd_ids: list[int]) -> list[int]:
-    """Ids (SerDes or descriptors) used only by the storage descriptors being deleted."""
-    if not sd_ids:
+def _unshared(alias: str, sql: MetastoreSql, model: type, field: str, sd_ids: list[int]) -> list[int]:
+    """Ids (SerDes or descriptors) used only by the storage descriptors being deleted: those whose rows are all among
+    ``sd_ids``. Counted set-based in chunks of ids, as the steps (one ``GROUP BY`` per chunk of ``sd_ids``, then one
+    per chunk of the ids they use), never one ORM ``IN`` of every id."""
+    ids = sorted(set(sd_ids))
+    if not ids:
         return []
-    used = set(
-        model.objects.using(alias).filter(id__in=sd_ids).exclude(**{f"{field}": None}).values_list(field, flat=True)
-    )
-    elsewhere = (
-        set(
-            model.objects.using(alias)
-            .filter(**{f"{field}__in": used})
-            .exclude(id__in=sd_ids)
-            .values_list(field, flat=True)
-        )
-        if used
-        else set()
-    )
-    return sorted(used - elsewhere)
+    table, column, key = sql.table(model), sql.col(model, field), sql.col(model, "id")
+    inside: dict[int, int] = {}
+    for chunk in chunks(ids):
+        where = f"{key} IN ({', '.join(['%s'] * len(chunk))}) AND {column} IS NOT NULL"
+        for used, count in _grouped(
+            alias, f"SELECT {column}, COUNT(*) FROM {table} WHERE {where} GROUP BY {column}", chunk
+        ):
+            inside[used] = inside.get(used, 0) + count
+    total: dict[int, int] = {}
+    for chunk in chunks(sorted(inside)):
+        where = f"{column} IN ({', '.join(['%s'] * len(chunk))})"
+        for used, count in _grouped(
+            alias, f"SELECT {column}, COUNT(*) FROM {table} WHERE {where} GROUP BY {column}", chunk
+        ):
+            total[used] = count
+    return sorted(used for used, count in inside.items() if total.get(used) == count)
+
+
+def _grouped(alias: str, query: str, params: list[int]) -> list[tuple[int, int]]:
+    with connections[alias].cursor() as cursor:
+        cursor.execute(query, params)
+        return [(int(used), int(count)) for used, count in cursor.fetchall()]
 
 
 def _delete_by_ids(alias: str, sql: MetastoreSql, model: type, field: str, ids: list[int], whose: str) -> list[Step]:

@@ -11,13 +11,16 @@ bookkeeping follows Hive: a rename re-labels it (``onRename``), a drop deletes w
 
 from __future__ import annotations
 
-from dataclasses import replace
+import os
+from collections.abc import Iterable
+from dataclasses import asdict, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
 from catalog_admin.db import allow_metastore_writes
+from catalog_admin.locations import TreeSize, filesystem_for
 from catalog_admin.models import (
     CompactionMetric,
     CompactionQueueEntry,
@@ -43,7 +46,7 @@ from catalog_admin.selectors.partitions import (
     list_partitions,
     table_partition_keys,
 )
-from operations.planners.partitions import TRASH_DIR
+from operations.planners.partitions import TRASH_DIR, directories
 from operations.preview import Preview
 from operations.services.alter import alter_preview_statement
 from tests.fixtures.factories import table_row
@@ -536,6 +539,77 @@ def test_dropping_managed_partitions_whose_data_the_console_cannot_reach_is_refu
     # then
     assert [b.code for b in preview.blockers] == ["filesystem_unreachable"]
     assert "hdfs" in preview.blockers[0].message
+
+
+def sizes_one_by_one(locations: Iterable[str]) -> dict[str, TreeSize | None]:
+    """The disk facts as the planner read them before the one descent: ``exists`` then ``tree_size`` of each."""
+    found = {}
+    for location in locations:
+        filesystem = filesystem_for(location)
+        if filesystem.exists(location):
+            found[location] = filesystem.tree_size(location)
+    return found
+
+
+@pytest.mark.parametrize("metastore_alias", ["hive31_pg"], indirect=True)
+def test_a_drop_previewed_from_one_descent_is_the_plan_read_location_by_location(
+    metastore: Metastore, warehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same plan, fingerprint, stored summary and listing (files and bytes of every directory, nested ones and
+    the partitions outside the table's directory included, the missing one left out) whether the disk facts come from
+    one descent or from each location's own walk."""
+    # given
+    orders = table_row(metastore, "sales", "orders")
+    nested = path_of(partitions(metastore, orders.id)["dt=2024-01-02/hour=6"]["sd__location"]) / "sub" / "deeper"
+    nested.mkdir(parents=True)
+    (nested / "part-1").write_bytes(b"x" * 321)
+    (nested.parent / ".hidden").write_bytes(b"y" * 7)
+    statement = "ALTER TABLE sales.orders DROP PARTITION (hour < 10)"
+
+    # when
+    batched = alter_preview_statement(metastore=metastore, statement=statement)
+    monkeypatch.setattr(directories, "tree_sizes", sizes_one_by_one)
+    one_by_one = alter_preview_statement(metastore=metastore, statement=statement)
+
+    # then
+    assert batched.fingerprint == one_by_one.fingerprint
+    assert batched.as_dict() == one_by_one.as_dict()
+    assert batched.as_dict()["moves"] == [asdict(move) for move in batched.moves]  # the stored summary's spelling
+    assert batched == one_by_one
+    assert len(batched.moves) == len(HOURLY) - len(MISSING)
+    (grown,) = [m for m in batched.moves if path_of(m.source) == nested.parent.parent]
+    assert grown.files is not None and grown.files >= 2 and grown.bytes is not None and grown.bytes >= 321 + 7
+
+
+@pytest.mark.parametrize("metastore_alias", ["hive31_pg"], indirect=True)
+def test_a_drops_disk_facts_open_each_directory_once(
+    metastore: Metastore, warehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Previewing a drop opens every directory on the way to the dropped partitions once (a descent shared by all
+    of them), not a walk from ``/`` per partition."""
+    # given
+    orders = table_row(metastore, "sales", "orders")
+    locations = [path_of(p["sd__location"]) for p in partitions(metastore, orders.id).values()]
+    on_the_way = {parent for location in locations for parent in (location, *location.parents)}  # each tried once
+    opened: list[str] = []
+    real_open = os.open
+
+    def counting_open(path: str, flags: int, *args: object, **kwargs: object) -> int:
+        if flags & os.O_DIRECTORY:
+            opened.append(path)
+        return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", counting_open)
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore, statement="ALTER TABLE sales.orders DROP PARTITION (hour < 10)"
+    )
+
+    # then
+    monkeypatch.undo()
+    assert len(preview.moves) == len(locations) - len(MISSING)
+    assert len(opened) <= len(on_the_way), "|".join(opened)
 
 
 # ACID bookkeeping of ops.job_runs_acid: the seed's open transaction (with its locks, a committed write and the write
