@@ -1,6 +1,7 @@
 """
 What ``operations`` adds to ``catalog_admin``'s pages through its slots (``catalog_admin.extensions``): the change
-links of the top bar with the "Waiting for me" count, and the "Change history" panel of a table's page.
+links of the top bar with the "Waiting for me" count, the actions in the head of a table's page and its "Change history"
+panel.
 Registered by ``OperationsConfig.ready``.
 """
 
@@ -25,12 +26,14 @@ __all__ = (
     "navigation_context",
     "partition_repair_context",
     "register_page_slots",
+    "table_actions_context",
     "table_history_context",
 )
 
 
 def register_page_slots() -> None:
     register_slot_content("navigation", "operations/inc/navigation.html", navigation_context)
+    register_slot_content("table_actions", "operations/inc/table_actions.html", table_actions_context)
     register_slot_content("table", "operations/inc/table_history.html", table_history_context)
     register_slot_content("metastore", "operations/inc/guided_requests.html", metastore_requests_context)
     register_slot_content("database", "operations/inc/guided_requests.html", database_requests_context)
@@ -62,18 +65,28 @@ def navigation_context(context: Context) -> dict[str, Any]:
     return {"waiting": inbox_count(user) if signed_in else 0, "can_request": signed_in and bool(can_request(user))}
 
 
-def table_history_context(context: Context, *, metastore: str, database: str, table: str) -> dict[str, Any]:
-    """The table's latest audit records, its names for the "Request a change" link (for stewards only), and whether it
-    is transactional (a "Request a compaction" link)."""
+def table_actions_context(context: Context, *, metastore: str, database: str, table: str) -> dict[str, Any]:
+    """The head of a table's page: "Request a change…" for stewards, with "Drop partitions…" and "Repair
+    partitions…" on a partitioned table and "Request a compaction…" on a transactional one."""
     user = context.get("user")
+    allowed = user is not None and bool(can_request(user))
     return {
-        "can_request": user is not None and bool(can_request(user)),
+        "can_request": allowed,
+        "metastore": metastore,
+        "database": database,
+        "table": table,
+        "transactional": allowed and table_is_transactional(metastore, database, table),
+        "partitioned": allowed and table_is_partitioned(metastore, database, table),
+    }
+
+
+def table_history_context(context: Context, *, metastore: str, database: str, table: str) -> dict[str, Any]:
+    """The table's latest audit records and its names (the "Who can read this" link)."""
+    return {
         "records": table_history(metastore, database, table),
         "metastore": metastore,
         "database": database,
         "table": table,
-        "transactional": table_is_transactional(metastore, database, table),
-        "partitioned": table_is_partitioned(metastore, database, table),
     }
 
 

@@ -115,6 +115,25 @@ def test_viewers_are_not_offered_new_requests(metastore, people) -> None:
     assert 'id="request-change"' not in viewer_table and 'id="request-change"' in steward_table
 
 
+def test_the_table_page_offers_its_requests_in_its_head_not_after_every_panel(metastore, people) -> None:
+    """The head of a table's page, before the columns, offers "Request a change…" (and on a partitioned table
+    "Drop partitions…"), not the end of the page (issue 29)."""
+    # given
+    steward = signed_in(people["steward"])
+
+    # when
+    orders = html(steward.get(reverse("catalog:table", args=[metastore.name, "sales", "orders"])))
+    customers = html(steward.get(reverse("catalog:table", args=[metastore.name, "sales", "customers"])))
+
+    # then
+    head = re.search(r'<div class="page-head">.*?id="columns"', orders, re.DOTALL).group(0)
+    assert 'id="request-change"' in head and 'id="request-repair"' in head
+    drop = re.search(r'href="([^"]+)" id="request-drop-partitions"', head).group(1)
+    assert unescape(drop).endswith(f"?metastore={metastore.name}&table=sales.orders&operation=partition_drop")
+    assert 'id="request-change"' in customers and 'id="request-drop-partitions"' not in customers
+    assert orders.count('id="request-change"') == 1
+
+
 def test_a_refused_action_is_in_the_audit_log_with_its_error_code(metastore, people) -> None:
     """Approving one's own request is refused, and the refusal is a record of the hash chain."""
     # given
