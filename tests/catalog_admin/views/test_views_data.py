@@ -13,7 +13,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from catalog_admin.db import allow_metastore_writes
-from catalog_admin.models import PartitionParam, StorageDescriptor
+from catalog_admin.models import PartitionParam, StorageDescriptor, TableParam
 from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.tables import get_table
 from tests.fixtures.factories import html, make_user, token_client
@@ -66,6 +66,32 @@ def test_a_partitioned_table_shows_its_rows_as_the_sum_of_its_partitions(client,
     stat = content.split('id="partition-rows"')[1].split("</div>")[0]
     assert f">{total:,}</span>" in stat
     assert f"sum over {rows.count()} partitions" in stat
+
+
+def test_a_partitioned_tables_files_and_size_are_its_partitions_not_its_own_zeros(client, metastore) -> None:
+    """Hive leaves a partitioned table's own numFiles/totalSize at 0: the head shows the partitions' sums instead of
+    "0 files, 0 B" next to millions of rows (issue 29)."""
+    # given: the table's own parameters say 0, as Hive writes them
+    _db, table = get_table(metastore, *ORDERS)
+    params = PartitionParam.objects.using(metastore.alias).filter(partition__table_id=table.id)
+    files = sum(int(v) for v in params.filter(key="numFiles").values_list("value", flat=True))
+    size = sum(int(v) for v in params.filter(key="totalSize").values_list("value", flat=True))
+    with allow_metastore_writes():
+        for key in ("numFiles", "totalSize"):
+            TableParam.objects.using(metastore.alias).update_or_create(
+                table_id=table.id, key=key, defaults={"value": "0"}
+            )
+
+    # when
+    content = html(client.get(reverse("catalog:table", args=[metastore.name, *ORDERS])))
+
+    # then
+    assert files > 0 and size > 0
+    shown_files = content.split('id="partition-files"')[1].split("</div>")[0]
+    shown_size = content.split('id="partition-bytes"')[1].split("</div>")[0]
+    assert f">{files:,}</span>" in shown_files and "numFiles" in shown_files
+    assert f'title="{size:,} bytes"' in shown_size and ">0 B<" not in shown_size
+    assert 'id="table-statistics-partitioned"' in content
 
 
 def test_the_sample_panel_reads_the_text_files_with_the_serde_delimiter(client, metastore) -> None:
