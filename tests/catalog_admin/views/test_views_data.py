@@ -13,7 +13,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from catalog_admin.db import allow_metastore_writes
-from catalog_admin.models import PartitionParam, StorageDescriptor, TableParam
+from catalog_admin.models import Partition, PartitionParam, StorageDescriptor, TableParam
 from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.tables import get_table
 from tests.fixtures.factories import html, make_user, token_client
@@ -188,6 +188,30 @@ def test_the_anomaly_counts_link_to_the_filtered_partitions(client, metastore) -
     assert "?anomaly=missing" in counts
     assert missing.count("/p/dt=2024-01-03/hour=9/") == 1
     assert "/p/dt=2024-01-01/hour=0/" not in missing
+
+
+def test_a_partition_missing_on_disk_does_not_show_its_statistics_as_fresh(client, metastore) -> None:
+    """The metastore marks the partition's statistics accurate, but its directory is gone: the page and the list say
+    the statistics are not true of the disk instead of "stats fresh" (issue 29)."""
+    # given: sales.orders' partition whose directory is missing, its basic statistics marked accurate in the metastore
+    _db, table = get_table(metastore, *ORDERS)
+    missing = "dt=2024-01-03/hour=9"
+    partition = Partition.objects.using(metastore.alias).get(table_id=table.id, name=missing)
+    with allow_metastore_writes():
+        PartitionParam.objects.using(metastore.alias).update_or_create(
+            partition_id=partition.id, key="COLUMN_STATS_ACCURATE", defaults={"value": '{"BASIC_STATS":"true"}'}
+        )
+
+    # when
+    page = html(client.get(reverse("catalog:partition", args=[metastore.name, *ORDERS, missing])))
+    listed = html(client.get(reverse("catalog:partitions", args=[metastore.name, *ORDERS]), {"anomaly": "missing"}))
+
+    # then
+    head = page.split('<p class="meta">')[1].split("</p>")[0]
+    assert "stats fresh" not in head and 'id="stats-contradicted"' in head
+    assert 'id="stats-from-metastore"' in page
+    row = listed.split("/p/dt=2024-01-03/hour=9/")[1].split("</tr>")[0]
+    assert 'badge ok">fresh<' not in row and ">not on disk<" in row
 
 
 def test_the_charts_of_a_table_beyond_the_limit_read_its_newest_partitions(api, metastore, monkeypatch) -> None:
