@@ -4,7 +4,8 @@ The table page's charts, each one aggregate query over the metastore (never a ro
 * partitions per day: partitions counted by the value of the table's day key (a ``date`` key, or a key called
   ``dt``/``ds``/``date``/``day``, else the first key), the last :data:`MAX_GROUPS` values;
 * bytes per partition key value: the sum of the partitions' ``totalSize`` for the same values;
-* the small-file histogram: partitions and their files by average file size (``totalSize / numFiles``).
+* the small-file histogram: partitions and their files by average file size (``totalSize / numFiles``, the metastore's
+  parameters, not a listing of the disk); partitions it records with no files are a bar of their own.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ FILE_SIZE_BUCKETS: tuple[tuple[str, int | None], ...] = (
     ("≥ 256 MiB", None),
 )
 NO_STATISTICS = "no statistics"
+NO_FILES = "no files"  # numFiles 0: the metastore records an empty partition (not an unknown one)
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,7 @@ def file_size_histogram(metastore: Metastore, table: Table) -> Chart:
             if bound is not None
         ),
         When(Q(files__gt=0, size__isnull=False), then=Value(FILE_SIZE_BUCKETS[-1][0])),
+        When(files=0, then=Value(NO_FILES)),
         default=Value(NO_STATISTICS),
     )
     charted, bounded = _charted(metastore, table)
@@ -136,9 +139,12 @@ def file_size_histogram(metastore: Metastore, table: Table) -> Chart:
         .order_by()
     )
     found = {row["bucket"]: row for row in rows}
-    labels = [label for label, _ in FILE_SIZE_BUCKETS] + ([NO_STATISTICS] if NO_STATISTICS in found else [])
+    labels = [label for label, _ in FILE_SIZE_BUCKETS] + [
+        label for label in (NO_FILES, NO_STATISTICS) if label in found
+    ]
     return Chart(
-        "Average file size per partition" + (f" (the newest {MAX_PARTITIONS:,} by name)" if bounded else ""),
+        "Average file size per partition (the metastore's numFiles and totalSize)"
+        + (f" (the newest {MAX_PARTITIONS:,} by name)" if bounded else ""),
         "average file size",
         labels,
         {

@@ -214,6 +214,26 @@ def test_a_partition_missing_on_disk_does_not_show_its_statistics_as_fresh(clien
     assert 'badge ok">fresh<' not in row and ">not on disk<" in row
 
 
+def test_the_file_size_histogram_counts_partitions_without_files_apart(api, metastore) -> None:
+    """A partition the metastore records with numFiles 0 is "no files", not "no statistics" nor a size bucket."""
+    # given: one partition of sales.orders emptied in the metastore (numFiles 0, totalSize 0)
+    _db, table = get_table(metastore, *ORDERS)
+    with allow_metastore_writes():
+        emptied = PartitionParam.objects.using(metastore.alias).filter(
+            partition__table_id=table.id, partition__name="dt=2024-01-01/hour=0", key__in=("numFiles", "totalSize")
+        )
+        assert emptied.update(value="0") == 2
+
+    # when
+    histogram = api.get(api_url("partition-charts", metastore, ORDERS)).json()["file_sizes"]
+
+    # then
+    counts = dict(zip(histogram["labels"], histogram["series"]["partitions"], strict=True))
+    assert counts["no files"] == 1 and counts["< 1 MiB"] == 11
+    assert "no statistics" not in counts
+    assert "numFiles and totalSize" in histogram["title"]
+
+
 def test_the_charts_of_a_table_beyond_the_limit_read_its_newest_partitions(api, metastore, monkeypatch) -> None:
     from catalog_admin.selectors import partition_charts
 
