@@ -234,6 +234,27 @@ def test_the_file_size_histogram_counts_partitions_without_files_apart(api, meta
     assert "numFiles and totalSize" in histogram["title"]
 
 
+def test_more_days_than_the_chart_holds_are_charted_per_month_not_as_the_last_days(api, metastore, monkeypatch) -> None:
+    """Beyond MAX_GROUPS days the partitions are counted per month, every partition in a bar (issue 29)."""
+    from catalog_admin.selectors import partition_charts
+
+    # given: room for 2 bars; sales.orders has 3 days of January 2024, 4 partitions each
+    monkeypatch.setattr(partition_charts, "MAX_GROUPS", 2)
+
+    # when
+    charts = api.get(api_url("partition-charts", metastore, ORDERS)).json()
+
+    # then
+    per_month = charts["partitions_per_day"]
+    assert (per_month["labels"], per_month["series"], per_month["truncated"]) == (
+        ["2024-01"],
+        {"partitions": [12]},
+        False,
+    )
+    assert per_month["title"] == "Partitions per month of dt"
+    assert charts["bytes_per_key"]["labels"] == ["2024-01"]
+
+
 def test_the_charts_of_a_table_beyond_the_limit_read_its_newest_partitions(api, metastore, monkeypatch) -> None:
     from catalog_admin.selectors import partition_charts
 
