@@ -1,7 +1,7 @@
 """
 What ``operations`` adds to ``catalog_admin``'s pages through its slots (``catalog_admin.extensions``): the change
-links of the top bar with the "Waiting for me" count, the actions in the head of a table's page and its "Change history"
-panel.
+links of the top bar with the "Waiting for me" count, the actions in the head of a table's and a partition's page,
+and the table's "Change history" panel.
 Registered by ``OperationsConfig.ready``.
 """
 
@@ -15,6 +15,7 @@ from catalog_admin.extensions import register_slot_content
 from catalog_admin.selectors.acid import table_is_transactional
 from catalog_admin.selectors.metastores import get_metastore
 from catalog_admin.selectors.partitions import table_is_partitioned
+from operations.guided import partition_operations
 from operations.guided_databases import database_operations, metastore_operations
 from operations.policy import can_request
 from operations.selectors import inbox_count, table_history
@@ -24,6 +25,7 @@ __all__ = (
     "database_requests_context",
     "metastore_requests_context",
     "navigation_context",
+    "partition_actions_context",
     "partition_repair_context",
     "register_page_slots",
     "table_actions_context",
@@ -35,6 +37,7 @@ def register_page_slots() -> None:
     register_slot_content("navigation", "operations/inc/navigation.html", navigation_context)
     register_slot_content("table_actions", "operations/inc/table_actions.html", table_actions_context)
     register_slot_content("table", "operations/inc/table_history.html", table_history_context)
+    register_slot_content("partition_actions", "operations/inc/partition_actions.html", partition_actions_context)
     register_slot_content("metastore", "operations/inc/guided_requests.html", metastore_requests_context)
     register_slot_content("database", "operations/inc/guided_requests.html", database_requests_context)
     register_slot_content("database", "operations/inc/database_requests.html", create_table_context)
@@ -77,6 +80,20 @@ def table_actions_context(context: Context, *, metastore: str, database: str, ta
         "table": table,
         "transactional": allowed and table_is_transactional(metastore, database, table),
         "partitioned": allowed and table_is_partitioned(metastore, database, table),
+    }
+
+
+def partition_actions_context(
+    context: Context, *, metastore: str, database: str, table: str, partition: str
+) -> dict[str, Any]:
+    """The head of a partition's page: requests on that partition (drop, rename, truncate) for stewards."""
+    user = context.get("user")
+    allowed = user is not None and bool(can_request(user))
+    qualified = f"{database}.{table}"
+    return {
+        "guided": partition_operations(get_metastore(metastore), qualified, partition) if allowed else (),
+        "metastore": metastore,
+        "qualified": qualified,
     }
 
 
