@@ -110,12 +110,17 @@ def table_history_context(context: Context, *, metastore: str, database: str, ta
 def partition_repair_context(
     context: Context, *, metastore: str, database: str, table: str, anomaly: str = ""
 ) -> dict[str, Any]:
-    """The partition list's repair action: on the "missing on disk" list, a guided ``MSCK REPAIR TABLE`` request (for
-    those who may request changes)."""
+    """The partition list's repair actions: on the "missing on disk" list, a guided ``MSCK REPAIR TABLE`` request and,
+    where the version has it (3.0+), ``MSCK REPAIR TABLE … DROP PARTITIONS`` (only the missing dropped), for those
+    who may request changes."""
     user = context.get("user")
+    allowed = user is not None and bool(can_request(user)) and anomaly == "missing"
+    drops = allowed and get_metastore(metastore).schema.capabilities.msck_drops_partitions
+    ref = "`" + database.replace("`", "``") + "`.`" + table.replace("`", "``") + "`"
     return {
-        "can_request": user is not None and bool(can_request(user)),
+        "can_request": allowed,
         "missing": anomaly == "missing",
+        "drop_missing": f"MSCK REPAIR TABLE {ref} DROP PARTITIONS" if drops else "",
         "metastore": metastore,
         "database": database,
         "table": table,
