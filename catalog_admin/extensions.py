@@ -10,6 +10,8 @@ After NetBox's plugin template extensions (``netbox/netbox/plugins/templates.py`
 Slots:
 
 - ``navigation``: the top bar's links after the metastore switcher and search (the page's context).
+- ``table_actions``: the head of a table's page, under its title: the actions on it (the same arguments as ``table``).
+- ``partition_actions``: the head of a partition's page (the same arguments and ``partition``: its name).
 - ``table``: the end of a table's page (arguments ``metastore``, ``database``, ``table``: names).
 - ``database``: the head of a database's page (arguments ``metastore``, ``database``: names).
 - ``metastore``: the end of a metastore's database list (argument ``metastore``: its name).
@@ -25,7 +27,7 @@ from typing import Any
 
 __all__ = ("SLOTS", "SlotContent", "register_slot_content", "slot_contents")
 
-SLOTS = ("navigation", "table", "partitions", "metastore", "database")
+SLOTS = ("navigation", "table_actions", "partition_actions", "table", "partitions", "metastore", "database")
 
 ContextProvider = Callable[..., Mapping[str, Any]]
 

@@ -1,6 +1,7 @@
 """
 What ``operations`` adds to ``catalog_admin``'s pages through its slots (``catalog_admin.extensions``): the change
-links of the top bar with the "Waiting for me" count, and the "Change history" panel of a table's page.
+links of the top bar with the "Waiting for me" count, the actions in the head of a table's and a partition's page,
+and the table's "Change history" panel.
 Registered by ``OperationsConfig.ready``.
 """
 
@@ -15,6 +16,7 @@ from catalog_admin.selectors.acid import table_is_transactional
 from catalog_admin.selectors.metastores import get_metastore
 from catalog_admin.selectors.partitions import table_is_partitioned
 from catalog_admin.selectors.tables import table_is_view
+from operations.guided import partition_operations
 from operations.guided_databases import database_operations, metastore_operations
 from operations.policy import can_request
 from operations.selectors import inbox_count, table_history
@@ -24,15 +26,19 @@ __all__ = (
     "database_requests_context",
     "metastore_requests_context",
     "navigation_context",
+    "partition_actions_context",
     "partition_repair_context",
     "register_page_slots",
+    "table_actions_context",
     "table_history_context",
 )
 
 
 def register_page_slots() -> None:
     register_slot_content("navigation", "operations/inc/navigation.html", navigation_context)
+    register_slot_content("table_actions", "operations/inc/table_actions.html", table_actions_context)
     register_slot_content("table", "operations/inc/table_history.html", table_history_context)
+    register_slot_content("partition_actions", "operations/inc/partition_actions.html", partition_actions_context)
     register_slot_content("metastore", "operations/inc/guided_requests.html", metastore_requests_context)
     register_slot_content("database", "operations/inc/guided_requests.html", database_requests_context)
     register_slot_content("database", "operations/inc/database_requests.html", create_table_context)
@@ -63,36 +69,66 @@ def navigation_context(context: Context) -> dict[str, Any]:
     return {"waiting": inbox_count(user) if signed_in else 0, "can_request": signed_in and bool(can_request(user))}
 
 
-def table_history_context(context: Context, *, metastore: str, database: str, table: str) -> dict[str, Any]:
-    """The table's latest audit records, its names for the "Request a change" link (for stewards only), whether it
-    is transactional (a "Request a compaction" link) and whether ``ANALYZE`` may run on it (a "Recompute statistics
-    where stale" link: not a view, not transactional)."""
+def table_actions_context(context: Context, *, metastore: str, database: str, table: str) -> dict[str, Any]:
+    """The head of a table's page: "Request a change…" for stewards, with "Drop partitions…" and "Repair
+    partitions…" on a partitioned table, "Request a compaction…" on a transactional one, and "Recompute statistics
+    where stale" where ``ANALYZE`` may run (not a view, not transactional)."""
     user = context.get("user")
-    transactional = table_is_transactional(metastore, database, table)
+    allowed = user is not None and bool(can_request(user))
+    transactional = allowed and table_is_transactional(metastore, database, table)
     return {
-        "can_request": user is not None and bool(can_request(user)),
-        "records": table_history(metastore, database, table),
+        "can_request": allowed,
         "metastore": metastore,
         "database": database,
         "table": table,
         "transactional": transactional,
-        "partitioned": table_is_partitioned(metastore, database, table),
-        "analyzable": not transactional and not table_is_view(metastore, database, table),
+        "partitioned": allowed and table_is_partitioned(metastore, database, table),
+        "analyzable": allowed and not transactional and not table_is_view(metastore, database, table),
+    }
+
+
+def partition_actions_context(
+    context: Context, *, metastore: str, database: str, table: str, partition: str
+) -> dict[str, Any]:
+    """The head of a partition's page: requests on that partition (drop, rename, truncate) for stewards."""
+    user = context.get("user")
+    allowed = user is not None and bool(can_request(user))
+    qualified = f"{database}.{table}"
+    return {
+        "guided": partition_operations(get_metastore(metastore), qualified, partition) if allowed else (),
+        "metastore": metastore,
+        "qualified": qualified,
+    }
+
+
+def table_history_context(context: Context, *, metastore: str, database: str, table: str) -> dict[str, Any]:
+    """The table's latest audit records and its names (the "Who can read this" link)."""
+    return {
+        "records": table_history(metastore, database, table),
+        "metastore": metastore,
+        "database": database,
+        "table": table,
     }
 
 
 def partition_repair_context(
     context: Context, *, metastore: str, database: str, table: str, anomaly: str = ""
 ) -> dict[str, Any]:
-    """The partition list's repair actions (for those who may request changes): on the "missing on disk" list, a guided
-    ``MSCK REPAIR TABLE`` request; on the "stale statistics" list, a guided ``ANALYZE … WITH ('only_stale'='true')``
-    (a transactional table's partitions aside: ANALYZE refuses them)."""
+    """The partition list's repair actions, for those who may request changes: on the "missing on disk" list, a
+    guided ``MSCK REPAIR TABLE`` request and, where the version has it (3.0+), ``MSCK REPAIR TABLE … DROP
+    PARTITIONS`` (only the missing dropped); on the "stale statistics" list, a guided ``ANALYZE … WITH
+    ('only_stale'='true')`` (a transactional table's partitions aside: ANALYZE refuses them)."""
     user = context.get("user")
-    stale = anomaly == "stale" and not table_is_transactional(metastore, database, table)
+    allowed = user is not None and bool(can_request(user))
+    missing = allowed and anomaly == "missing"
+    stale = allowed and anomaly == "stale" and not table_is_transactional(metastore, database, table)
+    drops = missing and get_metastore(metastore).schema.capabilities.msck_drops_partitions
+    ref = "`" + database.replace("`", "``") + "`.`" + table.replace("`", "``") + "`"
     return {
-        "can_request": user is not None and bool(can_request(user)),
+        "can_request": allowed,
         "missing": anomaly == "missing",
         "stale": stale,
+        "drop_missing": f"MSCK REPAIR TABLE {ref} DROP PARTITIONS" if drops else "",
         "metastore": metastore,
         "database": database,
         "table": table,

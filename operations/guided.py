@@ -18,7 +18,7 @@ from operations.guided_create_table import create_table_choices
 from operations.specs import TableRef
 from operations.table_state import TableState, read_table_state
 
-__all__ = ("GuidedOperation", "guided_operations", "initial_statement")
+__all__ = ("GuidedOperation", "guided_operations", "initial_statement", "partition_operations")
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,32 @@ def guided_operations(metastore: Metastore, qualified: str) -> tuple[GuidedOpera
     except ApplicationError:
         return ()
     return _view_operations(state) if state.is_view else _table_operations(metastore, state)
+
+
+def partition_operations(metastore: Metastore, qualified: str, name: str) -> tuple[GuidedOperation, ...]:
+    """The requests a partition's page offers for partition ``name`` of ``db.table``: drop it, rename it, and (on a
+    managed table that is not transactional) truncate it; empty when the table or partition is not there."""
+    database, _, table = qualified.partition(".")
+    try:
+        state = read_table_state(metastore, TableRef(database, table))
+    except ApplicationError:
+        return ()
+    if not state.partition_keys or not name:
+        return ()
+    ref, spec = f"{_quote(database)}.{_quote(table)}", _as_spec(state, name)
+    ops = [
+        GuidedOperation(
+            "partition_drop", "Drop this partition…", f"ALTER TABLE {ref} DROP IF EXISTS PARTITION ({spec})",
+            "Its directory goes to the console's trash; a revert puts both back.",
+        ),
+        GuidedOperation(
+            "partition_rename", "Rename this partition…",
+            f"ALTER TABLE {ref} PARTITION ({spec}) RENAME TO PARTITION ({spec})", "Edit the values after RENAME TO.",
+        ),
+    ]  # fmt: skip
+    if state.table_type == "MANAGED_TABLE" and not state.is_transactional:
+        ops.append(_truncate_operation(ref, spec))
+    return tuple(ops)
 
 
 def initial_statement(operations: tuple[GuidedOperation, ...], key: str) -> str:

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from django.db.models import BigIntegerField, Count, Exists, OuterRef, QuerySet, Sum
+from django.db.models import BigIntegerField, Count, Exists, OuterRef, Q, QuerySet, Sum
 from django.db.models.functions import Cast
 
 from catalog_admin.errors import ApplicationError, ErrorCode
@@ -119,11 +119,14 @@ def anomaly_counts(metastore: Metastore, table: Table) -> AnomalyCounts:
 
 @dataclass(frozen=True)
 class RowTotal:
-    """The sum of the partitions' ``numRows``, and how many partitions have it."""
+    """The sums of the partitions' ``numRows``, ``numFiles`` and ``totalSize`` (metastore parameters, as Hive last
+    wrote them: not a listing of the disk), and how many partitions have ``numRows``."""
 
     rows: int
     counted: int
     partitions: int
+    files: int | None = None  # None: no partition has the parameter
+    bytes: int | None = None
 
     @property
     def complete(self) -> bool:
@@ -135,12 +138,25 @@ class RowTotal:
 
 
 def partition_row_total(metastore: Metastore, table: Table) -> RowTotal:
-    """One aggregate over PARTITION_PARAMS: the rows of every partition whose ``numRows`` is a non-negative number."""
+    """One aggregate over PARTITION_PARAMS: the rows, files and bytes of every partition whose parameter is a
+    non-negative number (a partitioned table's own ``numFiles``/``totalSize`` stay 0 in Hive: its data is here)."""
     alias = metastore.alias
+    number = Cast("value", BigIntegerField())
     counted = (
         PartitionParam.objects.using(alias)
-        .filter(AllDigits("value"), partition__table_id=table.id, key="numRows")
-        .aggregate(rows=Sum(Cast("value", BigIntegerField())), counted=Count("partition_id"))
+        .filter(AllDigits("value"), partition__table_id=table.id, key__in=("numRows", "numFiles", "totalSize"))
+        .aggregate(
+            rows=Sum(number, filter=Q(key="numRows")),
+            counted=Count("partition_id", filter=Q(key="numRows")),
+            files=Sum(number, filter=Q(key="numFiles")),
+            bytes=Sum(number, filter=Q(key="totalSize")),
+        )
     )
     partitions = Partition.objects.using(alias).filter(table_id=table.id).aggregate(n=Count("id"))["n"]
-    return RowTotal(rows=counted["rows"] or 0, counted=counted["counted"], partitions=partitions)
+    return RowTotal(
+        rows=counted["rows"] or 0,
+        counted=counted["counted"],
+        partitions=partitions,
+        files=counted["files"],
+        bytes=counted["bytes"],
+    )

@@ -2,18 +2,22 @@
 The table page's charts, each one aggregate query over the metastore (never a row per partition in Python):
 
 * partitions per day: partitions counted by the value of the table's day key (a ``date`` key, or a key called
-  ``dt``/``ds``/``date``/``day``, else the first key), the last :data:`MAX_GROUPS` values;
+  ``dt``/``ds``/``date``/``day``, else the first key), the last :data:`MAX_GROUPS` values; ISO days beyond that
+  per month (``YYYY-MM``);
 * bytes per partition key value: the sum of the partitions' ``totalSize`` for the same values;
-* the small-file histogram: partitions and their files by average file size (``totalSize / numFiles``).
+* the small-file histogram: partitions and their files by average file size (``totalSize / numFiles``, the metastore's
+  parameters, not a listing of the disk); partitions it records with no files are a bar of their own.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import BigIntegerField, Count, F, FilteredRelation, Q, QuerySet, Sum, Value
 from django.db.models.expressions import Case, When
-from django.db.models.functions import Cast
+from django.db.models.functions import Cast, Substr
 
 from catalog_admin.models import Partition, PartitionKey, Table
 from catalog_admin.selectors.metastores import Metastore
@@ -22,6 +26,7 @@ from catalog_admin.selectors.sql_text import AllDigits
 __all__ = ("FILE_SIZE_BUCKETS", "MAX_GROUPS", "Chart", "day_key", "file_size_histogram", "partitions_by_key")
 
 MAX_GROUPS = 400
+ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")  # a day key's values charted per month beyond MAX_GROUPS days
 #: Charts of a table with more partitions read its newest this many (by name, the bound found on Hive's name index).
 MAX_PARTITIONS = 100_000
 DAY_KEY_NAMES = ("dt", "ds", "date", "day", "event_date", "partition_date")
@@ -35,6 +40,7 @@ FILE_SIZE_BUCKETS: tuple[tuple[str, int | None], ...] = (
     ("≥ 256 MiB", None),
 )
 NO_STATISTICS = "no statistics"
+NO_FILES = "no files"  # numFiles 0: the metastore records an empty partition (not an unknown one)
 
 
 @dataclass(frozen=True)
@@ -87,29 +93,38 @@ def _number(field: str) -> Case:
 
 
 def partitions_by_key(metastore: Metastore, table: Table, keys: list[PartitionKey]) -> tuple[Chart, Chart]:
-    """Partitions per value of :func:`day_key` and their bytes (the last MAX_GROUPS values), one GROUP BY."""
+    """Partitions per value of :func:`day_key` and their bytes, one GROUP BY; beyond MAX_GROUPS days (ISO dates) per
+    month instead, so a year or more of days is charted whole rather than as its last MAX_GROUPS days."""
     key = day_key(keys)
     if key is None:
         empty = Chart("Partitions", "", [], {"partitions": []})
         return empty, Chart("Bytes", "", [], {"bytes": []})
     charted, bounded = _charted(metastore, table)
-    rows = list(
-        charted.alias(
-            kv=FilteredRelation("key_values", condition=Q(key_values__position=key.position)),
-            size=FilteredRelation("params", condition=Q(params__key="totalSize")),
-        )
-        .values(group=F("kv__value"))
-        .annotate(partitions=Count("id"), bytes=Sum(_number("size__value")))
-        .order_by("-group")[: MAX_GROUPS + 1]
-    )
+    rows = _groups(charted, key, F("kv__value"))
+    period = key.name
+    if len(rows) > MAX_GROUPS and all(ISO_DAY.match(row["group"] or "") for row in rows):
+        rows = _groups(charted, key, Substr(F("kv__value"), 1, 7))
+        period = f"month of {key.name}"
     truncated = len(rows) > MAX_GROUPS or bounded
     rows = rows[:MAX_GROUPS][::-1]
     labels = [row["group"] or "" for row in rows]
     return (
-        Chart(
-            f"Partitions per {key.name}", key.name, labels, {"partitions": [r["partitions"] for r in rows]}, truncated
-        ),
-        Chart(f"Bytes per {key.name}", key.name, labels, {"bytes": [r["bytes"] or 0 for r in rows]}, truncated),
+        Chart(f"Partitions per {period}", period, labels, {"partitions": [r["partitions"] for r in rows]}, truncated),
+        Chart(f"Bytes per {period}", period, labels, {"bytes": [r["bytes"] or 0 for r in rows]}, truncated),
+    )
+
+
+def _groups(charted: QuerySet, key: PartitionKey, group: Any) -> list[dict[str, Any]]:
+    """The partitions and bytes per ``group`` (an expression over the key's value ``kv__value``), the last
+    MAX_GROUPS + 1 groups, descending."""
+    return list(
+        charted.alias(
+            kv=FilteredRelation("key_values", condition=Q(key_values__position=key.position)),
+            size=FilteredRelation("params", condition=Q(params__key="totalSize")),
+        )
+        .values(group=group)
+        .annotate(partitions=Count("id"), bytes=Sum(_number("size__value")))
+        .order_by("-group")[: MAX_GROUPS + 1]
     )
 
 
@@ -122,6 +137,7 @@ def file_size_histogram(metastore: Metastore, table: Table) -> Chart:
             if bound is not None
         ),
         When(Q(files__gt=0, size__isnull=False), then=Value(FILE_SIZE_BUCKETS[-1][0])),
+        When(files=0, then=Value(NO_FILES)),
         default=Value(NO_STATISTICS),
     )
     charted, bounded = _charted(metastore, table)
@@ -136,9 +152,12 @@ def file_size_histogram(metastore: Metastore, table: Table) -> Chart:
         .order_by()
     )
     found = {row["bucket"]: row for row in rows}
-    labels = [label for label, _ in FILE_SIZE_BUCKETS] + ([NO_STATISTICS] if NO_STATISTICS in found else [])
+    labels = [label for label, _ in FILE_SIZE_BUCKETS] + [
+        label for label in (NO_FILES, NO_STATISTICS) if label in found
+    ]
     return Chart(
-        "Average file size per partition" + (f" (the newest {MAX_PARTITIONS:,} by name)" if bounded else ""),
+        "Average file size per partition (the metastore's numFiles and totalSize)"
+        + (f" (the newest {MAX_PARTITIONS:,} by name)" if bounded else ""),
         "average file size",
         labels,
         {

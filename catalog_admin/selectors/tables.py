@@ -251,7 +251,7 @@ def get_table_detail(metastore: Metastore, db_name: str, table_name: str) -> Tab
 
 def _remembered_rows(metastore: Metastore, table: Table) -> Remembered[RowTotal]:
     stamp = partition_stamp(metastore, table)
-    return remembered(metastore, table, "partition-rows", stamp, lambda: partition_row_total(metastore, table))
+    return remembered(metastore, table, "partition-totals", stamp, lambda: partition_row_total(metastore, table))
 
 
 def _filtered_tables(metastore: Metastore, database: Database, filters: TableFilter) -> QuerySet[Table]:

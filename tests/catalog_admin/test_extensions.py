@@ -15,14 +15,18 @@ def empty_registry(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_operations_fills_the_navigation_and_table_slots() -> None:
-    """operations registers its top-bar links and the table's change history from its AppConfig.ready."""
+    """operations registers its top-bar links, the table's actions and its change history from its AppConfig.ready."""
     # when
     navigation = [c.template_name for c in slot_contents("navigation")]
     table = [c.template_name for c in slot_contents("table")]
+    actions = [c.template_name for c in slot_contents("table_actions")]
+    partition = [c.template_name for c in slot_contents("partition_actions")]
 
     # then
     assert navigation == ["operations/inc/navigation.html"]
     assert table == ["operations/inc/table_history.html"]
+    assert actions == ["operations/inc/table_actions.html"]
+    assert partition == ["operations/inc/partition_actions.html"]
 
 
 def test_a_slot_renders_its_contents_in_order_with_their_context(empty_registry: None, tmp_path, settings) -> None:

@@ -13,7 +13,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from catalog_admin.db import allow_metastore_writes
-from catalog_admin.models import PartitionParam, StorageDescriptor
+from catalog_admin.models import Partition, PartitionParam, StorageDescriptor, TableParam
 from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.tables import get_table
 from tests.fixtures.factories import html, make_user, token_client
@@ -66,6 +66,32 @@ def test_a_partitioned_table_shows_its_rows_as_the_sum_of_its_partitions(client,
     stat = content.split('id="partition-rows"')[1].split("</div>")[0]
     assert f">{total:,}</span>" in stat
     assert f"sum over {rows.count()} partitions" in stat
+
+
+def test_a_partitioned_tables_files_and_size_are_its_partitions_not_its_own_zeros(client, metastore) -> None:
+    """Hive leaves a partitioned table's own numFiles/totalSize at 0: the head shows the partitions' sums instead of
+    "0 files, 0 B" next to millions of rows (issue 29)."""
+    # given: the table's own parameters say 0, as Hive writes them
+    _db, table = get_table(metastore, *ORDERS)
+    params = PartitionParam.objects.using(metastore.alias).filter(partition__table_id=table.id)
+    files = sum(int(v) for v in params.filter(key="numFiles").values_list("value", flat=True))
+    size = sum(int(v) for v in params.filter(key="totalSize").values_list("value", flat=True))
+    with allow_metastore_writes():
+        for key in ("numFiles", "totalSize"):
+            TableParam.objects.using(metastore.alias).update_or_create(
+                table_id=table.id, key=key, defaults={"value": "0"}
+            )
+
+    # when
+    content = html(client.get(reverse("catalog:table", args=[metastore.name, *ORDERS])))
+
+    # then
+    assert files > 0 and size > 0
+    shown_files = content.split('id="partition-files"')[1].split("</div>")[0]
+    shown_size = content.split('id="partition-bytes"')[1].split("</div>")[0]
+    assert f">{files:,}</span>" in shown_files and "numFiles" in shown_files
+    assert f'title="{size:,} bytes"' in shown_size and ">0 B<" not in shown_size
+    assert 'id="table-statistics-partitioned"' in content
 
 
 def test_the_sample_panel_reads_the_text_files_with_the_serde_delimiter(client, metastore) -> None:
@@ -162,6 +188,71 @@ def test_the_anomaly_counts_link_to_the_filtered_partitions(client, metastore) -
     assert "?anomaly=missing" in counts
     assert missing.count("/p/dt=2024-01-03/hour=9/") == 1
     assert "/p/dt=2024-01-01/hour=0/" not in missing
+
+
+def test_a_partition_missing_on_disk_does_not_show_its_statistics_as_fresh(client, metastore) -> None:
+    """The metastore marks the partition's statistics accurate, but its directory is gone: the page and the list say
+    the statistics are not true of the disk instead of "stats fresh" (issue 29)."""
+    # given: sales.orders' partition whose directory is missing, its basic statistics marked accurate in the metastore
+    _db, table = get_table(metastore, *ORDERS)
+    missing = "dt=2024-01-03/hour=9"
+    partition = Partition.objects.using(metastore.alias).get(table_id=table.id, name=missing)
+    with allow_metastore_writes():
+        PartitionParam.objects.using(metastore.alias).update_or_create(
+            partition_id=partition.id, key="COLUMN_STATS_ACCURATE", defaults={"value": '{"BASIC_STATS":"true"}'}
+        )
+
+    # when
+    page = html(client.get(reverse("catalog:partition", args=[metastore.name, *ORDERS, missing])))
+    listed = html(client.get(reverse("catalog:partitions", args=[metastore.name, *ORDERS]), {"anomaly": "missing"}))
+
+    # then
+    head = page.split('<p class="meta">')[1].split("</p>")[0]
+    assert "stats fresh" not in head and 'id="stats-contradicted"' in head
+    assert 'id="stats-from-metastore"' in page
+    row = listed.split("/p/dt=2024-01-03/hour=9/")[1].split("</tr>")[0]
+    assert 'badge ok">fresh<' not in row and ">not on disk<" in row
+
+
+def test_the_file_size_histogram_counts_partitions_without_files_apart(api, metastore) -> None:
+    """A partition the metastore records with numFiles 0 is "no files", not "no statistics" nor a size bucket."""
+    # given: one partition of sales.orders emptied in the metastore (numFiles 0, totalSize 0)
+    _db, table = get_table(metastore, *ORDERS)
+    with allow_metastore_writes():
+        emptied = PartitionParam.objects.using(metastore.alias).filter(
+            partition__table_id=table.id, partition__name="dt=2024-01-01/hour=0", key__in=("numFiles", "totalSize")
+        )
+        assert emptied.update(value="0") == 2
+
+    # when
+    histogram = api.get(api_url("partition-charts", metastore, ORDERS)).json()["file_sizes"]
+
+    # then
+    counts = dict(zip(histogram["labels"], histogram["series"]["partitions"], strict=True))
+    assert counts["no files"] == 1 and counts["< 1 MiB"] == 11
+    assert "no statistics" not in counts
+    assert "numFiles and totalSize" in histogram["title"]
+
+
+def test_more_days_than_the_chart_holds_are_charted_per_month_not_as_the_last_days(api, metastore, monkeypatch) -> None:
+    """Beyond MAX_GROUPS days the partitions are counted per month, every partition in a bar (issue 29)."""
+    from catalog_admin.selectors import partition_charts
+
+    # given: room for 2 bars; sales.orders has 3 days of January 2024, 4 partitions each
+    monkeypatch.setattr(partition_charts, "MAX_GROUPS", 2)
+
+    # when
+    charts = api.get(api_url("partition-charts", metastore, ORDERS)).json()
+
+    # then
+    per_month = charts["partitions_per_day"]
+    assert (per_month["labels"], per_month["series"], per_month["truncated"]) == (
+        ["2024-01"],
+        {"partitions": [12]},
+        False,
+    )
+    assert per_month["title"] == "Partitions per month of dt"
+    assert charts["bytes_per_key"]["labels"] == ["2024-01"]
 
 
 def test_the_charts_of_a_table_beyond_the_limit_read_its_newest_partitions(api, metastore, monkeypatch) -> None:

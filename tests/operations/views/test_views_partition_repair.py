@@ -60,6 +60,35 @@ def test_the_missing_on_disk_list_and_the_table_page_offer_the_repair(metastore:
     assert unescape(statement).strip() == f"MSCK REPAIR TABLE `sales`.`orders`{sync}"
 
 
+def test_the_missing_on_disk_list_offers_dropping_only_the_missing_partitions(metastore: Metastore, people) -> None:
+    """Where Hive has MSCK … DROP (3.0+), the missing-on-disk list offers dropping only the missing partitions: the
+    guided request's preview drops exactly the one without a directory and adds nothing (issue 29)."""
+    # given
+    steward = signed_in(people["steward"])
+    partitions = reverse("catalog:partitions", args=[metastore.name, "sales", "orders"])
+
+    # when
+    missing = html(steward.get(partitions, {"anomaly": "missing"}))
+
+    # then
+    if not metastore.schema.capabilities.msck_drops_partitions:  # Hive 2.3 only adds
+        assert 'id="request-drop-missing"' not in missing
+        return
+    link = unescape(re.search(r'href="([^"]+)" id="request-drop-missing"', missing).group(1))
+    form = html(steward.get(link))
+    statement = unescape(re.search(r'<textarea name="statement"[^>]*>(.*?)</textarea>', form, re.DOTALL).group(1))
+    assert statement.strip() == "MSCK REPAIR TABLE `sales`.`orders` DROP PARTITIONS"
+    preview = html(
+        steward.post(
+            reverse("operations:preview"),
+            {"metastore": metastore.name, "statement": statement.strip()},
+            HTTP_HX_REQUEST="true",
+        )
+    )
+    assert re.findall(r'data-partition="([^"]+)"', preview) == [MISSING]
+    assert 'id="request-drop-missing"' not in html(steward.get(partitions))
+
+
 def _post(client: APIClient, name: str, pk: int | None = None, body: dict | None = None, status: int = 200) -> dict:
     path = reverse(f"operations_api:{name}", kwargs={"pk": pk} if pk is not None else {})
     response = client.post(path, body or {}, format="json")

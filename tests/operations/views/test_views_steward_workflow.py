@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
-from html import unescape
+from html import escape, unescape
 
 import pytest
 from django.test import Client
@@ -113,6 +113,47 @@ def test_viewers_are_not_offered_new_requests(metastore, people) -> None:
     assert 'class="nav-new"' not in pages["viewer"] and 'id="list-new-request"' not in pages["viewer"]
     assert 'class="nav-new"' in pages["steward"] and 'id="list-new-request"' in pages["steward"]
     assert 'id="request-change"' not in viewer_table and 'id="request-change"' in steward_table
+
+
+def test_the_table_page_offers_its_requests_in_its_head_not_after_every_panel(metastore, people) -> None:
+    """The head of a table's page, before the columns, offers "Request a change…" (and on a partitioned table
+    "Drop partitions…"), not the end of the page (issue 29)."""
+    # given
+    steward = signed_in(people["steward"])
+
+    # when
+    orders = html(steward.get(reverse("catalog:table", args=[metastore.name, "sales", "orders"])))
+    customers = html(steward.get(reverse("catalog:table", args=[metastore.name, "sales", "customers"])))
+
+    # then
+    head = re.search(r'<div class="page-head">.*?id="columns"', orders, re.DOTALL).group(0)
+    assert 'id="request-change"' in head and 'id="request-repair"' in head
+    drop = re.search(r'href="([^"]+)" id="request-drop-partitions"', head).group(1)
+    assert unescape(drop).endswith(f"?metastore={metastore.name}&table=sales.orders&operation=partition_drop")
+    assert 'id="request-change"' in customers and 'id="request-drop-partitions"' not in customers
+    assert orders.count('id="request-change"') == 1
+
+
+def test_a_partition_page_offers_requests_on_that_partition_whose_statements_preview(metastore, people) -> None:
+    """A partition's page has actions (issue 29): drop, rename and truncate that partition, each a guided request
+    whose statement names it and previews; a viewer is offered none."""
+    # given
+    steward, viewer = signed_in(people["steward"]), signed_in(people["viewer"])
+    url = reverse("catalog:partition", args=[metastore.name, "sales", "orders", "dt=2024-01-02/hour=3"])
+
+    # when
+    page, viewer_page = html(steward.get(url)), html(viewer.get(url))
+
+    # then
+    head = page.split('<div class="page-head">')[1].split('<div class="summary">')[0]
+    drop = unescape(re.search(r'href="([^"]+)" id="partition-partition_drop"', head).group(1))
+    assert 'id="partition-partition_rename"' in head and 'id="partition-truncate"' in head
+    assert 'id="partition-actions"' not in viewer_page
+    form = html(steward.get(drop))
+    statement = "ALTER TABLE `sales`.`orders` DROP IF EXISTS PARTITION (`dt`='2024-01-02', `hour`='3')"
+    assert escape(statement) in form
+    preview = live_preview(steward, metastore, statement)
+    assert 'id="preview-partitions"' in preview and 'data-partition="dt=2024-01-02/hour=3"' in preview
 
 
 def test_a_refused_action_is_in_the_audit_log_with_its_error_code(metastore, people) -> None:
