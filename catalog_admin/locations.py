@@ -48,6 +48,7 @@ __all__ = (
     "is_under",
     "kernel_copy",
     "linked_ancestors",
+    "list_directories",
     "local_exists",
     "local_files",
     "local_tree_sizes",
@@ -521,6 +522,30 @@ def local_tree_sizes(locations: Iterable[str]) -> dict[str, TreeSize | None]:
             for location in by_path[parts] if size is not None else ():
                 found[location] = size
     return found
+
+
+def list_directories(locations: Iterable[str], metastore: str | None = None) -> dict[str, tuple[DirEntry, ...] | None]:
+    """``list_directory`` of each location (None: it cannot be listed), the local ones in one descent
+    (:class:`_Descent`: each directory on the way opened once, no link followed at any level)."""
+    listed: dict[str, tuple[DirEntry, ...] | None] = {}
+    by_path: dict[tuple[str, ...], list[str]] = {}
+    for location in locations:
+        path = _local_path_text(location) if _is_local(location) else ""
+        if path.startswith("/") and path != "/":
+            by_path.setdefault(tuple(path[1:].split("/")), []).append(location)
+        else:  # another filesystem, or the local root itself
+            listed[location] = filesystem_for(location, metastore).list_directory(location)
+    with _Descent() as descent:
+        for parts in sorted(by_path):
+            try:
+                children: list[tuple[str, os.stat_result]] | None = _children(descent.open(parts))
+            except (SymlinkRefused, NotADirectoryError, FileNotFoundError):
+                children = None
+            for location in by_path[parts]:
+                listed[location] = (
+                    None if children is None else tuple(_dir_entry(location, name, info) for name, info in children)
+                )
+    return listed
 
 
 class _Descent:

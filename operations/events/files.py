@@ -30,7 +30,7 @@ from typing import Any
 from catalog_admin.hive.locations import normalize_location
 from catalog_admin.hive.partition_names import partition_name
 from catalog_admin.hive.versions import SchemaVersion
-from catalog_admin.locations import filesystem_for, is_hidden
+from catalog_admin.locations import DirEntry, filesystem_for, is_hidden, list_directories
 from operations.events.objects import PartitionObject, TableObject
 
 __all__ = ("partition_files", "table_files")
@@ -52,11 +52,16 @@ def partition_files(
     skips = version.capabilities.events_skip_external_and_transactional_files
     if skips and table.is_external:
         return []
-    listed = not (skips and table.is_transactional)
+    parts = list(parts)
+    listings = (
+        list_directories([p.location for p in parts if p.location], metastore)
+        if not (skips and table.is_transactional)
+        else {}
+    )
     return [
         {
             "partitionName": partition_name(zip(keys, part.values, strict=False)),
-            "files": _data_files(metastore, version, part.location) if listed else [],
+            "files": _visible_files(version, part.location, listings.get(part.location)) if part.location else [],
         }
         for part in parts
     ]
@@ -66,7 +71,11 @@ def _data_files(metastore: str, version: SchemaVersion, location: str | None) ->
     """``FileIterator(location)``: the location's own visible files, by name, each as ``encodeFileUri`` writes it."""
     if not location:
         return []
-    listing = filesystem_for(location, metastore).list_directory(location)
+    return _visible_files(version, location, filesystem_for(location, metastore).list_directory(location))
+
+
+def _visible_files(version: SchemaVersion, location: str, listing: tuple[DirEntry, ...] | None) -> list[str]:
+    """The files of ``listing`` (``location``'s) as ``FileIterator`` gives them: no directories, no hidden names."""
     if not listing:
         return []
     suffix = NO_CHANGE_MANAGEMENT if version.capabilities.file_uris_carry_change_management_fields else ""

@@ -288,3 +288,39 @@ def test_links_above_many_locations_are_found_with_nothing_asked_below_a_missing
     assert found == {linked: f"file:{table}/dt=2"}
     assert len(asked) == len(set(asked))
     assert not [path for path in asked if "/trash/" in path]  # only trash itself, which does not exist
+
+
+def test_listings_in_one_descent_are_each_directorys_own_and_never_a_links_target(table: Path, outside: Path) -> None:
+    """``list_directories`` answers as ``list_directory`` of each location: a directory's entries, None for a missing
+    location, for a file in its place, and for a location that is or passes through a link (its target never
+    listed)."""
+    # given
+    (table / "dt=2" / "hour=0").mkdir(parents=True)
+    (table / "dt=2" / "hour=0" / "a").write_bytes(b"kept")
+    (table / "dt=2" / "hour=0" / "_SUCCESS").write_bytes(b"")
+    (table / "dt=2" / "hour=1").mkdir()
+    (table / "dt=2" / "file").write_bytes(b"x")
+    (outside / "moved" / "hour=0").mkdir(parents=True)
+    (outside / "moved" / "hour=0" / "big").write_bytes(b"x" * 1000)
+    (table / "dt=3").symlink_to(outside / "moved")
+    (table / "dt=4").symlink_to(outside)
+    wanted = [
+        f"file:{table}/dt=1",
+        f"file:{table}/dt=2/hour=0",
+        f"file:{table}/dt=2/hour=1",
+        f"file:{table}/dt=2/file",
+        f"file:{table}/dt=2/hour=9",
+        f"file:{table}/dt=3/hour=0",
+        f"file:{table}/dt=4",
+    ]
+
+    # when
+    listed = locations.list_directories(reversed(wanted))
+
+    # then
+    one_by_one = {location: LocalFileSystem().list_directory(location) for location in wanted}
+    assert listed == one_by_one
+    assert [entry.name for entry in listed[f"file:{table}/dt=2/hour=0"] or ()] == ["_SUCCESS", "a"]
+    assert listed[f"file:{table}/dt=2/hour=1"] == ()
+    unlistable = ("dt=2/file", "dt=2/hour=9", "dt=3/hour=0", "dt=4")
+    assert [listed[f"file:{table}/{name}"] for name in unlistable] == [None] * len(unlistable)
