@@ -123,7 +123,8 @@ def _run_relocation(handle: JobHandle) -> None:
         if exc.details.get("job") == job.pk and "returncode" in exc.details:
             raise  # the driver failed: the job fails resumable, the request stays executing
         end_request(request, failed_execution(exc), exc.message)
-        handle.fail(exc.message, plan=_plan_after_refusal(handle.job, forget_staging=not copying and job.attempts == 1))
+        forget_staging = not copying and not job.continues_earlier_work
+        handle.fail(exc.message, plan=_plan_after_refusal(handle.job, forget_staging=forget_staging))
         return
     end_request(request, execution)
     if caught_up := manifest.get("caught_up"):
@@ -146,10 +147,10 @@ def _discard(job: Job, actor: str) -> None:
 
 
 def _current_preview(job: Job) -> Preview:
-    """The plan as the metastore has it now; a resumed job (not its first attempt) finds its own partial copy at the
-    destination, which its first attempt found free."""
+    """The plan as the metastore has it now; a resumed job (not its first attempt) or an adopted one finds its own
+    partial copy at the destination, which its first attempt found free."""
     staging = job.plan.get("staging")
-    resuming = resuming_into(staging) if staging and job.attempts > 1 else nullcontext()
+    resuming = resuming_into(staging) if staging and job.continues_earlier_work else nullcontext()
     with resuming:
         if job.change_request is not None:
             from operations.services.change_requests import change_request_preview
