@@ -225,6 +225,7 @@ def run_job(job_id: int) -> Job:
             kind.run(handle)
     except JobCancelled:
         job = handle.end(JobState.CANCELLED, message=f"Cancelled by {handle.job.cancel_requested_by}")
+        _release_driver(job)  # a handed-over driver its runner had not followed yet stops before the staging goes
         if kind is not None and kind.discard is not None:
             kind.discard(job, job.cancel_requested_by)
     except JobHandedOver as handed:

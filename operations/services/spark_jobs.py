@@ -43,6 +43,7 @@ from operations.models import ChangeRequest, Job
 from operations.services.jobs import (
     JobCancelled,
     JobHandle,
+    JobInterrupted,
     create_job,
     job_log,
     register_job_kind,
@@ -150,6 +151,8 @@ def run_spark_program(
     staging kept); a driver that fails raises ``ApplicationError`` (execution_failed)."""
     engine = spark_engine()
     program = program or handle.job.program
+    if stopping() and handle.adoption is None:
+        raise JobInterrupted  # stopping before a driver started: queued again, nothing to hand over
     driver = _adopt(handle, program) or _launch(handle, engine, program, plan, secrets)
     while driver.running():
         time.sleep(POLL_SECONDS)
