@@ -46,7 +46,7 @@ from typing import Any, NoReturn
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
-from django.db.models import Case, F, When
+from django.db.models import Case, F, PositiveIntegerField, When
 from django.utils import timezone
 
 from catalog_admin.errors import ApplicationError, ErrorCode
@@ -254,7 +254,11 @@ def _claim(job_id: int) -> bool:
             started_at=now,
             heartbeat_at=now,
             message="Starting",
-            attempts=Case(When(adoption__isnull=True, then=F("attempts") + 1), default=F("attempts")),
+            attempts=Case(
+                When(adoption__isnull=True, then=F("attempts") + 1),
+                default=F("attempts"),
+                output_field=PositiveIntegerField(),
+            ),
             worker=worker_name(),
             finished_at=None,
             error="",
