@@ -307,7 +307,7 @@ def test_a_relocation_handed_over_mid_copy_is_adopted_and_swaps_every_file_once_
     # then: handed over, the driver running on, nothing swapped
     request.refresh_from_db()
     assert (handed.state, handed.attempts, request.state) == (JobState.QUEUED, 1, "executing"), handed.error
-    assert handed.adoption is not None and process_alive(handed.driver_pid)
+    assert process_alive(handed.driver_pid) and handed.adoption is not None
     assert partition_locations(metastore, orders.id) == before and not Execution.objects.exists()
 
     # when: a worker that is not stopping claims it
