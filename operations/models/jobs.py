@@ -30,6 +30,8 @@ class Job(models.Model):
 
     A Spark job also counts partitions, files and bytes (done of total, as its program reports them), keeps the
     units it verified (``completed``: a resumed run skips them), its driver's log tail and the Spark application.
+    A queued job with an ``adoption`` was handed over: its driver runs on, and the worker that claims it follows that
+    driver instead of starting one.
     """
 
     kind = models.CharField(max_length=32)
@@ -80,6 +82,13 @@ class Job(models.Model):
     work_bytes_at_start = models.BigIntegerField(
         null=True, blank=True, help_text="Bytes already done when this attempt's work started (a resumed run's)."
     )
+    adoption = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="What a successor needs to follow the Spark driver a stopping worker left running (host, pid, "
+        "program, launch directory, work location, progress read so far): set from the handover until the driver "
+        "ends.",
+    )
 
     class Meta:
         ordering = ("-created_at",)
@@ -91,6 +100,12 @@ class Job(models.Model):
     @property
     def is_done(self) -> bool:
         return self.state in FINISHED_JOB_STATES
+
+    @property
+    def continues_earlier_work(self) -> bool:
+        """Whether an earlier run may have written this job's staging: a resumed attempt, or a driver handed over by
+        a stopping worker (the same attempt, adopted)."""
+        return self.attempts > 1 or self.adoption is not None
 
     @cached_property
     def recent_log(self) -> JobLog:

@@ -155,7 +155,8 @@ def run_data_job(handle: JobHandle) -> None:
         if exc.details.get("job") == job.pk and "returncode" in exc.details:
             raise  # the driver failed: the job fails resumable, the request stays executing
         end_request(request, failed_execution(exc), exc.message)
-        handle.fail(exc.message, plan=_plan_after_refusal(handle.job, forget_staging=not running and job.attempts == 1))
+        forget_staging = not running and not job.continues_earlier_work
+        handle.fail(exc.message, plan=_plan_after_refusal(handle.job, forget_staging=forget_staging))
         return
     end_request(request, execution)
     for line in data_job.swapped(execution, manifest):
@@ -171,16 +172,16 @@ def discard_data_job(job: Job, actor: str) -> None:
 
 
 def _plan_after_refusal(job: Job, *, forget_staging: bool) -> dict[str, Any]:
-    """``forget_staging``: the job never ran its program (refused on its first attempt), so the destination is not
-    its own and discarding the job later must not remove it."""
+    """``forget_staging``: no attempt ran the program (refused first), so the destination is not its own and
+    discarding the job later must not remove it."""
     return {key: value for key, value in job.plan.items() if key != "staging" or not forget_staging}
 
 
 def _current_preview(job: Job) -> Preview:
-    """The plan as the metastore has it now; a resumed job (not its first attempt) finds its own partial output at
-    its staging, which its first attempt found free."""
+    """The plan as the metastore has it now; a resumed job (not its first attempt) or an adopted one finds its own
+    partial output at its staging, which its first attempt found free."""
     staging = job.plan.get("staging")
-    with resuming_into(staging) if staging and job.attempts > 1 else nullcontext():
+    with resuming_into(staging) if staging and job.continues_earlier_work else nullcontext():
         if job.change_request is not None:
             return change_request_preview(job.change_request)
         spec = spec_from_dict(job.plan["operation"])

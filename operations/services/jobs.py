@@ -20,7 +20,12 @@ request, removes a Spark job's staging). Resume (:func:`job_resume`) queues a fa
 resumes (a Spark program skips its verified units, an ALTER runs bound to the approved plan again).
 
 A worker asked to stop (SIGTERM: :func:`request_stop`) takes no more jobs; its running job stops at its next safe
-point (``JobInterrupted``) and goes back to the queue for another worker, its verified units kept. A running job
+point (``JobInterrupted``) and goes back to the queue for another worker, its verified units kept. A runner following
+a Spark driver does not stop it: it hands the job over (:meth:`JobHandle.hand_over`, ``JobHandedOver``), recording in
+``Job.adoption`` what a successor needs to follow the driver; the job is queued again, and the worker that claims it
+(the same attempt: ``attempts`` unchanged) adopts the driver. A handed-over driver that nobody follows to its end (the
+job cancelled while queued, or its runner ended before following it) is stopped through the hook ``spark_jobs`` gives
+(:func:`use_driver_release`). A running job
 beats: every progress report and log line set ``heartbeat_at``, and so does a thread of its worker every tenth of
 ``CATALOG_JOB_HEARTBEAT_TIMEOUT_SECONDS``. A job silent for longer counts as dead (``lifecycle.job_is_alive``):
 ``operations.services.stuck_jobs`` settles it (:func:`settle_job`).
@@ -36,12 +41,12 @@ import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import Case, F, PositiveIntegerField, When
 from django.utils import timezone
 
 from catalog_admin.errors import ApplicationError, ErrorCode
@@ -55,6 +60,7 @@ from operations.services.audit import record_audit
 __all__ = (
     "JOB_KINDS",
     "JobCancelled",
+    "JobHandedOver",
     "JobHandle",
     "JobInterrupted",
     "JobKind",
@@ -72,6 +78,7 @@ __all__ = (
     "schedule_due_check",
     "settle_job",
     "stopping",
+    "use_driver_release",
     "use_tasks",
     "watching_job_logs",
     "worker_name",
@@ -95,6 +102,15 @@ class JobCancelled(Exception):  # noqa: N818  (a signal, not an error)
 
 class JobInterrupted(Exception):  # noqa: N818
     """Raised at a safe point of a running job whose worker is stopping: the job is queued again for another."""
+
+
+class JobHandedOver(JobInterrupted):
+    """Raised by :meth:`JobHandle.hand_over`: the worker is stopping and leaves its running Spark driver to a successor,
+    which adopts it from ``adoption`` (what it needs to follow the driver)."""
+
+    def __init__(self, adoption: dict[str, Any]) -> None:
+        super().__init__(adoption)
+        self.adoption = adoption
 
 
 @dataclass(frozen=True)
@@ -187,7 +203,8 @@ _STOPPING = threading.Event()
 
 
 def request_stop() -> None:
-    """This worker is stopping (SIGTERM): its running job stops at its next safe point and is queued again."""
+    """This worker is stopping (SIGTERM): its running job stops at its next safe point and is queued again, or, when
+    it follows a Spark driver, is handed over with the driver running on."""
     _STOPPING.set()
 
 
@@ -208,8 +225,11 @@ def run_job(job_id: int) -> Job:
             kind.run(handle)
     except JobCancelled:
         job = handle.end(JobState.CANCELLED, message=f"Cancelled by {handle.job.cancel_requested_by}")
+        _release_driver(job)  # a handed-over driver its runner had not followed yet stops before the staging goes
         if kind is not None and kind.discard is not None:
             kind.discard(job, job.cancel_requested_by)
+    except JobHandedOver as handed:
+        _hand_over(handle, handed.adoption)
     except JobInterrupted:
         _requeue(handle)
     except ApplicationError as exc:  # the work refused or failed for a reason it names
@@ -219,10 +239,14 @@ def run_job(job_id: int) -> Job:
         handle.errored(exc)
     else:
         handle.succeed()  # a runner that returned without ending its job succeeded
+    job = Job.objects.get(pk=job_id)
+    if job.state != JobState.QUEUED:
+        _release_driver(job)  # an adopted driver its runner never followed (it refused first) is stopped
     return Job.objects.get(pk=job_id)
 
 
 def _claim(job_id: int) -> bool:
+    """``QUEUED`` → ``RUNNING`` for this worker; a handed-over job (``adoption``) stays in its attempt."""
     now = timezone.now()
     return bool(
         Job.objects.filter(pk=job_id, state=JobState.QUEUED).update(
@@ -230,7 +254,11 @@ def _claim(job_id: int) -> bool:
             started_at=now,
             heartbeat_at=now,
             message="Starting",
-            attempts=F("attempts") + 1,
+            attempts=Case(
+                When(adoption__isnull=True, then=F("attempts") + 1),
+                default=F("attempts"),
+                output_field=PositiveIntegerField(),
+            ),
             worker=worker_name(),
             finished_at=None,
             error="",
@@ -249,6 +277,39 @@ def _requeue(handle: JobHandle) -> None:
     )
     if changed:
         enqueue_job(handle.job)
+
+
+def _hand_over(handle: JobHandle, adoption: dict[str, Any]) -> None:
+    """Back to the queue with its driver running on: the worker that claims it next adopts the driver."""
+    handle.log(
+        f"Handed over: the worker is stopping; its Spark driver (pid {adoption.get('pid')} on {adoption.get('host')}) "
+        "runs on, queued for another worker to adopt it"
+    )
+    changed = Job.objects.filter(pk=handle.job_id, state=JobState.RUNNING).update(
+        state=JobState.QUEUED, message="Handed over: its driver runs on; queued for a worker to adopt it", worker="",
+        adoption=adoption,
+    )  # fmt: skip
+    if changed:
+        enqueue_job(handle.job)
+
+
+# Stops the Spark driver of a handed-over job that nobody follows any more (``spark_jobs`` gives it): this module
+# never imports the Spark layer.
+_DRIVER_RELEASE: list[Callable[[Job], None]] = []
+
+
+def use_driver_release(release: Callable[[Job], None]) -> None:
+    """``release(job)`` stops the driver that ``job.adoption`` names (``spark_jobs`` calls this on import)."""
+    _DRIVER_RELEASE[:] = [release]
+
+
+def _release_driver(job: Job) -> None:
+    """Stop the driver of a handed-over job that nobody follows any more, and forget its adoption."""
+    if job.adoption is None:
+        return
+    for release in _DRIVER_RELEASE:
+        release(job)
+    Job.objects.filter(pk=job.pk).update(adoption=None)
 
 
 class JobHandle:
@@ -303,6 +364,20 @@ class JobHandle:
             raise JobCancelled
         if stopping():
             raise JobInterrupted
+
+    @property
+    def adoption(self) -> dict[str, Any] | None:
+        """What a stopping worker left for following its running Spark driver (None: nothing to adopt)."""
+        return Job.objects.values_list("adoption", flat=True).get(pk=self.job_id)
+
+    def hand_over(self, adoption: dict[str, Any]) -> NoReturn:
+        """The worker is stopping and leaves its running driver to a successor: ``adoption`` is what the successor
+        needs to follow it (JSON). Raises ``JobHandedOver``: the job is queued again for a worker to adopt."""
+        raise JobHandedOver(adoption)
+
+    def end_adoption(self) -> None:
+        """The adopted driver ended, or was stopped: nothing is left to adopt."""
+        Job.objects.filter(pk=self.job_id).update(adoption=None)
 
     def commit_point(self, what: str) -> None:
         """The last safe point before ``what`` (a metastore transaction, a merge's publish): a cancel requested until
@@ -420,6 +495,8 @@ def job_cancel(*, job: Job, user: AbstractBaseUser | None, actor: str = "") -> J
             )
         _audit(job, who, "cancel_job", "cancel requested" if job.state == JobState.RUNNING else "cancelled")
     kind = JOB_KINDS.get(job.kind)
+    if job.state != JobState.RUNNING:
+        _release_driver(job)  # a handed-over job's driver stops before its staging goes
     if job.state != JobState.RUNNING and kind is not None and kind.discard is not None:
         kind.discard(Job.objects.get(pk=job.pk), who)
     return Job.objects.get(pk=job.pk)
@@ -432,10 +509,11 @@ def job_resume(*, job: Job, user: AbstractBaseUser | None) -> Job:
     job = Job.objects.get(pk=job.pk)
     _require(lifecycle.can_resume_job(job, user))
     who = user.get_username() if user is not None else "system"
+    _release_driver(job)  # a new attempt never runs beside a driver left from the last one
     with transaction.atomic():
         changed = Job.objects.filter(pk=job.pk, state=job.state).update(
             state=JobState.QUEUED, message=f"Resumed by {who}: {len(job.completed)} unit(s) already verified",
-            driver_pid=None, cancel_requested_at=None, cancel_requested_by="", error="",
+            driver_pid=None, cancel_requested_at=None, cancel_requested_by="", error="", adoption=None,
             plan={k: v for k, v in job.plan.items() if k != "resumable"},  # a cancel while it runs keeps it again
         )  # fmt: skip
         if not changed:

@@ -6,16 +6,28 @@ Spark jobs: a program of ``operations.spark.programs`` run by a worker as a sepa
 its progress file every ``POLL_SECONDS`` into the job (partitions, files and bytes done of total, the verified
 units, the Spark application and UI, the driver log's tail; each read is a heartbeat), and returns the program's
 manifest. A cancel request stops the driver's process group (``JobCancelled``); the kind's discard hook
-(:func:`remove_staging`) removes ``plan["staging"]`` and nothing is swapped. A worker stopping (SIGTERM) stops the
-driver too but keeps the staging: the job is queued again and the next driver skips the verified units
-(``plan["completed"]``). A driver that dies (kill -9 included) fails the job with its verified units kept:
-``job_resume`` queues it again; ``job_cancel`` of such a failed job discards it. A job whose worker died is settled by
+(:func:`remove_staging`) removes ``plan["staging"]`` and nothing is swapped.
+
+A worker stopping (SIGTERM) does not stop the driver: it writes in the work location that the driver is handed over
+(its watchdog then outlives the worker) and hands the job over (``JobHandle.hand_over``) with what a successor needs:
+the driver's host and process group, the program, the launch directory, the work location and how far its progress
+was read. The job is queued again, and the worker that claims it adopts the driver (:func:`run_spark_program` finds
+``job.adoption``): it names itself in the work location, follows the same progress and manifest, beats, honours a
+cancel (the driver's process group ended, the cancel request written), and returns the manifest as if it had launched
+the driver, so the kind's swap runs as in any run. A successor on another host cannot see the driver's process: it
+asks the driver to stop (the cancel request) and fails the job resumable. A handed-over driver nobody follows (the
+job cancelled while queued) is stopped first (:func:`release_driver`). A driver that dies (kill -9 included) fails the
+job with its verified units kept: ``job_resume`` queues it again, and the next driver skips them
+(``plan["completed"]``); ``job_cancel`` of such a failed job discards it. A job whose worker died is settled by
 ``stuck_jobs`` (the staging kept, the job resumable).
 """
 
 from __future__ import annotations
 
+import socket
+import subprocess
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -38,6 +50,7 @@ from operations.services.jobs import (
     job_log,
     register_job_kind,
     stopping,
+    use_driver_release,
     worker_name,
 )
 from operations.services.relocation_cleanup import in_use
@@ -49,6 +62,7 @@ __all__ = (
     "SPARK",
     "driver_log_path",
     "enqueue_spark_job",
+    "release_driver",
     "remove_staging",
     "run_spark_program",
     "spark_engine",
@@ -95,6 +109,36 @@ def enqueue_spark_job(
     )  # fmt: skip
 
 
+@dataclass
+class _Driver:
+    """The driver a runner follows: one it launched (``process``) or one it adopted (its process group ``pid`` on
+    ``host``)."""
+
+    files: spark.DriverFiles
+    reader: spark.ProgressReader
+    program: str
+    pid: int
+    process: subprocess.Popen[bytes] | None = None
+
+    def running(self) -> bool:
+        if self.process is not None:
+            return self.process.poll() is None
+        return spark.driver_alive(self.pid, self.files.directory)
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit code of a launched driver; None for an adopted one (not this process's child)."""
+        return None if self.process is None else self.process.returncode
+
+    def adoption(self) -> dict[str, Any]:
+        """What a successor needs to follow this driver (``Job.adoption``)."""
+        return {
+            "host": socket.gethostname(), "pid": self.pid, "program": self.program,
+            "launch": str(self.files.directory), "work": self.files.work.location,
+            "offset": self.reader.offset, "seen": self.reader.seen, "by": worker_name(), "at": time.time(),
+        }  # fmt: skip
+
+
 def run_spark_program(
     handle: JobHandle,
     *,
@@ -103,13 +147,48 @@ def run_spark_program(
     secrets: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Run the job's program (or ``program`` on ``plan``: a runner whose job row holds no plan, the merge) as a Spark
-    driver and follow it; its manifest. ``secrets``: more of the driver's environment (never written anywhere). A
-    cancel request stops the driver and raises ``JobCancelled``; a stopping worker stops it and raises
-    ``JobInterrupted`` (the staging kept); a driver that fails raises ``ApplicationError`` (execution_failed)."""
-    job = handle.job
+    driver, or adopt the one a stopping worker handed over, and follow it; its manifest. ``secrets``: more of the
+    driver's environment (never written anywhere). A cancel request stops the driver and raises ``JobCancelled``; a
+    stopping worker hands the running driver over (``JobHandedOver``: the job queued for a successor to adopt, the
+    staging kept); a driver that fails raises ``ApplicationError`` (execution_failed)."""
     engine = spark_engine()
+    program = program or handle.job.program
+    if stopping() and handle.adoption is None:
+        raise JobInterrupted  # stopping before a driver started: queued again, nothing to hand over
+    driver = _adopt(handle, program) or _launch(handle, engine, program, plan, secrets)
+    while driver.running():
+        time.sleep(POLL_SECONDS)
+        _record_progress(handle, driver.reader, driver.files)
+        if handle.cancel_requested():
+            driver.files.work.request_cancel()  # a driver this worker cannot signal (cluster deploy mode) stops itself
+            _stop_driver(handle, engine, driver)
+            _record_progress(handle, driver.reader, driver.files)
+            raise JobCancelled
+        if stopping():
+            driver.files.work.write_follower(host=socket.gethostname(), pid=0)  # its watchdog outlives this worker
+            handle.hand_over(driver.adoption())
+    _record_progress(handle, driver.reader, driver.files)
+    handle.end_adoption()
+    manifest = spark.read_manifest(driver.files)
+    if driver.returncode not in (0, None) or manifest is None:
+        last = spark.log_tail(driver.files.log, lines=1)
+        ended = "ended without a manifest" if driver.returncode is None else f"exited with {driver.returncode}"
+        raise ApplicationError(
+            ErrorCode.EXECUTION_FAILED,
+            f"The Spark driver {ended}: {last}",
+            {"job": handle.job_id, "returncode": driver.returncode},
+        )
+    return manifest
+
+
+def _launch(
+    handle: JobHandle, engine: spark.SparkEngine, program: str, plan: dict[str, Any] | None,
+    secrets: dict[str, str] | None,
+) -> _Driver:  # fmt: skip
+    """A new driver for the job's attempt."""
+    job = handle.job
     plan = job.plan if plan is None else plan
-    files = _driver_files(job, engine, program or job.program, plan)
+    files = _driver_files(job, engine, program, plan)
     secrets = {  # the driver's environment only
         **credentials_environment(plan.get("filesystems", {}).get("s3", {})),
         **(secrets or {}),
@@ -119,32 +198,70 @@ def run_spark_program(
         f"Driver started on {engine.master} ({engine.kind}, {engine.deploy_description})", driver_pid=process.pid,
         spark_master=engine.master,
     )  # fmt: skip
-    reader = spark.ProgressReader(files.work)
-    while process.poll() is None:
-        time.sleep(POLL_SECONDS)
-        _record_progress(handle, reader, files)
-        if handle.cancel_requested() or stopping():
-            files.work.request_cancel()  # a driver this worker cannot signal (cluster deploy mode) stops itself
-            _stop_driver(handle, engine, process)
-            _record_progress(handle, reader, files)
-            raise JobCancelled if handle.cancel_requested() else JobInterrupted
-    _record_progress(handle, reader, files)
-    manifest = spark.read_manifest(files)
-    if process.returncode != 0 or manifest is None:
-        last = spark.log_tail(files.log, lines=1)
+    return _Driver(files, spark.ProgressReader(files.work), program, process.pid, process)
+
+
+def _adopt(handle: JobHandle, program: str) -> _Driver | None:
+    """The driver a stopping worker handed over, followed from here on (None: nothing to adopt). One of another
+    program is stopped (a new one is launched); one on another host is asked to stop and the job fails resumable."""
+    adoption = handle.adoption
+    if adoption is None:
+        return None
+    job = handle.job
+    if adoption.get("program") != program:
+        release_driver(job)
+        handle.end_adoption()
+        return None
+    files = _adopted_files(adoption)
+    if adoption.get("host") != socket.gethostname():
+        files.work.request_cancel()
+        handle.end_adoption()
         raise ApplicationError(
             ErrorCode.EXECUTION_FAILED,
-            f"The Spark driver exited with {process.returncode}: {last}",
-            {"job": job.pk, "returncode": process.returncode},
+            f"The Spark driver of job #{job.pk} runs on {adoption.get('host')}, where this worker cannot follow it: "
+            "it was asked to stop; resume the job to run the rest from its verified units.",
+            {"job": job.pk, "returncode": None},
         )
-    return manifest
+    files.work.write_follower(host=socket.gethostname(), pid=_pid())  # its watchdog follows this worker now
+    reader = spark.ProgressReader(files.work)
+    reader.offset, reader.seen = int(adoption.get("offset") or 0), str(adoption.get("seen") or "")
+    handle.log(
+        f"Adopted the Spark driver (pid {adoption['pid']}) that worker {adoption.get('by')} handed over; following "
+        f"{files.work.location}"
+    )
+    return _Driver(files, reader, program, int(adoption["pid"]))
 
 
-def _stop_driver(handle: JobHandle, engine: spark.SparkEngine, process: Any) -> None:
+def _adopted_files(adoption: dict[str, Any]) -> spark.DriverFiles:
+    return spark.DriverFiles(Path(adoption["launch"]), WorkDir(adoption["work"], settings.CATALOG_FILESYSTEMS))
+
+
+def release_driver(job: Job) -> None:
+    """Stop the driver of a handed-over job that nobody follows any more (cancelled while queued, or its runner ended
+    before following it): the cancel request written (a driver elsewhere stops itself), its process group ended when
+    it runs here."""
+    adoption = job.adoption or {}
+    if not adoption.get("launch"):
+        return
+    files = _adopted_files(adoption)
+    try:
+        files.work.request_cancel()
+    except OSError as exc:
+        job_log(job, f"Could not write the cancel request to {files.work.location}: {exc}")
+    here = adoption.get("host") == socket.gethostname()
+    if here and spark.stop_driver_group(int(adoption.get("pid") or 0), files.directory):
+        job_log(job, f"Stopped the handed-over Spark driver (pid {adoption['pid']})")
+
+
+def _stop_driver(handle: JobHandle, engine: spark.SparkEngine, driver: _Driver) -> None:
     app_id = handle.job.spark_app_id
     if spark.kill_application(engine, app_id):
         handle.log(f"Asked {engine.master_ui} to kill {app_id}")
-    spark.stop_driver(process)
+    if driver.process is not None:
+        spark.stop_driver(driver.process)
+    else:
+        spark.stop_driver_group(driver.pid, driver.files.directory)
+    handle.end_adoption()
     handle.log("The driver was stopped")
 
 
@@ -260,3 +377,4 @@ def _pid() -> int:
 
 
 register_job_kind(SPARK, _run_spark_job, discard=discard_spark_job)
+use_driver_release(release_driver)

@@ -12,9 +12,11 @@ settings (executor memory, YARN queue, Kubernetes image …). Progress and the m
 
 A driver runs in a process group of its own: stopping it (cancel) ends the group (``spark-submit``'s JVM and the
 Python driver), which ends the application on the cluster too, since a client-mode application lives as long as its
-driver; a cluster-mode driver finds the cancel request in its work location and ends itself. Programs, this package
-and the filesystem layer they use reach the executors as a zip (``--py-files``; through Spark Connect, as artifacts),
-so a cluster's Python needs only the project's requirements, not its checkout.
+driver; a cluster-mode driver finds the cancel request in its work location and ends itself. A worker that did not
+launch a driver (it adopted it from a stopping worker) follows and stops it by its process group id and launch
+directory (:func:`driver_alive`, :func:`stop_driver_group`). Programs, this package and the filesystem layer they use
+reach the executors as a zip (``--py-files``; through Spark Connect, as artifacts), so a cluster's Python needs only
+the project's requirements, not its checkout.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 import urllib.parse
 import urllib.request
 import zipfile
@@ -32,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from operations.spark.entry import SPEC_FILE
+from operations.spark.entry import SPEC_FILE, process_alive
 from operations.spark.work import MANIFEST_FILE, PROGRESS_FILE, ProgressReader, WorkDir
 
 __all__ = (
@@ -40,6 +43,7 @@ __all__ = (
     "DriverFiles",
     "ProgressReader",
     "SparkEngine",
+    "driver_alive",
     "driver_command",
     "kill_application",
     "launch_driver",
@@ -50,6 +54,7 @@ __all__ = (
     "python_conf",
     "read_manifest",
     "stop_driver",
+    "stop_driver_group",
     "write_driver_files",
 )
 
@@ -286,6 +291,38 @@ def stop_driver(process: subprocess.Popen[bytes], *, grace_seconds: float = 10.0
         except subprocess.TimeoutExpired:
             continue
     return process.wait()
+
+
+def driver_alive(pid: int, directory: Path) -> bool:
+    """Whether the driver launched for ``directory`` still runs as process (group leader) ``pid`` on this host: alive,
+    and its command line names the launch directory (a reused pid is not the driver)."""
+    if not pid or not process_alive(pid):
+        return False
+    try:
+        arguments = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: the pid alone
+        return True
+    return str(directory).encode() in arguments
+
+
+def stop_driver_group(pid: int, directory: Path, *, grace_seconds: float = 10.0) -> bool:
+    """End the process group of a driver this process did not launch (an adopted one): SIGTERM, then SIGKILL after
+    ``grace_seconds``, waiting until it is gone; whether it was running."""
+    if not driver_alive(pid, directory):
+        return False
+    for sig, wait in ((signal.SIGTERM, grace_seconds), (signal.SIGKILL, 60.0)):
+        try:
+            os.killpg(pid, sig)
+        except ProcessLookupError:
+            return True
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if not process_alive(pid):
+                return True
+            time.sleep(0.2)
+    return True
 
 
 def kill_application(engine: SparkEngine, app_id: str, *, timeout: float = 10.0) -> bool:

@@ -7,9 +7,11 @@ It reads ``job.json`` (program, plan, master, configuration, the work location a
 it, the worker's pid), builds the SparkSession, imports ``operations.spark.programs.<program>`` and calls its ``run``.
 Progress and the result manifest go to the work location (``operations.spark.work``: a local directory, or an
 object-store/HDFS prefix the console reads through the same filesystem layer); the first event names the Spark
-application and its UI. A watchdog ends the driver's whole process group when the worker that launched it dies (so
+application and its UI. A watchdog ends the driver's whole process group when the worker following it dies (so
 an orphaned driver never runs beside the job's resumed run) or when the console asks the work location to cancel (a
-driver the console cannot signal: cluster deploy mode).
+driver the console cannot signal: cluster deploy mode). A worker that stops on SIGTERM hands the driver over instead:
+the work location's ``follower`` record says so (pid 0), and the watchdog lets the driver run on until a successor
+names itself there, then follows that worker.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import importlib
 import json
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -75,15 +78,40 @@ def process_alive(pid: int) -> bool:
 
 
 def _watch(worker_pid: int, work: WorkDir) -> None:
-    """End this process group (the driver, and in client mode ``spark-submit``'s JVM) once the worker is gone or the
-    work location holds a cancel request."""
+    """End this process group (the driver, and in client mode ``spark-submit``'s JVM) once the worker following it is
+    gone without handing it over, or the work location holds a cancel request. ``worker_pid`` 0: nobody here to
+    watch (cluster deploy mode)."""
 
     def watch() -> None:
-        while (not worker_pid or process_alive(worker_pid)) and not _cancel_requested(work):
+        watched, handed_over = worker_pid, False
+        while not _cancel_requested(work):
+            if handed_over or (watched and not process_alive(watched)):
+                follower = _follower_pid(work)
+                if follower is None or (follower == watched and not handed_over):
+                    break  # the worker died (kill -9) without handing the driver over, or its successor did
+                if follower == -1:
+                    pass  # the store did not answer this time: ask again
+                else:
+                    watched, handed_over = follower, follower == 0
+                    if watched and not process_alive(watched):
+                        break
             time.sleep(WATCH_SECONDS)
         os.killpg(os.getpgrp(), signal.SIGKILL)
 
     threading.Thread(target=watch, name="driver-watchdog", daemon=True).start()
+
+
+def _follower_pid(work: WorkDir) -> int | None:
+    """The pid of the worker following this driver now, from the work location's ``follower`` record: None when there
+    is none (never handed over), 0 when nobody here follows it (handed over and waiting for a successor, or followed
+    from another host), -1 when the store did not answer."""
+    try:
+        record = work.follower()
+    except (OSError, ValueError):
+        return -1
+    if record is None:
+        return None
+    return int(record.get("pid") or 0) if record.get("host") == socket.gethostname() else 0
 
 
 def _cancel_requested(work: WorkDir) -> bool:

@@ -7,7 +7,9 @@ A local directory (``/var/…`` or ``file:``) keeps ``progress.jsonl``, appended
 ``manifest.json``, written whole then renamed. On an object store (``s3a://bucket/prefix``) or HDFS nothing is
 appended: each event is an object of its own (``progress/00000001.json``, numbered in order), read back by listing the
 prefix, and the manifest is one object, visible whole once written. ``cancel`` is an object (or file) the console
-writes to ask a driver it cannot signal (cluster deploy mode) to stop. Credentials are never written here: the
+writes to ask a driver it cannot signal (cluster deploy mode) to stop. ``follower`` names the worker following the
+driver now (host and pid), written when a stopping worker hands the driver over (pid 0: a successor will adopt it)
+and when a successor adopts it, so the driver's watchdog follows its new worker. Credentials are never written here: the
 filesystem options are plain JSON, the keys come from each process's environment.
 """
 
@@ -24,12 +26,21 @@ from urllib.parse import urlsplit
 
 from catalog_admin.locations import FileSystem, filesystem_for
 
-__all__ = ("CANCEL_FILE", "MANIFEST_FILE", "PROGRESS_FILE", "PROGRESS_PREFIX", "ProgressReader", "WorkDir")
+__all__ = (
+    "CANCEL_FILE",
+    "FOLLOWER_FILE",
+    "MANIFEST_FILE",
+    "PROGRESS_FILE",
+    "PROGRESS_PREFIX",
+    "ProgressReader",
+    "WorkDir",
+)
 
 PROGRESS_FILE = "progress.jsonl"
 PROGRESS_PREFIX = "progress"
 MANIFEST_FILE = "manifest.json"
 CANCEL_FILE = "cancel"
+FOLLOWER_FILE = "follower"
 
 
 @dataclass(frozen=True)
@@ -58,7 +69,7 @@ class WorkDir:
         """A fresh attempt: the local directory made, a remote prefix's leftovers (a rerun) removed."""
         if self.is_local:
             self.path.mkdir(parents=True, exist_ok=True)
-            for name in (PROGRESS_FILE, MANIFEST_FILE, CANCEL_FILE):
+            for name in (PROGRESS_FILE, MANIFEST_FILE, CANCEL_FILE, FOLLOWER_FILE):
                 (self.path / name).unlink(missing_ok=True)
         else:
             self.filesystem().delete_tree(self.location)
@@ -82,14 +93,16 @@ class WorkDir:
         return report
 
     def write_manifest(self, manifest: Any) -> None:
-        data = json.dumps(manifest, default=str).encode()
-        if self.is_local:
-            partial = self.path / (MANIFEST_FILE + ".partial")
-            partial.write_bytes(data)
-            partial.rename(self.path / MANIFEST_FILE)
-            return
-        with self.filesystem().open(self.child(MANIFEST_FILE), "wb") as stream:
-            stream.write(data)
+        self._write(MANIFEST_FILE, json.dumps(manifest, default=str).encode())
+
+    def write_follower(self, *, host: str, pid: int) -> None:
+        """The worker following the driver now: ``pid`` on ``host``; pid 0 while it waits for a successor."""
+        self._write(FOLLOWER_FILE, json.dumps({"host": host, "pid": pid, "at": time.time()}).encode())
+
+    def follower(self) -> dict[str, Any] | None:
+        """The worker following the driver now, or None when its launching worker never handed it over."""
+        data = self._read(FOLLOWER_FILE)
+        return None if data is None else dict(json.loads(data))
 
     def read_manifest(self) -> dict[str, Any] | None:
         """The program's manifest, or None when it wrote none (it failed or was stopped)."""
@@ -107,6 +120,16 @@ class WorkDir:
         if self.is_local:
             return (self.path / CANCEL_FILE).exists()
         return bool(self.filesystem().exists(self.child(CANCEL_FILE)))
+
+    def _write(self, name: str, data: bytes) -> None:
+        """Write ``name`` whole: locally through a rename, on a store as one object (visible once written)."""
+        if self.is_local:
+            partial = self.path / (name + ".partial")
+            partial.write_bytes(data)
+            partial.rename(self.path / name)
+            return
+        with self.filesystem().open(self.child(name), "wb") as stream:
+            stream.write(data)
 
     def _read(self, name: str) -> bytes | None:
         if self.is_local:

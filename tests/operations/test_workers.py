@@ -2,9 +2,10 @@
 Jobs in real worker processes (``manage.py run_jobs`` started by ``job_workers``) on the test run's databases: a job
 queued while no worker runs is run by one started later (a web restart loses nothing) and its progress shows through
 the API while it runs; two workers never run the same job; kill -9 of a worker or of a Spark driver leaves a job that
-is settled (errored) or failed with its verified units, and resuming it finishes the rest; SIGTERM to a worker stops
-its driver and puts the job back in the queue for another worker, which skips the verified units; cancel stops the
-driver, removes the staging and swaps nothing.
+is settled (errored) or failed with its verified units, and resuming it finishes the rest; SIGTERM to a worker hands
+its running driver over and the worker exits, the driver runs on and a second worker adopts it (its cancel, the kill
+-9 of the adopted driver or of the adopting worker handled as for a driver of its own); cancel stops the driver,
+removes the staging and swaps nothing.
 
 These tests commit (``transaction=True``) on the console's database only; they never write a metastore.
 """
@@ -150,39 +151,152 @@ def test_kill_9_of_the_worker_ends_its_driver_and_the_settled_job_resumes_from_i
     assert finished.result["directories"] == expected_checksums(rest)
 
 
-def test_sigterm_to_a_worker_requeues_its_job_for_another_that_skips_the_verified_units(
+def test_sigterm_hands_the_running_driver_over_and_a_second_worker_adopts_it(
     job_workers: StartWorker, tmp_path: Path
 ) -> None:
-    """SIGTERM: the worker stops its driver at once (it does not wait for the job), leaves the staging, puts the job
-    back in the queue and exits; a second worker takes the job and checksums only what was not verified."""
+    """SIGTERM: the worker does not wait for the job nor stop its driver; it hands the job over and exits. The driver
+    runs on alone (its progress file keeps advancing, the staging kept); a second worker adopts it: the same driver
+    and attempt, followed to its manifest."""
     # given: a running job past its first directory, with a staging directory in the metastore's warehouse
-    warehouse = Path(next(c.warehouse for c in settings.METASTORE_CONFIGS if c.name == settings.DEFAULT_METASTORE))
-    staging = warehouse / f"_staging_sigterm_test_{os.getpid()}"
-    (staging / "part=0").mkdir(parents=True)
-    locations = data_directories(tmp_path / "data", count=4)
+    staging = _staging("sigterm")
+    locations = data_directories(tmp_path / "data", count=5)
     job = queued_checksum(locations, pause_seconds=2, staging=f"file:{staging}", metastore=settings.DEFAULT_METASTORE)
     first = job_workers("first")
     running = wait_for(lambda: verified_units(job), "the first verified directory")
 
     # when
     os.kill(first.process.pid, signal.SIGTERM)
-    first.process.wait(timeout=120)
+    first.process.wait(timeout=120)  # a guard only: the worker exits within a poll of its runner
 
-    # then: the job is queued again with its verified units, the driver is gone, the staging kept
-    requeued = job_now(job)
-    done_before = list(requeued.completed)
-    assert (requeued.state, requeued.attempts) == ("queued", 1) and 1 <= len(done_before) < 4
-    assert not process_alive(running.driver_pid) and staging.is_dir()
-    assert "queued again for another worker" in " ".join(requeued.log_entries.values_list("message", flat=True))
+    # then: handed over, the driver alive after its worker exited, its progress advancing with no worker
+    handed = job_now(job)
+    assert (handed.state, handed.attempts, handed.worker, handed.driver_pid) == ("queued", 1, "", running.driver_pid)
+    assert handed.adoption["pid"] == running.driver_pid and handed.adoption["program"] == "checksum"
+    assert process_alive(running.driver_pid) and staging.is_dir()
+    assert "runs on, queued for another worker to adopt it" in " ".join(_log(handed))
+    progress = Path(handed.adoption["work"]) / "progress.jsonl"
+    read = handed.adoption["offset"]
+    wait_for(lambda: progress.stat().st_size > read, "the handed-over driver's progress to advance")
 
     # when: another worker starts
+    second = job_workers("second")
+    finished = wait_for(lambda: (current := job_now(job)).is_done and current, "the adopted job to finish")
+
+    # then: one driver did it all, followed to its end by the second worker
+    assert (finished.state, finished.attempts, finished.completed) == ("succeeded", 1, locations), finished.error
+    assert (finished.driver_pid, finished.adoption) == (running.driver_pid, None)
+    assert finished.worker.endswith(f":{second.process.pid}")
+    assert finished.result["skipped"] == [] and finished.result["directories"] == expected_checksums(locations)
+    assert (finished.partitions_done, finished.files_done) == (5, 15)
+    assert any(line.startswith("Adopted the Spark driver") for line in _log(finished))
+    shutil.rmtree(staging)
+
+
+def test_cancel_of_an_adopted_driver_stops_it_and_removes_the_staging(job_workers: StartWorker, tmp_path: Path) -> None:
+    """The adopter honours a cancel: it ends the driver's process group (not its child), removes the staging and
+    ends the job cancelled."""
+    # given: a job handed over by a stopped worker and adopted by a second
+    staging = _staging("adopted_cancel")
+    (staging / "part=0" / "copy-00000").write_bytes(b"half a copy")
+    locations = data_directories(tmp_path / "data", count=6)
+    job = queued_checksum(locations, pause_seconds=2, staging=f"file:{staging}", metastore=settings.DEFAULT_METASTORE)
+    driver = _handed_over(job, job_workers)
     job_workers("second")
-    finished = wait_for(lambda: (current := job_now(job)).is_done and current, "the requeued job to finish")
+    wait_for(lambda: any(line.startswith("Adopted") for line in _log(job)), "the second worker to adopt the driver")
+    admin = token_client(make_user("operator", "admin"))
+
+    # when
+    answer = admin.post(reverse("operations_api:job-cancel", args=[job.pk]))
+    cancelled = wait_for(lambda: (current := job_now(job)).is_done and current, "the adopter to stop the driver")
 
     # then
-    assert (finished.state, finished.attempts, finished.completed) == ("succeeded", 2, locations)
-    assert finished.result["skipped"] == sorted(done_before)
-    shutil.rmtree(staging)
+    assert answer.status_code == 202
+    assert (cancelled.state, cancelled.result, cancelled.adoption) == ("cancelled", None, None)
+    assert not process_alive(driver) and not staging.exists()
+    assert {"The driver was stopped", f"Staging file:{staging} removed"} <= set(_log(cancelled))
+
+
+def test_kill_9_of_an_adopted_driver_fails_the_job_and_resume_finishes_from_its_verified_units(
+    job_workers: StartWorker, tmp_path: Path
+) -> None:
+    # given: a driver handed over and adopted
+    locations = data_directories(tmp_path / "data", count=5)
+    job = queued_checksum(locations, pause_seconds=2)
+    driver = _handed_over(job, job_workers)
+    job_workers("second")
+    wait_for(lambda: any(line.startswith("Adopted") for line in _log(job)), "the second worker to adopt the driver")
+
+    # when: kill -9 of the driver's process group
+    os.killpg(driver, signal.SIGKILL)
+    failed = wait_for(lambda: (current := job_now(job)).is_done and current, "the adopter to notice")
+
+    # then: failed with its verified units, resumable
+    assert failed.state == "failed" and failed.error.startswith("The Spark driver ended without a manifest")
+    assert 1 <= len(failed.completed) < 5 and failed.result is None and failed.adoption is None
+
+    # when
+    job_resume(job=failed, user=make_user("operator", "admin"))
+    finished = wait_for(lambda: (current := job_now(job)).is_done and current, "the resumed job to finish")
+
+    # then: a new attempt that skipped the verified units
+    assert (finished.state, finished.attempts, finished.completed) == ("succeeded", 2, locations), finished.error
+    assert finished.result["skipped"] == sorted(failed.completed)
+    rest = [location for location in locations if location not in failed.completed]
+    assert finished.result["directories"] == expected_checksums(rest)
+
+
+def test_kill_9_of_the_adopting_worker_ends_the_driver_and_the_settled_job_resumes(
+    job_workers: StartWorker, tmp_path: Path
+) -> None:
+    """The driver's watchdog follows the worker that adopted it: that worker killed -9, the driver ends too (it never
+    runs beside the resumed attempt); the silent job is settled errored and resumes from its verified units."""
+    # given
+    locations = data_directories(tmp_path / "data", count=5)
+    job = queued_checksum(locations, pause_seconds=2)
+    driver = _handed_over(job, job_workers)
+    second = job_workers("second")
+    wait_for(lambda: any(line.startswith("Adopted") for line in _log(job)), "the second worker to adopt the driver")
+
+    # when
+    second.kill(signal.SIGKILL)
+
+    # then
+    wait_for(lambda: not process_alive(driver), "the adopted driver to end with its worker")
+    [settled] = settle_stuck_jobs(older_than=0)
+    assert (settled.job_id, settled.outcome) == (job.pk, "errored")
+    errored = job_now(job)
+    assert 1 <= len(errored.completed) < 5
+
+    # when
+    job_resume(job=errored, user=make_user("operator", "admin"))
+    job_workers("third")
+    finished = wait_for(lambda: (current := job_now(job)).is_done and current, "the resumed job to finish")
+
+    # then
+    assert (finished.state, finished.attempts, finished.completed) == ("succeeded", 2, locations), finished.error
+    assert finished.result["skipped"] == sorted(errored.completed)
+
+
+def _staging(name: str) -> Path:
+    """A staging directory in the default metastore's warehouse (a discard may remove it)."""
+    warehouse = Path(next(c.warehouse for c in settings.METASTORE_CONFIGS if c.name == settings.DEFAULT_METASTORE))
+    staging = warehouse / f"_staging_{name}_test_{os.getpid()}"
+    (staging / "part=0").mkdir(parents=True)
+    return staging
+
+
+def _handed_over(job: Job, job_workers: StartWorker) -> int:
+    """Run ``job`` in a first worker until it verified a directory, then SIGTERM it: the driver's pid, handed over."""
+    first = job_workers("first")
+    running = wait_for(lambda: verified_units(job), "the first verified directory")
+    os.kill(first.process.pid, signal.SIGTERM)
+    first.process.wait(timeout=120)
+    assert job_now(job).adoption is not None
+    return int(running.driver_pid)
+
+
+def _log(job: Job) -> list[str]:
+    return list(job_now(job).log_entries.values_list("message", flat=True))
 
 
 def test_kill_9_of_the_driver_fails_the_job_with_its_verified_units_and_resume_finishes_it(

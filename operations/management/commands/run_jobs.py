@@ -6,9 +6,12 @@ every ``--interval`` seconds: start the scheduled requests whose time has come, 
 ``operations.housekeeping``, each on its own interval (settle jobs whose worker died, forget expired Idempotency-Keys,
 ``relocations_cleanup``). Start as many as you want jobs at once.
 
-SIGTERM (or SIGINT): the worker takes no more tasks, and its running job stops at its next safe point and goes back
-to the queue for another worker (``jobs.request_stop``), its verified units kept; a job past its point of no return
-(a metastore transaction, a merge) finishes first. A second signal ends the worker at once.
+SIGTERM (or SIGINT): the worker takes no more tasks (``jobs.request_stop``). A running Spark job is handed over
+within a second: its driver runs on (it is not stopped), the job goes back to the queue with what a successor needs to
+follow the driver, and the worker exits; the next worker to claim the job adopts the driver (``spark_jobs``). Any
+other running job stops at its next safe point and goes back to the queue for another worker, its verified units
+kept; a job past its point of no return (a metastore transaction, a merge's publish) finishes first. A second signal
+ends the worker at once.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ class Command(BaseCommand):
         )
         if not options["once"]:
             worker.configure_signals()
-            _stop_jobs_too(worker)  # SIGTERM: take no more tasks; the running job stops at a safe point, requeued
+            _stop_jobs_too(worker)  # SIGTERM: take no more tasks; the running job is handed over or requeued
         self.stdout.write(f"Worker {worker.worker_id} started.")
         chores = Housekeeping()
         while worker.running:
@@ -73,7 +76,8 @@ class Command(BaseCommand):
 
 
 def _stop_jobs_too(worker: Worker) -> None:
-    """On SIGTERM/SIGINT/SIGQUIT, also ask the running job to stop at its next safe point (``request_stop``)."""
+    """On SIGTERM/SIGINT/SIGQUIT, also ask the running job to stop at its next safe point, or to hand its Spark driver
+    over (``request_stop``)."""
     shutdown = worker.shutdown
 
     def stop(signum: int, frame: FrameType | None) -> None:

@@ -312,6 +312,76 @@ def test_a_stopping_worker_puts_its_job_back_in_the_queue(
     assert DBTaskResult.objects.filter(task_path="operations.tasks.run_job_task", args_kwargs__args=[job.pk]).exists()
 
 
+@pytest.mark.django_db
+def test_a_runner_handing_its_driver_over_queues_the_job_for_a_worker_that_adopts_it_in_the_same_attempt(
+    monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks
+) -> None:
+    """SIGTERM while a runner follows a Spark driver: it hands the job over with what a successor needs (a new task
+    for the workers, no worker named, the driver's pid kept); the worker that claims it finds the adoption, stays in
+    the same attempt and ends it like any run."""
+    # given: a kind that hands over when its worker stops, and follows the adopted driver otherwise
+    monkeypatch.setattr(jobs, "_STOPPING", threading.Event())
+    seen: list[dict | None] = []
+
+    def work(handle: JobHandle) -> None:
+        seen.append(handle.adoption)
+        if handle.adoption is None:
+            handle.update(driver_pid=4242)
+            jobs.request_stop()
+            handle.hand_over({"host": "here", "pid": 4242, "program": "checksum"})
+        handle.end_adoption()
+
+    monkeypatch.setitem(jobs.JOB_KINDS, "test_hand_over", JobKindRunner(work))
+    job = Job.objects.create(kind="test_hand_over")
+
+    # when
+    with django_capture_on_commit_callbacks(execute=True):
+        handed = run_job(job.pk)
+
+    # then
+    assert (handed.state, handed.attempts, handed.worker, handed.driver_pid) == ("queued", 1, "", 4242)
+    assert handed.adoption == {"host": "here", "pid": 4242, "program": "checksum"}
+    assert handed.message.startswith("Handed over") and handed.continues_earlier_work
+    assert DBTaskResult.objects.filter(task_path="operations.tasks.run_job_task", args_kwargs__args=[job.pk]).exists()
+
+    # when: a worker that is not stopping claims it
+    jobs._STOPPING.clear()
+    adopted = run_job(job.pk)
+
+    # then
+    assert seen == [None, {"host": "here", "pid": 4242, "program": "checksum"}]
+    assert (adopted.state, adopted.attempts, adopted.adoption) == ("succeeded", 1, None)
+
+
+@pytest.mark.django_db
+def test_a_handed_over_driver_nobody_follows_is_released_before_the_staging_is_discarded(
+    monkeypatch: pytest.MonkeyPatch, people: dict[str, User]
+) -> None:
+    """Cancelled while queued after a handover, or claimed by a runner that ends before following it: the driver
+    release hook runs first (then the kind's discard), and the adoption is forgotten."""
+    # given
+    calls: list[tuple[str, int]] = []
+    monkeypatch.setattr(jobs, "_DRIVER_RELEASE", [lambda job: calls.append(("release", job.pk))])
+
+    def refuse(handle: JobHandle) -> None:
+        raise ApplicationError(ErrorCode.INVALID_STATE, "refused before following the driver")
+
+    runner = JobKindRunner(refuse, discard=lambda job, actor: calls.append(("discard", job.pk)))
+    monkeypatch.setitem(jobs.JOB_KINDS, "test_release", runner)
+    adoption = {"host": "here", "pid": 4242, "program": "checksum"}
+    queued = Job.objects.create(kind="test_release", adoption=adoption)
+    claimed = Job.objects.create(kind="test_release", adoption=adoption)
+
+    # when
+    cancelled = job_cancel(job=queued, user=people["admin"])
+    failed = run_job(claimed.pk)
+
+    # then
+    assert calls == [("release", queued.pk), ("discard", queued.pk), ("release", claimed.pk)]
+    assert (cancelled.state, cancelled.adoption) == ("cancelled", None)
+    assert (failed.state, failed.error, failed.adoption) == ("failed", "refused before following the driver", None)
+
+
 # The log ---------------------------------------------------------------------------------------------------------
 
 

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
+from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.models import Partition, StorageDescriptor
 from catalog_admin.selectors.metastores import Metastore
+from operations import lifecycle
 from operations.choices import JobState
 from operations.ddl.parser import parse_alter
 from operations.models import AuditRecord, ChangeRequest, Execution, Job
@@ -31,6 +34,7 @@ from operations.services.change_requests import (
 from operations.services.data_jobs import discard_data_job, run_data_job
 from operations.services.jobs import JOB_KINDS, job_cancel, run_job
 from operations.services.relocate_jobs import RELOCATE
+from operations.services.stuck_jobs import settle_stuck_jobs
 from operations.spark import engine as spark
 from tests.fixtures.factories import partition_locations, table_row
 from tests.fixtures.operations import location_of
@@ -134,6 +138,42 @@ def test_discarding_a_failed_relocation_removes_the_partial_copy_and_approves_th
     # then
     assert (again.state, again.error) == ("executing", "")
     assert Job.objects.filter(change_request=request).exclude(pk=job.pk).get().state == JobState.QUEUED
+
+
+def test_a_relocation_settled_after_its_worker_died_is_cancelled_cleanly_by_an_operator(
+    metastore: Metastore, people: dict[str, User], warehouse: Path, django_capture_on_commit_callbacks
+) -> None:
+    """A worker killed -9 mid-copy leaves its job running and silent: settled, the job is errored with its verified
+    unit and the request still executing (resumable, nothing settled failed); an operator's cancel then discards it
+    through the kind: the partial copy removed, the metastore as it was, the request failed."""
+    # given: the row a worker killed -9 after one verified unit leaves, and that unit's copy
+    target = warehouse / "sales.db" / "orders_moved"
+    request, job = executed(people, metastore, target, django_capture_on_commit_callbacks)
+    orders = table_row(metastore, "sales", "orders")
+    before = partition_locations(metastore, orders.id)
+    first = job.plan["units"][0]["key"]
+    (target / first).mkdir(parents=True)
+    (target / first / "part-00000").write_bytes(b"a verified copy")
+    long_ago = timezone.now() - timedelta(hours=1)
+    Job.objects.filter(pk=job.pk).update(
+        state=JobState.RUNNING, attempts=1, started_at=long_ago, heartbeat_at=long_ago, completed=[first]
+    )
+
+    # when
+    [settled] = settle_stuck_jobs(older_than=0)
+
+    # then
+    request.refresh_from_db()
+    assert (settled.job_id, settled.outcome, request.state) == (job.pk, "errored", "executing")
+    assert lifecycle.can_resume_job(Job.objects.get(pk=job.pk), people["admin"])
+
+    # when
+    cancelled = job_cancel(job=job, user=people["admin"])
+
+    # then
+    request.refresh_from_db()
+    assert (cancelled.state, request.state, request.execution) == (JobState.CANCELLED, "failed", None)
+    assert not target.exists() and partition_locations(metastore, orders.id) == before
 
 
 def test_a_staging_outside_the_governed_roots_is_never_removed(

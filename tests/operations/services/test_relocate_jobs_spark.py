@@ -17,6 +17,7 @@ import shutil
 import signal
 import threading
 from contextlib import nullcontext
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -30,8 +31,10 @@ from django.utils import timezone
 from catalog_admin.selectors.metastores import Metastore
 from operations.choices import JobState
 from operations.models import Execution, Job, Relocation
+from operations.services import jobs
 from operations.services.jobs import job_resume, run_job
 from operations.services.relocate_jobs import RELOCATE
+from operations.services.stuck_jobs import settle_stuck_jobs
 from operations.spark.engine import DriverFiles
 from operations.spark.entry import process_alive
 from tests.fixtures.factories import make_user, partition_locations, table_row
@@ -279,6 +282,93 @@ def test_kill_9_of_the_driver_mid_copy_leaves_source_and_metastore_and_resume_sw
     assert tree_digest(sources.values()) == source_bytes == tree_digest(target / n for n in units)
 
 
+def test_a_relocation_handed_over_mid_copy_is_adopted_and_swaps_every_file_once_verified(
+    metastore: Metastore, people: dict[str, User], warehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 25: the worker stops (SIGTERM) after the first verified partition. The driver is not stopped: the job is
+    handed over with the metastore and source untouched; the worker that claims it next adopts the same driver (the
+    same attempt), follows it to its manifest and swaps every partition, each copy identical to its source."""
+    # given: a queued relocation copying one partition per batch, pausing after each, and a SIGTERM after the first
+    monkeypatch.setattr(jobs, "_STOPPING", threading.Event())
+    target = warehouse / "sales.db" / "orders_moved"
+    request, job = executed(people, metastore, target, lambda execute: nullcontext())
+    Job.objects.filter(pk=job.pk).update(plan={**job.plan, "batch_files": 1, "pause_seconds": 2})
+    units = [unit["key"] for unit in job.plan["units"]]
+    assert len(units) >= 2, "several partitions to copy"
+    orders = table_row(metastore, "sales", "orders")
+    before = partition_locations(metastore, orders.id)
+    sources = {n: path_of(loc) for n, loc in before.items() if n in units}
+    source_bytes = tree_digest(sources.values())
+    work = Path(settings.CATALOG_SPARK_WORK_DIR) / f"job-{job.pk}"
+    shutil.rmtree(work, ignore_errors=True)  # an earlier run's job of the same id left its files
+    stopper = stop_worker_after_first_unit(DriverFiles(work / "attempt-1"))
+
+    # when
+    handed = run_job(job.pk)
+    stopper.join(timeout=60)
+
+    # then: handed over, the driver running on, nothing swapped
+    request.refresh_from_db()
+    assert (handed.state, handed.attempts, request.state) == (JobState.QUEUED, 1, "executing"), handed.error
+    assert process_alive(handed.driver_pid) and handed.adoption is not None
+    assert partition_locations(metastore, orders.id) == before and not Execution.objects.exists()
+
+    # when: a worker that is not stopping claims it
+    jobs._STOPPING.clear()
+    finished = run_job(job.pk)
+
+    # then
+    request.refresh_from_db()
+    assert (finished.state, finished.attempts, request.state) == (JobState.SUCCEEDED, 1, "succeeded"), finished.error
+    assert finished.driver_pid == handed.driver_pid and finished.adoption is None
+    assert finished.result["skipped"] == [] and sorted(finished.result["units"]) == sorted(units)
+    after = partition_locations(metastore, orders.id)
+    assert {n: after[n] for n in units} == {n: location_of(target / n) for n in units}
+    assert tree_digest(sources.values()) == source_bytes == tree_digest(target / n for n in units)
+    assert Relocation.objects.get(execution=request.execution).state == Relocation.State.SWAPPED
+
+
+def test_a_relocation_settled_after_its_worker_died_resumes_and_copies_only_the_rest(
+    metastore: Metastore, people: dict[str, User], warehouse: Path
+) -> None:
+    """Issue 25, case 8: the worker killed -9 mid-copy (its driver ended with it, one partition verified), then
+    settled. Resume is not "nothing was run": the request is still executing, the new attempt skips the verified
+    partition and swaps every one."""
+    # given: the first attempt's driver killed after a verified unit, the job left running and silent as a worker
+    # killed at that moment leaves it
+    target = warehouse / "sales.db" / "orders_moved"
+    request, job = executed(people, metastore, target, lambda execute: nullcontext())
+    Job.objects.filter(pk=job.pk).update(plan={**job.plan, "batch_files": 1, "pause_seconds": 2})
+    units = [unit["key"] for unit in job.plan["units"]]
+    orders = table_row(metastore, "sales", "orders")
+    sources = {n: path_of(loc) for n, loc in partition_locations(metastore, orders.id).items() if n in units}
+    source_bytes = tree_digest(sources.values())
+    work = Path(settings.CATALOG_SPARK_WORK_DIR) / f"job-{job.pk}"
+    shutil.rmtree(work, ignore_errors=True)
+    killer = kill_driver_after_first_unit(DriverFiles(work / "attempt-1"))
+    run_job(job.pk)
+    killer.join(timeout=60)
+    long_ago = timezone.now() - timedelta(hours=1)
+    Job.objects.filter(pk=job.pk).update(state=JobState.RUNNING, finished_at=None, error="", heartbeat_at=long_ago)
+    [settled] = settle_stuck_jobs(older_than=0)
+    errored = Job.objects.get(pk=job.pk)
+    assert (settled.outcome, errored.state) == ("errored", JobState.ERRORED) and 1 <= len(errored.completed)
+
+    # when
+    Job.objects.filter(pk=job.pk).update(plan={**job.plan, "pause_seconds": 0})
+    job_resume(job=errored, user=make_user("operator", "admin"))
+    finished = run_job(job.pk)
+
+    # then
+    request.refresh_from_db()
+    assert (finished.state, finished.attempts, request.state) == (JobState.SUCCEEDED, 2, "succeeded"), finished.error
+    assert finished.result["skipped"] == sorted(errored.completed)
+    assert sorted(finished.result["units"]) == sorted(set(units) - set(errored.completed))
+    after = partition_locations(metastore, orders.id)
+    assert {n: after[n] for n in units} == {n: location_of(target / n) for n in units}
+    assert tree_digest(sources.values()) == source_bytes == tree_digest(target / n for n in units)
+
+
 def test_a_file_written_into_a_copied_partition_while_the_driver_runs_is_copied_before_the_swap(
     metastore: Metastore, people: dict[str, User], warehouse: Path
 ) -> None:
@@ -351,6 +441,19 @@ def kill_driver_after_first_unit(files: DriverFiles) -> threading.Thread:
         os.killpg(wait_for(lambda: driver_group(files.directory), "the driver's process group"), signal.SIGKILL)
 
     thread = threading.Thread(target=watch, daemon=True, name="kill the driver")
+    thread.start()
+    return thread
+
+
+def stop_worker_after_first_unit(files: DriverFiles) -> threading.Thread:
+    """A thread that does what the worker's SIGTERM handler does (``jobs.request_stop``) once the driver's progress
+    file reports a verified unit."""
+
+    def watch() -> None:
+        wait_for(lambda: files.progress.exists() and '"unit_done"' in files.progress.read_text(), "a verified unit")
+        jobs.request_stop()
+
+    thread = threading.Thread(target=watch, daemon=True, name="SIGTERM")
     thread.start()
     return thread
 
