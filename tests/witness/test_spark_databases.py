@@ -10,9 +10,10 @@ The differences, each on purpose:
 * Hive's Driver here runs without ``DbNotificationListener`` (it is not in Spark's jars): the console writes the
   CREATE/DROP_DATABASE events Hive's listener would write, and Hive's own deserializer reads them back;
 * DROP: Hive deletes the directory with what it holds; the console moves a non-empty one to its trash (here both are
-  empty: both remove it). Hive's Driver cannot drop a database in Spark's JVM (DDLTask needs Hive's FunctionRegistry,
-  whose LLAP classes Spark does not ship): Spark SQL's DROP DATABASE, which calls the same ``HMSHandler.drop_database``,
-  is the witness there.
+  empty: both remove it). Spark SQL's DROP DATABASE, which calls the same ``HMSHandler.drop_database``, is the
+  witness here; Hive's own Driver drops a database in ``test_spark_drop_database.py`` (its DDLTask needs Hive's
+  FunctionRegistry, whose LLAP signer class Spark does not ship: ``spark_hive.py`` puts a stub of it on the driver's
+  class path).
 
 Spark's Hive client then sees the console's database as it sees Hive's (``DESCRIBE DATABASE EXTENDED``).
 """
@@ -40,8 +41,7 @@ HIVE, CONSOLE = "dbw_hive", "dbw_console"
 @pytest.fixture
 def twins(spark_metastore: Metastore, spark: Any) -> Any:
     """Neither database exists before; both are dropped afterwards (with anything a failed test left in them), by
-    Spark SQL: Hive's Driver cannot drop a database here (its DDLTask needs Hive's FunctionRegistry, which needs LLAP
-    classes Spark does not ship)."""
+    Spark SQL (the witness of these tests; Hive's Driver's own drop is ``test_spark_drop_database.py``'s)."""
     for name in (HIVE, CONSOLE):
         spark.sql(f"DROP DATABASE IF EXISTS {name} CASCADE")
     yield spark_metastore
