@@ -1,6 +1,6 @@
 """
 The baseline in the same run: a statement previewed and executed by the code of an earlier commit, in a child
-process on the same metastore (the commit extracted once under ``var/bench/before-<commit>`` with ``git archive``,
+process on the same metastore (the commit extracted once by ``common.code_at``,
 its own console database there, migrated by its own migrations). The environment (metastores, governed roots) is
 the caller's.
 """
@@ -11,10 +11,9 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
-from common import REPO
+from common import code_at
 
 EXECUTE = """
 import json, os, sys, time
@@ -37,19 +36,9 @@ print(json.dumps({"preview_s": previewed - started, "execute_s": done - previewe
 """
 
 
-def checkout(commit: str) -> Path:
-    """The code of ``commit``, extracted once under ``var/bench``."""
-    folder = REPO / "var" / "bench" / f"before-{commit}"
-    if not folder.exists():
-        folder.mkdir(parents=True)
-        archive = subprocess.run(["git", "archive", commit], cwd=REPO, check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
-    return folder
-
-
 def execute_before(commit: str, alias: str, statement: str) -> dict[str, Any]:
     """Preview and execute ``statement`` on metastore ``alias`` with the code of ``commit``: its timings."""
-    folder = checkout(commit)
+    folder = code_at(commit)
     (folder / "var").mkdir(exist_ok=True)
     (folder / "var" / "console.sqlite3").unlink(missing_ok=True)  # a fresh console database, as the caller's
     env = {**os.environ, "CATALOG_ADMIN_VAR": str(folder / "var"), "DJANGO_SETTINGS_MODULE": "catalog_admin.settings"}

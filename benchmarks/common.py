@@ -61,14 +61,20 @@ print(json.dumps([ms, plan.partitions_touched, len(plan.blockers), plan.fingerpr
 """
 
 
+def code_at(commit: str) -> Path:
+    """The code of ``commit``, extracted once under ``var/bench/before-<commit>`` with ``git archive``."""
+    folder = REPO / "var" / "bench" / f"before-{commit}"
+    if not folder.exists():
+        folder.mkdir(parents=True)
+        archive = subprocess.run(["git", "archive", commit], cwd=REPO, check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return folder
+
+
 def preview_at_commit(commit: str, alias: str, metastores: str, statement: str) -> tuple[float, int, int, str]:
     """One preview of ``statement`` by the code of ``commit`` (extracted once under ``var/bench`` with ``git
     archive``), in a child process on the same metastores: its ms, partitions touched, blockers and fingerprint."""
-    checkout = REPO / "var" / "bench" / f"before-{commit}"
-    if not checkout.exists():
-        checkout.mkdir(parents=True)
-        archive = subprocess.run(["git", "archive", commit], cwd=REPO, check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(checkout)], input=archive, check=True)
+    checkout = code_at(commit)
     env = {
         **os.environ,
         "CATALOG_ADMIN_VAR": str(checkout / "var"),
