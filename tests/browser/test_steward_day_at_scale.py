@@ -211,7 +211,7 @@ def test_a_stewards_and_approvers_day_at_scale(live_server, rebuilt_metastore, o
             steward.get_by_role("button", name="Submit for approval").click()
             expect(steward.locator("#state-badge")).to_have_text("Waiting for approval")
             shot(steward, shots, "08-revert-submitted")
-            revert_facts = {"partitions": YEAR, "reason": f"Revert of #{pk}", "criterion": "data_moved"}
+            revert_facts = {"partitions": YEAR, "reason": f"Revert of request #{pk}", "criterion": "data_moved"}
             approve_from_home(browser, base, revert_pk, shots, "09-revert", **revert_facts)
             steward.goto(f"{base}/changes/{revert_pk}/")
             execute_and_follow(steward, shots, "10-revert")

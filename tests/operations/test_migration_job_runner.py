@@ -63,8 +63,8 @@ def test_each_line_of_an_old_json_log_becomes_a_log_entry_in_order() -> None:
         executor = MigrationExecutor(connection)
         executor.loader.build_graph()
         executor.migrate(after)
-        # then
-        migrated = Job.objects.get(pk=job.pk)
+        # then: read through 0010's own model (later migrations add columns the database does not have yet)
+        migrated = executor.loader.project_state(after).apps.get_model("operations", "Job").objects.get(pk=job.pk)
         entries = list(migrated.log_entries.order_by("pk"))
         assert [e.message for e in entries] == ["step 0", "step 1", "step 2"]
         assert [e.at.second for e in entries] == [0, 1, 2]
