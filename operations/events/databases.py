@@ -13,7 +13,7 @@ ADD_PARTITION carrying every partition put back (``add_partitions``).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from catalog_admin.hive.versions import SchemaVersion
 from catalog_admin.models import Partition, PartitionKey, Table
@@ -35,6 +35,7 @@ __all__ = (
     "database_event_names",
     "database_table_ids",
     "dropped_table_rows",
+    "table_creation_rows",
     "write_database_event",
 )
 
@@ -70,28 +71,39 @@ def dropped_table_rows(metastore: Metastore, table_ids: Sequence[int], now: int)
 
 def created_table_rows(metastore: Metastore, table_ids: Sequence[int], now: int) -> list[Row]:
     """``onCreateTable`` of each table put back, with its files, and one ``onAddPartition`` of all its partitions."""
+    return [row for table_id in table_ids for row in table_creation_rows(metastore, table_id, now)]
+
+
+def table_creation_rows(
+    metastore: Metastore,
+    table_id: int,
+    now: int,
+    *,
+    partitions_per_event: int | None = None,
+    partitions: int | None = None,
+) -> Iterator[Row]:
+    """``onCreateTable`` of the table (with its files), then ``onAddPartition`` of its partitions (with theirs): one
+    event of all of them, or one per ``partitions_per_event`` (a merge's batches). ``partitions``: their number when
+    the caller knows it (0 asks nothing more)."""
     version, alias = metastore.schema.version, metastore.alias
     catalog = DEFAULT_CATALOG if version.capabilities.catalogs else None
-    rows: list[Row] = []
-    for table_id in table_ids:
-        table = read_table(alias, version, table_id)
-        files = table_files(metastore.name, version, table)
-        message = messages.create_table_message(version, table, now, files)
-        rows.append((CREATE_TABLE, catalog, table.database, table.name, messages.encode(version, message)))
-        ids = list(Partition.objects.using(alias).filter(table_id=table_id).order_by("pk").values_list("pk", flat=True))
-        if not ids:
-            continue
-        keys = list(
-            PartitionKey.objects.using(alias)
-            .filter(table_id=table_id)
-            .order_by("position")
-            .values_list("name", flat=True)
-        )
-        parts = list(read_partitions(alias, version, table, ids))
+    table = read_table(alias, version, table_id)
+    message = messages.create_table_message(version, table, now, table_files(metastore.name, version, table))
+    yield CREATE_TABLE, catalog, table.database, table.name, messages.encode(version, message)
+    if partitions == 0:
+        return
+    ids = list(Partition.objects.using(alias).filter(table_id=table_id).order_by("pk").values_list("pk", flat=True))
+    if not ids:
+        return
+    keys = list(
+        PartitionKey.objects.using(alias).filter(table_id=table_id).order_by("position").values_list("name", flat=True)
+    )
+    step = partitions_per_event or len(ids)
+    for start in range(0, len(ids), step):
+        parts = list(read_partitions(alias, version, table, ids[start : start + step]))
         found = partition_files(metastore.name, version, table, keys, parts)
         message = messages.add_partition_message(version, table, keys, parts, now, found)
-        rows.append((ADD_PARTITION, catalog, table.database, table.name, messages.encode(version, message)))
-    return rows
+        yield ADD_PARTITION, catalog, table.database, table.name, messages.encode(version, message)
 
 
 def write_database_event(

@@ -26,11 +26,10 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 from catalog_admin.hive.versions import SchemaVersion
-from catalog_admin.models import Partition, PartitionKey
 from catalog_admin.selectors.metastores import Metastore, get_metastore
 from operations.events import messages
-from operations.events.files import partition_files, table_files
-from operations.events.objects import read_database, read_partitions, read_table
+from operations.events.databases import table_creation_rows
+from operations.events.objects import read_database, read_table
 from operations.events.writer import DEFAULT_CATALOG, Row, insert_events
 from operations.merge.reads import MetastoreReader
 from operations.models import MergeImport
@@ -153,23 +152,6 @@ def _rows(metastore: Metastore, imported: Imported, now: int) -> Iterator[Row]:
         message = messages.database_message(version, database, now)
         yield CREATE_DATABASE, catalog, database.name, no_table, messages.encode(version, message)
         for tbl_id, parts in tables:
-            table = read_table(alias, version, tbl_id)
-            files = table_files(metastore.name, version, table)
-            message = messages.create_table_message(version, table, now, files)
-            yield CREATE_TABLE, catalog, table.database, table.name, messages.encode(version, message)
-            if not parts:
-                continue
-            keys = list(
-                PartitionKey.objects.using(alias)
-                .filter(table_id=tbl_id)
-                .order_by("position")
-                .values_list("name", flat=True)
+            yield from table_creation_rows(
+                metastore, tbl_id, now, partitions_per_event=ADD_PARTITION_BATCH, partitions=parts
             )
-            ids = list(
-                Partition.objects.using(alias).filter(table_id=tbl_id).order_by("pk").values_list("pk", flat=True)
-            )
-            for start in range(0, len(ids), ADD_PARTITION_BATCH):
-                added = list(read_partitions(alias, version, table, ids[start : start + ADD_PARTITION_BATCH]))
-                listed = partition_files(metastore.name, version, table, keys, added)
-                message = messages.add_partition_message(version, table, keys, added, now, listed)
-                yield ADD_PARTITION, catalog, table.database, table.name, messages.encode(version, message)
