@@ -37,6 +37,7 @@ __all__ = (
     "get_job",
     "inbox",
     "inbox_count",
+    "latest_job_of_request",
     "list_audit",
     "list_change_requests",
     "request_history",
@@ -95,6 +96,12 @@ def get_job(pk: int) -> Job:
     if found is None:
         raise NotFound("job", f"#{pk}")
     return found
+
+
+def latest_job_of_request(pk: int) -> Job | None:
+    """The newest job of request ``pk``. A page that shows a request with its job reads the job first: a worker ends
+    the request before its job, so a job read as ended has a request that is ended too (read after it)."""
+    return Job.objects.filter(change_request_id=pk).order_by("-created_at", "-pk").first()
 
 
 def get_change_request(pk: int) -> ChangeRequest:

@@ -29,7 +29,12 @@ from operations.forms import ChangeRequestForm, ExecuteForm
 from operations.guided import guided_operations, initial_statement
 from operations.models import ChangeRequest, Job
 from operations.policy import can_request
-from operations.selectors import change_request_actions, get_change_request, request_history
+from operations.selectors import (
+    change_request_actions,
+    get_change_request,
+    latest_job_of_request,
+    request_history,
+)
 from operations.services.alter import alter_preview_statement
 from operations.services.change_requests import (
     change_request_approve,
@@ -209,8 +214,9 @@ def _live_preview(values: dict[str, str]) -> dict[str, Any]:
 @require_GET
 def change_request_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """Everything about one request, and the actions the signed-in user may take (disabled ones say why)."""
+    job = latest_job_of_request(pk)  # before the request: see latest_job_of_request
     change = get_change_request(pk)
-    context = _detail_context(request, change, Freshness())
+    context = _detail_context(request, change, job, Freshness())
     context["check_freshness"] = change.state in OPEN_STATES  # on demand: the page loads the check after itself
     return render(request, "operations/change_request.html", context)
 
@@ -226,9 +232,10 @@ def change_request_freshness(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "operations/htmx/freshness.html", context)
 
 
-def _detail_context(request: HttpRequest, change: ChangeRequest, freshness: Freshness) -> dict[str, Any]:
+def _detail_context(
+    request: HttpRequest, change: ChangeRequest, job: Job | None, freshness: Freshness
+) -> dict[str, Any]:
     execution = change.execution
-    job = change.jobs.first()
     kind = change_kind(change.operation)  # its templates render what the request stores
     actual = execution.actual_counts if execution else None
     return {
@@ -421,8 +428,8 @@ def change_request_job(request: HttpRequest, pk: int) -> HttpResponse:
 
     When the job is done, the state badge and the actions are swapped in out of band.
     """
+    job = latest_job_of_request(pk)  # before the request: see latest_job_of_request
     change = get_change_request(pk)
-    job: Job | None = change.jobs.first()
     done = job is None or job.is_done
     context = {
         "change": change,

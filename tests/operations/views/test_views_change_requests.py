@@ -39,6 +39,7 @@ from operations.services.change_requests import (
     change_request_submit,
 )
 from operations.services.jobs import run_job
+from operations.views import change_requests as change_request_views
 from tests.fixtures.factories import html, make_user, token_client
 from tests.fixtures.operations import location_of
 
@@ -503,6 +504,61 @@ def test_the_job_progress_is_polled_until_done_then_answers_286(
     assert re.search(r'id="history" hx-swap-oob="true">.*data-action="finish"', content, re.DOTALL)
     finished = html(client.get(detail(request.pk)))
     assert "hx-trigger=" not in re.search(r'<div id="job-progress"[^>]*>', finished).group(0)
+
+
+@pytest.fixture
+def worker_ends_the_job_after_the_request_is_read(
+    metastore, people, settings, django_capture_on_commit_callbacks, monkeypatch
+):
+    """An executing request whose queued job a worker runs (the request ended, then the job) just after a view read
+    the request; yields the request. Reading the job after the request would see it ended beside an executing one."""
+    settings.CATALOG_JOBS_MODE = "tasks"
+    request = approved(people, metastore)
+    with django_capture_on_commit_callbacks(execute=True):
+        signed_in(people["steward"]).post(reverse("operations:execute", args=[request.pk]), {"confirm": "on"})
+    job = Job.objects.get(change_request=request)
+    read_request = change_request_views.get_change_request
+
+    def read_then_the_worker_finishes(pk: int) -> ChangeRequest:
+        change = read_request(pk)
+        if Job.objects.filter(pk=job.pk, state="queued").exists():
+            with django_capture_on_commit_callbacks(execute=True):
+                run_job(job.pk)
+        return change
+
+    monkeypatch.setattr(change_request_views, "get_change_request", read_then_the_worker_finishes)
+    yield request
+    assert Job.objects.get(pk=job.pk).state == "succeeded"
+
+
+@ON_TWO_METASTORES
+def test_a_poll_never_shows_a_finished_job_beside_a_request_still_executing(
+    people, warehouse: Path, worker_ends_the_job_after_the_request_is_read
+):
+    """The worker ends the request, then the job: a poll that showed the job done beside a request read before it
+    ended would stop polling and leave the badge at Executing (seen in the browser walk)."""
+    job_url = reverse("operations:job", args=[worker_ends_the_job_after_the_request_is_read.pk])
+    client = signed_in(people["steward"])
+
+    # when: the poll renders while the worker ends the job, then polls again
+    poll = client.get(job_url, HTTP_HX_REQUEST="true")
+    next_poll = client.get(job_url, HTTP_HX_REQUEST="true")
+
+    # then: the first poll still polls (it read the job running); the next shows both ended and stops
+    assert poll.status_code == 200 and 'data-state="succeeded"' not in html(poll)
+    assert next_poll.status_code == 286
+    assert 'id="state-badge" hx-swap-oob="true">Succeeded<' in html(next_poll)
+
+
+@ON_TWO_METASTORES
+def test_the_request_page_never_shows_a_finished_job_beside_a_request_still_executing(
+    people, warehouse: Path, worker_ends_the_job_after_the_request_is_read
+):
+    page = html(signed_in(people["steward"]).get(detail(worker_ends_the_job_after_the_request_is_read.pk)))
+
+    # then: the page shows the request executing and keeps polling its job
+    assert 'id="state-badge">Executing<' in page
+    assert re.search(r'<div id="job-progress"[^>]*hx-trigger=', page)
 
 
 # Stale previews ----------------------------------------------------------------------------------------------------
