@@ -15,8 +15,9 @@ reports progress, calls ``check_cancel()`` at its safe points and ``commit_point
 
 Cancel (:func:`job_cancel`): a queued job ends cancelled at once; a running one is asked to stop, and its runner stops
 at its next safe point (``JobCancelled``), unless it passed its point of no return (then a cancel is too late); a
-failed or errored job kept for resuming is discarded. The kind's ``discard`` hook then cleans up (ends its change
-request, removes a Spark job's staging). Resume (:func:`job_resume`) queues a failed or errored job again; its kind
+failed or errored job kept for resuming is discarded. The kind's ``discard`` hook cleans up (ends its change
+request, removes a Spark job's staging) in the transaction that marks the job cancelled: nobody reads a cancelled
+job beside its request still executing. Resume (:func:`job_resume`) queues a failed or errored job again; its kind
 resumes (a Spark program skips its verified units, an ALTER runs bound to the approved plan again).
 
 A worker asked to stop (SIGTERM: :func:`request_stop`) takes no more jobs; its running job stops at its next safe
@@ -224,10 +225,9 @@ def run_job(job_id: int) -> Job:
                 raise ApplicationError(ErrorCode.INVALID_PARAMETER, f"No worker runs jobs of kind {handle.job.kind!r}.")
             kind.run(handle)
     except JobCancelled:
-        job = handle.end(JobState.CANCELLED, message=f"Cancelled by {handle.job.cancel_requested_by}")
-        _release_driver(job)  # a handed-over driver its runner had not followed yet stops before the staging goes
-        if kind is not None and kind.discard is not None:
-            kind.discard(job, job.cancel_requested_by)
+        with transaction.atomic():  # cancelled and discarded at once: see _discard
+            job = handle.end(JobState.CANCELLED, message=f"Cancelled by {handle.job.cancel_requested_by}")
+            _discard(job, kind, job.cancel_requested_by)
     except JobHandedOver as handed:
         _hand_over(handle, handed.adoption)
     except JobInterrupted:
@@ -301,6 +301,15 @@ _DRIVER_RELEASE: list[Callable[[Job], None]] = []
 def use_driver_release(release: Callable[[Job], None]) -> None:
     """``release(job)`` stops the driver that ``job.adoption`` names (``spark_jobs`` calls this on import)."""
     _DRIVER_RELEASE[:] = [release]
+
+
+def _discard(job: Job, kind: JobKindRunner | None, actor: str) -> None:
+    """After a cancel: a handed-over driver nobody follows is stopped, then the kind's discard cleans up (removes its
+    staging, ends or reopens its request). Called in the transaction that marks the job cancelled, so nobody reads
+    the job cancelled beside a request still executing or a staging still there."""
+    _release_driver(job)  # a handed-over driver its runner had not followed yet stops before the staging goes
+    if kind is not None and kind.discard is not None:
+        kind.discard(Job.objects.get(pk=job.pk), actor)
 
 
 def _release_driver(job: Job) -> None:
@@ -494,11 +503,8 @@ def job_cancel(*, job: Job, user: AbstractBaseUser | None, actor: str = "") -> J
                 ErrorCode.INVALID_STATE, f"Job #{job.pk} changed meanwhile; look again.", {"job": job.pk}
             )
         _audit(job, who, "cancel_job", "cancel requested" if job.state == JobState.RUNNING else "cancelled")
-    kind = JOB_KINDS.get(job.kind)
-    if job.state != JobState.RUNNING:
-        _release_driver(job)  # a handed-over job's driver stops before its staging goes
-    if job.state != JobState.RUNNING and kind is not None and kind.discard is not None:
-        kind.discard(Job.objects.get(pk=job.pk), who)
+        if job.state != JobState.RUNNING:
+            _discard(job, JOB_KINDS.get(job.kind), who)
     return Job.objects.get(pk=job.pk)
 
 

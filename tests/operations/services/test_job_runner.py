@@ -16,6 +16,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import connection
 from django.template.loader import render_to_string
+from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from catalog_admin.errors import ApplicationError, ErrorCode
@@ -428,3 +429,46 @@ def test_two_concurrent_appenders_lose_no_line() -> None:
     assert len(lines) == 300
     for name in ("a", "b"):
         assert [line for line in lines if line.startswith(f"{name} ")] == [f"{name} {n}" for n in range(150)]
+
+
+# A cancel and its discard ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True, databases=["default"])
+def test_nobody_reads_a_cancelled_job_before_its_discard_has_run(
+    monkeypatch: pytest.MonkeyPatch, people: dict[str, User]
+) -> None:
+    """The job's cancelled state and its kind's discard (the staging removed, the request reopened) are one
+    transaction: another connection reading the job while the discard runs still sees it as it was, so a page
+    never shows a cancelled job beside a request still executing (the request page's poll stops at a done job)."""
+    # given: a kind whose discard looks at the job from another connection, as a page's poll would
+    seen: list[str] = []
+
+    def read_elsewhere(job: Job, actor: str) -> None:
+        def read() -> None:
+            try:
+                seen.append(Job.objects.get(pk=job.pk).state)
+            finally:
+                connection.close()
+
+        reader = threading.Thread(target=read)
+        reader.start()
+        reader.join()
+
+    def cancelled_at_its_safe_point(handle: JobHandle) -> None:
+        Job.objects.filter(pk=handle.job_id).update(cancel_requested_at=timezone.now(), cancel_requested_by="o")
+        handle.check_cancel()
+
+    runner = JobKindRunner(cancelled_at_its_safe_point, discard=read_elsewhere)
+    monkeypatch.setitem(jobs.JOB_KINDS, "test_discard", runner)
+    running = Job.objects.create(kind="test_discard")
+    queued = Job.objects.create(kind="test_discard")
+
+    # when: a running job stops at its safe point, and a queued one is cancelled
+    stopped = run_job(running.pk)
+    cancelled = job_cancel(job=queued, user=people["admin"])
+
+    # then: during each discard, the job still read as it was; after, cancelled
+    assert seen == ["running", "queued"]
+    assert (stopped.state, cancelled.state) == ("cancelled", "cancelled")
