@@ -15,7 +15,8 @@ from catalog_admin.extensions import register_slot_content
 from catalog_admin.selectors.acid import table_is_transactional
 from catalog_admin.selectors.metastores import get_metastore
 from catalog_admin.selectors.partitions import table_is_partitioned
-from catalog_admin.selectors.tables import table_is_view
+from catalog_admin.selectors.tables import table_is_view, table_root
+from operations.ddl.render import quote_string
 from operations.guided import partition_operations
 from operations.guided_databases import database_operations, metastore_operations
 from operations.policy import can_request
@@ -117,18 +118,22 @@ def partition_repair_context(
     """The partition list's repair actions, for those who may request changes: on the "missing on disk" list, a
     guided ``MSCK REPAIR TABLE`` request and, where the version has it (3.0+), ``MSCK REPAIR TABLE … DROP
     PARTITIONS`` (only the missing dropped); on the "stale statistics" list, a guided ``ANALYZE … WITH
-    ('only_stale'='true')`` (a transactional table's partitions aside: ANALYZE refuses them)."""
+    ('only_stale'='true')`` (a transactional table's partitions aside: ANALYZE refuses them); on the "outside the
+    table root" list, moving them in (``SET LOCATION '<its own root>' WITH DATA``: a relocation of those only)."""
     user = context.get("user")
     allowed = user is not None and bool(can_request(user))
     missing = allowed and anomaly == "missing"
-    stale = allowed and anomaly == "stale" and not table_is_transactional(metastore, database, table)
+    transactional = allowed and anomaly in ("stale", "outside") and table_is_transactional(metastore, database, table)
+    stale = allowed and anomaly == "stale" and not transactional
     drops = missing and get_metastore(metastore).schema.capabilities.msck_drops_partitions
     ref = "`" + database.replace("`", "``") + "`.`" + table.replace("`", "``") + "`"
+    root = table_root(metastore, database, table) if allowed and anomaly == "outside" and not transactional else None
     return {
         "can_request": allowed,
         "missing": anomaly == "missing",
         "stale": stale,
         "drop_missing": f"MSCK REPAIR TABLE {ref} DROP PARTITIONS" if drops else "",
+        "move_in": f"ALTER TABLE {ref} SET LOCATION {quote_string(root)} WITH DATA" if root else "",
         "metastore": metastore,
         "database": database,
         "table": table,

@@ -46,6 +46,7 @@ __all__ = (
     "get_table_detail",
     "list_tables",
     "table_is_view",
+    "table_root",
 )
 
 # Sort name -> (model fields of the unique keyset key, descending?)
@@ -203,6 +204,12 @@ def table_is_view(metastore_name: str, database: str, table: str) -> bool:
     tables = Table.objects.using(get_metastore(metastore_name).alias)
     views = (TableType.VIRTUAL_VIEW, TableType.MATERIALIZED_VIEW)
     return tables.filter(database__name=database, name=table, type__in=views).exists()
+
+
+def table_root(metastore_name: str, database: str, table: str) -> str | None:
+    """The location of ``database.table`` as stored (None: no table, or none stored; one query)."""
+    tables = Table.objects.using(get_metastore(metastore_name).alias)
+    return tables.filter(database__name=database, name=table).values_list("sd__location", flat=True).first()
 
 
 def get_table_detail(metastore: Metastore, db_name: str, table_name: str) -> TableDetail:

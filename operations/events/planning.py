@@ -219,8 +219,8 @@ def _relocate(_metastore: Metastore, _state: TableState, preview: Preview) -> Pl
     if preview.scope is None:
         return ONE_ALTER_TABLE  # an unpartitioned table
     partition_events = ((ALTER_PARTITION, preview.scope.count),)
-    if cast(Relocate, preview.spec).partitions:
-        return partition_events, preview.scope.selection
+    if cast(Relocate, preview.spec).partitions or preview.after.location == preview.before.location:
+        return partition_events, preview.scope.selection  # chosen partitions, or those moving in below the root
     return ((ALTER_TABLE, 1), *partition_events), preview.scope.selection
 
 
@@ -294,7 +294,7 @@ def _revert(metastore: Metastore, state: TableState, preview: Preview) -> Planne
         return _moved_table_events(state)  # renaming back into the old database: the same split as the rename
     if execution.operation["kind"] in (AddPartitions.kind, RepairPartitions.kind):
         return _revert_added(execution, preview)
-    return _revert_events(execution)
+    return _revert_events(execution, state)
 
 
 def _revert_added(execution: Execution, preview: Preview) -> Planned:
@@ -339,7 +339,7 @@ _PLANNERS: dict[type[AlterSpec], Callable[[Metastore, TableState, Preview], Plan
 assert set(_PLANNERS) >= set(SPEC_KINDS.values()), "every spec kind decides its notification events"
 
 
-def _revert_events(execution: Execution) -> Planned:
+def _revert_events(execution: Execution, state: TableState) -> Planned:
     """The inverse statement's events: dropped partitions come back in one ADD_PARTITION."""
     kind, image = execution.operation["kind"], execution.before_image
     if kind not in _REVERTED:
@@ -354,7 +354,7 @@ def _revert_events(execution: Execution) -> Planned:
         return ((CREATE_TABLE, 1), *(((ADD_PARTITION, 1),) if parts else ())), {"all": True} if parts else None
     if kind == "relocate":  # the swap back: the same events as the swap, for the rows it wrote back
         sd_ids = sorted({row["SD_ID"] for row in execution.captured_rows("updated", "SDS")})
-        if execution.operation.get("partitions"):
+        if execution.operation.get("partitions") or state.sd_id not in sd_ids:  # chosen ones, or those moved in
             return ((ALTER_PARTITION, len(sd_ids)),), {"sd_ids": sd_ids}
         # the whole table: its own storage descriptor is one of the rows written back
         return ((ALTER_TABLE, 1), (ALTER_PARTITION, len(sd_ids) - 1)), {"sd_ids": sd_ids}

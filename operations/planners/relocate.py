@@ -42,7 +42,7 @@ from operations.specs import Relocate
 from operations.sql import MetastoreSql
 from operations.table_state import TableState, read_partition_scope
 
-__all__ = ("plan_relocate", "relocated_location", "resuming_into")
+__all__ = ("moves_in_only", "plan_relocate", "relocated_location", "relocation_staging", "resuming_into")
 
 # The destinations a resumed relocation job copies into: its own partial copy there is expected, not a blocker.
 _RESUMING_INTO: ContextVar[frozenset[str]] = ContextVar("resuming_into", default=frozenset())
@@ -70,30 +70,38 @@ def relocated_location(old_root: str, new_root: str, location: str) -> str:
 
 
 def plan_relocate(metastore: Metastore, state: TableState, spec: Relocate) -> Preview:
+    """The copy's units, their blockers and the re-pointing statements. A partitioned table relocated to its own root
+    (:func:`moves_in_only`) moves in only its partitions outside the root; the rest stays where it is."""
     sql = MetastoreSql(metastore.alias)
     destination = canonical(spec.location) if spec.location.strip() else ""
-    blockers = _table_blockers(metastore, state, spec, destination)
+    in_place = moves_in_only(state, spec)
+    blockers = _table_blockers(metastore, state, spec, destination, in_place=in_place)
     partitions, selection = _partitions_in_scope(metastore, state, spec, blockers)
     outside = _outside_root(state, spec, partitions)
-    if outside and selection is not None:
-        selection = {"ids": sorted(p["id"] for p in partitions)}  # the root's prefix does not find them
+    if outside and selection is not None:  # the root's prefix does not find them
+        selection = {"ids": sorted(p["id"] for p in (outside if in_place else partitions))}
+    if in_place:
+        blockers += _nothing_outside_blockers(state, outside, blockers)
+        partitions = outside
     units = _units(state, spec, destination, partitions, blockers, outside) if not blockers else []
-    if units:
+    if units and in_place:
+        blockers += moving_in_blockers(metastore, state, units, {p["name"]: p["sd_id"] for p in outside})
+    elif units:
         by_name = partitions if spec.partitions else outside
         sd_ids = {p["name"]: p["sd_id"] for p in by_name}
         blockers += destination_blockers(metastore, state, destination, units, sd_ids, whole=not spec.partitions)
     data_copy = _data_copy(metastore, units, blockers)
-    steps = [] if blockers else _steps(sql, state, spec, destination, partitions, outside)
+    steps = [] if blockers else _steps(sql, state, spec, destination, partitions, outside, in_place=in_place)
     preview = build_preview(
         metastore,
         state,
         spec,
         steps=steps,
         after=snapshot(state, location=destination, serde_params=serde_params_after(state, destination))
-        if not spec.partitions and destination
+        if not spec.partitions and destination and not in_place
         else snapshot(state),
         blockers=blockers,
-        warnings=_warnings(metastore, state, spec, data_copy, outside, destination),
+        warnings=_warnings(metastore, state, spec, data_copy, outside, destination, in_place=in_place),
         partitions_touched=len(partitions),
         hive=_hive(metastore),
         inverse={"relocate": True},
@@ -103,20 +111,42 @@ def plan_relocate(metastore: Metastore, state: TableState, spec: Relocate) -> Pr
     return replace(preview, scope=scope)
 
 
+def moves_in_only(state: TableState, spec: Relocate) -> bool:
+    """``SET LOCATION '<the table's own root>' WITH DATA`` of a whole table: nothing moves but its partitions outside
+    the root, each to ``<root>/<partition name>`` (issue 29: "re-point the outside"; the partition list's
+    "outside the table root" filter offers it)."""
+    if spec.partitions or not state.is_partitioned or not state.location or not spec.location.strip():
+        return False
+    return canonical(spec.location) == canonical(state.location)
+
+
+def relocation_staging(preview: Preview) -> str | list[str]:
+    """Where a relocation's job writes before its swap, which a cancel removes: the new location, or, for a table
+    moving in its outside partitions, each partition's new directory below the (live) root, never the root itself."""
+    assert isinstance(preview.spec, Relocate)
+    if preview.data_copy is not None and canonical(preview.spec.location) == canonical(preview.before.location or ""):
+        return [unit.destination for unit in preview.data_copy.units]
+    return preview.spec.location
+
+
 # Scope ---------------------------------------------------------------------------------------------------------------
 
 
-def _table_blockers(metastore: Metastore, state: TableState, spec: Relocate, destination: str) -> list[Finding]:
+def _table_blockers(
+    metastore: Metastore, state: TableState, spec: Relocate, destination: str, *, in_place: bool
+) -> list[Finding]:
     blockers = _absolute_location_blockers(spec.location) + _replication_blockers(metastore, state)
     if state.is_view:
         blockers.append(Finding("view_location", "ddl", f"{state.ref} is a view and has no data to relocate"))
+    elif not state.is_partitioned and destination and destination == canonical(state.location or ""):
+        blockers.append(Finding("already_there", RULE, f"{state.ref} already lies at {destination}: nothing to move."))
     if spec.partitions and not state.is_partitioned:
         blockers.append(Finding("not_partitioned", "ddl", f"Table {state.ref} is not partitioned"))
     elif spec.partitions:
         blockers += predicate_blockers(state, spec)  # type: ignore[arg-type]  # it reads only .specs
     # The copies keep every file as it is (same bytes, same names): bucketing stays valid, so this is no rewrite.
     blockers += data_work_blockers(metastore, state, operation=RULE, rewrite=False, locations=[destination])
-    if not spec.partitions:
+    if not spec.partitions and not in_place:
         blockers += datasource_move_blockers(state, RULE)
     for side, location in (("source", state.location or ""), ("destination", destination)):
         if location and filesystem_for(location, metastore.name).exists(location) is None:
@@ -151,6 +181,13 @@ def _partitions_in_scope(
         .values("id", "name", "sd_id", location=F("sd__location"))
     )
     return rows, {"prefixes": [(state.location or "").rstrip("/") + "/"]} if state.location else None
+
+
+def _nothing_outside_blockers(state: TableState, outside: list[dict], blockers: list[Finding]) -> list[Finding]:
+    if outside or blockers:
+        return []
+    message = f"Every partition of {state.ref} already lies below its root {state.location}: nothing to move in."
+    return [Finding("nothing_outside_root", RULE, message)]
 
 
 def _outside_root(state: TableState, spec: Relocate, partitions: list[dict]) -> list[dict]:
@@ -288,6 +325,35 @@ def destination_blockers(
     return blockers
 
 
+def moving_in_blockers(
+    metastore: Metastore, state: TableState, units: list[CopyUnit], sd_ids: dict[str, int]
+) -> list[Finding]:
+    """A table's outside partitions moving to ``<root>/<partition name>``: each source is only that partition's, each
+    new directory inside the governed roots, nobody else's, and not there yet (the table's own root above them is
+    the point)."""
+    moves = [DirectoryMove(u.source, u.destination, 1, 0, None, None, None, None, True) for u in units]
+    blockers = move_blockers(metastore, moves, {u.source: _unit_context(state, u, sd_ids) for u in units})
+    own = MoveContext(table_id=state.table_id)
+    for unit in units:
+        blockers += new_location_blockers(metastore, unit.destination, own=own)
+    resuming = _RESUMING_INTO.get()
+    filesystem = filesystem_for(units[0].destination, metastore.name)
+    there = [
+        u.destination for u in units if canonical(u.destination) not in resuming and filesystem.exists(u.destination)
+    ]
+    if there:
+        more = f" and {len(there) - 1} more" if len(there) > 1 else ""
+        blockers.append(
+            Finding(
+                "destination_exists",
+                RULE,
+                f"{there[0]}{more} already exist(s): a partition moving in would mix its files with what is there; "
+                "move or remove it first.",
+            )
+        )
+    return list(dict.fromkeys(blockers))
+
+
 # The data copy ---------------------------------------------------------------------------------------------------
 
 
@@ -320,7 +386,14 @@ def _data_copy(metastore: Metastore, units: list[CopyUnit], blockers: list[Findi
 
 
 def _steps(
-    sql: MetastoreSql, state: TableState, spec: Relocate, destination: str, partitions: list[dict], outside: list[dict]
+    sql: MetastoreSql,
+    state: TableState,
+    spec: Relocate,
+    destination: str,
+    partitions: list[dict],
+    outside: list[dict],
+    *,
+    in_place: bool,
 ) -> list[Step]:
     """Set-based re-pointing: the table's root and every partition below it by prefix (those outside it by name below
     the new root), or the chosen partitions by name below the new root. Each step first captures the old locations
@@ -331,7 +404,7 @@ def _steps(
         sql.col(StorageDescriptor, "location"),
     )
     capture = f"SELECT {sd_id}, {location} FROM {sds} WHERE "
-    if spec.partitions:
+    if spec.partitions or in_place:
         return [
             _partitions_by_name_step(sql, capture, destination, chunk)
             for chunk in chunks([p["sd_id"] for p in partitions])
@@ -389,17 +462,20 @@ def _warnings(
     data_copy: DataCopy | None,
     outside: list[dict],
     destination: str,
+    *,
+    in_place: bool,
 ) -> list[Finding]:
     warnings = data_work_warnings(state, RULE)
     if outside and data_copy is not None:
         more = f" and {len(outside) - 5} more" if len(outside) > 5 else ""
         named = ", ".join(p["name"] for p in outside[:5]) + more
+        rest = "nothing else moves" if in_place else "every partition lies below the new root"
         warnings.append(
             Finding(
                 "partitions_outside_root_moved",
                 RULE,
                 f"{len(outside)} partition(s) lie outside the table's root ({named}): they move to "
-                f"{destination}/<partition name>, so after the swap every partition lies below the new root.",
+                f"{destination}/<partition name>, so after the swap {rest}.",
                 "warning",
             )
         )
@@ -435,7 +511,7 @@ def _warnings(
                     "warning",
                 )
             )
-    if state.is_partitioned and not spec.partitions:
+    if state.is_partitioned and not spec.partitions and not in_place:
         warnings.append(
             Finding(
                 "only_partition_data",

@@ -4,7 +4,8 @@ Data jobs that copy or rewrite the data: an approved relocate, compact or conver
 jobs' one runner (``data_jobs.py``).
 
 What these kinds provide: the plan lists the files now (``relocation_copy_plan``) for the relocate (or rewrite)
-program, with ``plan["staging"]`` = the new location (nothing points at it until the swap, and the preview blocked a
+program, with ``plan["staging"]`` = the new location (or, for a table moving in its partitions outside its root, each
+one's new directory below it: never the live root) (nothing points at it until the swap, and the preview blocked a
 destination that exists or lies outside the governed roots; a rewrite's hidden directories), so a cancel removes the
 partial copies and only those; the swap is ``relocation_swap``: it checks the manifest and re-points the metastore in
 one staleness-checked transaction, keeping the source until ``relocations_cleanup``.
@@ -16,6 +17,7 @@ from typing import Any
 
 from operations.choices import JobKind
 from operations.models import Execution, Job
+from operations.planners.relocate import relocation_staging
 from operations.preview import Preview
 from operations.services.data_jobs import DataJob, register_data_job
 from operations.services.relocate import relocation_copy_plan, relocation_swap
@@ -30,10 +32,11 @@ DATA_JOB_KINDS = (JobKind.RELOCATE, JobKind.COMPACT, JobKind.CONVERT)
 
 def _program_plan(preview: Preview) -> dict[str, Any]:
     """The relocate (or rewrite) program's plan (every file listed now) and the staging a cancel removes (the new
-    location; a rewrite's hidden directory holding its new directories)."""
+    location, or the new directories of partitions moving in; a rewrite's hidden directory holding its new
+    directories)."""
     assert isinstance(preview.spec, Relocate | CompactFiles | ConvertFormat), "only these copy or rewrite data"
     plan = relocation_copy_plan(preview=preview)
-    return {**plan, "staging": preview.spec.location if isinstance(preview.spec, Relocate) else plan["staging"]}
+    return {**plan, "staging": relocation_staging(preview) if isinstance(preview.spec, Relocate) else plan["staging"]}
 
 
 def _ran(job: Job, manifest: dict[str, Any]) -> str:

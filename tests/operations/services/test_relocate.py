@@ -340,6 +340,86 @@ def test_partitions_outside_the_root_move_with_the_table_below_the_new_root(
     assert table_row(metastore, "sales", "orders").sd.location == root
 
 
+def test_relocating_a_table_to_its_own_root_moves_in_only_its_partitions_outside_it(
+    metastore: Metastore, warehouse: Path
+) -> None:
+    """Issue 29, "re-point the outside": ``SET LOCATION '<its own root>' WITH DATA`` copies only the partitions outside
+    the root, each to ``<root>/<partition name>``, re-points those (by name), leaves the table and every other
+    partition as they are; the revert points them back at their kept directories."""
+    # given
+    orders = table_row(metastore, "sales", "orders")
+    root = orders.sd.location
+    before = partition_locations(metastore, orders.id)
+    outside = {name: loc for name, loc in before.items() if not loc.startswith(root + "/")}
+    assert outside, "the seeded sales.orders keeps partitions under archive/"
+
+    # when
+    preview = alter_preview_statement(
+        metastore=metastore, statement=f"ALTER TABLE sales.orders SET LOCATION '{root}' WITH DATA"
+    )
+    execution = relocate_execute(preview=preview, actor="steward", source="cli", run_program=in_process())
+    moved = partition_locations(metastore, orders.id)
+    root_after = table_row(metastore, "sales", "orders").sd.location
+    alter_execute(preview=revert_preview(execution=execution), actor="steward", source="cli")
+
+    # then
+    assert preview.blockers == ()
+    assert [u.key for u in preview.data_copy.units] == sorted(outside)
+    assert all(u.destination == f"{root}/{u.key}" for u in preview.data_copy.units)
+    assert row_changes(preview) == {"SDS": (0, len(outside), 0)}
+    assert preview.scope.count == len(outside) and dict(preview.events.counts) == {"ALTER_PARTITION": len(outside)}
+    assert preview.diff == []
+    warning = next(w for w in preview.warnings if w.code == "partitions_outside_root_moved")
+    assert "nothing else moves" in warning.message
+    assert "only_partition_data" not in {w.code for w in preview.warnings}
+    assert root_after == root
+    assert moved == {name: f"{root}/{name}" if name in outside else loc for name, loc in before.items()}
+    for name, old in outside.items():
+        copied = sorted(p.name for p in path_of(f"{root}/{name}").rglob("*") if p.is_file())
+        assert copied == sorted(p.name for p in path_of(old).rglob("*") if p.is_file())
+    assert partition_locations(metastore, orders.id) == before
+
+
+def test_moving_in_is_refused_where_there_is_nothing_outside_or_its_new_directory_is_taken(
+    metastore: Metastore, warehouse: Path
+) -> None:
+    """A table already wholly below its root, an unpartitioned table at its own root, and a partition whose new
+    directory below the root already exists (its files would mix with what is there) are refused, naming why."""
+    # given
+    orders = table_row(metastore, "sales", "orders")
+    root = orders.sd.location
+    first_outside = sorted(
+        n for n, loc in partition_locations(metastore, orders.id).items() if not loc.startswith(root + "/")
+    )[0]
+    taken = path_of(f"{root}/{first_outside}")
+    taken.mkdir(parents=True)
+    customers_root = table_row(metastore, "sales", "customers").sd.location
+    clicks = table_row(metastore, "marketing", "clicks")
+    with allow_metastore_writes():  # every partition of clicks below its root
+        for part in Partition.objects.using(metastore.alias).filter(table_id=clicks.id).select_related("sd"):
+            if not part.sd.location.startswith(clicks.sd.location + "/"):
+                StorageDescriptor.objects.using(metastore.alias).filter(id=part.sd_id).update(
+                    location=f"{clicks.sd.location}/{part.name}"
+                )
+
+    # when
+    codes = {
+        name: {b.code for b in alter_preview_statement(metastore=metastore, statement=statement).blockers}
+        for name, statement in {
+            "taken": f"ALTER TABLE sales.orders SET LOCATION '{root}' WITH DATA",
+            "unpartitioned": f"ALTER TABLE sales.customers SET LOCATION '{customers_root}' WITH DATA",
+            "nothing": f"ALTER TABLE marketing.clicks SET LOCATION '{clicks.sd.location}' WITH DATA",
+        }.items()
+    }
+
+    # then
+    assert codes == {
+        "taken": {"destination_exists"},
+        "unpartitioned": {"already_there"},
+        "nothing": {"nothing_outside_root"},
+    }
+
+
 def test_a_symlink_appearing_after_the_preview_is_refused_by_the_copy_plan(
     metastore: Metastore, warehouse: Path, tmp_path: Path
 ) -> None:

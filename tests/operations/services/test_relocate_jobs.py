@@ -140,6 +140,43 @@ def test_discarding_a_failed_relocation_removes_the_partial_copy_and_approves_th
     assert Job.objects.filter(change_request=request).exclude(pk=job.pk).get().state == JobState.QUEUED
 
 
+def test_a_table_moving_in_its_outside_partitions_stages_into_their_new_directories_never_its_root(
+    metastore: Metastore, people: dict[str, User], warehouse: Path, django_capture_on_commit_callbacks
+) -> None:
+    """Relocating a table to its own root moves in only the partitions outside it: the job's staging is each one's
+    new directory below the live root, so a cancel removes those partial copies and never the root or its data."""
+    # given: an approved request to move sales.orders' outside partitions in, its job failed half-way
+    orders = table_row(metastore, "sales", "orders")
+    root = orders.sd.location
+    before = partition_locations(metastore, orders.id)
+    outside = sorted(name for name, loc in before.items() if not loc.startswith(root + "/"))
+    spec = parse_alter(f"ALTER TABLE sales.orders SET LOCATION '{root}' WITH DATA")
+    request = change_request_create(user=people["steward"], metastore=metastore.name, spec=spec)
+    request = change_request_submit(request=request, user=people["steward"])
+    for name in ("approver", "approver2")[: request.required_approvals]:
+        request = change_request_approve(request=request, user=people[name])
+    with django_capture_on_commit_callbacks(execute=True):
+        change_request_execute(request=request, user=people["steward"])
+    job = Job.objects.get(change_request=request)
+    partial = Path(job.plan["staging"][0].removeprefix("file:"))
+    partial.mkdir(parents=True)
+    (partial / "part-00000").write_bytes(b"half")
+    Job.objects.filter(pk=job.pk).update(state=JobState.FAILED)
+    files_below_root = sorted(
+        p for p in Path(root.removeprefix("file:")).rglob("*") if p.is_file() and partial not in p.parents
+    )
+
+    # when
+    job_cancel(job=job, user=people["steward"])
+
+    # then
+    assert job.plan["staging"] == [f"{root}/{name}" for name in outside]
+    assert [unit["key"] for unit in job.plan["units"]] == outside
+    assert not partial.exists()
+    assert sorted(p for p in Path(root.removeprefix("file:")).rglob("*") if p.is_file()) == files_below_root
+    assert partition_locations(metastore, orders.id) == before
+
+
 def test_a_relocation_settled_after_its_worker_died_is_cancelled_cleanly_by_an_operator(
     metastore: Metastore, people: dict[str, User], warehouse: Path, django_capture_on_commit_callbacks
 ) -> None:

@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 
 from catalog_admin.models import Partition
 from catalog_admin.selectors.metastores import Metastore
-from tests.fixtures.factories import html
+from tests.fixtures.factories import html, table_row
 
 pytestmark = pytest.mark.usefixtures("eager_jobs")
 
@@ -146,3 +146,31 @@ def test_msck_repair_as_an_api_operation_runs_the_whole_flow(
     assert (done["state"], reverted["state"]) == ("succeeded", "succeeded")
     assert after == before - {MISSING}
     assert _names(metastore) == before
+
+
+def test_the_outside_the_root_list_offers_moving_those_partitions_in(metastore: Metastore, people) -> None:
+    """Issue 29, "re-point the outside": the list of partitions outside the table's root offers one request that
+    moves them in (a relocation to the table's own root); its preview copies exactly those partitions."""
+    # given
+    steward, viewer = signed_in(people["steward"]), signed_in(people["viewer"])
+    partitions = reverse("catalog:partitions", args=[metastore.name, "sales", "orders"])
+
+    # when
+    outside = html(steward.get(partitions, {"anomaly": "outside"}))
+    link = unescape(re.search(r'href="([^"]+)" id="request-move-in"', outside).group(1))
+    form = html(steward.get(link))
+    statement = unescape(re.search(r'<textarea name="statement"[^>]*>(.*?)</textarea>', form, re.DOTALL).group(1))
+    preview = html(
+        steward.post(
+            reverse("operations:preview"),
+            {"metastore": metastore.name, "statement": statement.strip()},
+            HTTP_HX_REQUEST="true",
+        )
+    )
+
+    # then
+    root = table_row(metastore, "sales", "orders").sd.location
+    assert statement.strip() == f"ALTER TABLE `sales`.`orders` SET LOCATION '{root}' WITH DATA"
+    assert "archive/sales/orders" in outside and "nothing else moves" in preview
+    assert 'id="request-move-in"' not in html(steward.get(partitions, {"anomaly": "missing"}))
+    assert 'id="request-move-in"' not in html(viewer.get(partitions, {"anomaly": "outside"}))
