@@ -88,6 +88,13 @@ def setup(state: dict, side: str) -> None:
     setup_django(f"{ALIAS}=postgresql://postgres@127.0.0.1:5432/{state['database']}")
 
 
+def head() -> str:
+    """The commit whose code runs (short), ``+`` when the worktree has changes."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True)
+    return commit.stdout.strip() + ("+" if dirty.stdout.strip() else "")
+
+
 def moment() -> dict:
     return {"at": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "load": os.getloadavg()[0]}
 
@@ -97,9 +104,7 @@ def seed(args: argparse.Namespace) -> dict:
     shutil.rmtree(warehouse(args.database), ignore_errors=True)
     recreate_metastore(args.database, "2.3.0")
     state = {"database": args.database, "partitions": args.partitions, "col_stats": args.col_stats}
-    state["commit"] = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, check=False
-    ).stdout.strip()
+    state["commit"] = head()
     setup(state, "seed")
     state["seeded"] = moment()
     tables = [seed_table(state) for _ in range(1 + args.runs + bool(args.before))]
@@ -171,7 +176,8 @@ def console_drop(table: str) -> tuple[float, float, int, int]:
 def console_side(state: dict, before: str) -> dict:
     """The console drops its tables (and the baseline's, with ``--before``): timings and loads."""
     setup(state, "console")
-    result: dict = {"start": moment(), "drops": [console_drop(table) for table in state["tables"]["console"]]}
+    result: dict = {"start": moment(), "commit": head()}
+    result["drops"] = [console_drop(table) for table in state["tables"]["console"]]
     if before:
         result["baseline"] = execute_before(before, ALIAS, f"DROP TABLE bench.{state['tables']['before'][0]}")
     result["end"] = moment()
@@ -234,8 +240,8 @@ def report(state: dict, before: str) -> None:
         f"Machine: {platform.machine()}, Python {platform.python_version()}, 2 cores shared with other work; "
         "PostgreSQL 15 on 127.0.0.1, Hive's official 2.3.0 schema; the console's own state on SQLite. "
         f"Seeded {state['seeded']['at']} at commit {state['commit']}; {hive_when}; the console's drops "
-        f"{console['start']['at']} – {console['end']['at']} (load {console['start']['load']:.1f} → "
-        f"{console['end']['load']:.1f}).",
+        f"{console['start']['at']} – {console['end']['at']} at commit {console.get('commit', '?')} (load "
+        f"{console['start']['load']:.1f} → {console['end']['load']:.1f}).",
         "",
         f"Identical tables of {partitions:,} partitions with {partitions * col_stats:,} "
         "PART_COL_STATS rows, each partition's directory holding one file.",
