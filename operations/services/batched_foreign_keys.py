@@ -35,7 +35,8 @@ from operations.preview import Step
 
 __all__ = ("BatchedForeignKeys", "batched_foreign_keys")
 
-# Below this many rows deleted from referenced tables, PostgreSQL's own row-by-row checks cost less than the set-up.
+# Below this many rows deleted from referenced tables, PostgreSQL's own row-by-row checks cost less than the set-up
+# (``CATALOG_BATCHED_FOREIGN_KEY_ROWS`` overrides it).
 DEFAULT_MIN_ROWS = 5000
 
 
@@ -49,6 +50,7 @@ class Reference:
     parent: str
     parent_column: str
     key_type: str  # the referenced column's SQL type (``bigint``)
+    child_sql: str = ""  # the referencing table as SQL names it (schema-qualified when off the search path)
 
 
 @dataclass
@@ -78,7 +80,7 @@ class BatchedForeignKeys:
             if not keys or not references:
                 continue
             probes = " UNION ALL ".join(
-                f"(SELECT %s, c.{quote(r.child_column)}::text FROM {quote(r.child)} c "
+                f"(SELECT %s, c.{quote(r.child_column)}::text FROM {r.child_sql or quote(r.child)} c "
                 f"WHERE c.{quote(r.child_column)} IN (SELECT key FROM deleted) LIMIT 1)"
                 for r in references
             )
@@ -143,7 +145,7 @@ def _references(cursor: Any, tables: list[str]) -> tuple[list[Reference], bool]:
         "(SELECT attname FROM pg_attribute WHERE attrelid = con.conrelid AND attnum = con.conkey[1]), "
         "(SELECT attname FROM pg_attribute WHERE attrelid = con.confrelid AND attnum = con.confkey[1]), "
         "(SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
-        "WHERE attrelid = con.confrelid AND attnum = con.confkey[1]) "
+        "WHERE attrelid = con.confrelid AND attnum = con.confkey[1]), con.conrelid::regclass::text "
         "FROM pg_constraint con JOIN pg_class child ON child.oid = con.conrelid "
         "JOIN pg_class parent ON parent.oid = con.confrelid "
         "WHERE con.contype = 'f' AND con.confrelid = ANY("
@@ -151,8 +153,9 @@ def _references(cursor: Any, tables: list[str]) -> tuple[list[Reference], bool]:
         [tables],
     )
     references = []
-    for name, child, parent, conkey, confkey, on_delete, child_column, parent_column, key_type in cursor.fetchall():
+    for row in cursor.fetchall():
+        name, child, parent, conkey, confkey, on_delete, child_column, parent_column, key_type, child_sql = row
         if len(conkey) != 1 or len(confkey) != 1 or on_delete not in ("a", "r"):
             return [], True
-        references.append(Reference(name, child, child_column, parent, parent_column, key_type))
+        references.append(Reference(name, child, child_column, parent, parent_column, key_type, child_sql))
     return references, False

@@ -103,6 +103,9 @@ def test_a_row_left_pointing_at_a_deleted_key_refuses_the_drop_and_nothing_is_ap
     assert f"PARTITIONS.SD_ID = {shared_sd}" in refused.value.message
     assert (metastore_dump(postgres.alias, events=False), warehouse_tree(warehouse)) == (rows_before, tree_before)
     assert Execution.objects.get().state == Execution.State.FAILED
+    with connections[postgres.alias].cursor() as cursor:
+        cursor.execute("SHOW session_replication_role")
+        assert cursor.fetchone()[0] == "origin"  # rolled back with the execution's transaction
 
 
 def test_without_batching_postgresql_refuses_the_same_drop_itself(
@@ -208,3 +211,28 @@ def test_small_or_non_delete_plans_keep_the_per_row_checks(
 
     # then
     assert (not_deletes, small) == (None, None)
+
+
+def test_a_referencing_table_in_another_schema_is_checked_too(
+    postgres: Metastore, warehouse: Path, used: list[bool]
+) -> None:
+    """A site's own table outside the search path pointing at a partition (NO ACTION): found, and the drop refused."""
+    # given
+    with allow_metastore_writes(), connections[postgres.alias].cursor() as cursor:
+        cursor.execute("CREATE SCHEMA site_audit")
+        cursor.execute('CREATE TABLE site_audit.kept ("PART_ID" bigint REFERENCES public."PARTITIONS")')
+        cursor.execute(
+            'INSERT INTO site_audit.kept SELECT MIN(p."PART_ID") FROM "PARTITIONS" p JOIN "TBLS" t '
+            """ON t."TBL_ID" = p."TBL_ID" WHERE t."TBL_NAME" = 'orders'"""
+        )
+    plan = alter_preview_statement(metastore=postgres, statement=DROP_TABLE)
+    rows_before = metastore_dump(postgres.alias, events=False)
+
+    # when
+    with pytest.raises(ApplicationError) as refused:
+        execute(plan)
+
+    # then
+    assert used == [True]
+    assert "kept rows still reference deleted PARTITIONS rows" in refused.value.message
+    assert metastore_dump(postgres.alias, events=False) == rows_before
