@@ -201,8 +201,8 @@ class LocalFileSystem:
         return os.path.lexists(_local_path(location))
 
     def tree_size(self, location: str) -> TreeSize | None:
-        files = self.list_files(location)
-        return None if files is None else TreeSize(files=len(files), bytes=sum(f.size for f in files))
+        # Counted through descriptors, nothing kept per file (what ``list_files`` would count, without its list).
+        return local_tree_sizes([location]).get(location)
 
     def list_files(self, location: str, limit: int | None = None) -> list[FileEntry] | None:
         try:

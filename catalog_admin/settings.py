@@ -228,6 +228,9 @@ CATALOG_RELOCATION_RETENTION = timedelta(hours=int(os.environ.get("CATALOG_RELOC
 # CONCATENATE / SET FILEFORMAT … WITH DATA: the size of the files a rewrite writes, unless the operation names one.
 CATALOG_COMPACT_TARGET_FILE_BYTES = int(os.environ.get("CATALOG_COMPACT_TARGET_FILE_BYTES", str(128 * 1024 * 1024)))
 CATALOG_RELOCATION_SAMPLE_PARTITIONS = int(os.environ.get("CATALOG_RELOCATION_SAMPLE_PARTITIONS", "200"))
+# A plan of deletes removing at least this many rows that other rows reference checks each foreign key once, after
+# its last statement, instead of PostgreSQL's per-row triggers (operations/services/batched_foreign_keys.py).
+CATALOG_BATCHED_FOREIGN_KEY_ROWS = int(os.environ.get("CATALOG_BATCHED_FOREIGN_KEY_ROWS", "5000"))
 SPECTACULAR_SETTINGS = {
     "TITLE": "catalog-admin API",
     "DESCRIPTION": "Browse and govern Apache Hive metastores.",

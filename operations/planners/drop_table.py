@@ -24,11 +24,12 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, replace
 
 from django.db import connections
 
-from catalog_admin.locations import filesystem_for, is_under
+from catalog_admin.locations import TreeSize, filesystem_for, is_under, tree_sizes
 from catalog_admin.models import Database, HiveLock, Partition, Table, TransactionComponent
 from catalog_admin.selectors.metastores import Metastore
 from operations.containment import MoveContext
@@ -57,13 +58,19 @@ WRONG_FORM = {
 
 def plan_drop_table(metastore: Metastore, state: TableState, spec: DropTable) -> Preview:
     """The plan of ``DROP TABLE`` / ``DROP VIEW`` on ``state``: a pure read."""
-    tables = metastore_tables(metastore)
-    form = [WRONG_FORM[f.code] for f in check_alter_form(written_on_view=spec.on_view, is_view=state.is_view)]
-    blockers = form + _hive_blockers(metastore, state, tables) + _acid_blockers(metastore, state)
-    ids = drop_ids(metastore, state, tables)
-    steps = drop_table_steps(metastore, state, ids, tables) if not blockers else []
-    outside = _partitions_outside_root(metastore, state) if drops_data(metastore, state) else []
-    moves = tuple(_trash_moves(state, outside)) if drops_data(metastore, state) else ()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        # The table directory's files and bytes (for display: the whole directory is one rename) are listed while
+        # the metastore is read: the listing waits on the disk, the reads on the database.
+        root = state.location if drops_data(metastore, state) else None
+        listing = pool.submit(_inventory, root) if root else None
+        tables = metastore_tables(metastore)
+        form = [WRONG_FORM[f.code] for f in check_alter_form(written_on_view=spec.on_view, is_view=state.is_view)]
+        blockers = form + _hive_blockers(metastore, state, tables) + _acid_blockers(metastore, state)
+        ids = drop_ids(metastore, state, tables)
+        steps = drop_table_steps(metastore, state, ids, tables) if not blockers else []
+        outside = _partitions_outside_root(metastore, state) if drops_data(metastore, state) else []
+        inventory = listing.result() if listing is not None else {}
+    moves = tuple(_trash_moves(state, outside, inventory)) if drops_data(metastore, state) else ()
     partitions = sum(s.expected_rows for s in steps if s.metastore_table == "PARTITIONS")
     stats = sum(s.expected_rows for s in steps if s.metastore_table in ("PART_COL_STATS", "TAB_COL_STATS"))
     preview = build_preview(
@@ -253,19 +260,27 @@ def _partitions_outside_root(metastore: Metastore, state: TableState) -> list[tu
     return [(str(name), str(location)) for name, location in rows if not root or not is_under(str(location), root)]
 
 
-def _trash_moves(state: TableState, outside: list[tuple[str, str]]) -> list[DirectoryMove]:
+def _inventory(location: str) -> dict[str, TreeSize | None]:
+    """``{location: its files and bytes}`` if it exists (:func:`tree_sizes`: a local one counted through descriptors,
+    no link followed), else ``{}``."""
+    return tree_sizes([location])
+
+
+def _trash_moves(
+    state: TableState, outside: list[tuple[str, str]], inventory: Mapping[str, TreeSize | None]
+) -> list[DirectoryMove]:
     """The table's directory to ``<trash>/table``, each partition directory outside it to ``<trash>/partitions/…``
-    (those missing on disk stay out of the plan)."""
+    (those missing on disk stay out of the plan). ``inventory``: the table directory's size, listed already."""
     root = trash_root(state)
     partitions = state.partitions.count
     ends = [(state.location, f"{root}/table", partitions - len(outside))] if state.location else []
     ends += [(location, f"{root}/partitions/{name}", 1) for name, location in outside]
+    sizes = {**tree_sizes(location for _name, location in outside), **inventory}
     moves = []
     for source, destination, moving in ends:
-        filesystem = filesystem_for(source)
-        if not filesystem.exists(source):
+        if source not in sizes:  # missing (or on a filesystem that cannot be checked)
             continue
-        size = filesystem.tree_size(source)
+        size = sizes[source]
         moves.append(
             DirectoryMove(
                 source=source,

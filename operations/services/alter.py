@@ -68,6 +68,7 @@ from operations.planners.transactions import plan_abort_transactions
 from operations.planners.trash_purge import plan_purge_trash
 from operations.planners.truncate import plan_truncate_table
 from operations.preview import DirectoryMove, Measured, NewId, Preview, Step
+from operations.services.batched_foreign_keys import batched_foreign_keys
 from operations.services.commit_markers import new_commit_marker, write_commit_marker
 from operations.services.move_journal import MoveJournal
 from operations.services.move_journal import mark as mark_moves
@@ -488,6 +489,7 @@ def _run_steps(
     before-image): every row a delete removes, and the rows of updates marked for capture."""
     counts: dict[str, dict[str, int]] = {}
     with connections[metastore.alias].cursor() as cursor:
+        batched = batched_foreign_keys(cursor, metastore.alias, steps)  # large deletes: one check per foreign key
         for number, step in enumerate(steps, start=1):
             fault_point(f"step:{number}")
             if progress is not None:
@@ -496,8 +498,11 @@ def _run_steps(
                 capture.capture(cursor, DELETED, step.metastore_table, step.capture_sql, step.params)
             if step.before_sql:
                 capture.capture(cursor, UPDATED, step.metastore_table, step.before_sql, step.before_params)
-            cursor.execute(step.sql, step.params)
+            returning = batched.returning(step.metastore_table) if batched is not None else ""
+            cursor.execute(step.sql + returning, step.params)
             changed = cursor.rowcount
+            if returning:
+                batched.keep(step.metastore_table, cursor.fetchall())  # type: ignore[union-attr]
             if step.expected_rows >= 0 and changed != step.expected_rows:
                 raise ApplicationError(
                     ErrorCode.STALE_PREVIEW,
@@ -507,6 +512,8 @@ def _run_steps(
                 )
             table = counts.setdefault(step.metastore_table, {"insert": 0, "update": 0, "delete": 0})
             table[step.action] += max(changed, 0)
+        if batched is not None:
+            batched.check(cursor)
     return counts
 
 
