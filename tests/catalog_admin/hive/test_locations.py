@@ -32,7 +32,3 @@ def test_governs_is_strictly_inside_one_of_the_roots(roots: list[str], locations
 
     # then
     assert answers == [any(is_inside(location, root, strictly=True) for root in roots) for location in locations]
-    assert not any(
-        governed.governs(root) and root in roots and not any(is_inside(root, other, strictly=True) for other in roots)
-        for root in roots
-    )
