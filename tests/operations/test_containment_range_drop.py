@@ -8,6 +8,7 @@ above one being trashed, naming it; a location beside the dropped directories, i
 from __future__ import annotations
 
 import pytest
+from django.db import connections
 
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.models import Partition, StorageDescriptor, Table
@@ -124,3 +125,31 @@ def test_the_guard_reads_only_the_span_of_the_dropped_directories(
     assert len(kept) == 4 and len(preview.moves) == 7
     assert len(partitions) >= 7  # the dropped partitions' own rows
     assert not kept & partitions
+
+
+@pytest.mark.parametrize("metastore_alias", ["hive31_pg"], indirect=True)  # PostgreSQL's EXPLAIN
+def test_the_spans_and_the_ancestors_are_read_in_one_scan_of_sds(
+    metastore: Metastore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The guard's read of a range drop is one statement, and PostgreSQL answers it with one scan of SDS (Hive's
+    schemas have no index on SDS.LOCATION: the spans and the ancestors' ``IN`` filter that scan)."""
+    # given
+    statements: list[tuple[str, object]] = []
+
+    def capture(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
+        if 'COLLATE "C"' in sql:  # the guard's ranges (byte order)
+            statements.append((sql, params))
+        return execute(sql, params, many, context)
+
+    monkeypatch.setattr(locations, "COVER", 1)
+
+    # when
+    with connections[metastore.alias].execute_wrapper(capture):
+        alter_preview_statement(metastore=metastore, statement=DROP)
+    with connections[metastore.alias].cursor() as cursor:
+        cursor.execute("EXPLAIN " + statements[0][0], statements[0][1])
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+
+    # then
+    assert len(statements) == 1
+    assert plan.count('on "SDS"') == 1, plan
