@@ -135,13 +135,19 @@ def test_the_spans_and_the_ancestors_are_read_in_one_scan_of_sds(
     schemas have no index on SDS.LOCATION: the spans and the ancestors' ``IN`` filter that scan)."""
     # given
     statements: list[tuple[str, object]] = []
+    reads = []
+    users = locations._users
 
     def capture(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
         if 'COLLATE "C"' in sql:  # the guard's ranges (byte order)
             statements.append((sql, params))
         return execute(sql, params, many, context)
 
-    monkeypatch.setattr(locations, "COVER", 1)
+    def spy(*args: object) -> object:
+        reads.append(args)
+        return users(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(locations, "_users", spy)
 
     # when
     with connections[metastore.alias].execute_wrapper(capture):
@@ -151,5 +157,5 @@ def test_the_spans_and_the_ancestors_are_read_in_one_scan_of_sds(
         plan = "\n".join(row[0] for row in cursor.fetchall())
 
     # then
-    assert len(statements) == 1
+    assert len(reads) == 1 and len(statements) == 1
     assert plan.count('on "SDS"') == 1, plan
