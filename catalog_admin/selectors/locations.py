@@ -10,7 +10,7 @@ it covers (from the least of them to just past the greatest one's subtree), so a
 100,000-partition table read that year's rows, not every partition of the table directory. Hive's schemas have no
 index on SDS.LOCATION (``hive-schema-*.sql``: SDS is indexed on SERDE_ID and CD_ID only), so the ranges filter one
 scan of SDS; the rows found (those in the spans, and the ancestors) are joined to their owners and narrowed to the
-locations asked for by binary search over the sorted rows.
+locations asked for by their own ``/``-prefixes.
 """
 
 from __future__ import annotations

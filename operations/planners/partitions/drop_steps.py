@@ -77,22 +77,24 @@ def _unshared(alias: str, sql: MetastoreSql, model: type, field: str, sd_ids: li
     table, column, key = sql.table(model), sql.col(model, field), sql.col(model, "id")
     inside: dict[int, int] = {}
     for chunk in chunks(ids):
-        where = f"{key} IN ({', '.join(['%s'] * len(chunk))}) AND {column} IS NOT NULL"
+        where, params = sql.among_ids(key, chunk)
         for used, count in _grouped(
-            alias, f"SELECT {column}, COUNT(*) FROM {table} WHERE {where} GROUP BY {column}", chunk
+            alias,
+            f"SELECT {column}, COUNT(*) FROM {table} WHERE {where} AND {column} IS NOT NULL GROUP BY {column}",
+            params,
         ):
             inside[used] = inside.get(used, 0) + count
     total: dict[int, int] = {}
     for chunk in chunks(sorted(inside)):
-        where = f"{column} IN ({', '.join(['%s'] * len(chunk))})"
+        where, params = sql.among_ids(column, chunk)
         for used, count in _grouped(
-            alias, f"SELECT {column}, COUNT(*) FROM {table} WHERE {where} GROUP BY {column}", chunk
+            alias, f"SELECT {column}, COUNT(*) FROM {table} WHERE {where} GROUP BY {column}", params
         ):
             total[used] = count
     return sorted(used for used, count in inside.items() if total.get(used) == count)
 
 
-def _grouped(alias: str, query: str, params: list[int]) -> list[tuple[int, int]]:
+def _grouped(alias: str, query: str, params: list) -> list[tuple[int, int]]:
     with connections[alias].cursor() as cursor:
         cursor.execute(query, params)
         return [(int(used), int(count)) for used, count in cursor.fetchall()]
@@ -107,8 +109,9 @@ def _delete_by_ids(alias: str, sql: MetastoreSql, model: type, field: str, ids: 
     for chunk in chunks(ids):
         placeholders = ", ".join(["%s"] * len(chunk))
         where = f"WHERE {column} IN ({placeholders})"
+        among, params = sql.among_ids(column, chunk)
         with connections[alias].cursor() as cursor:  # the ORM's IN prepares each of the 5,000 values in Python
-            cursor.execute(f"SELECT COUNT(*) FROM {sql.table(model)} {where}", chunk)
+            cursor.execute(f"SELECT COUNT(*) FROM {sql.table(model)} WHERE {among}", params)
             count = cursor.fetchone()[0]
         if not count:
             continue

@@ -134,12 +134,10 @@ def _statistics(metastore: Metastore, ids: list[int]) -> dict[int, dict[str, int
     owner, key_column = sql.col(PartitionParam, "partition"), sql.col(PartitionParam, "key")
     columns = f"{owner}, {key_column}, {sql.col(PartitionParam, 'value')}"
     for chunk in chunks(ids):  # raw SQL: the ORM's IN prepares each of the 5,000 values in Python
-        query = (
-            f"SELECT {columns} FROM {sql.table(PartitionParam)} "
-            f"WHERE {owner} IN ({', '.join(['%s'] * len(chunk))}) AND {key_column} IN (%s, %s)"
-        )
+        among, params = sql.among_ids(owner, chunk)
+        query = f"SELECT {columns} FROM {sql.table(PartitionParam)} WHERE {among} AND {key_column} IN (%s, %s)"
         with connections[metastore.alias].cursor() as cursor:
-            cursor.execute(query, [*chunk, *_STATISTICS])
+            cursor.execute(query, [*params, *_STATISTICS])
             rows = cursor.fetchall()
         for partition_id, key, value in rows:
             if value is not None and value.strip().lstrip("-").isdigit():
