@@ -154,12 +154,13 @@ def pairwise_guard(enabled: bool) -> Iterator[None]:
 
 
 def preview(alias: str, table: str, partitions: int) -> Callable[[], object]:
+    """The timed preview. The statement is written before (it looks up the first partition left: a sort of every
+    partition's name), as for the ``--before`` code, which is handed it written."""
     from catalog_admin.selectors.metastores import get_metastore
     from operations.services.alter import alter_preview_statement
 
-    return lambda: alter_preview_statement(
-        metastore=get_metastore(alias), statement=statement(alias, table, partitions)
-    )
+    text = statement(alias, table, partitions)
+    return lambda: alter_preview_statement(metastore=get_metastore(alias), statement=text)
 
 
 def measure(alias: str, table: str, partitions: int, *, pairwise: bool) -> Row:

@@ -57,6 +57,10 @@ _DIALECT_TOKENS = (
     # SQLite: standard strings; "…", `…` and […] identifiers; -- and /* */.
     re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|`(?:[^`]|``)*`|\[[^\]]*\]|--[^\n]*|/\*.*?\*/", re.DOTALL),
 )
+# A run of placeholders (``IN (%s, %s, …)`` of 5,000 ids) reads as one: the run holds no quote, comment marker or
+# keyword, the characters on either side of it stay as they were, and no line break is taken out (a ``--`` or ``#``
+# comment ends at one), so every dialect tokenizes the rest exactly as before, without scanning the run.
+_PLACEHOLDER_RUN = re.compile(r"%s(?:[ \t]*,[ \t]*%s)+")
 
 
 class MetastoreWriteForbidden(Exception):
@@ -75,6 +79,7 @@ def allow_metastore_writes() -> Iterator[None]:
 
 def is_read_only_sql(sql: str) -> bool:
     """Whether ``sql`` only reads: each statement starts with a read-only keyword, no write keyword outside quotes."""
+    sql = _PLACEHOLDER_RUN.sub("%s", sql)
     return all(_reads_only(tokens.sub(" ", sql)) for tokens in _DIALECT_TOKENS)
 
 

@@ -721,8 +721,8 @@ def _local_path_text(location: str) -> str:
     normal = normalize_location(location)
     if normal.startswith("file:/") and not normal.startswith("file://"):
         path = normal[5:]
-        if not any(mark in path for mark in ("?", "#", "//", "/.")) and not path.endswith("/"):
-            return path
+        if not any(mark in path for mark in ("?", "#", "//", "/./", "/../")) and not path.endswith(("/", "/.", "/..")):
+            return path  # a hidden name (``/.catalog-admin-trash``) is no ``.`` segment: it stays on the fast path
     return str(Path(urlsplit(normal).path))
 
 

@@ -23,6 +23,7 @@ from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from catalog_admin.hive.locations import SCHEME, GovernedRoots, canonical, is_inside
 from catalog_admin.locations import linked_ancestors, normalize_location
@@ -110,9 +111,11 @@ def all_ancestors(locations: Iterable[str]) -> list[str]:
     return sorted(found)
 
 
+@lru_cache(maxsize=1 << 18)
 def unsafe_path(location: str) -> str | None:
     """Why ``location`` does not name one directory unambiguously (None: it does): ``..``, ``.`` or empty segments,
-    ``?`` and ``#`` (a URI parser cuts the path there), a ``%`` that is no escape."""
+    ``?`` and ``#`` (a URI parser cuts the path there), a ``%`` that is no escape (remembered: a move's destination
+    is asked twice, by :func:`check_move` and :func:`unsafe_leaf`)."""
     normal = normalize_location(location)
     match = SCHEME.match(normal)
     path = normal[len(match.group(0)) if match else 0 :]

@@ -62,3 +62,12 @@ class MetastoreSql:
         if self.connection.vendor == "postgresql":
             return f" AND {column} <> ALL(%s)", (list(values),)
         return f" AND {column} NOT IN ({', '.join(['%s'] * len(values))})", tuple(values)
+
+    def among_ids(self, column: str, ids: Sequence[int]) -> tuple[str, list[Any]]:
+        """``column`` is one of the integer ``ids`` (a preview's count, never a plan's statement), and its parameters.
+
+        PostgreSQL takes them as one array literal (``= ANY(%s::bigint[])``, parsed once: 2-3x faster than 5,000
+        placeholders, issue 29); MySQL and SQLite one parameter each."""
+        if self.connection.vendor == "postgresql":
+            return f"{column} = ANY(%s::bigint[])", ["{" + ",".join(str(int(value)) for value in ids) + "}"]
+        return f"{column} IN ({', '.join(['%s'] * len(ids))})", list(ids)

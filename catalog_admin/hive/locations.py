@@ -14,7 +14,7 @@ import posixpath
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 __all__ = (
     "SCHEME",
@@ -39,8 +39,14 @@ class GovernedRoots:
     allow_outside: bool = False
 
     def governs(self, location: str) -> bool:
-        """Whether ``location`` is strictly inside one of the roots (a root itself is never moved)."""
-        return any(is_inside(location, root, strictly=True) for root in self.locations)
+        """Whether ``location`` is strictly inside one of the roots (a root itself is never moved): as
+        ``is_inside(location, root, strictly=True)`` for any root, with the roots' prefixes made once (a plan asks
+        this of each of its 200,000 move ends)."""
+        return canonical(location).startswith(self._inside_prefixes)
+
+    @cached_property
+    def _inside_prefixes(self) -> tuple[str, ...]:
+        return tuple(canonical(root).rstrip("/") + "/" for root in self.locations)
 
     def contains(self, location: str) -> bool:
         """Whether ``location`` is one of the roots or inside one (what may be read)."""

@@ -2,20 +2,23 @@
 Who uses a directory: the tables and partitions whose storage descriptor points at, inside or above given locations,
 and the databases' locations (governed roots).
 
-:func:`location_users` reads SDS.LOCATION set-based: a prefix *range* (``>= 'x/' AND < 'x0'``, byte order) per
-directory of a small *cover* of the locations, and one ``IN`` list of the ancestors above that cover, never ``LIKE``
-and never a loop over rows, so an index on the column (Hive's scripts have none) serves it as range scans. Many
-locations (a range ``DROP PARTITION`` of 100,000 directories) are lifted to their common parents, so a statement holds
-a few ranges instead of one per location (each row of SDS was compared with every range); the rows found are then
-narrowed to the locations asked for by binary search over the sorted rows.
+:func:`location_users` reads SDS.LOCATION set-based: a byte-order *range* (``>= 'low' AND < 'high'``) per directory of
+a small *cover* of the locations, and one ``IN`` list of the ancestors above them, never ``LIKE`` and never a loop over
+rows. Many locations (a range ``DROP PARTITION`` of 100,000 directories) are lifted to their common parents, so a
+statement holds a few ranges instead of one per location; each range is then narrowed to the *span* of the locations
+it covers (from the least of them to just past the greatest one's subtree), so a year's partitions of a
+100,000-partition table read that year's rows, not every partition of the table directory. Hive's schemas have no
+index on SDS.LOCATION (``hive-schema-*.sql``: SDS is indexed on SERDE_ID and CD_ID only), so the ranges filter one
+scan of SDS; the rows found (those in the spans, and the ancestors) are joined to their owners and narrowed to the
+locations asked for by their own ``/``-prefixes.
 """
 
 from __future__ import annotations
 
-import posixpath
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import zip_longest
 
 from django.db import connections
 
@@ -92,12 +95,11 @@ def location_users(
 ) -> list[LocationUser]:
     """Tables and partitions whose location is one of ``locations``, inside one, or one of ``ancestors`` (all given
     normalised); those of table ``excluding_table`` (its own row and its partitions) left out in the query."""
-    cover = covering(locations, COVER)
-    above = _outside(ancestors, cover)
-    statements: list[tuple[Sequence[str], Sequence[str]]] = [
-        (cover[i : i + CHUNK], ()) for i in range(0, len(cover), CHUNK)
-    ]
-    statements += [((), above[i : i + IN_CHUNK]) for i in range(0, len(above), IN_CHUNK)]
+    spans = _spans(locations, covering(locations, COVER))
+    span_chunks = [spans[i : i + CHUNK] for i in range(0, len(spans), CHUNK)]
+    above_chunks = [ancestors[i : i + IN_CHUNK] for i in range(0, len(ancestors), IN_CHUNK)]
+    # One scan of SDS answers a chunk of spans and one of ancestors together.
+    statements = zip_longest(span_chunks, above_chunks, fillvalue=())
     read = {
         user.sd_id: user for chunk, equal in statements for user in _users(metastore, chunk, equal, excluding_table)
     }
@@ -108,13 +110,33 @@ def location_users(
 def covering(locations: Iterable[str], limit: int) -> list[str]:
     """At most ``limit`` directories (where the locations allow) that are, or lie above, every one of ``locations``:
     the deepest are replaced by their parents until few enough remain (never a filesystem's or bucket's root)."""
-    current = _outermost({normalize_location(location) for location in locations})
+    outermost = _outermost({normalize_location(location) for location in locations})
+    current = {location: _depth(location) for location in outermost}
     while len(current) > limit:
-        deepest = max(_depth(location) for location in current)
+        deepest = max(current.values())
         if deepest < 2:
             break
-        current = _outermost({_parent(c) if _depth(c) == deepest else c for c in current})
-    return current
+        lifted = {
+            (_parent(location) if depth == deepest else location): (depth - 1 if depth == deepest else depth)
+            for location, depth in current.items()
+        }
+        current = {location: lifted[location] for location in _outermost(lifted)}
+    return list(current)
+
+
+def _spans(locations: Iterable[str], cover: Sequence[str]) -> list[tuple[str, str]]:
+    """For each directory of ``cover``, the byte-order range of the ``locations`` at or inside it: from the least of
+    them to the greatest of them followed by ``0`` (``'0'`` follows ``'/'``, so a location's subtree lies before
+    it). Every location asked for, and everything inside one, lies in its cover directory's span; nothing else of
+    that directory outside the span is read."""
+    members = sorted({normalize_location(location) + "/" for location in locations})
+    spans = []
+    for directory in cover:
+        low = bisect_left(members, directory + "/")
+        inside = [member[:-1] for member in members[low : bisect_left(members, directory + "0", low)]]
+        if inside:
+            spans.append((min(inside), max(inside) + "0"))
+    return spans
 
 
 def _split(location: str) -> tuple[str, str]:
@@ -125,12 +147,13 @@ def _split(location: str) -> tuple[str, str]:
 
 def _depth(location: str) -> int:
     path = _split(location)[1].strip("/")
-    return len(path.split("/")) if path else 0
+    return path.count("/") + 1 if path else 0
 
 
 def _parent(location: str) -> str:
-    prefix, path = _split(location)
-    return prefix + posixpath.dirname(path.rstrip("/"))
+    """The parent of a location at least two levels deep (its last ``/`` then lies in its path)."""
+    path = location.rstrip("/")
+    return path[: path.rfind("/")].rstrip("/")
 
 
 def _outermost(locations: Iterable[str]) -> list[str]:
@@ -143,36 +166,29 @@ def _outermost(locations: Iterable[str]) -> list[str]:
     return kept
 
 
-def _outside(ancestors: Sequence[str], cover: Sequence[str]) -> list[str]:
-    """The ``ancestors`` not at or inside a directory of ``cover`` (whose ranges find them already)."""
-    covered = set(cover)
-    kept = []
-    for ancestor in ancestors:
-        normal = normalize_location(ancestor)
-        prefixes = {normal} | {normal[:i] for i, char in enumerate(normal) if char == "/"}
-        if not prefixes & covered:
-            kept.append(ancestor)
-    return kept
-
-
 def _at_or_inside(
     users: Iterable[LocationUser], locations: Sequence[str], ancestors: Sequence[str]
 ) -> list[LocationUser]:
     """The ``users`` at one of the spellings of ``locations`` or ``ancestors``, or inside one of ``locations`` (the
-    same byte-order prefix test as the SQL's ranges), found by binary search over the users sorted by location."""
-    ordered = sorted(users, key=lambda user: user.location)
-    keys = [user.location for user in ordered]
-    exact = {spelling for value in (*locations, *ancestors) for spelling in location_spellings(value)}
-    kept = {user.sd_id: user for user in ordered if user.location in exact}
-    for value in locations:
-        for spelling in location_spellings(value):
-            low = bisect_left(keys, spelling + "/")
-            kept.update((user.sd_id, user) for user in ordered[low : bisect_left(keys, spelling + "0", low)])
-    return list(kept.values())
+    same byte-order prefix test as the SQL's ranges: a row starts with a spelling and ``/``), each row's own
+    ``/``-prefixes looked up in a set: the work grows with the rows read, not with the locations asked for."""
+    inside = {spelling for value in locations for spelling in location_spellings(value)}
+    exact = inside.union(spelling for value in ancestors for spelling in location_spellings(value))
+    return [user for user in users if user.location in exact or _below_one_of(user.location, inside)]
+
+
+def _below_one_of(location: str, directories: set[str]) -> bool:
+    """Whether ``location`` starts with one of ``directories`` followed by ``/``."""
+    slash = location.find("/")
+    while slash != -1:
+        if location[:slash] in directories:
+            return True
+        slash = location.find("/", slash + 1)
+    return False
 
 
 def _users(
-    metastore: Metastore, locations: Sequence[str], ancestors: Sequence[str], excluding_table: int | None
+    metastore: Metastore, spans: Sequence[tuple[str, str]], ancestors: Sequence[str], excluding_table: int | None
 ) -> Iterator[LocationUser]:
     connection = connections[metastore.alias]
     quote = connection.ops.quote_name
@@ -185,10 +201,11 @@ def _users(
     # Byte order, whatever the column's collation (PostgreSQL databases often use a linguistic one).
     ordered = f'{location} COLLATE "C"' if connection.vendor == "postgresql" else location
     conditions, params = [], []
-    for value in locations:
-        for spelling in location_spellings(value):
-            conditions.append(f"{location} = %s OR ({ordered} >= %s AND {ordered} < %s)")
-            params += [spelling, spelling + "/", spelling + "0"]  # '0' follows '/' in byte order
+    for low, high in spans:
+        # Each spelling of a local path swaps one prefix for another, so the span keeps its order in each.
+        for low_spelling, high_spelling in zip(location_spellings(low), location_spellings(high), strict=True):
+            conditions.append(f"{ordered} >= %s AND {ordered} < %s")
+            params += [low_spelling, high_spelling]
     spellings = [s for value in ancestors for s in location_spellings(value)]
     if spellings:
         conditions.append(f"{location} IN ({', '.join(['%s'] * len(spellings))})")

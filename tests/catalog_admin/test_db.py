@@ -349,3 +349,30 @@ def test_is_read_only_sql_accepts_reads(sql):
 @pytest.mark.parametrize("sql", WRITES)
 def test_is_read_only_sql_refuses_writes(sql):
     assert not is_read_only_sql(sql)
+
+
+PLACEHOLDERS = ", ".join(["%s"] * 5_000)
+
+
+@pytest.mark.parametrize("sql", [*READ_ONLY, *WRITES])
+def test_a_run_of_placeholders_changes_no_verdict(sql):
+    """A 5,000-placeholder list (scanned as one placeholder, issue 29) spliced into a statement, inside quotes and
+    comments too, gives the verdict of the same statement with a single placeholder there."""
+    for position in sorted({0, len(sql) // 3, len(sql) // 2, len(sql)}):
+        one = sql[:position] + " %s " + sql[position:]
+        many = sql[:position] + f" {PLACEHOLDERS} " + sql[position:]
+        assert is_read_only_sql(many) == is_read_only_sql(one), (sql, position)
+
+
+@pytest.mark.parametrize("comment", ["--", "#"])
+def test_a_comment_ending_inside_a_run_of_placeholders_hides_nothing(comment):
+    """A line break between placeholders ends a ``--`` (or MySQL ``#``) comment: the write after it is refused."""
+    # given
+    sql = f"SELECT a FROM t WHERE a IN ({comment} %s, %s,\n%s, %s) FOR UPDATE"
+
+    # when
+    verdict = is_read_only_sql(sql)
+
+    # then
+    assert not verdict
+    assert is_read_only_sql(sql.removesuffix(" FOR UPDATE"))

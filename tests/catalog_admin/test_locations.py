@@ -9,17 +9,20 @@ from __future__ import annotations
 import hashlib
 import io
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 import xxhash
 
 from catalog_admin.filesystem_options import filesystem_options, rename_limit_bytes
+from catalog_admin.hive.locations import normalize_location
 from catalog_admin.locations import (
     CHECKSUM_CHUNK,
     Digest,
     FileEntry,
     LocalFileSystem,
     UnreachableFileSystem,
+    _local_path_text,
     filesystem_for,
     kernel_copy,
     mapped_digest,
@@ -27,6 +30,35 @@ from catalog_admin.locations import (
 )
 from catalog_admin.object_stores import FsspecFileSystem, credentials_environment, with_credentials
 from tests.fixtures.object_store import S3Server
+
+
+@pytest.mark.parametrize(
+    "location",
+    [
+        "file:/wh/db.db/.catalog-admin-trash/t/dt=1",
+        "file:///wh/.hidden/x",
+        "/wh/.x",
+        "file:/wh/./x",
+        "file:/wh/../x",
+        "file:/wh/x/.",
+        "file:/wh/x/..",
+        "file:/wh/..x/y.",
+        "file:/wh//x",
+        "file:/wh/x?y",
+        "file://localhost/wh/x",
+    ],
+)
+def test_a_local_path_is_the_one_a_uri_parse_gives(location: str) -> None:
+    """The fast path of a plain ``file:/`` location (hidden names such as the trash's included) gives what
+    ``Path(urlsplit(…).path)`` gives, and the slow path keeps ``.``/``..`` segments, doubled slashes and queries."""
+    # given
+    parsed = str(Path(urlsplit(normalize_location(location)).path))
+
+    # when
+    fast = _local_path_text(location)
+
+    # then
+    assert fast == parsed
 
 
 def test_filesystem_options_come_from_the_environment_globally_and_per_metastore() -> None:

@@ -17,12 +17,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from django.db import connections
+
 from catalog_admin.models import PartitionParam
 from catalog_admin.selectors.metastores import Metastore
 from operations.planners.partitions.chunks import chunks
 from operations.planners.partitions.directories import TRASH_DIR
 from operations.preview import AffectedPartition, DirectoryMove, PartitionsAffected
 from operations.specs import DropPartitions
+from operations.sql import MetastoreSql
 from operations.table_state import TableState
 
 __all__ = ("LISTED", "dropped_partitions", "renamed_partition")
@@ -127,9 +130,16 @@ def _hive_drop(state: TableState, spec: DropPartitions) -> str:
 def _statistics(metastore: Metastore, ids: list[int]) -> dict[int, dict[str, int]]:
     """``{partition id: {"numRows": n, "totalSize": b}}`` for the numeric statistics the partitions have."""
     found: dict[int, dict[str, int]] = {}
-    for chunk in chunks(ids):
-        rows = PartitionParam.objects.using(metastore.alias).filter(partition_id__in=chunk, key__in=_STATISTICS)
-        for partition_id, key, value in rows.values_list("partition_id", "key", "value"):
+    sql = MetastoreSql(metastore.alias)
+    owner, key_column = sql.col(PartitionParam, "partition"), sql.col(PartitionParam, "key")
+    columns = f"{owner}, {key_column}, {sql.col(PartitionParam, 'value')}"
+    for chunk in chunks(ids):  # raw SQL: the ORM's IN prepares each of the 5,000 values in Python
+        among, params = sql.among_ids(owner, chunk)
+        query = f"SELECT {columns} FROM {sql.table(PartitionParam)} WHERE {among} AND {key_column} IN (%s, %s)"
+        with connections[metastore.alias].cursor() as cursor:
+            cursor.execute(query, [*params, *_STATISTICS])
+            rows = cursor.fetchall()
+        for partition_id, key, value in rows:
             if value is not None and value.strip().lstrip("-").isdigit():
                 found.setdefault(partition_id, {})[key] = int(value)
     return found
