@@ -255,6 +255,25 @@ def test_a_failed_job_offers_resume_and_discard_and_a_viewer_sees_why_not(people
     assert f"Only an admin or the job&#x27;s requester can resume job #{job.pk}." in as_viewer
 
 
+def test_a_failed_job_whose_driver_did_not_confirm_its_stop_says_so_on_its_page(people: dict[str, User]) -> None:
+    """A worker of another host asked the handed-over driver to stop and it never confirmed: the page says the driver
+    may still run, where, and what resume and cancel wait for; a job without a kept adoption shows nothing of it."""
+    # given
+    adoption = {"host": "spark-7.example", "pid": 4242, "work": "s3a://ops/spark-jobs/job-1/attempt-1"}
+    unconfirmed, plain = spark_job(JobState.FAILED, adoption=adoption), spark_job(JobState.FAILED)
+    admin = Client()
+    admin.force_login(people["admin"])
+
+    # when
+    page = html(admin.get(reverse("operations:job-detail", args=[unconfirmed.pk])))
+    other = html(admin.get(reverse("operations:job-detail", args=[plain.pk])))
+
+    # then
+    assert 'id="job-driver-unconfirmed"' in page and 'id="job-driver-unconfirmed"' not in other
+    assert 'pid 4242 on <span class="mono">spark-7.example</span> was asked to stop' in page
+    assert "s3a://ops/spark-jobs/job-1/attempt-1" in page and "Resume and cancel wait for that marker" in page
+
+
 @pytest.mark.parametrize(
     ("state", "said"),
     [(JobState.SUCCEEDED, "succeeded"), (JobState.CANCELLED, "was cancelled"), (JobState.QUEUED, "is queued")],
