@@ -205,7 +205,7 @@ CATALOG_SPARK_WORK_DIR = os.environ.get("CATALOG_SPARK_WORK_DIR", str(VAR_DIR / 
 CATALOG_WORKER_HOST = os.environ.get("CATALOG_WORKER_HOST", "")
 # How long a worker that cannot see a Spark driver's process (another host, cluster deploy mode) waits for the driver
 # to confirm it stopped (its exit marker in the work location) before it fails the job with the stop unconfirmed.
-CATALOG_SPARK_STOP_WAIT_SECONDS = float(os.environ.get("CATALOG_SPARK_STOP_WAIT_SECONDS", "120"))
+CATALOG_SPARK_STOP_WAIT_SECONDS = float(os.environ.get("CATALOG_SPARK_STOP_WAIT_SECONDS", "60"))
 # How long a handed-over job waits before a worker tries again, after a worker that cannot reach its driver's work
 # location left it (another may; a worker on the driver's host always does).
 CATALOG_JOB_ADOPTION_RETRY_SECONDS = float(os.environ.get("CATALOG_JOB_ADOPTION_RETRY_SECONDS", "10"))
