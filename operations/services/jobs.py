@@ -76,6 +76,7 @@ __all__ = (
     "job_log",
     "job_resume",
     "register_job_kind",
+    "release_unconfirmed_drivers",
     "request_stop",
     "run_job",
     "schedule_due_check",
@@ -284,7 +285,7 @@ def _can_adopt(job_id: int) -> bool:
     """Whether this worker may claim the job: anything but a handed-over job, or one whose driver's work location it
     reaches (the adoption check ``spark_jobs`` gives). Otherwise the job stays queued and its task is enqueued again
     ``CATALOG_JOB_ADOPTION_RETRY_SECONDS`` later, for a worker that can (one on the driver's host always can)."""
-    job = Job.objects.filter(pk=job_id, state=JobState.QUEUED).exclude(adoption=None).first()
+    job = Job.objects.filter(pk=job_id, state=JobState.QUEUED, adoption__isnull=False).first()
     if job is None:
         return True
     reason = next((why for check in _ADOPTION_CHECK if (why := check(job))), "")
@@ -350,6 +351,25 @@ def _release_driver(job: Job) -> bool:
     return True
 
 
+def release_unconfirmed_drivers() -> list[str]:
+    """Ended jobs that keep a Spark driver not confirmed stopped (``Job.adoption``) whose driver ran on this worker's
+    host: its process group checked here through the release hook (ended if it still runs), then the adoption
+    forgotten, so resume and cancel are allowed again; what was done (the stuck-jobs housekeeping of every worker)."""
+    lines = []
+    ended = (JobState.FAILED, JobState.ERRORED, JobState.CANCELLED)
+    for job in Job.objects.filter(state__in=ended, adoption__isnull=False):
+        adoption = job.adoption or {}
+        if adoption.get("host") != worker_host() or not adoption.get("pid") or adoption.get("cluster"):
+            continue
+        if _release_driver(job):
+            job_log(
+                job, f"A worker on {worker_host()} saw the driver's process group (pid {adoption['pid']}) gone: "
+                "resume and cancel are allowed again",
+            )  # fmt: skip
+            lines.append(f"Job #{job.pk}: its driver (pid {adoption['pid']}) is known stopped now")
+    return lines
+
+
 def _unconfirmed_driver(job: Job) -> ApplicationError:
     adoption = job.adoption or {}
     return ApplicationError(
@@ -357,8 +377,8 @@ def _unconfirmed_driver(job: Job) -> ApplicationError:
         f"The Spark driver of job #{job.pk} (pid {adoption.get('pid') or '?'} on {adoption.get('host')}) was asked "
         f"to stop and has not confirmed it: its exit marker is not in {adoption.get('work')}. Nothing was changed, "
         "so that two drivers never write the same staging. It confirms within seconds once its watchdog sees the "
-        f"stop request; if it was killed, try again from a console process on {adoption.get('host')}, which checks "
-        "its process group.",
+        f"stop request; a worker on {adoption.get('host')} checks its process group in its housekeeping (ending it "
+        "if it still runs), and so does a resume from a console process there.",
         {"job": job.pk, "host": adoption.get("host"), "pid": adoption.get("pid"), "work": adoption.get("work")},
     )
 

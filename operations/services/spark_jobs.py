@@ -304,8 +304,8 @@ def _remote_outcome(handle: JobHandle, driver: _Driver) -> dict[str, Any]:
         f"The Spark driver of job #{job.pk} (pid {adoption.get('pid')} on {adoption.get('host')}) was asked to stop "
         f"but has not confirmed it within {settings.CATALOG_SPARK_STOP_WAIT_SECONDS:g} s: it may still run. Resume "
         "and cancel are refused until it writes its exit marker (its watchdog does once it sees the stop request) "
-        f"or a console process on {adoption.get('host')} sees its process group gone; {units} verified unit(s) "
-        "are kept.",
+        f"or a worker or console process on {adoption.get('host')} sees its process group gone (a worker there "
+        f"checks in its housekeeping); {units} verified unit(s) are kept.",
         {"job": job.pk, "returncode": None},
     )
 
