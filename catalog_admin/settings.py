@@ -199,6 +199,16 @@ CATALOG_SPARK_CONF = os.environ.get("CATALOG_SPARK_CONF", "")
 # Where a Spark driver writes its progress and manifest, and finds a cancel request: a local directory, or an
 # object-store/HDFS URI (s3a://bucket/prefix) when the driver does not run on this host (cluster deploy mode).
 CATALOG_SPARK_WORK_DIR = os.environ.get("CATALOG_SPARK_WORK_DIR", str(VAR_DIR / "spark-jobs"))
+# The host name a worker gives itself (Job.worker, a handed-over driver's host; default: the machine's own). Workers
+# on one host share it: a successor adopts a handed-over driver only on the host that launched it; elsewhere it asks
+# the driver to stop through the work location and waits for its exit marker (operations/services/spark_jobs.py).
+CATALOG_WORKER_HOST = os.environ.get("CATALOG_WORKER_HOST", "")
+# How long a worker that cannot see a Spark driver's process (another host, cluster deploy mode) waits for the driver
+# to confirm it stopped (its exit marker in the work location) before it fails the job with the stop unconfirmed.
+CATALOG_SPARK_STOP_WAIT_SECONDS = float(os.environ.get("CATALOG_SPARK_STOP_WAIT_SECONDS", "60"))
+# How long a handed-over job waits before a worker tries again, after a worker that cannot reach its driver's work
+# location left it (another may; a worker on the driver's host always does).
+CATALOG_JOB_ADOPTION_RETRY_SECONDS = float(os.environ.get("CATALOG_JOB_ADOPTION_RETRY_SECONDS", "10"))
 # Where a worker keeps a driver's launch files (its job.json, the package zip, the driver's log): always local.
 CATALOG_SPARK_LOCAL_DIR = VAR_DIR / "spark-jobs"
 # client (the default) or cluster: YARN and Kubernetes then run the driver on the cluster (spark-submit

@@ -1,7 +1,8 @@
 """The worker's housekeeping on schedule: each chore runs when its own interval has passed since it last ran.
 
 ``manage.py run_jobs`` asks :meth:`Housekeeping.run_due` at every poll. The chores and their settings:
-settling jobs whose worker died (``CATALOG_HOUSEKEEPING_STUCK_JOBS_SECONDS``), forgetting expired Idempotency-Keys
+settling jobs whose worker died and checking, on the host where it ran, a Spark driver a job's end left unconfirmed
+(``CATALOG_HOUSEKEEPING_STUCK_JOBS_SECONDS``), forgetting expired Idempotency-Keys
 (``CATALOG_HOUSEKEEPING_IDEMPOTENCY_SECONDS``), ``relocations_cleanup``
 (``CATALOG_HOUSEKEEPING_RELOCATIONS_CLEANUP_SECONDS``) and sending the notification outbox
 (``CATALOG_HOUSEKEEPING_NOTIFICATIONS_SECONDS``). A chore runs at the worker's first poll; one that fails is
@@ -25,6 +26,7 @@ from catalog_admin.utils.text import first_line
 from operations.models import Relocation
 from operations.notifications import deliver_due_notifications
 from operations.services.idempotency import purge_expired_idempotency_keys
+from operations.services.jobs import release_unconfirmed_drivers
 from operations.services.relocation_cleanup import relocations_cleanup
 from operations.services.stuck_jobs import settle_stuck_jobs
 
@@ -55,7 +57,9 @@ def describe_cleanup(relocation: Relocation) -> str:
 
 
 def _stuck_jobs() -> list[str]:
-    return [f"Job #{s.job_id}: {s.outcome or 'left'} ({s.reason})" for s in settle_stuck_jobs()]
+    """Settle jobs whose worker died; check the drivers ended jobs left unconfirmed on this host."""
+    settled = [f"Job #{s.job_id}: {s.outcome or 'left'} ({s.reason})" for s in settle_stuck_jobs()]
+    return settled + release_unconfirmed_drivers()
 
 
 def _idempotency() -> list[str]:

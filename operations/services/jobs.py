@@ -26,8 +26,10 @@ a Spark driver does not stop it: it hands the job over (:meth:`JobHandle.hand_ov
 ``Job.adoption`` what a successor needs to follow the driver; the job is queued again, and the worker that claims it
 (the same attempt: ``attempts`` unchanged) adopts the driver. A handed-over driver that nobody follows to its end (the
 job cancelled while queued, or its runner ended before following it) is stopped through the hook ``spark_jobs`` gives
-(:func:`use_driver_release`). A running job
-beats: every progress report and log line set ``heartbeat_at``, and so does a thread of its worker every tenth of
+(:func:`use_driver_release`), which also says whether it is known to have stopped: until it is, the job keeps its
+adoption, resume and cancel are refused and no staging is discarded. A worker that cannot reach a handed-over driver's
+work location (the other hook) leaves the job queued for one that can. A running job beats: every progress report
+and log line set ``heartbeat_at``, and so does a thread of its worker every tenth of
 ``CATALOG_JOB_HEARTBEAT_TIMEOUT_SECONDS``. A job silent for longer counts as dead (``lifecycle.job_is_alive``):
 ``operations.services.stuck_jobs`` settles it (:func:`settle_job`).
 """
@@ -42,6 +44,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, NoReturn
 
 from django.conf import settings
@@ -74,6 +77,7 @@ __all__ = (
     "job_log",
     "job_resume",
     "register_job_kind",
+    "release_unconfirmed_drivers",
     "request_stop",
     "run_job",
     "schedule_due_check",
@@ -82,6 +86,7 @@ __all__ = (
     "use_driver_release",
     "use_tasks",
     "watching_job_logs",
+    "worker_host",
     "worker_name",
 )
 
@@ -193,9 +198,14 @@ def use_tasks(*, run_job: Any, start_due_requests: Any) -> None:
     _TASKS.update(run_job=run_job, start_due_requests=start_due_requests)
 
 
+def worker_host() -> str:
+    """The host name this worker gives itself: ``CATALOG_WORKER_HOST``, else the machine's."""
+    return str(settings.CATALOG_WORKER_HOST or socket.gethostname())
+
+
 def worker_name() -> str:
     """This process, as ``host:pid``."""
-    return f"{socket.gethostname()}:{os.getpid()}"
+    return f"{worker_host()}:{os.getpid()}"
 
 
 # Running -----------------------------------------------------------------------------------------------------------
@@ -214,8 +224,9 @@ def stopping() -> bool:
 
 
 def run_job(job_id: int) -> Job:
-    """Run one queued job (claimed with a guarded update, so two workers never run it twice) to its end."""
-    if not _claim(job_id):
+    """Run one queued job (claimed with a guarded update, so two workers never run it twice) to its end. A handed-over
+    job whose driver's work location this worker cannot reach is left queued for another worker."""
+    if not _can_adopt(job_id) or not _claim(job_id):
         return Job.objects.get(pk=job_id)
     handle = JobHandle(job_id)
     kind = JOB_KINDS.get(handle.job.kind)
@@ -269,6 +280,26 @@ def _claim(job_id: int) -> bool:
     )
 
 
+def _can_adopt(job_id: int) -> bool:
+    """Whether this worker may claim the job: anything but a handed-over job, or one whose driver's work location it
+    reaches (the adoption check ``spark_jobs`` gives). Otherwise the job stays queued and its task is enqueued again
+    ``CATALOG_JOB_ADOPTION_RETRY_SECONDS`` later, for a worker that can (one on the driver's host always can)."""
+    job = Job.objects.filter(pk=job_id, state=JobState.QUEUED, adoption__isnull=False).first()
+    if job is None:
+        return True
+    reason = next((why for check in _ADOPTION_CHECK if (why := check(job))), "")
+    if not reason:
+        return True
+    line = f"Worker {worker_name()} left the handed-over job queued: {reason}"
+    last = JobLogEntry.objects.filter(job_id=job_id).order_by("-pk").values_list("message", flat=True).first()
+    if last != line:
+        job_log(job, line)
+    if settings.CATALOG_JOBS_MODE != "eager":
+        later = timezone.now() + timedelta(seconds=settings.CATALOG_JOB_ADOPTION_RETRY_SECONDS)
+        _TASKS["run_job"].using(run_after=later).enqueue(job_id)
+    return False
+
+
 def _requeue(handle: JobHandle) -> None:
     """Back to the queue for another worker (this one is stopping), its verified units kept."""
     handle.log("Interrupted: the worker is stopping; queued again for another worker")
@@ -293,32 +324,74 @@ def _hand_over(handle: JobHandle, adoption: dict[str, Any]) -> None:
         enqueue_job(handle.job)
 
 
-# Stops the Spark driver of a handed-over job that nobody follows any more (``spark_jobs`` gives it): this module
-# never imports the Spark layer.
-_DRIVER_RELEASE: list[Callable[[Job], None]] = []
+# Stops the Spark driver of a handed-over job that nobody follows any more, and says whether it is known to have
+# stopped; tells whether this worker reaches a handed-over driver's work location (``spark_jobs`` gives both): this
+# module never imports the Spark layer.
+_DRIVER_RELEASE: list[Callable[[Job], bool]] = []
+_ADOPTION_CHECK: list[Callable[[Job], str]] = []
 
 
-def use_driver_release(release: Callable[[Job], None]) -> None:
-    """``release(job)`` stops the driver that ``job.adoption`` names (``spark_jobs`` calls this on import)."""
+def use_driver_release(release: Callable[[Job], bool], adoptable: Callable[[Job], str] | None = None) -> None:
+    """``release(job)`` stops the driver that ``job.adoption`` names and answers whether it is known to have stopped
+    (its process group seen gone, or its exit marker read); ``adoptable(job)`` is why this worker cannot adopt the
+    job ("" when it can). ``spark_jobs`` calls this on import."""
     _DRIVER_RELEASE[:] = [release]
+    _ADOPTION_CHECK[:] = [adoptable] if adoptable is not None else []
 
 
 def _discard(job: Job, kind: JobKindRunner | None, actor: str) -> None:
     """After a cancel: a handed-over driver nobody follows is stopped, then the kind's discard cleans up (removes its
-    staging, ends or reopens its request). Called in the transaction that marks the job cancelled, so nobody reads
-    the job cancelled beside a request still executing or a staging still there."""
-    _release_driver(job)  # a handed-over driver its runner had not followed yet stops before the staging goes
+    staging, ends or reopens its request); a driver that has not confirmed its stop keeps its staging. Called in the
+    transaction that marks the job cancelled, so nobody reads the job cancelled beside a request still executing or a
+    staging still there."""
+    if not _release_driver(job):  # a handed-over driver its runner had not followed yet stops before the staging goes
+        job_log(job, str(_unconfirmed_driver(job).message) + " Its staging is kept.")
+        return
     if kind is not None and kind.discard is not None:
         kind.discard(Job.objects.get(pk=job.pk), actor)
 
 
-def _release_driver(job: Job) -> None:
-    """Stop the driver of a handed-over job that nobody follows any more, and forget its adoption."""
+def _release_driver(job: Job) -> bool:
+    """Stop the driver of a handed-over job that nobody follows any more, and forget its adoption once it is known to
+    have stopped; whether it is (an adoption whose driver has not confirmed its stop stays on the job)."""
     if job.adoption is None:
-        return
-    for release in _DRIVER_RELEASE:
-        release(job)
+        return True
+    if not all([release(job) for release in _DRIVER_RELEASE]):
+        return False
     Job.objects.filter(pk=job.pk).update(adoption=None)
+    return True
+
+
+def release_unconfirmed_drivers() -> list[str]:
+    """Ended jobs that keep a Spark driver not confirmed stopped (``Job.adoption``) whose driver ran on this worker's
+    host: its process group checked here through the release hook (ended if it still runs), then the adoption
+    forgotten, so resume and cancel are allowed again; what was done (the stuck-jobs housekeeping of every worker)."""
+    lines = []
+    ended = (JobState.FAILED, JobState.ERRORED, JobState.CANCELLED)
+    for job in Job.objects.filter(state__in=ended, adoption__isnull=False):
+        adoption = job.adoption or {}
+        if adoption.get("host") != worker_host() or not adoption.get("pid") or adoption.get("cluster"):
+            continue
+        if _release_driver(job):
+            job_log(
+                job, f"A worker on {worker_host()} saw the driver's process group (pid {adoption['pid']}) gone: "
+                "resume and cancel are allowed again",
+            )  # fmt: skip
+            lines.append(f"Job #{job.pk}: its driver (pid {adoption['pid']}) is known stopped now")
+    return lines
+
+
+def _unconfirmed_driver(job: Job) -> ApplicationError:
+    adoption = job.adoption or {}
+    return ApplicationError(
+        ErrorCode.INVALID_STATE,
+        f"The Spark driver of job #{job.pk} (pid {adoption.get('pid') or '?'} on {adoption.get('host')}) was asked "
+        f"to stop and has not confirmed it: its exit marker is not in {adoption.get('work')}. Nothing was changed, "
+        "so that two drivers never write the same staging. It confirms within seconds once its watchdog sees the "
+        f"stop request; a worker on {adoption.get('host')} checks its process group in its housekeeping (ending it "
+        "if it still runs), and so does a resume from a console process there.",
+        {"job": job.pk, "host": adoption.get("host"), "pid": adoption.get("pid"), "work": adoption.get("work")},
+    )
 
 
 class JobHandle:
@@ -383,6 +456,11 @@ class JobHandle:
         """The worker is stopping and leaves its running driver to a successor: ``adoption`` is what the successor
         needs to follow it (JSON). Raises ``JobHandedOver``: the job is queued again for a worker to adopt."""
         raise JobHandedOver(adoption)
+
+    def keep_adoption(self, adoption: dict[str, Any]) -> None:
+        """Record the running driver this worker leaves behind unconfirmed (``adoption``): resume and cancel check it
+        stopped first."""
+        Job.objects.filter(pk=self.job_id).update(adoption=adoption)
 
     def end_adoption(self) -> None:
         """The adopted driver ended, or was stopped: nothing is left to adopt."""
@@ -486,6 +564,8 @@ def job_cancel(*, job: Job, user: AbstractBaseUser | None, actor: str = "") -> J
     point of no return); a failed or errored one kept for resuming is discarded. Audited."""
     job = Job.objects.get(pk=job.pk)
     _require(lifecycle.can_cancel_job(job, user))
+    if job.state in (JobState.FAILED, JobState.ERRORED) and not _release_driver(job):
+        raise _unconfirmed_driver(job)  # its discard would remove the staging under a driver still writing it
     who = actor or (user.get_username() if user is not None else "system")
     now = timezone.now()
     with transaction.atomic():
@@ -515,7 +595,8 @@ def job_resume(*, job: Job, user: AbstractBaseUser | None) -> Job:
     job = Job.objects.get(pk=job.pk)
     _require(lifecycle.can_resume_job(job, user))
     who = user.get_username() if user is not None else "system"
-    _release_driver(job)  # a new attempt never runs beside a driver left from the last one
+    if not _release_driver(job):  # a new attempt never runs beside a driver left from the last one
+        raise _unconfirmed_driver(job)
     with transaction.atomic():
         changed = Job.objects.filter(pk=job.pk, state=job.state).update(
             state=JobState.QUEUED, message=f"Resumed by {who}: {len(job.completed)} unit(s) already verified",

@@ -14,8 +14,13 @@ the driver's host and process group, the program, the launch directory, the work
 was read. The job is queued again, and the worker that claims it adopts the driver (:func:`run_spark_program` finds
 ``job.adoption``): it names itself in the work location, follows the same progress and manifest, beats, honours a
 cancel (the driver's process group ended, the cancel request written), and returns the manifest as if it had launched
-the driver, so the kind's swap runs as in any run. A successor on another host cannot see the driver's process: it
-asks the driver to stop (the cancel request) and fails the job resumable. A handed-over driver nobody follows (the
+the driver, so the kind's swap runs as in any run. A successor on another host (``CATALOG_WORKER_HOST``) can neither
+see nor signal the driver's process, so it never runs the job beside it: it claims the job only when it reads the
+hand-over's record in the work location (:func:`adoptable`); a manifest already there is the result; otherwise it
+asks the driver to stop there and waits (``CATALOG_SPARK_STOP_WAIT_SECONDS``) for its exit marker, then fails the job
+resumable, or, unconfirmed, keeps ``Job.adoption`` so resume and cancel are refused until the driver is known stopped
+(:func:`release_driver`). In cluster deploy mode the driver cannot be handed over at all: a stopping worker stops it
+the same way (:func:`_refuse_hand_over`). A handed-over driver nobody follows (the
 job cancelled while queued) is stopped first (:func:`release_driver`). A driver that dies (kill -9 included) fails the
 job with its verified units kept: ``job_resume`` queues it again, and the next driver skips them
 (``plan["completed"]``); ``job_cancel`` of such a failed job discards it. A job whose worker died is settled by
@@ -24,7 +29,7 @@ job with its verified units kept: ``job_resume`` queues it again, and the next d
 
 from __future__ import annotations
 
-import socket
+import secrets as tokens
 import subprocess
 import time
 from dataclasses import dataclass
@@ -51,6 +56,7 @@ from operations.services.jobs import (
     register_job_kind,
     stopping,
     use_driver_release,
+    worker_host,
     worker_name,
 )
 from operations.services.relocation_cleanup import in_use
@@ -60,6 +66,7 @@ from operations.spark.work import WorkDir
 
 __all__ = (
     "SPARK",
+    "adoptable",
     "driver_log_path",
     "enqueue_spark_job",
     "release_driver",
@@ -111,16 +118,21 @@ def enqueue_spark_job(
 
 @dataclass
 class _Driver:
-    """The driver a runner follows: one it launched (``process``) or one it adopted (its process group ``pid`` on
-    ``host``)."""
+    """The driver a runner follows: one it launched (``process``), one it adopted (its process group ``pid`` on this
+    host), or one it cannot see (``remote``: on another host, or on the cluster), followed through its work location
+    alone until its exit marker or manifest appears, or ``deadline`` (monotonic) passes."""
 
     files: spark.DriverFiles
     reader: spark.ProgressReader
     program: str
     pid: int
     process: subprocess.Popen[bytes] | None = None
+    remote: bool = False
+    deadline: float = 0.0
 
     def running(self) -> bool:
+        if self.remote:
+            return not _ended(self.files.work) and time.monotonic() < self.deadline
         if self.process is not None:
             return self.process.poll() is None
         return spark.driver_alive(self.pid, self.files.directory)
@@ -130,13 +142,23 @@ class _Driver:
         """The exit code of a launched driver; None for an adopted one (not this process's child)."""
         return None if self.process is None else self.process.returncode
 
-    def adoption(self) -> dict[str, Any]:
+    def adoption(self, token: str = "") -> dict[str, Any]:
         """What a successor needs to follow this driver (``Job.adoption``)."""
         return {
-            "host": socket.gethostname(), "pid": self.pid, "program": self.program,
+            "host": worker_host(), "pid": self.pid, "program": self.program,
             "launch": str(self.files.directory), "work": self.files.work.location,
             "offset": self.reader.offset, "seen": self.reader.seen, "by": worker_name(), "at": time.time(),
+            **({"token": token} if token else {}),
         }  # fmt: skip
+
+
+def _ended(work: WorkDir) -> bool:
+    """Whether the driver says it writes nothing more: its exit marker, or its manifest (written after its session
+    stopped); a store that does not answer says nothing."""
+    try:
+        return work.ended() is not None or work.read_manifest() is not None
+    except (OSError, ValueError):
+        return False
 
 
 def run_spark_program(
@@ -158,16 +180,21 @@ def run_spark_program(
     driver = _adopt(handle, program) or _launch(handle, engine, program, plan, secrets)
     while driver.running():
         time.sleep(POLL_SECONDS)
-        _record_progress(handle, driver.reader, driver.files)
-        if handle.cancel_requested():
+        _record_progress(handle, driver.reader, driver.files, remote=driver.remote)
+        if handle.cancel_requested() and not driver.remote:
             driver.files.work.request_cancel()  # a driver this worker cannot signal (cluster deploy mode) stops itself
             _stop_driver(handle, engine, driver)
             _record_progress(handle, driver.reader, driver.files)
             raise JobCancelled
-        if stopping():
-            driver.files.work.write_follower(host=socket.gethostname(), pid=0)  # its watchdog outlives this worker
-            handle.hand_over(driver.adoption())
-    _record_progress(handle, driver.reader, driver.files)
+        if stopping() and not driver.remote:
+            if engine.deploy_mode == "cluster" and driver.process is not None:
+                return _refuse_hand_over(handle, driver)
+            token = tokens.token_hex(8)
+            driver.files.work.write_follower(host=worker_host(), pid=0, token=token)  # its watchdog outlives us
+            handle.hand_over(driver.adoption(token))
+    _record_progress(handle, driver.reader, driver.files, remote=driver.remote)
+    if driver.remote:
+        return _remote_outcome(handle, driver)
     handle.end_adoption()
     manifest = spark.read_manifest(driver.files)
     if driver.returncode not in (0, None) or manifest is None:
@@ -203,28 +230,41 @@ def _launch(
 
 def _adopt(handle: JobHandle, program: str) -> _Driver | None:
     """The driver a stopping worker handed over, followed from here on (None: nothing to adopt). One of another
-    program is stopped (a new one is launched); one on another host is asked to stop and the job fails resumable."""
+    program is stopped (a new one is launched). One on another host, whose process this worker cannot see nor signal,
+    is followed through its work location only until it confirms it ended: unless it already did, it is asked to stop
+    there and given ``CATALOG_SPARK_STOP_WAIT_SECONDS`` (:func:`_remote_outcome` then decides)."""
     adoption = handle.adoption
     if adoption is None:
         return None
     job = handle.job
     if adoption.get("program") != program:
-        release_driver(job)
+        if not release_driver(job):
+            raise ApplicationError(
+                ErrorCode.EXECUTION_FAILED,
+                f"The handed-over Spark driver of job #{job.pk} runs another program ({adoption.get('program')}) "
+                "and has not confirmed it stopped: no new driver is started beside it.",
+                {"job": job.pk, "returncode": None},
+            )
         handle.end_adoption()
         return None
     files = _adopted_files(adoption)
-    if adoption.get("host") != socket.gethostname():
-        files.work.request_cancel()
-        handle.end_adoption()
-        raise ApplicationError(
-            ErrorCode.EXECUTION_FAILED,
-            f"The Spark driver of job #{job.pk} runs on {adoption.get('host')}, where this worker cannot follow it: "
-            "it was asked to stop; resume the job to run the rest from its verified units.",
-            {"job": job.pk, "returncode": None},
-        )
-    files.work.write_follower(host=socket.gethostname(), pid=_pid())  # its watchdog follows this worker now
     reader = spark.ProgressReader(files.work)
     reader.offset, reader.seen = int(adoption.get("offset") or 0), str(adoption.get("seen") or "")
+    if adoption.get("host") != worker_host():
+        wait = float(settings.CATALOG_SPARK_STOP_WAIT_SECONDS)
+        if _ended(files.work):
+            handle.log(f"The handed-over Spark driver on {adoption.get('host')} had already ended; reading its end")
+        else:
+            files.work.request_cancel()
+            handle.log(
+                f"The handed-over Spark driver (pid {adoption.get('pid')}) runs on {adoption.get('host')}, where this "
+                f"worker ({worker_host()}) can neither see nor signal it: asked it to stop through "
+                f"{files.work.location} and waiting up to {wait:g} s for its exit marker (two drivers never write the "
+                "same staging)"
+            )
+        return _Driver(files, reader, program, int(adoption.get("pid") or 0), remote=True,
+                       deadline=time.monotonic() + wait)  # fmt: skip
+    files.work.write_follower(host=worker_host(), pid=_pid())  # its watchdog follows this worker now
     handle.log(
         f"Adopted the Spark driver (pid {adoption['pid']}) that worker {adoption.get('by')} handed over; following "
         f"{files.work.location}"
@@ -232,25 +272,114 @@ def _adopt(handle: JobHandle, program: str) -> _Driver | None:
     return _Driver(files, reader, program, int(adoption["pid"]))
 
 
+def _remote_outcome(handle: JobHandle, driver: _Driver) -> dict[str, Any]:
+    """The end of a driver followed through its work location only: its manifest when it finished (nothing more is
+    written after it, so the kind swaps as in any run); else a failure, resumable once the driver confirmed it
+    stopped (the job's adoption then forgotten), refused for resume while it has not (the adoption kept)."""
+    job, work = handle.job, driver.files.work
+    adoption = job.adoption or {}
+    manifest = work.read_manifest()
+    if manifest is not None:
+        handle.end_adoption()
+        handle.log(f"The Spark driver on {adoption.get('host')} had finished: its manifest adopted")
+        return manifest
+    ended = work.ended()
+    units = len(job.completed)
+    if ended is not None and handle.cancel_requested():
+        handle.end_adoption()
+        handle.log("The driver confirmed it stopped")
+        raise JobCancelled  # its staging is discarded: nothing writes it any more
+    if ended is not None:
+        handle.end_adoption()
+        detail = f" ({ended.get('detail')})" if ended.get("detail") else ""
+        raise ApplicationError(
+            ErrorCode.EXECUTION_FAILED,
+            f"The Spark driver of job #{job.pk} ran on {adoption.get('host')}, where this worker ({worker_host()}) "
+            f"cannot follow it: it was asked to stop and confirmed it {ended.get('state')}{detail}. Its staging and "
+            f"{units} verified unit(s) are kept: resume the job to run the rest from them, or cancel it to discard.",
+            {"job": job.pk, "returncode": None},
+        )
+    raise ApplicationError(
+        ErrorCode.EXECUTION_FAILED,
+        f"The Spark driver of job #{job.pk} (pid {adoption.get('pid')} on {adoption.get('host')}) was asked to stop "
+        f"but has not confirmed it within {settings.CATALOG_SPARK_STOP_WAIT_SECONDS:g} s: it may still run. Resume "
+        "and cancel are refused until it writes its exit marker (its watchdog does once it sees the stop request) "
+        f"or a worker or console process on {adoption.get('host')} sees its process group gone (a worker there "
+        f"checks in its housekeeping); {units} verified unit(s) are kept.",
+        {"job": job.pk, "returncode": None},
+    )
+
+
+def _refuse_hand_over(handle: JobHandle, driver: _Driver) -> dict[str, Any]:
+    """A stopping worker in cluster deploy mode: the driver runs on the cluster, not as a child of this worker, so
+    its process group cannot be handed over. It is asked to stop through its work location, waited for (bounded), and
+    the job fails resumable; unconfirmed, the job keeps what a resume must check first (``Job.adoption``)."""
+    work = driver.files.work
+    wait = float(settings.CATALOG_SPARK_STOP_WAIT_SECONDS)
+    work.request_cancel()
+    handle.log(
+        "Cluster deploy mode: the driver runs on the cluster, not as a child of this worker, so it cannot be handed "
+        f"over; asked it to stop through {work.location} and waiting up to {wait:g} s for its exit marker"
+    )
+    handle.keep_adoption({**driver.adoption(), "pid": 0, "cluster": True})
+    driver.remote, driver.deadline = True, time.monotonic() + wait
+    while driver.running():
+        time.sleep(POLL_SECONDS)
+        _record_progress(handle, driver.reader, driver.files)
+    if driver.process is not None and driver.process.poll() is None:
+        spark.stop_driver(driver.process)  # spark-submit, waiting for the application
+    _record_progress(handle, driver.reader, driver.files)
+    return _remote_outcome(handle, driver)
+
+
 def _adopted_files(adoption: dict[str, Any]) -> spark.DriverFiles:
     return spark.DriverFiles(Path(adoption["launch"]), WorkDir(adoption["work"], settings.CATALOG_FILESYSTEMS))
 
 
-def release_driver(job: Job) -> None:
+def adoptable(job: Job) -> str:
+    """Why this worker cannot adopt the handed-over ``job`` ("" when it can): it must read, in the driver's work
+    location, the follower record the stopping worker wrote (the same hand-over token), or it could neither follow
+    the driver nor ask it to stop."""
+    adoption = job.adoption or {}
+    if not adoption.get("work"):
+        return ""
+    work = WorkDir(adoption["work"], settings.CATALOG_FILESYSTEMS)
+    try:
+        record = work.follower()
+    except (OSError, ValueError) as exc:
+        return f"it cannot read the driver's work location {work.location}: {exc}"
+    if record is None or record.get("token") != adoption.get("token"):
+        return (
+            f"the driver's work location {work.location} does not hold the hand-over's follower record from here "
+            f"(host {worker_host()}): it is not the location the driver on {adoption.get('host')} writes"
+        )
+    return ""
+
+
+def release_driver(job: Job, wait: float = 0.0) -> bool:
     """Stop the driver of a handed-over job that nobody follows any more (cancelled while queued, or its runner ended
-    before following it): the cancel request written (a driver elsewhere stops itself), its process group ended when
-    it runs here."""
+    before following it): the stop request written (a driver elsewhere stops itself), its process group ended when it
+    runs here. Whether it is known to have stopped: its group seen gone here, or its exit marker or manifest in the
+    work location (waited for up to ``wait`` seconds)."""
     adoption = job.adoption or {}
     if not adoption.get("launch"):
-        return
+        return True
     files = _adopted_files(adoption)
     try:
         files.work.request_cancel()
     except OSError as exc:
-        job_log(job, f"Could not write the cancel request to {files.work.location}: {exc}")
-    here = adoption.get("host") == socket.gethostname()
-    if here and spark.stop_driver_group(int(adoption.get("pid") or 0), files.directory):
-        job_log(job, f"Stopped the handed-over Spark driver (pid {adoption['pid']})")
+        job_log(job, f"Could not write the stop request to {files.work.location}: {exc}")
+    pid = int(adoption.get("pid") or 0)
+    if adoption.get("host") == worker_host() and pid and not adoption.get("cluster"):
+        if spark.stop_driver_group(pid, files.directory):
+            job_log(job, f"Stopped the handed-over Spark driver (pid {pid})")
+        return True  # its process group is gone: seen here
+    deadline = time.monotonic() + wait
+    while not _ended(files.work):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(POLL_SECONDS)
+    return True
 
 
 def _stop_driver(handle: JobHandle, engine: spark.SparkEngine, driver: _Driver) -> None:
@@ -273,7 +402,7 @@ def _driver_files(job: Job, engine: spark.SparkEngine, program: str, plan: dict[
     return spark.write_driver_files(
         Path(settings.CATALOG_SPARK_LOCAL_DIR) / attempt, engine=engine, program=program,
         plan={**plan, "completed": _completed(plan, job)}, app_name=f"catalog-admin job {job.pk}",
-        worker_pid=0 if engine.deploy_mode == "cluster" else _pid(), work=work,
+        worker_pid=0 if engine.deploy_mode == "cluster" else _pid(), work=work, host=worker_host(),
     )  # fmt: skip
 
 
@@ -328,9 +457,12 @@ def _run_spark_job(handle: JobHandle) -> None:
     handle.succeed(result=manifest)
 
 
-def _record_progress(handle: JobHandle, reader: spark.ProgressReader, files: spark.DriverFiles) -> None:
+def _record_progress(
+    handle: JobHandle, reader: spark.ProgressReader, files: spark.DriverFiles, *, remote: bool = False
+) -> None:
     """Fold the driver's new progress lines into the job (and beat). The program's first event marks the end of
-    Spark's start-up (``work_started_at``, its own time), its first counters what a resumed run had already done."""
+    Spark's start-up (``work_started_at``, its own time), its first counters what a resumed run had already done.
+    ``remote``: the driver's log is on another host (the job keeps the tail it had)."""
     fields: dict[str, Any] = {}
     units: list[str] = []
     messages: list[str] = []
@@ -356,7 +488,8 @@ def _record_progress(handle: JobHandle, reader: spark.ProgressReader, files: spa
         fields["progress"] = min(int(100 * (done or 0) / total), 99)
     if messages:
         fields["message"] = messages[-1][:500]
-    fields["log_tail"] = spark.log_tail(files.log)
+    if not remote:
+        fields["log_tail"] = spark.log_tail(files.log)
     handle.update(**fields)
     for message in messages:
         handle.log(message)
@@ -377,4 +510,4 @@ def _pid() -> int:
 
 
 register_job_kind(SPARK, _run_spark_job, discard=discard_spark_job)
-use_driver_release(release_driver)
+use_driver_release(release_driver, adoptable)

@@ -207,6 +207,7 @@ def write_driver_files(
     app_name: str,
     worker_pid: int,
     work: WorkDir | None = None,
+    host: str = "",
 ) -> DriverFiles:
     """A fresh launch directory with the driver's ``job.json`` and the package zip, and a fresh work location."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -221,6 +222,7 @@ def write_driver_files(
         "ui_url": engine.master_ui if engine.is_connect else "",  # a Connect server's UI, not known to its clients
         "app_name": app_name,
         "worker_pid": worker_pid,
+        "host": host,  # the launching worker's host name: a follower record naming another is not watched here
         "work": files.work.location,
         "filesystems": files.work.options,  # plain options; credentials come from the driver's environment
         "py_files": [str(package_zip(directory))],

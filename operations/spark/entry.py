@@ -11,7 +11,10 @@ application and its UI. A watchdog ends the driver's whole process group when th
 an orphaned driver never runs beside the job's resumed run) or when the console asks the work location to cancel (a
 driver the console cannot signal: cluster deploy mode). A worker that stops on SIGTERM hands the driver over instead:
 the work location's ``follower`` record says so (pid 0), and the watchdog lets the driver run on until a successor
-names itself there, then follows that worker.
+names itself there, then follows that worker (the follower's host compared with the launching worker's
+``CATALOG_WORKER_HOST``, given in ``job.json``). The driver leaves an exit marker (``ended``) in the work location:
+``succeeded`` after its manifest, ``failed`` after its Spark session stopped, ``stopped`` once the watchdog ended
+every other process of its group (then it ends itself); a worker that cannot see the driver's process waits for it.
 """
 
 from __future__ import annotations
@@ -39,17 +42,25 @@ def main(argv: list[str]) -> int:
     spec = read_spec(Path(argv[1]))
     work = WorkDir(spec.get("work") or argv[1], spec.get("filesystems") or {})
     if work.cancel_requested():
+        work.write_ended("stopped", "asked to stop before it started")
         return 3  # a cluster's retry of a cancelled driver does nothing
-    _watch(int(spec.get("worker_pid") or 0), work)
+    stopping = _watch(int(spec.get("worker_pid") or 0), work, str(spec.get("host") or socket.gethostname()))
     report = work.reporter()
-    spark = _session(spec)
+    spark = None
     try:
+        spark = _session(spec)
         report(_application(spark, spec))
         program = importlib.import_module(f"operations.spark.programs.{spec['program']}")
         manifest = program.run(spark, spec["plan"], report)
-    finally:
-        spark.stop()
+    except BaseException as exc:
+        _hold_while(stopping)  # the watchdog is ending the group: its marker says so, not this one
+        if spark is not None:
+            _stop_session(spark)
+        work.write_ended("failed", f"{type(exc).__name__}: {exc}")
+        raise
+    spark.stop()
     work.write_manifest(manifest)
+    work.write_ended("succeeded")
     return 0
 
 
@@ -77,16 +88,19 @@ def process_alive(pid: int) -> bool:
     return fields[0] not in ("Z", "X")
 
 
-def _watch(worker_pid: int, work: WorkDir) -> None:
+def _watch(worker_pid: int, work: WorkDir, host: str) -> threading.Event:
     """End this process group (the driver, and in client mode ``spark-submit``'s JVM) once the worker following it is
     gone without handing it over, or the work location holds a cancel request. ``worker_pid`` 0: nobody here to
-    watch (cluster deploy mode)."""
+    watch (cluster deploy mode); ``host``: the launching worker's host name (``CATALOG_WORKER_HOST``), which a
+    follower record must name for its pid to be watched here. The event returned is set once the watchdog ends the
+    group."""
+    stopping = threading.Event()
 
     def watch() -> None:
         watched, handed_over = worker_pid, False
         while not _cancel_requested(work):
             if handed_over or (watched and not process_alive(watched)):
-                follower = _follower_pid(work)
+                follower = _follower_pid(work, host)
                 if follower is None or (follower == watched and not handed_over):
                     break  # the worker died (kill -9) without handing the driver over, or its successor did
                 if follower == -1:
@@ -96,12 +110,76 @@ def _watch(worker_pid: int, work: WorkDir) -> None:
                     if watched and not process_alive(watched):
                         break
             time.sleep(WATCH_SECONDS)
-        os.killpg(os.getpgrp(), signal.SIGKILL)
+        stopping.set()
+        _end_group(work)
 
     threading.Thread(target=watch, name="driver-watchdog", daemon=True).start()
+    return stopping
 
 
-def _follower_pid(work: WorkDir) -> int | None:
+def _end_group(work: WorkDir) -> None:
+    """End the rest of this process group first (``spark-submit``'s JVM, where Spark's tasks write), and once none of
+    it runs, write the exit marker ``stopped`` (the proof a worker on another host waits for); then end this process
+    too. Without ``/proc`` the group ends at once and no marker is written (nothing here could prove it)."""
+    if _end_others():
+        try:
+            work.write_ended("stopped", "its watchdog ended the driver's process group")
+        except OSError:
+            pass  # the store did not answer: no proof is written, the successor's wait runs out
+    os.killpg(os.getpgrp(), signal.SIGKILL)
+
+
+def _end_others(rounds: int = 600) -> bool:
+    """SIGKILL every other process of this process group and wait until none runs; whether that could be seen."""
+    group, me = os.getpgrp(), os.getpid()
+    for _ in range(rounds):
+        members = _group_members(group)
+        if members is None:
+            return False
+        others = [pid for pid in members if pid != me]
+        if not others:
+            return True
+        for pid in others:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.1)
+    return False
+
+
+def _group_members(group: int) -> list[int] | None:
+    """The running processes of process group ``group`` (from ``/proc``; None without it)."""
+    proc = Path("/proc")
+    if not (proc / "self" / "stat").exists():
+        return None
+    members = []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # it ended meanwhile
+        if int(fields[2]) == group and fields[0] not in ("Z", "X"):
+            members.append(int(entry.name))
+    return members
+
+
+def _hold_while(stopping: threading.Event) -> None:
+    """The main thread's end while the watchdog ends the group (its JVM gone, the program failed): wait for it."""
+    if stopping.is_set():
+        time.sleep(600)
+
+
+def _stop_session(spark: Any) -> None:
+    try:
+        spark.stop()
+    except Exception:  # noqa: BLE001 - a session whose JVM is gone: nothing more to stop
+        pass
+
+
+def _follower_pid(work: WorkDir, host: str) -> int | None:
     """The pid of the worker following this driver now, from the work location's ``follower`` record: None when there
     is none (never handed over), 0 when nobody here follows it (handed over and waiting for a successor, or followed
     from another host), -1 when the store did not answer."""
@@ -111,7 +189,7 @@ def _follower_pid(work: WorkDir) -> int | None:
         return -1
     if record is None:
         return None
-    return int(record.get("pid") or 0) if record.get("host") == socket.gethostname() else 0
+    return int(record.get("pid") or 0) if record.get("host") == host else 0
 
 
 def _cancel_requested(work: WorkDir) -> bool:

@@ -8,9 +8,13 @@ A local directory (``/var/…`` or ``file:``) keeps ``progress.jsonl``, appended
 appended: each event is an object of its own (``progress/00000001.json``, numbered in order), read back by listing the
 prefix, and the manifest is one object, visible whole once written. ``cancel`` is an object (or file) the console
 writes to ask a driver it cannot signal (cluster deploy mode) to stop. ``follower`` names the worker following the
-driver now (host and pid), written when a stopping worker hands the driver over (pid 0: a successor will adopt it)
-and when a successor adopts it, so the driver's watchdog follows its new worker. Credentials are never written here: the
-filesystem options are plain JSON, the keys come from each process's environment.
+driver now (host and pid), written when a stopping worker hands the driver over (pid 0: a successor will adopt it,
+with the hand-over's token, which a successor on another host reads back to prove it reaches the same location) and
+when a successor adopts it, so the driver's watchdog follows its new worker. ``ended`` is the driver's own exit
+marker (``succeeded`` after the manifest, ``failed`` after its Spark session stopped, ``stopped`` once its watchdog
+ended the rest of its process group): a worker that cannot see the driver's process (another host, cluster deploy
+mode) takes it as the proof that the driver writes nothing more. A driver killed -9 writes none. Credentials are never
+written here: the filesystem options are plain JSON, the keys come from each process's environment.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from catalog_admin.locations import FileSystem, filesystem_for
 
 __all__ = (
     "CANCEL_FILE",
+    "ENDED_FILE",
     "FOLLOWER_FILE",
     "MANIFEST_FILE",
     "PROGRESS_FILE",
@@ -41,6 +46,7 @@ PROGRESS_PREFIX = "progress"
 MANIFEST_FILE = "manifest.json"
 CANCEL_FILE = "cancel"
 FOLLOWER_FILE = "follower"
+ENDED_FILE = "ended"
 
 
 @dataclass(frozen=True)
@@ -69,7 +75,7 @@ class WorkDir:
         """A fresh attempt: the local directory made, a remote prefix's leftovers (a rerun) removed."""
         if self.is_local:
             self.path.mkdir(parents=True, exist_ok=True)
-            for name in (PROGRESS_FILE, MANIFEST_FILE, CANCEL_FILE, FOLLOWER_FILE):
+            for name in (PROGRESS_FILE, MANIFEST_FILE, CANCEL_FILE, FOLLOWER_FILE, ENDED_FILE):
                 (self.path / name).unlink(missing_ok=True)
         else:
             self.filesystem().delete_tree(self.location)
@@ -95,13 +101,25 @@ class WorkDir:
     def write_manifest(self, manifest: Any) -> None:
         self._write(MANIFEST_FILE, json.dumps(manifest, default=str).encode())
 
-    def write_follower(self, *, host: str, pid: int) -> None:
-        """The worker following the driver now: ``pid`` on ``host``; pid 0 while it waits for a successor."""
-        self._write(FOLLOWER_FILE, json.dumps({"host": host, "pid": pid, "at": time.time()}).encode())
+    def write_follower(self, *, host: str, pid: int, token: str = "") -> None:
+        """The worker following the driver now: ``pid`` on ``host``; pid 0 while it waits for a successor (``token``:
+        the hand-over's, recorded in ``Job.adoption`` too)."""
+        record = {"host": host, "pid": pid, "at": time.time(), **({"token": token} if token else {})}
+        self._write(FOLLOWER_FILE, json.dumps(record).encode())
 
     def follower(self) -> dict[str, Any] | None:
         """The worker following the driver now, or None when its launching worker never handed it over."""
         data = self._read(FOLLOWER_FILE)
+        return None if data is None else dict(json.loads(data))
+
+    def write_ended(self, state: str, detail: str = "") -> None:
+        """The driver's exit marker: it ended (``succeeded``, ``failed``, ``stopped``) and writes nothing more."""
+        record = {"state": state, "detail": detail[:2000], "at": time.time()}
+        self._write(ENDED_FILE, json.dumps(record).encode())
+
+    def ended(self) -> dict[str, Any] | None:
+        """The driver's exit marker, or None while it runs (or when it was killed -9)."""
+        data = self._read(ENDED_FILE)
         return None if data is None else dict(json.loads(data))
 
     def read_manifest(self) -> dict[str, Any] | None:

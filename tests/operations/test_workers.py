@@ -12,6 +12,7 @@ These tests commit (``transaction=True``) on the console's database only; they n
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -22,12 +23,14 @@ from typing import Any
 import pytest
 from django.conf import settings
 from django.db import transaction
+from django.test import override_settings
 from django.urls import reverse
 from django_tasks_db.models import DBTaskResult
 
+from catalog_admin.errors import ApplicationError, ErrorCode
 from operations.choices import JobState
 from operations.models import AuditRecord, Job
-from operations.services.jobs import job_resume
+from operations.services.jobs import job_cancel, job_resume
 from operations.services.spark_jobs import enqueue_spark_job
 from operations.services.stuck_jobs import settle_stuck_jobs
 from operations.spark.entry import process_alive
@@ -354,3 +357,150 @@ def test_cancel_stops_the_driver_removes_the_staging_and_swaps_nothing(
     assert f"Staging file:{staging} removed" in messages
     assert "The driver was stopped" in messages and cancelled.message == "Cancelled by operator"
     assert AuditRecord.objects.get(action="cancel_job").actor == "operator"
+
+
+# Another host ------------------------------------------------------------------------------------------------------
+# A worker becomes one of another host through CATALOG_WORKER_HOST; the work location is a local directory both reach
+# (as a shared mount would be), so what differs is only what the successor can verify: not the driver's process.
+
+ELSEWHERE = {"CATALOG_WORKER_HOST": "elsewhere.example", "CATALOG_JOB_ADOPTION_RETRY_SECONDS": "1"}
+
+
+def test_a_worker_on_another_host_stops_the_handed_over_driver_waits_for_its_exit_marker_and_fails_resumable(
+    job_workers: StartWorker, tmp_path: Path
+) -> None:
+    """The successor cannot see nor signal the driver, so it never runs the job beside it: it asks it to stop
+    through the work location, and fails the job only once the driver's exit marker says its process group ended
+    (its staging and verified units kept); resume then finishes the rest from them."""
+    # given: a driver handed over on this host, with a staging directory
+    staging = _staging("elsewhere")
+    locations = data_directories(tmp_path / "data", count=6)
+    job = queued_checksum(locations, pause_seconds=2, staging=f"file:{staging}", metastore=settings.DEFAULT_METASTORE)
+    driver = _handed_over(job, job_workers)
+    work = Path(job_now(job).adoption["work"])
+
+    # when: a worker of another host claims it
+    job_workers("elsewhere", env=ELSEWHERE)
+    failed = wait_for(lambda: (current := job_now(job)).is_done and current, "the other host's worker to end it")
+
+    # then: the driver had stopped, and said so, before the job failed
+    assert not process_alive(driver)
+    assert json.loads((work / "ended").read_text())["state"] == "stopped"
+    assert failed.state == "failed" and "was asked to stop and confirmed it stopped" in failed.error, failed.error
+    assert "resume the job to run the rest" in failed.error and failed.adoption is None
+    assert failed.worker.startswith("elsewhere.example:") and staging.is_dir()
+    assert 1 <= len(failed.completed) < 6
+    assert any("can neither see nor signal it" in line for line in _log(failed))
+
+    # when
+    job_resume(job=failed, user=make_user("operator", "admin"))
+    finished = wait_for(lambda: (current := job_now(job)).is_done and current, "the resumed job to finish")
+
+    # then: a new attempt, on the other host, skipped the verified units
+    assert (finished.state, finished.attempts, finished.completed) == ("succeeded", 2, locations), finished.error
+    assert finished.result["skipped"] == sorted(failed.completed)
+    shutil.rmtree(staging)
+
+
+def test_a_driver_that_does_not_confirm_its_stop_keeps_resume_and_cancel_refused_until_it_does(
+    job_workers: StartWorker, tmp_path: Path
+) -> None:
+    """A driver that cannot honour the stop request (its process group frozen) writes no exit marker: the successor's
+    wait runs out, the job fails saying the driver may still run, and resume and cancel from another host are
+    refused (nothing changed); once the driver confirms, resume runs the rest."""
+    # given: a handed-over driver frozen, a worker of another host with a short wait
+    staging = _staging("unconfirmed")
+    locations = data_directories(tmp_path / "data", count=5)
+    job = queued_checksum(locations, pause_seconds=2, staging=f"file:{staging}", metastore=settings.DEFAULT_METASTORE)
+    driver = _handed_over(job, job_workers)
+    os.killpg(driver, signal.SIGSTOP)
+    try:
+        job_workers("elsewhere", env={**ELSEWHERE, "CATALOG_SPARK_STOP_WAIT_SECONDS": "3"})
+        failed = wait_for(lambda: (current := job_now(job)).is_done and current, "the wait to run out")
+
+        # then
+        assert failed.state == "failed" and "has not confirmed it within 3 s" in failed.error, failed.error
+        assert failed.adoption is not None and process_alive(driver)
+
+        # when: resume and cancel from a console process on another host
+        operator = make_user("operator", "admin")
+        with override_settings(CATALOG_WORKER_HOST="elsewhere.example"):
+            with pytest.raises(ApplicationError) as resumed:
+                job_resume(job=failed, user=operator)
+            with pytest.raises(ApplicationError) as cancelled:
+                job_cancel(job=failed, user=operator)
+
+        # then: both refused naming the driver, nothing changed
+        assert resumed.value.code == cancelled.value.code == ErrorCode.INVALID_STATE
+        assert f"(pid {driver} on " in resumed.value.message and "has not confirmed it" in resumed.value.message
+        assert job_now(job).state == "failed" and job_now(job).adoption is not None and staging.is_dir()
+    finally:
+        os.killpg(driver, signal.SIGCONT)
+
+    # when: the driver runs again, sees the stop request and confirms
+    work = Path(job_now(job).adoption["work"])
+    wait_for(lambda: (work / "ended").exists(), "the driver to honour the stop request and confirm it")
+    assert not process_alive(driver)
+    with override_settings(CATALOG_WORKER_HOST="elsewhere.example"):
+        job_resume(job=job_now(job), user=make_user("operator2", "admin"))
+    finished = wait_for(lambda: (current := job_now(job)).is_done and current, "the resumed job to finish")
+
+    # then
+    assert (finished.state, finished.attempts, finished.completed) == ("succeeded", 2, locations), finished.error
+    shutil.rmtree(staging)
+
+
+def test_a_worker_that_cannot_read_the_hand_overs_record_in_the_work_location_does_not_claim_the_job(
+    job_workers: StartWorker, tmp_path: Path
+) -> None:
+    """A successor must read, in the driver's work location, the follower record the stopping worker wrote (the same
+    token): what it reads under that path is not the driver's location otherwise (a local directory of its own
+    host). It leaves the job queued and tries again; once it reads the record, it claims the job."""
+    # given: a handed-over driver whose follower record reads differently (as another host's directory would)
+    locations = data_directories(tmp_path / "data", count=6)
+    job = queued_checksum(locations, pause_seconds=2)
+    driver = _handed_over(job, job_workers)
+    follower = Path(job_now(job).adoption["work"]) / "follower"
+    record = follower.read_text()
+    follower.write_text(json.dumps({**json.loads(record), "token": "another-location"}))
+
+    # when
+    job_workers("elsewhere", env=ELSEWHERE)
+    wait_for(lambda: any("left the handed-over job queued" in line for line in _log(job)), "the worker to refuse")
+
+    # then: not claimed, the driver untouched
+    refused = job_now(job)
+    assert (refused.state, refused.worker, refused.adoption is not None) == ("queued", "", True)
+    assert "does not hold the hand-over's follower record" in " ".join(_log(refused))
+    assert process_alive(driver) and not (follower.parent / "cancel").exists()
+
+    # when: the record reads as written
+    follower.write_text(record)
+    ended = wait_for(lambda: (current := job_now(job)).is_done and current, "the worker to claim it")
+
+    # then: claimed, the driver stopped and confirmed
+    assert ended.state == "failed" and "confirmed it stopped" in ended.error, ended.error
+    assert not process_alive(driver)
+
+
+def test_a_worker_on_another_host_adopts_the_manifest_of_a_driver_that_finished_after_the_hand_over(
+    job_workers: StartWorker, tmp_path: Path
+) -> None:
+    """A handed-over driver that finished alone left its manifest (written after its session stopped, so nothing
+    writes any more): the successor on another host takes it as the run's result, no new run needed."""
+    # given
+    locations = data_directories(tmp_path / "data", count=3)
+    job = queued_checksum(locations, pause_seconds=1)
+    _handed_over(job, job_workers)
+    work = Path(job_now(job).adoption["work"])
+    wait_for(lambda: (work / "ended").exists(), "the handed-over driver to finish alone")
+
+    # when
+    job_workers("elsewhere", env=ELSEWHERE)
+    finished = wait_for(lambda: (current := job_now(job)).is_done and current, "the other host's worker to end it")
+
+    # then
+    assert (finished.state, finished.attempts, finished.adoption) == ("succeeded", 1, None), finished.error
+    assert finished.result["directories"] == expected_checksums(locations)
+    assert json.loads((work / "ended").read_text())["state"] == "succeeded" and not (work / "cancel").exists()
+    assert any("its manifest adopted" in line for line in _log(finished))

@@ -362,7 +362,7 @@ def test_a_handed_over_driver_nobody_follows_is_released_before_the_staging_is_d
     release hook runs first (then the kind's discard), and the adoption is forgotten."""
     # given
     calls: list[tuple[str, int]] = []
-    monkeypatch.setattr(jobs, "_DRIVER_RELEASE", [lambda job: calls.append(("release", job.pk))])
+    monkeypatch.setattr(jobs, "_DRIVER_RELEASE", [lambda job: calls.append(("release", job.pk)) or True])
 
     def refuse(handle: JobHandle) -> None:
         raise ApplicationError(ErrorCode.INVALID_STATE, "refused before following the driver")
@@ -381,6 +381,86 @@ def test_a_handed_over_driver_nobody_follows_is_released_before_the_staging_is_d
     assert calls == [("release", queued.pk), ("discard", queued.pk), ("release", claimed.pk)]
     assert (cancelled.state, cancelled.adoption) == ("cancelled", None)
     assert (failed.state, failed.error, failed.adoption) == ("failed", "refused before following the driver", None)
+
+
+@pytest.mark.django_db
+def test_a_driver_not_known_to_have_stopped_keeps_its_adoption_and_refuses_resume_and_the_staging_discard(
+    monkeypatch: pytest.MonkeyPatch, people: dict[str, User]
+) -> None:
+    """The release hook cannot confirm the driver stopped (it runs on another host and wrote no exit marker): the
+    adoption stays on the job, resume and cancel of the failed job are refused naming the driver, and a queued job's
+    cancel keeps its staging (the discard never runs under a driver that may still write it)."""
+    # given
+    confirmed: list[bool] = [False]
+    discarded: list[int] = []
+    monkeypatch.setattr(jobs, "_DRIVER_RELEASE", [lambda job: confirmed[0]])
+
+    def refuse(handle: JobHandle) -> None:
+        raise ApplicationError(ErrorCode.EXECUTION_FAILED, "the driver did not confirm its stop")
+
+    monkeypatch.setitem(
+        jobs.JOB_KINDS, "test_unconfirmed", JobKindRunner(refuse, discard=lambda j, a: discarded.append(j.pk))
+    )
+    adoption = {"host": "there", "pid": 4242, "program": "checksum", "work": "/nowhere"}
+    monkeypatch.setattr(jobs, "_ADOPTION_CHECK", [])
+    claimed = Job.objects.create(kind="test_unconfirmed", adoption=adoption)
+    queued = Job.objects.create(kind="test_unconfirmed", adoption=adoption)
+
+    # when
+    failed = run_job(claimed.pk)
+    with pytest.raises(ApplicationError) as resumed:
+        job_resume(job=failed, user=people["admin"])
+    with pytest.raises(ApplicationError) as cancelled:
+        job_cancel(job=failed, user=people["admin"])
+    queued_cancelled = job_cancel(job=queued, user=people["admin"])
+
+    # then
+    assert (failed.state, failed.adoption) == ("failed", adoption)
+    assert resumed.value.code == cancelled.value.code == ErrorCode.INVALID_STATE
+    assert "(pid 4242 on there) was asked to stop and has not confirmed it" in resumed.value.message
+    assert Job.objects.get(pk=claimed.pk).state == "failed"
+    assert (queued_cancelled.state, queued_cancelled.adoption, discarded) == ("cancelled", adoption, [])
+    assert "Its staging is kept." in queued_cancelled.log_entries.order_by("pk").last().message
+
+    # when: the driver confirmed
+    confirmed[0] = True
+    resumed_job = job_resume(job=failed, user=people["admin"])
+
+    # then
+    assert (resumed_job.state, resumed_job.adoption) == ("queued", None)
+
+
+@pytest.mark.django_db
+def test_a_worker_that_cannot_reach_a_handed_over_drivers_work_location_leaves_the_job_queued(
+    monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks
+) -> None:
+    """The adoption check names why this worker cannot adopt: the job is not claimed (no attempt, no worker), the
+    reason is logged once, and its task is enqueued again for later (a worker that can reach it takes it)."""
+    # given
+    monkeypatch.setattr(jobs, "_ADOPTION_CHECK", [lambda job: "it cannot read /nowhere"])
+    ran: list[int] = []
+    monkeypatch.setitem(jobs.JOB_KINDS, "test_unreachable", JobKindRunner(lambda handle: ran.append(handle.job_id)))
+    job = Job.objects.create(kind="test_unreachable", adoption={"host": "there", "work": "/nowhere"})
+
+    # when: twice
+    monkeypatch.setattr(settings, "CATALOG_JOBS_MODE", "tasks")
+    run_job(job.pk)
+    second = run_job(job.pk)
+
+    # then
+    assert (second.state, second.attempts, second.worker, ran) == ("queued", 0, "", [])
+    assert [entry.message for entry in second.log_entries.order_by("pk")] == [
+        f"Worker {jobs.worker_name()} left the handed-over job queued: it cannot read /nowhere"
+    ]
+    later = DBTaskResult.objects.filter(task_path="operations.tasks.run_job_task", args_kwargs__args=[job.pk])
+    assert later.count() == 2 and all(task.run_after is not None for task in later)
+
+    # when: the check passes
+    monkeypatch.setattr(jobs, "_ADOPTION_CHECK", [lambda job: ""])
+    adopted = run_job(job.pk)
+
+    # then
+    assert (adopted.state, ran) == ("succeeded", [job.pk])
 
 
 # The log ---------------------------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.management import call_command
-from django.test import Client
+from django.test import Client, override_settings
 from django.urls import reverse
 from django.utils import timezone
 
@@ -326,6 +326,58 @@ def test_a_relocation_handed_over_mid_copy_is_adopted_and_swaps_every_file_once_
     assert {n: after[n] for n in units} == {n: location_of(target / n) for n in units}
     assert tree_digest(sources.values()) == source_bytes == tree_digest(target / n for n in units)
     assert Relocation.objects.get(execution=request.execution).state == Relocation.State.SWAPPED
+
+
+def test_a_relocation_handed_over_and_claimed_on_another_host_stops_its_driver_swaps_nothing_and_resumes(
+    metastore: Metastore, people: dict[str, User], warehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 25: a worker of another host claims the handed-over relocation. It cannot see the driver, so it never
+    copies beside it: it asks the driver to stop and fails the job only once the driver's exit marker confirms it
+    (the metastore and source untouched, the verified partitions kept); resume there copies the rest and swaps every
+    partition, each copy identical to its source."""
+    # given: a relocation handed over after its first verified partition
+    monkeypatch.setattr(jobs, "_STOPPING", threading.Event())
+    target = warehouse / "sales.db" / "orders_moved"
+    request, job = executed(people, metastore, target, lambda execute: nullcontext())
+    Job.objects.filter(pk=job.pk).update(plan={**job.plan, "batch_files": 1, "pause_seconds": 2})
+    units = [unit["key"] for unit in job.plan["units"]]
+    orders = table_row(metastore, "sales", "orders")
+    before = partition_locations(metastore, orders.id)
+    sources = {n: path_of(loc) for n, loc in before.items() if n in units}
+    source_bytes = tree_digest(sources.values())
+    work = Path(settings.CATALOG_SPARK_WORK_DIR) / f"job-{job.pk}"
+    shutil.rmtree(work, ignore_errors=True)  # an earlier run's job of the same id left its files
+    stopper = stop_worker_after_first_unit(DriverFiles(work / "attempt-1"))
+    handed = run_job(job.pk)
+    stopper.join(timeout=60)
+    assert handed.state == JobState.QUEUED and handed.adoption is not None, handed.error
+    jobs._STOPPING.clear()
+
+    # when: a worker of another host claims it
+    with override_settings(CATALOG_WORKER_HOST="elsewhere.example"):
+        failed = run_job(job.pk)
+
+    # then: the driver confirmed its stop before the job failed; nothing swapped
+    request.refresh_from_db()
+    assert failed.state == JobState.FAILED and "confirmed it stopped" in failed.error, failed.error
+    assert not process_alive(handed.driver_pid) and (work / "attempt-1" / "ended").exists()
+    assert (request.state, failed.adoption) == ("executing", None)
+    assert partition_locations(metastore, orders.id) == before and not Execution.objects.exists()
+    assert 1 <= len(failed.completed) < len(units)
+
+    # when
+    Job.objects.filter(pk=job.pk).update(plan={**job.plan, "pause_seconds": 0})
+    with override_settings(CATALOG_WORKER_HOST="elsewhere.example"):
+        job_resume(job=Job.objects.get(pk=job.pk), user=make_user("operator", "admin"))
+        finished = run_job(job.pk)
+
+    # then
+    request.refresh_from_db()
+    assert (finished.state, finished.attempts, request.state) == (JobState.SUCCEEDED, 2, "succeeded"), finished.error
+    assert finished.result["skipped"] == sorted(failed.completed)
+    after = partition_locations(metastore, orders.id)
+    assert {n: after[n] for n in units} == {n: location_of(target / n) for n in units}
+    assert tree_digest(sources.values()) == source_bytes == tree_digest(target / n for n in units)
 
 
 def test_a_relocation_settled_after_its_worker_died_resumes_and_copies_only_the_rest(

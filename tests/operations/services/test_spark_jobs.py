@@ -7,7 +7,10 @@ and the job page show a job's progress. The driver itself runs in the ``slow`` t
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
@@ -19,8 +22,9 @@ from rest_framework.test import APIClient
 
 from catalog_admin.errors import ApplicationError, ErrorCode
 from operations.choices import JobKind, JobState
+from operations.housekeeping import _stuck_jobs
 from operations.models import AuditRecord, Job
-from operations.services.jobs import job_cancel, job_resume
+from operations.services.jobs import job_cancel, job_resume, worker_host
 from operations.services.spark_jobs import enqueue_spark_job
 from tests.fixtures.factories import html
 
@@ -255,6 +259,25 @@ def test_a_failed_job_offers_resume_and_discard_and_a_viewer_sees_why_not(people
     assert f"Only an admin or the job&#x27;s requester can resume job #{job.pk}." in as_viewer
 
 
+def test_a_failed_job_whose_driver_did_not_confirm_its_stop_says_so_on_its_page(people: dict[str, User]) -> None:
+    """A worker of another host asked the handed-over driver to stop and it never confirmed: the page says the driver
+    may still run, where, and what resume and cancel wait for; a job without a kept adoption shows nothing of it."""
+    # given
+    adoption = {"host": "spark-7.example", "pid": 4242, "work": "s3a://ops/spark-jobs/job-1/attempt-1"}
+    unconfirmed, plain = spark_job(JobState.FAILED, adoption=adoption), spark_job(JobState.FAILED)
+    admin = Client()
+    admin.force_login(people["admin"])
+
+    # when
+    page = html(admin.get(reverse("operations:job-detail", args=[unconfirmed.pk])))
+    other = html(admin.get(reverse("operations:job-detail", args=[plain.pk])))
+
+    # then
+    assert 'id="job-driver-unconfirmed"' in page and 'id="job-driver-unconfirmed"' not in other
+    assert 'pid 4242 on <span class="mono">spark-7.example</span> was asked to stop' in page
+    assert "s3a://ops/spark-jobs/job-1/attempt-1" in page and "Resume and cancel wait for that marker" in page
+
+
 @pytest.mark.parametrize(
     ("state", "said"),
     [(JobState.SUCCEEDED, "succeeded"), (JobState.CANCELLED, "was cancelled"), (JobState.QUEUED, "is queued")],
@@ -317,3 +340,34 @@ def test_a_jobs_counters_group_numbers_and_use_iec_units(people: dict[str, User]
     # then
     assert 'id="job-files">1,200 of 29,993<' in page
     assert 'id="job-bytes">1.5 KiB of 128.0 MiB<' in page
+
+
+def test_a_worker_on_the_drivers_host_ends_an_unconfirmed_driver_and_allows_resume_again(
+    people: dict[str, User], tmp_path: Path
+) -> None:
+    """A job ended with its driver not confirmed stopped: the housekeeping of a worker on the driver's host checks
+    the process group there (ending it while it runs), forgets the adoption and logs it; a job whose driver is on
+    another host is left as it is."""
+    # given: a process group standing for the driver (its command line names its launch directory)
+    launch = tmp_path / "launch"
+    driver = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(600)", str(launch)], start_new_session=True
+    )
+    try:
+        here = {"host": worker_host(), "pid": driver.pid, "launch": str(launch), "work": str(tmp_path / "work")}
+        mine = spark_job(JobState.FAILED, adoption=here)
+        theirs = spark_job(JobState.FAILED, adoption={**here, "host": "spark-7.example"})
+
+        # when
+        lines = _stuck_jobs()
+
+        # then
+        assert driver.wait(timeout=60) != 0
+        assert lines == [f"Job #{mine.pk}: its driver (pid {driver.pid}) is known stopped now"]
+        assert Job.objects.get(pk=mine.pk).adoption is None
+        assert Job.objects.get(pk=theirs.pk).adoption is not None
+        assert "saw the driver's process group" in Job.objects.get(pk=mine.pk).log_entries.order_by("pk").last().message
+        assert job_resume(job=mine, user=people["admin"]).state == JobState.QUEUED
+    finally:
+        if driver.poll() is None:
+            driver.kill()

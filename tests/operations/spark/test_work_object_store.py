@@ -100,7 +100,7 @@ def test_a_driver_no_worker_signals_stops_on_the_cancel_request_in_its_work_loca
     s3_filesystems: S3Server, tmp_path: Path
 ) -> None:
     """As in cluster deploy mode: no worker pid to watch, nobody to signal the driver; the request object alone ends
-    it before it finishes, and it writes no manifest."""
+    it before it finishes, and it writes no manifest but its exit marker on the store."""
     # given: a slow checksum (3 s after each directory), no worker pid
     engine = SparkEngine(master="local[1]")
     work = work_on(s3_filesystems, "cancel")
@@ -121,6 +121,8 @@ def test_a_driver_no_worker_signals_stops_on_the_cancel_request_in_its_work_loca
         # then
         assert driver.wait(timeout=120) != 0
         assert read_manifest(files) is None
+        ended = wait_for(work.ended, "its exit marker, written once the rest of its group is gone")
+        assert ended["state"] == "stopped"
         assert not (tmp_path / "launch" / PROGRESS_FILE).exists()
         done = [e["unit_done"] for e in [*events, *reader.read()] if "unit_done" in e]
         assert 0 < len(done) < 5
