@@ -34,7 +34,17 @@ from operations.spark.programs.frames import parallelism
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ("FETCH_ROWS", "connect", "copy", "fault_point", "publish", "run", "unit_key", "with_passwords")
+__all__ = (
+    "FETCH_ROWS",
+    "connect",
+    "copy",
+    "fault_point",
+    "publish",
+    "run",
+    "target_rows",
+    "unit_key",
+    "with_passwords",
+)
 
 FETCH_ROWS = 5_000
 # The JDBC driver class of each vendor, named so Spark finds it in jars added with spark.jars (not on the system
@@ -231,6 +241,14 @@ def _read(plan: dict, step: dict, low: int, high: int) -> Iterator[dict]:
                 batch = cursor.fetchmany(FETCH_ROWS)
     finally:
         source.close()
+
+
+def target_rows(plan: dict, step: dict, rows: Iterable[dict]) -> Iterator[dict]:
+    """``rows`` of the source (by source column, upper case) as the step writes them into the target, by target
+    column (upper case): the rows a merge's notification events are built from before they are published."""
+    names = [column[0].upper() for column in step["columns"]]
+    for values in _transformed(plan, step, rows):
+        yield dict(zip(names, values, strict=True))
 
 
 def _transformed(plan: dict, step: dict, rows: Iterable[dict]) -> Iterator[tuple]:
