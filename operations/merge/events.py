@@ -6,6 +6,12 @@ consumer see the imported databases, tables and partitions: per database ``CREAT
 (``operations.events.messages``), ids under ``NOTIFICATION_SEQUENCE``'s row lock (``operations.events.writer``).
 Nothing is written when the target's events are off (``METASTORE_EVENTS_<NAME>=off``).
 
+The messages are built before they are inserted, while the publishing transaction writes the rows
+(:class:`PrebuiltEvents`, in a thread, from the rows about to be published: ``operations.merge.event_rows``), so the
+transaction only numbers and inserts them, as Hive builds a message before ``addNotificationLog`` takes the sequence's
+lock. They are the messages built from the published rows (the same readers over the same rows; a test compares them
+byte for byte), which is how a merge whose rows cannot be staged builds them, in the transaction.
+
 Partitions go in batches of :data:`ADD_PARTITION_BATCH`, one ``ADD_PARTITION`` event each, as Hive adds many
 partitions: ``Msck.createPartitionsInBatches`` calls ``add_partitions`` (one event, ``HMSHandler.add_partitions_core``
 firing ``AddPartitionEvent`` with every partition of the call) per batch of ``MetastoreConf.MSCK_REPAIR_BATCH_SIZE``
@@ -64,6 +70,7 @@ class PrebuiltEvents:
     def __init__(self, merge: MergeImport, plan: dict) -> None:
         self.now = int(time.time())
         self.counts: dict[str, int] | None = None
+        self.seconds = self.waited = 0.0  # the build's time, and how long the publish waited for it
         self._spool = tempfile.TemporaryFile()  # noqa: SIM115 - closed by result() or discard()
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._build, args=(merge, plan), name=f"merge-{merge.pk}-events")
@@ -72,7 +79,9 @@ class PrebuiltEvents:
     def result(self) -> tuple[dict[str, int], Iterator[Row]] | None:
         """The counts and rows once built (None: they could not be built before the publish, :class:`NotStaged`);
         raises what the build raised."""
+        started = time.monotonic()
         self._thread.join()
+        self.waited = time.monotonic() - started
         if self._error is not None:
             self.discard()
             raise self._error
@@ -97,6 +106,7 @@ class PrebuiltEvents:
         self._spool.close()
 
     def _build(self, merge: MergeImport, plan: dict) -> None:
+        started = time.monotonic()
         try:
             metastore = get_metastore(merge.target)
             staged = StagedRows(merge, plan)
@@ -110,6 +120,7 @@ class PrebuiltEvents:
             self._error = exc
         finally:
             connections.close_all()  # this thread's connections only
+            self.seconds = time.monotonic() - started
 
 
 def prebuild_merge_events(merge: MergeImport, plan: dict) -> PrebuiltEvents | None:

@@ -214,10 +214,18 @@ def _publish(
     try:
         with allow_metastore_writes(), transaction.atomic(using=merge.target):
             program.publish(spark, plan, report, into=connections[merge.target])
-            write_merge_events(merge, events)
+            written = sum(write_merge_events(merge, events).values())
+            if written:
+                report({"message": f"Events: {written} written{_built(events)}"})
     finally:
         if events is not None:
             events.discard()
+
+
+def _built(events: PrebuiltEvents | None) -> str:
+    if events is None or events.counts is None:
+        return " (built in the publishing transaction)"
+    return f" (built beside the rows in {events.seconds:.1f} s, then waited for {events.waited:.1f} s)"
 
 
 def _reserved_spans(merge: MergeImport) -> dict[str, tuple[int, int]]:

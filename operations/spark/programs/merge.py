@@ -47,6 +47,9 @@ __all__ = (
 )
 
 FETCH_ROWS = 5_000
+# Bytes a pipe's COPY moves per call (psycopg2's default 8 KiB): each call takes the GIL, which the merge's events,
+# built in another thread meanwhile, hold between switches.
+COPY_CHUNK = 1 << 20
 # The JDBC driver class of each vendor, named so Spark finds it in jars added with spark.jars (not on the system
 # class path of a spark-submit driver); PostgreSQL's and MariaDB's Connector/J jars.
 JDBC_DRIVERS = {"postgresql": "org.postgresql.Driver", "mysql": "org.mariadb.jdbc.Driver"}
@@ -208,7 +211,7 @@ def _pipe(plan: dict, step: dict, low: int, high: int, target: Any) -> int:
         try:
             with os.fdopen(write_end, "wb") as sink, source.cursor() as cursor:
                 query = cursor.mogrify(step["pipe_select"], {"low": low, "high": high}).decode()
-                cursor.copy_expert(f"COPY ({query}) TO STDOUT", sink)
+                cursor.copy_expert(f"COPY ({query}) TO STDOUT", sink, COPY_CHUNK)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
             failure.append(exc)
 
@@ -217,7 +220,7 @@ def _pipe(plan: dict, step: dict, low: int, high: int, target: Any) -> int:
     producer.start()
     try:
         with os.fdopen(read_end, "rb") as stream, target.cursor() as cursor:
-            cursor.copy_expert(f"COPY {step['insert_table']} ({names}) FROM STDIN", stream)
+            cursor.copy_expert(f"COPY {step['insert_table']} ({names}) FROM STDIN", stream, COPY_CHUNK)
             written = cursor.rowcount
     finally:
         producer.join()
