@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from django.db import DatabaseError
-from django.db.models import Model
+from django.db.models import Field, Model
 
 from catalog_admin.models import Database, Partition, StorageDescriptor, Table
 from operations.events.objects import MetastoreRows
@@ -121,7 +121,9 @@ class StagedRows(MetastoreRows):
         leaves out has the target's default."""
         fields = {}
         for name in names:
-            column = str(model._meta.get_field(name).column).upper()
+            field = model._meta.get_field(name)
+            assert isinstance(field, Field), f"{name} is a column of {model.__name__}"
+            column = str(field.column).upper()
             fields[name] = row[column] if column in row else self._default(str(model._meta.db_table), column)
         return fields
 

@@ -186,8 +186,8 @@ def _run(
             else:
                 check_metastore_statement(merge.target, "INSERT")  # the driver's executors write on their own
                 copy_units(plan, journal)
-        events = prebuild_merge_events(merge, in_memory)  # built while the rows publish
         report({"phase": "publish"})  # the point of no return: a cancel is taken only before it
+        events = prebuild_merge_events(merge, in_memory)  # built while the rows publish
         _publish(merge, in_memory, report, spark, events)
     except BaseException as exc:
         _finish(merge, MergeImport.State.FAILED, f"{type(exc).__name__}: {exc}")
@@ -211,12 +211,18 @@ def _publish(
     transaction while units are copied) on this process's connection under the write guard: the program's rows and
     the notification events (``operations.merge.events``; ``events``: built meanwhile in another thread, numbered
     and inserted here) commit together."""
+    progress: dict[str, Any] = {}  # the publish's last progress, which the events' line repeats
+
+    def reported(event: dict) -> None:
+        progress.update({k: v for k, v in event.items() if k in ("partitions_done", "partitions_total")})
+        report(event)
+
     try:
         with allow_metastore_writes(), transaction.atomic(using=merge.target):
-            program.publish(spark, plan, report, into=connections[merge.target])
+            program.publish(spark, plan, reported, into=connections[merge.target])
             written = sum(write_merge_events(merge, events).values())
             if written:
-                report({"message": f"Events: {written} written{_built(events)}"})
+                report({**progress, "message": f"Events: {written} written{_built(events)}"})
     finally:
         if events is not None:
             events.discard()

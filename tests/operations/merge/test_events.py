@@ -179,10 +179,16 @@ def test_a_failed_publish_writes_no_events(merge_target, monkeypatch) -> None:
 
 
 @pytest.mark.parametrize(
-    ("source", "target_version"), [("2.3.0", "3.1.0"), ("hive31_pg", "3.1.0"), ("hive31_pg", "4.0.0")]
+    ("source", "target_version", "kind"),
+    [
+        ("2.3.0", "3.1.0", "pg"),
+        ("hive31_pg", "3.1.0", "pg"),
+        ("hive31_pg", "4.0.0", "pg"),
+        ("hive31_pg", "3.1.0", "my"),
+    ],
 )
 def test_the_prebuilt_events_are_the_ones_built_from_the_published_rows(
-    source: str, target_version: str, merge_target, monkeypatch
+    source: str, target_version: str, kind: str, merge_target, monkeypatch
 ) -> None:
     """The events built from the source's rows before the publish (the copy plan's transforms: ids shifted, databases
     renamed, locations rewritten, columns filled across versions) are, byte for byte, the ones built from the rows
@@ -190,7 +196,7 @@ def test_the_prebuilt_events_are_the_ones_built_from_the_published_rows(
     # given
     monkeypatch.setattr(merge_events, "ADD_PARTITION_BATCH", 4)
     source = source if source.startswith("hive") else merge_target(source)
-    target = merge_target(target_version)
+    target = merge_target(target_version, kind)
     warehouse = {c.name: c.warehouse_location for c in settings.METASTORE_CONFIGS}
     rule = parse_location_rule(f"{warehouse[source]}={warehouse[target]}/imported")
     request = MergeRequest(
