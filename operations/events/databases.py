@@ -16,11 +16,11 @@ import time
 from collections.abc import Iterator, Sequence
 
 from catalog_admin.hive.versions import SchemaVersion
-from catalog_admin.models import Partition, PartitionKey, Table
+from catalog_admin.models import Table
 from catalog_admin.selectors.metastores import Metastore
 from operations.events import messages
 from operations.events.files import partition_files, table_files
-from operations.events.objects import DatabaseObject, read_partitions, read_table
+from operations.events.objects import DatabaseObject, MetastoreRows, read_partitions, read_table
 from operations.events.planning import ADD_PARTITION, CREATE_TABLE, DROP_TABLE
 from operations.events.writer import DEFAULT_CATALOG, Row, insert_events
 
@@ -81,26 +81,27 @@ def table_creation_rows(
     *,
     partitions_per_event: int | None = None,
     partitions: int | None = None,
+    rows: MetastoreRows | None = None,
 ) -> Iterator[Row]:
     """``onCreateTable`` of the table (with its files), then ``onAddPartition`` of its partitions (with theirs): one
     event of all of them, or one per ``partitions_per_event`` (a merge's batches). ``partitions``: their number when
-    the caller knows it (0 asks nothing more)."""
+    the caller knows it (0 asks nothing more). ``rows``: where the table's rows are read (default: the metastore as
+    it is; a merge's prebuilt events: the rows it is about to publish)."""
     version, alias = metastore.schema.version, metastore.alias
+    rows = rows or MetastoreRows(alias)
     catalog = DEFAULT_CATALOG if version.capabilities.catalogs else None
-    table = read_table(alias, version, table_id)
+    table = read_table(alias, version, table_id, rows)
     message = messages.create_table_message(version, table, now, table_files(metastore.name, version, table))
     yield CREATE_TABLE, catalog, table.database, table.name, messages.encode(version, message)
     if partitions == 0:
         return
-    ids = list(Partition.objects.using(alias).filter(table_id=table_id).order_by("pk").values_list("pk", flat=True))
+    ids = rows.partition_ids(table_id)
     if not ids:
         return
-    keys = list(
-        PartitionKey.objects.using(alias).filter(table_id=table_id).order_by("position").values_list("name", flat=True)
-    )
+    keys = [name for name, _, _ in rows.partition_keys(table_id)]
     step = partitions_per_event or len(ids)
     for start in range(0, len(ids), step):
-        parts = list(read_partitions(alias, version, table, ids[start : start + step]))
+        parts = list(read_partitions(alias, version, table, ids[start : start + step], rows))
         found = partition_files(metastore.name, version, table, keys, parts)
         message = messages.add_partition_message(version, table, keys, parts, now, found)
         yield ADD_PARTITION, catalog, table.database, table.name, messages.encode(version, message)

@@ -44,7 +44,15 @@ from operations.events.thrift_json import (
     java_hash_order,
 )
 
-__all__ = ("DatabaseObject", "PartitionObject", "TableObject", "read_database", "read_partitions", "read_table")
+__all__ = (
+    "DatabaseObject",
+    "MetastoreRows",
+    "PartitionObject",
+    "TableObject",
+    "read_database",
+    "read_partitions",
+    "read_table",
+)
 
 CHUNK = 5000  # partitions read together (an id list only where their ids are sparse; SQLite takes 32,766)
 # PrincipalType (hive_metastore.thrift): USER = 1, ROLE = 2, GROUP = 3.
@@ -99,7 +107,56 @@ class DatabaseObject:
 DATABASE_TYPES = {"NATIVE": 1, "REMOTE": 2}
 
 
-def read_database(alias: str, version: SchemaVersion, database_id: int) -> DatabaseObject:
+class MetastoreRows:
+    """The rows the readers encode, as the metastore ``alias`` holds them (ORM field names). A merge's prebuilt events
+    give the readers another source for the rows it has not published yet (``operations.merge.event_rows``); the
+    storage descriptors are always read from ``alias``."""
+
+    def __init__(self, alias: str) -> None:
+        self.alias = alias
+
+    def database(self, database_id: int, columns: list[str]) -> dict[str, Any]:
+        return Database.objects.using(self.alias).values(*columns).get(pk=database_id)
+
+    def database_params(self, database_id: int) -> list[tuple[Any, ...]]:
+        return list(DatabaseParam.objects.using(self.alias).filter(database_id=database_id).values_list("key", "value"))
+
+    def table(self, table_id: int, columns: list[str]) -> dict[str, Any]:
+        """``columns`` of the table's row, with ``database__name``, ``database__catalog_name`` and ``sd__location``."""
+        return Table.objects.using(self.alias).values(*columns).get(pk=table_id)
+
+    def partition_keys(self, table_id: int) -> list[tuple[Any, ...]]:
+        """(name, type, comment) in key order."""
+        keys = PartitionKey.objects.using(self.alias).filter(table_id=table_id).order_by("position")
+        return list(keys.values_list("name", "type", "comment"))
+
+    def table_params(self, table_id: int) -> list[tuple[Any, ...]]:
+        return list(TableParam.objects.using(self.alias).filter(table_id=table_id).values_list("key", "value"))
+
+    def partition_ids(self, table_id: int) -> list[int]:
+        rows = Partition.objects.using(self.alias).filter(table_id=table_id).order_by("pk")
+        return list(rows.values_list("pk", flat=True))
+
+    def partitions(self, ids: list[int], columns: list[str]) -> list[tuple[Any, ...]]:
+        """``columns`` of the partitions of ``ids`` (sorted), in id order."""
+        wanted = set(ids)
+        rows = Partition.objects.using(self.alias).filter(_among("pk", ids)).order_by("pk").values_list(*columns)
+        return [row for row in rows if row[0] in wanted]
+
+    def key_values(self, ids: list[int]) -> dict[Any, list[tuple[Any, ...]]]:
+        """(value,) in key order, by partition."""
+        rows = PartitionKeyValue.objects.using(self.alias).filter(_among("partition_id", ids))
+        return _grouped(rows.order_by("partition_id", "position").values_list("partition_id", "value"))
+
+    def partition_params(self, ids: list[int]) -> dict[Any, list[tuple[Any, ...]]]:
+        """(key, value), by partition."""
+        rows = PartitionParam.objects.using(self.alias).filter(_among("partition_id", ids))
+        return _grouped(rows.values_list("partition_id", "key", "value"))
+
+
+def read_database(
+    alias: str, version: SchemaVersion, database_id: int, rows: MetastoreRows | None = None
+) -> DatabaseObject:
     """``ObjectStore.getJDODatabase``'s ``Database``: name (1), description (2), location (3), parameters (4), owner
     (6, 7), and from 3.x the catalog (8); from 4.0 the creation time (9), managed location (10, when set) and type
     (11). Privileges (5) are not set by ``getDatabase``."""
@@ -108,8 +165,9 @@ def read_database(alias: str, version: SchemaVersion, database_id: int) -> Datab
         columns += ["catalog_name"]
     if version.capabilities.thrift_objects_of_4:
         columns += ["create_time", "managed_location_uri", "type"]
-    row = Database.objects.using(alias).values(*columns).get(pk=database_id)
-    params = _params(DatabaseParam.objects.using(alias).filter(database_id=database_id).values_list("key", "value"))
+    rows = rows or MetastoreRows(alias)
+    row = rows.database(database_id, columns)
+    params = _params(rows.database_params(database_id))
     owner_type = PRINCIPAL_TYPES.get(row["owner_type"]) if row["owner_type"] else None
     fields: dict[int, T | None] = {
         1: field("str", row["name"]),
@@ -130,7 +188,7 @@ def read_database(alias: str, version: SchemaVersion, database_id: int) -> Datab
     return DatabaseObject(row["name"], catalog, encode_struct(fields))
 
 
-def read_table(alias: str, version: SchemaVersion, table_id: int) -> TableObject:
+def read_table(alias: str, version: SchemaVersion, table_id: int, rows: MetastoreRows | None = None) -> TableObject:
     """``convertToTable``: the table's row, storage descriptor, partition keys and parameters."""
     columns = ["name", "owner", "create_time", "last_access_time", "retention", "sd_id", "type",
                "view_original_text", "view_expanded_text", "is_rewrite_enabled", "database__name"]  # fmt: skip
@@ -138,10 +196,11 @@ def read_table(alias: str, version: SchemaVersion, table_id: int) -> TableObject
         columns += ["owner_type", "database__catalog_name"]
     if version.capabilities.thrift_objects_of_4:
         columns += ["write_id"]
-    row = Table.objects.using(alias).values(*columns, "sd__location").get(pk=table_id)
+    rows = rows or MetastoreRows(alias)
+    row = rows.table(table_id, [*columns, "sd__location"])
     sd = _storage_descriptors(alias, version, [row["sd_id"]]).get(row["sd_id"])
-    keys = PartitionKey.objects.using(alias).filter(table_id=table_id).order_by("position")
-    params = _params(TableParam.objects.using(alias).filter(table_id=table_id).values_list("key", "value"))
+    keys = rows.partition_keys(table_id)
+    params = _params(rows.table_params(table_id))
     fields: dict[int, T | None] = {
         1: field("str", row["name"]),
         2: field("str", row["database__name"]),
@@ -150,7 +209,7 @@ def read_table(alias: str, version: SchemaVersion, table_id: int) -> TableObject
         5: T("i32", int(row["last_access_time"])),
         6: T("i32", int(row["retention"])),
         7: None if sd is None else T("rec", sd, raw=True),
-        8: T("lst", [_field_schema(k.name, k.type, k.comment) for k in keys], "rec"),
+        8: T("lst", [_field_schema(*key) for key in keys], "rec"),
         9: T("map", params),
         10: field("str", row["view_original_text"]),
         11: field("str", row["view_expanded_text"]),
@@ -171,39 +230,33 @@ def read_table(alias: str, version: SchemaVersion, table_id: int) -> TableObject
 
 
 def read_partitions(
-    alias: str, version: SchemaVersion, table: TableObject, ids: Iterable[int]
+    alias: str, version: SchemaVersion, table: TableObject, ids: Iterable[int], rows: MetastoreRows | None = None
 ) -> Iterator[PartitionObject]:
     """``convertToPart`` for each partition of ``ids`` (in id order), read in chunks of :data:`CHUNK` partitions with
     one query per metastore table read (eleven), whatever the chunk's size: no query per partition."""
     ordered = sorted(set(ids))
-    cache = _EncodingCache()
+    cache, rows = _EncodingCache(), rows or MetastoreRows(alias)
     for start in range(0, len(ordered), CHUNK):
-        yield from _partition_chunk(alias, version, table, ordered[start : start + CHUNK], cache)
+        yield from _partition_chunk(alias, version, table, ordered[start : start + CHUNK], cache, rows)
 
 
 def _partition_chunk(
-    alias: str, version: SchemaVersion, table: TableObject, ids: list[int], cache: _EncodingCache
+    alias: str,
+    version: SchemaVersion,
+    table: TableObject,
+    ids: list[int],
+    cache: _EncodingCache,
+    source: MetastoreRows,
 ) -> Iterator[PartitionObject]:
     """One chunk; each partition's text is the Thrift ``Partition`` fields in id order, as ``encode_struct`` writes
     them: values (1), database and table (2, 3), times (4, 5), storage descriptor (6, when set), parameters (7),
     catalog (9, 3.x) and write id (10, 4.x, when set)."""
-    wanted = set(ids)
     write_ids = ["write_id"] if version.capabilities.thrift_objects_of_4 else []
-    columns = ["id", "create_time", "last_access_time", "sd_id", *write_ids]
-    partitions = Partition.objects.using(alias).filter(_among("pk", ids)).order_by("pk").values_list(*columns)
-    rows = [row for row in partitions if row[0] in wanted]
+    rows = source.partitions(ids, ["id", "create_time", "last_access_time", "sd_id", *write_ids])
     sd_rows = _sd_rows(alias, version, [row[3] for row in rows if row[3]], cached_columns=cache.columns)
     sds = _encode_sds(version, sd_rows, cache)
     locations = {sd["id"]: sd["location"] for sd in sd_rows.sds}
-    values = _grouped(
-        PartitionKeyValue.objects.using(alias).filter(_among("partition_id", ids)).order_by("partition_id", "position")
-        .values_list("partition_id", "value")
-    )  # fmt: skip
-    params = _grouped(
-        PartitionParam.objects.using(alias)
-        .filter(_among("partition_id", ids))
-        .values_list("partition_id", "key", "value")
-    )
+    values, params = source.key_values(ids), source.partition_params(ids)
     names = f'"2":{{"str":{encode_string(table.database)}}},"3":{{"str":{encode_string(table.name)}}}'
     with_catalog = version.capabilities.thrift_objects_of_3 and table.catalog is not None
     catalog = f',"9":{{"str":{encode_string(table.catalog)}}}' if with_catalog else ""

@@ -6,6 +6,12 @@ consumer see the imported databases, tables and partitions: per database ``CREAT
 (``operations.events.messages``), ids under ``NOTIFICATION_SEQUENCE``'s row lock (``operations.events.writer``).
 Nothing is written when the target's events are off (``METASTORE_EVENTS_<NAME>=off``).
 
+The messages are built before they are inserted, while the publishing transaction writes the rows
+(:class:`PrebuiltEvents`, in a thread, from the rows about to be published: ``operations.merge.event_rows``), so the
+transaction only numbers and inserts them, as Hive builds a message before ``addNotificationLog`` takes the sequence's
+lock. They are the messages built from the published rows (the same readers over the same rows; a test compares them
+byte for byte), which is how a merge whose rows cannot be staged builds them, in the transaction.
+
 Partitions go in batches of :data:`ADD_PARTITION_BATCH`, one ``ADD_PARTITION`` event each, as Hive adds many
 partitions: ``Msck.createPartitionsInBatches`` calls ``add_partitions`` (one event, ``HMSHandler.add_partitions_core``
 firing ``AddPartitionEvent`` with every partition of the call) per batch of ``MetastoreConf.MSCK_REPAIR_BATCH_SIZE``
@@ -21,20 +27,31 @@ from __future__ import annotations
 
 import pickle
 import tempfile
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+
+from django.db import connections
 
 from catalog_admin.hive.versions import SchemaVersion
 from catalog_admin.selectors.metastores import Metastore, get_metastore
 from operations.events import messages
 from operations.events.databases import table_creation_rows
-from operations.events.objects import read_database, read_table
+from operations.events.objects import MetastoreRows, read_database, read_table
 from operations.events.writer import DEFAULT_CATALOG, Row, insert_events
+from operations.merge.event_rows import NotStaged, StagedRows
 from operations.merge.reads import MetastoreReader
 from operations.models import MergeImport
 
-__all__ = ("ADD_PARTITION_BATCH", "merge_event_counts", "write_merge_events", "write_revert_events")
+__all__ = (
+    "ADD_PARTITION_BATCH",
+    "PrebuiltEvents",
+    "merge_event_counts",
+    "prebuild_merge_events",
+    "write_merge_events",
+    "write_revert_events",
+)
 
 ADD_PARTITION_BATCH = 3000
 CREATE_DATABASE, CREATE_TABLE, ADD_PARTITION = "CREATE_DATABASE", "CREATE_TABLE", "ADD_PARTITION"
@@ -44,12 +61,88 @@ DROP_DATABASE, DROP_TABLE = "DROP_DATABASE", "DROP_TABLE"
 Imported = list[tuple[int, list[tuple[int, int]]]]
 
 
-def write_merge_events(merge: MergeImport) -> dict[str, int]:
+class PrebuiltEvents:
+    """``merge``'s events built in a thread from the rows it is about to publish (:class:`StagedRows`), into a
+    temporary file, while the publishing transaction writes them: that transaction then only numbers and inserts
+    them (:func:`write_merge_events`). The messages are the ones built from the published rows (the same readers on
+    the same rows; a test compares them)."""
+
+    def __init__(self, merge: MergeImport, plan: dict) -> None:
+        self.now = int(time.time())
+        self.counts: dict[str, int] | None = None
+        self.seconds = self.waited = 0.0  # the build's time, and how long the publish waited for it
+        self._spool = tempfile.TemporaryFile()  # noqa: SIM115 - closed by result() or discard()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._build, args=(merge, plan), name=f"merge-{merge.pk}-events")
+        self._thread.start()
+
+    def result(self) -> tuple[dict[str, int], Iterator[Row]] | None:
+        """The counts and rows once built (None: they could not be built before the publish, :class:`NotStaged`);
+        raises what the build raised."""
+        started = time.monotonic()
+        self._thread.join()
+        self.waited = time.monotonic() - started
+        if self._error is not None:
+            self.discard()
+            raise self._error
+        if self.counts is None:
+            self.discard()
+            return None
+        end, spool = self._spool.tell(), self._spool
+        spool.seek(0)
+
+        def replay() -> Iterator[Row]:
+            try:
+                while spool.tell() < end:
+                    yield pickle.load(spool)  # noqa: S301 - our own rows, written by _build
+            finally:
+                spool.close()
+
+        return self.counts, replay()
+
+    def discard(self) -> None:
+        """Wait for the build and drop what it built (the publish failed)."""
+        self._thread.join()
+        self._spool.close()
+
+    def _build(self, merge: MergeImport, plan: dict) -> None:
+        started = time.monotonic()
+        try:
+            metastore = get_metastore(merge.target)
+            staged = StagedRows(merge, plan)
+            imported = staged.imported()
+            for row in _rows(metastore, imported, self.now, staged):
+                pickle.dump(row, self._spool)
+            self.counts = merge_event_counts(imported)
+        except NotStaged:
+            self.counts = None
+        except BaseException as exc:  # noqa: BLE001 - raised again by result() in the publishing thread
+            self._error = exc
+        finally:
+            connections.close_all()  # this thread's connections only
+            self.seconds = time.monotonic() - started
+
+
+def prebuild_merge_events(merge: MergeImport, plan: dict) -> PrebuiltEvents | None:
+    """Start building ``merge``'s events from its copy ``plan`` (after its storage rows are copied, before the
+    publish); None when the target's events are off."""
+    if not get_metastore(merge.target).config.events or "DBS" not in merge.id_ranges:
+        return None
+    return PrebuiltEvents(merge, plan)
+
+
+def write_merge_events(merge: MergeImport, prebuilt: PrebuiltEvents | None = None) -> dict[str, int]:
     """Insert the events of ``merge``'s imported rows on the target (inside the caller's transaction, after the
-    rows); returns their counts by type (empty when the target's events are off)."""
+    rows): the ``prebuilt`` ones, or else built now from the published rows; returns their counts by type (empty
+    when the target's events are off)."""
     metastore = get_metastore(merge.target)
     if not metastore.config.events or "DBS" not in merge.id_ranges:
         return {}
+    built = prebuilt.result() if prebuilt is not None else None
+    if built is not None:
+        counts, rows = built
+        insert_events(metastore, rows, sum(counts.values()), prebuilt.now if prebuilt else 0)
+        return counts
     imported = _imported(merge)
     counts = merge_event_counts(imported)
     now = int(time.time())
@@ -142,16 +235,17 @@ def _names(version: SchemaVersion) -> tuple[str | None, str | None]:
     return catalog, " " if spaced else None
 
 
-def _rows(metastore: Metastore, imported: Imported, now: int) -> Iterator[Row]:
+def _rows(metastore: Metastore, imported: Imported, now: int, source: MetastoreRows | None = None) -> Iterator[Row]:
     """Each event as ``DbNotificationListener`` writes it: ``onCreateDatabase`` (the database's name, no table),
-    ``onCreateTable`` (the table and its files), ``onAddPartition`` (the partitions and their files)."""
+    ``onCreateTable`` (the table and its files), ``onAddPartition`` (the partitions and their files); ``source``:
+    where the rows are read (default: the target as it is)."""
     version, alias = metastore.schema.version, metastore.alias
     catalog, no_table = _names(version)
     for db_id, tables in imported:
-        database = read_database(alias, version, db_id)
+        database = read_database(alias, version, db_id, source)
         message = messages.database_message(version, database, now)
         yield CREATE_DATABASE, catalog, database.name, no_table, messages.encode(version, message)
         for tbl_id, parts in tables:
             yield from table_creation_rows(
-                metastore, tbl_id, now, partitions_per_event=ADD_PARTITION_BATCH, partitions=parts
+                metastore, tbl_id, now, partitions_per_event=ADD_PARTITION_BATCH, partitions=parts, rows=source
             )

@@ -26,7 +26,7 @@ from catalog_admin.errors import ApplicationError, ErrorCode, metastore_unavaila
 from catalog_admin.ids import reserve_ids
 from operations.merge.copy_plan import build_plan, check_supported, plan_secrets
 from operations.merge.data_copy import copy_merge_data, data_journal
-from operations.merge.events import write_merge_events
+from operations.merge.events import PrebuiltEvents, prebuild_merge_events, write_merge_events
 from operations.merge.plan import MergePreview
 from operations.merge.preview import merge_preview
 from operations.merge.reads import MetastoreReader
@@ -187,7 +187,8 @@ def _run(
                 check_metastore_statement(merge.target, "INSERT")  # the driver's executors write on their own
                 copy_units(plan, journal)
         report({"phase": "publish"})  # the point of no return: a cancel is taken only before it
-        _publish(merge, in_memory, report, spark)
+        events = prebuild_merge_events(merge, in_memory)  # built while the rows publish
+        _publish(merge, in_memory, report, spark, events)
     except BaseException as exc:
         _finish(merge, MergeImport.State.FAILED, f"{type(exc).__name__}: {exc}")
         raise
@@ -199,13 +200,38 @@ def _guarded(plan: dict[str, Any], target: str) -> dict[str, Any]:
     return {**plan, "target": {**plan["target"], "guard": partial(check_metastore_statement, target)}}
 
 
-def _publish(merge: MergeImport, plan: dict[str, Any], report: Callable[[dict], None], spark: Any) -> None:
+def _publish(
+    merge: MergeImport,
+    plan: dict[str, Any],
+    report: Callable[[dict], None],
+    spark: Any,
+    events: PrebuiltEvents | None = None,
+) -> None:
     """The publishing transaction, opened here (after the copy: the worker's target connection does not idle in a
     transaction while units are copied) on this process's connection under the write guard: the program's rows and
-    the notification events (``operations.merge.events``) commit together."""
-    with allow_metastore_writes(), transaction.atomic(using=merge.target):
-        program.publish(spark, plan, report, into=connections[merge.target])
-        write_merge_events(merge)
+    the notification events (``operations.merge.events``; ``events``: built meanwhile in another thread, numbered
+    and inserted here) commit together."""
+    progress: dict[str, Any] = {}  # the publish's last progress, which the events' line repeats
+
+    def reported(event: dict) -> None:
+        progress.update({k: v for k, v in event.items() if k in ("partitions_done", "partitions_total")})
+        report(event)
+
+    try:
+        with allow_metastore_writes(), transaction.atomic(using=merge.target):
+            program.publish(spark, plan, reported, into=connections[merge.target])
+            written = sum(write_merge_events(merge, events).values())
+            if written:
+                report({**progress, "message": f"Events: {written} written{_built(events)}"})
+    finally:
+        if events is not None:
+            events.discard()
+
+
+def _built(events: PrebuiltEvents | None) -> str:
+    if events is None or events.counts is None:
+        return " (built in the publishing transaction)"
+    return f" (built beside the rows in {events.seconds:.1f} s, then waited for {events.waited:.1f} s)"
 
 
 def _reserved_spans(merge: MergeImport) -> dict[str, tuple[int, int]]:

@@ -34,9 +34,22 @@ from operations.spark.programs.frames import parallelism
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ("FETCH_ROWS", "connect", "copy", "fault_point", "publish", "run", "unit_key", "with_passwords")
+__all__ = (
+    "FETCH_ROWS",
+    "connect",
+    "copy",
+    "fault_point",
+    "publish",
+    "run",
+    "target_rows",
+    "unit_key",
+    "with_passwords",
+)
 
 FETCH_ROWS = 5_000
+# Bytes a pipe's COPY moves per call (psycopg2's default 8 KiB): each call takes the GIL, which the merge's events,
+# built in another thread meanwhile, hold between switches.
+COPY_CHUNK = 1 << 20
 # The JDBC driver class of each vendor, named so Spark finds it in jars added with spark.jars (not on the system
 # class path of a spark-submit driver); PostgreSQL's and MariaDB's Connector/J jars.
 JDBC_DRIVERS = {"postgresql": "org.postgresql.Driver", "mysql": "org.mariadb.jdbc.Driver"}
@@ -198,7 +211,7 @@ def _pipe(plan: dict, step: dict, low: int, high: int, target: Any) -> int:
         try:
             with os.fdopen(write_end, "wb") as sink, source.cursor() as cursor:
                 query = cursor.mogrify(step["pipe_select"], {"low": low, "high": high}).decode()
-                cursor.copy_expert(f"COPY ({query}) TO STDOUT", sink)
+                cursor.copy_expert(f"COPY ({query}) TO STDOUT", sink, COPY_CHUNK)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
             failure.append(exc)
 
@@ -207,7 +220,7 @@ def _pipe(plan: dict, step: dict, low: int, high: int, target: Any) -> int:
     producer.start()
     try:
         with os.fdopen(read_end, "rb") as stream, target.cursor() as cursor:
-            cursor.copy_expert(f"COPY {step['insert_table']} ({names}) FROM STDIN", stream)
+            cursor.copy_expert(f"COPY {step['insert_table']} ({names}) FROM STDIN", stream, COPY_CHUNK)
             written = cursor.rowcount
     finally:
         producer.join()
@@ -231,6 +244,14 @@ def _read(plan: dict, step: dict, low: int, high: int) -> Iterator[dict]:
                 batch = cursor.fetchmany(FETCH_ROWS)
     finally:
         source.close()
+
+
+def target_rows(plan: dict, step: dict, rows: Iterable[dict]) -> Iterator[dict]:
+    """``rows`` of the source (by source column, upper case) as the step writes them into the target, by target
+    column (upper case): the rows a merge's notification events are built from before they are published."""
+    names = [column[0].upper() for column in step["columns"]]
+    for values in _transformed(plan, step, rows):
+        yield dict(zip(names, values, strict=True))
 
 
 def _transformed(plan: dict, step: dict, rows: Iterable[dict]) -> Iterator[tuple]:

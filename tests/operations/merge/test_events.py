@@ -17,11 +17,12 @@ from django.conf import settings
 from django.db import connections
 
 from catalog_admin.db import allow_metastore_writes
+from catalog_admin.selectors.metastores import get_metastore
 from operations.merge import events as merge_events
 from operations.merge.execute import merge_execute
 from operations.merge.preview import merge_preview
 from operations.merge.reads import MetastoreReader
-from operations.merge.request import MergeRequest
+from operations.merge.request import MergeRequest, parse_location_rule
 from operations.merge.revert import merge_revert
 from operations.models import MergeImport
 
@@ -163,8 +164,8 @@ def test_a_failed_publish_writes_no_events(merge_target, monkeypatch) -> None:
     first = _next_event_id(target)
     request = _request("hive31_pg", target)
 
-    def fail(merge: MergeImport) -> dict:
-        merge_events.write_merge_events(merge)
+    def fail(merge: MergeImport, prebuilt: merge_events.PrebuiltEvents | None = None) -> dict:
+        merge_events.write_merge_events(merge, prebuilt)
         raise RuntimeError("injected after the events")
 
     monkeypatch.setattr("operations.merge.execute.write_merge_events", fail)
@@ -175,6 +176,58 @@ def test_a_failed_publish_writes_no_events(merge_target, monkeypatch) -> None:
     assert _events_after(target, first) == []
     assert _next_event_id(target) == first
     assert MetastoreReader(target).scalar('SELECT COUNT(*) FROM "DBS" WHERE "NAME" = %s', ["sales_imported"]) == 0
+
+
+@pytest.mark.parametrize(
+    ("source", "target_version", "kind"),
+    [
+        ("2.3.0", "3.1.0", "pg"),
+        ("hive31_pg", "3.1.0", "pg"),
+        ("hive31_pg", "4.0.0", "pg"),
+        ("hive31_pg", "3.1.0", "my"),
+    ],
+)
+def test_the_prebuilt_events_are_the_ones_built_from_the_published_rows(
+    source: str, target_version: str, kind: str, merge_target, monkeypatch
+) -> None:
+    """The events built from the source's rows before the publish (the copy plan's transforms: ids shifted, databases
+    renamed, locations rewritten, columns filled across versions) are, byte for byte, the ones built from the rows
+    the publish wrote, for the same merge and time: the publishing transaction only numbers and inserts them."""
+    # given
+    monkeypatch.setattr(merge_events, "ADD_PARTITION_BATCH", 4)
+    source = source if source.startswith("hive") else merge_target(source)
+    target = merge_target(target_version, kind)
+    warehouse = {c.name: c.warehouse_location for c in settings.METASTORE_CONFIGS}
+    rule = parse_location_rule(f"{warehouse[source]}={warehouse[target]}/imported")
+    request = MergeRequest(
+        source=source, target=target, databases=("marketing", "sales"), renames=RENAMES, location_rules=(rule,)
+    )
+    inserted: list[tuple[list, int]] = []
+    prebuilt: list[object] = []
+    real_insert, real_result = merge_events.insert_events, merge_events.PrebuiltEvents.result
+
+    def insert(metastore, rows, count, now):  # noqa: ANN001, ANN202 - a spy
+        rows = list(rows)
+        inserted.append((rows, now))
+        return real_insert(metastore, rows, count, now)
+
+    def result(self):  # noqa: ANN001, ANN202 - a spy
+        built = real_result(self)
+        prebuilt.append(built)
+        return built
+
+    monkeypatch.setattr(merge_events, "insert_events", insert)
+    monkeypatch.setattr(merge_events.PrebuiltEvents, "result", result)
+    # when
+    merge = merge_execute(request, merge_preview(request))
+    # then
+    assert merge.state == MergeImport.State.PUBLISHED
+    assert len(prebuilt) == 1 and prebuilt[0] is not None, "the events were built before the publish"
+    [(rows, now)] = inserted
+    metastore = get_metastore(target)
+    from_published = list(merge_events._rows(metastore, merge_events._imported(merge), now))
+    assert [r[0] for r in rows].count("ADD_PARTITION") >= 3
+    assert rows == from_published
 
 
 def _add_partitions(alias: str, database: str, table: str, count: int) -> None:

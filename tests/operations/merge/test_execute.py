@@ -173,6 +173,35 @@ def test_revert_restores_the_target(merge_target) -> None:
     assert MergeImport.objects.get(pk=merge.pk).state == MergeImport.State.REVERTED
 
 
+def test_a_revert_stopped_after_its_transaction_finishes_exactly_when_run_again(merge_target, monkeypatch) -> None:
+    """A revert whose process stops after its transaction committed, before the journal says so (the merge still
+    published): run again, it deletes nothing more, writes no second DROP event, and the merge ends reverted."""
+    # given
+    target = merge_target("3.1.0")
+    request = _request("hive31_pg", target)
+    before = metastore_dump(target)
+    merge = merge_execute(request, merge_preview(request))
+    save = MergeImport.save
+
+    def stopping(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        if self.state == MergeImport.State.REVERTED:
+            raise SystemExit("stopped after the revert's transaction")
+        return save(self, *args, **kwargs)
+
+    monkeypatch.setattr(MergeImport, "save", stopping)
+    with pytest.raises(SystemExit):
+        merge_revert(MergeImport.objects.get(pk=merge.pk))
+    monkeypatch.setattr(MergeImport, "save", save)
+    events = MetastoreReader(target).scalar('SELECT COUNT(*) FROM "NOTIFICATION_LOG"')
+    assert MergeImport.objects.get(pk=merge.pk).state == MergeImport.State.PUBLISHED
+    # when
+    merge_revert(MergeImport.objects.get(pk=merge.pk))
+    # then
+    assert metastore_dump(target) == before
+    assert MetastoreReader(target).scalar('SELECT COUNT(*) FROM "NOTIFICATION_LOG"') == events
+    assert MergeImport.objects.get(pk=merge.pk).state == MergeImport.State.REVERTED
+
+
 def _hive_clones(alias: str, table: str, id_column: str, old_id: int, **overrides: object) -> int:
     """What a Hive client does on a metastore: a new ``table`` row (a copy of ``old_id`` with ``overrides``) whose id
     comes from its allocator (``allocate_ids``), committed on the metastore's own Django connection."""

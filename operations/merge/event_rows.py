@@ -1,0 +1,177 @@
+"""
+The rows a merge's notification events are built from before its publishing transaction (``operations.merge.events``):
+the databases, tables and partitions the merge is about to publish, read from the source and transformed by the copy
+plan's own column rules (``operations.spark.programs.merge.target_rows``: ids shifted, databases renamed, locations
+and view texts rewritten, constants filled), so they are the rows the publish writes; their storage descriptors are
+the target's own, copied (and committed, invisible to Hive) before the publish. The readers of
+``operations.events.objects`` encode them exactly as they encode the published rows.
+
+A target column the plan leaves to the target's default (the source's schema has no such column and the plan fills no
+value) gets that default, evaluated by the target (``information_schema.columns``); one the target cannot evaluate so
+makes the merge build its events in the publishing transaction instead (:class:`NotStaged`).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from django.db import DatabaseError
+from django.db.models import Field, Model
+
+from catalog_admin.models import Database, Partition, StorageDescriptor, Table
+from operations.events.objects import MetastoreRows
+from operations.merge.reads import MetastoreReader, quoted_for
+from operations.models import MergeImport
+from operations.spark.programs.merge import target_rows
+
+__all__ = ("NotStaged", "StagedRows")
+
+# The publishing tables the events read whole (a few rows per database and table); partitions are read per table.
+WHOLE = ("DBS", "DATABASE_PARAMS", "TBLS", "TABLE_PARAMS", "PARTITION_KEYS")
+
+
+class NotStaged(Exception):  # noqa: N818 - a condition, not an error: the events are then built in the transaction
+    """A value the events need is not known before the publish (a column the target fills with its default)."""
+
+
+class StagedRows(MetastoreRows):
+    """The rows ``merge`` publishes, as the readers of ``operations.events.objects`` read them (target ids)."""
+
+    def __init__(self, merge: MergeImport, plan: dict[str, Any]) -> None:
+        super().__init__(merge.target)
+        self.plan, self.source = plan, MetastoreReader(merge.source)
+        self.offsets = merge.offsets
+        self.steps = {s["table"]: s for s in plan["steps"] if s["phase"] == "publish" and s.get("ranges")}
+        whole = {name: list(self._rows(name)) for name in WHOLE}
+        self.databases = {int(r["DB_ID"]): r for r in whole["DBS"]}
+        self.tables = {int(r["TBL_ID"]): r for r in whole["TBLS"]}
+        self.database_param_rows = _grouped(whole["DATABASE_PARAMS"], "DB_ID", ("PARAM_KEY", "PARAM_VALUE"))
+        self.table_param_rows = _grouped(whole["TABLE_PARAMS"], "TBL_ID", ("PARAM_KEY", "PARAM_VALUE"))
+        keys = sorted(whole["PARTITION_KEYS"], key=lambda r: int(r["INTEGER_IDX"]))
+        self.keys = _grouped(keys, "TBL_ID", ("PKEY_NAME", "PKEY_TYPE", "PKEY_COMMENT"))
+        self._partition_ids: dict[int, list[int]] = {}
+        self._defaults: dict[tuple[str, str], Any] = {}
+
+    def imported(self) -> list[tuple[int, list[tuple[int, int]]]]:
+        """(DB_ID, [(TBL_ID, partitions)]) per database, in id order, as ``operations.merge.events`` lists them."""
+        by_database: dict[int, list[tuple[int, int]]] = {db_id: [] for db_id in sorted(self.databases)}
+        for tbl_id in sorted(self.tables):
+            by_database[int(self.tables[tbl_id]["DB_ID"])].append((tbl_id, len(self.partition_ids(tbl_id))))
+        return list(by_database.items())
+
+    # MetastoreRows ------------------------------------------------------------------------------------------------
+
+    def database(self, database_id: int, columns: list[str]) -> dict[str, Any]:
+        return self._fields(Database, self.databases[database_id], columns)
+
+    def database_params(self, database_id: int) -> list[tuple[Any, ...]]:
+        return self.database_param_rows.get(database_id, [])
+
+    def table(self, table_id: int, columns: list[str]) -> dict[str, Any]:
+        row = self.tables[table_id]
+        own = [c for c in columns if "__" not in c]
+        fields = self._fields(Table, row, own)
+        database = self.databases[int(row["DB_ID"])]
+        for column in columns:
+            if column.startswith("database__"):
+                fields[column] = self._fields(Database, database, [column.removeprefix("database__")])[
+                    column.removeprefix("database__")
+                ]
+        if "sd__location" in columns:  # the storage descriptor is the target's, copied before the publish
+            sds = StorageDescriptor.objects.using(self.alias).filter(pk=row["SD_ID"]).values_list("location", flat=True)
+            fields["sd__location"] = next(iter(sds), None)
+        return fields
+
+    def partition_keys(self, table_id: int) -> list[tuple[Any, ...]]:
+        return self.keys.get(table_id, [])
+
+    def table_params(self, table_id: int) -> list[tuple[Any, ...]]:
+        return self.table_param_rows.get(table_id, [])
+
+    def partition_ids(self, table_id: int) -> list[int]:
+        if table_id not in self._partition_ids:
+            source_table = table_id - self.offsets.get("TBLS", 0)
+            rows = self._rows("PARTITIONS", '"TBL_ID" = %s', [source_table])
+            self._partition_ids[table_id] = sorted(int(r["PART_ID"]) for r in rows)
+        return self._partition_ids[table_id]
+
+    def partitions(self, ids: list[int], columns: list[str]) -> list[tuple[Any, ...]]:
+        wanted = set(ids)
+        found = [r for r in self._partition_range("PARTITIONS", ids) if int(r["PART_ID"]) in wanted]
+        rows = [tuple(self._fields(Partition, r, columns)[c] for c in columns) for r in found]
+        return sorted(rows, key=lambda row: row[0])
+
+    def key_values(self, ids: list[int]) -> dict[Any, list[tuple[Any, ...]]]:
+        wanted = set(ids)
+        rows = [r for r in self._partition_range("PARTITION_KEY_VALS", ids) if int(r["PART_ID"]) in wanted]
+        rows.sort(key=lambda r: (int(r["PART_ID"]), int(r["INTEGER_IDX"])))
+        return _grouped(rows, "PART_ID", ("PART_KEY_VAL",))
+
+    def partition_params(self, ids: list[int]) -> dict[Any, list[tuple[Any, ...]]]:
+        wanted = set(ids)
+        rows = [r for r in self._partition_range("PARTITION_PARAMS", ids) if int(r["PART_ID"]) in wanted]
+        return _grouped(rows, "PART_ID", ("PARAM_KEY", "PARAM_VALUE"))
+
+    # Reading ----------------------------------------------------------------------------------------------------
+
+    def _fields(self, model: type[Model], row: dict[str, Any], names: list[str]) -> dict[str, Any]:
+        """``row`` (by target column, upper case) as the ORM's ``values(*names)`` gives it; a column the publish
+        leaves out has the target's default."""
+        fields = {}
+        for name in names:
+            field = model._meta.get_field(name)
+            assert isinstance(field, Field), f"{name} is a column of {model.__name__}"
+            column = str(field.column).upper()
+            fields[name] = row[column] if column in row else self._default(str(model._meta.db_table), column)
+        return fields
+
+    def _default(self, table: str, column: str) -> Any:
+        """The value the target gives ``table.column`` when an insert leaves it out (its declared default, or NULL)."""
+        key = (table, column)
+        if key not in self._defaults:
+            target = MetastoreReader(self.alias)
+            schema = "current_schema()" if target.vendor == "postgresql" else "DATABASE()"
+            rows = target.raw_rows(
+                "SELECT column_default FROM information_schema.columns "
+                f"WHERE table_schema = {schema} AND UPPER(table_name) = %s AND UPPER(column_name) = %s",
+                [table.upper(), column],
+            )
+            if not rows:
+                raise NotStaged(f"{table}.{column}: the target has no such column")
+            declared = rows[0][0]
+            try:
+                value = target.raw_rows(f"SELECT {declared}")[0][0] if declared is not None else None
+            except DatabaseError as exc:
+                raise NotStaged(f"{table}.{column}: the target's default {declared!r} is not a value") from exc
+            self._defaults[key] = any(value) if isinstance(value, bytes | bytearray) else value
+        return self._defaults[key]
+
+    def _partition_range(self, name: str, ids: list[int]) -> Iterator[dict[str, Any]]:
+        """The rows of ``name`` whose (target) partition ids lie between the least and greatest of ``ids``."""
+        if not ids:
+            return iter(())
+        offset = self.offsets.get("PARTITIONS", 0)
+        return self._rows(name, '"PART_ID" BETWEEN %s AND %s', [ids[0] - offset, ids[-1] - offset])
+
+    def _rows(self, name: str, where: str = "", params: Iterable[Any] = ()) -> Iterator[dict[str, Any]]:
+        """The publishing step's rows of ``name`` (all its units; ``where``: a further condition on the source's
+        columns) as the target will hold them."""
+        step = self.steps.get(name)
+        if step is None:
+            return iter(())
+        low, high = step["ranges"][0][0], step["ranges"][-1][1]
+        sql = step["select"].replace("%(low)s", str(int(low))).replace("%(high)s", str(int(high)))
+        if where:
+            sql += " AND " + quoted_for(where, self.source.vendor)
+        names = [column.upper() for column in step["read"]]
+        read = (dict(zip(names, row, strict=True)) for row in self.source.raw_rows(sql, list(params)))
+        return target_rows(self.plan, step, read)
+
+
+def _grouped(rows: Iterable[dict[str, Any]], owner: str, columns: tuple[str, ...]) -> dict[int, list[tuple[Any, ...]]]:
+    grouped: dict[int, list[tuple[Any, ...]]] = defaultdict(list)
+    for row in rows:
+        grouped[int(row[owner])].append(tuple(row[c] for c in columns))
+    return dict(grouped)
