@@ -9,12 +9,13 @@ its own transaction manager, which the console does not open. The refusal says w
 metastore's line, so the operator knows what running it with Hive means:
 
 - 2.3: no write ids; the files are deleted under the table's EXCLUSIVE lock.
-- 3.1: ``Hive.truncateTable`` takes the statement's table snapshot (``AcidUtils.getTableSnapshot``: a write id
-  allocated from NEXT_WRITE_ID in the statement's transaction) and the metastore deletes the files, stamping the
-  write id on the table or partitions for their transactional statistics.
+- 3.1: the files are deleted in the statement's transaction under the table's EXCLUSIVE lock
+  (``DDLSemanticAnalyzer.analyzeTruncateTable``'s DDL_EXCLUSIVE output); later 3.x code (``Hive.truncateTable``
+  with ``AcidUtils.getTableSnapshot``) passes the statement's write id to ``truncate_table_req`` for the
+  transactional statistics. The refusal names the table's next write id (NEXT_WRITE_ID).
 - 4.0: with ``hive.acid.truncate.usebase`` (or lockless reads) ``Hive.truncateTable`` asks the metastore to keep
-  the files (``TRUNCATE_SKIP_DATA_DELETION``) and ``TruncateTableHandler.addTruncateBaseFile`` writes an empty
-  ``base_<writeId>`` with a metadata file into each directory, under a DDL_EXCL_WRITE lock
+  the files (``TRUNCATE_SKIP_DATA_DELETION``) and ``HMSHandler.addTruncateBaseFile`` (``TruncateTableHandler`` on
+  master) writes an empty ``base_<writeId>`` with a metadata file into each directory, under a DDL_EXCL_WRITE lock
   (``TruncateTableAnalyzer.addTruncateTableOutputs``); the Cleaner removes the old deltas later.
 
 Open transactions writing the table and locks on it are named too: Hive's statement would wait for them.
@@ -116,8 +117,8 @@ def _transactional_refusal(metastore: Metastore, state: TableState, spec: Trunca
             )
         else:
             how = (
-                f"Hive {version.major}.{version.minor} allocates write id {write_id} in the statement's transaction "
-                "and deletes the files, stamping that write id on the truncated table or partitions"
+                f"Hive {version.major}.{version.minor} deletes the files in the statement's transaction under the "
+                f"table's EXCLUSIVE lock (the table's next write id is {write_id})"
             )
     findings = [
         Finding(

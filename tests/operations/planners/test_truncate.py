@@ -74,8 +74,8 @@ def test_hive_refusals_block_the_truncate_and_nothing_is_planned(
 
 
 def test_the_transactional_refusal_says_what_hive_would_do_on_the_metastores_line(metastore: Metastore) -> None:
-    """sales.payments_acid's NEXT_WRITE_ID is 3 (seeded): Hive 3.1 and 4.0 would allocate write id 3 (4.0 writing an
-    empty base_3, 3.1 deleting the files); 2.3 has no write ids. Nothing is planned."""
+    """sales.payments_acid's NEXT_WRITE_ID is 3 (seeded): Hive 4.0 would allocate write id 3 and write an empty base_3,
+    3.1 deletes the files in its transaction (next write id 3); 2.3 has no write ids. Nothing is planned."""
     # when
     preview = preview_of(metastore, "TRUNCATE TABLE sales.payments_acid")
 
@@ -85,7 +85,7 @@ def test_the_transactional_refusal_says_what_hive_would_do_on_the_metastores_lin
     if version.major >= 4:
         assert "write id 3" in refusal and "empty base_3" in refusal
     elif version.major == 3:
-        assert "write id 3" in refusal and "deletes the files" in refusal
+        assert "next write id is 3" in refusal and "deletes the files" in refusal
     else:
         assert "no write ids" in refusal
     assert refusal.endswith("Run TRUNCATE TABLE `sales`.`payments_acid` with Hive.")
