@@ -103,21 +103,21 @@ def truncate_blockers(metastore: Metastore, state: TableState, spec: TruncateTab
 
 def _transactional_refusal(metastore: Metastore, state: TableState, spec: TruncateTable) -> list[Finding]:
     """The refusal of a transactional table, saying what Hive would do on this line, and what it would wait for."""
-    ref, version = state.ref, metastore.schema.version
+    ref, line = state.ref, metastore.schema.version.line_name
     if not metastore.schema.has_write_ids:
         how = "Hive 2.3 deletes its files under the table's EXCLUSIVE lock (no write ids on this line)"
     else:
         row = NextWriteId.objects.using(metastore.alias).filter(database=ref.database, table=ref.table).first()
         write_id = row.next if row else 1  # TxnHandler.allocateTableWriteIds: no row yet starts at 1
-        if (version.major, version.minor) >= (4, 0):
+        if metastore.schema.capabilities.truncate_writes_acid_base:
             how = (
-                f"Hive {version.major}.{version.minor} allocates write id {write_id} in the statement's transaction "
+                f"Hive {line} allocates write id {write_id} in the statement's transaction "
                 f"and writes an empty base_{write_id} into each truncated directory (hive.acid.truncate.usebase), "
                 "leaving the old files to the Cleaner"
             )
         else:
             how = (
-                f"Hive {version.major}.{version.minor} deletes the files in the statement's transaction under the "
+                f"Hive {line} deletes the files in the statement's transaction under the "
                 f"table's EXCLUSIVE lock (the table's next write id is {write_id})"
             )
     findings = [
