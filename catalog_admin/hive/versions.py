@@ -211,6 +211,9 @@ class Capabilities:
     #: ``TxnHandler.compact`` also returns a request ready for cleaning at the same compactor high-water mark instead
     #: of queueing another (4.x); before, only initiated and working ones.
     compaction_reuses_ready_for_cleaning: bool
+    #: A transactional table's ``TRUNCATE`` keeps the files and writes an empty ``base_<writeId>`` into each directory
+    #: (``hive.acid.truncate.usebase``; ``HMSHandler.addTruncateBaseFile``, 4.x); before, the files are deleted.
+    truncate_writes_acid_base: bool
 
     # --- notification events (operations/events/) ---
     #: The default encoder is ``GzipJSONMessageEncoder``: ``MESSAGE_FORMAT`` ``gzip(json-2.0)``, each message gzipped
@@ -308,6 +311,7 @@ class Capabilities:
             msck_drops_partitions=hive3,
             msck_adds_in_batches=hive3,
             acid_directory_visibility=hive4,
+            truncate_writes_acid_base=hive4,
             compaction_reuses_ready_for_cleaning=hive4,
             gzip_json_messages=hive4,
             messages_carry_table_type=hive3,

@@ -4,9 +4,21 @@
 ("Cannot truncate non-managed table"; 4.0's ``FORCE`` and ``external.table.purge`` are Hive's own to run), a
 partition spec on an unpartitioned table is refused, a spec naming a key the table does not have is refused, a full
 or partial spec selects the partitions it matches (``PartitionUtils.getPartitions``), none matching is refused (Hive:
-"Partition not found" for a full spec). A transactional table is refused: Hive truncates it under a write id of its
-transaction manager (``TruncateTableDesc.mayNeedWriteId``; 4.0 may write an empty ``base_N`` instead), which the
-console does not take.
+"Partition not found" for a full spec). A transactional table is refused: Hive truncates it inside a transaction of
+its own transaction manager, which the console does not open. The refusal says what Hive would do on the
+metastore's line, so the operator knows what running it with Hive means:
+
+- 2.3: no write ids; the files are deleted under the table's EXCLUSIVE lock.
+- 3.1: the files are deleted in the statement's transaction under the table's EXCLUSIVE lock
+  (``DDLSemanticAnalyzer.analyzeTruncateTable``'s DDL_EXCLUSIVE output); later 3.x code (``Hive.truncateTable``
+  with ``AcidUtils.getTableSnapshot``) passes the statement's write id to ``truncate_table_req`` for the
+  transactional statistics. The refusal names the table's next write id (NEXT_WRITE_ID).
+- 4.0: with ``hive.acid.truncate.usebase`` (or lockless reads) ``Hive.truncateTable`` asks the metastore to keep
+  the files (``TRUNCATE_SKIP_DATA_DELETION``) and ``HMSHandler.addTruncateBaseFile`` (``TruncateTableHandler`` on
+  master) writes an empty ``base_<writeId>`` with a metadata file into each directory, under a DDL_EXCL_WRITE lock
+  (``TruncateTableAnalyzer.addTruncateTableOutputs``); the Cleaner removes the old deltas later.
+
+Open transactions writing the table and locks on it are named too: Hive's statement would wait for them.
 
 The data goes to the console's trash (``truncate_moves``), the directories stay, empty; the statistics reset as
 Hive's metastore resets them (``truncate_stats``); Hive's events: one ALTER_TABLE for an unpartitioned table, one
@@ -15,6 +27,7 @@ ALTER_PARTITION per truncated partition (``HMSHandler.alterTableStatsForTruncate
 
 from __future__ import annotations
 
+from catalog_admin.models import HiveLock, NextWriteId, Transaction, TransactionComponent
 from catalog_admin.selectors.metastores import Metastore
 from operations.containment import MoveContext
 from operations.planners.common import build_preview, snapshot
@@ -33,7 +46,7 @@ RULE = "truncate"
 
 def plan_truncate_table(metastore: Metastore, state: TableState, spec: TruncateTable) -> Preview:
     """The plan of a ``TRUNCATE TABLE`` on ``state``: a pure read."""
-    blockers = truncate_blockers(state, spec)
+    blockers = truncate_blockers(metastore, state, spec)
     partitions = _matched(metastore, state, spec) if not blockers and state.is_partitioned else []
     if state.is_partitioned and not blockers and not partitions:
         blockers.append(Finding("no_partition_matches", RULE, f"No partition of {state.ref} matches {spec.to_ddl()}"))
@@ -66,20 +79,13 @@ def plan_truncate_table(metastore: Metastore, state: TableState, spec: TruncateT
     )
 
 
-def truncate_blockers(state: TableState, spec: TruncateTable) -> list[Finding]:
+def truncate_blockers(metastore: Metastore, state: TableState, spec: TruncateTable) -> list[Finding]:
     """Hive's refusals, before anything is read from the partitions or the disk."""
     if state.is_view or state.table_type != "MANAGED_TABLE":
         what = "a view" if state.is_view else f"a {state.table_type}"
         return [Finding("non_managed_table", RULE, f"Cannot truncate non-managed table {state.ref} ({what}).")]
     if state.is_transactional:
-        return [
-            Finding(
-                "transactional_table",
-                RULE,
-                f"{state.ref} is transactional: Hive truncates it under a write id of its transaction manager, "
-                "which the console does not take. Run TRUNCATE TABLE with Hive.",
-            )
-        ]
+        return _transactional_refusal(metastore, state, spec)
     if spec.partition and not state.is_partitioned:
         return [Finding("not_partitioned", RULE, f"Partition spec for non-partitioned table {state.ref}.")]
     keys = {k.name for k in state.partition_keys}
@@ -93,6 +99,58 @@ def truncate_blockers(state: TableState, spec: TruncateTable) -> list[Finding]:
             )
         ]
     return []
+
+
+def _transactional_refusal(metastore: Metastore, state: TableState, spec: TruncateTable) -> list[Finding]:
+    """The refusal of a transactional table, saying what Hive would do on this line, and what it would wait for."""
+    ref, line = state.ref, metastore.schema.version.line_name
+    if not metastore.schema.has_write_ids:
+        how = "Hive 2.3 deletes its files under the table's EXCLUSIVE lock (no write ids on this line)"
+    else:
+        row = NextWriteId.objects.using(metastore.alias).filter(database=ref.database, table=ref.table).first()
+        write_id = row.next if row else 1  # TxnHandler.allocateTableWriteIds: no row yet starts at 1
+        if metastore.schema.capabilities.truncate_writes_acid_base:
+            how = (
+                f"Hive {line} allocates write id {write_id} in the statement's transaction "
+                f"and writes an empty base_{write_id} into each truncated directory (hive.acid.truncate.usebase), "
+                "leaving the old files to the Cleaner"
+            )
+        else:
+            how = (
+                f"Hive {line} deletes the files in the statement's transaction under the "
+                f"table's EXCLUSIVE lock (the table's next write id is {write_id})"
+            )
+    findings = [
+        Finding(
+            "transactional_table",
+            RULE,
+            f"{ref} is transactional: {how}. The console does not open Hive transactions. Run "
+            f"{spec.to_ddl()} with Hive.",
+        )
+    ]
+    alias = metastore.alias
+    written = TransactionComponent.objects.using(alias).filter(database=ref.database, table=ref.table)
+    open_ids = Transaction.objects.using(alias).filter(state="o", id__in=written.values("txn_id"))
+    txns = sorted(open_ids.values_list("id", flat=True))
+    if txns:
+        findings.append(
+            Finding(
+                "open_transactions",
+                "acid",
+                f"{len(txns)} open transaction(s) write to {ref} ({', '.join(map(str, txns[:10]))}): Hive's "
+                "truncate would wait for them.",
+            )
+        )
+    locks = HiveLock.objects.using(alias).filter(database=ref.database, table=ref.table).count()
+    if locks:
+        findings.append(
+            Finding(
+                "locks_held",
+                "acid",
+                f"{locks} lock(s) are held or waited for on {ref}: Hive's truncate would wait for them.",
+            )
+        )
+    return findings
 
 
 def _matched(metastore: Metastore, state: TableState, spec: TruncateTable) -> list[dict]:

@@ -22,6 +22,7 @@ from operations.services.alter import alter_preview_statement
 from operations.services.revert import revert_preview
 from tests.fixtures.factories import table_row
 from tests.fixtures.operations import event_types, execute, metastore_dump, path_of, warehouse_tree
+from tests.operations.services.test_hive_locks import hive_lock
 
 DAY = ("dt=2024-01-01/hour=0", "dt=2024-01-01/hour=3", "dt=2024-01-01/hour=6", "dt=2024-01-01/hour=9")
 RESET = ("numFiles", "numRows", "rawDataSize", "totalSize")
@@ -70,6 +71,50 @@ def test_hive_refusals_block_the_truncate_and_nothing_is_planned(
     # then
     assert code in codes(preview)
     assert (preview.steps, preview.moves) == ((), ())
+
+
+def test_the_transactional_refusal_says_what_hive_would_do_on_the_metastores_line(metastore: Metastore) -> None:
+    """sales.payments_acid's NEXT_WRITE_ID is 3 (seeded): Hive 4.0 would allocate write id 3 and write an empty base_3,
+    3.1 deletes the files in its transaction (next write id 3); 2.3 has no write ids. Nothing is planned."""
+    # when
+    preview = preview_of(metastore, "TRUNCATE TABLE sales.payments_acid")
+
+    # then
+    refusal = next(f.message for f in preview.blockers if f.code == "transactional_table")
+    version = metastore.schema.version
+    if version.major >= 4:
+        assert "write id 3" in refusal and "empty base_3" in refusal
+    elif version.major == 3:
+        assert "next write id is 3" in refusal and "deletes the files" in refusal
+    else:
+        assert "no write ids" in refusal
+    assert refusal.endswith("Run TRUNCATE TABLE `sales`.`payments_acid` with Hive.")
+    assert "open_transactions" not in codes(preview)
+    assert (preview.steps, preview.moves) == ((), ())
+
+
+def test_an_open_transaction_writing_the_table_is_named_beside_the_refusal(metastore: Metastore) -> None:
+    """ops.job_runs_acid is seeded with an open transaction writing it: Hive's truncate would wait for it, so the
+    refusal names it too."""
+    # when
+    preview = preview_of(metastore, "TRUNCATE TABLE ops.job_runs_acid")
+
+    # then
+    assert {"transactional_table", "open_transactions"} <= set(codes(preview))
+    assert (preview.steps, preview.moves) == ((), ())
+
+
+def test_a_lock_on_the_transactional_table_is_named_beside_the_refusal(metastore: Metastore) -> None:
+    """A writer's lock on sales.payments_acid (as TxnHandler writes it): Hive's truncate would wait for it."""
+    # given
+    hive_lock(metastore, 9001, table="payments_acid")
+
+    # when
+    preview = preview_of(metastore, "TRUNCATE TABLE sales.payments_acid")
+
+    # then
+    held = next(f.message for f in preview.blockers if f.code == "locks_held")
+    assert held.startswith("1 lock(s) are held or waited for on `sales`.`payments_acid`")
 
 
 def test_a_partial_spec_truncates_its_partitions_into_the_trash_and_resets_their_statistics(
