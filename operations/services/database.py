@@ -6,9 +6,9 @@ transaction: the database's row locked (or, for a new one, its absence checked; 
 insert), its state compared with the plan's, the rows written with each count checked, the notification event written
 with them, the directories created, removed, trashed or restored (put back if anything fails before the commit), the
 before-image kept for the revert, and the execution audited. ``DROP DATABASE … CASCADE`` first deletes the rows of every
-table of the database (the plan's set-based statements, each count checked, every deleted row kept in the
-before-image), under a check that the database holds exactly the tables the plan listed; its undrop puts the database
-back first, then those rows, with the same ids.
+table of the database (the plan's set-based statements, each count checked, every deleted row kept in ``CapturedRows``
+as an ALTER's; an older execution's rows, kept in its JSON, are still read), under a check that the database holds
+exactly the tables the plan listed; its undrop puts the database back first, then those rows, with the same ids.
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ from operations.models import DirectoryMoveRecord, Execution
 from operations.planners.databases import ABSENT, DATABASE_FIELDS, DatabasePlan, DirectoryAction, read_database_state
 from operations.planners.partitions.directories import TRASH_DIR
 from operations.preview import Step
-from operations.services.alter import fetch_rows
 from operations.services.commit_markers import new_commit_marker, write_commit_marker
 from operations.services.one_transaction import refuse_unexecutable, run_execution
+from operations.services.row_capture import DELETED, RowCapture, discard_captured_rows
 from operations.staleness import stale_message
 
 __all__ = ("database_execute",)
@@ -100,7 +100,7 @@ def _apply(metastore: Metastore, plan: DatabasePlan, execution: Execution, owner
             if plan.insert is not None:  # a creation or an undrop: the data is in place before the events list it
                 done += [(action, _directory(action, execution)) for action in plan.directories]
             dropped = _dropped_tables(metastore, plan, state.id if state is not None else None, now)
-            writer = _Writer(metastore)
+            writer = _Writer(metastore, RowCapture(execution))
             db_id = writer.rows(plan, state.id if state is not None else None, owner)
             after = read_database(metastore.alias, version, db_id) if not plan.delete else None
             tables = created_table_rows(metastore, database_table_ids(metastore, db_id), now) if _restores(plan) else []
@@ -121,10 +121,11 @@ def _apply(metastore: Metastore, plan: DatabasePlan, execution: Execution, owner
             if plan.insert is None:
                 for action in plan.directories:
                     done.append((action, _directory(action, execution)))
-            _keep_image(metastore, plan, execution, state, db_id, done, writer.deleted)
+            _keep_image(metastore, plan, execution, state, db_id, done, writer.capture)
             return writer.counts
     except BaseException:
         _undo(done)
+        discard_captured_rows(execution)
         raise
 
 
@@ -151,20 +152,19 @@ def _restores(plan: DatabasePlan) -> bool:
 class _Writer:
     """The plan's statements on the metastore's connection, each count checked (the rows a delete removes kept)."""
 
-    def __init__(self, metastore: Metastore) -> None:
+    def __init__(self, metastore: Metastore, capture: RowCapture) -> None:
         self.metastore = metastore
+        self.capture = capture
         self.connection = connections[metastore.alias]
         self.quote = self.connection.ops.quote_name
         self.counts: dict[str, dict[str, int]] = {}
-        self.deleted: dict[str, list[dict[str, Any]]] = {}
 
     def steps(self, steps: tuple[Step, ...]) -> None:
         """The tables' statements (a CASCADE's deletes, its undrop's inserts), each count checked."""
         for step in steps:
             if step.capture_sql:
                 with self.connection.cursor() as cursor:
-                    rows = fetch_rows(cursor, step.capture_sql, step.params)
-                self.deleted.setdefault(step.metastore_table, []).extend(rows)
+                    self.capture.capture(cursor, DELETED, step.metastore_table, step.capture_sql, step.params)
             self.execute(step.metastore_table, step.action, step.sql, list(step.params), step.expected_rows)
 
     def count(self, table: str, action: str, rows: int) -> None:
@@ -296,13 +296,14 @@ def _keep_image(
     state: Any,
     db_id: int,
     done: Undo,
-    deleted: dict[str, list[dict[str, Any]]],
+    capture: RowCapture,
 ) -> None:
     """What a revert needs, kept before the metastore commits (a CASCADE: every row of its tables, and their
     listing)."""
     image: dict[str, Any] = {"name": plan.database, "database_id": db_id}
     if plan.delete and (plan.tables or plan.steps):
-        image.update(deleted_rows=deleted, tables=[t.as_dict() for t in plan.tables])
+        capture.flush()  # the rows in CapturedRows (as an ALTER's), their counts in the JSON
+        image.update(captured=capture.counts, tables=[t.as_dict() for t in plan.tables])
     if state is not None:
         image.update(row=state.row, params=[list(p) for p in state.params], privileges=list(state.privileges))
     image["created_directories"] = [[d.source, created] for d, created in done if d.action == "create" and created]

@@ -67,7 +67,10 @@ def database_revert_plan(execution: Execution) -> DatabasePlan:
         )
     check_not_reverted(execution)
     return plan_database_revert_of(
-        get_metastore(execution.metastore), execution_id=execution.pk, kind=str(kind), image=execution.before_image
+        get_metastore(execution.metastore),
+        execution_id=execution.pk,
+        kind=str(kind),
+        image=execution.read_before_image(),
     )
 
 

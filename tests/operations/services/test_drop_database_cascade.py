@@ -19,7 +19,7 @@ from catalog_admin.errors import ApplicationError
 from catalog_admin.models import NotificationEvent, Partition, Table
 from catalog_admin.selectors.metastores import Metastore
 from operations.ddl.parser import parse_alter
-from operations.models import ChangeRequest, Execution
+from operations.models import CapturedRows, ChangeRequest, Execution
 from operations.planners.databases import DatabasePlan, plan_database
 from operations.services.alter import alter_preview_statement
 from operations.services.change_requests import (
@@ -232,3 +232,49 @@ def _run(request: ChangeRequest, people: dict[str, User], capture: Any) -> Chang
         change_request_execute(request=request, user=people["steward"])
     request.refresh_from_db()
     return request
+
+
+def test_the_cascades_deleted_rows_are_kept_in_captured_rows_not_in_the_json(metastore: Metastore) -> None:
+    """The before-image's rows go to ``CapturedRows`` (compressed chunks, as an ALTER's), the JSON keeps their counts;
+    the undrop reads them back."""
+    # given
+    before = rows(metastore)
+
+    # when
+    dropped = run(metastore, plan(metastore, "DROP DATABASE sales CASCADE"))
+
+    # then
+    stored = Execution.objects.get(pk=dropped.pk)
+    assert "deleted_rows" not in stored.before_image
+    assert stored.before_image["captured"]["deleted"]["TBLS"] == 3
+    assert stored.before_image["captured"]["deleted"]["PARTITIONS"] == 12
+    assert CapturedRows.objects.filter(execution=stored, metastore_table="PARTITIONS").exists()
+    assert len(stored.captured_rows("deleted", "PARTITIONS")) == 12
+
+    # and when
+    run(metastore, database_revert_plan(stored))
+
+    # then
+    assert rows(metastore) == before
+
+
+def test_an_older_cascade_with_its_rows_in_the_json_still_reverts(metastore: Metastore) -> None:
+    """An execution recorded before the rows moved to ``CapturedRows`` kept them in its JSON (``deleted_rows``): its
+    undrop still restores every row."""
+    # given: a cascade whose before-image is rewritten as the older executions stored it
+    before = rows(metastore)
+    dropped = run(metastore, plan(metastore, "DROP DATABASE sales CASCADE"))
+    image = dropped.read_before_image()
+    del image["captured"], image["updated_rows"]
+    CapturedRows.objects.filter(execution=dropped).delete()
+    Execution.objects.filter(pk=dropped.pk).update(before_image=image)
+    older = Execution.objects.get(pk=dropped.pk)
+    assert "captured" not in older.before_image and len(older.before_image["deleted_rows"]["PARTITIONS"]) == 12
+
+    # when
+    undrop = database_revert_plan(older)
+    run(metastore, undrop)
+
+    # then
+    assert undrop.blockers == ()
+    assert rows(metastore) == before
