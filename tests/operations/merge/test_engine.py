@@ -228,10 +228,10 @@ def test_a_merge_cancelled_on_spark_stops_its_driver_and_publishes_nothing(
     _spark_engine(settings, tmp_path)
     record = spark_jobs._record_progress
 
-    def cancelling(handle, reader, files):  # noqa: ANN001, ANN202
+    def cancelling(handle, reader, files, **given):  # noqa: ANN001, ANN003, ANN202
         if handle.job.cancel_requested_at is None:
             job_cancel(job=handle.job, user=people["steward"])
-        return record(handle, reader, files)
+        return record(handle, reader, files, **given)
 
     monkeypatch.setattr(spark_jobs, "_record_progress", cancelling)
 
