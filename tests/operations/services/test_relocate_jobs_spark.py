@@ -17,6 +17,7 @@ import shutil
 import signal
 import threading
 from contextlib import nullcontext
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
@@ -30,7 +31,7 @@ from django.utils import timezone
 
 from catalog_admin.selectors.metastores import Metastore
 from operations.choices import JobState
-from operations.models import Execution, Job, Relocation
+from operations.models import ChangeRequest, Execution, Job, Relocation
 from operations.services import jobs
 from operations.services.jobs import job_resume, run_job
 from operations.services.relocate_jobs import RELOCATE
@@ -55,6 +56,48 @@ pytestmark = [
 @pytest.fixture
 def local_spark(settings) -> None:  # noqa: ANN001
     settings.CATALOG_SPARK_MASTER = "local[2]"
+
+
+@dataclass(frozen=True)
+class PausedRelocation:
+    """A queued relocation of sales.orders' day copying one partition per batch and pausing after each, with what the
+    checks compare: the partitions' locations and their sources' bytes before the job ran."""
+
+    request: ChangeRequest
+    job: Job
+    metastore: Metastore
+    target: Path
+    units: list[str]
+    table_id: int
+    before: dict[str, str]
+    sources: dict[str, Path]
+    source_bytes: list[dict[str, str]]
+    work: Path
+
+    def swapped_every_partition_once_verified(self) -> None:
+        """Every partition points at its copy, and each copy is identical to its untouched source."""
+        after = partition_locations(self.metastore, self.table_id)
+        assert {n: after[n] for n in self.units} == {n: location_of(self.target / n) for n in self.units}
+        copies = tree_digest(self.target / n for n in self.units)
+        assert tree_digest(self.sources.values()) == self.source_bytes == copies
+
+
+def paused_relocation(
+    people: dict[str, User], metastore: Metastore, warehouse: Path, *, pause_seconds: int
+) -> PausedRelocation:
+    target = warehouse / "sales.db" / "orders_moved"
+    request, job = executed(people, metastore, target, lambda execute: nullcontext())
+    Job.objects.filter(pk=job.pk).update(plan={**job.plan, "batch_files": 1, "pause_seconds": pause_seconds})
+    units = [unit["key"] for unit in job.plan["units"]]
+    orders = table_row(metastore, "sales", "orders")
+    before = partition_locations(metastore, orders.id)
+    sources = {n: path_of(loc) for n, loc in before.items() if n in units}
+    work = Path(settings.CATALOG_SPARK_WORK_DIR) / f"job-{job.pk}"
+    shutil.rmtree(work, ignore_errors=True)  # an earlier run's job of the same id left its files
+    job = Job.objects.get(pk=job.pk)
+    return PausedRelocation(
+        request, job, metastore, target, units, orders.id, before, sources, tree_digest(sources.values()), work
+    )
 
 
 def test_an_approved_relocation_copies_on_spark_verifies_swaps_and_keeps_the_source(
@@ -242,18 +285,10 @@ def test_kill_9_of_the_driver_mid_copy_leaves_source_and_metastore_and_resume_sw
     verified, the metastore and the source are as before (nothing half-swapped), the request still executes; resumed,
     the run copies only the rest, then swaps every partition in one transaction."""
     # given: a queued relocation copying one partition per batch, pausing after each
-    target = warehouse / "sales.db" / "orders_moved"
-    request, job = executed(people, metastore, target, lambda execute: nullcontext())
-    Job.objects.filter(pk=job.pk).update(plan={**job.plan, "batch_files": 1, "pause_seconds": 3})
-    units = [unit["key"] for unit in job.plan["units"]]
+    relocation = paused_relocation(people, metastore, warehouse, pause_seconds=3)
+    request, job, units = relocation.request, relocation.job, relocation.units
     assert len(units) >= 2 and all(len(unit["files"]) == 1 for unit in job.plan["units"]), "one file per partition"
-    orders = table_row(metastore, "sales", "orders")
-    before = partition_locations(metastore, orders.id)
-    sources = {n: path_of(loc) for n, loc in before.items() if n in units}
-    source_bytes = tree_digest(sources.values())
-    work = Path(settings.CATALOG_SPARK_WORK_DIR) / f"job-{job.pk}"
-    shutil.rmtree(work, ignore_errors=True)  # an earlier run's job of the same id left its files
-    killer = kill_driver_after_first_unit(DriverFiles(work / "attempt-1"))
+    killer = kill_driver_after_first_unit(DriverFiles(relocation.work / "attempt-1"))
 
     # when
     failed = run_job(job.pk)
@@ -264,8 +299,8 @@ def test_kill_9_of_the_driver_mid_copy_leaves_source_and_metastore_and_resume_sw
     assert failed.state == JobState.FAILED and failed.error.startswith("The Spark driver exited with -9"), failed.error
     assert 1 <= len(failed.completed) < len(units) and not process_alive(failed.driver_pid)
     assert request.state == "executing" and request.execution is None and not Execution.objects.exists()
-    assert partition_locations(metastore, orders.id) == before
-    assert tree_digest(sources.values()) == source_bytes
+    assert partition_locations(metastore, relocation.table_id) == relocation.before
+    assert tree_digest(relocation.sources.values()) == relocation.source_bytes
 
     # when: resumed, and run as a worker would
     Job.objects.filter(pk=job.pk).update(plan={**job.plan, "pause_seconds": 0})
@@ -277,9 +312,7 @@ def test_kill_9_of_the_driver_mid_copy_leaves_source_and_metastore_and_resume_sw
     assert (finished.state, finished.attempts, request.state) == (JobState.SUCCEEDED, 2, "succeeded"), finished.error
     assert finished.result["skipped"] == sorted(failed.completed)
     assert sorted(finished.result["units"]) == sorted(set(units) - set(failed.completed))
-    after = partition_locations(metastore, orders.id)
-    assert {n: after[n] for n in units} == {n: location_of(target / n) for n in units}
-    assert tree_digest(sources.values()) == source_bytes == tree_digest(target / n for n in units)
+    relocation.swapped_every_partition_once_verified()
 
 
 def test_a_relocation_handed_over_mid_copy_is_adopted_and_swaps_every_file_once_verified(
@@ -290,18 +323,10 @@ def test_a_relocation_handed_over_mid_copy_is_adopted_and_swaps_every_file_once_
     same attempt), follows it to its manifest and swaps every partition, each copy identical to its source."""
     # given: a queued relocation copying one partition per batch, pausing after each, and a SIGTERM after the first
     monkeypatch.setattr(jobs, "_STOPPING", threading.Event())
-    target = warehouse / "sales.db" / "orders_moved"
-    request, job = executed(people, metastore, target, lambda execute: nullcontext())
-    Job.objects.filter(pk=job.pk).update(plan={**job.plan, "batch_files": 1, "pause_seconds": 2})
-    units = [unit["key"] for unit in job.plan["units"]]
+    relocation = paused_relocation(people, metastore, warehouse, pause_seconds=2)
+    request, job, units = relocation.request, relocation.job, relocation.units
     assert len(units) >= 2, "several partitions to copy"
-    orders = table_row(metastore, "sales", "orders")
-    before = partition_locations(metastore, orders.id)
-    sources = {n: path_of(loc) for n, loc in before.items() if n in units}
-    source_bytes = tree_digest(sources.values())
-    work = Path(settings.CATALOG_SPARK_WORK_DIR) / f"job-{job.pk}"
-    shutil.rmtree(work, ignore_errors=True)  # an earlier run's job of the same id left its files
-    stopper = stop_worker_after_first_unit(DriverFiles(work / "attempt-1"))
+    stopper = stop_worker_after_first_unit(DriverFiles(relocation.work / "attempt-1"))
 
     # when
     handed = run_job(job.pk)
@@ -311,7 +336,8 @@ def test_a_relocation_handed_over_mid_copy_is_adopted_and_swaps_every_file_once_
     request.refresh_from_db()
     assert (handed.state, handed.attempts, request.state) == (JobState.QUEUED, 1, "executing"), handed.error
     assert process_alive(handed.driver_pid) and handed.adoption is not None
-    assert partition_locations(metastore, orders.id) == before and not Execution.objects.exists()
+    assert partition_locations(metastore, relocation.table_id) == relocation.before
+    assert not Execution.objects.exists()
 
     # when: a worker that is not stopping claims it
     jobs._STOPPING.clear()
@@ -322,9 +348,7 @@ def test_a_relocation_handed_over_mid_copy_is_adopted_and_swaps_every_file_once_
     assert (finished.state, finished.attempts, request.state) == (JobState.SUCCEEDED, 1, "succeeded"), finished.error
     assert finished.driver_pid == handed.driver_pid and finished.adoption is None
     assert finished.result["skipped"] == [] and sorted(finished.result["units"]) == sorted(units)
-    after = partition_locations(metastore, orders.id)
-    assert {n: after[n] for n in units} == {n: location_of(target / n) for n in units}
-    assert tree_digest(sources.values()) == source_bytes == tree_digest(target / n for n in units)
+    relocation.swapped_every_partition_once_verified()
     assert Relocation.objects.get(execution=request.execution).state == Relocation.State.SWAPPED
 
 
@@ -337,16 +361,8 @@ def test_a_relocation_handed_over_and_claimed_on_another_host_stops_its_driver_s
     partition, each copy identical to its source."""
     # given: a relocation handed over after its first verified partition
     monkeypatch.setattr(jobs, "_STOPPING", threading.Event())
-    target = warehouse / "sales.db" / "orders_moved"
-    request, job = executed(people, metastore, target, lambda execute: nullcontext())
-    Job.objects.filter(pk=job.pk).update(plan={**job.plan, "batch_files": 1, "pause_seconds": 2})
-    units = [unit["key"] for unit in job.plan["units"]]
-    orders = table_row(metastore, "sales", "orders")
-    before = partition_locations(metastore, orders.id)
-    sources = {n: path_of(loc) for n, loc in before.items() if n in units}
-    source_bytes = tree_digest(sources.values())
-    work = Path(settings.CATALOG_SPARK_WORK_DIR) / f"job-{job.pk}"
-    shutil.rmtree(work, ignore_errors=True)  # an earlier run's job of the same id left its files
+    relocation = paused_relocation(people, metastore, warehouse, pause_seconds=2)
+    request, job, units, work = relocation.request, relocation.job, relocation.units, relocation.work
     stopper = stop_worker_after_first_unit(DriverFiles(work / "attempt-1"))
     handed = run_job(job.pk)
     stopper.join(timeout=60)
@@ -362,7 +378,8 @@ def test_a_relocation_handed_over_and_claimed_on_another_host_stops_its_driver_s
     assert failed.state == JobState.FAILED and "confirmed it stopped" in failed.error, failed.error
     assert not process_alive(handed.driver_pid) and (work / "attempt-1" / "ended").exists()
     assert (request.state, failed.adoption) == ("executing", None)
-    assert partition_locations(metastore, orders.id) == before and not Execution.objects.exists()
+    assert partition_locations(metastore, relocation.table_id) == relocation.before
+    assert not Execution.objects.exists()
     assert 1 <= len(failed.completed) < len(units)
 
     # when
@@ -375,9 +392,7 @@ def test_a_relocation_handed_over_and_claimed_on_another_host_stops_its_driver_s
     request.refresh_from_db()
     assert (finished.state, finished.attempts, request.state) == (JobState.SUCCEEDED, 2, "succeeded"), finished.error
     assert finished.result["skipped"] == sorted(failed.completed)
-    after = partition_locations(metastore, orders.id)
-    assert {n: after[n] for n in units} == {n: location_of(target / n) for n in units}
-    assert tree_digest(sources.values()) == source_bytes == tree_digest(target / n for n in units)
+    relocation.swapped_every_partition_once_verified()
 
 
 def test_a_relocation_settled_after_its_worker_died_resumes_and_copies_only_the_rest(
@@ -388,16 +403,9 @@ def test_a_relocation_settled_after_its_worker_died_resumes_and_copies_only_the_
     partition and swaps every one."""
     # given: the first attempt's driver killed after a verified unit, the job left running and silent as a worker
     # killed at that moment leaves it
-    target = warehouse / "sales.db" / "orders_moved"
-    request, job = executed(people, metastore, target, lambda execute: nullcontext())
-    Job.objects.filter(pk=job.pk).update(plan={**job.plan, "batch_files": 1, "pause_seconds": 2})
-    units = [unit["key"] for unit in job.plan["units"]]
-    orders = table_row(metastore, "sales", "orders")
-    sources = {n: path_of(loc) for n, loc in partition_locations(metastore, orders.id).items() if n in units}
-    source_bytes = tree_digest(sources.values())
-    work = Path(settings.CATALOG_SPARK_WORK_DIR) / f"job-{job.pk}"
-    shutil.rmtree(work, ignore_errors=True)
-    killer = kill_driver_after_first_unit(DriverFiles(work / "attempt-1"))
+    relocation = paused_relocation(people, metastore, warehouse, pause_seconds=2)
+    request, job, units = relocation.request, relocation.job, relocation.units
+    killer = kill_driver_after_first_unit(DriverFiles(relocation.work / "attempt-1"))
     run_job(job.pk)
     killer.join(timeout=60)
     long_ago = timezone.now() - timedelta(hours=1)
@@ -416,9 +424,7 @@ def test_a_relocation_settled_after_its_worker_died_resumes_and_copies_only_the_
     assert (finished.state, finished.attempts, request.state) == (JobState.SUCCEEDED, 2, "succeeded"), finished.error
     assert finished.result["skipped"] == sorted(errored.completed)
     assert sorted(finished.result["units"]) == sorted(set(units) - set(errored.completed))
-    after = partition_locations(metastore, orders.id)
-    assert {n: after[n] for n in units} == {n: location_of(target / n) for n in units}
-    assert tree_digest(sources.values()) == source_bytes == tree_digest(target / n for n in units)
+    relocation.swapped_every_partition_once_verified()
 
 
 def test_a_file_written_into_a_copied_partition_while_the_driver_runs_is_copied_before_the_swap(
@@ -429,14 +435,11 @@ def test_a_file_written_into_a_copied_partition_while_the_driver_runs_is_copied_
     the job's result and the relocation, says so in the job's log, and only then re-points the partitions."""
     # given: a queued relocation copying one partition per batch, pausing after each, and a writer that adds a file
     # to the first partition once the driver reported it verified
-    target = warehouse / "sales.db" / "orders_moved"
-    request, job = executed(people, metastore, target, lambda execute: nullcontext())
-    Job.objects.filter(pk=job.pk).update(plan={**job.plan, "batch_files": 1, "pause_seconds": 2})
+    relocation = paused_relocation(people, metastore, warehouse, pause_seconds=2)
+    request, job, target = relocation.request, relocation.job, relocation.target
     first = job.plan["units"][0]
     late, content = path_of(first["source"]) / "000009_0", os.urandom(300_000)
-    work = Path(settings.CATALOG_SPARK_WORK_DIR) / f"job-{job.pk}"
-    shutil.rmtree(work, ignore_errors=True)  # an earlier run's job of the same id left its files
-    writer = write_after_first_unit(DriverFiles(work / "attempt-1"), late, content)
+    writer = write_after_first_unit(DriverFiles(relocation.work / "attempt-1"), late, content)
 
     # when
     finished = run_job(job.pk)
