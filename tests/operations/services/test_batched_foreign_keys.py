@@ -7,7 +7,10 @@ cascading key or a role that may not skip the triggers keeps PostgreSQL's own ch
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.db import connections, transaction
@@ -135,6 +138,15 @@ def test_without_batching_postgresql_refuses_the_same_drop_itself(
     assert metastore_dump(postgres.alias, events=False) == rows_before
 
 
+@contextmanager
+def rolled_back_cursor(metastore: Metastore) -> Iterator[Any]:
+    """A cursor in a metastore transaction rolled back at the end: what a test adds there goes with it."""
+    with allow_metastore_writes(), transaction.atomic(using=metastore.alias):
+        with connections[metastore.alias].cursor() as cursor:
+            yield cursor
+        transaction.set_rollback(True, using=metastore.alias)
+
+
 def _deletes(metastore: Metastore) -> tuple:
     return alter_preview_statement(metastore=metastore, statement=DROP_TABLE).steps
 
@@ -142,58 +154,50 @@ def _deletes(metastore: Metastore) -> tuple:
 def test_a_table_with_a_trigger_of_its_own_keeps_the_per_row_checks(postgres: Metastore) -> None:
     # given
     steps = _deletes(postgres)
-    with allow_metastore_writes(), transaction.atomic(using=postgres.alias):
-        with connections[postgres.alias].cursor() as cursor:
-            cursor.execute(
-                "CREATE FUNCTION audit_noop() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN OLD; END $$"
-            )
-            cursor.execute(
-                'CREATE TRIGGER audit AFTER DELETE ON "PARTITION_PARAMS" FOR EACH ROW EXECUTE FUNCTION audit_noop()'
-            )
+    with rolled_back_cursor(postgres) as cursor:
+        cursor.execute("CREATE FUNCTION audit_noop() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN OLD; END $$")
+        cursor.execute(
+            'CREATE TRIGGER audit AFTER DELETE ON "PARTITION_PARAMS" FOR EACH ROW EXECUTE FUNCTION audit_noop()'
+        )
 
-            # when
-            found = batched_foreign_keys(cursor, postgres.alias, steps)
+        # when
+        found = batched_foreign_keys(cursor, postgres.alias, steps)
 
-            # then
-            assert found is None
-            cursor.execute("SHOW session_replication_role")
-            assert cursor.fetchone()[0] == "origin"
-        transaction.set_rollback(True, using=postgres.alias)
+        # then
+        assert found is None
+        cursor.execute("SHOW session_replication_role")
+        assert cursor.fetchone()[0] == "origin"
 
 
 def test_a_cascading_key_keeps_the_per_row_checks(postgres: Metastore) -> None:
     # given
     steps = _deletes(postgres)
-    with allow_metastore_writes(), transaction.atomic(using=postgres.alias):
-        with connections[postgres.alias].cursor() as cursor:
-            cursor.execute('CREATE TABLE "AUDIT_PARTS" ("PART_ID" bigint REFERENCES "PARTITIONS" ON DELETE CASCADE)')
+    with rolled_back_cursor(postgres) as cursor:
+        cursor.execute('CREATE TABLE "AUDIT_PARTS" ("PART_ID" bigint REFERENCES "PARTITIONS" ON DELETE CASCADE)')
 
-            # when
-            found = batched_foreign_keys(cursor, postgres.alias, steps)
+        # when
+        found = batched_foreign_keys(cursor, postgres.alias, steps)
 
-            # then
-            assert found is None
-        transaction.set_rollback(True, using=postgres.alias)
+        # then
+        assert found is None
 
 
 def test_a_role_that_may_not_skip_the_triggers_keeps_them(postgres: Metastore) -> None:
     # given
     steps = _deletes(postgres)
-    with allow_metastore_writes(), transaction.atomic(using=postgres.alias):
-        with connections[postgres.alias].cursor() as cursor:
-            cursor.execute("DROP ROLE IF EXISTS ca_plain_dt")
-            cursor.execute("CREATE ROLE ca_plain_dt")
-            cursor.execute("GRANT SELECT ON ALL TABLES IN SCHEMA public TO ca_plain_dt")
-            cursor.execute("SET LOCAL ROLE ca_plain_dt")
+    with rolled_back_cursor(postgres) as cursor:
+        cursor.execute("DROP ROLE IF EXISTS ca_plain_dt")
+        cursor.execute("CREATE ROLE ca_plain_dt")
+        cursor.execute("GRANT SELECT ON ALL TABLES IN SCHEMA public TO ca_plain_dt")
+        cursor.execute("SET LOCAL ROLE ca_plain_dt")
 
-            # when
-            found = batched_foreign_keys(cursor, postgres.alias, steps)
+        # when
+        found = batched_foreign_keys(cursor, postgres.alias, steps)
 
-            # then
-            assert found is None
-            cursor.execute("SELECT 1")  # the refused SET left the transaction usable
-            assert cursor.fetchone() == (1,)
-        transaction.set_rollback(True, using=postgres.alias)
+        # then
+        assert found is None
+        cursor.execute("SELECT 1")  # the refused SET left the transaction usable
+        assert cursor.fetchone() == (1,)
 
 
 def test_small_or_non_delete_plans_keep_the_per_row_checks(
