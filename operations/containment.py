@@ -47,6 +47,7 @@ __all__ = (
     "move_blockers",
     "named_links",
     "new_location_blockers",
+    "new_locations_blockers",
     "unsafe_leaf",
     "unsafe_path",
     "users_near",
@@ -310,10 +311,22 @@ def new_location_blockers(
 ) -> list[Finding]:
     """The containment blockers of pointing a table or partition at ``location`` (see :func:`check_new_location`);
     ``above_only``: only directories at or above it count (a prefix rewrite's target directory)."""
-    target = canonical(location)
-    found = location_users(metastore, [] if above_only else [target], ancestors=[target, *ancestors(target)])
-    users = [u for u in found if is_inside(target, u.location) or (not above_only and _touches(u.location, target))]
-    return check_new_location(location, governed_roots(metastore), users, own=own)
+    return new_locations_blockers(metastore, [location], own=own, above_only=above_only)
+
+
+def new_locations_blockers(
+    metastore: Metastore, locations: Sequence[str], *, own: MoveContext, above_only: bool = False
+) -> list[Finding]:
+    """:func:`new_location_blockers` of many locations, their users read in one query."""
+    targets = [canonical(location) for location in locations]
+    above = sorted({a for target in targets for a in (target, *ancestors(target))})
+    found = location_users(metastore, [] if above_only else targets, ancestors=above)
+    roots = governed_roots(metastore)
+    findings: list[Finding] = []
+    for location, target in zip(locations, targets, strict=True):
+        users = [u for u in found if is_inside(target, u.location) or (not above_only and _touches(u.location, target))]
+        findings += check_new_location(location, roots, users, own=own)
+    return findings
 
 
 def _touches(location: str, other: str) -> bool:

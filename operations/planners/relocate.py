@@ -22,7 +22,14 @@ from catalog_admin.locations import filesystem_for
 from catalog_admin.models import Partition, StorageDescriptor
 from catalog_admin.selectors.metastores import Metastore
 from operations.choices import JobKind
-from operations.containment import MoveContext, canonical, is_inside, move_blockers, new_location_blockers
+from operations.containment import (
+    MoveContext,
+    canonical,
+    is_inside,
+    move_blockers,
+    new_location_blockers,
+    new_locations_blockers,
+)
 from operations.planners.common import build_preview, metadata_only_hive, snapshot
 from operations.planners.data_scope import (
     data_work_blockers,
@@ -334,8 +341,7 @@ def moving_in_blockers(
     moves = [DirectoryMove(u.source, u.destination, 1, 0, None, None, None, None, True) for u in units]
     blockers = move_blockers(metastore, moves, {u.source: _unit_context(state, u, sd_ids) for u in units})
     own = MoveContext(table_id=state.table_id)
-    for unit in units:
-        blockers += new_location_blockers(metastore, unit.destination, own=own)
+    blockers += new_locations_blockers(metastore, [u.destination for u in units], own=own)
     resuming = _RESUMING_INTO.get()
     filesystem = filesystem_for(units[0].destination, metastore.name)
     there = [
