@@ -3,13 +3,17 @@ The pages under concurrent load, served as in production (issue 29's goal: 16 cl
 table page >= 50 req/s, partitions page >= 30 req/s, change-request list >= 50 req/s, each p99 < 1 s, 0 errors).
 
     .venv/bin/python benchmarks/page_load.py [--partitions 100000] [--clients 16] [--seconds 20] [--keep]
+        [--before COMMIT] [--rounds 1]
 
 Creates PostgreSQL databases ``ca_bench_load`` (a Hive 3.1 metastore seeded by ``seed_metastore``: demo content
 and ``bench.events`` with P partitions and real directories) and ``ca_bench_load_console`` (the console's own state,
 with 500 change requests whose stored previews are each 100 KB, as big as a bounded preview gets), starts the web
 tier as ``bin/serve web`` does (gunicorn with the production settings, its default workers and threads), signs a
 steward in, and for each page runs ``--clients`` keep-alive HTTP clients (threads) for ``--seconds`` after a warm-up,
-counting answers, errors and latencies. The load average before and after is printed beside the figures: on a
+counting answers, errors and latencies. The metastore is vacuumed and analysed after seeding, as autovacuum keeps a
+production metastore (this machine's PostgreSQL runs with autovacuum off). With ``--before``, the code of that commit
+(extracted by ``common.code_at``) is served the same way on the same databases right after this code, ``--rounds``
+times in turn: the baseline in the same run. The load average before and after is printed beside the figures: on a
 machine doing other work the numbers are that machine's. Results go to ``docs/benchmarks.md``.
 """
 
@@ -25,8 +29,9 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
-from common import REPO, recreate_metastore, write_section
+from common import REPO, code_at, recreate_metastore, write_section
 
 METASTORE_DB = "ca_bench_load"
 CONSOLE_DB = "ca_bench_load_console"
@@ -64,6 +69,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--warmup", type=float, default=3.0)
     parser.add_argument("--keep", action="store_true", help="reuse the seeded databases of an earlier run")
+    parser.add_argument("--before", default="", help="a commit served the same way, in the same run")
+    parser.add_argument("--rounds", type=int, default=1, help="how many times each code serves every page, in turn")
     args = parser.parse_args()
 
     env = _environment()
@@ -72,12 +79,30 @@ def main() -> None:
         recreate_metastore(METASTORE_DB, "3.1.0")
         _recreate_database(CONSOLE_DB)
     cookie = _prepare(args)
+    codes = {"this code": REPO, **({f"`{args.before}`": _old_code(args.before, env)} if args.before else {})}
     load_before = os.getloadavg()
-    port = _free_port()
-    with _web_tier(env, port):
-        results = [_run_page(name, path, port, cookie, args) for name, path in PAGES.items()]
+    results: list[tuple[str, PageResult]] = []
+    for _ in range(args.rounds):
+        for label, folder in codes.items():
+            port = _free_port()
+            with _web_tier({**env, **_static_of(folder)}, port, folder):
+                results += [(label, _run_page(name, path, port, cookie, args)) for name, path in PAGES.items()]
     load_after = os.getloadavg()
     _report(args, results, load_before, load_after)
+
+
+def _static_of(folder: Path) -> dict[str, str]:
+    """Where ``folder``'s code keeps its collected static files (its own, for an earlier commit's)."""
+    return {} if folder == REPO else {"CATALOG_ADMIN_VAR": str(folder / "var")}
+
+
+def _old_code(commit: str, env: dict[str, str]) -> Path:
+    """The code of ``commit``, its static files collected (it serves the databases this code migrated)."""
+    folder = code_at(commit)
+    (folder / "var").mkdir(exist_ok=True)
+    command = [sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"]
+    subprocess.run(command, cwd=folder, env={**os.environ, **env, **_static_of(folder)}, check=True)
+    return folder
 
 
 def _environment() -> dict[str, str]:
@@ -100,6 +125,11 @@ def _recreate_database(name: str) -> None:
     subprocess.run([*psql, "-c", drop, "-c", create], check=True, capture_output=True)
 
 
+def _vacuum_analyze(name: str) -> None:
+    psql = ["psql", "-h", "127.0.0.1", "-U", "postgres", "-q", "-d", name]
+    subprocess.run([*psql, "-c", "VACUUM ANALYZE"], check=True, capture_output=True)
+
+
 def _prepare(args: argparse.Namespace) -> str:
     """Migrate and seed (unless ``--keep``); a signed-in steward's session cookie."""
     sys.path.insert(0, str(REPO))
@@ -119,6 +149,7 @@ def _prepare(args: argparse.Namespace) -> str:
             "seed_metastore", metastore="bench", big_table_partitions=args.partitions, warehouse=str(warehouse)
         )
         print(f"seeded the metastore in {time.perf_counter() - started:.0f} s", flush=True)
+        _vacuum_analyze(METASTORE_DB)
         _seed_requests()
     steward, _ = User.objects.get_or_create(username="load-steward", defaults={"email": "s@example.org"})
     steward.groups.add(Group.objects.get_or_create(name="steward")[0])
@@ -147,14 +178,15 @@ def _seed_requests() -> None:
 
 
 class _web_tier:  # noqa: N801 (a context manager named for what it holds)
-    """``bin/serve web``'s gunicorn on ``port``, its access log discarded; stopped on leaving."""
+    """``bin/serve web``'s gunicorn serving the code in ``folder`` on ``port``, its access log discarded; stopped on
+    leaving."""
 
-    def __init__(self, env: dict[str, str], port: int) -> None:
+    def __init__(self, env: dict[str, str], port: int, folder: Path = REPO) -> None:
         from catalog_admin.serving import gunicorn_command
 
         command = gunicorn_command(f"127.0.0.1:{port}", settings_module=env["DJANGO_SETTINGS_MODULE"])
         command = [part for part in command if part not in ("--access-logfile", "-")]
-        self.process = subprocess.Popen(command, cwd=REPO, env={**os.environ, **env}, stdout=subprocess.DEVNULL)
+        self.process = subprocess.Popen(command, cwd=folder, env={**os.environ, **env}, stdout=subprocess.DEVNULL)
         self.port = port
 
     def __enter__(self) -> _web_tier:
@@ -220,23 +252,28 @@ def _run_page(name: str, path: str, port: int, cookie: str, args: argparse.Names
 
 
 def _report(
-    args: argparse.Namespace, results: list[PageResult], before: tuple[float, ...], after: tuple[float, ...]
+    args: argparse.Namespace,
+    results: list[tuple[str, PageResult]],
+    before: tuple[float, ...],
+    after: tuple[float, ...],
 ) -> None:
     rows = [
-        f"| {r.name} | {r.rate:.1f} | {GOALS[r.name]} | {statistics.median(r.latencies_ms or [0]):.0f} | "
+        f"| {r.name} | {code} | {r.rate:.1f} | {GOALS[r.name]} | {statistics.median(r.latencies_ms or [0]):.0f} | "
         f"{r.percentile(0.95):.0f} | {r.percentile(0.99):.0f} | {r.errors} |"
-        for r in results
+        for code, r in results
     ]
+    command = f"--partitions {args.partitions} --clients {args.clients} --seconds {args.seconds:g}"
+    command += f" --before {args.before} --rounds {args.rounds}" if args.before else ""
     body = "\n".join(
         [
-            f"`.venv/bin/python benchmarks/page_load.py --partitions {args.partitions} --clients {args.clients} "
-            f"--seconds {args.seconds:g}` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+            f"`.venv/bin/python benchmarks/page_load.py {command}` on "
+            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
             f"{os.cpu_count()} cores; load average {before[0]:.1f} before, {after[0]:.1f} after (the load client runs "
             "on the same machine). gunicorn as `bin/serve web` starts it, the console's state on PostgreSQL, "
             f"{REQUESTS} change requests with {PREVIEW_BYTES // 1000} KB previews.",
             "",
-            "| page | req/s | goal | p50 ms | p95 ms | p99 ms (goal < 1,000) | errors |",
-            "|---|---:|---:|---:|---:|---:|---:|",
+            "| page | code | req/s | goal | p50 ms | p95 ms | p99 ms (goal < 1,000) | errors |",
+            "|---|---|---:|---:|---:|---:|---:|---:|",
             *rows,
         ]
     )

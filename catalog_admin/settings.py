@@ -188,6 +188,7 @@ TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 # in each process's memory, under the table's partition stamp, for at most this many seconds.
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "catalog-admin"}}
 CATALOG_TABLE_AGGREGATE_SECONDS = int(os.environ.get("CATALOG_TABLE_AGGREGATE_SECONDS", "300"))
+CATALOG_PARTITION_STAMP_SECONDS = float(os.environ.get("CATALOG_PARTITION_STAMP_SECONDS", "2"))
 CATALOG_JOBS_MODE = os.environ.get("CATALOG_JOBS_MODE", "tasks")
 # Where Spark programs run (operations/spark/engine.py): local[*] (the embedded default), spark://host:port
 # (standalone), yarn, k8s://https://host:port (through spark-submit) or sc://host:port (Spark Connect).

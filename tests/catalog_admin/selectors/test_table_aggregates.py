@@ -2,7 +2,8 @@
 What a page remembers between views (catalog_admin/selectors/table_aggregates.py, partition_pages.py): the sum of a
 table's partition rows and its natural order, kept under the partition stamp, so that a second view does not pass
 over every partition again, and adding or dropping a partition is seen at the next view. These tests turn on the
-in-memory cache the suite otherwise leaves off.
+in-memory cache the suite otherwise leaves off, and count the stamp on every view (CATALOG_PARTITION_STAMP_SECONDS=0)
+except where they test how long it is remembered.
 """
 
 from __future__ import annotations
@@ -32,12 +33,69 @@ pytestmark = [
 @pytest.fixture(autouse=True)
 def memory_cache(settings: Any) -> None:
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "t"}}
+    settings.CATALOG_PARTITION_STAMP_SECONDS = 0
     cache.clear()
 
 
 def fresh(metastore: Metastore, table: Table) -> Table:
     """The table as a new page reads it (its stamp is read once per table object)."""
     return Table.objects.using(metastore.alias).select_related("sd").get(id=table.id)
+
+
+def stamp_queries(metastore: Metastore, action: Any) -> list[str]:
+    """The stamp's count of the table's partition ids and their highest id, among the queries ``action`` sends."""
+    with CaptureQueriesContext(connections[metastore.alias]) as queries:
+        action()
+    stamp = ("COUNT(", "MAX(", '"PARTITIONS"')
+    return [q["sql"] for q in queries.captured_queries if all(part in q["sql"] for part in stamp)]
+
+
+class Clock:
+    """The cache's clock, moved by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def time(self) -> float:
+        return self.now
+
+
+def test_the_stamp_is_counted_once_per_interval_and_a_new_partition_shows_after_it(
+    metastore: Metastore, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given: the stamp remembered for 2 s, on a clock the test moves
+    settings.CATALOG_PARTITION_STAMP_SECONDS = 2
+    clock = Clock()
+    for module in ("base", "locmem"):  # where an entry's expiry is set, and where it is checked
+        monkeypatch.setattr(f"django.core.cache.backends.{module}.time", clock)
+    table = hourly_table(metastore)
+    database = Database.objects.using(metastore.alias).values_list("name", flat=True).get(id=table.database_id)
+    first = get_table_detail(metastore, database, table.name)
+
+    # when: a second view at once, a partition added, a view 1 s later and one 3 s later
+    second = stamp_queries(metastore, lambda: get_table_detail(metastore, database, table.name))
+    add_partitions(metastore, table, "2031-01-01", ("1",))
+    clock.now += 1
+    within = get_table_detail(metastore, database, table.name)
+    clock.now += 2
+    counted: list[Any] = []
+    after = stamp_queries(metastore, lambda: counted.append(get_table_detail(metastore, database, table.name)))
+
+    # then: counted once per interval; the new partition shows once the interval has passed
+    assert second == []
+    assert within.partition_count == first.partition_count
+    assert len(after) == 1
+    assert counted[0].partition_count == first.partition_count + 1
+
+
+def test_with_no_interval_the_stamp_is_counted_on_every_view(metastore: Metastore) -> None:
+    table = hourly_table(metastore)
+    database = Database.objects.using(metastore.alias).values_list("name", flat=True).get(id=table.database_id)
+    get_table_detail(metastore, database, table.name)
+
+    again = stamp_queries(metastore, lambda: get_table_detail(metastore, database, table.name))
+
+    assert len(again) == 1
 
 
 def aggregate_queries(metastore: Metastore, action: Any) -> list[str]:
