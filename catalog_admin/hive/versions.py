@@ -249,6 +249,10 @@ class Capabilities:
     #: ``HMSHandler.alter_database`` notifies the listeners: an ALTER_DATABASE event with the database before and after
     #: (``JSONAlterDatabaseMessage``, 3.x+); 2.3's fires only the pre-event (``PreAlterDatabaseEvent``): no event.
     alter_database_writes_event: bool
+    #: ``DROP DATABASE … CASCADE``'s events: 4.x's client leaves the tables to the server, whose ``drop_database_core``
+    #: drops the functions first (DROP_FUNCTION …, DROP_TABLE …); 2.3's and 3.1's client drops the tables itself before
+    #: asking the server (DROP_TABLE …, DROP_FUNCTION …). ``operations/events/functions.py``.
+    drop_database_drops_functions_first: bool
 
     # --- databases (operations/planners/databases/) ---
     #: ``MANAGEDLOCATION`` (CREATE and ALTER DATABASE), DBS's DB_MANAGED_LOCATION_URI, CREATE_TIME and TYPE; a new
@@ -326,6 +330,7 @@ class Capabilities:
             database_messages_carry_json=hive3,
             database_messages_carry_catalog=hive4,
             alter_database_writes_event=hive3,
+            drop_database_drops_functions_first=hive4,
             managed_locations=hive4,
             database_set_location=hive3,
             drop_honours_external_table_purge=hive3,

@@ -30,6 +30,7 @@ from operations.events.databases import (
     dropped_table_rows,
     write_database_event,
 )
+from operations.events.functions import created_function_rows, dropped_function_rows
 from operations.events.objects import read_database
 from operations.models import DirectoryMoveRecord, Execution
 from operations.planners.databases import ABSENT, DATABASE_FIELDS, DatabasePlan, DirectoryAction, read_database_state
@@ -99,11 +100,11 @@ def _apply(metastore: Metastore, plan: DatabasePlan, execution: Execution, owner
             now = int(time.time())
             if plan.insert is not None:  # a creation or an undrop: the data is in place before the events list it
                 done += [(action, _directory(action, execution)) for action in plan.directories]
-            dropped = _dropped_tables(metastore, plan, state.id if state is not None else None, now)
+            dropped = _dropped_objects(metastore, plan, state.id if state is not None else None, now)
             writer = _Writer(metastore, RowCapture(execution))
             db_id = writer.rows(plan, state.id if state is not None else None, owner)
             after = read_database(metastore.alias, version, db_id) if not plan.delete else None
-            tables = created_table_rows(metastore, database_table_ids(metastore, db_id), now) if _restores(plan) else []
+            tables = _restored_objects(metastore, db_id, now) if _restores(plan) else []
             events = (
                 write_database_event(metastore, plan.event, before, after, table_rows=dropped or tables, now=now)
                 if plan.event
@@ -129,10 +130,11 @@ def _apply(metastore: Metastore, plan: DatabasePlan, execution: Execution, owner
         raise
 
 
-def _dropped_tables(metastore: Metastore, plan: DatabasePlan, db_id: int | None, now: int) -> list[Any]:
+def _dropped_objects(metastore: Metastore, plan: DatabasePlan, db_id: int | None, now: int) -> list[Any]:
     """A CASCADE's tables, under the database row's lock: exactly those the plan lists (or nothing runs); their
-    DROP_TABLE events, read before the deletes."""
-    if not (plan.delete and plan.tables) or db_id is None:
+    DROP_TABLE events and its functions' DROP_FUNCTION events, read before the deletes, in Hive's order for the
+    version."""
+    if not (plan.delete and plan.steps) or db_id is None:
         return []
     ids = database_table_ids(metastore, db_id)
     if sorted(ids) != sorted(t.id for t in plan.tables):
@@ -141,7 +143,17 @@ def _dropped_tables(metastore: Metastore, plan: DatabasePlan, db_id: int | None,
             f"The tables of database {plan.database} changed since the preview; preview it again before executing.",
             {"database": plan.database},
         )
-    return dropped_table_rows(metastore, ids, now) if plan.event else []
+    if not plan.event:
+        return []
+    tables, functions = dropped_table_rows(metastore, ids, now), dropped_function_rows(metastore, db_id, now)
+    first_functions = metastore.schema.capabilities.drop_database_drops_functions_first
+    return functions + tables if first_functions else tables + functions
+
+
+def _restored_objects(metastore: Metastore, db_id: int, now: int) -> list[Any]:
+    """An undrop's tables' events (CREATE_TABLE, ADD_PARTITION), then its functions' (CREATE_FUNCTION)."""
+    tables = created_table_rows(metastore, database_table_ids(metastore, db_id), now)
+    return tables + created_function_rows(metastore, db_id, now)
 
 
 def _restores(plan: DatabasePlan) -> bool:

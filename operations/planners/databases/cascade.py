@@ -5,7 +5,8 @@ database first (``dropTable(name, table, deleteData, true)``: ``HMSHandler.drop_
 a managed table's directory and its partitions' directories outside it, as ``DROP TABLE`` — and one DROP_TABLE each),
 then calls ``HMSHandler.drop_database_core`` (2.3's ``metastore/src/java/org/apache/hadoop/hive/metastore/
 HiveMetaStore.java``; 3.1 and 4.0 keep its shape): ``default`` is never dropped ("Can not drop default database"),
-the database's functions are dropped (``drop_function`` each), any table left is dropped the same way,
+the database's functions are dropped (``drop_function`` each, one DROP_FUNCTION each:
+:mod:`operations.planners.databases.functions`), any table left is dropped the same way,
 ``ObjectStore.dropDatabase`` deletes its row, DROP_DATABASE is fired, and after the commit the database's directory is
 deleted recursively (``wh.deleteDir(db location, true)``).
 
@@ -20,8 +21,8 @@ tables' directories elsewhere stay (unless ``external.table.purge`` on 3.1+, as 
 Refused where Hive refuses or where the console cannot do what Hive does: the ``default`` database; open transactions
 or locks in the database (Hive's Driver takes an EXCLUSIVE lock on the database, ``analyzeDropDatabase``, which waits
 for every lock in it); a materialized view, a table with a storage handler, Hive 2.x indexes, or a table a materialized
-view elsewhere is built on (their hooks and bookkeeping are Hive's, as for ``DROP TABLE``); functions (the console does
-not write DROP_FUNCTION yet: drop them with Hive first); data on a filesystem the console cannot reach.
+view elsewhere is built on (their hooks and bookkeeping are Hive's, as for ``DROP TABLE``); data on a filesystem the
+console cannot reach.
 """
 
 from __future__ import annotations
@@ -39,7 +40,9 @@ from catalog_admin.selectors.metastores import Metastore
 from operations.database_specs import DropDatabase
 from operations.dependent_views import views_reading
 from operations.events.databases import DROP_DATABASE, DROP_TABLE
+from operations.events.functions import DROP_FUNCTION
 from operations.planners.databases.drop import default_blockers
+from operations.planners.databases.functions import function_steps
 from operations.planners.databases.locations import RULE, removal, trash_destination
 from operations.planners.databases.plan import DatabasePlan, DirectoryAction, DroppedTable
 from operations.planners.databases.state import DatabaseState
@@ -77,6 +80,7 @@ def plan_drop_database_cascade(metastore: Metastore, state: DatabaseState, spec:
     scope = DropScope("DB_ID", state.id, state.name)
     ids = database_drop_ids(metastore, state.id, schema_tables)
     steps = drop_table_steps(metastore, None, ids, schema_tables, scope)
+    steps += function_steps(metastore, state.id, schema_tables)
     directories, warnings, unreachable = _directories(metastore, state, tables)
     blockers += unreachable
     warnings += _dependent_views(metastore, state, tables)
@@ -100,8 +104,14 @@ def plan_drop_database_cascade(metastore: Metastore, state: DatabaseState, spec:
         inverse={"privileges": len(state.privileges), "cascade": True},
         steps=tuple(steps) if not blockers else (),
         tables=listing,
-        table_events=((DROP_TABLE, len(tables)),) if events and tables else (),
+        table_events=_object_events(events, len(tables), state.functions),
     )
+
+
+def _object_events(events: bool, tables: int, functions: int) -> tuple[tuple[str, int], ...]:
+    """The events of the database's objects by type: a DROP_TABLE per table, a DROP_FUNCTION per function."""
+    counts = ((DROP_TABLE, tables), (DROP_FUNCTION, functions))
+    return tuple((kind, count) for kind, count in counts if count) if events else ()
 
 
 def _tables(metastore: Metastore, database_id: int) -> list[_Table]:
@@ -167,15 +177,6 @@ def _hive_blockers(metastore: Metastore, state: DatabaseState, tables: list[_Tab
             )
         )
     found += _bookkeeping_blockers(metastore, state)
-    if state.functions:
-        found.append(
-            Finding(
-                "functions_in_database",
-                RULE,
-                f"{state.name} holds {state.functions:,} function(s): Hive drops them with the database (and writes "
-                "DROP_FUNCTION), which the console does not do yet: DROP FUNCTION them with Hive first.",
-            )
-        )
     return found + _acid_blockers(metastore, state)
 
 
@@ -377,10 +378,12 @@ def _criteria(
     size = sum(d.bytes or 0 for d in trashed)
     partitions = sum(t.partitions for t in tables)
     statistics = sum(s.expected_rows for s in steps if s.metastore_table in ("PART_COL_STATS", "TAB_COL_STATS"))
+    functions = f" and {state.functions:,} function(s)" if state.functions else ""
     criteria = [
         RiskCriterion(
             "database_dropped",
-            f"Database {state.name} (id {state.id}) is dropped with its {len(tables):,} table(s) and view(s).",
+            f"Database {state.name} (id {state.id}) is dropped with its {len(tables):,} table(s) and view(s)"
+            f"{functions}.",
         )
     ]
     if tables:

@@ -3,8 +3,9 @@ The revert of a database execution (issue 27), from its before-image: a created 
 removed when the console made it and it is still empty, else trashed), an altered one given its old columns and
 parameters back, a dropped one restored (undrop) with the same id, parameters and privileges and its directory moved
 back from the trash. The undrop of a ``DROP DATABASE … CASCADE`` also puts back every row of its tables as the drop kept
-them (same ids, parents first: ``drop_table_steps.reinsert_steps``) and their data from the trash, with the events
-Hive's client would see for them (CREATE_TABLE and one ADD_PARTITION per partitioned table). Refused, naming why, when
+them (same ids, parents first: ``drop_table_steps.reinsert_steps``) and their data from the trash, and its functions,
+with the events Hive's client would see for them (CREATE_TABLE and one ADD_PARTITION per partitioned table, then
+CREATE_FUNCTION per function). Refused, naming why, when
 the database is no longer as the execution left it.
 """
 
@@ -19,6 +20,7 @@ from catalog_admin.locations import filesystem_for
 from catalog_admin.selectors.metastores import Metastore
 from operations.database_specs import RevertDatabase
 from operations.events.databases import ADD_PARTITION, ALTER_DATABASE, CREATE_DATABASE, CREATE_TABLE, DROP_DATABASE
+from operations.events.functions import CREATE_FUNCTION
 from operations.planners.databases.locations import RULE, removal
 from operations.planners.databases.plan import DatabasePlan, DirectoryAction, DroppedTable
 from operations.planners.databases.state import ABSENT, DatabaseState, read_rows
@@ -146,8 +148,11 @@ def _undrop(
     tables = tuple(DroppedTable(**t) for t in image.get("tables", []))
     events = metastore.config.events
     partitioned = len({r["TBL_ID"] for r in deleted.get("PARTITIONS", [])})
-    why = f"Database {name} is restored with id {row['DB_ID']}, its parameters, privileges and data" + (
-        f", and its {len(tables):,} table(s) with theirs." if tables else "."
+    functions = len(deleted.get("FUNCS", []))
+    why = (
+        f"Database {name} is restored with id {row['DB_ID']}, its parameters, privileges and data"
+        + (f", and its {len(tables):,} table(s) with theirs" if tables else "")
+        + (f", and its {functions:,} function(s)." if functions else ".")
     )
     return DatabasePlan(
         **base,
@@ -163,7 +168,9 @@ def _undrop(
         steps=tuple(reinsert_steps(metastore, deleted)) if deleted and not blockers else (),
         tables=tables,
         table_events=tuple(
-            (kind, count) for kind, count in ((CREATE_TABLE, len(tables)), (ADD_PARTITION, partitioned)) if count
+            (kind, count)
+            for kind, count in ((CREATE_TABLE, len(tables)), (ADD_PARTITION, partitioned), (CREATE_FUNCTION, functions))
+            if count
         )
         if events
         else (),

@@ -63,7 +63,7 @@ EXPECTED = {
                      "abort_writes_events", "abort_events_of_4", "database_messages_carry_json",
                      "database_messages_carry_catalog", "alter_database_writes_event", "managed_locations",
                      "database_set_location", "msck_drops_partitions", "msck_adds_in_batches",
-                     "drop_honours_external_table_purge"},
+                     "drop_honours_external_table_purge", "drop_database_drops_functions_first"},
 }  # fmt: skip
 EXPECTED["4.0.0"] = EXPECTED["4.0.0-beta-2"] - {"statistics_labelled_by_name"}
 

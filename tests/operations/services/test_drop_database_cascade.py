@@ -12,9 +12,11 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import connections
 from django.test import Client
 from django.urls import reverse
 
+from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError
 from catalog_admin.models import NotificationEvent, Partition, Table
 from catalog_admin.selectors.metastores import Metastore
@@ -31,7 +33,7 @@ from operations.services.change_requests import (
 )
 from operations.services.database import database_execute
 from operations.services.database_kind import database_revert_plan
-from tests.fixtures.operations import execute, metastore_dump, warehouse_tree
+from tests.fixtures.operations import decode_event, execute, metastore_dump, warehouse_tree
 
 pytestmark = pytest.mark.django_db
 
@@ -278,3 +280,74 @@ def test_an_older_cascade_with_its_rows_in_the_json_still_reverts(metastore: Met
     # then
     assert undrop.blockers == ()
     assert rows(metastore) == before
+
+
+def add_functions(metastore: Metastore, database: str) -> None:
+    """Two functions of ``database`` as Hive's ``CREATE FUNCTION … USING JAR …, FILE …`` stores them: ``clean`` with
+    two resource URIs, ``mask`` with none."""
+    connection = connections[metastore.alias]
+    q = connection.ops.quote_name
+    with allow_metastore_writes(), connection.cursor() as cursor:
+        cursor.execute(f"SELECT {q('DB_ID')} FROM {q('DBS')} WHERE {q('NAME')} = %s", [database])
+        db_id = cursor.fetchone()[0]
+        columns = ", ".join(q(c) for c in ("FUNC_ID", "CLASS_NAME", "CREATE_TIME", "DB_ID", "FUNC_NAME", "FUNC_TYPE",
+                                             "OWNER_NAME", "OWNER_TYPE"))  # fmt: skip
+        for row in ((9101, "com.example.Clean", 1700000000, db_id, "clean", 1, "alice", "USER"),
+                    (9102, "com.example.Mask", 1700000001, db_id, "mask", 1, "admins", "ROLE")):  # fmt: skip
+            cursor.execute(f"INSERT INTO {q('FUNCS')} ({columns}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)", row)
+        uris = ", ".join(q(c) for c in ("FUNC_ID", "RESOURCE_TYPE", "RESOURCE_URI", "INTEGER_IDX"))
+        for row in ((9101, 1, "hdfs:///udf/clean.jar", 0), (9101, 2, "hdfs:///udf/words.txt", 1)):
+            cursor.execute(f"INSERT INTO {q('FUNC_RU')} ({uris}) VALUES (%s, %s, %s, %s)", row)
+
+
+def test_the_cascade_drops_the_databases_functions_with_hives_events_and_the_undrop_puts_them_back(
+    metastore: Metastore,
+) -> None:
+    """A database with functions is no longer refused: its FUNCS and FUNC_RU rows go in two statements, a DROP_FUNCTION
+    per function (``JSONDropFunctionMessage``) in Hive's order for the version (after the tables' DROP_TABLE on 2.3
+    and 3.1, whose client drops the tables first; before them on 4.0), then DROP_DATABASE; the undrop puts the rows
+    back with their ids and writes a CREATE_FUNCTION per function carrying the function's Thrift JSON."""
+    if "FUNCS" not in {n.upper() for n in connections[metastore.alias].introspection.table_names()}:
+        pytest.skip("this metastore's schema has no FUNCS")
+    # given
+    add_functions(metastore, "sales")
+    before = rows(metastore)
+
+    # when
+    planned = plan(metastore, "DROP DATABASE sales CASCADE")
+    dropped = run(metastore, planned)
+
+    # then
+    assert planned.blockers == ()
+    assert planned.rows["FUNCS"]["delete"] == 2 and planned.rows["FUNC_RU"]["delete"] == 2
+    assert "2 function(s)" in next(c.explanation for c in planned.criteria if c.name == "database_dropped")
+    assert dropped.state == Execution.State.SUCCEEDED
+    after = rows(metastore)
+    assert not after.get("FUNCS") and not after.get("FUNC_RU")
+    if metastore.config.events:
+        events = list(NotificationEvent.objects.using(metastore.alias).order_by("-pk")[:6])[::-1]
+        kinds = [e.event_type for e in events]
+        functions_first = metastore.schema.version.major >= 4
+        expected = (
+            ["DROP_FUNCTION"] * 2 + ["DROP_TABLE"] * 3
+            if functions_first
+            else ["DROP_TABLE"] * 3 + ["DROP_FUNCTION"] * 2
+        )
+        assert kinds[-6:] == [*expected, "DROP_DATABASE"][-6:]
+        dropped_functions = [e for e in events if e.event_type == "DROP_FUNCTION"]
+        assert [decode_event(metastore, e)["functionName"] for e in dropped_functions] == ["clean", "mask"]
+        assert {decode_event(metastore, e)["db"] for e in dropped_functions} == {"sales"}
+        assert {e.db_name for e in dropped_functions} == {"sales"}
+
+    # and when
+    run(metastore, database_revert_plan(dropped))
+
+    # then
+    assert rows(metastore) == before
+    if metastore.config.events:
+        created = NotificationEvent.objects.using(metastore.alias).filter(event_type="CREATE_FUNCTION").order_by("pk")
+        objects = [decode_event(metastore, e)["functionObjJson"] for e in created]
+        assert len(objects) == 2
+        assert '"1":{"str":"clean"}' in objects[0] and '"2":{"str":"sales"}' in objects[0]
+        assert '"8":{"lst":["rec",2,{"1":{"i32":1},"2":{"str":"hdfs:///udf/clean.jar"}},' in objects[0]
+        assert '"5":{"i32":2}' in objects[1] and '"8":{"lst":["rec",0]}' in objects[1]
