@@ -1,14 +1,15 @@
 """
 Issue 27's proof for ``DROP DATABASE … CASCADE``: Hive 2.3's own Driver (``DDLTask.dropDatabase`` →
 ``HMSHandler.drop_database_core``) drops one database, the console its twin (each: a partitioned managed table with a
-partition outside the database's directory, a managed table, an external table, a view; created by Spark's Hive client
-alike). Then:
+partition outside the database's directory, a managed table, an external table, a view and a function; created by
+Spark's Hive client alike). Then:
 
 * the rows each drop deleted, per metastore table, are the same (counted over the whole metastore) and neither leaves
   orphans;
 * both databases' directories are gone (Hive deleted them; the console moved them to its trash, with the outside
   partition's directory), and both external tables' data stays;
-* after the console's undrop, Spark's Hive client reads exactly the rows it read before from every table and the view.
+* after the console's undrop, Spark's Hive client reads exactly the rows it read before from every table and the view,
+  and calls the function again.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ def twin_databases(spark: Any, spark_tmp: Path) -> Iterator[dict[str, Path]]:
         spark.sql(f"CREATE EXTERNAL TABLE {name}.ext (id int) STORED AS PARQUET LOCATION 'file:{ext}'")
         spark.sql(f"INSERT INTO {name}.ext VALUES (7)")
         spark.sql(f"CREATE VIEW {name}.v AS SELECT id, note FROM {name}.notes")
+        spark.sql(f"CREATE FUNCTION {name}.strlen AS 'org.apache.hadoop.hive.ql.udf.generic.GenericUDFLength'")
     yield outside
     for name in (HIVE, CONSOLE):
         spark.sql(f"DROP DATABASE IF EXISTS {name} CASCADE")
@@ -91,7 +93,7 @@ def test_drop_database_cascade_deletes_the_rows_hive_deletes_and_the_undrop_give
     # then
     by_hive, by_console = deleted(counts[0], counts[1]), deleted(counts[1], counts[2])
     assert by_console == by_hive
-    assert {"DBS", "TBLS", "PARTITIONS", "SDS", "TABLE_PARAMS"} <= set(by_hive)
+    assert {"DBS", "TBLS", "PARTITIONS", "SDS", "TABLE_PARAMS", "FUNCS"} <= set(by_hive)
     assert orphans() == orphans_before
     assert not (warehouse / f"{HIVE}.db").exists() and not (warehouse / f"{CONSOLE}.db").exists()
     assert not twin_databases[CONSOLE].joinpath("dt=2024-01-02").exists()  # in the console's trash
@@ -104,3 +106,4 @@ def test_drop_database_cascade_deletes_the_rows_hive_deletes_and_the_undrop_give
 
     # then
     assert seen(spark, CONSOLE) == before
+    assert spark.sql(f"SELECT {CONSOLE}.strlen('abcd')").collect()[0][0] == 4  # the function is back
