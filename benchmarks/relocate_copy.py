@@ -6,8 +6,10 @@ The relocate program's copy throughput on local disk against ``cp -r`` of the sa
 Writes ``--files`` files of random bytes (``--mb`` in all) in 16 partition folders under a temporary directory, then
 times ``cp -r`` of the tree and the relocate program (``operations/spark/programs/relocate.py``: every file copied
 and verified by size and checksum, the source's and the copy's each hashed from their own bytes) on the same plan, in
-this process and, with ``--spark``, on a local[2] SparkSession; ``--runs`` rounds of all of them, interleaved, the
-median reported. Dirty pages are flushed (``sync``) before each timed copy and not counted. Results go to
+this process and, with ``--spark``, on a local[2] SparkSession, beside an empty Spark job over the same files (the
+same frame through ``mapInArrow``, nothing copied: the fixed cost of a batch on that Spark, which with the in-process
+copy makes the program's floor there); ``--runs`` rounds of all of them, interleaved, the median reported. Dirty
+pages are flushed (``sync``) before each timed copy and not counted. Results go to
 ``docs/benchmarks.md``.
 """
 
@@ -31,8 +33,10 @@ sys.path.insert(0, str(REPO))
 from catalog_admin.locations import LocalFileSystem  # noqa: E402
 from operations.services.relisting import catch_up_relocation  # noqa: E402
 from operations.spark.programs import relocate  # noqa: E402
+from operations.spark.programs.frames import map_rows  # noqa: E402
 
 PARTITIONS = 16
+EMPTY_JOB = "an empty Spark job over the same files (nothing copied)"
 
 
 def make_tree(root: Path, total_mb: int, files: int) -> None:
@@ -102,6 +106,8 @@ def main() -> None:
             copies["relocate program, Spark local[2]"] = lambda: verified(
                 relocate.run(spark, plan, lambda e: None), args.files
             )
+            items = [{"unit": unit["key"], **entry} for unit in plan["units"] for entry in unit["files"]]
+            copies[EMPTY_JOB] = lambda: map_rows(spark, items, *relocate._schemas(), nothing_copied)
         timings: dict[str, list[tuple[float, float]]] = {label: [] for label in copies}
         load_before = os.getloadavg()[0]
         for _ in range(args.runs):
@@ -131,6 +137,14 @@ def main() -> None:
             f"| {label} | {seconds:.2f} | {every} | {args.mb / seconds:.0f} | {baseline / seconds:.0%} | {cpu} |"
         )
     program = statistics.median(wall for wall, _cpu in timings["relocate program, in process"])
+    if EMPTY_JOB in timings:
+        empty = statistics.median(wall for wall, _cpu in timings[EMPTY_JOB])
+        floor = program + empty
+        lines += [
+            "",
+            f"The program's floor on this Spark, in this run: the in-process copy ({program:.2f} s) plus the empty job "
+            f"({empty:.2f} s) = {floor:.2f} s, {baseline / floor:.0%} of `cp -r`'s throughput.",
+        ]
     lines += [
         "",
         f"The swap's re-listing of every source (issue 25: nothing appeared, so one listing of the {args.files} files "
@@ -154,6 +168,11 @@ def _relisting_seconds(plan: dict) -> float:
     started = time.perf_counter()
     catch_up_relocation(plan)
     return time.perf_counter() - started
+
+
+def nothing_copied(rows: list[dict]) -> list[dict]:
+    """What the empty job's tasks return: every file as if copied, nothing read or written."""
+    return [{**row, "ok": True, "checksum": "", "error": None} for row in rows]
 
 
 def verified(manifest: dict, files: int) -> None:
