@@ -69,5 +69,46 @@ class MetastoreSql:
         PostgreSQL takes them as one array literal (``= ANY(%s::bigint[])``, parsed once: 2-3x faster than 5,000
         placeholders, issue 29); MySQL and SQLite one parameter each."""
         if self.connection.vendor == "postgresql":
-            return f"{column} = ANY(%s::bigint[])", ["{" + ",".join(str(int(value)) for value in ids) + "}"]
+            return f"{column} = ANY(%s::bigint[])", [self._bigint_array(ids)]
         return f"{column} IN ({', '.join(['%s'] * len(ids))})", list(ids)
+
+    @staticmethod
+    def _bigint_array(ids: Sequence[int]) -> str:
+        return "{" + ",".join(str(int(value)) for value in ids) + "}"
+
+    def id_batches(self, ids: list[int], chunk: list[list[int]]) -> list[list[int]]:
+        """The batches of ``ids`` a set-based count reads in one statement each: on PostgreSQL all of them at once
+        (one array parameter has no placeholder limit; issue 29: 20 statements of 5,000 ids per table at 100,000),
+        elsewhere ``chunk`` (the chunks of ``IN (…)`` placeholders)."""
+        if self.connection.vendor == "postgresql":
+            return [ids] if ids else []
+        return chunk
+
+    def counts_per_chunk(self, table: str, column: str, chunked: list[list[int]]) -> list[int]:
+        """``SELECT COUNT(*) FROM table WHERE column IN (chunk)`` for each chunk of ``chunked``, in order.
+
+        PostgreSQL counts every chunk in one statement when the chunks are ascending runs of ascending ids (a drop's
+        ids are sorted): ``width_bucket`` puts each row in the chunk whose first id is the greatest not above it,
+        over one array of all the ids (issue 29: one statement per metastore table instead of one per 5,000 ids).
+        Otherwise, and on MySQL and SQLite, one statement per chunk."""
+        flat = [value for chunk in chunked for value in chunk]
+        ascending = all(earlier < later for earlier, later in zip(flat, flat[1:], strict=False))
+        if self.connection.vendor == "postgresql" and ascending and len(chunked) > 1:
+            firsts = [chunk[0] for chunk in chunked]
+            counts = [0] * len(chunked)
+            with self.connection.cursor() as cursor:
+                cursor.execute(
+                    f"SELECT width_bucket({column}, %s::bigint[]), COUNT(*) FROM {table} "
+                    f"WHERE {column} = ANY(%s::bigint[]) GROUP BY 1",
+                    [self._bigint_array(firsts), self._bigint_array(flat)],
+                )
+                for bucket, count in cursor.fetchall():
+                    counts[int(bucket) - 1] = int(count)
+            return counts
+        counts = []
+        for chunk in chunked:
+            among, params = self.among_ids(column, chunk)
+            with self.connection.cursor() as cursor:
+                cursor.execute(f"SELECT COUNT(*) FROM {table} WHERE {among}", params)
+                counts.append(int(cursor.fetchone()[0]))
+        return counts

@@ -69,14 +69,14 @@ def drop_steps(metastore: Metastore, sql: MetastoreSql, part_ids: list[int], sd_
 
 def _unshared(alias: str, sql: MetastoreSql, model: type, field: str, sd_ids: list[int]) -> list[int]:
     """Ids (SerDes or descriptors) used only by the storage descriptors being deleted: those whose rows are all among
-    ``sd_ids``. Counted set-based in chunks of ids, as the steps (one ``GROUP BY`` per chunk of ``sd_ids``, then one
-    per chunk of the ids they use), never one ORM ``IN`` of every id."""
+    ``sd_ids``. Counted set-based, never one ORM ``IN`` of every id: one ``GROUP BY`` over all of ``sd_ids`` and one
+    over the ids they use on PostgreSQL (an array parameter), per chunk of ids elsewhere (``sql.id_batches``)."""
     ids = sorted(set(sd_ids))
     if not ids:
         return []
     table, column, key = sql.table(model), sql.col(model, field), sql.col(model, "id")
     inside: dict[int, int] = {}
-    for chunk in chunks(ids):
+    for chunk in sql.id_batches(ids, list(chunks(ids))):
         where, params = sql.among_ids(key, chunk)
         for used, count in _grouped(
             alias,
@@ -85,7 +85,8 @@ def _unshared(alias: str, sql: MetastoreSql, model: type, field: str, sd_ids: li
         ):
             inside[used] = inside.get(used, 0) + count
     total: dict[int, int] = {}
-    for chunk in chunks(sorted(inside)):
+    used_ids = sorted(inside)
+    for chunk in sql.id_batches(used_ids, list(chunks(used_ids))):
         where, params = sql.among_ids(column, chunk)
         for used, count in _grouped(
             alias, f"SELECT {column}, COUNT(*) FROM {table} WHERE {where} GROUP BY {column}", params
@@ -106,13 +107,11 @@ def _delete_by_ids(alias: str, sql: MetastoreSql, model: type, field: str, ids: 
     table = model._meta.db_table
     column = sql.col(model, field) if field != "id" else sql.col(model, "id")
     steps = []
-    for chunk in chunks(ids):
+    chunked = list(chunks(ids))
+    # raw SQL, not the ORM's IN (it prepares each of the 5,000 values in Python); one statement per table on PostgreSQL
+    for chunk, count in zip(chunked, sql.counts_per_chunk(sql.table(model), column, chunked), strict=True):
         placeholders = ", ".join(["%s"] * len(chunk))
         where = f"WHERE {column} IN ({placeholders})"
-        among, params = sql.among_ids(column, chunk)
-        with connections[alias].cursor() as cursor:  # the ORM's IN prepares each of the 5,000 values in Python
-            cursor.execute(f"SELECT COUNT(*) FROM {sql.table(model)} WHERE {among}", params)
-            count = cursor.fetchone()[0]
         if not count:
             continue
         steps.append(

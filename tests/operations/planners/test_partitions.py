@@ -12,12 +12,16 @@ bookkeeping follows Hive: a rename re-labels it (``onRename``), a drop deletes w
 from __future__ import annotations
 
 import os
+import re
+import sys
 from collections.abc import Iterable
 from dataclasses import asdict, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from django.db import connections
+from django.test.utils import CaptureQueriesContext
 
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.locations import TreeSize, filesystem_for
@@ -49,6 +53,7 @@ from catalog_admin.selectors.partitions import (
 from operations.planners.partitions import TRASH_DIR, directories
 from operations.preview import Preview
 from operations.services.alter import alter_preview_statement
+from operations.sql import MetastoreSql
 from tests.fixtures.factories import table_row
 from tests.fixtures.operations import execute, location_of, path_of, row_changes, warehouse_tree
 
@@ -801,3 +806,44 @@ def test_dropping_partitions_of_a_transactional_table_deletes_their_acid_bookkee
     assert bookkeeping(metastore, OPEN_PARTITION) == {"HIVE_LOCKS": 2, "WRITE_SET": 1}
     assert bookkeeping(metastore, ABORTED_PARTITION) == {}
     assert len(execution.read_before_image()["deleted_rows"]["TXN_COMPONENTS"]) == 2
+
+
+def counts_chunk_by_chunk(self: MetastoreSql, table: str, column: str, chunked: list[list[int]]) -> list[int]:
+    """The drop's counts as the planner read them before (issue 29): one ``COUNT(*)`` per chunk of ids."""
+    counts = []
+    for chunk in chunked:
+        among, params = self.among_ids(column, chunk)
+        with self.connection.cursor() as cursor:
+            cursor.execute(f"SELECT COUNT(*) FROM {table} WHERE {among}", params)
+            counts.append(int(cursor.fetchone()[0]))
+    return counts
+
+
+@pytest.mark.parametrize("metastore_alias", ["hive31_pg"], indirect=True)
+def test_a_drops_counts_read_each_metastore_table_once_on_postgresql(
+    metastore: Metastore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With chunks of 5 ids, the 12 partitions' drop still counts each metastore table in one statement (the old code
+    issued one per chunk, three here), and its plan (the statements per chunk, their counts, the fingerprint) is the
+    one counted chunk by chunk."""
+    # given
+    monkeypatch.setattr(sys.modules["operations.planners.partitions.chunks"], "CHUNK", 5)
+    statement = "ALTER TABLE sales.orders DROP PARTITION (hour < 10)"
+
+    # when
+    with CaptureQueriesContext(connections[metastore.alias]) as queries:
+        batched = alter_preview_statement(metastore=metastore, statement=statement)
+    monkeypatch.setattr(MetastoreSql, "counts_per_chunk", counts_chunk_by_chunk)
+    chunk_by_chunk = alter_preview_statement(metastore=metastore, statement=statement)
+
+    # then
+    assert batched.fingerprint == chunk_by_chunk.fingerprint
+    assert batched.as_dict() == chunk_by_chunk.as_dict()
+    assert batched.steps == chunk_by_chunk.steps
+    partition_deletes = [s for s in batched.steps if s.metastore_table == "PARTITIONS"]
+    assert [(len(s.params), s.expected_rows) for s in partition_deletes] == [(5, 5), (5, 5), (2, 2)]
+    for table in ("PARTITIONS", "PARTITION_KEY_VALS", "PARTITION_PARAMS", "PART_COL_STATS", "SERDE_PARAMS"):
+        counted = [
+            q["sql"] for q in queries.captured_queries if re.search(rf'COUNT\(\*\) FROM "{table}" WHERE ', q["sql"])
+        ]
+        assert len(counted) == 1, (table, counted)
