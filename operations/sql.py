@@ -105,6 +105,10 @@ class MetastoreSql:
                 for bucket, count in cursor.fetchall():
                     counts[int(bucket) - 1] = int(count)
             return counts
+        return self.counts_chunk_by_chunk(table, column, chunked)
+
+    def counts_chunk_by_chunk(self, table: str, column: str, chunked: list[list[int]]) -> list[int]:
+        """One ``SELECT COUNT(*)`` per chunk of ``chunked``, in order."""
         counts = []
         for chunk in chunked:
             among, params = self.among_ids(column, chunk)

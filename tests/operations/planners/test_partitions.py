@@ -808,17 +808,6 @@ def test_dropping_partitions_of_a_transactional_table_deletes_their_acid_bookkee
     assert len(execution.read_before_image()["deleted_rows"]["TXN_COMPONENTS"]) == 2
 
 
-def counts_chunk_by_chunk(self: MetastoreSql, table: str, column: str, chunked: list[list[int]]) -> list[int]:
-    """The drop's counts as the planner read them before (issue 29): one ``COUNT(*)`` per chunk of ids."""
-    counts = []
-    for chunk in chunked:
-        among, params = self.among_ids(column, chunk)
-        with self.connection.cursor() as cursor:
-            cursor.execute(f"SELECT COUNT(*) FROM {table} WHERE {among}", params)
-            counts.append(int(cursor.fetchone()[0]))
-    return counts
-
-
 @pytest.mark.parametrize("metastore_alias", ["hive31_pg"], indirect=True)
 def test_a_drops_counts_read_each_metastore_table_once_on_postgresql(
     metastore: Metastore, monkeypatch: pytest.MonkeyPatch
@@ -833,7 +822,7 @@ def test_a_drops_counts_read_each_metastore_table_once_on_postgresql(
     # when
     with CaptureQueriesContext(connections[metastore.alias]) as queries:
         batched = alter_preview_statement(metastore=metastore, statement=statement)
-    monkeypatch.setattr(MetastoreSql, "counts_per_chunk", counts_chunk_by_chunk)
+    monkeypatch.setattr(MetastoreSql, "counts_per_chunk", MetastoreSql.counts_chunk_by_chunk)
     chunk_by_chunk = alter_preview_statement(metastore=metastore, statement=statement)
 
     # then
