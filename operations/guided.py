@@ -146,7 +146,7 @@ def _table_operations(metastore: Metastore, state: TableState) -> tuple[GuidedOp
     if state.is_transactional:
         ops.append(_compaction_operation(metastore, state, ref, partition))
     ops.append(_drop_operation(state, ref))
-    if state.table_type == "MANAGED_TABLE" and not state.is_transactional:  # Hive truncates managed tables only
+    if state.table_type == "MANAGED_TABLE":  # Hive truncates managed tables only (transactional ones under its lock)
         ops.append(_truncate_operation(ref, partition))
     return tuple(ops)
 

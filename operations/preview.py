@@ -491,6 +491,9 @@ class Preview:
     directories_created: tuple[str, ...] = ()
     directories_removed: tuple[str, ...] = ()
     trash_purge: TrashPurge | None = None  # a purge of the console's trash: the entries it deletes
+    # Execution holds Hive's EXCLUSIVE lock on the table (``services/hive_locks``) and re-lists the moves' directories
+    # under it first (a transactional table's TRUNCATE and its revert): Hive's readers and writers wait meanwhile.
+    table_lock: bool = False
 
     @cached_property
     def fingerprint(self) -> str:
@@ -517,6 +520,8 @@ class Preview:
             plan["directories"] = [list(self.directories_created), list(self.directories_removed)]
         if self.trash_purge is not None:
             plan["trash_purge"] = self.trash_purge.digest
+        if self.table_lock:
+            plan["table_lock"] = True
         if self.blockers:
             plan["blockers"] = {"counts": self.bounded_blockers.counts, "digest": self.bounded_blockers.digest}
         return _digest(plan)
@@ -582,6 +587,7 @@ class Preview:
             "events": self.events.as_dict() if self.events else None,
             "estimated_seconds": self.estimated_seconds,
             "databases": list(self.databases),
+            "table_lock": self.table_lock,
             **(
                 {
                     "directories_created": list(self.directories_created[:100]),

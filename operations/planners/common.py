@@ -161,6 +161,7 @@ def build_preview(
     swapped_back: int = 0,
     directories_created: tuple[str, ...] = (),
     directories_removed: tuple[str, ...] = (),
+    table_lock: bool = False,
 ) -> Preview:
     """Assemble a :class:`Preview` from a planner's parts, with the risk and estimates derived from them.
 
@@ -210,6 +211,7 @@ def build_preview(
         data_copy=data_copy,
         directories_created=directories_created,
         directories_removed=directories_removed,
+        table_lock=table_lock,
     )
 
 

@@ -4,21 +4,25 @@
 ("Cannot truncate non-managed table"; 4.0's ``FORCE`` and ``external.table.purge`` are Hive's own to run), a
 partition spec on an unpartitioned table is refused, a spec naming a key the table does not have is refused, a full
 or partial spec selects the partitions it matches (``PartitionUtils.getPartitions``), none matching is refused (Hive:
-"Partition not found" for a full spec). A transactional table is refused: Hive truncates it inside a transaction of
-its own transaction manager, which the console does not open. The refusal says what Hive would do on the
-metastore's line, so the operator knows what running it with Hive means:
+"Partition not found" for a full spec).
 
-- 2.3: no write ids; the files are deleted under the table's EXCLUSIVE lock.
+A transactional table is truncated under Hive's EXCLUSIVE lock on it (``table_lock``: execution takes the lock as
+``services/hive_locks`` does, lists the directories again under it and moves every entry, base and delta
+directories alike, to the trash), outside a Hive transaction. What Hive does, per line:
+
+- 2.3: no write ids; the files are deleted under the table's EXCLUSIVE lock. The console does the same.
 - 3.1: the files are deleted in the statement's transaction under the table's EXCLUSIVE lock
   (``DDLSemanticAnalyzer.analyzeTruncateTable``'s DDL_EXCLUSIVE output); later 3.x code (``Hive.truncateTable``
   with ``AcidUtils.getTableSnapshot``) passes the statement's write id to ``truncate_table_req`` for the
-  transactional statistics. The refusal names the table's next write id (NEXT_WRITE_ID).
-- 4.0: with ``hive.acid.truncate.usebase`` (or lockless reads) ``Hive.truncateTable`` asks the metastore to keep
-  the files (``TRUNCATE_SKIP_DATA_DELETION``) and ``HMSHandler.addTruncateBaseFile`` (``TruncateTableHandler`` on
-  master) writes an empty ``base_<writeId>`` with a metadata file into each directory, under a DDL_EXCL_WRITE lock
-  (``TruncateTableAnalyzer.addTruncateTableOutputs``); the Cleaner removes the old deltas later.
+  transactional statistics. The console's lock excludes the same readers and writers; it takes no transaction id
+  and allocates no write id (the warning names the table's NEXT_WRITE_ID, which stays).
+- 4.0: with ``hive.acid.truncate.usebase`` (its default) or lockless reads ``Hive.truncateTable`` asks the metastore
+  to keep the files (``TRUNCATE_SKIP_DATA_DELETION``) and ``HMSHandler.addTruncateBaseFile`` (``TruncateTableHandler``
+  on master) writes an empty ``base_<writeId>`` with a metadata file into each directory, under a DDL_EXCL_WRITE lock
+  (``TruncateTableAnalyzer.addTruncateTableOutputs``); the Cleaner removes the old deltas later. The console takes
+  the path of ``hive.acid.truncate.usebase=false`` (the files deleted under the lock), which the warning says.
 
-Open transactions writing the table and locks on it are named too: Hive's statement would wait for them.
+Open transactions writing the table and locks on it block the plan: Hive's statement would wait for them.
 
 The data goes to the console's trash (``truncate_moves``), the directories stay, empty; the statistics reset as
 Hive's metastore resets them (``truncate_stats``); Hive's events: one ALTER_TABLE for an unpartitioned table, one
@@ -47,6 +51,8 @@ RULE = "truncate"
 def plan_truncate_table(metastore: Metastore, state: TableState, spec: TruncateTable) -> Preview:
     """The plan of a ``TRUNCATE TABLE`` on ``state``: a pure read."""
     blockers = truncate_blockers(metastore, state, spec)
+    if state.is_transactional and not blockers:
+        blockers += _transactional_findings(metastore, state)
     partitions = _matched(metastore, state, spec) if not blockers and state.is_partitioned else []
     if state.is_partitioned and not blockers and not partitions:
         blockers.append(Finding("no_partition_matches", RULE, f"No partition of {state.ref} matches {spec.to_ddl()}"))
@@ -64,7 +70,7 @@ def plan_truncate_table(metastore: Metastore, state: TableState, spec: TruncateT
         steps=steps,
         after=snapshot(state),
         blockers=blockers + found.blockers,
-        warnings=_warnings(found),
+        warnings=_warnings(found) + ([_transactional_warning(metastore, state)] if state.is_transactional else []),
         moves=moves,
         move_contexts=found.contexts,
         partitions_touched=len(partitions),
@@ -76,6 +82,7 @@ def plan_truncate_table(metastore: Metastore, state: TableState, spec: TruncateT
             "replaced_params": _replaced(state, stats.flags_inserted if stats else []),
             "trash": [m.destination for m in moves[:100]],
         },
+        table_lock=state.is_transactional,
     )
 
 
@@ -84,8 +91,6 @@ def truncate_blockers(metastore: Metastore, state: TableState, spec: TruncateTab
     if state.is_view or state.table_type != "MANAGED_TABLE":
         what = "a view" if state.is_view else f"a {state.table_type}"
         return [Finding("non_managed_table", RULE, f"Cannot truncate non-managed table {state.ref} ({what}).")]
-    if state.is_transactional:
-        return _transactional_refusal(metastore, state, spec)
     if spec.partition and not state.is_partitioned:
         return [Finding("not_partitioned", RULE, f"Partition spec for non-partitioned table {state.ref}.")]
     keys = {k.name for k in state.partition_keys}
@@ -101,34 +106,11 @@ def truncate_blockers(metastore: Metastore, state: TableState, spec: TruncateTab
     return []
 
 
-def _transactional_refusal(metastore: Metastore, state: TableState, spec: TruncateTable) -> list[Finding]:
-    """The refusal of a transactional table, saying what Hive would do on this line, and what it would wait for."""
-    ref, line = state.ref, metastore.schema.version.line_name
-    if not metastore.schema.has_write_ids:
-        how = "Hive 2.3 deletes its files under the table's EXCLUSIVE lock (no write ids on this line)"
-    else:
-        row = NextWriteId.objects.using(metastore.alias).filter(database=ref.database, table=ref.table).first()
-        write_id = row.next if row else 1  # TxnHandler.allocateTableWriteIds: no row yet starts at 1
-        if metastore.schema.capabilities.truncate_writes_acid_base:
-            how = (
-                f"Hive {line} allocates write id {write_id} in the statement's transaction "
-                f"and writes an empty base_{write_id} into each truncated directory (hive.acid.truncate.usebase), "
-                "leaving the old files to the Cleaner"
-            )
-        else:
-            how = (
-                f"Hive {line} deletes the files in the statement's transaction under the "
-                f"table's EXCLUSIVE lock (the table's next write id is {write_id})"
-            )
-    findings = [
-        Finding(
-            "transactional_table",
-            RULE,
-            f"{ref} is transactional: {how}. The console does not open Hive transactions. Run "
-            f"{spec.to_ddl()} with Hive.",
-        )
-    ]
-    alias = metastore.alias
+def _transactional_findings(metastore: Metastore, state: TableState) -> list[Finding]:
+    """What stands in the way of a transactional table's truncate: open transactions writing it and locks on it
+    (Hive's statement would wait for them; the console's lock refuses instead)."""
+    ref, alias = state.ref, metastore.alias
+    findings = []
     written = TransactionComponent.objects.using(alias).filter(database=ref.database, table=ref.table)
     open_ids = Transaction.objects.using(alias).filter(state="o", id__in=written.values("txn_id"))
     txns = sorted(open_ids.values_list("id", flat=True))
@@ -138,7 +120,7 @@ def _transactional_refusal(metastore: Metastore, state: TableState, spec: Trunca
                 "open_transactions",
                 "acid",
                 f"{len(txns)} open transaction(s) write to {ref} ({', '.join(map(str, txns[:10]))}): Hive's "
-                "truncate would wait for them.",
+                "truncate would wait for them, and the console truncates only once they have ended.",
             )
         )
     locks = HiveLock.objects.using(alias).filter(database=ref.database, table=ref.table).count()
@@ -147,10 +129,41 @@ def _transactional_refusal(metastore: Metastore, state: TableState, spec: Trunca
             Finding(
                 "locks_held",
                 "acid",
-                f"{locks} lock(s) are held or waited for on {ref}: Hive's truncate would wait for them.",
+                f"{locks} lock(s) are held or waited for on {ref}: Hive's truncate would wait for them, and the "
+                "console truncates only once they are released.",
             )
         )
     return findings
+
+
+def _transactional_warning(metastore: Metastore, state: TableState) -> Finding:
+    """How the console truncates a transactional table, beside what Hive does on the metastore's line."""
+    ref, line = state.ref, metastore.schema.version.line_name
+    if not metastore.schema.has_write_ids:
+        hive = f"as Hive {line} does (no write ids on this line)"
+    else:
+        row = NextWriteId.objects.using(metastore.alias).filter(database=ref.database, table=ref.table).first()
+        write_id = row.next if row else 1  # TxnHandler.allocateTableWriteIds: no row yet starts at 1
+        if metastore.schema.capabilities.truncate_writes_acid_base:
+            hive = (
+                f"as Hive {line} does with hive.acid.truncate.usebase=false; by default Hive {line} allocates write "
+                f"id {write_id} and writes an empty base_{write_id} into each directory instead, leaving the old "
+                "files to the Cleaner. Readers that take no Hive lock (hive.acid.lockless.reads.enabled) must not "
+                "be reading it meanwhile"
+            )
+        else:
+            hive = (
+                f"as Hive {line} does in the statement's transaction; the console allocates no write id (the "
+                f"table's next write id, {write_id}, stays)"
+            )
+    return Finding(
+        "transactional_truncate",
+        RULE,
+        f"{ref} is transactional: the console holds Hive's EXCLUSIVE lock on it while it lists the directories "
+        f"again and moves their files (base and delta directories alike) to the trash, {hive}. Hive's readers and "
+        "writers wait for the lock; the console opens no Hive transaction.",
+        "warning",
+    )
 
 
 def _matched(metastore: Metastore, state: TableState, spec: TruncateTable) -> list[dict]:

@@ -73,6 +73,7 @@ from operations.services.commit_markers import new_commit_marker, write_commit_m
 from operations.services.move_journal import MoveJournal
 from operations.services.move_journal import mark as mark_moves
 from operations.services.one_transaction import Counts, refuse_unexecutable, run_execution
+from operations.services.plan_lock import plan_lock
 from operations.services.row_capture import DELETED, UPDATED, RowCapture, discard_captured_rows
 from operations.services.trash_purge import purge_trash_entries
 from operations.services.undrop import check_name_free
@@ -262,9 +263,10 @@ def alter_execute(
     execution = _start_execution(preview, actor=actor, source=source, reason=reason)
 
     def work() -> Counts:
-        if on_started is not None:
-            on_started(execution)
-        counts = _apply(metastore, preview, execution, progress, measured or {}, swap_moves)
+        with plan_lock(preview, actor=actor) as lock_stands:
+            if on_started is not None:
+                on_started(execution)
+            counts = _apply(metastore, preview, execution, progress, measured or {}, swap_moves, lock_stands)
         if preview.trash_purge is not None:  # after the commit: deleting is the one thing that cannot roll back
             counts["TRASH"] = purge_trash_entries(metastore, preview.trash_purge)
         return counts
@@ -298,6 +300,7 @@ def _apply(
     progress: Progress | None,
     measured: Mapping[tuple[str, str], object],
     swap_moves: Sequence[DirectoryMove] = (),
+    lock_stands: Callable[[], None] = lambda: None,
 ) -> dict[str, dict[str, int]]:
     moved: list[DirectoryMoveRecord] = []
     made: list[str] = []
@@ -338,6 +341,7 @@ def _apply(
                 written = write_events(metastore, events, events_before)
                 counts["NOTIFICATION_LOG"] = {"insert": written, "update": 0, "delete": 0}
             _keep_before_image(execution, allocated, capture, made)
+            lock_stands()  # a plan_lock plan's Hive lock, heartbeated in the transaction: gone means roll back
             fault_point("before_commit")
     except BaseException:
         _restore_directories(moved)

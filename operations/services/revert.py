@@ -282,6 +282,7 @@ def _restore_preview(metastore: Metastore, execution: Execution) -> Preview:
         inverse={"reverts": execution.pk, **({"dropped_ids": added_ids} if added_ids else {})},
         swapped_back=len(relocation.units) if relocation is not None else 0,
         directories_removed=removed,
+        table_lock=bool(execution.preview.get("table_lock")),  # a transactional table's untruncate: under Hive's lock
     )
 
 

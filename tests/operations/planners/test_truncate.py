@@ -1,6 +1,7 @@
 """
-``TRUNCATE TABLE t [PARTITION (…)]`` on every metastore: Hive's refusals (views, tables that are not managed,
-transactional tables, a spec on an unpartitioned table or naming no key or no partition), the data moved to the
+``TRUNCATE TABLE t [PARTITION (…)]`` on every metastore: Hive's refusals (views, tables that are not managed, a
+spec on an unpartitioned table or naming no key or no partition), a transactional table truncated under Hive's
+EXCLUSIVE lock (refused while a Hive lock or an open transaction stands in the way), the data moved to the
 console's trash with the directories left empty, the statistics reset as Hive's metastore resets them, the
 ALTER_PARTITION / ALTER_TABLE events, and the revert (untruncate) putting back every row and file, refused when a
 file was written to a truncated directory since or the trash no longer holds the data.
@@ -14,15 +15,17 @@ from pathlib import Path
 import pytest
 
 from catalog_admin.errors import ApplicationError
-from catalog_admin.models import Partition, PartitionColumnStatistics, PartitionParam, Table, TableParam
+from catalog_admin.models import NextWriteId, Partition, PartitionColumnStatistics, PartitionParam, Table, TableParam
 from catalog_admin.selectors.metastores import Metastore
 from operations.planners.partitions import TRASH_DIR
-from operations.preview import Preview
+from operations.preview import DirectoryMove, Preview
+from operations.services import alter, plan_lock
 from operations.services.alter import alter_preview_statement
+from operations.services.plan_lock import unplanned_entries
 from operations.services.revert import revert_preview
 from tests.fixtures.factories import table_row
-from tests.fixtures.operations import event_types, execute, metastore_dump, path_of, warehouse_tree
-from tests.operations.services.test_hive_locks import hive_lock
+from tests.fixtures.operations import event_types, execute, location_of, metastore_dump, path_of, warehouse_tree
+from tests.operations.services.test_hive_locks import hive_lock, locks_on, next_lock_id
 
 DAY = ("dt=2024-01-01/hour=0", "dt=2024-01-01/hour=3", "dt=2024-01-01/hour=6", "dt=2024-01-01/hour=9")
 RESET = ("numFiles", "numRows", "rawDataSize", "totalSize")
@@ -54,12 +57,11 @@ def files_under(path: Path) -> list[str]:
     [
         ("TRUNCATE TABLE marketing.clicks", "non_managed_table"),
         ("TRUNCATE TABLE marketing.campaign_performance", "non_managed_table"),
-        ("TRUNCATE TABLE sales.payments_acid", "transactional_table"),
         ("TRUNCATE TABLE sales.customers PARTITION (dt='2024-01-01')", "not_partitioned"),
         ("TRUNCATE TABLE sales.orders PARTITION (day='2024-01-01')", "unknown_partition_key"),
         ("TRUNCATE TABLE sales.orders PARTITION (dt='1999-01-01')", "no_partition_matches"),
     ],
-    ids=["external", "view", "transactional", "spec-unpartitioned", "unknown-key", "no-match"],
+    ids=["external", "view", "spec-unpartitioned", "unknown-key", "no-match"],
 )
 def test_hive_refusals_block_the_truncate_and_nothing_is_planned(
     metastore: Metastore, statement: str, code: str
@@ -73,41 +75,90 @@ def test_hive_refusals_block_the_truncate_and_nothing_is_planned(
     assert (preview.steps, preview.moves) == ((), ())
 
 
-def test_the_transactional_refusal_says_what_hive_would_do_on_the_metastores_line(metastore: Metastore) -> None:
-    """sales.payments_acid's NEXT_WRITE_ID is 3 (seeded): Hive 4.0 would allocate write id 3 and write an empty base_3,
-    3.1 deletes the files in its transaction (next write id 3); 2.3 has no write ids. Nothing is planned."""
+def test_a_transactional_table_is_truncated_under_hives_exclusive_lock_and_its_revert_too(
+    metastore: Metastore, warehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """sales.payments_acid (two delta directories; NEXT_WRITE_ID 3): the plan holds Hive's lock, its warning says
+    what Hive does on the line; while the files move, the console's EXCLUSIVE lock on the table is in HIVE_LOCKS
+    (no transaction), released after; the deltas are in the trash, the write ids untouched; the revert, under the
+    same lock, puts every row and file back."""
+    # given
+    acid = table_row(metastore, "sales", "payments_acid")
+    root = path_of(acid.sd.location)
+    deltas = ["delta_0000001_0000001_0000", "delta_0000002_0000002_0000"]
+    assert sorted(p.name for p in root.iterdir()) == deltas
+    write_ids = next_write_ids(metastore)
+    rows_before = metastore_dump(metastore.alias, events=False)
+    tree_before = warehouse_tree(warehouse)
+    seen: list[list[tuple]] = []
+    monkeypatch.setattr(
+        alter, "fault_point", lambda name: seen.append(locks_on(metastore, "sales")) if name == "moved" else None
+    )
+
     # when
     preview = preview_of(metastore, "TRUNCATE TABLE sales.payments_acid")
+    truncated = execute(preview)
 
     # then
-    refusal = next(f.message for f in preview.blockers if f.code == "transactional_table")
+    assert preview.blockers == () and preview.table_lock and preview.as_dict()["table_lock"]
+    warning = next(f.message for f in preview.warnings if f.code == "transactional_truncate")
     version = metastore.schema.version
     if version.major >= 4:
-        assert "write id 3" in refusal and "empty base_3" in refusal
+        assert "hive.acid.truncate.usebase=false" in warning and "empty base_3" in warning
     elif version.major == 3:
-        assert "next write id is 3" in refusal and "deletes the files" in refusal
+        assert "next write id, 3, stays" in warning
     else:
-        assert "no write ids" in refusal
-    assert refusal.endswith("Run TRUNCATE TABLE `sales`.`payments_acid` with Hive.")
-    assert "open_transactions" not in codes(preview)
-    assert (preview.steps, preview.moves) == ((), ())
+        assert "no write ids" in warning
+    assert sorted(m.source.rsplit("/", 1)[1] for m in preview.moves) == deltas
+    assert root.is_dir() and not any(root.iterdir())
+    if next_lock_id(metastore) is not None:
+        assert [(lock[1], lock[2], lock[4], lock[5]) for lock in seen[0]] == [(0, "payments_acid", "a", "e")]
+    assert locks_on(metastore, "sales") == []
+    assert next_write_ids(metastore) == write_ids
+
+    seen.clear()
+    revert = revert_preview(execution=truncated)
+    execute(revert)
+    assert revert.table_lock and revert.blockers == ()
+    if next_lock_id(metastore) is not None:
+        assert [(lock[2], lock[5]) for lock in seen[0]] == [("payments_acid", "e")]
+    assert without_lock_counters(metastore_dump(metastore.alias, events=False)) == without_lock_counters(rows_before)
+    assert warehouse_tree(warehouse) == tree_before
 
 
-def test_an_open_transaction_writing_the_table_is_named_beside_the_refusal(metastore: Metastore) -> None:
-    """ops.job_runs_acid is seeded with an open transaction writing it: Hive's truncate would wait for it, so the
-    refusal names it too."""
+def without_lock_counters(dump: dict[str, list]) -> dict[str, list]:
+    """A dump without what taking Hive's locks advances (NEXT_LOCK_ID, AUX_TABLE's CheckLock row)."""
+    return {table: rows for table, rows in dump.items() if table.upper() not in ("NEXT_LOCK_ID", "AUX_TABLE")}
+
+
+def next_write_ids(metastore: Metastore) -> list[tuple[str, str, int]]:
+    """NEXT_WRITE_ID's rows (none on 2.3, which has no write ids)."""
+    if not metastore.schema.has_write_ids:
+        return []
+    return sorted(NextWriteId.objects.using(metastore.alias).values_list("database", "table", "next"))
+
+
+def test_an_open_transaction_writing_the_table_blocks_its_truncate(metastore: Metastore) -> None:
+    """ops.job_runs_acid is seeded with an open transaction writing it: Hive's truncate would wait for it, the
+    console refuses until it ends."""
     # when
     preview = preview_of(metastore, "TRUNCATE TABLE ops.job_runs_acid")
 
     # then
-    assert {"transactional_table", "open_transactions"} <= set(codes(preview))
+    assert "open_transactions" in codes(preview)
     assert (preview.steps, preview.moves) == ((), ())
 
 
-def test_a_lock_on_the_transactional_table_is_named_beside_the_refusal(metastore: Metastore) -> None:
-    """A writer's lock on sales.payments_acid (as TxnHandler writes it): Hive's truncate would wait for it."""
+def test_a_lock_on_the_transactional_table_blocks_the_plan_and_its_execution(
+    metastore: Metastore, warehouse: Path
+) -> None:
+    """A writer's lock on sales.payments_acid (as TxnHandler writes it): the preview names it; taken after the plan
+    was made, the execution's own lock is refused naming its holder, and nothing moved."""
     # given
+    plan = preview_of(metastore, "TRUNCATE TABLE sales.payments_acid")
     hive_lock(metastore, 9001, table="payments_acid")
+    root = path_of(table_row(metastore, "sales", "payments_acid").sd.location)
+    entries = sorted(p.name for p in root.iterdir())
 
     # when
     preview = preview_of(metastore, "TRUNCATE TABLE sales.payments_acid")
@@ -115,6 +166,62 @@ def test_a_lock_on_the_transactional_table_is_named_beside_the_refusal(metastore
     # then
     held = next(f.message for f in preview.blockers if f.code == "locks_held")
     assert held.startswith("1 lock(s) are held or waited for on `sales`.`payments_acid`")
+    if next_lock_id(metastore) is not None:  # the plan made before the lock: refused at execution by Hive's lock
+        with pytest.raises(ApplicationError, match=r"locked in Hive \(lock 9001 .* by etl@worker-7"):
+            execute(plan)
+        assert sorted(p.name for p in root.iterdir()) == entries
+
+
+def test_a_directory_written_between_the_plan_and_the_lock_refuses_the_truncate_naming_it(
+    metastore: Metastore, warehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A delta written by a writer that takes no Hive lock, after the plan was rebuilt and before the lock: listed
+    again under the lock, it refuses the execution by name; nothing moved, the new delta is kept."""
+    # given
+    root = path_of(table_row(metastore, "sales", "payments_acid").sd.location)
+    preview = preview_of(metastore, "TRUNCATE TABLE sales.payments_acid")
+    newer = root / "delta_0000003_0000003_0000"
+    real_lock = plan_lock.exclusive_table_lock
+
+    def lock_after_a_write(*args: object, **kwargs: object):  # noqa: ANN202 - the context manager
+        newer.mkdir()
+        (newer / "bucket_00000").write_bytes(b"rows")
+        return real_lock(*args, **kwargs)
+
+    monkeypatch.setattr(plan_lock, "exclusive_table_lock", lock_after_a_write)
+
+    # when
+    with pytest.raises(ApplicationError, match="delta_0000003_0000003_0000") as refused:
+        execute(preview)
+
+    # then
+    assert "Nothing was moved" in refused.value.message
+    assert sorted(p.name for p in root.iterdir()) == [
+        "delta_0000001_0000001_0000", "delta_0000002_0000002_0000", "delta_0000003_0000003_0000",
+    ]  # fmt: skip
+    assert locks_on(metastore, "sales") == []
+
+
+def test_unplanned_entries_names_what_appeared_vanished_or_waits_where_files_go(tmp_path: Path) -> None:
+    """Directories left must hold exactly the planned entries; directories entered must be empty or absent."""
+    # given
+    left, entered = tmp_path / "part", tmp_path / "trash"
+    left.mkdir()
+    (left / "a").write_bytes(b"1")
+    (left / "new").write_bytes(b"2")
+    entered.mkdir()
+    (entered / "stray").write_bytes(b"3")
+    moves = [
+        DirectoryMove(location_of(left / name), location_of(entered / name), 0, 1, 1, 1, True, True, True)
+        for name in ("a", "gone")
+    ]
+
+    # when
+    found = unplanned_entries(moves)
+
+    # then
+    base = location_of(tmp_path)
+    assert found == [f"{base}/part/gone", f"{base}/part/new", f"{base}/trash/stray"]
 
 
 def test_a_partial_spec_truncates_its_partitions_into_the_trash_and_resets_their_statistics(
