@@ -22,32 +22,26 @@ resumes (a Spark program skips its verified units, an ALTER runs bound to the ap
 
 A worker asked to stop (SIGTERM: :func:`request_stop`) takes no more jobs; its running job stops at its next safe
 point (``JobInterrupted``) and goes back to the queue for another worker, its verified units kept. A runner following
-a Spark driver does not stop it: it hands the job over (:meth:`JobHandle.hand_over`, ``JobHandedOver``), recording in
-``Job.adoption`` what a successor needs to follow the driver; the job is queued again, and the worker that claims it
-(the same attempt: ``attempts`` unchanged) adopts the driver. A handed-over driver that nobody follows to its end (the
-job cancelled while queued, or its runner ended before following it) is stopped through the hook ``spark_jobs`` gives
-(:func:`use_driver_release`), which also says whether it is known to have stopped: until it is, the job keeps its
-adoption, resume and cancel are refused and no staging is discarded. A worker that cannot reach a handed-over driver's
-work location (the other hook) leaves the job queued for one that can. A running job beats: every progress report
-and log line set ``heartbeat_at``, and so does a thread of its worker every tenth of
-``CATALOG_JOB_HEARTBEAT_TIMEOUT_SECONDS``. A job silent for longer counts as dead (``lifecycle.job_is_alive``):
-``operations.services.stuck_jobs`` settles it (:func:`settle_job`).
+a Spark driver does not stop it: it hands the job over (:meth:`JobHandle.hand_over`, ``JobHandedOver``) for a
+successor to adopt (``job_adoption``). A running job beats: every progress report and log line set ``heartbeat_at``
+(``job_queue.job_log``), and so does a thread of its worker every tenth of ``CATALOG_JOB_HEARTBEAT_TIMEOUT_SECONDS``.
+A job silent for longer counts as dead (``lifecycle.job_is_alive``): ``operations.services.stuck_jobs`` settles it
+(:func:`settle_job`).
+
+Queueing and the log live in ``job_queue``, hand-over and adoption in ``job_adoption``; their public names are
+re-exported here, the runner's one front door.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import socket
 import threading
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any, NoReturn
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
 from django.db.models import Case, F, PositiveIntegerField, When
@@ -57,9 +51,28 @@ from catalog_admin.errors import ApplicationError, ErrorCode
 from operations import lifecycle
 from operations.changes import change_kind
 from operations.choices import JobKind, JobState
-from operations.models import ChangeRequest, Job, JobLogEntry
+from operations.models import ChangeRequest, Job
 from operations.policy import Allowed
 from operations.services.audit import record_audit
+from operations.services.job_adoption import (
+    can_adopt,
+    hand_over,
+    release_driver,
+    release_unconfirmed_drivers,
+    unconfirmed_driver,
+    use_driver_release,
+)
+from operations.services.job_queue import (
+    check_runner_fields,
+    create_job,
+    enqueue_job,
+    job_log,
+    schedule_due_check,
+    use_tasks,
+    watching_job_logs,
+    worker_host,
+    worker_name,
+)
 
 __all__ = (
     "JOB_KINDS",
@@ -91,15 +104,6 @@ __all__ = (
 )
 
 logger = logging.getLogger(__name__)
-
-# What a runner may set on its job besides log lines (progress, counters, the Spark application, its result).
-RUNNER_FIELDS = frozenset(
-    {
-        "progress", "message", "result", "completed", "plan", "log_tail", "driver_pid", "spark_master",
-        "spark_app_id", "spark_ui_url", "partitions_done", "partitions_total", "files_done", "files_total",
-        "bytes_done", "bytes_total", "work_started_at", "work_bytes_at_start",
-    }
-)  # fmt: skip
 
 
 class JobCancelled(Exception):  # noqa: N818  (a signal, not an error)
@@ -163,51 +167,6 @@ def enqueue_execution(request: ChangeRequest, *, actor: str) -> Job:
     return registered.enqueue(request, actor)
 
 
-def create_job(*, kind: str, actor: str, **fields: Any) -> Job:
-    """A queued job of ``kind`` handed to the workers once the transaction commits."""
-    job = Job.objects.create(kind=kind, message=f"Queued by {actor}", **fields)
-    enqueue_job(job)
-    return job
-
-
-def enqueue_job(job: Job) -> None:
-    """Hand a queued job to the workers once the current transaction commits (inline in ``eager`` mode)."""
-    task = _TASKS["run_job"]
-    if settings.CATALOG_JOBS_MODE == "eager":
-        transaction.on_commit(lambda: task.call(job.pk))
-    else:
-        transaction.on_commit(lambda: task.enqueue(job.pk))
-
-
-def schedule_due_check(request: ChangeRequest) -> None:
-    """Have a worker start the scheduled ``request`` when its time comes (a task with ``run_after``)."""
-    when = request.scheduled_for
-    if when is None or settings.CATALOG_JOBS_MODE == "eager":
-        return  # eager mode has no later: tests start due requests themselves
-    task = _TASKS["start_due_requests"]
-    transaction.on_commit(lambda: task.using(run_after=when).enqueue())
-
-
-# The tasks of Django's Tasks API that run jobs and start due requests: operations.tasks gives them (use_tasks), so
-# this module never imports the layer above it.
-_TASKS: dict[str, Any] = {}
-
-
-def use_tasks(*, run_job: Any, start_due_requests: Any) -> None:
-    """The tasks ``enqueue_job`` and ``schedule_due_check`` enqueue (``operations.tasks`` calls this on import)."""
-    _TASKS.update(run_job=run_job, start_due_requests=start_due_requests)
-
-
-def worker_host() -> str:
-    """The host name this worker gives itself: ``CATALOG_WORKER_HOST``, else the machine's."""
-    return str(settings.CATALOG_WORKER_HOST or socket.gethostname())
-
-
-def worker_name() -> str:
-    """This process, as ``host:pid``."""
-    return f"{worker_host()}:{os.getpid()}"
-
-
 # Running -----------------------------------------------------------------------------------------------------------
 
 _STOPPING = threading.Event()
@@ -226,7 +185,7 @@ def stopping() -> bool:
 def run_job(job_id: int) -> Job:
     """Run one queued job (claimed with a guarded update, so two workers never run it twice) to its end. A handed-over
     job whose driver's work location this worker cannot reach is left queued for another worker."""
-    if not _can_adopt(job_id) or not _claim(job_id):
+    if not can_adopt(job_id) or not _claim(job_id):
         return Job.objects.get(pk=job_id)
     handle = JobHandle(job_id)
     kind = JOB_KINDS.get(handle.job.kind)
@@ -240,7 +199,7 @@ def run_job(job_id: int) -> Job:
             job = handle.end(JobState.CANCELLED, message=f"Cancelled by {handle.job.cancel_requested_by}")
             _discard(job, kind, job.cancel_requested_by)
     except JobHandedOver as handed:
-        _hand_over(handle, handed.adoption)
+        hand_over(handle.job_id, handed.adoption)
     except JobInterrupted:
         _requeue(handle)
     except ApplicationError as exc:  # the work refused or failed for a reason it names
@@ -252,7 +211,7 @@ def run_job(job_id: int) -> Job:
         handle.succeed()  # a runner that returned without ending its job succeeded
     job = Job.objects.get(pk=job_id)
     if job.state != JobState.QUEUED:
-        _release_driver(job)  # an adopted driver its runner never followed (it refused first) is stopped
+        release_driver(job)  # an adopted driver its runner never followed (it refused first) is stopped
     return Job.objects.get(pk=job_id)
 
 
@@ -280,26 +239,6 @@ def _claim(job_id: int) -> bool:
     )
 
 
-def _can_adopt(job_id: int) -> bool:
-    """Whether this worker may claim the job: anything but a handed-over job, or one whose driver's work location it
-    reaches (the adoption check ``spark_jobs`` gives). Otherwise the job stays queued and its task is enqueued again
-    ``CATALOG_JOB_ADOPTION_RETRY_SECONDS`` later, for a worker that can (one on the driver's host always can)."""
-    job = Job.objects.filter(pk=job_id, state=JobState.QUEUED, adoption__isnull=False).first()
-    if job is None:
-        return True
-    reason = next((why for check in _ADOPTION_CHECK if (why := check(job))), "")
-    if not reason:
-        return True
-    line = f"Worker {worker_name()} left the handed-over job queued: {reason}"
-    last = JobLogEntry.objects.filter(job_id=job_id).order_by("-pk").values_list("message", flat=True).first()
-    if last != line:
-        job_log(job, line)
-    if settings.CATALOG_JOBS_MODE != "eager":
-        later = timezone.now() + timedelta(seconds=settings.CATALOG_JOB_ADOPTION_RETRY_SECONDS)
-        _TASKS["run_job"].using(run_after=later).enqueue(job_id)
-    return False
-
-
 def _requeue(handle: JobHandle) -> None:
     """Back to the queue for another worker (this one is stopping), its verified units kept."""
     handle.log("Interrupted: the worker is stopping; queued again for another worker")
@@ -310,88 +249,16 @@ def _requeue(handle: JobHandle) -> None:
         enqueue_job(handle.job)
 
 
-def _hand_over(handle: JobHandle, adoption: dict[str, Any]) -> None:
-    """Back to the queue with its driver running on: the worker that claims it next adopts the driver."""
-    handle.log(
-        f"Handed over: the worker is stopping; its Spark driver (pid {adoption.get('pid')} on {adoption.get('host')}) "
-        "runs on, queued for another worker to adopt it"
-    )
-    changed = Job.objects.filter(pk=handle.job_id, state=JobState.RUNNING).update(
-        state=JobState.QUEUED, message="Handed over: its driver runs on; queued for a worker to adopt it", worker="",
-        adoption=adoption,
-    )  # fmt: skip
-    if changed:
-        enqueue_job(handle.job)
-
-
-# Stops the Spark driver of a handed-over job that nobody follows any more, and says whether it is known to have
-# stopped; tells whether this worker reaches a handed-over driver's work location (``spark_jobs`` gives both): this
-# module never imports the Spark layer.
-_DRIVER_RELEASE: list[Callable[[Job], bool]] = []
-_ADOPTION_CHECK: list[Callable[[Job], str]] = []
-
-
-def use_driver_release(release: Callable[[Job], bool], adoptable: Callable[[Job], str] | None = None) -> None:
-    """``release(job)`` stops the driver that ``job.adoption`` names and answers whether it is known to have stopped
-    (its process group seen gone, or its exit marker read); ``adoptable(job)`` is why this worker cannot adopt the
-    job ("" when it can). ``spark_jobs`` calls this on import."""
-    _DRIVER_RELEASE[:] = [release]
-    _ADOPTION_CHECK[:] = [adoptable] if adoptable is not None else []
-
-
 def _discard(job: Job, kind: JobKindRunner | None, actor: str) -> None:
     """After a cancel: a handed-over driver nobody follows is stopped, then the kind's discard cleans up (removes its
     staging, ends or reopens its request); a driver that has not confirmed its stop keeps its staging. Called in the
     transaction that marks the job cancelled, so nobody reads the job cancelled beside a request still executing or a
     staging still there."""
-    if not _release_driver(job):  # a handed-over driver its runner had not followed yet stops before the staging goes
-        job_log(job, str(_unconfirmed_driver(job).message) + " Its staging is kept.")
+    if not release_driver(job):  # a handed-over driver its runner had not followed yet stops before the staging goes
+        job_log(job, str(unconfirmed_driver(job).message) + " Its staging is kept.")
         return
     if kind is not None and kind.discard is not None:
         kind.discard(Job.objects.get(pk=job.pk), actor)
-
-
-def _release_driver(job: Job) -> bool:
-    """Stop the driver of a handed-over job that nobody follows any more, and forget its adoption once it is known to
-    have stopped; whether it is (an adoption whose driver has not confirmed its stop stays on the job)."""
-    if job.adoption is None:
-        return True
-    if not all([release(job) for release in _DRIVER_RELEASE]):
-        return False
-    Job.objects.filter(pk=job.pk).update(adoption=None)
-    return True
-
-
-def release_unconfirmed_drivers() -> list[str]:
-    """Ended jobs that keep a Spark driver not confirmed stopped (``Job.adoption``) whose driver ran on this worker's
-    host: its process group checked here through the release hook (ended if it still runs), then the adoption
-    forgotten, so resume and cancel are allowed again; what was done (the stuck-jobs housekeeping of every worker)."""
-    lines = []
-    ended = (JobState.FAILED, JobState.ERRORED, JobState.CANCELLED)
-    for job in Job.objects.filter(state__in=ended, adoption__isnull=False):
-        adoption = job.adoption or {}
-        if adoption.get("host") != worker_host() or not adoption.get("pid") or adoption.get("cluster"):
-            continue
-        if _release_driver(job):
-            job_log(
-                job, f"A worker on {worker_host()} saw the driver's process group (pid {adoption['pid']}) gone: "
-                "resume and cancel are allowed again",
-            )  # fmt: skip
-            lines.append(f"Job #{job.pk}: its driver (pid {adoption['pid']}) is known stopped now")
-    return lines
-
-
-def _unconfirmed_driver(job: Job) -> ApplicationError:
-    adoption = job.adoption or {}
-    return ApplicationError(
-        ErrorCode.INVALID_STATE,
-        f"The Spark driver of job #{job.pk} (pid {adoption.get('pid') or '?'} on {adoption.get('host')}) was asked "
-        f"to stop and has not confirmed it: its exit marker is not in {adoption.get('work')}. Nothing was changed, "
-        "so that two drivers never write the same staging. It confirms within seconds once its watchdog sees the "
-        f"stop request; a worker on {adoption.get('host')} checks its process group in its housekeeping (ending it "
-        "if it still runs), and so does a resume from a console process there.",
-        {"job": job.pk, "host": adoption.get("host"), "pid": adoption.get("pid"), "work": adoption.get("work")},
-    )
 
 
 class JobHandle:
@@ -417,7 +284,7 @@ class JobHandle:
 
     def update(self, **fields: Any) -> None:
         """Set runner fields (progress, counters, the Spark application, …) while the job runs; a beat too."""
-        _check_fields(fields)
+        check_runner_fields(fields)
         Job.objects.filter(pk=self.job_id, state=JobState.RUNNING).update(heartbeat_at=timezone.now(), **fields)
 
     def progress(self, done: int, total: int, message: str = "", **counters: int | None) -> None:
@@ -494,43 +361,11 @@ class JobHandle:
 
     def end(self, state: str, **fields: Any) -> Job:
         """End the running job in ``state`` (a guarded update: a job already ended stays as it is)."""
-        _check_fields({key: value for key, value in fields.items() if key != "error"})
+        check_runner_fields({key: value for key, value in fields.items() if key != "error"})
         Job.objects.filter(pk=self.job_id, state=JobState.RUNNING).update(
             state=state, finished_at=timezone.now(), **fields
         )
         return self.job
-
-
-def _check_fields(fields: dict[str, Any]) -> None:
-    unknown = set(fields) - RUNNER_FIELDS
-    assert not unknown, f"a runner does not set {sorted(unknown)} on its job"
-
-
-def job_log(job: Job | int, line: str, **fields: Any) -> None:
-    """Append a line to a job's log (an INSERT: concurrent writers lose nothing) and beat, with runner fields to set
-    at the same time."""
-    job_id = job if isinstance(job, int) else job.pk
-    _check_fields(fields)
-    now = timezone.now()
-    JobLogEntry.objects.create(job_id=job_id, at=now, message=line)
-    Job.objects.filter(pk=job_id).update(heartbeat_at=now, **fields)
-    for watcher in list(_LOG_WATCHERS):
-        watcher(job_id, line)
-
-
-JobLogWatcher = Callable[[int, str], None]
-_LOG_WATCHERS: list[JobLogWatcher] = []
-
-
-@contextmanager
-def watching_job_logs(watcher: JobLogWatcher) -> Iterator[None]:
-    """While the block runs, ``watcher(job_id, line)`` sees every line this process logs on a job (``hive_ddl``
-    prints the progress of the job it runs)."""
-    _LOG_WATCHERS.append(watcher)
-    try:
-        yield
-    finally:
-        _LOG_WATCHERS.remove(watcher)
 
 
 @contextmanager
@@ -564,8 +399,8 @@ def job_cancel(*, job: Job, user: AbstractBaseUser | None, actor: str = "") -> J
     point of no return); a failed or errored one kept for resuming is discarded. Audited."""
     job = Job.objects.get(pk=job.pk)
     _require(lifecycle.can_cancel_job(job, user))
-    if job.state in (JobState.FAILED, JobState.ERRORED) and not _release_driver(job):
-        raise _unconfirmed_driver(job)  # its discard would remove the staging under a driver still writing it
+    if job.state in (JobState.FAILED, JobState.ERRORED) and not release_driver(job):
+        raise unconfirmed_driver(job)  # its discard would remove the staging under a driver still writing it
     who = actor or (user.get_username() if user is not None else "system")
     now = timezone.now()
     with transaction.atomic():
@@ -595,8 +430,8 @@ def job_resume(*, job: Job, user: AbstractBaseUser | None) -> Job:
     job = Job.objects.get(pk=job.pk)
     _require(lifecycle.can_resume_job(job, user))
     who = user.get_username() if user is not None else "system"
-    if not _release_driver(job):  # a new attempt never runs beside a driver left from the last one
-        raise _unconfirmed_driver(job)
+    if not release_driver(job):  # a new attempt never runs beside a driver left from the last one
+        raise unconfirmed_driver(job)
     with transaction.atomic():
         changed = Job.objects.filter(pk=job.pk, state=job.state).update(
             state=JobState.QUEUED, message=f"Resumed by {who}: {len(job.completed)} unit(s) already verified",
