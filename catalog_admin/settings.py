@@ -121,7 +121,7 @@ LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
-USE_I18N = True
+USE_I18N = False  # English only: no translation lookups on every rendered value
 USE_TZ = True
 
 STATIC_URL = "static/"

@@ -10,9 +10,12 @@ from datetime import datetime
 from typing import Any
 
 from django import template
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
+from django.utils.text import Truncator
+from django.utils.timesince import timesince
 
 from operations.choices import ChangeRequestState
 from operations.risk import LEVELS
@@ -25,6 +28,7 @@ __all__ = (
     "late_minutes",
     "readable",
     "request_badge",
+    "request_row",
     "request_state",
     "rule_tag",
     "seconds",
@@ -68,6 +72,50 @@ def request_badge(change: Any) -> str:
 @register.filter
 def badge_for_risk(risk: str) -> str:
     return _RISK_BADGES.get(risk, "muted")
+
+
+_REQUEST_ROW = (
+    '<tr data-request="{pk}">'
+    '<td class="num"><a href="{url}"><strong>#{pk}</strong></a></td>'
+    '<td class="nowrap"><a href="{url}">{database}.{table}</a><div class="small muted">{metastore}</div></td>'
+    '<td class="mono statement-cell" title="{statement}">{short}</td>'
+    '<td><span class="badge {state_badge}" data-state="{state}">{state_text}</span></td>'
+    '<td><span class="badge {risk_badge}">{risk}</span></td>'
+    '<td class="num">{given} / {required}</td>'
+    "<td>{requester}</td>"
+    '<td class="nowrap">{when}</td>'
+    "</tr>"
+)
+
+
+@register.simple_tag
+def request_row(change: Any, mode: str) -> SafeString:
+    """One row of a change-request list (``mode`` "inbox": since when it waits, else when it was made), escaped by
+    ``format_html``. Built here rather than in the template: fifty rows through Django's template engine were most of
+    the list's time under load (issue 29)."""
+    if mode == "inbox":
+        when = f"{timesince(change.submitted_at)} ago" if change.submitted_at else " ago"
+    else:
+        when = timezone.localtime(change.created_at).strftime("%Y-%m-%d %H:%M")
+    return format_html(
+        _REQUEST_ROW,
+        pk=change.pk,
+        url=reverse("operations:detail", args=[change.pk]),
+        database=change.database_name,
+        table=change.table_name,
+        metastore=change.metastore,
+        statement=change.statement,
+        short=Truncator(change.statement).chars(110),
+        state_badge=request_badge(change),
+        state=change.state,
+        state_text=request_state(change),
+        risk_badge=badge_for_risk(change.risk),
+        risk=change.risk,
+        given=change.approvals_given,
+        required=change.required_approvals,
+        requester=change.requester.get_username(),
+        when=when,
+    )
 
 
 @register.filter

@@ -798,3 +798,31 @@ def test_the_table_page_lists_the_tables_change_history(metastore, people):
     assert "SET OWNER" not in section
     assert 'id="request-change"' not in section  # a viewer cannot request changes: no link to a refusal
     assert f"?metastore={metastore.name}&amp;table=sales.customers" in steward_page  # the guided request
+
+
+@ON_TWO_METASTORES
+def test_a_list_row_shows_the_request_escaped_with_its_link_state_risk_and_time(metastore, people):
+    """Each row of the lists (built by ``request_row``): the request's link twice, the table, the statement
+    escaped in its cell and its title, state and risk badges, approvals, requester, and when it was made (the inbox:
+    since when it waits)."""
+    # given: a property whose value carries markup and quotes
+    statement = "ALTER TABLE sales.customers SET TBLPROPERTIES ('note'='<b onclick=\"x\">it</b> & co')"
+    request = submitted(people, metastore, statement)
+
+    # when
+    listed = html(signed_in(people["steward"]).get(reverse("operations:list")))
+    waiting = html(signed_in(people["approver"]).get(reverse("operations:inbox")))
+
+    # then
+    row = re.search(rf'<tr data-request="{request.pk}">.*?</tr>', listed, re.DOTALL).group(0)
+    assert row.count(f'href="{detail(request.pk)}"') == 2
+    assert f"<strong>#{request.pk}</strong>" in row and ">sales.customers</a>" in row
+    assert "<b onclick" not in row and escape(request.statement) in row
+    assert f'title="{escape(request.statement)}"' in row
+    assert f'<span class="badge info" data-state="submitted">{request.get_state_display()}</span>' in row
+    assert f'<span class="badge {"ok" if request.risk == "low" else "warn"}">{request.risk}</span>' in row
+    assert f"<td>{request.requester.get_username()}</td>" in row
+    assert f">0 / {request.required_approvals}<" in row
+    assert f'<td class="nowrap">{timezone.localtime(request.created_at):%Y-%m-%d %H:%M}</td>' in row
+    inbox_row = re.search(rf'<tr data-request="{request.pk}">.*?</tr>', waiting, re.DOTALL).group(0)
+    assert re.search(r'<td class="nowrap">0\xa0minutes ago</td>', inbox_row), inbox_row
