@@ -14,8 +14,7 @@ from django.template import Context
 from catalog_admin.extensions import register_slot_content
 from catalog_admin.selectors.acid import table_is_transactional
 from catalog_admin.selectors.metastores import get_metastore
-from catalog_admin.selectors.partitions import table_is_partitioned
-from catalog_admin.selectors.tables import table_is_view, table_root
+from catalog_admin.selectors.tables import TableTraits, table_root, table_traits
 from operations.ddl.render import quote_string
 from operations.guided import partition_operations
 from operations.guided_databases import database_operations, metastore_operations
@@ -76,15 +75,15 @@ def table_actions_context(context: Context, *, metastore: str, database: str, ta
     where stale" where ``ANALYZE`` may run (not a view, not transactional)."""
     user = context.get("user")
     allowed = user is not None and bool(can_request(user))
-    transactional = allowed and table_is_transactional(metastore, database, table)
+    traits = table_traits(metastore, database, table) if allowed else TableTraits()
     return {
         "can_request": allowed,
         "metastore": metastore,
         "database": database,
         "table": table,
-        "transactional": transactional,
-        "partitioned": allowed and table_is_partitioned(metastore, database, table),
-        "analyzable": allowed and not transactional and not table_is_view(metastore, database, table),
+        "transactional": traits.transactional,
+        "partitioned": traits.partitioned,
+        "analyzable": allowed and not traits.transactional and not traits.view,
     }
 
 

@@ -28,7 +28,7 @@ from catalog_admin.models import (
     PartitionParam,
     Table,
 )
-from catalog_admin.selectors.metastores import Metastore, get_metastore
+from catalog_admin.selectors.metastores import Metastore
 from catalog_admin.selectors.pagination import Page, encode_cursor, keyset_ordered, keyset_page
 from catalog_admin.selectors.partition_anomalies import ANOMALIES, location_missing, with_anomaly
 from catalog_admin.selectors.partition_order import is_natural, natural_order, sort_key_names
@@ -50,7 +50,6 @@ __all__ = (
     "partition_name",
     "partition_values",
     "sorted_naturally",
-    "table_is_partitioned",
     "table_partition_keys",
     "unescape_path_name",
 )
@@ -360,12 +359,6 @@ class PartitionDetail:
     @property
     def exists_on_disk(self) -> bool | None:
         return filesystem_for(self.location).exists(self.location) if self.location else None
-
-
-def table_is_partitioned(metastore_name: str, database: str, table: str) -> bool:
-    """Whether ``database.table`` of the metastore named ``metastore_name`` has partition keys (one query)."""
-    keys = PartitionKey.objects.using(get_metastore(metastore_name).alias)
-    return keys.filter(table__database__name=database, table__name=table).exists()
 
 
 def table_partition_keys(metastore: Metastore, table: Table) -> list[PartitionKey]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef, QuerySet, Subquery
 
 from catalog_admin.errors import ApplicationError, ErrorCode, NotFound
 from catalog_admin.hive.statistics import BASIC_STAT_KEYS, parse_stats_accurate
@@ -29,6 +29,7 @@ from catalog_admin.models import (
     Transaction,
     TransactionComponent,
 )
+from catalog_admin.selectors.acid import is_transactional
 from catalog_admin.selectors.databases import get_database
 from catalog_admin.selectors.metastores import Metastore, get_metastore
 from catalog_admin.selectors.pagination import Page, keyset_page
@@ -42,11 +43,12 @@ __all__ = (
     "TableDetail",
     "TableFilter",
     "TableRow",
+    "TableTraits",
     "get_table",
     "get_table_detail",
     "list_tables",
-    "table_is_view",
     "table_root",
+    "table_traits",
 )
 
 # Sort name -> (model fields of the unique keyset key, descending?)
@@ -199,11 +201,42 @@ def get_table(metastore: Metastore, db_name: str, table_name: str) -> tuple[Data
     return database, table
 
 
-def table_is_view(metastore_name: str, database: str, table: str) -> bool:
-    """Whether ``database.table`` of the metastore named ``metastore_name`` is a view (one query)."""
-    tables = Table.objects.using(get_metastore(metastore_name).alias)
-    views = (TableType.VIRTUAL_VIEW, TableType.MATERIALIZED_VIEW)
-    return tables.filter(database__name=database, name=table, type__in=views).exists()
+@dataclass(frozen=True)
+class TableTraits:
+    """What a table's page offers depends on: partition keys, ``transactional`` (as ``is_transactional`` reads
+    it), a view. All false for a table that does not exist."""
+
+    partitioned: bool = False
+    transactional: bool = False
+    view: bool = False
+
+
+def table_traits(metastore_name: str, database: str, table: str) -> TableTraits:
+    """The :class:`TableTraits` of ``database.table`` of the metastore named ``metastore_name`` (one query)."""
+    alias = get_metastore(metastore_name).alias
+
+    def param(key: str) -> Subquery:
+        values = TableParam.objects.using(alias).filter(table_id=OuterRef("id"), key=key).values("value")[:1]
+        return Subquery(values)
+
+    row = (
+        Table.objects.using(alias)
+        .filter(database__name=database, name=table)
+        .annotate(
+            partitioned=Exists(PartitionKey.objects.using(alias).filter(table_id=OuterRef("id"))),
+            lower=param("transactional"),
+            upper=param("TRANSACTIONAL"),
+        )
+        .values("type", "partitioned", "lower", "upper")
+        .first()
+    )
+    if row is None:
+        return TableTraits()
+    return TableTraits(
+        partitioned=bool(row["partitioned"]),
+        transactional=is_transactional({"transactional": row["lower"], "TRANSACTIONAL": row["upper"]}),
+        view=row["type"] in (TableType.VIRTUAL_VIEW, TableType.MATERIALIZED_VIEW),
+    )
 
 
 def table_root(metastore_name: str, database: str, table: str) -> str | None:

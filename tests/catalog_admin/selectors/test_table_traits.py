@@ -1,0 +1,51 @@
+"""
+``table_traits``: what a table's page offers depends on (partition keys, ``transactional``, a view), read in one
+query on every metastore.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connections
+from django.test.utils import CaptureQueriesContext
+
+from catalog_admin.db import allow_metastore_writes
+from catalog_admin.models import TableParam
+from catalog_admin.selectors.metastores import Metastore
+from catalog_admin.selectors.tables import TableTraits, table_traits
+from tests.fixtures.factories import table_row
+
+
+@pytest.mark.parametrize(
+    ("database", "table", "expected"),
+    [
+        ("sales", "orders", TableTraits(partitioned=True)),
+        ("sales", "customers", TableTraits()),
+        ("sales", "payments_acid", TableTraits(transactional=True)),
+        ("marketing", "campaign_performance", TableTraits(view=True)),
+        ("sales", "no_such_table", TableTraits()),
+    ],
+    ids=["partitioned", "plain", "transactional", "view", "missing"],
+)
+def test_each_tables_traits_in_one_query(metastore: Metastore, database: str, table: str, expected: TableTraits) -> None:
+    # when
+    with CaptureQueriesContext(connections[metastore.alias]) as queries:
+        traits = table_traits(metastore.name, database, table)
+
+    # then
+    assert traits == expected
+    assert len(queries) == 1
+
+
+def test_the_upper_case_property_makes_a_table_transactional_as_hive_reads_it(metastore: Metastore) -> None:
+    """``AcidUtils.isTablePropertyTransactional`` also reads ``TRANSACTIONAL``."""
+    # given
+    customers = table_row(metastore, "sales", "customers")
+    with allow_metastore_writes():
+        TableParam.objects.using(metastore.alias).create(table_id=customers.id, key="TRANSACTIONAL", value="TRUE")
+
+    # when
+    traits = table_traits(metastore.name, "sales", "customers")
+
+    # then
+    assert traits == TableTraits(transactional=True)
