@@ -64,10 +64,12 @@ class MetastoreSql:
         return f" AND {column} NOT IN ({', '.join(['%s'] * len(values))})", tuple(values)
 
     def among_ids(self, column: str, ids: Sequence[int]) -> tuple[str, list[Any]]:
-        """``column`` is one of the integer ``ids`` (a preview's count, never a plan's statement), and its parameters.
+        """``column`` is one of the integer ``ids``, and its parameters.
 
         PostgreSQL takes them as one array literal (``= ANY(%s::bigint[])``, parsed once: 2-3x faster than 5,000
-        placeholders, issue 29); MySQL and SQLite one parameter each."""
+        placeholders, issue 29, and than a list parameter, which psycopg2 sends as ``ARRAY[…]`` of one constant per
+        id); MySQL and SQLite one parameter each. In a plan's statement the parameter is that one string: use it
+        where nothing reads the statement's ids back from its parameters."""
         if self.connection.vendor == "postgresql":
             return f"{column} = ANY(%s::bigint[])", [self._bigint_array(ids)]
         return f"{column} IN ({', '.join(['%s'] * len(ids))})", list(ids)

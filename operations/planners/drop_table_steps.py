@@ -229,10 +229,11 @@ def _unshared(metastore: Metastore, column: str, sd_ids: Sequence[int]) -> list[
 
 
 def _among(metastore: Metastore, column: str, ids: Sequence[int]) -> tuple[str, tuple[Any, ...]]:
-    """``column`` is one of ``ids``: one array parameter on PostgreSQL, one ``IN`` list elsewhere."""
-    if connections[metastore.alias].vendor == "postgresql":
-        return f"{column} = ANY(%s)", (list(ids),)
-    return f"{column} IN ({', '.join(['%s'] * len(ids))})", tuple(ids)
+    """``column`` is one of ``ids``: one array literal on PostgreSQL (``MetastoreSql.among_ids``: parsed once, where
+    a list parameter becomes an ``ARRAY[…]`` of 100,000 constants to parse in each statement), one ``IN`` list
+    elsewhere."""
+    where, params = MetastoreSql(metastore.alias).among_ids(column, ids)
+    return where, tuple(params)
 
 
 def drop_table_steps(

@@ -52,6 +52,12 @@ def used(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     return seen
 
 
+def first_sd(plan: Any) -> int:
+    """The first storage descriptor the plan's SDS delete names (its one parameter: PostgreSQL's array literal)."""
+    literal = next(s.params[0] for s in plan.steps if s.metastore_table == "SDS")
+    return int(literal.strip("{}").split(",")[0])
+
+
 def test_a_batched_drop_deletes_the_same_rows_and_undrops_exactly(
     postgres: Metastore, warehouse: Path, used: list[bool]
 ) -> None:
@@ -81,7 +87,7 @@ def test_a_row_left_pointing_at_a_deleted_key_refuses_the_drop_and_nothing_is_ap
     PostgreSQL's own trigger would refuse the SDS delete; the batched check refuses the execution, naming the key."""
     # given
     plan = alter_preview_statement(metastore=postgres, statement=DROP_TABLE)
-    shared_sd = next(p for s in plan.steps if s.metastore_table == "SDS" for p in s.params[0])  # an array of ids
+    shared_sd = first_sd(plan)
     with allow_metastore_writes(), connections[postgres.alias].cursor() as cursor:
         cursor.execute(
             'SELECT t."TBL_ID" FROM "TBLS" t JOIN "DBS" d ON d."DB_ID" = t."DB_ID" '
@@ -118,7 +124,7 @@ def test_without_batching_postgresql_refuses_the_same_drop_itself(
     # given
     settings.CATALOG_BATCHED_FOREIGN_KEY_ROWS = 10**9  # type: ignore[attr-defined]
     plan = alter_preview_statement(metastore=postgres, statement=DROP_TABLE)
-    shared_sd = next(p for s in plan.steps if s.metastore_table == "SDS" for p in s.params[0])
+    shared_sd = first_sd(plan)
     with allow_metastore_writes(), connections[postgres.alias].cursor() as cursor:
         cursor.execute('SELECT MIN("TBL_ID") FROM "TBLS"')
         other = cursor.fetchone()[0]
