@@ -14,8 +14,17 @@ from pathlib import Path
 
 import pytest
 
+from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError
-from catalog_admin.models import NextWriteId, Partition, PartitionColumnStatistics, PartitionParam, Table, TableParam
+from catalog_admin.models import (
+    HiveLock,
+    NextWriteId,
+    Partition,
+    PartitionColumnStatistics,
+    PartitionParam,
+    Table,
+    TableParam,
+)
 from catalog_admin.selectors.metastores import Metastore
 from operations.planners.partitions import TRASH_DIR
 from operations.preview import DirectoryMove, Preview
@@ -200,6 +209,34 @@ def test_a_directory_written_between_the_plan_and_the_lock_refuses_the_truncate_
         "delta_0000001_0000001_0000", "delta_0000002_0000002_0000", "delta_0000003_0000003_0000",
     ]  # fmt: skip
     assert locks_on(metastore, "sales") == []
+
+
+def test_a_lock_timed_out_by_hives_housekeeping_meanwhile_rolls_the_truncate_back(
+    metastore: Metastore, warehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hive's housekeeping removes the console's lock while the files move (``timeOutLocks``): Hive's writers may have
+    gone in since, so the check just before the commit refuses it; the files are back and no row changed."""
+    # given
+    if next_lock_id(metastore) is None:
+        pytest.skip("the embedded demo metastore has no Hive lock tables")
+    rows_before = metastore_dump(metastore.alias, events=False)
+    tree_before = warehouse_tree(warehouse)
+    preview = preview_of(metastore, "TRUNCATE TABLE sales.payments_acid")
+
+    def housekeeping(name: str) -> None:
+        if name == "moved":
+            with allow_metastore_writes():
+                HiveLock.objects.using(metastore.alias).filter(table="payments_acid", txn_id=0).delete()
+
+    monkeypatch.setattr(alter, "fault_point", housekeeping)
+
+    # when
+    with pytest.raises(ApplicationError, match="is gone"):
+        execute(preview)
+
+    # then
+    assert warehouse_tree(warehouse) == tree_before
+    assert without_lock_counters(metastore_dump(metastore.alias, events=False)) == without_lock_counters(rows_before)
 
 
 def test_unplanned_entries_names_what_appeared_vanished_or_waits_where_files_go(tmp_path: Path) -> None:
