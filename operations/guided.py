@@ -47,7 +47,8 @@ def guided_operations(metastore: Metastore, qualified: str) -> tuple[GuidedOpera
 
 def partition_operations(metastore: Metastore, qualified: str, name: str) -> tuple[GuidedOperation, ...]:
     """The requests a partition's page offers for partition ``name`` of ``db.table``: drop it, rename it, and (on a
-    managed table that is not transactional) truncate it; empty when the table or partition is not there."""
+    managed table; a transactional one under Hive's lock) truncate it; empty when the table or partition is not
+    there."""
     database, _, table = qualified.partition(".")
     try:
         state = read_table_state(metastore, TableRef(database, table))
@@ -66,7 +67,7 @@ def partition_operations(metastore: Metastore, qualified: str, name: str) -> tup
             f"ALTER TABLE {ref} PARTITION ({spec}) RENAME TO PARTITION ({spec})", "Edit the values after RENAME TO.",
         ),
     ]  # fmt: skip
-    if state.table_type == "MANAGED_TABLE" and not state.is_transactional:
+    if state.table_type == "MANAGED_TABLE":
         ops.append(_truncate_operation(ref, spec))
     return tuple(ops)
 

@@ -26,6 +26,7 @@ from catalog_admin.models import (
     TableParam,
 )
 from catalog_admin.selectors.metastores import Metastore
+from operations.guided import guided_operations, partition_operations
 from operations.planners.partitions import TRASH_DIR
 from operations.preview import DirectoryMove, Preview
 from operations.services import alter, plan_lock
@@ -426,3 +427,17 @@ def test_a_link_among_the_data_refuses_the_truncate_and_is_never_followed(
         execute(preview)
     assert target.read_bytes() == b"not the table's"
     assert (path_of(customers.sd.location) / "linked.parquet").is_symlink()
+
+
+def test_a_transactional_table_and_its_partitions_are_offered_the_truncate(metastore: Metastore) -> None:
+    """The guided requests of ops.job_runs_acid (transactional, partitioned) and of one of its partitions include
+    Truncate, whose statement previews (blocked here by the seeded open transaction, which the preview names)."""
+    # when
+    table_ops = {op.key: op for op in guided_operations(metastore, "ops.job_runs_acid")}
+    partition_ops = {op.key: op for op in partition_operations(metastore, "ops.job_runs_acid", "dt=2024-01-01/hour=0")}
+
+    # then
+    assert table_ops["truncate"].statement.startswith("TRUNCATE TABLE `ops`.`job_runs_acid`")
+    statement = partition_ops["truncate"].statement
+    assert statement.startswith("TRUNCATE TABLE `ops`.`job_runs_acid` PARTITION (`dt`='2024-01-01'")
+    assert "open_transactions" in codes(preview_of(metastore, statement))
