@@ -27,7 +27,9 @@ from tests.fixtures.factories import table_row
     ],
     ids=["partitioned", "plain", "transactional", "view", "missing"],
 )
-def test_each_tables_traits_in_one_query(metastore: Metastore, database: str, table: str, expected: TableTraits) -> None:
+def test_each_tables_traits_in_one_query(
+    metastore: Metastore, database: str, table: str, expected: TableTraits
+) -> None:
     # when
     with CaptureQueriesContext(connections[metastore.alias]) as queries:
         traits = table_traits(metastore.name, database, table)
