@@ -15,7 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db.models import Count, Max
+from django.db.models import Count, Exists, Max, OuterRef, Q
+from django.db.models.functions import Lower
 
 from catalog_admin.hive.acid import (
     AcidDirectoryState,
@@ -52,6 +53,7 @@ __all__ = (
     "partition_reports",
     "table_is_transactional",
     "table_thresholds",
+    "transactional_condition",
     "valid_txn_list",
     "valid_write_ids",
     "worst_partitions",
@@ -118,9 +120,22 @@ def valid_write_ids(metastore: Metastore, database: str, table: str, txns: Valid
 
 
 def is_transactional(params: dict[str, str | None]) -> bool:
-    """``AcidUtils.isTablePropertyTransactional``: ``transactional`` (or ``TRANSACTIONAL``) is ``true``."""
-    value = params.get("transactional") or params.get("TRANSACTIONAL") or ""
-    return value.lower() == "true"
+    """``AcidUtils.isTablePropertyTransactional``: ``transactional`` is ``true`` (any case), or, when the table has no
+    such key, ``TRANSACTIONAL`` is."""
+    value = params.get("transactional")
+    if value is None:
+        value = params.get("TRANSACTIONAL")
+    return (value or "").lower() == "true"
+
+
+def transactional_condition(metastore: Metastore) -> Q:
+    """:func:`is_transactional` of the outer query's table (its ``id``), in SQL. Keys compare case-sensitively and
+    values through ``LOWER``: Hive's MySQL columns are ``latin1_bin``, where ``LIKE`` (``iexact``) is case-sensitive
+    too."""
+    params = TableParam.objects.using(metastore.alias).filter(table_id=OuterRef("id")).alias(lowered=Lower("value"))
+    lower = params.filter(key="transactional")
+    upper_true = Exists(params.filter(key="TRANSACTIONAL", lowered="true"))
+    return Q(Exists(lower.filter(lowered="true"))) | (~Q(Exists(lower)) & Q(upper_true))
 
 
 def table_is_transactional(metastore_name: str, database: str, table: str) -> bool:
@@ -241,10 +256,7 @@ def worst_partitions(metastore: Metastore, *, limit: int = 50) -> list[Partition
 def _transactional_directories(metastore: Metastore) -> Iterator[tuple[Table, str | None, str | None]]:
     """(table, location, partition name) of every transactional table's directories, bounded by the scan limit."""
     budget = settings.CATALOG_ACID_SCAN_LIMIT
-    ids = TableParam.objects.using(metastore.alias).filter(
-        key__in=("transactional", "TRANSACTIONAL"), value__iexact="true"
-    )
-    tables = Table.objects.on(metastore, "sd", "database").filter(id__in=ids.values("table_id")).order_by("id")
+    tables = Table.objects.on(metastore, "sd", "database").filter(transactional_condition(metastore)).order_by("id")
     for table in tables:
         partitions = Partition.objects.using(metastore.alias).filter(table_id=table.id)
         rows = list(partitions.order_by("name").values_list("sd__location", "name")[:budget])

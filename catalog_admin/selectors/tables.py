@@ -29,7 +29,7 @@ from catalog_admin.models import (
     Transaction,
     TransactionComponent,
 )
-from catalog_admin.selectors.acid import is_transactional
+from catalog_admin.selectors.acid import is_transactional, transactional_condition
 from catalog_admin.selectors.databases import get_database
 from catalog_admin.selectors.metastores import Metastore, get_metastore
 from catalog_admin.selectors.pagination import Page, keyset_page
@@ -147,7 +147,7 @@ class TableDetail:
 
     @property
     def is_transactional(self) -> bool:
-        return (self.params.get("transactional") or "").lower() == "true"
+        return is_transactional(self.params)
 
     @property
     def stats_accurate(self) -> dict[str, Any]:
@@ -307,7 +307,7 @@ def _filtered_tables(metastore: Metastore, database: Database, filters: TableFil
         condition = Exists(_partition_keys(metastore).filter(table_id=OuterRef("id")))
         qs = qs.filter(condition if filters.partitioned else ~condition)
     if filters.transactional is not None:
-        condition = Exists(_transactional_params(metastore).filter(table_id=OuterRef("id")))
+        condition = transactional_condition(metastore)
         qs = qs.filter(condition if filters.transactional else ~condition)
     return qs
 
@@ -316,16 +316,13 @@ def _partition_keys(metastore: Metastore) -> QuerySet[PartitionKey]:
     return PartitionKey.objects.using(metastore.alias)
 
 
-def _transactional_params(metastore: Metastore) -> QuerySet[TableParam]:
-    return TableParam.objects.using(metastore.alias).filter(key="transactional", value__iexact="true")
-
-
 def _page_flags(metastore: Metastore, ids: list[int]) -> tuple[set[int], set[int]]:
-    """Which tables of a page are partitioned and transactional: two primary-key lookups for the whole page."""
+    """Which tables of a page are partitioned and transactional: two queries for the whole page."""
     if not ids:
         return set(), set()
     partitioned = set(_partition_keys(metastore).filter(table_id__in=ids).values_list("table_id", flat=True))
-    transactional = set(_transactional_params(metastore).filter(table_id__in=ids).values_list("table_id", flat=True))
+    tables = Table.objects.using(metastore.alias).filter(id__in=ids)
+    transactional = set(tables.filter(transactional_condition(metastore)).values_list("id", flat=True))
     return partitioned, transactional
 
 
