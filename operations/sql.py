@@ -71,12 +71,8 @@ class MetastoreSql:
         id); MySQL and SQLite one parameter each. In a plan's statement the parameter is that one string: use it
         where nothing reads the statement's ids back from its parameters."""
         if self.connection.vendor == "postgresql":
-            return f"{column} = ANY(%s::bigint[])", [self._bigint_array(ids)]
+            return f"{column} = ANY(%s::bigint[])", [bigint_array_literal(ids)]
         return f"{column} IN ({', '.join(['%s'] * len(ids))})", list(ids)
-
-    @staticmethod
-    def _bigint_array(ids: Sequence[int]) -> str:
-        return "{" + ",".join(str(int(value)) for value in ids) + "}"
 
     def id_batches(self, ids: list[int], chunk: list[list[int]]) -> list[list[int]]:
         """The batches of ``ids`` a set-based count reads in one statement each: on PostgreSQL all of them at once
@@ -102,7 +98,7 @@ class MetastoreSql:
                 cursor.execute(
                     f"SELECT width_bucket({column}, %s::bigint[]), COUNT(*) FROM {table} "
                     f"WHERE {column} = ANY(%s::bigint[]) GROUP BY 1",
-                    [self._bigint_array(firsts), self._bigint_array(flat)],
+                    [bigint_array_literal(firsts), bigint_array_literal(flat)],
                 )
                 for bucket, count in cursor.fetchall():
                     counts[int(bucket) - 1] = int(count)
@@ -118,3 +114,9 @@ class MetastoreSql:
                 cursor.execute(f"SELECT COUNT(*) FROM {table} WHERE {among}", params)
                 counts.append(int(cursor.fetchone()[0]))
         return counts
+
+
+def bigint_array_literal(ids: Sequence[int]) -> str:
+    """``ids`` as one PostgreSQL array literal (``{1,2,…}``, for ``%s::bigint[]``): parsed once by the server, where
+    psycopg2 sends a list as ``ARRAY[…]`` of one constant per id."""
+    return "{" + ",".join(str(int(value)) for value in ids) + "}"

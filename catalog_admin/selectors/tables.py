@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Exists, OuterRef, QuerySet, Subquery
+from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, QuerySet
 
 from catalog_admin.errors import ApplicationError, ErrorCode, NotFound
 from catalog_admin.hive.statistics import BASIC_STAT_KEYS, parse_stats_accurate
@@ -213,28 +213,22 @@ class TableTraits:
 
 def table_traits(metastore_name: str, database: str, table: str) -> TableTraits:
     """The :class:`TableTraits` of ``database.table`` of the metastore named ``metastore_name`` (one query)."""
-    alias = get_metastore(metastore_name).alias
-
-    def param(key: str) -> Subquery:
-        values = TableParam.objects.using(alias).filter(table_id=OuterRef("id"), key=key).values("value")[:1]
-        return Subquery(values)
-
+    metastore = get_metastore(metastore_name)
     row = (
-        Table.objects.using(alias)
+        Table.objects.using(metastore.alias)
         .filter(database__name=database, name=table)
         .annotate(
-            partitioned=Exists(PartitionKey.objects.using(alias).filter(table_id=OuterRef("id"))),
-            lower=param("transactional"),
-            upper=param("TRANSACTIONAL"),
+            partitioned=Exists(PartitionKey.objects.using(metastore.alias).filter(table_id=OuterRef("id"))),
+            transactional=ExpressionWrapper(transactional_condition(metastore), output_field=BooleanField()),
         )
-        .values("type", "partitioned", "lower", "upper")
+        .values("type", "partitioned", "transactional")
         .first()
     )
     if row is None:
         return TableTraits()
     return TableTraits(
         partitioned=bool(row["partitioned"]),
-        transactional=is_transactional({"transactional": row["lower"], "TRANSACTIONAL": row["upper"]}),
+        transactional=bool(row["transactional"]),
         view=row["type"] in (TableType.VIRTUAL_VIEW, TableType.MATERIALIZED_VIEW),
     )
 

@@ -32,6 +32,7 @@ from django.db import DatabaseError, connections, transaction
 
 from catalog_admin.errors import ApplicationError, ErrorCode
 from operations.preview import Step
+from operations.sql import bigint_array_literal
 
 __all__ = ("BatchedForeignKeys", "batched_foreign_keys")
 
@@ -106,11 +107,9 @@ class BatchedForeignKeys:
 
 
 def _array_literal(keys: Sequence[Any], key_type: str) -> Any:
-    """The deleted keys as one parameter: an integer key's as one array literal (``{1,2,…}``, parsed once; a list
-    would be sent as ``ARRAY[…]`` of one constant per key, 100,000 of them for a large drop), others as the list."""
-    if key_type in ("bigint", "integer", "smallint"):
-        return "{" + ",".join(str(int(key)) for key in keys) + "}"
-    return list(keys)
+    """The deleted keys as one parameter: integer keys as one array literal (100,000 of them for a large drop),
+    others as the list."""
+    return bigint_array_literal(keys) if key_type in ("bigint", "integer", "smallint") else list(keys)
 
 
 def batched_foreign_keys(cursor: Any, alias: str, steps: Sequence[Step]) -> BatchedForeignKeys | None:
