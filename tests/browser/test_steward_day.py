@@ -21,7 +21,7 @@ from django.conf import settings
 
 from catalog_admin.models import Column, Table
 from operations.models import AuditRecord, ChangeRequest
-from tests.fixtures.browser import launch_chromium, screenshot_folder, sign_in
+from tests.fixtures.browser import follow, launch_chromium, screenshot_folder, sign_in
 from tests.fixtures.factories import PASSWORD, make_user
 
 METASTORE = settings.DEFAULT_METASTORE
@@ -100,7 +100,7 @@ def test_a_stewards_day(live_server, rebuilt_metastore, job_workers) -> None:
             expect(steward.locator("#home-anomalies")).to_contain_text("sales.orders")
             steward.screenshot(path=str(shots / "01-home.png"), full_page=True)
             steward.goto(f"{base}/m/{METASTORE}/db/sales/t/customers/")
-            steward.locator("#request-change").click()
+            follow(steward, steward.locator("#request-change"))
 
             # then: a guided request with a statement that previews at once
             expect(steward.locator("#guided-picker")).to_be_visible()

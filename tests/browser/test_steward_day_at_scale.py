@@ -26,7 +26,7 @@ from django.core.management import call_command
 from catalog_admin.models import Partition, Table
 from catalog_admin.seeding.content import BENCH_FIRST_DAY
 from operations.models import ChangeRequest
-from tests.fixtures.browser import launch_chromium, screenshot_folder, sign_in
+from tests.fixtures.browser import follow, launch_chromium, screenshot_folder, sign_in
 from tests.fixtures.factories import PASSWORD, make_user
 
 METASTORE = settings.DEFAULT_METASTORE
@@ -162,7 +162,7 @@ def test_a_stewards_and_approvers_day_at_scale(live_server, rebuilt_metastore, o
 
             # when: the steward asks for a range drop of the year from the guided request
             steward.goto(f"{base}/m/{METASTORE}/db/bench/t/{table}/")
-            steward.locator(".page-head #request-change").click()
+            follow(steward, steward.locator(".page-head #request-change"))
             with steward.expect_response(lambda r: r.url.endswith("/changes/preview/") and r.status == 200):
                 steward.locator('#guided-picker a[data-operation="partition_drop"]').click()
             with steward.expect_response(lambda r: r.url.endswith("/changes/preview/") and r.status == 200):
