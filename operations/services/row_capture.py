@@ -3,10 +3,11 @@ The rows an execution's statements delete or replace (its before-image's rows), 
 
 ``alter_execute`` reads each step's old rows just before the step runs, in its metastore transaction; a
 :class:`RowCapture` takes them as the cursor returns them (tuples, never dicts), encodes them in chunks of
-:data:`ROWS_PER_CHUNK` (``CapturedRows``: JSON compressed with zstd) and writes the chunks with ``bulk_create``, a few
-statements whatever the size; ``counts`` is what the execution's JSON keeps (``before_image["captured"]``). Everything
-is written before the metastore commits, so an execution that dies after the commit can still be reverted exactly;
-the rows of an execution that rolled back are removed (``discard``), by reconcile too.
+:data:`ROWS_PER_CHUNK` (``CapturedRows``: MessagePack compressed with zstd) and writes the chunks with
+``bulk_create``, a few statements whatever the size; ``counts`` is what the execution's JSON keeps
+(``before_image["captured"]``). Everything is written before the metastore commits, so an execution that dies after
+the commit can still be reverted exactly; the rows of an execution that rolled back are removed (``discard``), by
+reconcile too.
 """
 
 from __future__ import annotations
