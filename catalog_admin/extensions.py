@@ -10,7 +10,8 @@ After NetBox's plugin template extensions (``netbox/netbox/plugins/templates.py`
 Slots:
 
 - ``navigation``: the top bar's links after the metastore switcher and search (the page's context).
-- ``table_actions``: the head of a table's page, under its title: the actions on it (the same arguments as ``table``).
+- ``table_actions``: the head of a table's page, under its title: the actions on it (the same arguments as ``table``,
+  and ``traits``: its ``TableTraits``, read with the page).
 - ``partition_actions``: the head of a partition's page (the same arguments and ``partition``: its name).
 - ``table``: the end of a table's page (arguments ``metastore``, ``database``, ``table``: names).
 - ``database``: the head of a database's page (arguments ``metastore``, ``database``: names).

@@ -14,7 +14,7 @@ from django.template import Context
 from catalog_admin.extensions import register_slot_content
 from catalog_admin.selectors.acid import table_is_transactional
 from catalog_admin.selectors.metastores import get_metastore
-from catalog_admin.selectors.tables import TableTraits, table_root, table_traits
+from catalog_admin.selectors.tables import TableTraits, table_root
 from operations.ddl.render import quote_string
 from operations.guided import partition_operations
 from operations.guided_databases import database_operations, metastore_operations
@@ -69,13 +69,15 @@ def navigation_context(context: Context) -> dict[str, Any]:
     return {"waiting": inbox_count(user) if signed_in else 0, "can_request": signed_in and bool(can_request(user))}
 
 
-def table_actions_context(context: Context, *, metastore: str, database: str, table: str) -> dict[str, Any]:
+def table_actions_context(
+    context: Context, *, metastore: str, database: str, table: str, traits: TableTraits
+) -> dict[str, Any]:
     """The head of a table's page: "Request a change…" for stewards, with "Drop partitions…" and "Repair
     partitions…" on a partitioned table, "Request a compaction…" on a transactional one, and "Recompute statistics
-    where stale" where ``ANALYZE`` may run (not a view, not transactional)."""
+    where stale" where ``ANALYZE`` may run (not a view, not transactional). ``traits``: what the page read."""
     user = context.get("user")
     allowed = user is not None and bool(can_request(user))
-    traits = table_traits(metastore, database, table) if allowed else TableTraits()
+    traits = traits if allowed else TableTraits()
     return {
         "can_request": allowed,
         "metastore": metastore,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 
 from catalog_admin.errors import ApplicationError, ErrorCode, NotFound
 from catalog_admin.hive.statistics import BASIC_STAT_KEYS, parse_stats_accurate
@@ -48,7 +48,6 @@ __all__ = (
     "get_table_detail",
     "list_tables",
     "table_root",
-    "table_traits",
 )
 
 # Sort name -> (model fields of the unique keyset key, descending?)
@@ -124,6 +123,16 @@ class AcidState:
 
 
 @dataclass(frozen=True)
+class TableTraits:
+    """What a table's page offers depends on: partition keys, ``transactional`` (as ``is_transactional`` reads
+    it), a view (:attr:`TableDetail.traits`: read with the page, no query of its own)."""
+
+    partitioned: bool = False
+    transactional: bool = False
+    view: bool = False
+
+
+@dataclass(frozen=True)
 class TableDetail:
     """Everything the table page shows, read in a fixed number of queries."""
 
@@ -148,6 +157,14 @@ class TableDetail:
     @property
     def is_transactional(self) -> bool:
         return is_transactional(self.params)
+
+    @property
+    def traits(self) -> TableTraits:
+        return TableTraits(
+            partitioned=bool(self.partition_keys),
+            transactional=self.is_transactional,
+            view=self.table.type in (TableType.VIRTUAL_VIEW, TableType.MATERIALIZED_VIEW),
+        )
 
     @property
     def stats_accurate(self) -> dict[str, Any]:
@@ -199,38 +216,6 @@ def get_table(metastore: Metastore, db_name: str, table_name: str) -> tuple[Data
     if table is None:
         raise NotFound("table", f"{database.name}.{table_name}", metastore=metastore.name)
     return database, table
-
-
-@dataclass(frozen=True)
-class TableTraits:
-    """What a table's page offers depends on: partition keys, ``transactional`` (as ``is_transactional`` reads
-    it), a view. All false for a table that does not exist."""
-
-    partitioned: bool = False
-    transactional: bool = False
-    view: bool = False
-
-
-def table_traits(metastore_name: str, database: str, table: str) -> TableTraits:
-    """The :class:`TableTraits` of ``database.table`` of the metastore named ``metastore_name`` (one query)."""
-    metastore = get_metastore(metastore_name)
-    row = (
-        Table.objects.using(metastore.alias)
-        .filter(database__name=database, name=table)
-        .annotate(
-            partitioned=Exists(PartitionKey.objects.using(metastore.alias).filter(table_id=OuterRef("id"))),
-            transactional=ExpressionWrapper(transactional_condition(metastore), output_field=BooleanField()),
-        )
-        .values("type", "partitioned", "transactional")
-        .first()
-    )
-    if row is None:
-        return TableTraits()
-    return TableTraits(
-        partitioned=bool(row["partitioned"]),
-        transactional=bool(row["transactional"]),
-        view=row["type"] in (TableType.VIRTUAL_VIEW, TableType.MATERIALIZED_VIEW),
-    )
 
 
 def table_root(metastore_name: str, database: str, table: str) -> str | None:

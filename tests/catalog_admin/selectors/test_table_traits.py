@@ -1,6 +1,7 @@
 """
-``table_traits``: what a table's page offers depends on (partition keys, ``transactional``, a view), read in one
-query on every metastore; and ``transactional`` read as Hive reads it wherever the console shows it.
+``TableDetail.traits``: what a table's page offers depends on (partition keys, ``transactional``, a view), from
+what the page read already, no query of its own, on every metastore; and ``transactional`` read as Hive reads it
+wherever the console shows it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from catalog_admin.db import allow_metastore_writes
 from catalog_admin.models import TableParam
 from catalog_admin.selectors.databases import get_database
 from catalog_admin.selectors.metastores import Metastore
-from catalog_admin.selectors.tables import TableFilter, TableTraits, get_table_detail, list_tables, table_traits
+from catalog_admin.selectors.tables import TableFilter, TableTraits, get_table_detail, list_tables
 from tests.fixtures.factories import table_row
 
 
@@ -24,20 +25,22 @@ from tests.fixtures.factories import table_row
         ("sales", "customers", TableTraits()),
         ("sales", "payments_acid", TableTraits(transactional=True)),
         ("marketing", "campaign_performance", TableTraits(view=True)),
-        ("sales", "no_such_table", TableTraits()),
     ],
-    ids=["partitioned", "plain", "transactional", "view", "missing"],
+    ids=["partitioned", "plain", "transactional", "view"],
 )
-def test_each_tables_traits_in_one_query(
+def test_each_tables_traits_come_with_its_detail(
     metastore: Metastore, database: str, table: str, expected: TableTraits
 ) -> None:
+    # given
+    detail = get_table_detail(metastore, database, table)
+
     # when
     with CaptureQueriesContext(connections[metastore.alias]) as queries:
-        traits = table_traits(metastore.name, database, table)
+        traits = detail.traits
 
     # then
     assert traits == expected
-    assert len(queries) == 1
+    assert len(queries) == 0
 
 
 def test_the_upper_case_property_makes_a_table_transactional_as_hive_reads_it(metastore: Metastore) -> None:
@@ -48,7 +51,7 @@ def test_the_upper_case_property_makes_a_table_transactional_as_hive_reads_it(me
         TableParam.objects.using(metastore.alias).create(table_id=customers.id, key="TRANSACTIONAL", value="TRUE")
 
     # when
-    traits = table_traits(metastore.name, "sales", "customers")
+    traits = get_table_detail(metastore, "sales", "customers").traits
 
     # then
     assert traits == TableTraits(transactional=True)
@@ -85,5 +88,5 @@ def test_the_lists_filters_page_and_traits_read_transactional_as_hive_does(
     assert listed["customers"].is_transactional is expected
     assert ("customers" in filtered) is expected
     assert detail.is_transactional is expected
-    assert table_traits(metastore.name, "sales", "customers").transactional is expected
+    assert detail.traits.transactional is expected
     assert "payments_acid" in filtered and "orders" not in filtered
