@@ -108,7 +108,7 @@ def seed(args: argparse.Namespace) -> dict:
     setup(state, "seed")
     state["seeded"] = moment()
     tables = [seed_table(state) for _ in range(1 + args.runs + bool(args.before))]
-    _analyze()
+    _settle()
     state["tables"] = {"hive": tables[0], "console": tables[1 : 1 + args.runs], "before": tables[1 + args.runs :]}
     return state
 
@@ -142,15 +142,18 @@ def seed_table(state: dict) -> str:
     return name
 
 
-def _analyze() -> None:
+def _settle() -> None:
     """``VACUUM ANALYZE`` of the metastore: each side's drop starts from a vacuumed metastore, as Hive's does after the
-    seeding (this machine's PostgreSQL runs with autovacuum off; a production one vacuums after a large delete)."""
+    seeding (this machine's PostgreSQL runs with autovacuum off; a production one vacuums after a large delete). Then
+    ``sync``: the first drop after a seeding otherwise shared the disk with the kernel still writing the 100,000 new
+    directories back, and its preview's count took up to twice the last one's."""
     from django.db import connections
 
     from catalog_admin.db import allow_metastore_writes
 
     with allow_metastore_writes(), connections[ALIAS].cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
+    os.sync()
 
 
 def console_drop(table: str) -> tuple[float, float, int, int]:
@@ -159,7 +162,7 @@ def console_drop(table: str) -> tuple[float, float, int, int]:
     from operations.services.alter import alter_execute, alter_preview_statement
 
     statement = f"DROP TABLE bench.{table}"
-    _analyze()  # as autovacuum would have since the last drop (off on this machine's PostgreSQL), as after seeding
+    _settle()  # as autovacuum would have since the last drop (off on this machine's PostgreSQL), as after seeding
     preview_s, preview = timed(
         f"console preview: {statement}",
         lambda: alter_preview_statement(metastore=get_metastore(ALIAS), statement=statement),
@@ -182,7 +185,7 @@ def console_side(state: dict, before: str) -> dict:
     result: dict = {"start": moment(), "commit": head()}
     result["drops"] = [console_drop(table) for table in state["tables"]["console"]]
     if before:
-        _analyze()
+        _settle()
         result["baseline"] = execute_before(before, ALIAS, f"DROP TABLE bench.{state['tables']['before'][0]}")
     result["end"] = moment()
     return result
