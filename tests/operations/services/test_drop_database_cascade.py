@@ -33,7 +33,7 @@ from operations.services.change_requests import (
 )
 from operations.services.database import database_execute
 from operations.services.database_kind import database_revert_plan
-from tests.fixtures.operations import decode_event, execute, metastore_dump, warehouse_tree
+from tests.fixtures.operations import decode_event, execute, json_before_image, metastore_dump, warehouse_tree
 
 pytestmark = pytest.mark.django_db
 
@@ -266,8 +266,8 @@ def test_an_older_cascade_with_its_rows_in_the_json_still_reverts(metastore: Met
     # given: a cascade whose before-image is rewritten as the older executions stored it
     before = rows(metastore)
     dropped = run(metastore, plan(metastore, "DROP DATABASE sales CASCADE"))
-    image = dropped.read_before_image()
-    del image["captured"], image["updated_rows"]
+    image = json_before_image(dropped)
+    del image["updated_rows"]
     CapturedRows.objects.filter(execution=dropped).delete()
     Execution.objects.filter(pk=dropped.pk).update(before_image=image)
     older = Execution.objects.get(pk=dropped.pk)

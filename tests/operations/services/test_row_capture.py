@@ -21,7 +21,7 @@ from operations.models.executions import decode_rows, encode_rows, jsonable_valu
 from operations.services import row_capture
 from operations.services.alter import alter_execute, alter_preview_statement
 from operations.services.revert import revert_preview
-from tests.fixtures.operations import execute, metastore_dump, warehouse_tree
+from tests.fixtures.operations import execute, json_before_image, metastore_dump, warehouse_tree
 
 DROP_TABLE = "DROP TABLE sales.orders"
 DROP_PARTITIONS = "ALTER TABLE sales.orders DROP PARTITION (hour >= 6)"
@@ -96,8 +96,7 @@ def test_an_execution_recorded_with_its_rows_in_the_json_still_reverts_exactly(
     # given
     rows_before, tree_before = metastore_dump(metastore.alias, events=False), warehouse_tree(warehouse)
     dropped = execute(alter_preview_statement(metastore=metastore, statement=statement))
-    old_style = json.loads(json.dumps(dropped.read_before_image(), default=jsonable_value))
-    del old_style["captured"]
+    old_style = json_before_image(dropped)
     CapturedRows.objects.filter(execution=dropped).delete()
     Execution.objects.filter(pk=dropped.pk).update(before_image=old_style)
     stored = Execution.objects.get(pk=dropped.pk)
