@@ -145,8 +145,8 @@ def seed_table(state: dict) -> str:
 def _settle() -> None:
     """``VACUUM ANALYZE`` of the metastore: each side's drop starts from a vacuumed metastore, as Hive's does after the
     seeding (this machine's PostgreSQL runs with autovacuum off; a production one vacuums after a large delete). Then
-    ``sync``: the first drop after a seeding otherwise shared the disk with the kernel still writing the 100,000 new
-    directories back, and its preview's count took up to twice the last one's."""
+    ``sync``, so every drop starts with the seeded trees written back: without it the drops' previews differed by up
+    to 2× within one run (``docs/benchmarks.md``)."""
     from django.db import connections
 
     from catalog_admin.db import allow_metastore_writes

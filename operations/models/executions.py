@@ -215,7 +215,7 @@ _DATETIME = 1  # MessagePack extension type of a naive datetime (ISO text), e.g.
 def _packable_value(value: Any) -> Any:
     if isinstance(value, datetime):
         return msgpack.ExtType(_DATETIME, value.isoformat().encode())
-    raise TypeError(f"a captured {type(value).__name__} cannot be kept in a before-image")
+    raise _refused(value)
 
 
 def _unpacked_extension(code: int, data: bytes) -> Any:
@@ -231,7 +231,12 @@ def jsonable_value(value: Any) -> Any:
         return {"base64": base64.b64encode(bytes(value)).decode()}
     if isinstance(value, datetime):  # e.g. COMPLETED_TXN_COMPONENTS.CTC_TIMESTAMP
         return {"datetime": value.isoformat()}
-    raise TypeError(f"a captured {type(value).__name__} cannot be kept in a before-image")
+    raise _refused(value)
+
+
+def _refused(value: Any) -> TypeError:
+    """The refusal of a value neither encoding of a before-image keeps."""
+    return TypeError(f"a captured {type(value).__name__} cannot be kept in a before-image")
 
 
 def row_value(value: Any) -> Any:
