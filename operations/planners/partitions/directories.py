@@ -8,9 +8,15 @@ trash directory, never deleted outright (not even with PURGE).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from urllib.parse import urlsplit
 
-from catalog_admin.locations import filesystem_for, is_under, normalize_location, tree_sizes
+from catalog_admin.locations import (
+    filesystem_for,
+    is_under,
+    location_filesystem,
+    location_scheme,
+    normalize_location,
+    tree_sizes,
+)
 from catalog_admin.selectors.metastores import Metastore
 from operations.planners.rename_destination import with_scheme_of
 from operations.preview import DirectoryMove
@@ -101,7 +107,7 @@ def partition_move(
         bytes=size.bytes if size else None,
         source_exists=exists,
         destination_free=None if target_exists is None else not target_exists,
-        same_filesystem=_filesystem(source) == _filesystem(destination),
+        same_filesystem=location_filesystem(source) == location_filesystem(destination),
     )
     return move, blockers
 
@@ -116,7 +122,7 @@ def rename_warnings(source: str | None, destination: str | None, move: Directory
 def unreachable_data_blockers(matched: list[dict]) -> list[Finding]:
     """Managed data the console cannot move to its trash (hdfs, s3a …) would be orphaned: refuse instead."""
     unreachable = sorted(
-        {urlsplit(p["sd__location"]).scheme for p in matched if p["sd__location"] and _unreachable(p["sd__location"])}
+        {location_scheme(p["sd__location"]) for p in matched if p["sd__location"] and _unreachable(p["sd__location"])}
     )
     if not unreachable:
         return []
@@ -131,7 +137,7 @@ def unreachable_data_blockers(matched: list[dict]) -> list[Finding]:
 
 
 def _unreachable(location: str) -> bool:
-    if (urlsplit(location).scheme or "file") == "file":
+    if location_scheme(location) == "file":
         return False  # this machine's disk answers every question
     return filesystem_for(location).exists(location) is None
 
@@ -141,6 +147,7 @@ def trash_moves(state: TableState, matched: list[dict]) -> Iterator[DirectoryMov
     directories that exist move, with their files and bytes (every one found in one pass: :func:`tree_sizes`)."""
     root = f"{state.database_location.rstrip('/')}/{TRASH_DIR}/{state.ref.table}/{state.fingerprint[:12]}"
     sizes = tree_sizes(p["sd__location"] for p in matched if p["sd__location"])
+    trash_filesystem = location_filesystem(root)
     for partition in matched:
         location = partition["sd__location"]
         if not location or location not in sizes:
@@ -155,7 +162,7 @@ def trash_moves(state: TableState, matched: list[dict]) -> Iterator[DirectoryMov
             bytes=size.bytes if size else None,
             source_exists=True,
             destination_free=True,
-            same_filesystem=_filesystem(location) == _filesystem(root),
+            same_filesystem=location_filesystem(location) == trash_filesystem,
             prune_source_levels=_emptied_parent_levels(state, location),
         )
 
@@ -170,8 +177,3 @@ def _emptied_parent_levels(state: TableState, location: str) -> int:
         return 0
     depth = normalize_location(location).count("/") - normalize_location(state.location).count("/")
     return max(0, min(len(state.partition_keys) - 1, depth - 1))
-
-
-def _filesystem(location: str) -> tuple[str, str]:
-    parts = urlsplit(location)
-    return (parts.scheme or "file", parts.netloc)
