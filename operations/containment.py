@@ -22,8 +22,8 @@ import re
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from catalog_admin.hive.locations import SCHEME, GovernedRoots, canonical, is_inside
 from catalog_admin.locations import linked_ancestors, normalize_location
@@ -48,6 +48,7 @@ __all__ = (
     "named_links",
     "new_location_blockers",
     "new_locations_blockers",
+    "plan_blockers",
     "unsafe_leaf",
     "unsafe_path",
     "users_near",
@@ -56,14 +57,14 @@ __all__ = (
 RULE = "containment"
 NAMED_LINKS = 10  # symbolic links a blocker names (the rest are counted)
 ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_PLAIN_SEGMENTS = frozenset(("", ".", ".."))  # segments that do not name one directory
 
 
-@dataclass(frozen=True)
-class MoveContext:
+class MoveContext(NamedTuple):
     """What a planner knows about one of its moves: whose rows follow the directory (every row of table ``table_id``,
     or the storage descriptors ``sd_ids``), which storage descriptors may lie strictly *above* it (``enclosing``: a
     partition's own table root), and the part of the destination it appended to its parent (``leaf``, with the
-    number of path segments it must have)."""
+    number of path segments it must have). A named tuple: a plan makes one per directory, 100,000 of them."""
 
     table_id: int | None = None
     sd_ids: frozenset[int] = frozenset()
@@ -75,11 +76,8 @@ class MoveContext:
         """Whether ``user`` may be where it is relative to ``locations`` (a move's ends, a new location)."""
         if user.table_id == self.table_id or user.sd_id in self.sd_ids:
             return True
-        return user.sd_id in self.enclosing and all(
-            is_inside(location, user.location, strictly=True)
-            for location in locations
-            if _touches(user.location, location)
-        )
+        # An enclosing directory may touch a location only by lying strictly above it: not at it, nor inside it.
+        return user.sd_id in self.enclosing and not any(is_inside(user.location, location) for location in locations)
 
 
 # Pure checks ----------------------------------------------------------------------------------------------------
@@ -121,7 +119,7 @@ def unsafe_path(location: str) -> str | None:
     match = SCHEME.match(normal)
     path = normal[len(match.group(0)) if match else 0 :]
     segments = path.strip("/").split("/") if path.strip("/") else []  # a bucket's or filesystem's root has none
-    if any(segment in ("", ".", "..") for segment in segments):
+    if not _PLAIN_SEGMENTS.isdisjoint(segments):
         return "it has an empty, '.' or '..' segment"
     if "?" in path or "#" in path:
         return "it contains '?' or '#'"
@@ -229,8 +227,9 @@ def _relation(location: str, other: str) -> str:
 def move_blockers(
     metastore: Metastore, moves: Sequence[DirectoryMove], contexts: Mapping[str, MoveContext]
 ) -> list[Finding]:
-    """The containment guard of every plan with directory moves: each move checked against the roots and against the
-    tables and partitions at, inside or above its source and destination (one query per chunk of moves)."""
+    """The containment guard of every plan with directory moves: each move checked against the roots, against the
+    plan's other moves, and against the tables and partitions at, inside or above its source and destination (one
+    query per chunk of moves)."""
     if not moves:
         return []
     roots = governed_roots(metastore)
@@ -240,41 +239,61 @@ def move_blockers(
     # A rename moves a whole table: its own rows are left out in the query (there may be 100,000 partitions).
     excluded = next(iter(tables)) if len(tables) == 1 and None not in tables and len(contexts) == len(moves) else None
     users = location_users(metastore, sorted(set(ends)), ancestors=above, excluding_table=excluded)
-    findings = _overlapping_moves(moves) + linked_move_blockers(moves)
-    near = users_near([end for move in moves for end in (move.source, move.destination)], users)
+    return plan_blockers(moves, roots, users, contexts) + linked_move_blockers(moves)
+
+
+def plan_blockers(
+    moves: Sequence[DirectoryMove],
+    roots: GovernedRoots,
+    users: Sequence[LocationUser],
+    contexts: Mapping[str, MoveContext],
+) -> list[Finding]:
+    """The pure part of :func:`move_blockers`: the moves checked against the roots, against one another
+    (:func:`_crossing_moves`) and against ``users``, the tables and partitions found at, inside or above their
+    ends. A user whose directory is its own move's source is left to the comparison of the moves
+    (:func:`_moved_by_its_own_move`): a drop of 100,000 partitions sweeps its few other users, not its own rows."""
+    sources = {canonical(move.source): contexts.get(move.source, MoveContext()) for move in moves}
+    others = [user for user in users if not _moved_by_its_own_move(user, sources)]
+    findings = _crossing_moves(moves)
+    near = users_near([end for move in moves for end in (move.source, move.destination)], others)
     for index, move in enumerate(moves):
-        touching = sorted(set(near[2 * index]) | set(near[2 * index + 1]))
-        findings += check_move(move, roots, [users[i] for i in touching], contexts.get(move.source, MoveContext()))
+        at_source, at_destination = near[2 * index], near[2 * index + 1]
+        touching = sorted({*at_source, *at_destination}) if at_destination else at_source
+        findings += check_move(move, roots, [others[i] for i in touching], contexts.get(move.source, MoveContext()))
     return list(dict.fromkeys(findings))
+
+
+def _moved_by_its_own_move(user: LocationUser, sources: Mapping[str, MoveContext]) -> bool:
+    """Whether ``user``'s directory is the source of a move that takes it along (``sources``: each move's canonical
+    source and context), as a dropped partition's own row: it touches what that source touches, which
+    :func:`_crossing_moves` compares with every other move's ends, and its own move allows it."""
+    context = sources.get(canonical(user.location))
+    return context is not None and (user.sd_id in context.sd_ids or user.table_id == context.table_id)
 
 
 def users_near(locations: Sequence[str], users: Sequence[LocationUser]) -> list[list[int]]:
     """For each of ``locations``, the indexes (ascending) of the ``users`` at, inside or above it: a sorted sweep, not
-    a pairwise comparison. Sorted by path with a trailing ``/``, the directories inside one location are one range
-    (two binary searches); those above it are its ``/``-prefixes (one lookup each). Candidates are then confirmed with
-    the exact comparison (:func:`_touches`)."""
-    keys = [_sweep_key(user.location) for user in users]
-    order = sorted(range(len(users)), key=keys.__getitem__)
+    a pairwise comparison, whose work grows with the users and the pairs found. Keyed by canonical path with a
+    trailing ``/`` (the comparison :func:`is_inside` makes), a user is at or above a location exactly when its key
+    is a prefix of the location's, and the locations with that prefix are one sorted range (two binary searches);
+    it is inside one exactly when one of its own ``/``-prefixes is that location's key (one lookup each)."""
+    keys = [_sweep_key(location) for location in locations]
+    order = sorted(range(len(keys)), key=keys.__getitem__)
     ordered = [keys[i] for i in order]
-    by_key: dict[str, list[int]] = defaultdict(list)
+    at: dict[str, list[int]] = defaultdict(list)
     for index, key in enumerate(keys):
-        by_key[key].append(index)
-    above: dict[str, frozenset[int]] = {"": frozenset()}
-
-    def users_above(key: str) -> frozenset[int]:
-        """The users at ``key`` (a directory with its trailing ``/``) or at a directory above it, remembered."""
-        if key not in above:
-            parent = key[: key.rfind("/", 0, len(key) - 1) + 1]
-            above[key] = users_above(parent) | frozenset(by_key.get(key, ()))
-        return above[key]
-
-    found = []
-    for location in locations:
-        key = _sweep_key(location)
+        at[key].append(index)
+    found: list[list[int]] = [[] for _ in keys]
+    for user_index, user in enumerate(users):
+        key = _sweep_key(user.location)
         low = bisect_left(ordered, key)
-        candidates = set(order[low : bisect_left(ordered, key[:-1] + "0", low)])  # '0' follows '/' in code points
-        candidates.update(users_above(key))  # every '/'-prefix of the key: its directories above, each asked once
-        found.append(sorted(i for i in candidates if _touches(users[i].location, location)))
+        for position in range(low, bisect_left(ordered, key[:-1] + "0", low)):  # '0' follows '/' in code points
+            found[order[position]].append(user_index)  # the location is the user's directory or inside it
+        slash = key.rfind("/", 0, len(key) - 1)
+        while slash != -1:  # the user lies strictly inside each location keyed by one of its '/'-prefixes
+            for index in at.get(key[: slash + 1], ()):
+                found[index].append(user_index)
+            slash = key.rfind("/", 0, slash)
     return found
 
 
@@ -334,18 +353,37 @@ def _touches(location: str, other: str) -> bool:
     return is_inside(location, other) or is_inside(other, location)
 
 
-def _overlapping_moves(moves: Sequence[DirectoryMove]) -> list[Finding]:
-    """Two moves of one plan whose directories overlap would move each other's data (or fail half-way)."""
+def _crossing_moves(moves: Sequence[DirectoryMove]) -> list[Finding]:
+    """A move whose source is at, inside or above another move's source would move the same data twice (or fail
+    half-way); at, inside or above another move's destination, it would move data into a directory the plan creates
+    or moves away. One sorted pass over every end: with a trailing ``/``, the ends inside one follow it, so the ends
+    above each are a stack."""
+    ends = [(index, role, end) for index, move in enumerate(moves) for role, end in enumerate(_ends(move))]
+    keys = [_sweep_key(end) for _, _, end in ends]
     findings = []
-    ordered = sorted(moves, key=lambda m: canonical(m.source))
-    for first, second in zip(ordered, ordered[1:], strict=False):
-        if is_inside(second.source, first.source):
-            findings.append(
-                Finding(
-                    "directory_in_use",
-                    RULE,
-                    f"{second.source} {_relation(second.source, first.source)} {first.source}: the plan would move "
-                    "the same data twice.",
-                )
-            )
+    stack: list[int] = []  # the ends above the current one, outermost first
+    for current in sorted(range(len(ends)), key=keys.__getitem__):
+        while stack and not keys[current].startswith(keys[stack[-1]]):
+            stack.pop()
+        outer = next((o for o in reversed(stack) if _cross(ends[o], ends[current])), None)
+        if outer is not None:
+            findings.append(_crossing(ends[current], ends[outer]))
+        stack.append(current)
     return findings
+
+
+def _ends(move: DirectoryMove) -> tuple[str, str]:
+    return move.source, move.destination
+
+
+def _cross(outer: tuple[int, int, str], inner: tuple[int, int, str]) -> bool:
+    """Two nested ends of different moves, one of them a source (role 0)."""
+    return outer[0] != inner[0] and (outer[1] == 0 or inner[1] == 0)
+
+
+def _crossing(inner: tuple[int, int, str], outer: tuple[int, int, str]) -> Finding:
+    if inner[1] == outer[1] == 0:
+        consequence = "the plan would move the same data twice"
+    else:
+        consequence = "the plan would move data into a directory it also moves or creates"
+    return Finding("directory_in_use", RULE, f"{inner[2]} {_relation(inner[2], outer[2])} {outer[2]}: {consequence}.")

@@ -16,9 +16,11 @@ locations asked for by their own ``/``-prefixes.
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import zip_longest
+from operator import attrgetter
 
 from django.db import connections
 
@@ -104,24 +106,20 @@ def location_users(
         user.sd_id: user for chunk, equal in statements for user in _users(metastore, chunk, equal, excluding_table)
     }
     users = _at_or_inside(read.values(), locations, ancestors)
-    return sorted(users, key=lambda u: (u.location, u.sd_id))
+    return sorted(users, key=attrgetter("location", "sd_id"))
 
 
 def covering(locations: Iterable[str], limit: int) -> list[str]:
     """At most ``limit`` directories (where the locations allow) that are, or lie above, every one of ``locations``:
     the deepest are replaced by their parents until few enough remain (never a filesystem's or bucket's root)."""
-    outermost = _outermost({normalize_location(location) for location in locations})
-    current = {location: _depth(location) for location in outermost}
-    while len(current) > limit:
-        deepest = max(current.values())
-        if deepest < 2:
-            break
-        lifted = {
-            (_parent(location) if depth == deepest else location): (depth - 1 if depth == deepest else depth)
-            for location, depth in current.items()
-        }
-        current = {location: lifted[location] for location in _outermost(lifted)}
-    return list(current)
+    by_depth: dict[int, set[str]] = defaultdict(set)
+    for location in {normalize_location(location) for location in locations}:
+        by_depth[_depth(location)].add(location)
+    # Each level is lifted at once; the members inside another are left out once, at the end (a member inside
+    # another is covered by it whatever it is lifted to).
+    while sum(map(len, by_depth.values())) > limit and (deepest := max(by_depth)) >= 2:
+        by_depth[deepest - 1].update(_parent(location) for location in by_depth.pop(deepest))
+    return _outermost(location for level in by_depth.values() for location in level)
 
 
 def _spans(locations: Iterable[str], cover: Sequence[str]) -> list[tuple[str, str]]:
@@ -140,6 +138,8 @@ def _spans(locations: Iterable[str], cover: Sequence[str]) -> list[tuple[str, st
 
 
 def _split(location: str) -> tuple[str, str]:
+    if location.startswith("file:/") and not location.startswith("file://"):
+        return "file:", location[5:]  # what SCHEME finds in the usual local location, without the expression
     match = SCHEME.match(location)
     prefix = match.group(0) if match else ""
     return prefix, location[len(prefix) :]
@@ -169,12 +169,17 @@ def _outermost(locations: Iterable[str]) -> list[str]:
 def _at_or_inside(
     users: Iterable[LocationUser], locations: Sequence[str], ancestors: Sequence[str]
 ) -> list[LocationUser]:
-    """The ``users`` at one of the spellings of ``locations`` or ``ancestors``, or inside one of ``locations`` (the
-    same byte-order prefix test as the SQL's ranges: a row starts with a spelling and ``/``), each row's own
-    ``/``-prefixes looked up in a set: the work grows with the rows read, not with the locations asked for."""
-    inside = {spelling for value in locations for spelling in location_spellings(value)}
-    exact = inside.union(spelling for value in ancestors for spelling in location_spellings(value))
-    return [user for user in users if user.location in exact or _below_one_of(user.location, inside)]
+    """The ``users`` at one of ``locations`` or ``ancestors``, or inside one of ``locations``, each row's location
+    in its normal spelling (``/x`` and ``file:///x`` are ``file:/x``, as the statement's spellings read them) and
+    its own ``/``-prefixes looked up in a set: the work grows with the rows read, not with the locations asked for."""
+    inside = set(locations)
+    exact = inside.union(ancestors)
+    found = []
+    for user in users:
+        normal = normalize_location(user.location)
+        if normal in exact or _below_one_of(normal, inside):
+            found.append(user)
+    return found
 
 
 def _below_one_of(location: str, directories: set[str]) -> bool:

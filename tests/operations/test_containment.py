@@ -33,6 +33,7 @@ from operations.containment import (
     check_move,
     governed_roots,
     is_inside,
+    plan_blockers,
     users_near,
 )
 from operations.preview import DirectoryMove, Preview
@@ -394,6 +395,82 @@ def test_the_sorted_sweep_finds_what_the_pairwise_comparison_finds(locations: li
 
     # then
     assert found == pairwise_users_near(locations, users)
+
+
+# The plan's moves against one another ------------------------------------------------------------------------------
+
+
+def trash_move(source: str, destination: str) -> DirectoryMove:
+    return DirectoryMove(source, destination, 1, 0, None, None, True, True, True)
+
+
+def test_nested_moves_are_blocked_with_no_metastore_row_between_them() -> None:
+    """Two moves of one plan whose directories nest block it on their own: a source inside another (with a sibling
+    such as ``dt=1-b`` sorting between them) or inside another move's destination, even where no table or partition
+    row lies there to be found."""
+    # given
+    base, trash = "file:/wh/sales.db/t", "file:/wh/sales.db/.catalog-admin-trash/t/f"
+    nested = [
+        trash_move(f"{base}/dt=1", f"{trash}/dt=1"),
+        trash_move(f"{base}/dt=1-b", f"{trash}/dt=1-b"),
+        trash_move(f"{base}/dt=1/x", f"{trash}/dt=1/x"),
+    ]
+    into_destination = [trash_move(f"{base}/dt=1", f"{trash}/dt=1"), trash_move(f"{trash}/dt=1/y", f"{trash}/y")]
+    apart = [trash_move(f"{base}/dt=1", f"{trash}/dt=1"), trash_move(f"{base}/dt=1-b", f"{trash}/dt=1-b")]
+
+    # when
+    plans = {"nested": nested, "into": into_destination, "apart": apart}
+    found = {name: plan_blockers(plan, ROOTS, [], {}) for name, plan in plans.items()}
+
+    # then
+    assert [f.message for f in found["nested"]] == [
+        f"{base}/dt=1/x is inside {base}/dt=1: the plan would move the same data twice."
+    ]
+    assert [f.code for f in found["into"]] == ["directory_in_use"]
+    assert f"{trash}/dt=1/y is inside {trash}/dt=1" in found["into"][0].message
+    assert found["apart"] == []
+
+
+drop_paths = st.sampled_from(["file:/wh/t/a", "file:/wh/t/a/b", "file:/wh/t/a-b", "file:/wh/t/c", "file:/wh/x"])
+
+
+@given(
+    st.lists(st.tuples(drop_paths, drop_paths), min_size=1, max_size=5),
+    st.lists(drop_paths, max_size=3),
+)
+@settings(max_examples=400, deadline=None, derandomize=True)
+def test_leaving_each_moves_own_row_to_the_comparison_of_moves_blocks_what_comparing_every_row_blocks(
+    pairs: list[tuple[str, str]], foreign: list[str]
+) -> None:
+    """A drop's guard leaves each moved partition's own row out of the sweep and compares the moves with one another
+    instead: for any nesting of sources, destinations and other tables' rows, it blocks exactly the plans the old
+    guard blocked, which compared every row (its own partitions' too) with every end, pairwise."""
+    # given
+    moves = [trash_move(source, destination) for source, destination in pairs]
+    own = [LocationUser(index, move.source, 1, "db", "t", f"p{index}") for index, move in enumerate(moves)]
+    others = [LocationUser(100 + index, location, 2, "db", "other") for index, location in enumerate(foreign)]
+    sources = {move.source for move in moves}
+    contexts = {s: MoveContext(sd_ids=frozenset(i for i, m in enumerate(moves) if m.source == s)) for s in sources}
+    roots = GovernedRoots(("file:/wh",))
+
+    # when
+    blocked = bool(plan_blockers(moves, roots, [*own, *others], contexts))
+
+    # then
+    touching = [
+        user
+        for move in moves
+        for user in (*own, *others)
+        if any(
+            is_inside(user.location, end) or is_inside(end, user.location) for end in (move.source, move.destination)
+        )
+        and user.sd_id not in contexts[move.source].sd_ids
+    ]
+    outside = any(not roots.governs(end) for move in moves for end in (move.source, move.destination))
+    overlapping = any(
+        is_inside(second.source, first.source) for i, first in enumerate(moves) for second in moves[i + 1 :]
+    ) or any(is_inside(first.source, second.source) for i, first in enumerate(moves) for second in moves[i + 1 :])
+    assert blocked == bool(touching or outside or overlapping)
 
 
 @pytest.mark.parametrize("metastore_alias", ["hive31_pg"], indirect=True)
