@@ -39,6 +39,7 @@ from catalog_admin.models import (
     TableColumnStatistics,
 )
 from catalog_admin.selectors.metastores import Metastore, get_metastore
+from operations.collector import collector_paused
 from operations.ddl.parser import parse_alter
 from operations.events.planning import plan_events
 from operations.events.writer import capture_before, write_events
@@ -169,6 +170,7 @@ def fault_point(name: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+@collector_paused()
 def alter_preview(*, metastore: Metastore, spec: AlterSpec) -> Preview:
     """What ``spec`` would do on ``metastore``: a read-only plan with counts, moves, rules and risk."""
     if isinstance(spec, CreateTable):  # no table to read yet: the plan depends on its database and name
