@@ -250,8 +250,8 @@ def _scope_conditions(sql: MetastoreSql, table_id: int, selection: dict[str, Any
     if "ids" in selection:
         ids = sorted(selection["ids"])
         for start in range(0, len(ids), SCOPE_BATCH) if ids else ():
-            chunk = ids[start : start + SCOPE_BATCH]
-            yield f"{table} AND p.{sql.col(Partition, 'id')} IN ({', '.join(['%s'] * len(chunk))})", [table_id, *chunk]
+            among, params = sql.among_ids(f"p.{sql.col(Partition, 'id')}", ids[start : start + SCOPE_BATCH])
+            yield f"{table} AND {among}", [table_id, *params]
         return
     if "names" in selection:
         names = list(selection["names"]) or [""]
