@@ -253,8 +253,14 @@ def plan_blockers(
     ends. A user whose directory is its own move's source is left to the comparison of the moves
     (:func:`_moved_by_its_own_move`): a drop of 100,000 partitions sweeps its few other users, not its own rows."""
     sources = {canonical(move.source): contexts.get(move.source, MoveContext()) for move in moves}
-    others = [user for user in users if not _moved_by_its_own_move(user, sources)]
-    findings = _crossing_moves(moves)
+    own: dict[str, list[LocationUser]] = defaultdict(list)
+    others = []
+    for user in users:
+        if _moved_by_its_own_move(user, sources):
+            own[canonical(user.location)].append(user)
+        else:
+            others.append(user)
+    findings = _crossing_moves(moves, own, contexts)
     near = users_near([end for move in moves for end in (move.source, move.destination)], others)
     for index, move in enumerate(moves):
         at_source, at_destination = near[2 * index], near[2 * index + 1]
@@ -265,8 +271,8 @@ def plan_blockers(
 
 def _moved_by_its_own_move(user: LocationUser, sources: Mapping[str, MoveContext]) -> bool:
     """Whether ``user``'s directory is the source of a move that takes it along (``sources``: each move's canonical
-    source and context), as a dropped partition's own row: it touches what that source touches, which
-    :func:`_crossing_moves` compares with every other move's ends, and its own move allows it."""
+    source and context), as a dropped partition's own row: it touches what that source touches, so
+    :func:`_crossing_moves` checks it against the other moves' ends, and its own move allows it."""
     context = sources.get(canonical(user.location))
     return context is not None and (user.sd_id in context.sd_ids or user.table_id == context.table_id)
 
@@ -353,37 +359,61 @@ def _touches(location: str, other: str) -> bool:
     return is_inside(location, other) or is_inside(other, location)
 
 
-def _crossing_moves(moves: Sequence[DirectoryMove]) -> list[Finding]:
-    """A move whose source is at, inside or above another move's source would move the same data twice (or fail
-    half-way); at, inside or above another move's destination, it would move data into a directory the plan creates
-    or moves away. One sorted pass over every end: with a trailing ``/``, the ends inside one follow it, so the ends
-    above each are a stack."""
-    ends = [(index, role, end) for index, move in enumerate(moves) for role, end in enumerate(_ends(move))]
-    keys = [_sweep_key(end) for _, _, end in ends]
+def _crossing_moves(
+    moves: Sequence[DirectoryMove], own: Mapping[str, Sequence[LocationUser]], contexts: Mapping[str, MoveContext]
+) -> list[Finding]:
+    """The plan's moves against one another. A source at, inside or above another move's source would move the same
+    data twice (or fail half-way). A source at, inside or above another move's destination moves data into a
+    directory that move creates or empties: allowed only where that move takes the source's own rows (``own``, by
+    canonical source) along, as a swap's new directory takes the old one's place. One sorted pass over every end:
+    with a trailing ``/``, the ends inside one follow it, so the ends above each are a stack."""
+    ends = [_End(index, role, end) for index, move in enumerate(moves) for role, end in enumerate(_ends(move))]
+    keys = [_sweep_key(end.location) for end in ends]
+
+    def crossing(outer: _End, inner: _End) -> bool:
+        if outer.move == inner.move or outer.role == inner.role == _DESTINATION:
+            return False
+        if outer.role == inner.role == _SOURCE:
+            return True
+        source, other = (outer, inner) if outer.role == _SOURCE else (inner, outer)
+        move = moves[other.move]
+        context = contexts.get(move.source, MoveContext())
+        return not all(
+            context.allows(user, move.source, move.destination) for user in own.get(canonical(source.location), ())
+        )
+
     findings = []
     stack: list[int] = []  # the ends above the current one, outermost first
     for current in sorted(range(len(ends)), key=keys.__getitem__):
         while stack and not keys[current].startswith(keys[stack[-1]]):
             stack.pop()
-        outer = next((o for o in reversed(stack) if _cross(ends[o], ends[current])), None)
+        outer = next((o for o in reversed(stack) if crossing(ends[o], ends[current])), None)
         if outer is not None:
             findings.append(_crossing(ends[current], ends[outer]))
         stack.append(current)
     return findings
 
 
+_SOURCE, _DESTINATION = 0, 1
+
+
+class _End(NamedTuple):
+    move: int
+    role: int  # _SOURCE or _DESTINATION
+    location: str
+
+
 def _ends(move: DirectoryMove) -> tuple[str, str]:
     return move.source, move.destination
 
 
-def _cross(outer: tuple[int, int, str], inner: tuple[int, int, str]) -> bool:
-    """Two nested ends of different moves, one of them a source (role 0)."""
-    return outer[0] != inner[0] and (outer[1] == 0 or inner[1] == 0)
-
-
-def _crossing(inner: tuple[int, int, str], outer: tuple[int, int, str]) -> Finding:
-    if inner[1] == outer[1] == 0:
+def _crossing(inner: _End, outer: _End) -> Finding:
+    if inner.role == outer.role == _SOURCE:
         consequence = "the plan would move the same data twice"
     else:
         consequence = "the plan would move data into a directory it also moves or creates"
-    return Finding("directory_in_use", RULE, f"{inner[2]} {_relation(inner[2], outer[2])} {outer[2]}: {consequence}.")
+    return Finding(
+        "directory_in_use",
+        RULE,
+        f"{inner.location} {_relation(inner.location, outer.location)} {outer.location}: {consequence}.",
+    )

@@ -404,10 +404,10 @@ def trash_move(source: str, destination: str) -> DirectoryMove:
     return DirectoryMove(source, destination, 1, 0, None, None, True, True, True)
 
 
-def test_nested_moves_are_blocked_with_no_metastore_row_between_them() -> None:
-    """Two moves of one plan whose directories nest block it on their own: a source inside another (with a sibling
-    such as ``dt=1-b`` sorting between them) or inside another move's destination, even where no table or partition
-    row lies there to be found."""
+def test_nested_moves_of_one_plan_are_blocked() -> None:
+    """Two moves of one plan whose directories nest block it: a source inside another, even with a sibling such as
+    ``dt=1-b`` sorting between them and no row of the metastore to find; a partition's directory inside another
+    move's destination, which that move does not take along."""
     # given
     base, trash = "file:/wh/sales.db/t", "file:/wh/sales.db/.catalog-admin-trash/t/f"
     nested = [
@@ -415,42 +415,48 @@ def test_nested_moves_are_blocked_with_no_metastore_row_between_them() -> None:
         trash_move(f"{base}/dt=1-b", f"{trash}/dt=1-b"),
         trash_move(f"{base}/dt=1/x", f"{trash}/dt=1/x"),
     ]
-    into_destination = [trash_move(f"{base}/dt=1", f"{trash}/dt=1"), trash_move(f"{trash}/dt=1/y", f"{trash}/y")]
+    into = [trash_move(f"{base}/dt=1", f"{trash}/dt=1"), trash_move(f"{trash}/dt=1/y", f"{trash}/y")]
+    rows = [LocationUser(index, move.source, 1, "sales", "t", f"p{index}") for index, move in enumerate(into)]
+    contexts = {move.source: MoveContext(sd_ids=frozenset({index})) for index, move in enumerate(into)}
     apart = [trash_move(f"{base}/dt=1", f"{trash}/dt=1"), trash_move(f"{base}/dt=1-b", f"{trash}/dt=1-b")]
 
     # when
-    plans = {"nested": nested, "into": into_destination, "apart": apart}
-    found = {name: plan_blockers(plan, ROOTS, [], {}) for name, plan in plans.items()}
+    found_nested = plan_blockers(nested, ROOTS, [], {})
+    found_into = plan_blockers(into, ROOTS, rows, contexts)
+    found_apart = plan_blockers(apart, ROOTS, [], {})
 
     # then
-    assert [f.message for f in found["nested"]] == [
+    assert [f.message for f in found_nested] == [
         f"{base}/dt=1/x is inside {base}/dt=1: the plan would move the same data twice."
     ]
-    assert [f.code for f in found["into"]] == ["directory_in_use"]
-    assert f"{trash}/dt=1/y is inside {trash}/dt=1" in found["into"][0].message
-    assert found["apart"] == []
+    assert [f.code for f in found_into] == ["directory_in_use"]
+    assert f"{trash}/dt=1/y is inside {trash}/dt=1" in found_into[0].message
+    assert found_apart == []
 
 
 drop_paths = st.sampled_from(["file:/wh/t/a", "file:/wh/t/a/b", "file:/wh/t/a-b", "file:/wh/t/c", "file:/wh/x"])
 
 
 @given(
-    st.lists(st.tuples(drop_paths, drop_paths), min_size=1, max_size=5),
+    st.lists(st.tuples(drop_paths, drop_paths, st.sets(st.integers(0, 4))), min_size=1, max_size=5),
     st.lists(drop_paths, max_size=3),
 )
 @settings(max_examples=400, deadline=None, derandomize=True)
 def test_leaving_each_moves_own_row_to_the_comparison_of_moves_blocks_what_comparing_every_row_blocks(
-    pairs: list[tuple[str, str]], foreign: list[str]
+    plan: list[tuple[str, str, set[int]]], foreign: list[str]
 ) -> None:
-    """A drop's guard leaves each moved partition's own row out of the sweep and compares the moves with one another
-    instead: for any nesting of sources, destinations and other tables' rows, it blocks exactly the plans the old
-    guard blocked, which compared every row (its own partitions' too) with every end, pairwise."""
+    """The guard leaves each moved partition's own row out of the sweep and compares the moves with one another
+    instead: for any nesting of sources, destinations and other tables' rows, and moves that take other moves' rows
+    along (a swap), it blocks exactly the plans the old guard blocked, which compared every row (its own
+    partitions' too) with every end, pairwise."""
     # given
-    moves = [trash_move(source, destination) for source, destination in pairs]
+    moves = [trash_move(source, destination) for source, destination, _ in plan]
     own = [LocationUser(index, move.source, 1, "db", "t", f"p{index}") for index, move in enumerate(moves)]
     others = [LocationUser(100 + index, location, 2, "db", "other") for index, location in enumerate(foreign)]
-    sources = {move.source for move in moves}
-    contexts = {s: MoveContext(sd_ids=frozenset(i for i, m in enumerate(moves) if m.source == s)) for s in sources}
+    along = {move.source: {i for i, m in enumerate(moves) if m.source == move.source} for move in moves}
+    for move, (_, _, taken) in zip(moves, plan, strict=True):
+        along[move.source] |= taken
+    contexts = {source: MoveContext(sd_ids=frozenset(ids)) for source, ids in along.items()}
     roots = GovernedRoots(("file:/wh",))
 
     # when
