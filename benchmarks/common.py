@@ -54,11 +54,40 @@ from django.core.management import call_command
 call_command("migrate", verbosity=0)
 from catalog_admin.selectors.metastores import get_metastore
 from operations.services.alter import alter_preview_statement
-started = time.perf_counter()
-plan = alter_preview_statement(metastore=get_metastore(sys.argv[1]), statement=sys.argv[2])
-ms = (time.perf_counter() - started) * 1000
-print(json.dumps([ms, plan.partitions_touched, len(plan.blockers), plan.fingerprint]))
+samples = []
+for _ in range(int(sys.argv[3]) if len(sys.argv) > 3 else 1):
+    started = time.perf_counter()
+    plan = alter_preview_statement(metastore=get_metastore(sys.argv[1]), statement=sys.argv[2])
+    samples.append((time.perf_counter() - started) * 1000)
+print(json.dumps([samples[0], plan.partitions_touched, len(plan.blockers), plan.fingerprint, samples]))
 """
+
+
+def preview_at_commit(commit: str, alias: str, metastores: str, statement: str) -> tuple[float, int, int, str]:
+    """One preview of ``statement`` by the code of ``commit`` (extracted once under ``var/bench`` with ``git
+    archive``), in a child process on the same metastores: its ms, partitions touched, blockers and fingerprint."""
+    samples, touched, blockers, fingerprint = previews_in_child(code_at(commit), alias, metastores, statement, 1)
+    return samples[0], touched, blockers, fingerprint
+
+
+def previews_in_child(
+    code: Path, alias: str, metastores: str, statement: str, runs: int
+) -> tuple[list[float], int, int, str]:
+    """``runs`` previews of ``statement`` one after the other in a new process running the code in ``code`` (this
+    checkout, or :func:`code_at` a commit), on the same metastores: each one's ms (the first in a new process, the
+    others with its caches warm), partitions touched, blockers and fingerprint. Every code compared is measured
+    the same way."""
+    env = {
+        **os.environ,
+        "CATALOG_ADMIN_VAR": str(code / "var" if code != REPO else REPO / "var" / "bench" / "this-code"),
+        "METASTORES": metastores,
+        "DJANGO_SETTINGS_MODULE": "catalog_admin.settings",
+    }
+    Path(env["CATALOG_ADMIN_VAR"]).mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-c", PREVIEW_AT_COMMIT, alias, statement, str(runs)]
+    output = subprocess.run(command, cwd=code, env=env, check=True, capture_output=True, text=True).stdout
+    _first, touched, blockers, fingerprint, samples = json.loads(output.strip().splitlines()[-1])
+    return samples, touched, blockers, fingerprint
 
 
 def code_at(commit: str) -> Path:
@@ -69,22 +98,6 @@ def code_at(commit: str) -> Path:
         archive = subprocess.run(["git", "archive", commit], cwd=REPO, check=True, capture_output=True).stdout
         subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
     return folder
-
-
-def preview_at_commit(commit: str, alias: str, metastores: str, statement: str) -> tuple[float, int, int, str]:
-    """One preview of ``statement`` by the code of ``commit`` (extracted once under ``var/bench`` with ``git
-    archive``), in a child process on the same metastores: its ms, partitions touched, blockers and fingerprint."""
-    checkout = code_at(commit)
-    env = {
-        **os.environ,
-        "CATALOG_ADMIN_VAR": str(checkout / "var"),
-        "METASTORES": metastores,
-        "DJANGO_SETTINGS_MODULE": "catalog_admin.settings",
-    }
-    command = [sys.executable, "-c", PREVIEW_AT_COMMIT, alias, statement]
-    output = subprocess.run(command, cwd=checkout, env=env, check=True, capture_output=True, text=True).stdout
-    ms, touched, blockers, fingerprint = json.loads(output.strip().splitlines()[-1])
-    return ms, touched, blockers, fingerprint
 
 
 def timed(label: str, action: Callable[[], object]) -> tuple[float, object]:

@@ -1,20 +1,20 @@
 """
 The preview of a range ``DROP PARTITION`` on a 100,000-partition table with real directories, and its execution.
 
-    .venv/bin/python benchmarks/drop_range_preview.py [--partitions 100000] [--year 8760] [--baseline 720,1440]
-        [--version 3.1.0] [--before 8eae23c] [--before-sizes 720,8760] [--profile] [--reuse] [--preview-only]
+    .venv/bin/python benchmarks/drop_range_preview.py [--partitions 100000] [--year 8760] [--baseline 720]
+        [--version 3.1.0] [--before 9cbe853] [--rounds 3] [--runs 3] [--profile] [--reuse] [--preview-only]
         [--execute-only [--execution-before COMMIT]]
 
 A PostgreSQL database ``ca_<alias>_drop_range<suffix>`` with Hive's official schema, ``bench.events`` seeded with
 P hourly partitions (``seed_metastore``; one day is 24 partitions) and every partition's directory on local disk with
 one small file. Measured, in the same run:
 
-- the preview of ``DROP PARTITION (dt < '…')`` over a year of hourly partitions (``--year``; target < 1 s) and over
-  every partition (target < 5 s), median of 3;
-- the baseline: the code before this change (``--before``, a commit extracted with ``git archive`` under
-  ``var/bench`` and run in a child process on the same database, one preview at each of ``--before-sizes``, by
-  default the ``--baseline`` sizes), and at the ``--baseline`` sizes this code with only the containment guard's
-  sweep swapped for the pairwise comparison;
+- the preview of ``DROP PARTITION (dt < '…')`` over a year of hourly partitions (``--year``; target < 1 s), over
+  every partition (target < 5 s) and over the ``--baseline`` sizes, by this checkout's code and by the code before
+  this change (``--before``, a commit extracted with ``git archive`` under ``var/bench``), each in new processes on
+  the same database (``common.previews_in_child``), the two alternating for ``--rounds`` rounds; each process
+  previews ``--runs`` times: the first preview in a new process, and the later ones with its caches warm, are
+  reported apart (medians over the rounds);
 - the execution of the year's drop (its directories moved to the console's trash) against the preview's estimate
   (target: within 2×), unless ``--preview-only``; with ``--execute-only`` only that, and with ``--execution-before``
   the code of that commit first drops the year before it, in a child process on the same table (``before_code.py``).
@@ -32,26 +32,28 @@ import pstats
 import shutil
 import statistics
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import date, timedelta
 from pathlib import Path
 
 from alter import alias_of
 from before_code import execute_before
-from common import REPO, preview_at_commit, recreate_metastore, setup_django, timed, write_section
+from common import REPO, code_at, previews_in_child, recreate_metastore, setup_django, timed, write_section
 
 WAREHOUSE = REPO / "var" / "bench" / "drop-range-warehouse"
-Row = tuple[str, float, int, str]  # what was measured, ms, partitions dropped, the plan's fingerprint
+# what was measured; the first preview in a new process and the later ones, ms; partitions dropped; fingerprint
+Row = tuple[str, float, float | None, int, str]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--partitions", type=int, default=100_000)
     parser.add_argument("--year", type=int, default=8_760)
-    parser.add_argument("--baseline", default="720,1440")
+    parser.add_argument("--baseline", default="720", help="more sizes measured, comma-separated")
     parser.add_argument("--version", default="3.1.0")
-    parser.add_argument("--before", default="8eae23c", help="the commit measured as the baseline")
+    parser.add_argument("--before", default="9cbe853", help="the commit measured as the baseline")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of the two codes, alternating")
+    parser.add_argument("--runs", type=int, default=3, help="previews per process (the first one cold)")
     parser.add_argument("--profile", action="store_true", help="print cProfile's top functions of a year's preview")
     parser.add_argument("--reuse", action="store_true", help="keep the database and directories of an earlier run")
     parser.add_argument("--execute-only", action="store_true", help="only drop the next --year partitions, timed")
@@ -60,9 +62,6 @@ def main() -> None:
     )
     parser.add_argument(
         "--preview-only", action="store_true", help="measure the previews only (the table is left as it was)"
-    )
-    parser.add_argument(
-        "--before-sizes", default="", help="sizes the --before commit is measured at (default: --baseline's)"
     )
     args = parser.parse_args()
     alias = alias_of(args.version)
@@ -82,11 +81,9 @@ def main() -> None:
             baseline = execute_before(args.execution_before, alias, statement(alias, table, args.year))
         report_execution(args, execute(alias, table, args.year), baseline)
         return
-    sizes = [int(size) for size in args.baseline.split(",") if size]
-    old_sizes = [int(size) for size in (args.before_sizes or args.baseline).split(",") if size]
-    rows = [(size, before(args.before, alias, database, table, size)) for size in old_sizes]
-    rows += [(size, measure(alias, table, size, pairwise=True)) for size in sizes]
-    rows += [(size, measure(alias, table, size, pairwise=False)) for size in (*sizes, args.year, args.partitions)]
+    sizes = [int(size) for size in args.baseline.split(",") if size] + [args.year, args.partitions]
+    url = f"{alias}=postgresql://postgres@127.0.0.1:5432/{database}"
+    rows = [row for size in sizes for row in compare(args, alias, url, statement(alias, table, size))]
     run = None if args.preview_only else execute(alias, table, args.year)
     report(args, rows, run)
 
@@ -135,24 +132,6 @@ def statement(alias: str, table: str, partitions: int) -> str:
     return f"ALTER TABLE bench.{table} DROP PARTITION (dt < '{day + timedelta(days=-(-partitions // 24))}')"
 
 
-@contextmanager
-def pairwise_guard(enabled: bool) -> Iterator[None]:
-    """The containment guard's old comparison of every location with every user, in place of the sweep."""
-    from operations import containment
-
-    def pairwise(locations: list[str], users: list) -> list[list[int]]:
-        touches = containment._touches
-        return [[i for i, user in enumerate(users) if touches(user.location, end)] for end in locations]
-
-    sweep = containment.users_near
-    if enabled:
-        containment.users_near = pairwise  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        containment.users_near = sweep  # type: ignore[assignment]
-
-
 def preview(alias: str, table: str, partitions: int) -> Callable[[], object]:
     """The timed preview. The statement is written before (it looks up the first partition left: a sort of every
     partition's name), as for the ``--before`` code, which is handed it written."""
@@ -163,32 +142,25 @@ def preview(alias: str, table: str, partitions: int) -> Callable[[], object]:
     return lambda: alter_preview_statement(metastore=get_metastore(alias), statement=text)
 
 
-def measure(alias: str, table: str, partitions: int, *, pairwise: bool) -> Row:
-    """Median ms of the previews (3 runs; 1 for the pairwise baseline) and the partitions it drops."""
-    samples = []
-    with pairwise_guard(pairwise):
-        for _ in range(1 if pairwise else 3):
-            started = time.perf_counter()
-            plan = preview(alias, table, partitions)()
-            samples.append((time.perf_counter() - started) * 1000)
-    assert not plan.blockers, plan.blockers
-    label = "this code, pairwise guard" if pairwise else "this code"
-    ms = statistics.median(samples)
-    fingerprint = plan.fingerprint  # type: ignore[attr-defined]
-    print(
-        f"{alias}: {label} preview dropping {plan.partitions_touched:,}: {ms:.0f} ms ({samples}), plan {fingerprint}",
-        flush=True,
-    )
-    return label, ms, plan.partitions_touched, fingerprint
-
-
-def before(commit: str, alias: str, database: str, table: str, partitions: int) -> Row:
-    """One preview by the code of ``commit`` (extracted once under ``var/bench``), in a child process."""
-    url = f"{alias}=postgresql://postgres@127.0.0.1:5432/{database}"
-    ms, dropped, blockers, fingerprint = preview_at_commit(commit, alias, url, statement(alias, table, partitions))
-    assert not blockers, f"the code of {commit} found {blockers} blocker(s)"
-    print(f"{alias}: code of {commit} preview dropping {dropped:,}: {ms:.0f} ms, plan {fingerprint}", flush=True)
-    return f"before ({commit})", ms, dropped, fingerprint
+def compare(args: argparse.Namespace, alias: str, url: str, text: str) -> list[Row]:
+    """The previews of ``text`` by the ``--before`` code and by this checkout's, alternating for ``--rounds``
+    rounds, each round a new process per code: the median of the first previews and of the later ones."""
+    codes = {f"before ({args.before})": code_at(args.before), "this code": REPO}
+    samples: dict[str, list[list[float]]] = {label: [] for label in codes}
+    found: dict[str, tuple[int, str]] = {}
+    for _ in range(args.rounds):
+        for label, code in codes.items():
+            runs, dropped, blockers, fingerprint = previews_in_child(code, alias, url, text, args.runs)
+            assert not blockers, f"{label} found {blockers} blocker(s)"
+            samples[label].append(runs)
+            found[label] = (dropped, fingerprint)
+            print(f"{alias}: {label} dropping {dropped:,}: {[round(ms) for ms in runs]} ms, plan {fingerprint}")
+    rows = []
+    for label, per_round in samples.items():
+        first = statistics.median(runs[0] for runs in per_round)
+        later = [ms for runs in per_round for ms in runs[1:]]
+        rows.append((label, first, statistics.median(later) if later else None, *found[label]))
+    return rows
 
 
 def profile(alias: str, table: str, partitions: int) -> None:
@@ -212,14 +184,12 @@ def execute(alias: str, table: str, partitions: int) -> tuple[int, float, float]
     return plan.partitions_touched, estimate, seconds  # type: ignore[attr-defined]
 
 
-def report(args: argparse.Namespace, rows: list[tuple[int, Row]], run: tuple | None) -> None:
+def report(args: argparse.Namespace, rows: list[Row], run: tuple | None) -> None:
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     lines = [
         f"Command: `.venv/bin/python benchmarks/drop_range_preview.py --partitions {args.partitions} "
-        f"--year {args.year} --baseline {args.baseline} --version {args.version} --before {args.before}"
-        + (f" --before-sizes {args.before_sizes}" if args.before_sizes else "")
-        + (" --preview-only" if args.preview_only else "")
-        + "`",
+        f"--year {args.year} --baseline {args.baseline} --version {args.version} --before {args.before} "
+        f"--rounds {args.rounds} --runs {args.runs}" + (" --preview-only" if args.preview_only else "") + "`",
         "",
         f"Machine: {platform.machine()}, Python {platform.python_version()}, {os.cpu_count()} cores "
         f"(`uptime` load averages {load} when the report was written); PostgreSQL on "
@@ -227,11 +197,12 @@ def report(args: argparse.Namespace, rows: list[tuple[int, Row]], run: tuple | N
         "",
         "### Preview of `ALTER TABLE bench.events DROP PARTITION (dt < '…')` (targets: a year < 1 s, all < 5 s)",
         "",
-        "| code | partitions dropped | ms | plan fingerprint |",
-        "|---|---:|---:|---|",
+        "| code | partitions dropped | first preview in a new process, ms | later previews, ms | plan fingerprint |",
+        "|---|---:|---:|---:|---|",
     ]
-    for _size, (label, ms, dropped, fingerprint) in rows:
-        lines.append(f"| {label} | {dropped:,} | {ms:,.0f} | `{fingerprint[:12]}` |")
+    for label, first, later, dropped, fingerprint in rows:
+        warm = "" if later is None else f"{later:,.0f}"
+        lines.append(f"| {label} | {dropped:,} | {first:,.0f} | {warm} | `{fingerprint[:12]}` |")
     write_section(REPO / "docs" / "benchmarks.md", "Range DROP PARTITION at scale", "\n".join(lines))
     if run is not None:
         report_execution(args, run)

@@ -7,9 +7,10 @@ trash directory, never deleted outright (not even with PURGE).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from catalog_admin.locations import (
+    TreeSize,
     filesystem_for,
     is_under,
     location_filesystem,
@@ -25,6 +26,7 @@ from operations.table_state import TableState
 
 __all__ = (
     "TRASH_DIR",
+    "dropped_directory_sizes",
     "partition_move",
     "rename_warnings",
     "renamed_partition_location",
@@ -142,11 +144,18 @@ def _unreachable(location: str) -> bool:
     return filesystem_for(location).exists(location) is None
 
 
-def trash_moves(state: TableState, matched: list[dict]) -> Iterator[DirectoryMove]:
+def dropped_directory_sizes(matched: list[dict]) -> dict[str, TreeSize | None]:
+    """The files and bytes of each dropped partition's directory that exists, all found in one pass
+    (:func:`tree_sizes`)."""
+    return tree_sizes(p["sd__location"] for p in matched if p["sd__location"])
+
+
+def trash_moves(
+    state: TableState, matched: list[dict], sizes: Mapping[str, TreeSize | None]
+) -> Iterator[DirectoryMove]:
     """Managed data goes to ``<database location>/.catalog-admin-trash/<table>/<fingerprint>/<partition>``; only the
-    directories that exist move, with their files and bytes (every one found in one pass: :func:`tree_sizes`)."""
+    directories that exist (``sizes``: :func:`dropped_directory_sizes`) move, with their files and bytes."""
     root = f"{state.database_location.rstrip('/')}/{TRASH_DIR}/{state.ref.table}/{state.fingerprint[:12]}"
-    sizes = tree_sizes(p["sd__location"] for p in matched if p["sd__location"])
     trash_filesystem = location_filesystem(root)
     for partition in matched:
         location = partition["sd__location"]

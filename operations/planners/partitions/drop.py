@@ -5,11 +5,17 @@ data goes to the console's trash, and on a transactional table their ACID bookke
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 from catalog_admin.selectors.metastores import Metastore
 from operations.containment import MoveContext
 from operations.planners.common import acid_warnings, build_preview, hive_seconds, snapshot
 from operations.planners.partitions.bookkeeping import bookkeeping_cleanup_steps, bookkeeping_warnings
-from operations.planners.partitions.directories import trash_moves, unreachable_data_blockers
+from operations.planners.partitions.directories import (
+    dropped_directory_sizes,
+    trash_moves,
+    unreachable_data_blockers,
+)
 from operations.planners.partitions.drop_steps import drop_steps
 from operations.planners.partitions.listing import dropped_partitions
 from operations.planners.partitions.matching import matching_partitions, predicate_blockers
@@ -37,11 +43,14 @@ def plan_drop_partitions(metastore: Metastore, state: TableState, spec: DropPart
     sql = MetastoreSql(metastore.alias)
     part_ids = [p["id"] for p in matched]
     sd_ids = [p["sd_id"] for p in matched if p["sd_id"]]
-    steps = drop_steps(metastore, sql, part_ids, sd_ids) if matched and not blockers else []
-    names = [p["name"] for p in matched]
-    if steps and state.is_transactional:
-        steps += bookkeeping_cleanup_steps(metastore, sql, state.ref, names)
-    moves = tuple(trash_moves(state, matched)) if not state.is_external else ()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dropped-directories") as disk:
+        # The dropped directories are walked while the metastore counts their rows (both mostly wait on I/O).
+        sizes = disk.submit(dropped_directory_sizes, matched) if not state.is_external else None
+        steps = drop_steps(metastore, sql, part_ids, sd_ids) if matched and not blockers else []
+        names = [p["name"] for p in matched]
+        if steps and state.is_transactional:
+            steps += bookkeeping_cleanup_steps(metastore, sql, state.ref, names)
+        moves = tuple(trash_moves(state, matched, sizes.result())) if sizes is not None else ()
     if not state.is_external:
         blockers += unreachable_data_blockers(matched)
     stats = sum(s.expected_rows for s in steps if s.metastore_table == "PART_COL_STATS")
