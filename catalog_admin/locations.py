@@ -555,7 +555,7 @@ class _Descent:
     the next (sorted) path shares it: each directory on the way is opened once."""
 
     def __init__(self) -> None:
-        self.names: list[str] = []
+        self.names: tuple[str, ...] = ()  # the directories open below ``/``, one descriptor each after the root's
         self.fds = [os.open("/", _DIRECTORY_FLAGS)]
 
     def __enter__(self) -> _Descent:
@@ -582,16 +582,15 @@ class _Descent:
     def open(self, parts: tuple[str, ...]) -> int:
         """The descriptor of the directory ``/parts…``: the shared start of the chain kept, the rest opened below it
         (:func:`_open_child`: a link raises :class:`SymlinkRefused`; on any failure the chain stops above it)."""
-        shared = 0
-        while shared < min(len(self.names), len(parts)) and self.names[shared] == parts[shared]:
-            shared += 1
-        while len(self.names) > shared:
-            self.names.pop()
+        shared = min(len(self.names), len(parts))
+        while shared and self.names[:shared] != parts[:shared]:  # sorted neighbours differ near their ends
+            shared -= 1
+        while len(self.fds) > shared + 1:
             os.close(self.fds.pop())
+        self.names = parts[:shared]
         for index in range(shared, len(parts)):
-            child = _open_child(self.fds[-1], parts[index], partial(_joined, parts[: index + 1]), create=False)
-            self.names.append(parts[index])
-            self.fds.append(child)
+            self.fds.append(_open_child(self.fds[-1], parts[index], partial(_joined, parts[: index + 1]), create=False))
+            self.names = parts[: index + 1]
         return self.fds[-1]
 
 
@@ -605,9 +604,11 @@ def _count(fd: int, path: str) -> tuple[int, int]:
             if entry.is_dir(follow_symlinks=False):
                 directories.append(entry.name)
                 continue
-            with suppress(FileNotFoundError):  # gone since the listing
+            try:
                 size += entry.stat(follow_symlinks=False).st_size
                 files += 1
+            except FileNotFoundError:  # gone since the listing
+                pass
     for name in directories:
         try:
             child = _open_child(fd, name, partial(str.__add__, f"{path}/", name), create=False)
