@@ -367,7 +367,11 @@ def _crossing_moves(
     directory that move creates or empties: allowed only where that move takes the source's own rows (``own``, by
     canonical source) along, as a swap's new directory takes the old one's place. One sorted pass over every end:
     with a trailing ``/``, the ends inside one follow it, so the ends above each are a stack."""
-    ends = [_End(index, role, end) for index, move in enumerate(moves) for role, end in enumerate(_ends(move))]
+    ends = [
+        _End(index, role, end)
+        for index, move in enumerate(moves)
+        for role, end in enumerate((move.source, move.destination))  # _SOURCE, _DESTINATION
+    ]
     keys = [_sweep_key(end.location) for end in ends]
 
     def crossing(outer: _End, inner: _End) -> bool:
@@ -401,10 +405,6 @@ class _End(NamedTuple):
     move: int
     role: int  # _SOURCE or _DESTINATION
     location: str
-
-
-def _ends(move: DirectoryMove) -> tuple[str, str]:
-    return move.source, move.destination
 
 
 def _crossing(inner: _End, outer: _End) -> Finding:

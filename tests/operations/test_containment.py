@@ -474,8 +474,10 @@ def test_leaving_each_moves_own_row_to_the_comparison_of_moves_blocks_what_compa
     ]
     outside = any(not roots.governs(end) for move in moves for end in (move.source, move.destination))
     overlapping = any(
-        is_inside(second.source, first.source) for i, first in enumerate(moves) for second in moves[i + 1 :]
-    ) or any(is_inside(first.source, second.source) for i, first in enumerate(moves) for second in moves[i + 1 :])
+        is_inside(first.source, second.source) or is_inside(second.source, first.source)
+        for i, first in enumerate(moves)
+        for second in moves[i + 1 :]
+    )
     assert blocked == bool(touching or outside or overlapping)
 
 
