@@ -207,6 +207,15 @@ CATALOG_WORKER_HOST = os.environ.get("CATALOG_WORKER_HOST", "")
 # How long a worker that cannot see a Spark driver's process (another host, cluster deploy mode) waits for the driver
 # to confirm it stopped (its exit marker in the work location) before it fails the job with the stop unconfirmed.
 CATALOG_SPARK_STOP_WAIT_SECONDS = float(os.environ.get("CATALOG_SPARK_STOP_WAIT_SECONDS", "60"))
+# A worker on another host follows a handed-over Spark driver through its work location under a lease of this many
+# seconds: the driver stops itself once its follower has not renewed it for that long, and the follower stops
+# following a driver that has not beaten for that long (at least 10).
+CATALOG_SPARK_LEASE_SECONDS = float(os.environ.get("CATALOG_SPARK_LEASE_SECONDS", "30"))
+if CATALOG_SPARK_LEASE_SECONDS < 10:
+    raise ImproperlyConfigured(
+        f"CATALOG_SPARK_LEASE_SECONDS={CATALOG_SPARK_LEASE_SECONDS:g} is below 10: a lease must outlast several of "
+        "the driver's beats (every 2 s) and of its follower's renewals."
+    )
 # How long a handed-over job waits before a worker tries again, after a worker that cannot reach its driver's work
 # location left it (another may; a worker on the driver's host always does).
 CATALOG_JOB_ADOPTION_RETRY_SECONDS = float(os.environ.get("CATALOG_JOB_ADOPTION_RETRY_SECONDS", "10"))

@@ -17,8 +17,11 @@ cancel (the driver's process group ended, the cancel request written), and retur
 the driver, so the kind's swap runs as in any run. A successor on another host (``CATALOG_WORKER_HOST``) can neither
 see nor signal the driver's process, so it never runs the job beside it: it claims the job only when it reads the
 hand-over's record in the work location (:func:`adoptable`); a manifest already there is the result; otherwise it
-asks the driver to stop there and waits (``CATALOG_SPARK_STOP_WAIT_SECONDS``) for its exit marker, then fails the job
-resumable, or, unconfirmed, keeps ``Job.adoption`` so resume and cancel are refused until the driver is known stopped
+follows the driver there under a lease (``operations.spark.lease``, ``CATALOG_SPARK_LEASE_SECONDS``: the driver stops
+itself if the lease is not renewed, the follower lets it lapse if the driver stops beating). A stop asked there
+(cancel), or a lease let lapse, waits (``CATALOG_SPARK_STOP_WAIT_SECONDS``) for the driver's exit marker, then fails
+the job resumable (or cancels it), or, unconfirmed, keeps ``Job.adoption`` so resume and cancel are refused until the
+driver is known stopped
 (:func:`release_driver`). In cluster deploy mode the driver cannot be handed over at all: a stopping worker stops it
 the same way (:func:`_refuse_hand_over`). A handed-over driver nobody follows (the
 job cancelled while queued) is stopped first (:func:`release_driver`). A driver that dies (kill -9 included) fails the
@@ -32,7 +35,7 @@ from __future__ import annotations
 import secrets as tokens
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -61,6 +64,7 @@ from operations.services.jobs import (
 )
 from operations.services.relocation_cleanup import in_use
 from operations.spark import engine as spark
+from operations.spark.lease import FollowerLease
 from operations.spark.programs import PROGRESS_KEYS
 from operations.spark.work import WorkDir
 
@@ -119,8 +123,10 @@ def enqueue_spark_job(
 @dataclass
 class _Driver:
     """The driver a runner follows: one it launched (``process``), one it adopted (its process group ``pid`` on this
-    host), or one it cannot see (``remote``: on another host, or on the cluster), followed through its work location
-    alone until its exit marker or manifest appears, or ``deadline`` (monotonic) passes."""
+    host), or one it cannot see (``remote``: on another host, or on the cluster), read through its work location
+    alone. A remote driver followed under a lease (``lease``: a driver on another host handed over by a worker there)
+    is followed to its end; one asked to stop, or gone silent, until its exit marker or manifest appears or
+    ``deadline`` (monotonic) passes (``stop_reason`` says why it is expected to stop)."""
 
     files: spark.DriverFiles
     reader: spark.ProgressReader
@@ -129,10 +135,16 @@ class _Driver:
     process: subprocess.Popen[bytes] | None = None
     remote: bool = False
     deadline: float = 0.0
+    host: str = field(default_factory=worker_host)
+    lease: FollowerLease | None = None
+    stop_reason: str = "was asked to stop"
+    waited: float = 0.0
+    leases: bool = True
 
     def running(self) -> bool:
         if self.remote:
-            return not _ended(self.files.work) and time.monotonic() < self.deadline
+            waiting = self.lease is not None or time.monotonic() < self.deadline
+            return waiting and not _ended(self.files.work)
         if self.process is not None:
             return self.process.poll() is None
         return spark.driver_alive(self.pid, self.files.directory)
@@ -143,13 +155,19 @@ class _Driver:
         return None if self.process is None else self.process.returncode
 
     def adoption(self, token: str = "") -> dict[str, Any]:
-        """What a successor needs to follow this driver (``Job.adoption``)."""
+        """What a successor needs to follow this driver (``Job.adoption``). ``leases``: the driver's watchdog
+        honours a lease, so a successor on another host may follow it (drivers of earlier releases do not)."""
         return {
-            "host": worker_host(), "pid": self.pid, "program": self.program,
+            "host": self.host, "pid": self.pid, "program": self.program,
             "launch": str(self.files.directory), "work": self.files.work.location,
             "offset": self.reader.offset, "seen": self.reader.seen, "by": worker_name(), "at": time.time(),
-            **({"token": token} if token else {}),
+            "leases": self.leases, **({"token": token} if token else {}),
         }  # fmt: skip
+
+    def stop_following(self, reason: str, wait: float) -> None:
+        """Follow no longer under the lease (it is left to lapse): wait up to ``wait`` seconds for the exit marker."""
+        self.lease, self.stop_reason, self.waited = None, reason, wait
+        self.deadline = time.monotonic() + wait
 
 
 def _ended(work: WorkDir) -> bool:
@@ -181,6 +199,9 @@ def run_spark_program(
     while driver.running():
         time.sleep(POLL_SECONDS)
         _record_progress(handle, driver.reader, driver.files, remote=driver.remote)
+        if driver.lease is not None:
+            _follow_elsewhere(handle, driver)
+            continue
         if handle.cancel_requested() and not driver.remote:
             driver.files.work.request_cancel()  # a driver this worker cannot signal (cluster deploy mode) stops itself
             _stop_driver(handle, engine, driver)
@@ -230,9 +251,8 @@ def _launch(
 
 def _adopt(handle: JobHandle, program: str) -> _Driver | None:
     """The driver a stopping worker handed over, followed from here on (None: nothing to adopt). One of another
-    program is stopped (a new one is launched). One on another host, whose process this worker cannot see nor signal,
-    is followed through its work location only until it confirms it ended: unless it already did, it is asked to stop
-    there and given ``CATALOG_SPARK_STOP_WAIT_SECONDS`` (:func:`_remote_outcome` then decides)."""
+    program is stopped (a new one is launched). One on another host is followed through its work location only
+    (:func:`_adopt_elsewhere`)."""
     adoption = handle.adoption
     if adoption is None:
         return None
@@ -251,25 +271,73 @@ def _adopt(handle: JobHandle, program: str) -> _Driver | None:
     reader = spark.ProgressReader(files.work)
     reader.offset, reader.seen = int(adoption.get("offset") or 0), str(adoption.get("seen") or "")
     if adoption.get("host") != worker_host():
-        wait = float(settings.CATALOG_SPARK_STOP_WAIT_SECONDS)
-        if _ended(files.work):
-            handle.log(f"The handed-over Spark driver on {adoption.get('host')} had already ended; reading its end")
-        else:
-            files.work.request_cancel()
-            handle.log(
-                f"The handed-over Spark driver (pid {adoption.get('pid')}) runs on {adoption.get('host')}, where this "
-                f"worker ({worker_host()}) can neither see nor signal it: asked it to stop through "
-                f"{files.work.location} and waiting up to {wait:g} s for its exit marker (two drivers never write the "
-                "same staging)"
-            )
-        return _Driver(files, reader, program, int(adoption.get("pid") or 0), remote=True,
-                       deadline=time.monotonic() + wait)  # fmt: skip
+        return _adopt_elsewhere(handle, program, files, reader)
     files.work.write_follower(host=worker_host(), pid=_pid())  # its watchdog follows this worker now
     handle.log(
         f"Adopted the Spark driver (pid {adoption['pid']}) that worker {adoption.get('by')} handed over; following "
         f"{files.work.location}"
     )
-    return _Driver(files, reader, program, int(adoption["pid"]))
+    return _Driver(files, reader, program, int(adoption["pid"]), leases=bool(adoption.get("leases")))
+
+
+def _adopt_elsewhere(
+    handle: JobHandle, program: str, files: spark.DriverFiles, reader: spark.ProgressReader
+) -> _Driver:
+    """A handed-over driver on another host, whose process this worker can neither see nor signal, followed through
+    its work location only. One whose watchdog honours a lease (``adoption["leases"]``) is followed to its end under
+    one (``CATALOG_SPARK_LEASE_SECONDS``); an earlier release's is asked to stop there and given
+    ``CATALOG_SPARK_STOP_WAIT_SECONDS`` (:func:`_remote_outcome` then decides); one that already ended is read."""
+    adoption = handle.adoption or {}
+    host, wait = str(adoption.get("host")), float(settings.CATALOG_SPARK_STOP_WAIT_SECONDS)
+    driver = _Driver(files, reader, program, int(adoption.get("pid") or 0), remote=True, host=host,
+                     leases=bool(adoption.get("leases")))  # fmt: skip
+    driver.stop_following("was asked to stop", wait)
+    if _ended(files.work):
+        handle.log(f"The handed-over Spark driver on {host} had already ended; reading its end")
+    elif adoption.get("leases"):
+        seconds = float(settings.CATALOG_SPARK_LEASE_SECONDS)
+        driver.lease = FollowerLease(files.work, host=worker_host(), pid=_pid(), seconds=seconds)
+        driver.lease.renew()  # its watchdog follows this worker's lease now
+        handle.log(
+            f"Following the Spark driver (pid {driver.pid}) that worker {adoption.get('by')} handed over on {host} "
+            f"through {files.work.location}, under a lease of {seconds:g} s: the driver stops itself if this worker "
+            "stops renewing it, and this worker stops following a driver that stops beating"
+        )
+    else:
+        files.work.request_cancel()
+        handle.log(
+            f"The handed-over Spark driver (pid {driver.pid}) runs on {host}, where this worker ({worker_host()}) can "
+            f"neither see nor signal it, and it holds no lease: asked it to stop through {files.work.location} and "
+            f"waiting up to {wait:g} s for its exit marker (two drivers never write the same staging)"
+        )
+    return driver
+
+
+def _follow_elsewhere(handle: JobHandle, driver: _Driver) -> None:
+    """One round of following a driver on another host under its lease: a cancel is written into its work location
+    (its watchdog ends its process group and confirms it); a driver that stopped beating has its lease left to lapse;
+    a stopping worker hands the driver over again; otherwise the lease is renewed when due."""
+    lease, work = driver.lease, driver.files.work
+    assert lease is not None
+    wait = float(settings.CATALOG_SPARK_STOP_WAIT_SECONDS)
+    if handle.cancel_requested():
+        work.request_cancel()
+        driver.stop_following("was asked to stop", wait)
+        handle.log(f"Asked the Spark driver on {driver.host} to stop through {work.location}; waiting up to {wait:g} s "
+                   "for its exit marker")  # fmt: skip
+    elif lease.driver_silent():
+        driver.stop_following(f"stopped beating for {lease.seconds:g} s", lease.seconds + wait)
+        handle.log(
+            f"The Spark driver on {driver.host} has not beaten in {work.location} for {lease.seconds:g} s: its lease "
+            f"is left to lapse (a driver still running stops itself then); waiting up to {lease.seconds + wait:g} s "
+            "for its exit marker"
+        )
+    elif stopping():
+        token = tokens.token_hex(8)
+        work.write_follower(host=worker_host(), pid=0, token=token)  # the driver runs on, waiting for a successor
+        handle.hand_over(driver.adoption(token))
+    else:
+        lease.renew()
 
 
 def _remote_outcome(handle: JobHandle, driver: _Driver) -> dict[str, Any]:
@@ -295,15 +363,16 @@ def _remote_outcome(handle: JobHandle, driver: _Driver) -> dict[str, Any]:
         raise ApplicationError(
             ErrorCode.EXECUTION_FAILED,
             f"The Spark driver of job #{job.pk} ran on {adoption.get('host')}, where this worker ({worker_host()}) "
-            f"cannot follow it: it was asked to stop and confirmed it {ended.get('state')}{detail}. Its staging and "
-            f"{units} verified unit(s) are kept: resume the job to run the rest from them, or cancel it to discard.",
+            f"followed it through its work location: it {driver.stop_reason} and confirmed it {ended.get('state')}"
+            f"{detail}. Its staging and {units} verified unit(s) are kept: resume the job to run the rest from them, "
+            "or cancel it to discard.",
             {"job": job.pk, "returncode": None},
         )
     raise ApplicationError(
         ErrorCode.EXECUTION_FAILED,
-        f"The Spark driver of job #{job.pk} (pid {adoption.get('pid')} on {adoption.get('host')}) was asked to stop "
-        f"but has not confirmed it within {settings.CATALOG_SPARK_STOP_WAIT_SECONDS:g} s: it may still run. Resume "
-        "and cancel are refused until it writes its exit marker (its watchdog does once it sees the stop request) "
+        f"The Spark driver of job #{job.pk} (pid {adoption.get('pid')} on {adoption.get('host')}) "
+        f"{driver.stop_reason} but has not confirmed it stopped within {driver.waited:g} s: it may still run. Resume "
+        "and cancel are refused until it writes its exit marker (its watchdog does once it ends the driver's group) "
         f"or a worker or console process on {adoption.get('host')} sees its process group gone (a worker there "
         f"checks in its housekeeping); {units} verified unit(s) are kept.",
         {"job": job.pk, "returncode": None},
@@ -322,7 +391,8 @@ def _refuse_hand_over(handle: JobHandle, driver: _Driver) -> dict[str, Any]:
         f"over; asked it to stop through {work.location} and waiting up to {wait:g} s for its exit marker"
     )
     handle.keep_adoption({**driver.adoption(), "pid": 0, "cluster": True})
-    driver.remote, driver.deadline = True, time.monotonic() + wait
+    driver.remote = True
+    driver.stop_following("was asked to stop", wait)
     while driver.running():
         time.sleep(POLL_SECONDS)
         _record_progress(handle, driver.reader, driver.files)

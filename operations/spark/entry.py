@@ -12,9 +12,11 @@ an orphaned driver never runs beside the job's resumed run) or when the console 
 driver the console cannot signal: cluster deploy mode). A worker that stops on SIGTERM hands the driver over instead:
 the work location's ``follower`` record says so (pid 0), and the watchdog lets the driver run on until a successor
 names itself there, then follows that worker (the follower's host compared with the launching worker's
-``CATALOG_WORKER_HOST``, given in ``job.json``). The driver leaves an exit marker (``ended``) in the work location:
-``succeeded`` after its manifest, ``failed`` after its Spark session stopped, ``stopped`` once the watchdog ended
-every other process of its group (then it ends itself); a worker that cannot see the driver's process waits for it.
+``CATALOG_WORKER_HOST``, given in ``job.json``): a process on this host is watched, one on another host holds a lease
+it renews in its record (``operations.spark.lease``), and the driver beats (``alive``) for it. The driver leaves an
+exit marker (``ended``) in the work location: ``succeeded`` after its manifest, ``failed`` after its Spark session
+stopped, ``stopped`` once the watchdog ended every other process of its group (then it ends itself); a worker that
+cannot see the driver's process waits for it.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from operations.spark.lease import MIN_LEASE_SECONDS, DriverBeat, Freshness
 from operations.spark.work import WorkDir
 
 __all__ = ("SPEC_FILE", "main", "process_alive", "read_spec")
@@ -90,40 +93,87 @@ def process_alive(pid: int) -> bool:
 
 def _watch(worker_pid: int, work: WorkDir, host: str) -> threading.Event:
     """End this process group (the driver, and in client mode ``spark-submit``'s JVM) once the worker following it is
-    gone without handing it over, or the work location holds a cancel request. ``worker_pid`` 0: nobody here to
-    watch (cluster deploy mode); ``host``: the launching worker's host name (``CATALOG_WORKER_HOST``), which a
-    follower record must name for its pid to be watched here. The event returned is set once the watchdog ends the
-    group."""
+    gone without handing it over, a follower on another host let its lease lapse, or the work location holds a cancel
+    request; meanwhile beat (``alive``). ``worker_pid`` 0: nobody here to watch (cluster deploy mode); ``host``: the
+    launching worker's host name (``CATALOG_WORKER_HOST``), which a follower record must name for its pid to be
+    watched here. The event returned is set once the watchdog ends the group."""
     stopping = threading.Event()
 
     def watch() -> None:
-        watched, handed_over = worker_pid, False
-        while not _cancel_requested(work):
-            if handed_over or (watched and not process_alive(watched)):
-                follower = _follower_pid(work, host)
-                if follower is None or (follower == watched and not handed_over):
-                    break  # the worker died (kill -9) without handing the driver over, or its successor did
-                if follower == -1:
-                    pass  # the store did not answer this time: ask again
-                else:
-                    watched, handed_over = follower, follower == 0
-                    if watched and not process_alive(watched):
-                        break
+        following, beat = _Following(worker_pid, host), DriverBeat(work)
+        while not (cancelled := _cancel_requested(work)) and following.goes_on(work):
+            beat.beat()
             time.sleep(WATCH_SECONDS)
         stopping.set()
-        _end_group(work)
+        _end_group(work, "a stop was requested in its work location" if cancelled else following.gone)
 
     threading.Thread(target=watch, name="driver-watchdog", daemon=True).start()
     return stopping
 
 
-def _end_group(work: WorkDir) -> None:
+class _Following:
+    """Who follows this driver, as its watchdog sees it: a worker's process on this host (``watched``), nobody while
+    it waits for a successor after a hand-over (``handed_over``), or a worker on another host that holds a lease
+    (``lease``: how long its record has stayed the same)."""
+
+    def __init__(self, worker_pid: int, host: str) -> None:
+        self.watched, self.host = worker_pid, host
+        self.handed_over = False
+        self.lease: Freshness | None = None
+        self.lease_seconds = MIN_LEASE_SECONDS
+        self.gone = ""  # why the driver does not go on
+        self.holder = ""  # the follower elsewhere that holds the lease
+
+    def goes_on(self, work: WorkDir) -> bool:
+        """Whether the driver runs on, from the follower record read now (a hand-over or a new follower may have
+        written it while the watched worker still ran)."""
+        try:
+            record = work.follower()
+        except (OSError, ValueError):  # the store did not answer this time: ask again, while a lease runs out
+            return self.lease is None or self._lease_holds(None)
+        if record is None:  # never handed over: its launching worker follows it (nobody in cluster deploy mode)
+            return self._worker_alive()
+        pid, here = int(record.get("pid") or 0), record.get("host") == self.host
+        if not here and pid and record.get("lease"):
+            self.watched, self.handed_over = 0, False
+            return self._lease_holds(record)
+        self.lease = None
+        if not (here and pid):
+            self.watched, self.handed_over = 0, True  # handed over: runs on until a successor names itself
+            return True
+        self.watched, self.handed_over = pid, False
+        return self._worker_alive()
+
+    def _worker_alive(self) -> bool:
+        if not self.watched or process_alive(self.watched):
+            return True
+        return self._stop(f"its worker (pid {self.watched}) died without handing it over")
+
+    def _lease_holds(self, record: dict[str, Any] | None) -> bool:
+        """Whether the follower elsewhere renewed its lease in time (``record`` None: unreadable, no renewal)."""
+        if self.lease is None:
+            self.lease = Freshness()
+        key = None
+        if record is not None:
+            key = (record.get("host"), record.get("pid"), record.get("beat"))
+            self.lease_seconds = max(float(record["lease"]), MIN_LEASE_SECONDS)
+            self.holder = f"{record.get('host')} (pid {record.get('pid')})"
+        return self.lease.age(key) <= self.lease_seconds or self._stop(
+            f"its follower on {self.holder} did not renew its lease of {self.lease_seconds:g} s"
+        )
+
+    def _stop(self, why: str) -> bool:
+        self.gone = why
+        return False
+
+
+def _end_group(work: WorkDir, why: str) -> None:
     """End the rest of this process group first (``spark-submit``'s JVM, where Spark's tasks write), and once none of
     it runs, write the exit marker ``stopped`` (the proof a worker on another host waits for); then end this process
     too. Without ``/proc`` the group ends at once and no marker is written (nothing here could prove it)."""
     if _end_others():
         try:
-            work.write_ended("stopped", "its watchdog ended the driver's process group")
+            work.write_ended("stopped", f"its watchdog ended the driver's process group: {why}")
         except OSError:
             pass  # the store did not answer: no proof is written, the successor's wait runs out
     os.killpg(os.getpgrp(), signal.SIGKILL)
@@ -177,19 +227,6 @@ def _stop_session(spark: Any) -> None:
         spark.stop()
     except Exception:  # noqa: BLE001 - a session whose JVM is gone: nothing more to stop
         pass
-
-
-def _follower_pid(work: WorkDir, host: str) -> int | None:
-    """The pid of the worker following this driver now, from the work location's ``follower`` record: None when there
-    is none (never handed over), 0 when nobody here follows it (handed over and waiting for a successor, or followed
-    from another host), -1 when the store did not answer."""
-    try:
-        record = work.follower()
-    except (OSError, ValueError):
-        return -1
-    if record is None:
-        return None
-    return int(record.get("pid") or 0) if record.get("host") == host else 0
 
 
 def _cancel_requested(work: WorkDir) -> bool:

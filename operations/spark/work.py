@@ -13,8 +13,10 @@ with the hand-over's token, which a successor on another host reads back to prov
 when a successor adopts it, so the driver's watchdog follows its new worker. ``ended`` is the driver's own exit
 marker (``succeeded`` after the manifest, ``failed`` after its Spark session stopped, ``stopped`` once its watchdog
 ended the rest of its process group): a worker that cannot see the driver's process (another host, cluster deploy
-mode) takes it as the proof that the driver writes nothing more. A driver killed -9 writes none. Credentials are never
-written here: the filesystem options are plain JSON, the keys come from each process's environment.
+mode) takes it as the proof that the driver writes nothing more. A driver killed -9 writes none. ``alive`` is the
+driver's beat, and a follower on another host renews a lease in its ``follower`` record (``operations.spark.lease``).
+Credentials are never written here: the filesystem options are plain JSON, the keys come from each process's
+environment.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from urllib.parse import urlsplit
 from catalog_admin.locations import FileSystem, filesystem_for
 
 __all__ = (
+    "ALIVE_FILE",
     "CANCEL_FILE",
     "ENDED_FILE",
     "FOLLOWER_FILE",
@@ -47,6 +50,7 @@ MANIFEST_FILE = "manifest.json"
 CANCEL_FILE = "cancel"
 FOLLOWER_FILE = "follower"
 ENDED_FILE = "ended"
+ALIVE_FILE = "alive"
 
 
 @dataclass(frozen=True)
@@ -75,7 +79,7 @@ class WorkDir:
         """A fresh attempt: the local directory made, a remote prefix's leftovers (a rerun) removed."""
         if self.is_local:
             self.path.mkdir(parents=True, exist_ok=True)
-            for name in (PROGRESS_FILE, MANIFEST_FILE, CANCEL_FILE, FOLLOWER_FILE, ENDED_FILE):
+            for name in (PROGRESS_FILE, MANIFEST_FILE, CANCEL_FILE, FOLLOWER_FILE, ENDED_FILE, ALIVE_FILE):
                 (self.path / name).unlink(missing_ok=True)
         else:
             self.filesystem().delete_tree(self.location)
@@ -101,15 +105,28 @@ class WorkDir:
     def write_manifest(self, manifest: Any) -> None:
         self._write(MANIFEST_FILE, json.dumps(manifest, default=str).encode())
 
-    def write_follower(self, *, host: str, pid: int, token: str = "") -> None:
+    def write_follower(self, *, host: str, pid: int, token: str = "", lease: float = 0.0, beat: int = 0) -> None:
         """The worker following the driver now: ``pid`` on ``host``; pid 0 while it waits for a successor (``token``:
-        the hand-over's, recorded in ``Job.adoption`` too)."""
-        record = {"host": host, "pid": pid, "at": time.time(), **({"token": token} if token else {})}
+        the hand-over's, recorded in ``Job.adoption`` too). A follower on another host holds a lease of ``lease``
+        seconds, renewed by writing the record again with the next ``beat``."""
+        record = {
+            "host": host, "pid": pid, "at": time.time(), **({"token": token} if token else {}),
+            **({"lease": lease, "beat": beat} if lease else {}),
+        }  # fmt: skip
         self._write(FOLLOWER_FILE, json.dumps(record).encode())
 
     def follower(self) -> dict[str, Any] | None:
         """The worker following the driver now, or None when its launching worker never handed it over."""
         data = self._read(FOLLOWER_FILE)
+        return None if data is None else dict(json.loads(data))
+
+    def write_alive(self, beat: int) -> None:
+        """The driver's beat: it still runs (its watchdog writes the next one every few seconds)."""
+        self._write(ALIVE_FILE, json.dumps({"beat": beat, "at": time.time()}).encode())
+
+    def alive(self) -> dict[str, Any] | None:
+        """The driver's last beat, or None before its first."""
+        data = self._read(ALIVE_FILE)
         return None if data is None else dict(json.loads(data))
 
     def write_ended(self, state: str, detail: str = "") -> None:

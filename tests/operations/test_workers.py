@@ -363,63 +363,146 @@ def test_cancel_stops_the_driver_removes_the_staging_and_swaps_nothing(
 # A worker becomes one of another host through CATALOG_WORKER_HOST; the work location is a local directory both reach
 # (as a shared mount would be), so what differs is only what the successor can verify: not the driver's process.
 
-ELSEWHERE = {"CATALOG_WORKER_HOST": "elsewhere.example", "CATALOG_JOB_ADOPTION_RETRY_SECONDS": "1"}
+ELSEWHERE = {
+    "CATALOG_WORKER_HOST": "elsewhere.example", "CATALOG_JOB_ADOPTION_RETRY_SECONDS": "1",
+    "CATALOG_SPARK_LEASE_SECONDS": "10",
+}  # fmt: skip
 
 
-def test_a_worker_on_another_host_stops_the_handed_over_driver_waits_for_its_exit_marker_and_fails_resumable(
+def _follower(work: Path) -> dict[str, Any]:
+    try:
+        return dict(json.loads((work / "follower").read_text()))
+    except (FileNotFoundError, ValueError):
+        return {}
+
+
+def _followed_elsewhere(job: Job, job_workers: StartWorker) -> tuple[int, Path, Worker]:
+    """Hand ``job``'s driver over on this host, then let a worker of another host follow it until it renewed its
+    lease: the driver's pid, its work location and that worker."""
+    driver = _handed_over(job, job_workers)
+    work = Path(job_now(job).adoption["work"])
+    elsewhere = job_workers("elsewhere", env=ELSEWHERE)
+    wait_for(
+        lambda: _follower(work).get("host") == "elsewhere.example" and _follower(work).get("beat", 0) >= 2,
+        "the other host's worker to renew its lease",
+    )
+    return driver, work, elsewhere
+
+
+def test_a_worker_on_another_host_follows_the_handed_over_driver_under_a_lease_and_hands_it_on_again(
     job_workers: StartWorker, tmp_path: Path
 ) -> None:
-    """The successor cannot see nor signal the driver, so it never runs the job beside it: it asks it to stop
-    through the work location, and fails the job only once the driver's exit marker says its process group ended
-    (its staging and verified units kept); resume then finishes the rest from them."""
-    # given: a driver handed over on this host, with a staging directory
-    staging = _staging("elsewhere")
-    locations = data_directories(tmp_path / "data", count=6)
+    """The successor cannot see nor signal the driver, so it follows it through the work location under a lease:
+    the driver runs on (its progress read there), and when that worker stops too it hands the driver on; a worker on
+    the driver's host adopts it and the job ends in its first attempt with every directory verified."""
+    # given: a driver handed over on this host, followed from another
+    locations = data_directories(tmp_path / "data", count=8)
+    job = queued_checksum(locations, pause_seconds=2)
+    driver, work, elsewhere = _followed_elsewhere(job, job_workers)
+    home = job_now(job).adoption["host"]
+
+    # then: followed, not stopped; its progress comes through the work location
+    following = job_now(job)
+    assert following.state == "running" and following.worker.startswith("elsewhere.example:")
+    assert _follower(work)["lease"] == 10 and process_alive(driver) and not (work / "cancel").exists()
+    units = len(following.completed)
+    wait_for(lambda: len(job_now(job).completed) > units, "a directory verified while followed from elsewhere")
+
+    # when: that worker stops too
+    elsewhere.kill(signal.SIGTERM)
+
+    # then: handed on, naming the driver's own host
+    handed = job_now(job)
+    assert (handed.state, handed.adoption["host"], handed.adoption["pid"]) == ("queued", home, driver)
+    assert _follower(work)["pid"] == 0 and process_alive(driver)
+
+    # when: a worker of the driver's host takes it
+    job_workers("home")
+    finished = wait_for(lambda: (current := job_now(job)).is_done and current, "the job to finish")
+
+    # then: one attempt, every directory, no stop asked
+    assert (finished.state, finished.attempts, finished.completed) == ("succeeded", 1, locations), finished.error
+    assert finished.result["directories"] == expected_checksums(locations) and finished.adoption is None
+    assert not (work / "cancel").exists() and json.loads((work / "ended").read_text())["state"] == "succeeded"
+    log = " ".join(_log(finished))
+    assert "under a lease of 10 s" in log and "Adopted the Spark driver" in log
+
+
+def test_a_driver_whose_follower_on_another_host_dies_stops_itself_when_the_lease_lapses_and_resume_finishes_it(
+    job_workers: StartWorker, tmp_path: Path
+) -> None:
+    """kill -9 of the worker following from another host: nobody renews the lease, so the driver's watchdog ends its
+    process group and says why in its exit marker; the silent job is settled and resumed from its verified units."""
+    # given
+    locations = data_directories(tmp_path / "data", count=8)
+    job = queued_checksum(locations, pause_seconds=2)
+    driver, work, elsewhere = _followed_elsewhere(job, job_workers)
+
+    # when
+    elsewhere.kill()
+
+    # then: the driver stopped itself and confirmed it
+    ended = wait_for(lambda: (work / "ended").exists() and json.loads((work / "ended").read_text()), "the lease")
+    assert ended["state"] == "stopped" and not process_alive(driver)
+    assert "its follower on elsewhere.example (pid " in ended["detail"]
+    assert "did not renew its lease of 10 s" in ended["detail"]
+    [settled] = settle_stuck_jobs(older_than=0)
+    errored = job_now(job)
+    assert (settled.job_id, settled.outcome, errored.state) == (job.pk, "errored", "errored")
+    assert 1 <= len(errored.completed) < 8
+
+    # when: resumed on this host
+    job_resume(job=errored, user=make_user("operator", "admin"))
+    job_workers("third")
+    finished = wait_for(lambda: (current := job_now(job)).is_done and current, "the resumed job to finish")
+
+    # then
+    assert (finished.state, finished.attempts, finished.completed) == ("succeeded", 2, locations), finished.error
+    assert finished.result["skipped"] == sorted(errored.completed)
+
+
+def test_cancel_of_a_driver_followed_from_another_host_stops_it_through_its_work_location(
+    job_workers: StartWorker, tmp_path: Path
+) -> None:
+    """The follower cannot signal the driver: it writes the stop request, the driver's watchdog ends its process
+    group and confirms it, and only then is the job cancelled and its staging removed."""
+    # given
+    staging = _staging("followed")
+    locations = data_directories(tmp_path / "data", count=8)
+    job = queued_checksum(locations, pause_seconds=2, staging=f"file:{staging}", metastore=settings.DEFAULT_METASTORE)
+    driver, work, _ = _followed_elsewhere(job, job_workers)
+
+    # when
+    job_cancel(job=job_now(job), user=make_user("operator", "admin"))
+    cancelled = wait_for(lambda: (current := job_now(job)).is_done and current, "the follower to cancel it")
+
+    # then
+    assert (cancelled.state, cancelled.adoption) == ("cancelled", None), cancelled.error
+    assert json.loads((work / "ended").read_text())["state"] == "stopped" and not process_alive(driver)
+    assert not staging.exists() and "The driver confirmed it stopped" in _log(cancelled)
+
+
+def test_a_driver_that_stops_beating_is_let_go_and_keeps_resume_and_cancel_refused_until_it_confirms(
+    job_workers: StartWorker, tmp_path: Path
+) -> None:
+    """A driver that writes nothing more (its process group frozen) is not followed for ever: once its beat stayed
+    the same for the lease, the follower stops renewing it and waits for the exit marker; unconfirmed, the job fails
+    saying the driver may still run, and resume and cancel from another host are refused (nothing changed). Once
+    the driver runs again its watchdog sees the lease lapsed, ends its group and confirms; resume then runs the rest."""
+    # given: a driver followed from another host with a short wait, then frozen
+    staging = _staging("unconfirmed")
+    locations = data_directories(tmp_path / "data", count=8)
     job = queued_checksum(locations, pause_seconds=2, staging=f"file:{staging}", metastore=settings.DEFAULT_METASTORE)
     driver = _handed_over(job, job_workers)
     work = Path(job_now(job).adoption["work"])
-
-    # when: a worker of another host claims it
-    job_workers("elsewhere", env=ELSEWHERE)
-    failed = wait_for(lambda: (current := job_now(job)).is_done and current, "the other host's worker to end it")
-
-    # then: the driver had stopped, and said so, before the job failed
-    assert not process_alive(driver)
-    assert json.loads((work / "ended").read_text())["state"] == "stopped"
-    assert failed.state == "failed" and "was asked to stop and confirmed it stopped" in failed.error, failed.error
-    assert "resume the job to run the rest" in failed.error and failed.adoption is None
-    assert failed.worker.startswith("elsewhere.example:") and staging.is_dir()
-    assert 1 <= len(failed.completed) < 6
-    assert any("can neither see nor signal it" in line for line in _log(failed))
-
-    # when
-    job_resume(job=failed, user=make_user("operator", "admin"))
-    finished = wait_for(lambda: (current := job_now(job)).is_done and current, "the resumed job to finish")
-
-    # then: a new attempt, on the other host, skipped the verified units
-    assert (finished.state, finished.attempts, finished.completed) == ("succeeded", 2, locations), finished.error
-    assert finished.result["skipped"] == sorted(failed.completed)
-    shutil.rmtree(staging)
-
-
-def test_a_driver_that_does_not_confirm_its_stop_keeps_resume_and_cancel_refused_until_it_does(
-    job_workers: StartWorker, tmp_path: Path
-) -> None:
-    """A driver that cannot honour the stop request (its process group frozen) writes no exit marker: the successor's
-    wait runs out, the job fails saying the driver may still run, and resume and cancel from another host are
-    refused (nothing changed); once the driver confirms, resume runs the rest."""
-    # given: a handed-over driver frozen, a worker of another host with a short wait
-    staging = _staging("unconfirmed")
-    locations = data_directories(tmp_path / "data", count=5)
-    job = queued_checksum(locations, pause_seconds=2, staging=f"file:{staging}", metastore=settings.DEFAULT_METASTORE)
-    driver = _handed_over(job, job_workers)
     os.killpg(driver, signal.SIGSTOP)
     try:
         job_workers("elsewhere", env={**ELSEWHERE, "CATALOG_SPARK_STOP_WAIT_SECONDS": "3"})
-        failed = wait_for(lambda: (current := job_now(job)).is_done and current, "the wait to run out")
+        failed = wait_for(lambda: (current := job_now(job)).is_done and current, "the follower to let it go")
 
         # then
-        assert failed.state == "failed" and "has not confirmed it within 3 s" in failed.error, failed.error
+        assert failed.state == "failed" and "stopped beating for 10 s" in failed.error, failed.error
+        assert "has not confirmed it stopped within 13 s" in failed.error
         assert failed.adoption is not None and process_alive(driver)
 
         # when: resume and cancel from a console process on another host
@@ -437,9 +520,8 @@ def test_a_driver_that_does_not_confirm_its_stop_keeps_resume_and_cancel_refused
     finally:
         os.killpg(driver, signal.SIGCONT)
 
-    # when: the driver runs again, sees the stop request and confirms
-    work = Path(job_now(job).adoption["work"])
-    wait_for(lambda: (work / "ended").exists(), "the driver to honour the stop request and confirm it")
+    # when: the driver runs again: its lease lapsed (or the stop request the refusals wrote is there)
+    wait_for(lambda: (work / "ended").exists(), "the driver to stop and confirm it")
     assert not process_alive(driver)
     with override_settings(CATALOG_WORKER_HOST="elsewhere.example"):
         job_resume(job=job_now(job), user=make_user("operator2", "admin"))
@@ -478,9 +560,9 @@ def test_a_worker_that_cannot_read_the_hand_overs_record_in_the_work_location_do
     follower.write_text(record)
     ended = wait_for(lambda: (current := job_now(job)).is_done and current, "the worker to claim it")
 
-    # then: claimed, the driver stopped and confirmed
-    assert ended.state == "failed" and "confirmed it stopped" in ended.error, ended.error
-    assert not process_alive(driver)
+    # then: claimed and followed to the end, in the same attempt
+    assert (ended.state, ended.attempts, ended.completed) == ("succeeded", 1, locations), ended.error
+    assert not process_alive(driver) and not (follower.parent / "cancel").exists()
 
 
 def test_a_worker_on_another_host_adopts_the_manifest_of_a_driver_that_finished_after_the_hand_over(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import filecmp
 import hashlib
 import io
+import json
 import os
 import shutil
 import signal
@@ -352,13 +353,13 @@ def test_a_relocation_handed_over_mid_copy_is_adopted_and_swaps_every_file_once_
     assert Relocation.objects.get(execution=request.execution).state == Relocation.State.SWAPPED
 
 
-def test_a_relocation_handed_over_and_claimed_on_another_host_stops_its_driver_swaps_nothing_and_resumes(
+def test_a_relocation_handed_over_and_claimed_on_another_host_is_followed_under_a_lease_and_swapped(
     metastore: Metastore, people: dict[str, User], warehouse: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 25: a worker of another host claims the handed-over relocation. It cannot see the driver, so it never
-    copies beside it: it asks the driver to stop and fails the job only once the driver's exit marker confirms it
-    (the metastore and source untouched, the verified partitions kept); resume there copies the rest and swaps every
-    partition, each copy identical to its source."""
+    """Issue 25: a worker of another host claims the handed-over relocation. It cannot see the driver, so it follows
+    it through the work location under a lease (the driver stops itself should that worker vanish) and never copies
+    beside it: the same attempt and driver copy the rest, and every partition is swapped, each copy identical to its
+    source."""
     # given: a relocation handed over after its first verified partition
     monkeypatch.setattr(jobs, "_STOPPING", threading.Event())
     relocation = paused_relocation(people, metastore, warehouse, pause_seconds=2)
@@ -370,28 +371,17 @@ def test_a_relocation_handed_over_and_claimed_on_another_host_stops_its_driver_s
     jobs._STOPPING.clear()
 
     # when: a worker of another host claims it
-    with override_settings(CATALOG_WORKER_HOST="elsewhere.example"):
-        failed = run_job(job.pk)
-
-    # then: the driver confirmed its stop before the job failed; nothing swapped
-    request.refresh_from_db()
-    assert failed.state == JobState.FAILED and "confirmed it stopped" in failed.error, failed.error
-    assert not process_alive(handed.driver_pid) and (work / "attempt-1" / "ended").exists()
-    assert (request.state, failed.adoption) == ("executing", None)
-    assert partition_locations(metastore, relocation.table_id) == relocation.before
-    assert not Execution.objects.exists()
-    assert 1 <= len(failed.completed) < len(units)
-
-    # when
-    Job.objects.filter(pk=job.pk).update(plan={**job.plan, "pause_seconds": 0})
-    with override_settings(CATALOG_WORKER_HOST="elsewhere.example"):
-        job_resume(job=Job.objects.get(pk=job.pk), user=make_user("operator", "admin"))
+    with override_settings(CATALOG_WORKER_HOST="elsewhere.example", CATALOG_SPARK_LEASE_SECONDS=10):
         finished = run_job(job.pk)
 
-    # then
+    # then: followed to its end, in its first attempt, and swapped
     request.refresh_from_db()
-    assert (finished.state, finished.attempts, request.state) == (JobState.SUCCEEDED, 2, "succeeded"), finished.error
-    assert finished.result["skipped"] == sorted(failed.completed)
+    assert (finished.state, finished.attempts, request.state) == (JobState.SUCCEEDED, 1, "succeeded"), finished.error
+    assert finished.driver_pid == handed.driver_pid and finished.adoption is None
+    follower = json.loads((work / "attempt-1" / "follower").read_text())
+    assert (follower["host"], follower["lease"]) == ("elsewhere.example", 10) and follower["beat"] >= 1
+    assert not (work / "attempt-1" / "cancel").exists()
+    assert sorted(finished.result["units"]) == sorted(units)
     relocation.swapped_every_partition_once_verified()
 
 
