@@ -3,6 +3,7 @@ A Spark job's work location on a real S3 server (SeaweedFS): progress events wri
 and read back in order, once each; the manifest one object; a cancel request an object the driver itself acts on.
 End to end, a checksum job on ``local[2]`` through ``spark-submit`` with ``CATALOG_SPARK_WORK_DIR=s3a://…`` keeps
 nothing of its progress or manifest on the local disk, and a driver no worker can signal stops on the request alone.
+A follower on another host and the driver keep their lease through the store alone.
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ import pytest
 
 from operations.services.jobs import run_job
 from operations.services.spark_jobs import enqueue_spark_job
+from operations.spark import lease as lease_module
 from operations.spark.engine import SparkEngine, launch_driver, read_manifest, stop_driver, write_driver_files
+from operations.spark.entry import _Following
+from operations.spark.lease import DriverBeat, FollowerLease
 from operations.spark.work import PROGRESS_FILE, ProgressReader, WorkDir
 from tests.fixtures.object_store import S3Server
 from tests.fixtures.spark_jobs import data_directories, expected_checksums
@@ -128,3 +132,38 @@ def test_a_driver_no_worker_signals_stops_on_the_cancel_request_in_its_work_loca
         assert 0 < len(done) < 5
     finally:
         stop_driver(driver)
+
+
+def test_the_lease_and_the_drivers_beat_are_objects_each_side_reads(
+    s3_filesystems: S3Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A follower on another host and the driver's watchdog share only the store: the driver's beats reach the
+    follower, the follower's renewals keep the watchdog going, and once they stop it does not go on."""
+    # given: a driver handed over, followed from elsewhere; the lease clock moved by hand
+    now = [1000.0]
+    monkeypatch.setattr(lease_module, "lease_clock", lambda: now[0])
+    work = work_on(s3_filesystems, "lease")
+    work.prepare()
+    work.write_follower(host="driver.example", pid=0, token="t")
+    watchdog, beat = _Following(0, "driver.example"), DriverBeat(work)
+    assert watchdog.goes_on(work) and watchdog.handed_over
+    lease = FollowerLease(work, host="elsewhere.example", pid=42, seconds=10)
+
+    # when: both beat every 2.5 s for half a minute
+    verdicts = []
+    for _ in range(12):
+        now[0] += 2.5
+        beat.beat()
+        lease.renew()
+        verdicts.append((watchdog.goes_on(work), lease.driver_silent()))
+
+    # then
+    assert verdicts == [(True, False)] * 12
+    assert work.alive()["beat"] == 12 and work.follower()["host"] == "elsewhere.example"  # type: ignore[index]
+
+    # when: neither beats for longer than the lease
+    now[0] += 10.5
+
+    # then
+    assert not watchdog.goes_on(work) and lease.driver_silent()
+    assert "did not renew its lease of 10 s" in watchdog.gone
