@@ -326,11 +326,12 @@ def _follow_elsewhere(handle: JobHandle, driver: _Driver) -> None:
         handle.log(f"Asked the Spark driver on {driver.host} to stop through {work.location}; waiting up to {wait:g} s "
                    "for its exit marker")  # fmt: skip
     elif lease.driver_silent():
+        work.request_cancel()  # should it still run and read its work location, it stops at once
         driver.stop_following(f"stopped beating for {lease.seconds:g} s", lease.seconds + wait)
         handle.log(
-            f"The Spark driver on {driver.host} has not beaten in {work.location} for {lease.seconds:g} s: its lease "
-            f"is left to lapse (a driver still running stops itself then); waiting up to {lease.seconds + wait:g} s "
-            "for its exit marker"
+            f"The Spark driver on {driver.host} has not beaten in {work.location} for {lease.seconds:g} s: asked it to "
+            f"stop there and left its lease to lapse (a driver still running stops itself then); waiting up to "
+            f"{lease.seconds + wait:g} s for its exit marker"
         )
     elif stopping():
         token = tokens.token_hex(8)
