@@ -139,7 +139,6 @@ def _adopt_elsewhere(handle: JobHandle, program: str, files: spark.DriverFiles, 
     host, wait = str(adoption.get("host")), float(settings.CATALOG_SPARK_STOP_WAIT_SECONDS)
     driver = Driver(files, reader, program, int(adoption.get("pid") or 0), remote=True, host=host,
                      leases=bool(adoption.get("leases")))  # fmt: skip
-    driver.stop_following("was asked to stop", wait)
     if driver_ended(files.work):
         handle.log(f"The handed-over Spark driver on {host} had already ended; reading its end")
     elif adoption.get("leases"):
@@ -153,6 +152,7 @@ def _adopt_elsewhere(handle: JobHandle, program: str, files: spark.DriverFiles, 
         )
     else:
         files.work.request_cancel()
+        driver.stop_following("was asked to stop", wait)
         handle.log(
             f"The handed-over Spark driver (pid {driver.pid}) runs on {host}, where this worker ({worker_host()}) can "
             f"neither see nor signal it, and it holds no lease: asked it to stop through {files.work.location} and "

@@ -383,7 +383,7 @@ def _followed_elsewhere(job: Job, job_workers: StartWorker) -> tuple[int, Path, 
     work = Path(job_now(job).adoption["work"])
     elsewhere = job_workers("elsewhere", env=ELSEWHERE)
     wait_for(
-        lambda: _follower(work).get("host") == "elsewhere.example" and _follower(work).get("beat", 0) >= 2,
+        lambda: (record := _follower(work)).get("host") == "elsewhere.example" and record.get("beat", 0) >= 2,
         "the other host's worker to renew its lease",
     )
     return driver, work, elsewhere
