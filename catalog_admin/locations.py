@@ -38,6 +38,7 @@ __all__ = (
     "DirEntry",
     "FileEntry",
     "FileSystem",
+    "FolderSizes",
     "LocalFileSystem",
     "SymlinkRefused",
     "TreeSize",
@@ -49,8 +50,10 @@ __all__ = (
     "kernel_copy",
     "linked_ancestors",
     "list_directories",
+    "local_entries",
     "local_exists",
     "local_files",
+    "local_sizes",
     "local_tree_sizes",
     "location_filesystem",
     "location_scheme",
@@ -510,20 +513,58 @@ def local_tree_sizes(locations: Iterable[str]) -> dict[str, TreeSize | None]:
     parent's descriptor and counted through descriptors. No link is followed at any level: a location that is a
     link, or is reached through one, counts as that one link (one file of no bytes, as ``list_files`` reports it);
     a file in a directory's place counts nothing; the filesystem root is not walked (None)."""
-    by_path: dict[tuple[str, ...], list[str]] = {}
-    found: dict[str, TreeSize | None] = {}
-    for location in locations:
-        path = _local_path_text(location)
-        if path.startswith("/") and path != "/":
-            by_path.setdefault(tuple(path[1:].split("/")), []).append(location)
-        elif os.path.lexists(path):  # the filesystem root itself, or a relative path: there, but never walked
-            found[location] = None
+    return local_sizes(locations, ())[0]
+
+
+FolderSizes = dict[str, TreeSize | None]  # a folder's entries by name: the size under each directory, None otherwise
+
+
+def local_sizes(
+    trees: Iterable[str], folders: Iterable[str]
+) -> tuple[dict[str, TreeSize | None], dict[str, FolderSizes | None]]:
+    """:func:`local_tree_sizes` of ``trees``, and for each local directory of ``folders`` the files and bytes under
+    each of its entries by name (None for an entry that is not a directory: a file, a link); None for a folder that
+    is missing or is or lies below a link. All found in one descent (each directory on the way opened once)."""
+    paths: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}
+    sizes: dict[str, TreeSize | None] = {}
+    listed: dict[str, FolderSizes | None] = {}
+    for kind, locations in enumerate((trees, folders)):
+        for location in locations:
+            path = _local_path_text(location)
+            if path.startswith("/") and path != "/":
+                paths.setdefault(tuple(path[1:].split("/")), ([], []))[kind].append(location)
+            elif kind:
+                listed[location] = None
+            elif os.path.lexists(path):  # the filesystem root itself, or a relative path: there, but never walked
+                sizes[location] = None
+    if not paths:
+        return sizes, listed
     with _Descent() as descent:
-        for parts in sorted(by_path):
-            size = descent.tree_size(parts)
-            for location in by_path[parts] if size is not None else ():
-                found[location] = size
-    return found
+        for parts in sorted(paths):
+            at_trees, at_folders = paths[parts]
+            size = descent.tree_size(parts) if at_trees else None
+            for location in at_trees if size is not None else ():
+                sizes[location] = size
+            entries = descent.folder_sizes(parts) if at_folders else None
+            listed.update(dict.fromkeys(at_folders, entries))
+    return sizes, listed
+
+
+def local_entries(location: str) -> tuple[tuple[str, bool], ...] | None:
+    """The entries of a local directory, sorted by name, each with whether it is a directory (no link followed: a
+    link is not one); None when the directory is missing or is or lies below a link."""
+    try:
+        with _directory(_local_path(location)) as fd:
+            return tuple(sorted(_entry_kinds(fd)))
+    except (SymlinkRefused, FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def _entry_kinds(fd: int) -> list[tuple[str, bool]]:
+    """The entries of the directory ``fd``, each with whether it is a directory (from the listing's own type; a link
+    is not one)."""
+    with os.scandir(fd) as entries:
+        return [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries]
 
 
 def list_directories(locations: Iterable[str], metastore: str | None = None) -> dict[str, tuple[DirEntry, ...] | None]:
@@ -577,6 +618,30 @@ class _Descent:
             return None
         except NotADirectoryError:  # a file in the location's place counts nothing; above it, nothing is there
             return TreeSize(files=0, bytes=0) if len(self.names) == len(parts) - 1 else None
+        return TreeSize(files=files, bytes=size)
+
+    def folder_sizes(self, parts: tuple[str, ...]) -> FolderSizes | None:
+        """What :func:`local_sizes` says of the folder ``/parts…``."""
+        try:
+            fd = self.open(parts)
+            entries = _entry_kinds(fd)
+        except (SymlinkRefused, FileNotFoundError, NotADirectoryError):
+            return None
+        path, sizes = _joined(parts), {}
+        for name, is_directory in entries:
+            sizes[name] = self._child_size(fd, f"{path}/{name}", name) if is_directory else None
+        return sizes
+
+    @staticmethod
+    def _child_size(fd: int, path: str, name: str) -> TreeSize | None:
+        try:
+            child = _open_child(fd, name, lambda: path, create=False)
+        except OSError:  # gone, or replaced by a file or a link, since the listing
+            return None
+        try:
+            files, size = _count(child, path)
+        finally:
+            os.close(child)
         return TreeSize(files=files, bytes=size)
 
     def open(self, parts: tuple[str, ...]) -> int:

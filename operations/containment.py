@@ -250,14 +250,15 @@ def plan_blockers(
 ) -> list[Finding]:
     """The pure part of :func:`move_blockers`: the moves checked against the roots, against one another
     (:func:`_crossing_moves`) and against ``users``, the tables and partitions found at, inside or above their
-    ends. A user whose directory is its own move's source is left to the comparison of the moves
-    (:func:`_moved_by_its_own_move`): a drop of 100,000 partitions sweeps its few other users, not its own rows."""
+    ends. A user its own move takes along is left to the comparison of the moves (:func:`_own_source`): a drop of
+    100,000 partitions sweeps its few other users, not its own rows."""
     sources = {canonical(move.source): contexts.get(move.source, MoveContext()) for move in moves}
     own: dict[str, list[LocationUser]] = defaultdict(list)
     others = []
     for user in users:
-        if _moved_by_its_own_move(user, sources):
-            own[canonical(user.location)].append(user)
+        source = _own_source(user, sources)
+        if source is not None:
+            own[source].append(user)
         else:
             others.append(user)
     findings = _crossing_moves(moves, own, contexts)
@@ -269,12 +270,17 @@ def plan_blockers(
     return list(dict.fromkeys(findings))
 
 
-def _moved_by_its_own_move(user: LocationUser, sources: Mapping[str, MoveContext]) -> bool:
-    """Whether ``user``'s directory is the source of a move that takes it along (``sources``: each move's canonical
-    source and context), as a dropped partition's own row: it touches what that source touches, so
-    :func:`_crossing_moves` checks it against the other moves' ends, and its own move allows it."""
-    context = sources.get(canonical(user.location))
-    return context is not None and (user.sd_id in context.sd_ids or user.table_id == context.table_id)
+def _own_source(user: LocationUser, sources: Mapping[str, MoveContext]) -> str | None:
+    """The canonical source of the move that takes ``user`` along (``sources``: each move's canonical source and
+    context), when ``user``'s directory is that source or lies directly in it (a folder moving whole with its
+    partitions): a dropped partition's own row. It touches what that source touches, so :func:`_crossing_moves`
+    checks it against the other moves' ends, and its own move allows it. None: any other user."""
+    location = canonical(user.location)
+    for source in (location, location.rpartition("/")[0]):
+        context = sources.get(source)
+        if context is not None and (user.sd_id in context.sd_ids or user.table_id == context.table_id):
+            return source
+    return None
 
 
 def users_near(locations: Sequence[str], users: Sequence[LocationUser]) -> list[list[int]]:

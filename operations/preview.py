@@ -119,6 +119,9 @@ class DirectoryMove:
     destination_free: bool | None
     same_filesystem: bool
     prune_source_levels: int = 0  # at most this many emptied parents of the source go too (dt=… folders, a revert)
+    # A directory that moves whole for its sub-directories (a dropped day of hourly partitions): the names it must
+    # hold, exactly and all directories, when it moves (listed again at execution); empty: no such check.
+    entries: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         """``asdict`` of the move (every field a plain value), without its recursive copy: a plan may hold 100,000."""
@@ -507,7 +510,10 @@ class Preview:
             "state": self.state_fingerprint,
             "scope": self.scope.as_dict() if self.scope else None,
             "steps": [step.digest for step in self.steps],
-            "moves": [(m.source, m.destination, m.prune_source_levels) for m in self.moves],
+            "moves": [
+                (m.source, m.destination, m.prune_source_levels, *((m.entries,) if m.entries else ()))
+                for m in self.moves
+            ],
             "counts": (self.partitions_touched, self.statistics_moved, self.statistics_dropped),
         }
         if self.events is not None:

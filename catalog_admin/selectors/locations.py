@@ -37,6 +37,7 @@ __all__ = (
     "governed_roots",
     "location_spellings",
     "location_users",
+    "strangers_inside",
 )
 
 CHUNK = 100  # prefix ranges per statement
@@ -107,6 +108,38 @@ def location_users(
     }
     users = _at_or_inside(read.values(), locations, ancestors)
     return sorted(users, key=attrgetter("location", "sd_id"))
+
+
+def strangers_inside(metastore: Metastore, table_id: int, root: str) -> list[str]:
+    """The locations strictly inside the table root ``root`` (of table ``table_id``) that are not one of the table's
+    partitions at ``<root>/<its name>``, Hive's layout: another table's or partition's directory, or a partition of
+    this table placed elsewhere in its tree. Usually none: one scan of SDS joined to the table's partitions, the
+    layout compared in the statement (in each spelling of a local root), only the strangers returned."""
+    connection = connections[metastore.alias]
+    quote = connection.ops.quote_name
+    sds, parts = quote(StorageDescriptor._meta.db_table), quote(Partition._meta.db_table)
+
+    def col(model: type, field: str) -> str:
+        return quote(model._meta.get_field(field).column)
+
+    location = f"s.{col(StorageDescriptor, 'location')}"
+    ordered = f'{location} COLLATE "C"' if connection.vendor == "postgresql" else location
+    name = f"p.{col(Partition, 'name')}"
+    spellings = location_spellings(root)
+    inside = " OR ".join(f"({ordered} >= %s AND {ordered} < %s)" for _ in spellings)
+    joined = f"CONCAT(%s, {name})" if connection.vendor == "mysql" else f"(%s || {name})"
+    laid_out = ", ".join([joined] * len(spellings))
+    query = (
+        f"SELECT {location} FROM {sds} s LEFT JOIN {parts} p ON p.{col(Partition, 'sd')} = "
+        f"s.{col(StorageDescriptor, 'id')} AND p.{col(Partition, 'table')} = %s "
+        f"WHERE ({inside}) AND (p.{col(Partition, 'id')} IS NULL OR {location} NOT IN ({laid_out}))"
+    )
+    params: list[object] = [table_id]
+    params += [bound for spelling in spellings for bound in (spelling + "/", spelling + "0")]
+    params += [spelling + "/" for spelling in spellings]
+    with connection.cursor() as cursor:
+        cursor.execute(query, params)
+        return sorted(found for (found,) in cursor.fetchall())
 
 
 def covering(locations: Iterable[str], limit: int) -> list[str]:

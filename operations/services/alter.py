@@ -71,6 +71,7 @@ from operations.planners.truncate import plan_truncate_table
 from operations.preview import DirectoryMove, Measured, NewId, Preview, Step
 from operations.services.batched_foreign_keys import batched_foreign_keys
 from operations.services.commit_markers import new_commit_marker, write_commit_marker
+from operations.services.folder_moves import put_back_unplanned, refuse_changed_folders
 from operations.services.move_journal import MoveJournal
 from operations.services.move_journal import mark as mark_moves
 from operations.services.one_transaction import Counts, refuse_unexecutable, run_execution
@@ -325,6 +326,7 @@ def _apply(
             write_commit_marker(metastore, execution.commit_marker, execution.pk)
             fault_point("locked")
             moves = (*preview.moves, *swap_moves)
+            refuse_changed_folders(moves)
             journal = MoveJournal(execution, moves)
             for attempted, (record, move) in enumerate(zip(journal.records, moves, strict=True), start=1):
                 _move_directory(execution, move)
@@ -466,6 +468,8 @@ def _move_directory(execution: Execution, move: DirectoryMove) -> None:
     """Move one directory (journaled by the caller's :class:`MoveJournal`), pruning its emptied source parents."""
     filesystem = filesystem_for(move.source, execution.metastore)
     filesystem.rename(move.source, move.destination)
+    if move.entries:  # a folder moving whole with its partitions (services/folder_moves.py)
+        put_back_unplanned(move, execution.metastore)
     if move.prune_source_levels:
         filesystem.prune_empty_parents(move.source, levels=move.prune_source_levels)
 

@@ -434,6 +434,32 @@ def test_nested_moves_of_one_plan_are_blocked() -> None:
     assert found_apart == []
 
 
+def test_a_folder_moving_whole_takes_its_partitions_rows_along_and_no_other() -> None:
+    """A day folder moving whole with its hours (their storage descriptors in its context): their rows, directly in
+    the folder, block nothing; another table's row there does, naming it; and a partition row of the folder is still
+    compared with the plan's other moves (here one moving a directory into the folder's place)."""
+    # given
+    base, trash = "file:/wh/sales.db/t", "file:/wh/sales.db/.catalog-admin-trash/t/f"
+    folder = trash_move(f"{base}/dt=1", f"{trash}/dt=1")
+    hours = [
+        LocationUser(index, f"{base}/dt=1/hour={index}", 1, "sales", "t", f"dt=1/hour={index}") for index in (1, 2)
+    ]
+    contexts = {folder.source: MoveContext(sd_ids=frozenset({1, 2}), leaf="dt=1")}
+    stranger = LocationUser(9, f"{base}/dt=1/hour=3", 2, "sales", "other")
+    into = trash_move(f"{trash}/old", f"{base}/dt=1")
+
+    # when
+    alone = plan_blockers([folder], ROOTS, hours, contexts)
+    beside_a_stranger = plan_blockers([folder], ROOTS, [*hours, stranger], contexts)
+    crossed = plan_blockers([folder, into], ROOTS, hours, contexts)
+
+    # then
+    assert alone == []
+    assert [f.code for f in beside_a_stranger] == ["directory_in_use"]
+    assert "sales.other" in beside_a_stranger[0].message
+    assert [f.code for f in crossed] == ["directory_in_use"]
+
+
 drop_paths = st.sampled_from(["file:/wh/t/a", "file:/wh/t/a/b", "file:/wh/t/a-b", "file:/wh/t/c", "file:/wh/x"])
 
 

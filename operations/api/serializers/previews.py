@@ -42,6 +42,11 @@ class PreviewMoveSerializer(serializers.Serializer):
     source_exists = serializers.BooleanField(allow_null=True)
     destination_free = serializers.BooleanField(allow_null=True)
     same_filesystem = serializers.BooleanField()
+    entries = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="A folder moving whole for its partitions (a dropped day of hourly partitions): the directories it "
+        "must hold, exactly, when it moves (listed again at execution). Empty for any other move.",
+    )
 
 
 class PreviewFindingSerializer(serializers.Serializer):

@@ -1,7 +1,8 @@
 """
 Partition changes: ``PARTITION (…) RENAME TO PARTITION (…)`` (rule 17, :mod:`.rename`) and ``DROP PARTITION`` by
-spec or by range of values (:mod:`.drop`). Their directories (:mod:`.directories`), the partitions a drop names
-(:mod:`.matching`), its statements (:mod:`.drop_steps`) and the ACID bookkeeping (:mod:`.bookkeeping`) live beside.
+spec or by range of values (:mod:`.drop`). Their directories (:mod:`.directories`), where a drop's data goes
+(:mod:`.trash`), the partitions a drop names (:mod:`.matching`), its statements (:mod:`.drop_steps`) and the ACID
+bookkeeping (:mod:`.bookkeeping`) live beside.
 """
 
 from operations.planners.partitions.bookkeeping import (

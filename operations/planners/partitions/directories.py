@@ -7,16 +7,10 @@ trash directory, never deleted outright (not even with PURGE).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-
 from catalog_admin.locations import (
-    TreeSize,
     filesystem_for,
-    is_under,
     location_filesystem,
     location_scheme,
-    normalize_location,
-    tree_sizes,
 )
 from catalog_admin.selectors.metastores import Metastore
 from operations.planners.rename_destination import with_scheme_of
@@ -26,11 +20,9 @@ from operations.table_state import TableState
 
 __all__ = (
     "TRASH_DIR",
-    "dropped_directory_sizes",
     "partition_move",
     "rename_warnings",
     "renamed_partition_location",
-    "trash_moves",
     "unreachable_data_blockers",
 )
 
@@ -142,47 +134,3 @@ def _unreachable(location: str) -> bool:
     if location_scheme(location) == "file":
         return False  # this machine's disk answers every question
     return filesystem_for(location).exists(location) is None
-
-
-def dropped_directory_sizes(matched: list[dict]) -> dict[str, TreeSize | None]:
-    """The files and bytes of each dropped partition's directory that exists, all found in one pass
-    (:func:`tree_sizes`)."""
-    return tree_sizes(p["sd__location"] for p in matched if p["sd__location"])
-
-
-def trash_moves(
-    state: TableState, matched: list[dict], sizes: Mapping[str, TreeSize | None]
-) -> Iterator[DirectoryMove]:
-    """Managed data goes to ``<database location>/.catalog-admin-trash/<table>/<fingerprint>/<partition>``; only the
-    directories that exist (``sizes``: :func:`dropped_directory_sizes`) move, with their files and bytes."""
-    root = f"{state.database_location.rstrip('/')}/{TRASH_DIR}/{state.ref.table}/{state.fingerprint[:12]}"
-    trash_filesystem = location_filesystem(root)
-    for partition in matched:
-        location = partition["sd__location"]
-        if not location or location not in sizes:
-            continue
-        size = sizes[location]
-        yield DirectoryMove(
-            source=location,
-            destination=f"{root}/{partition['name']}",
-            partitions_moving=1,
-            partitions_staying=0,
-            files=size.files if size else None,
-            bytes=size.bytes if size else None,
-            source_exists=True,
-            destination_free=True,
-            same_filesystem=location_filesystem(location) == trash_filesystem,
-            prune_source_levels=_emptied_parent_levels(state, location),
-        )
-
-
-def _emptied_parent_levels(state: TableState, location: str) -> int:
-    """
-    How many of a dropped partition's parent folders go with it once empty: Hive's ``deleteParentRecursive`` (one
-    per partition key but the last, so ``dt=…/`` of ``dt=…/hour=…``), but only inside the table root, never the root
-    itself. An emptied ``dt=…/`` left behind makes Hive's ``MSCK REPAIR TABLE`` fail ("missing partition columns").
-    """
-    if not state.location or not is_under(location, state.location):
-        return 0
-    depth = normalize_location(location).count("/") - normalize_location(state.location).count("/")
-    return max(0, min(len(state.partition_keys) - 1, depth - 1))

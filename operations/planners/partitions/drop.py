@@ -8,18 +8,14 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 from catalog_admin.selectors.metastores import Metastore
-from operations.containment import MoveContext
 from operations.planners.common import acid_warnings, build_preview, hive_seconds, snapshot
 from operations.planners.partitions.bookkeeping import bookkeeping_cleanup_steps, bookkeeping_warnings
-from operations.planners.partitions.directories import (
-    dropped_directory_sizes,
-    trash_moves,
-    unreachable_data_blockers,
-)
+from operations.planners.partitions.directories import unreachable_data_blockers
 from operations.planners.partitions.drop_steps import drop_steps
-from operations.planners.partitions.listing import dropped_partitions
+from operations.planners.partitions.listing import dropped_partitions, partition_statistics
 from operations.planners.partitions.matching import matching_partitions, predicate_blockers
-from operations.preview import DirectoryMove, HiveComparison, Preview
+from operations.planners.partitions.trash import TrashPlan, read_layout, trash_plan, walk_dropped
+from operations.preview import HiveComparison, Preview
 from operations.rules import Finding
 from operations.specs import DropPartitions
 from operations.sql import MetastoreSql
@@ -44,13 +40,16 @@ def plan_drop_partitions(metastore: Metastore, state: TableState, spec: DropPart
     part_ids = [p["id"] for p in matched]
     sd_ids = [p["sd_id"] for p in matched if p["sd_id"]]
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dropped-directories") as disk:
-        # The dropped directories are walked while the metastore counts their rows (both mostly wait on I/O).
-        sizes = disk.submit(dropped_directory_sizes, matched) if not state.is_external else None
+        # The dropped directories are walked while the metastore counts their rows and reads their statistics and
+        # the table's layout (both sides mostly wait on I/O).
+        walked = disk.submit(walk_dropped, state, matched) if not state.is_external else None
         steps = drop_steps(metastore, sql, part_ids, sd_ids) if matched and not blockers else []
         names = [p["name"] for p in matched]
         if steps and state.is_transactional:
             steps += bookkeeping_cleanup_steps(metastore, sql, state.ref, names)
-        moves = tuple(trash_moves(state, matched, sizes.result())) if sizes is not None else ()
+        layout = read_layout(metastore, state) if walked is not None else None
+        statistics = partition_statistics(metastore, part_ids)
+        trash = trash_plan(state, matched, walked.result(), layout) if walked and layout else TrashPlan((), {}, {})
     if not state.is_external:
         blockers += unreachable_data_blockers(matched)
     stats = sum(s.expected_rows for s in steps if s.metastore_table == "PART_COL_STATS")
@@ -63,39 +62,23 @@ def plan_drop_partitions(metastore: Metastore, state: TableState, spec: DropPart
         blockers=blockers,
         warnings=acid_warnings(metastore, state)
         + bookkeeping_warnings(metastore, state, names, steps)
-        + _drop_warnings(state, spec, matched, moves),
-        moves=moves,
-        move_contexts=_move_contexts(state, matched),
+        + _drop_warnings(state, spec, matched, trash),
+        moves=trash.moves,
+        move_contexts=trash.contexts,
         partitions_touched=len(matched),
         statistics_dropped=stats,
         drops=len(matched),
-        affected=dropped_partitions(metastore, state, spec, matched, moves) if matched else None,
+        affected=dropped_partitions(state, spec, matched, trash, statistics) if matched else None,
         hive=HiveComparison(str(metastore.schema.version), len(matched), stats, hive_seconds(len(matched), stats)),
         inverse={
             "dropped_partitions": [p["name"] for p in matched[:100]],
             "count": len(matched),
-            "trash": [m.destination for m in moves[:100]],
+            "trash": [m.destination for m in trash.moves[:100]],
         },
     )
 
 
-def _move_contexts(state: TableState, matched: list[dict]) -> dict[str, MoveContext]:
-    """Each dropped directory's context for the containment guard: its own storage descriptor moves with it, the
-    table's root may lie above it, and its trash folder appends the partition's name."""
-    enclosing = frozenset(() if state.sd_id is None else (state.sd_id,))
-    segments = len(state.partition_keys)
-    return {
-        p["sd__location"]: MoveContext(
-            sd_ids=frozenset((p["sd_id"],)), enclosing=enclosing, leaf=p["name"], leaf_segments=segments
-        )
-        for p in matched
-        if p["sd__location"]
-    }
-
-
-def _drop_warnings(
-    state: TableState, spec: DropPartitions, matched: list[dict], moves: tuple[DirectoryMove, ...]
-) -> list[Finding]:
+def _drop_warnings(state: TableState, spec: DropPartitions, matched: list[dict], trash: TrashPlan) -> list[Finding]:
     warnings = []
     if state.is_external:
         warnings.append(
@@ -112,7 +95,7 @@ def _drop_warnings(
                 "warning",
             )
         )
-    missing = len(matched) - len(moves)
+    missing = len(matched) - len(trash.placed)
     if not state.is_external and missing > 0:
         warnings.append(
             Finding(

@@ -15,44 +15,48 @@ the directory to its own trash with a journaled move (a revert moves it back), a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 from django.db import connections
 
+from catalog_admin.locations import TreeSize
 from catalog_admin.models import PartitionParam
 from catalog_admin.selectors.metastores import Metastore
 from operations.planners.partitions.chunks import chunks
 from operations.planners.partitions.directories import TRASH_DIR
+from operations.planners.partitions.trash import TrashPlan
 from operations.preview import AffectedPartition, DirectoryMove, PartitionsAffected
 from operations.specs import DropPartitions
 from operations.sql import MetastoreSql
 from operations.table_state import TableState
 
-__all__ = ("LISTED", "dropped_partitions", "renamed_partition")
+__all__ = ("LISTED", "dropped_partitions", "partition_statistics", "renamed_partition")
 
 LISTED = 100
 _STATISTICS = ("numRows", "totalSize")
 
 
 def dropped_partitions(
-    metastore: Metastore, state: TableState, spec: DropPartitions, matched: list[dict], moves: Iterable[DirectoryMove]
+    state: TableState,
+    spec: DropPartitions,
+    matched: list[dict],
+    trash: TrashPlan,
+    statistics: Mapping[int, Mapping[str, int]],
 ) -> PartitionsAffected:
-    """The partitions a DROP PARTITION removes (``matched``: id, name, ``sd__location``; by name)."""
-    by_source = {move.source: move for move in moves}
-    statistics = _statistics(metastore, [p["id"] for p in matched])
+    """The partitions a DROP PARTITION removes (``matched``: id, name, ``sd__location``; by name), each with its
+    place in the trash (``trash``: :func:`~operations.planners.partitions.trash.trash_plan`) and its numeric
+    statistics (:func:`partition_statistics`)."""
     listed = tuple(
-        _affected(
-            p, statistics.get(p["id"], {}), by_source.get(p["sd__location"] or ""), _drop_fate(state, p, by_source)
-        )
+        _affected(p, statistics.get(p["id"], {}), _size(trash, p), _drop_fate(state, p, trash))
         for p in matched[:LISTED]
     )
     return PartitionsAffected(
         action="dropped",
         count=len(matched),
         rows=_total(statistics, "numRows"),
-        bytes=_total_bytes(matched, statistics, by_source),
+        bytes=_total_bytes(matched, statistics, trash),
         listed=listed,
-        data=_console_drop(state, by_source),
+        data=_console_drop(state, trash),
         hive_data=_hive_drop(state, spec),
     )
 
@@ -61,7 +65,7 @@ def renamed_partition(
     metastore: Metastore, state: TableState, partition: Mapping, new_name: str, move: DirectoryMove | None
 ) -> PartitionsAffected:
     """The one partition a rename relabels (``partition``: id, name, location)."""
-    statistics = _statistics(metastore, [partition["id"]]).get(partition["id"], {})
+    statistics = partition_statistics(metastore, [partition["id"]]).get(partition["id"], {})
     row = {"name": partition["name"], "sd__location": partition["location"]}
     if move is not None:
         fate = f"moves to {move.destination} (journaled; a revert moves it back)"
@@ -69,7 +73,10 @@ def renamed_partition(
         fate = "stays where it is (external table); only the name changes"
     else:
         fate = "stays where it is: only the metadata changes"
-    listed = (_affected(row, statistics, move, fate, new_name),)
+    size = None
+    if move is not None and move.files is not None and move.bytes is not None:
+        size = TreeSize(files=move.files, bytes=move.bytes)
+    listed = (_affected(row, statistics, size, fate, new_name),)
     return PartitionsAffected(
         action="renamed",
         count=1,
@@ -81,34 +88,40 @@ def renamed_partition(
 
 
 def _affected(
-    partition: Mapping, statistics: Mapping[str, int], move: DirectoryMove | None, fate: str, new_name: str = ""
+    partition: Mapping, statistics: Mapping[str, int], size: TreeSize | None, fate: str, new_name: str = ""
 ) -> AffectedPartition:
-    on_disk = move.bytes if move is not None else None
     return AffectedPartition(
         name=partition["name"],
         location=partition["sd__location"],
         rows=statistics.get("numRows"),
-        bytes=on_disk if on_disk is not None else statistics.get("totalSize"),
-        files=move.files if move is not None else None,
+        bytes=size.bytes if size is not None else statistics.get("totalSize"),
+        files=size.files if size is not None else None,
         fate=fate,
         new_name=new_name,
     )
 
 
-def _drop_fate(state: TableState, partition: Mapping, by_source: Mapping[str, DirectoryMove]) -> str:
+def _size(trash: TrashPlan, partition: Mapping) -> TreeSize | None:
+    place = trash.placed.get(partition["sd__location"] or "")
+    return place[1] if place is not None else None
+
+
+def _drop_fate(state: TableState, partition: Mapping, trash: TrashPlan) -> str:
     if state.is_external:
         return "files kept (external table)"
-    move = by_source.get(partition["sd__location"] or "")
-    return f"to the trash: {move.destination}" if move is not None else "no directory on disk: metadata only"
+    place = trash.placed.get(partition["sd__location"] or "")
+    return f"to the trash: {place[0]}" if place is not None else "no directory on disk: metadata only"
 
 
-def _console_drop(state: TableState, by_source: Mapping[str, DirectoryMove]) -> str:
+def _console_drop(state: TableState, trash: TrashPlan) -> str:
     if state.is_external:
         return "The table is external: the console drops the partitions' metadata and leaves every file where it is."
-    trash = f"{state.database_location.rstrip('/')}/{TRASH_DIR}/{state.ref.table}/"
+    root = f"{state.database_location.rstrip('/')}/{TRASH_DIR}/{state.ref.table}/"
+    count, moves = len(trash.placed), len(trash.moves)
+    grouped = f" ({moves:,} moves: a folder whose every partition is dropped moves whole)" if moves < count else ""
     return (
-        f"The console never deletes data: it moves {len(by_source):,} partition director"
-        f"{'y' if len(by_source) == 1 else 'ies'} into its trash under {trash} with a journaled move, in the same "
+        f"The console never deletes data: it moves {count:,} partition director"
+        f"{'y' if count == 1 else 'ies'} into its trash under {root} with a journaled move{grouped}, in the same "
         "change (a revert moves them back). PURGE and auto.purge do not delete here, and nothing empties the "
         "console's trash: it is kept until an operator removes it."
     )
@@ -127,7 +140,7 @@ def _hive_drop(state: TableState, spec: DropPartitions) -> str:
     )
 
 
-def _statistics(metastore: Metastore, ids: list[int]) -> dict[int, dict[str, int]]:
+def partition_statistics(metastore: Metastore, ids: list[int]) -> dict[int, dict[str, int]]:
     """``{partition id: {"numRows": n, "totalSize": b}}`` for the numeric statistics the partitions have."""
     found: dict[int, dict[str, int]] = {}
     sql = MetastoreSql(metastore.alias)
@@ -150,18 +163,12 @@ def _total(statistics: Mapping[int, Mapping[str, int]], key: str) -> int | None:
     return sum(values) if values else None
 
 
-def _total_bytes(
-    matched: list[dict], statistics: Mapping[int, Mapping[str, int]], by_source: Mapping[str, DirectoryMove]
-) -> int | None:
+def _total_bytes(matched: list[dict], statistics: Mapping[int, Mapping[str, int]], trash: TrashPlan) -> int | None:
     """Bytes on disk where the directory was measured, else the ``totalSize`` statistic."""
     sizes = []
     for partition in matched:
-        move = by_source.get(partition["sd__location"] or "")
-        size = (
-            move.bytes
-            if move is not None and move.bytes is not None
-            else statistics.get(partition["id"], {}).get("totalSize")
-        )
+        measured = _size(trash, partition)
+        size = measured.bytes if measured is not None else statistics.get(partition["id"], {}).get("totalSize")
         if size is not None:
             sizes.append(size)
     return sum(sizes) if sizes else None

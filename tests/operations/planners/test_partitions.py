@@ -24,7 +24,7 @@ from django.db import connections
 from django.test.utils import CaptureQueriesContext
 
 from catalog_admin.db import allow_metastore_writes
-from catalog_admin.locations import TreeSize, filesystem_for
+from catalog_admin.locations import FolderSizes, TreeSize, filesystem_for, local_entries
 from catalog_admin.models import (
     CompactionMetric,
     CompactionQueueEntry,
@@ -50,7 +50,7 @@ from catalog_admin.selectors.partitions import (
     list_partitions,
     table_partition_keys,
 )
-from operations.planners.partitions import TRASH_DIR, directories
+from operations.planners.partitions import TRASH_DIR, trash
 from operations.preview import Preview
 from operations.services.alter import alter_preview_statement
 from operations.sql import MetastoreSql
@@ -493,7 +493,9 @@ def test_dropping_partitions_by_range(
         "SERDES": (0, 0, n),
         "SERDE_PARAMS": (0, 0, n),
     }
-    assert sorted(m.source for m in preview.moves) == sorted(before[p]["sd__location"] for p in dropped - MISSING)
+    located = {before[p]["sd__location"] for p in dropped - MISSING}
+    assert {at for at in located for m in preview.moves if at == m.source or at.startswith(m.source + "/")} == located
+    assert sum(m.partitions_moving for m in preview.moves) == len(located)
     assert [w.code for w in preview.warnings] == (["directories_missing"] if dropped & MISSING else [])
     assert execution.actual_counts == execution.expected_counts
     assert set(partitions(metastore, orders.id)) == set(HOURLY) - dropped
@@ -502,6 +504,11 @@ def test_dropping_partitions_by_range(
         assert not path_of(before[name]["sd__location"]).exists()
     for move in preview.moves:
         assert path_of(move.destination).is_dir()
+    assert preview.affected is not None
+    for partition in preview.affected.listed:  # each one's data where the preview said, as if moved alone
+        trashed = partition.fate.removeprefix("to the trash: ")
+        assert trashed.endswith(f"/{partition.name}") == (partition.name not in MISSING)
+        assert path_of(trashed).is_dir() == (partition.name not in MISSING)
 
 
 def test_dropping_partitions_of_an_external_table_keeps_the_data(metastore: Metastore, warehouse: Path) -> None:
@@ -546,14 +553,28 @@ def test_dropping_managed_partitions_whose_data_the_console_cannot_reach_is_refu
     assert "hdfs" in preview.blockers[0].message
 
 
-def sizes_one_by_one(locations: Iterable[str]) -> dict[str, TreeSize | None]:
-    """The disk facts as the planner read them before the one descent: ``exists`` then ``tree_size`` of each."""
+def sizes_one_by_one(
+    trees: Iterable[str], folders: Iterable[str]
+) -> tuple[dict[str, TreeSize | None], dict[str, FolderSizes | None]]:
+    """The disk facts as the planner would read them without the one descent: ``exists`` then ``tree_size`` of each
+    location, and each folder's entries listed, each directory's ``tree_size``."""
     found = {}
-    for location in locations:
+    for location in trees:
         filesystem = filesystem_for(location)
         if filesystem.exists(location):
             found[location] = filesystem.tree_size(location)
-    return found
+    listed: dict[str, FolderSizes | None] = {}
+    for folder in folders:
+        entries = local_entries(folder)
+        listed[folder] = (
+            None
+            if entries is None
+            else {
+                name: filesystem_for(folder).tree_size(f"{folder}/{name}") if is_directory else None
+                for name, is_directory in entries
+            }
+        )
+    return found, listed
 
 
 @pytest.mark.parametrize("metastore_alias", ["hive31_pg"], indirect=True)
@@ -573,7 +594,7 @@ def test_a_drop_previewed_from_one_descent_is_the_plan_read_location_by_location
 
     # when
     batched = alter_preview_statement(metastore=metastore, statement=statement)
-    monkeypatch.setattr(directories, "tree_sizes", sizes_one_by_one)
+    monkeypatch.setattr(trash, "local_sizes", sizes_one_by_one)
     one_by_one = alter_preview_statement(metastore=metastore, statement=statement)
 
     # then
@@ -581,8 +602,9 @@ def test_a_drop_previewed_from_one_descent_is_the_plan_read_location_by_location
     assert batched.as_dict() == one_by_one.as_dict()
     assert batched.as_dict()["moves"] == [asdict(move) for move in batched.moves]  # the stored summary's spelling
     assert batched == one_by_one
-    assert len(batched.moves) == len(HOURLY) - len(MISSING)
-    (grown,) = [m for m in batched.moves if path_of(m.source) == nested.parent.parent]
+    # dt=2024-01-01 holds two partitions placed elsewhere: its two others move alone; the other days move whole
+    assert sorted(m.partitions_moving for m in batched.moves) == [1, 1, 1, 1, 3, 4]  # dt=2024-01-03/hour=9 missing
+    (grown,) = [m for m in batched.moves if path_of(m.source) == nested.parent.parent.parent]
     assert grown.files is not None and grown.files >= 2 and grown.bytes is not None and grown.bytes >= 321 + 7
 
 
@@ -613,7 +635,7 @@ def test_a_drops_disk_facts_open_each_directory_once(
 
     # then
     monkeypatch.undo()
-    assert len(preview.moves) == len(locations) - len(MISSING)
+    assert sum(m.partitions_moving for m in preview.moves) == len(locations) - len(MISSING)
     assert len(opened) <= len(on_the_way), "|".join(opened)
 
 
