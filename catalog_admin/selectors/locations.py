@@ -110,11 +110,12 @@ def location_users(
     return sorted(users, key=attrgetter("location", "sd_id"))
 
 
-def strangers_inside(metastore: Metastore, table_id: int, root: str) -> list[str]:
-    """The locations strictly inside the table root ``root`` (of table ``table_id``) that are not one of the table's
-    partitions at ``<root>/<its name>``, Hive's layout: another table's or partition's directory, or a partition of
-    this table placed elsewhere in its tree. Usually none: one scan of SDS joined to the table's partitions, the
-    layout compared in the statement (in each spelling of a local root), only the strangers returned."""
+def strangers_inside(metastore: Metastore, table_id: int, root: str, first: str, last: str) -> list[str]:
+    """The locations from the directory ``first`` to the end of the directory ``last`` (in byte order; both inside the
+    table root ``root`` of table ``table_id``) that are not one of the table's partitions at ``<root>/<its name>``,
+    Hive's layout: another table's or partition's directory, or a partition of this table placed elsewhere in its
+    tree. Usually none: one scan of SDS joined to the table's partitions, the layout compared in the statement (in
+    each spelling of a local root), only the strangers returned."""
     connection = connections[metastore.alias]
     quote = connection.ops.quote_name
     sds, parts = quote(StorageDescriptor._meta.db_table), quote(Partition._meta.db_table)
@@ -126,7 +127,7 @@ def strangers_inside(metastore: Metastore, table_id: int, root: str) -> list[str
     ordered = f'{location} COLLATE "C"' if connection.vendor == "postgresql" else location
     name = f"p.{col(Partition, 'name')}"
     spellings = location_spellings(root)
-    inside = " OR ".join(f"({ordered} >= %s AND {ordered} < %s)" for _ in spellings)
+    inside = " OR ".join(f"({ordered} >= %s AND {ordered} < %s)" for _ in location_spellings(first))
     joined = f"CONCAT(%s, {name})" if connection.vendor == "mysql" else f"(%s || {name})"
     laid_out = ", ".join([joined] * len(spellings))
     query = (
@@ -135,7 +136,8 @@ def strangers_inside(metastore: Metastore, table_id: int, root: str) -> list[str
         f"WHERE ({inside}) AND (p.{col(Partition, 'id')} IS NULL OR {location} NOT IN ({laid_out}))"
     )
     params: list[object] = [table_id]
-    params += [bound for spelling in spellings for bound in (spelling + "/", spelling + "0")]
+    spans = zip(location_spellings(first), location_spellings(last), strict=True)
+    params += [bound for low, high in spans for bound in (low, high + "0")]  # '0' follows '/': last's subtree too
     params += [spelling + "/" for spelling in spellings]
     with connection.cursor() as cursor:
         cursor.execute(query, params)

@@ -14,7 +14,7 @@ from operations.planners.partitions.directories import unreachable_data_blockers
 from operations.planners.partitions.drop_steps import drop_steps
 from operations.planners.partitions.listing import dropped_partitions, partition_statistics
 from operations.planners.partitions.matching import matching_partitions, predicate_blockers
-from operations.planners.partitions.trash import TrashPlan, read_layout, trash_plan, walk_dropped
+from operations.planners.partitions.trash import TrashPlan, layout_folders, read_layout, trash_plan, walk_dropped
 from operations.preview import HiveComparison, Preview
 from operations.rules import Finding
 from operations.specs import DropPartitions
@@ -42,14 +42,15 @@ def plan_drop_partitions(metastore: Metastore, state: TableState, spec: DropPart
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dropped-directories") as disk:
         # The dropped directories are walked while the metastore counts their rows and reads their statistics and
         # the table's layout (both sides mostly wait on I/O).
-        walked = disk.submit(walk_dropped, state, matched) if not state.is_external else None
+        folders = layout_folders(state, matched) if not state.is_external else {}
+        walked = disk.submit(walk_dropped, matched, folders) if not state.is_external else None
         steps = drop_steps(metastore, sql, part_ids, sd_ids) if matched and not blockers else []
         names = [p["name"] for p in matched]
         if steps and state.is_transactional:
             steps += bookkeeping_cleanup_steps(metastore, sql, state.ref, names)
-        layout = read_layout(metastore, state) if walked is not None else None
+        layout = read_layout(metastore, state, folders)
         statistics = partition_statistics(metastore, part_ids)
-        trash = trash_plan(state, matched, walked.result(), layout) if walked and layout else TrashPlan((), {}, {})
+        trash = trash_plan(state, matched, walked.result(), layout) if walked else TrashPlan((), {}, {})
     if not state.is_external:
         blockers += unreachable_data_blockers(matched)
     stats = sum(s.expected_rows for s in steps if s.metastore_table == "PART_COL_STATS")

@@ -37,7 +37,15 @@ from operations.preview import DirectoryMove
 from operations.sql import MetastoreSql
 from operations.table_state import TableState
 
-__all__ = ("DroppedDirectories", "Layout", "TrashPlan", "read_layout", "trash_plan", "walk_dropped")
+__all__ = (
+    "DroppedDirectories",
+    "Layout",
+    "TrashPlan",
+    "layout_folders",
+    "read_layout",
+    "trash_plan",
+    "walk_dropped",
+)
 
 
 @dataclass(frozen=True)
@@ -70,14 +78,22 @@ class DroppedDirectories:
     alone: Mapping[str, TreeSize | None]
 
 
-def walk_dropped(state: TableState, matched: list[dict]) -> DroppedDirectories:
-    """The dropped partitions' directories on disk, the local ones in one descent: each folder of the table's layout
-    listed with the size under each of its entries, every other directory walked on its own."""
+Folders = Mapping[_Folder, list[dict]]  # the folders of the table's layout, each with its dropped partitions
+
+
+def layout_folders(state: TableState, matched: list[dict]) -> Folders:
+    """The folders of the table's layout directly above dropped partitions (:func:`_layout_folder`), in order."""
     by_folder: dict[_Folder, list[dict]] = defaultdict(list)
     for partition in matched:
         folder = _layout_folder(state, partition)
         if folder is not None:
             by_folder[folder].append(partition)
+    return by_folder
+
+
+def walk_dropped(matched: list[dict], by_folder: Folders) -> DroppedDirectories:
+    """The dropped partitions' directories on disk, the local ones in one descent: each folder of the table's layout
+    (``by_folder``) listed with the size under each of its entries, every other directory walked on its own."""
     laid_out = {p["sd__location"] for partitions in by_folder.values() for p in partitions}
     others = [p["sd__location"] for p in matched if p["sd__location"] and p["sd__location"] not in laid_out]
     local = [location for location in others if location_scheme(location) == "file"]
@@ -103,7 +119,7 @@ def walk_dropped(state: TableState, matched: list[dict]) -> DroppedDirectories:
 
 @dataclass(frozen=True)
 class Layout:
-    """What the metastore says of the table's tree for its folders to move whole: the locations inside it that are
+    """What the metastore says of the table's tree where its folders would move whole: the locations there that are
     not a partition at ``<root>/<its name>`` (``strangers``), and how many partitions are named under each folder
     name (``named``: ``dt=…`` of ``dt=…/hour=…``)."""
 
@@ -111,17 +127,25 @@ class Layout:
     named: Mapping[str, int] = field(default_factory=dict)
 
 
-def read_layout(metastore: Metastore, state: TableState) -> Layout:
-    """The table's :class:`Layout` (none for a table of one partition key or without a location: no folder moves
-    whole there): one scan for the strangers, one read of the partitions' names."""
-    if len(state.partition_keys) < 2 or not state.location:
+def read_layout(metastore: Metastore, state: TableState, by_folder: Folders) -> Layout:
+    """The :class:`Layout` of the table's tree over the folders ``by_folder`` (from the first to the last in byte
+    order; none without folders): one scan for the strangers, one read of the partitions' names in that range."""
+    if not by_folder or not state.location:
         return Layout()
+    locations = sorted(folder.location for folder in by_folder)
+    names = sorted(folder.name for folder in by_folder)
     sql = MetastoreSql(metastore.alias)
-    query = f"SELECT {sql.col(Partition, 'name')} FROM {sql.table(Partition)} WHERE {sql.col(Partition, 'table')} = %s"
+    name = sql.col(Partition, "name")
+    ordered = f'{name} COLLATE "C"' if connections[metastore.alias].vendor == "postgresql" else name
+    query = (
+        f"SELECT {name} FROM {sql.table(Partition)} WHERE {sql.col(Partition, 'table')} = %s "
+        f"AND {ordered} >= %s AND {ordered} < %s"
+    )
     with connections[metastore.alias].cursor() as cursor:
-        cursor.execute(query, [state.table_id])
-        named = Counter(name.rpartition("/")[0] for (name,) in cursor.fetchall())
-    return Layout(tuple(strangers_inside(metastore, state.table_id, state.location)), named)
+        cursor.execute(query, [state.table_id, names[0] + "/", names[-1] + "0"])  # '0' follows '/'
+        named = Counter(found.rpartition("/")[0] for (found,) in cursor.fetchall())
+    strangers = strangers_inside(metastore, state.table_id, state.location, locations[0], locations[-1])
+    return Layout(tuple(strangers), named)
 
 
 def trash_plan(state: TableState, matched: list[dict], walked: DroppedDirectories, layout: Layout) -> TrashPlan:

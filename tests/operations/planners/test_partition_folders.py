@@ -159,9 +159,10 @@ def test_another_tables_location_inside_the_day_keeps_it_in_place(metastore: Met
     preview = preview_day(metastore)
 
     # then
-    assert strangers_inside(metastore, table_row(metastore, "sales", "orders").id, location.rsplit("/", 2)[0]) == [
-        location
-    ]
+    orders = table_row(metastore, "sales", "orders")
+    root, day = orders.sd.location, location.rsplit("/", 1)[0]
+    assert strangers_inside(metastore, orders.id, root, day, day) == [location]
+    assert strangers_inside(metastore, orders.id, root, f"{root}/dt=2024-01-03", f"{root}/dt=2024-01-03") == []
     assert not preview.blockers
     assert sorted(path_of(m.source).name for m in preview.moves) == list(HOURS)
 
