@@ -62,12 +62,19 @@ def _refuse_changed_folder(move: DirectoryMove) -> None:
 
 def put_back_unplanned(move: DirectoryMove, metastore: str) -> list[str]:
     """Move back to ``move.source`` every entry of ``move.destination`` the plan did not move (written between
-    :func:`refuse_changed_folder` and the move); returns their names."""
+    :func:`refuse_changed_folders` and the move); returns their names. One that cannot be moved back stays beside
+    the planned ones (logged): never an error, since the folder's move itself stands."""
     entries = local_entries(move.destination) or ()
     planned = set(move.entries)
     unplanned = [name for name, _ in entries if name not in planned]
     filesystem = filesystem_for(move.source, metastore)
     for name in unplanned:
-        filesystem.rename(f"{move.destination}/{name}", f"{move.source}/{name}")
+        try:
+            filesystem.rename(f"{move.destination}/{name}", f"{move.source}/{name}")
+        except OSError:  # the folder's move stands (it is journaled); the entry stays with it, recoverable
+            logger.exception(
+                "%s/%s appeared while its folder moved: left at %s/%s", move.source, name, move.destination, name
+            )
+            continue
         logger.warning("%s/%s appeared while its folder moved to the trash: moved back", move.source, name)
     return unplanned

@@ -267,7 +267,12 @@ def format_preview(preview: Preview) -> str:
             f"Directory: {move.source} -> {move.destination} ({_known(move.files)} files, {_known(move.bytes)} bytes; "
             f"{move.partitions_moving} partitions move with it, {move.partitions_staying} stay; "
             f"source exists: {_known(move.source_exists)}, destination free: {_known(move.destination_free)}, "
-            f"same filesystem: {_known(move.same_filesystem)})"
+            f"same filesystem: {_known(move.same_filesystem)}"
+            + (
+                f"; a whole folder of {len(move.entries)} directories, listed again before it moves)"
+                if move.entries
+                else ")"
+            )
         )
     copy = preview.data_copy
     if copy is not None and copy.scope is not None and copy.duration is not None:

@@ -7,10 +7,14 @@ partitions moving one by one, as before.
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
+from django.test import Client
+from django.urls import reverse
 
 from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.models import Partition
@@ -225,3 +229,27 @@ def test_an_entry_that_slipped_in_during_the_move_is_put_back(tmp_path: Path) ->
     assert put_back == ["late"]
     assert (source / "late" / "part-0").read_text() == "written meanwhile"
     assert sorted(p.name for p in destination.iterdir()) == ["hour=0", "hour=1"]
+
+
+@on_two
+def test_the_preview_page_and_hive_ddl_say_the_day_moves_whole(
+    metastore: Metastore, warehouse: Path, people: dict
+) -> None:
+    """A steward reads it on the live preview (a "whole folder" check beside the move) and an operator in
+    ``hive_ddl``'s text; nothing is written by either."""
+    # given
+    client = Client()
+    client.force_login(people["steward"])
+    out = io.StringIO()
+
+    # when
+    response = client.post(
+        reverse("operations:preview"), {"metastore": metastore.name, "statement": DROP_DAY}, HTTP_HX_REQUEST="true"
+    )
+    call_command("hive_ddl", DROP_DAY, "--metastore", metastore.name, stdout=out)
+
+    # then
+    assert response.status_code == 200
+    assert ">whole folder</span>" in response.content.decode()
+    assert "a whole folder of 4 directories, listed again before it moves)" in out.getvalue()
+    assert day_folder(metastore).is_dir()
