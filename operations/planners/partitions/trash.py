@@ -4,11 +4,13 @@ Where a ``DROP PARTITION`` puts the managed data of the partitions it drops: ``<
 
 A folder of the table's own layout whose sub-directories are all dropped (a day ``dt=…/`` of 24 hourly partitions)
 moves whole, in one move, to the folder its partitions would each have gone to: the trash ends up the same, with one
-move instead of 24 (and one directory for the containment guard to check). Only where the listing proves it: a local
-folder strictly inside the table root, every partition at ``<table root>/<its name>``, and the folder holding
-exactly those partitions' directories, nothing else (no file, no link, no other folder). Execution lists the folder
-again right before it moves and refuses the change if it differs (``DirectoryMove.entries``). Any other partition
-moves on its own, as before.
+move instead of 24 (and one directory for the containment guard to check). Only where the disk and the metastore
+prove it: a local folder strictly inside the table root, every partition in it at ``<table root>/<its name>``; its
+listing holds only dropped partitions' directories (no file, no link, no other folder); no other table's or
+partition's location is at or inside it (:class:`Layout`'s strangers, directory or not); and every partition of the
+table named under it is dropped (none kept, none placed elsewhere whose trash place would lie inside the folder's).
+Execution lists the folder again before anything moves and refuses the change if it differs
+(``DirectoryMove.entries``, ``services/folder_moves.py``). Any other partition moves on its own, as before.
 """
 
 from __future__ import annotations
