@@ -555,16 +555,9 @@ def local_entries(location: str) -> tuple[tuple[str, bool], ...] | None:
     link is not one); None when the directory is missing or is or lies below a link."""
     try:
         with _directory(_local_path(location)) as fd:
-            return tuple(sorted(_entry_kinds(fd)))
+            return tuple((name, info is None) for name, info in _kinds(fd))
     except (SymlinkRefused, FileNotFoundError, NotADirectoryError):
         return None
-
-
-def _entry_kinds(fd: int) -> list[tuple[str, bool]]:
-    """The entries of the directory ``fd``, each with whether it is a directory (from the listing's own type; a link
-    is not one)."""
-    with os.scandir(fd) as entries:
-        return [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries]
 
 
 def list_directories(locations: Iterable[str], metastore: str | None = None) -> dict[str, tuple[DirEntry, ...] | None]:
@@ -624,13 +617,11 @@ class _Descent:
         """What :func:`local_sizes` says of the folder ``/parts…``."""
         try:
             fd = self.open(parts)
-            entries = _entry_kinds(fd)
+            entries = _kinds(fd)
         except (SymlinkRefused, FileNotFoundError, NotADirectoryError):
             return None
-        path, sizes = _joined(parts), {}
-        for name, is_directory in entries:
-            sizes[name] = self._child_size(fd, f"{path}/{name}", name) if is_directory else None
-        return sizes
+        path = _joined(parts)
+        return {name: None if info else self._child_size(fd, f"{path}/{name}", name) for name, info in entries}
 
     @staticmethod
     def _child_size(fd: int, path: str, name: str) -> TreeSize | None:

@@ -19,10 +19,13 @@ from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from itertools import zip_longest
 from operator import attrgetter
+from typing import Any
 
 from django.db import connections
+from django.db.models import Model
 
 from catalog_admin.hive.locations import SCHEME, GovernedRoots, root_locations
 from catalog_admin.locations import normalize_location
@@ -32,6 +35,7 @@ from catalog_admin.selectors.metastores import Metastore
 __all__ = (
     "GovernedRoots",
     "LocationUser",
+    "byte_ordered",
     "covering",
     "database_locations",
     "governed_roots",
@@ -110,6 +114,17 @@ def location_users(
     return sorted(users, key=attrgetter("location", "sd_id"))
 
 
+def _column(connection: Any, model: type[Model], field: str) -> str:
+    """``model``'s column for ``field``, quoted for ``connection``."""
+    return connection.ops.quote_name(model._meta.get_field(field).column)
+
+
+def byte_ordered(connection: Any, column: str) -> str:
+    """``column`` compared in byte order, whatever its collation (PostgreSQL databases often use a linguistic one):
+    the order the locations' and names' ranges are built in."""
+    return f'{column} COLLATE "C"' if connection.vendor == "postgresql" else column
+
+
 def strangers_inside(metastore: Metastore, table_id: int, root: str, first: str, last: str) -> list[str]:
     """The locations from the directory ``first`` to the end of the directory ``last`` (in byte order; both inside the
     table root ``root`` of table ``table_id``) that are not one of the table's partitions at ``<root>/<its name>``,
@@ -119,12 +134,10 @@ def strangers_inside(metastore: Metastore, table_id: int, root: str, first: str,
     connection = connections[metastore.alias]
     quote = connection.ops.quote_name
     sds, parts = quote(StorageDescriptor._meta.db_table), quote(Partition._meta.db_table)
-
-    def col(model: type, field: str) -> str:
-        return quote(model._meta.get_field(field).column)
+    col = partial(_column, connection)
 
     location = f"s.{col(StorageDescriptor, 'location')}"
-    ordered = f'{location} COLLATE "C"' if connection.vendor == "postgresql" else location
+    ordered = byte_ordered(connection, location)
     name = f"p.{col(Partition, 'name')}"
     spellings = location_spellings(root)
     inside = " OR ".join(f"({ordered} >= %s AND {ordered} < %s)" for _ in location_spellings(first))
@@ -135,7 +148,7 @@ def strangers_inside(metastore: Metastore, table_id: int, root: str, first: str,
         f"s.{col(StorageDescriptor, 'id')} AND p.{col(Partition, 'table')} = %s "
         f"WHERE ({inside}) AND (p.{col(Partition, 'id')} IS NULL OR {location} NOT IN ({laid_out}))"
     )
-    params: list[object] = [table_id]
+    params: list[Any] = [table_id]
     spans = zip(location_spellings(first), location_spellings(last), strict=True)
     params += [bound for low, high in spans for bound in (low, high + "0")]  # '0' follows '/': last's subtree too
     params += [spelling + "/" for spelling in spellings]
@@ -233,13 +246,10 @@ def _users(
     connection = connections[metastore.alias]
     quote = connection.ops.quote_name
     sds, tbls, parts, dbs = (quote(m._meta.db_table) for m in (StorageDescriptor, Table, Partition, Database))
-
-    def col(model: type, field: str) -> str:
-        return quote(model._meta.get_field(field).column)
+    col = partial(_column, connection)
 
     location = f"s.{col(StorageDescriptor, 'location')}"
-    # Byte order, whatever the column's collation (PostgreSQL databases often use a linguistic one).
-    ordered = f'{location} COLLATE "C"' if connection.vendor == "postgresql" else location
+    ordered = byte_ordered(connection, location)
     conditions, params = [], []
     for low, high in spans:
         # Each spelling of a local path swaps one prefix for another, so the span keeps its order in each.

@@ -26,6 +26,7 @@ from catalog_admin.metastores import as_location, local_path, parse_metastores
 from catalog_admin.models import Database, Partition, StorageDescriptor, Table
 from catalog_admin.selectors.locations import LocationUser
 from catalog_admin.selectors.metastores import Metastore
+from operations import containment
 from operations.containment import (
     GovernedRoots,
     MoveContext,
@@ -434,11 +435,20 @@ def test_nested_moves_of_one_plan_are_blocked() -> None:
     assert found_apart == []
 
 
-def test_a_folder_moving_whole_takes_its_partitions_rows_along_and_no_other() -> None:
+def test_a_folder_moving_whole_takes_its_partitions_rows_along_and_no_other(monkeypatch: pytest.MonkeyPatch) -> None:
     """A day folder moving whole with its hours (their storage descriptors in its context): their rows, directly in
-    the folder, block nothing; another table's row there does, naming it; and a partition row of the folder is still
-    compared with the plan's other moves (here one moving a directory into the folder's place)."""
+    the folder, block nothing and are not swept one by one (only the other table's row is); another table's row
+    there blocks, naming it; and a partition row of the folder is still compared with the plan's other moves (here
+    one moving a directory into the folder's place)."""
     # given
+    swept: list[list[str]] = []
+    real_users_near = containment.users_near
+
+    def spy(locations: list[str], users: list[LocationUser]) -> list[list[int]]:
+        swept.append([user.owner for user in users])
+        return real_users_near(locations, users)
+
+    monkeypatch.setattr(containment, "users_near", spy)
     base, trash = "file:/wh/sales.db/t", "file:/wh/sales.db/.catalog-admin-trash/t/f"
     folder = trash_move(f"{base}/dt=1", f"{trash}/dt=1")
     hours = [
@@ -455,6 +465,7 @@ def test_a_folder_moving_whole_takes_its_partitions_rows_along_and_no_other() ->
 
     # then
     assert alone == []
+    assert swept[:2] == [[], ["sales.other"]]
     assert [f.code for f in beside_a_stranger] == ["directory_in_use"]
     assert "sales.other" in beside_a_stranger[0].message
     assert [f.code for f in crossed] == ["directory_in_use"]

@@ -31,7 +31,7 @@ from catalog_admin.locations import (
     tree_sizes,
 )
 from catalog_admin.models import Partition
-from catalog_admin.selectors.locations import strangers_inside
+from catalog_admin.selectors.locations import byte_ordered, strangers_inside
 from catalog_admin.selectors.metastores import Metastore
 from operations.containment import MoveContext, ancestors, canonical
 from operations.planners.partitions.directories import TRASH_DIR
@@ -138,7 +138,7 @@ def read_layout(metastore: Metastore, state: TableState, by_folder: Folders) -> 
     names = sorted(folder.name for folder in by_folder)
     sql = MetastoreSql(metastore.alias)
     name = sql.col(Partition, "name")
-    ordered = f'{name} COLLATE "C"' if connections[metastore.alias].vendor == "postgresql" else name
+    ordered = byte_ordered(connections[metastore.alias], name)
     query = (
         f"SELECT {name} FROM {sql.table(Partition)} WHERE {sql.col(Partition, 'table')} = %s "
         f"AND {ordered} >= %s AND {ordered} < %s"
