@@ -562,7 +562,9 @@ def test_a_worker_that_cannot_read_the_hand_overs_record_in_the_work_location_do
 
     # then: claimed and followed to the end, in the same attempt
     assert (ended.state, ended.attempts, ended.completed) == ("succeeded", 1, locations), ended.error
-    assert not process_alive(driver) and not (follower.parent / "cancel").exists()
+    # the driver writes its outcome just before its process exits: its exit is waited for, bounded, not raced
+    assert wait_for(lambda: not process_alive(driver), "the driver to exit", timeout=30)
+    assert not (follower.parent / "cancel").exists()
 
 
 def test_a_worker_on_another_host_adopts_the_manifest_of_a_driver_that_finished_after_the_hand_over(
