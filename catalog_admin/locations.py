@@ -40,6 +40,7 @@ __all__ = (
     "FileSystem",
     "FolderSizes",
     "LocalFileSystem",
+    "SampledSize",
     "SymlinkRefused",
     "TreeSize",
     "UnreachableFileSystem",
@@ -53,6 +54,7 @@ __all__ = (
     "local_entries",
     "local_exists",
     "local_files",
+    "local_sampled_size",
     "local_sizes",
     "local_tree_sizes",
     "location_filesystem",
@@ -78,6 +80,18 @@ COPY_CHECKSUM = "xxh3_128"
 class TreeSize:
     files: int
     bytes: int
+
+
+@dataclass(frozen=True)
+class SampledSize:
+    """Files and bytes under a directory whose leaf directories (a table's partitions) were counted in part: the
+    ``counted`` of the ``found`` leaves that were picked, their total scaled by ``found / counted``; everything else
+    under the directory counted in full. ``counted == found``: exact."""
+
+    files: int
+    bytes: int
+    counted: int
+    found: int
 
 
 @dataclass(frozen=True)
@@ -548,6 +562,76 @@ def local_sizes(
             entries = descent.folder_sizes(parts) if at_folders else None
             listed.update(dict.fromkeys(at_folders, entries))
     return sizes, listed
+
+
+def local_sampled_size(location: str, leaves: Iterable[str], picked: Iterable[str]) -> SampledSize | None:
+    """Files and bytes under the local directory ``location`` (None: missing, a link or below one), each of its
+    ``leaves`` (locations strictly inside it: a table's partition directories) counted only if it is ``picked``,
+    the picked ones' total scaled to all the leaves found on disk; everything else counted in full (files beside
+    the leaves, other directories). One descent through descriptors, no link followed: a leaf that is a link counts
+    as the file it is. A leaf inside another leaf belongs to the outer one. When none of the picked leaves is on
+    disk but others are, every leaf is counted."""
+    root = _local_path_text(location).rstrip("/")
+    inside = _relative_below(root, leaves)
+    try:
+        tally = _LeafTally(inside, _relative_below(root, picked) & inside).of(root)
+        if tally.found and not tally.counted:
+            tally = _LeafTally(inside, inside).of(root)
+    except (SymlinkRefused, FileNotFoundError, NotADirectoryError):
+        return None
+    scale = tally.found / tally.counted if tally.counted else 0
+    return SampledSize(
+        files=tally.outside_files + round(tally.files * scale),
+        bytes=tally.outside_bytes + round(tally.bytes * scale),
+        counted=tally.counted,
+        found=tally.found,
+    )
+
+
+def _relative_below(root: str, locations: Iterable[str]) -> set[str]:
+    """The paths below the local directory ``root`` of those of ``locations`` strictly inside it."""
+    paths = (_local_path_text(location) for location in locations)
+    return {path[len(root) + 1 :] for path in paths if path.startswith(root + "/")}
+
+
+class _LeafTally:
+    """:func:`local_sampled_size`'s descent: what lies outside the leaves counted in full, the picked leaves apart."""
+
+    def __init__(self, leaves: set[str], picked: set[str]) -> None:
+        self.leaves, self.picked = leaves, picked
+        self.found = self.counted = self.files = self.bytes = self.outside_files = self.outside_bytes = 0
+
+    def of(self, root: str) -> _LeafTally:
+        """The tally of the directory ``root`` (raises as :func:`_directory` when it cannot be opened)."""
+        with _directory(Path(root)) as fd:
+            self.outside_files, self.outside_bytes = self._count(fd, root, "")
+        return self
+
+    def _count(self, fd: int, path: str, relative: str) -> tuple[int, int]:
+        """Files and bytes below ``fd`` outside the leaves (``relative``: its path below the root, ``""`` for it)."""
+        files = size = 0
+        for name, info in _kinds(fd):
+            if info is not None:
+                files, size = files + 1, size + info.st_size
+                continue
+            below = f"{relative}/{name}" if relative else name
+            is_leaf = below in self.leaves
+            self.found += is_leaf
+            if is_leaf and below not in self.picked:
+                continue
+            try:
+                child = _open_child(fd, name, partial(str.__add__, f"{path}/", name), create=False)
+            except (FileNotFoundError, NotADirectoryError, SymlinkRefused):  # changed since the listing
+                continue
+            try:
+                inner = _count(child, f"{path}/{name}") if is_leaf else self._count(child, f"{path}/{name}", below)
+            finally:
+                os.close(child)
+            if is_leaf:
+                self.counted, self.files, self.bytes = self.counted + 1, self.files + inner[0], self.bytes + inner[1]
+            else:
+                files, size = files + inner[0], size + inner[1]
+        return files, size
 
 
 def local_entries(location: str) -> tuple[tuple[str, bool], ...] | None:

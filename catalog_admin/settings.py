@@ -244,10 +244,13 @@ CATALOG_FILESYSTEMS = filesystem_options(os.environ, tuple(config.name for confi
 CATALOG_OBJECT_STORE_RENAME_LIMIT_BYTES = rename_limit_bytes(os.environ)
 # A relocation keeps the source data this long after the swap (revert swaps back meanwhile); then cleanup removes it.
 CATALOG_RELOCATION_RETENTION = timedelta(hours=int(os.environ.get("CATALOG_RELOCATION_RETENTION_HOURS", "168")))
-# A relocation preview lists at most this many partitions' files and extrapolates the rest (the sample is shown).
 # CONCATENATE / SET FILEFORMAT … WITH DATA: the size of the files a rewrite writes, unless the operation names one.
 CATALOG_COMPACT_TARGET_FILE_BYTES = int(os.environ.get("CATALOG_COMPACT_TARGET_FILE_BYTES", str(128 * 1024 * 1024)))
+# A relocation preview lists at most this many partitions' files and extrapolates the rest (the sample is shown).
 CATALOG_RELOCATION_SAMPLE_PARTITIONS = int(os.environ.get("CATALOG_RELOCATION_SAMPLE_PARTITIONS", "200"))
+# A DROP TABLE preview counts the files of at most this many partition directories inside the table's directory and
+# scales them to all (everything else in it is counted in full; the sample is shown): its data moves in one rename.
+CATALOG_DROP_SAMPLE_PARTITIONS = int(os.environ.get("CATALOG_DROP_SAMPLE_PARTITIONS", "1000"))
 # A plan of deletes removing at least this many rows that other rows reference checks each foreign key once, after
 # its last statement, instead of PostgreSQL's per-row triggers (operations/services/batched_foreign_keys.py).
 CATALOG_BATCHED_FOREIGN_KEY_ROWS = int(os.environ.get("CATALOG_BATCHED_FOREIGN_KEY_ROWS", "5000"))

@@ -122,6 +122,9 @@ class DirectoryMove:
     # A directory that moves whole for its sub-directories (a dropped day of hourly partitions): the names it must
     # hold, exactly and all directories, when it moves (listed again at execution); empty: no such check.
     entries: tuple[str, ...] = ()
+    # ``(counted, found)``: the files and bytes are scaled from that many of the partition directories found inside
+    # (evenly spaced, everything else counted in full); None: counted in full.
+    sampled: tuple[int, int] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """``asdict`` of the move (every field a plain value), without its recursive copy: a plan may hold 100,000."""

@@ -153,7 +153,8 @@ def _table_dropped(spec: AlterSpec | None, moves: tuple[DirectoryMove, ...]) -> 
 def _amount_moved(moves: tuple[DirectoryMove, ...]) -> str:
     files = sum(m.files or 0 for m in moves)
     size = sum(m.bytes or 0 for m in moves)
-    return f"{len(moves):,} director(ies), {files:,} files, {size:,} bytes"
+    about = "about " if any(m.sampled for m in moves) else ""
+    return f"{len(moves):,} director(ies), {about}{files:,} files, {about}{size:,} bytes"
 
 
 def _moved(moves: tuple[DirectoryMove, ...]) -> str:

@@ -23,18 +23,28 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, replace
 
+from django.conf import settings
 from django.db import connections
 
-from catalog_admin.locations import TreeSize, filesystem_for, is_under, tree_sizes
+from catalog_admin.locations import (
+    SampledSize,
+    TreeSize,
+    filesystem_for,
+    is_under,
+    local_sampled_size,
+    location_scheme,
+    tree_sizes,
+)
 from catalog_admin.models import Database, HiveLock, Partition, Table, TransactionComponent
 from catalog_admin.selectors.metastores import Metastore
 from operations.containment import MoveContext
 from operations.dependent_views import dependent_views_warning
 from operations.planners.common import build_preview, hive_seconds, metadata_only_hive, snapshot
+from operations.planners.data_scope import sample_indices
 from operations.planners.drop_table_steps import drop_ids, drop_table_steps, metastore_tables
 from operations.planners.partitions.directories import TRASH_DIR
 from operations.preview import DirectoryMove, HiveComparison, Preview, TableSnapshot
@@ -45,7 +55,10 @@ from operations.table_state import TableState
 
 __all__ = ("absence_fingerprint", "data_dropped", "drops_data", "plan_drop_absent", "plan_drop_table", "trash_root")
 
+Inventory = Mapping[str, TreeSize | SampledSize | None]  # a directory's size by location (None: not countable)
+
 # Hive's ErrorMsg texts (10134, 10135) for the wrong form, by the finding ``check_alter_form`` reports.
+
 WRONG_FORM = {
     "alter_table_on_view": Finding(
         "drop_table_on_view", "views", "To drop a view you need to use the DROP VIEW command."
@@ -61,14 +74,14 @@ def plan_drop_table(metastore: Metastore, state: TableState, spec: DropTable) ->
     with ThreadPoolExecutor(max_workers=1) as pool:
         # The table directory's files and bytes (for display: the whole directory is one rename) are listed while
         # the metastore is read: the listing waits on the disk, the reads on the database.
+        inside, outside = _partition_directories(metastore, state) if drops_data(metastore, state) else ([], [])
         root = state.location if drops_data(metastore, state) else None
-        listing = pool.submit(_inventory, root) if root else None
+        listing = pool.submit(_inventory, metastore, root, inside) if root else None
         tables = metastore_tables(metastore)
         form = [WRONG_FORM[f.code] for f in check_alter_form(written_on_view=spec.on_view, is_view=state.is_view)]
         blockers = form + _hive_blockers(metastore, state, tables) + _acid_blockers(metastore, state)
         ids = drop_ids(metastore, state, tables)
         steps = drop_table_steps(metastore, state, ids, tables) if not blockers else []
-        outside = _partitions_outside_root(metastore, state) if drops_data(metastore, state) else []
         inventory = listing.result() if listing is not None else {}
     moves = tuple(_trash_moves(state, outside, inventory)) if drops_data(metastore, state) else ()
     partitions = sum(s.expected_rows for s in steps if s.metastore_table == "PARTITIONS")
@@ -246,9 +259,9 @@ def _acid_blockers(metastore: Metastore, state: TableState) -> list[Finding]:
     return findings
 
 
-def _partitions_outside_root(metastore: Metastore, state: TableState) -> list[tuple[str, str]]:
-    """``(name, location)`` of the partitions whose directory is not under the table's (Hive deletes those one by
-    one, ``dropPartitionsAndGetLocations``), sorted by name."""
+def _partition_directories(metastore: Metastore, state: TableState) -> tuple[list[str], list[tuple[str, str]]]:
+    """The locations of the partitions under the table's directory, and ``(name, location)`` of those outside it
+    (Hive deletes those one by one, ``dropPartitionsAndGetLocations``), each sorted by name."""
     rows = (
         Partition.objects.using(metastore.alias)
         .filter(table_id=state.table_id)
@@ -257,25 +270,35 @@ def _partitions_outside_root(metastore: Metastore, state: TableState) -> list[tu
         .values_list("name", "sd__location")
     )
     root = state.location
-    return [(str(name), str(location)) for name, location in rows if not root or not is_under(str(location), root)]
+    inside: list[str] = []
+    outside: list[tuple[str, str]] = []
+    for name, location in rows:
+        if root and is_under(str(location), root):
+            inside.append(str(location))
+        else:
+            outside.append((str(name), str(location)))
+    return inside, outside
 
 
-def _inventory(location: str) -> dict[str, TreeSize | None]:
-    """``{location: its files and bytes}`` if it exists (:func:`tree_sizes`: a local one counted through descriptors,
-    no link followed), else ``{}``."""
-    return tree_sizes([location])
+def _inventory(metastore: Metastore, location: str, partitions: Sequence[str]) -> Inventory:
+    """``{location: its size}`` if it exists, else ``{}``. A local directory is counted through descriptors, no link
+    followed, with at most ``CATALOG_DROP_SAMPLE_PARTITIONS`` of its ``partitions`` (evenly spaced by name) counted
+    and scaled to all (:func:`local_sampled_size`); another filesystem's is listed in full (:func:`tree_sizes`)."""
+    if location_scheme(location) != "file":
+        return tree_sizes([location], metastore.name)
+    picked = [partitions[i] for i in sample_indices(len(partitions), settings.CATALOG_DROP_SAMPLE_PARTITIONS)]
+    size = local_sampled_size(location, partitions, picked)
+    return {location: size} if size is not None else {}
 
 
-def _trash_moves(
-    state: TableState, outside: list[tuple[str, str]], inventory: Mapping[str, TreeSize | None]
-) -> list[DirectoryMove]:
+def _trash_moves(state: TableState, outside: list[tuple[str, str]], inventory: Inventory) -> list[DirectoryMove]:
     """The table's directory to ``<trash>/table``, each partition directory outside it to ``<trash>/partitions/…``
     (those missing on disk stay out of the plan). ``inventory``: the table directory's size, listed already."""
     root = trash_root(state)
     partitions = state.partitions.count
     ends = [(state.location, f"{root}/table", partitions - len(outside))] if state.location else []
     ends += [(location, f"{root}/partitions/{name}", 1) for name, location in outside]
-    sizes = {**tree_sizes(location for _name, location in outside), **inventory}
+    sizes: Inventory = {**tree_sizes(location for _name, location in outside), **inventory}
     moves = []
     for source, destination, moving in ends:
         if source not in sizes:  # missing (or on a filesystem that cannot be checked)
@@ -292,9 +315,17 @@ def _trash_moves(
                 source_exists=True,
                 destination_free=True,
                 same_filesystem=True,
+                sampled=_sample(size),
             )
         )
     return moves
+
+
+def _sample(size: TreeSize | SampledSize | None) -> tuple[int, int] | None:
+    """``(counted, found)`` partition directories of a size scaled from a sample; None for one counted in full."""
+    if isinstance(size, SampledSize) and size.counted < size.found:
+        return size.counted, size.found
+    return None
 
 
 def _unreachable_blockers(state: TableState, outside: list[tuple[str, str]]) -> list[Finding]:

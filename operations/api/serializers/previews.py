@@ -47,6 +47,14 @@ class PreviewMoveSerializer(serializers.Serializer):
         help_text="A folder moving whole for its partitions (a dropped day of hourly partitions): the directories it "
         "must hold, exactly, when it moves (listed again at execution). Empty for any other move.",
     )
+    sampled = serializers.ListField(
+        child=serializers.IntegerField(),
+        min_length=2,
+        max_length=2,
+        allow_null=True,
+        help_text="[counted, found]: files and bytes are scaled from that many of the partition directories found "
+        "inside (evenly spaced by name; everything else inside counted in full). Null: counted in full.",
+    )
 
 
 class PreviewFindingSerializer(serializers.Serializer):

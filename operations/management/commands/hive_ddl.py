@@ -26,7 +26,7 @@ from operations.ddl.errors import SUPPORTED_STATEMENTS
 from operations.ddl.parser import parse_alter
 from operations.ddl.privileges import is_privilege_statement, parse_privilege
 from operations.models import Job, JobLogEntry
-from operations.preview import Preview
+from operations.preview import DirectoryMove, Preview
 from operations.services.alter import alter_execute, alter_preview_statement
 from operations.services.data_jobs import enqueue_data_job
 from operations.services.database import database_execute
@@ -264,7 +264,7 @@ def format_preview(preview: Preview) -> str:
         lines += [f"  {r.table:<16} {r.inserted:>9} {r.updated:>9} {r.deleted:>9}" for r in preview.row_changes]
     for move in preview.moves:
         lines.append(
-            f"Directory: {move.source} -> {move.destination} ({_known(move.files)} files, {_known(move.bytes)} bytes; "
+            f"Directory: {move.source} -> {move.destination} ({_size(move)}; "
             f"{move.partitions_moving} partitions move with it, {move.partitions_staying} stay; "
             f"source exists: {_known(move.source_exists)}, destination free: {_known(move.destination_free)}, "
             f"same filesystem: {_known(move.same_filesystem)}"
@@ -295,6 +295,15 @@ def format_preview(preview: Preview) -> str:
     lines += [f"  {note}" for note in hive.notes]
     lines.append(f"Fingerprint: {preview.fingerprint}")
     return "\n".join(lines)
+
+
+def _size(move: DirectoryMove) -> str:
+    """A move's files and bytes, ``about`` them with the sample when they were scaled from one."""
+    size = f"{_known(move.files)} files, {_known(move.bytes)} bytes"
+    if not move.sampled:
+        return size
+    counted, found = move.sampled
+    return f"about {size}, scaled from {counted} of the {found} partition directories inside"
 
 
 def _known(value: object) -> str:

@@ -168,3 +168,36 @@ def test_a_no_op_drop_after_the_drop_leaves_the_undrop_possible(metastore: Metas
 
     # then
     assert Table.objects.using(metastore.alias).filter(database__name="sales", name="customers").exists()
+
+
+def test_a_large_table_directory_is_sized_from_a_sample_of_its_partitions_and_still_moves_whole(
+    metastore: Metastore, warehouse: Path, settings
+) -> None:
+    """Beyond ``CATALOG_DROP_SAMPLE_PARTITIONS`` partition directories inside the table's, the preview counts that
+    many (evenly spaced) and scales them, says so ("about", the sample), and the directory still moves whole."""
+    # given
+    settings.CATALOG_DROP_SAMPLE_PARTITIONS = 2
+    state = read_table_state(metastore, TableRef("sales", "orders"))
+    root = path_of(state.location)
+    tree = warehouse_tree(root)
+    inside = [  # by name, the first and the last are the sample
+        path_of(location)
+        for location in Partition.objects.using(metastore.alias)
+        .filter(table_id=state.table_id)
+        .order_by("name")
+        .values_list("sd__location", flat=True)
+        if path_of(location).is_relative_to(root)
+    ]
+    on_disk = [path for path in inside if path.is_dir()]
+
+    # when
+    preview = preview_of(metastore, "DROP TABLE sales.orders")
+    execute(preview)
+
+    # then
+    table_move = preview.moves[0]
+    assert table_move.source == state.location
+    assert len(on_disk) > 2
+    assert table_move.sampled == (len({inside[0], inside[-1]} & set(on_disk)), len(on_disk))
+    assert "about " in next(c.explanation for c in preview.criteria if c.name == "table_dropped")
+    assert warehouse_tree(path_of(f"{trash_root(state)}/table")) == tree

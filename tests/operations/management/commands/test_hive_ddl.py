@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -210,3 +211,18 @@ def test_a_grant_previews_its_rows_and_executes_with_the_actor_as_grantor(metast
         refused, _printed = hive_ddl_refused(metastore, statement, "--actor", "alice")
     assert executed["execution"]["counts"] == {"TBL_PRIVS": {"insert": 1, "update": 0, "delete": 0}}
     assert refused.returncode == 2 and "SELECT is already granted on table [sales,orders] by alice" in str(refused)
+
+
+def test_a_sampled_directory_size_is_printed_as_about_with_its_sample(
+    metastore: Metastore, warehouse: Path, settings
+) -> None:
+    # given
+    settings.CATALOG_DROP_SAMPLE_PARTITIONS = 2
+
+    # when
+    printed = hive_ddl(metastore, "DROP TABLE sales.orders")
+
+    # then
+    assert re.search(
+        r"\(about [\d,]+ files, [\d,]+ bytes, scaled from [12] of the \d+ partition directories inside;", printed
+    )
