@@ -195,7 +195,7 @@ def _ids_of(
     quote = connections[metastore.alias].ops.quote_name
     with connections[metastore.alias].cursor() as cursor:
         cursor.execute(sd_sql, params)
-        sd_ids = sorted({row[0] for row in cursor.fetchall()} | extra_sds)
+        sd_ids = tuple(sorted({row[0] for row in cursor.fetchall()} | extra_sds))  # a tuple: its literal is kept
         serde_ids = _unshared(metastore, "SERDE_ID", sd_ids)
         cd_ids = _unshared(metastore, "CD_ID", sd_ids)
         string_lists: set[int] = set()
@@ -207,7 +207,7 @@ def _ids_of(
                 where, among = _among(metastore, quote(sd_column), sd_ids)
                 cursor.execute(f"SELECT {quote(column)} FROM {quote(table)} WHERE {where}", among)
                 string_lists |= {row[0] for row in cursor.fetchall() if row[0] is not None}
-    return DropIds(tuple(sd_ids), tuple(serde_ids), tuple(cd_ids), tuple(sorted(string_lists)))
+    return DropIds(sd_ids, tuple(serde_ids), tuple(cd_ids), tuple(sorted(string_lists)))
 
 
 def _unshared(metastore: Metastore, column: str, sd_ids: Sequence[int]) -> list[int]:
