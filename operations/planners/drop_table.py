@@ -58,7 +58,6 @@ __all__ = ("absence_fingerprint", "data_dropped", "drops_data", "plan_drop_absen
 Inventory = Mapping[str, TreeSize | SampledSize | None]  # a directory's size by location (None: not countable)
 
 # Hive's ErrorMsg texts (10134, 10135) for the wrong form, by the finding ``check_alter_form`` reports.
-
 WRONG_FORM = {
     "alter_table_on_view": Finding(
         "drop_table_on_view", "views", "To drop a view you need to use the DROP VIEW command."
@@ -283,12 +282,15 @@ def _partition_directories(metastore: Metastore, state: TableState) -> tuple[lis
 def _inventory(metastore: Metastore, location: str, partitions: Sequence[str]) -> Inventory:
     """``{location: its size}`` if it exists, else ``{}``. A local directory is counted through descriptors, no link
     followed, with at most ``CATALOG_DROP_SAMPLE_PARTITIONS`` of its ``partitions`` (evenly spaced by name) counted
-    and scaled to all (:func:`local_sampled_size`); another filesystem's is listed in full (:func:`tree_sizes`)."""
-    if location_scheme(location) != "file":
-        return tree_sizes([location], metastore.name)
-    picked = [partitions[i] for i in sample_indices(len(partitions), settings.CATALOG_DROP_SAMPLE_PARTITIONS)]
-    size = local_sampled_size(location, partitions, picked)
-    return {location: size} if size is not None else {}
+    and scaled to all (:func:`local_sampled_size`); anything else as :func:`tree_sizes` says: another filesystem's
+    listed in full, and a local location that is no directory (a link, a file) or is missing as what it is, so the
+    move of a link is planned and refused by the containment guard, never dropped from the plan."""
+    if location_scheme(location) == "file":
+        picked = [partitions[i] for i in sample_indices(len(partitions), settings.CATALOG_DROP_SAMPLE_PARTITIONS)]
+        size = local_sampled_size(location, partitions, picked)
+        if size is not None:
+            return {location: size}
+    return tree_sizes([location], metastore.name)
 
 
 def _trash_moves(state: TableState, outside: list[tuple[str, str]], inventory: Inventory) -> list[DirectoryMove]:

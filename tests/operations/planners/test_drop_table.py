@@ -201,3 +201,23 @@ def test_a_large_table_directory_is_sized_from_a_sample_of_its_partitions_and_st
     assert table_move.sampled == (len({inside[0], inside[-1]} & set(on_disk)), len(on_disk))
     assert "about " in next(c.explanation for c in preview.criteria if c.name == "table_dropped")
     assert warehouse_tree(path_of(f"{trash_root(state)}/table")) == tree
+
+
+def test_a_table_directory_that_is_a_link_is_refused_never_left_behind(
+    metastore: Metastore, warehouse: Path, tmp_path: Path
+) -> None:
+    """The table's directory replaced by a link to data elsewhere: the move is planned and the containment guard
+    refuses it, naming the link (the sampled count opens no link, and must not take it for a missing directory)."""
+    # given
+    state = read_table_state(metastore, TableRef("sales", "orders"))
+    root = path_of(state.location)
+    elsewhere = tmp_path / "elsewhere"
+    root.rename(elsewhere)
+    root.symlink_to(elsewhere)
+
+    # when
+    preview = preview_of(metastore, "DROP TABLE sales.orders")
+
+    # then
+    assert preview.moves[0].source == state.location
+    assert any(str(root) in f.message and "link" in f.message for f in preview.blockers), preview.blockers
