@@ -33,6 +33,7 @@ __all__ = (
     "EstimatePhase",
     "HiveComparison",
     "NewId",
+    "NewWriteId",
     "PartitionScope",
     "PartitionsAffected",
     "PlannedEvents",
@@ -53,6 +54,12 @@ class NewId:
     sequence: str
     slot: str = "0"
     count: int = 1
+
+
+@dataclass(frozen=True)
+class NewWriteId:
+    """A placeholder in a step's parameters: the write id the execution's Hive transaction allocates for the plan's
+    table (``Preview.hive_write``, ``services/hive_writes``)."""
 
 
 @dataclass(frozen=True)
@@ -195,6 +202,7 @@ class PlannedEvents:
     partitions: dict[str, Any] | None = None
     partition_keys: tuple[str, ...] = ()
     transactions: tuple[int, ...] = ()
+    truncate: bool = False  # a TRUNCATE's ALTER_TABLE / ALTER_PARTITION events (``isTruncateOp``, 3.x+)
 
     @property
     def total(self) -> int:
@@ -202,6 +210,7 @@ class PlannedEvents:
 
     def as_dict(self) -> dict[str, Any]:
         described = {"transactions": list(self.transactions)} if self.transactions else {}
+        described |= {"truncate": True} if self.truncate else {}
         return {"counts": dict(self.counts), "total": self.total, "message_format": self.message_format,
                 "partitions": self.partitions, **described}  # fmt: skip
 
@@ -500,6 +509,9 @@ class Preview:
     # Execution holds Hive's EXCLUSIVE lock on the table (``services/hive_locks``) and re-lists the moves' directories
     # under it first (a transactional table's TRUNCATE and its revert): Hive's readers and writers wait meanwhile.
     table_lock: bool = False
+    # Execution records a committed Hive transaction writing the table, with a write id allocated for it (a
+    # transactional table's TRUNCATE on Hive 4, and its revert): the steps' ``NewWriteId`` parameters take it.
+    hive_write: bool = False
 
     @cached_property
     def fingerprint(self) -> str:
@@ -531,6 +543,8 @@ class Preview:
             plan["trash_purge"] = self.trash_purge.digest
         if self.table_lock:
             plan["table_lock"] = True
+        if self.hive_write:
+            plan["hive_write"] = True
         if self.blockers:
             plan["blockers"] = {"counts": self.bounded_blockers.counts, "digest": self.bounded_blockers.digest}
         return _digest(plan)
@@ -597,6 +611,7 @@ class Preview:
             "estimated_seconds": self.estimated_seconds,
             "databases": list(self.databases),
             "table_lock": self.table_lock,
+            "hive_write": self.hive_write,
             **(
                 {
                     "directories_created": list(self.directories_created[:100]),

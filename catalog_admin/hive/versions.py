@@ -214,6 +214,10 @@ class Capabilities:
     #: A transactional table's ``TRUNCATE`` keeps the files and writes an empty ``base_<writeId>`` into each directory
     #: (``hive.acid.truncate.usebase``; ``HMSHandler.addTruncateBaseFile``, 4.x); before, the files are deleted.
     truncate_writes_acid_base: bool
+    #: A transactional table's ``TRUNCATE`` runs in a Hive transaction that allocates the table a write id and sets
+    #: the truncated table's or partitions' ``WRITE_ID`` to it (``TruncateTableDesc`` is a ``DDLDescWithWriteId``;
+    #: ``HMSHandler.alterTableStatsForTruncate``, 4.x); 3.1's ``TruncateTableDesc`` is a plain ``DDLDesc``: none.
+    truncate_allocates_write_id: bool
 
     # --- notification events (operations/events/) ---
     #: The default encoder is ``GzipJSONMessageEncoder``: ``MESSAGE_FORMAT`` ``gzip(json-2.0)``, each message gzipped
@@ -316,6 +320,7 @@ class Capabilities:
             msck_adds_in_batches=hive3,
             acid_directory_visibility=hive4,
             truncate_writes_acid_base=hive4,
+            truncate_allocates_write_id=hive4,
             compaction_reuses_ready_for_cleaning=hive4,
             gzip_json_messages=hive4,
             messages_carry_table_type=hive3,

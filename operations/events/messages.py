@@ -20,12 +20,14 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from catalog_admin.hive.versions import SchemaVersion
 from operations.events.objects import DatabaseObject, PartitionObject, TableObject
 
 __all__ = (
+    "Altered",
     "abort_txn_message",
     "add_partition_message",
     "alter_database_message",
@@ -56,8 +58,11 @@ def encode(version: SchemaVersion, message: dict[str, Any]) -> str:
     return base64.b64encode(gzip.compress(text.encode(), mtime=0)).decode()
 
 
-def alter_table_message(version: SchemaVersion, before: TableObject, after: TableObject, now: int) -> dict[str, Any]:
+def alter_table_message(
+    version: SchemaVersion, before: TableObject, after: TableObject, now: int, altered: Altered | None = None
+) -> dict[str, Any]:
     """``JSONAlterTableMessage``: db, table and table type of the table *before* the change, both objects."""
+    altered = altered or Altered()
     message: dict[str, Any] = {"server": "", "servicePrincipal": "", "db": before.database, "table": before.name}
     if version.capabilities.messages_carry_table_type:
         message["tableType"] = before.table_type
@@ -65,11 +70,25 @@ def alter_table_message(version: SchemaVersion, before: TableObject, after: Tabl
     if version.capabilities.messages_carry_location_owner_and_write_id:
         message["locOwner"] = None
     if version.capabilities.messages_carry_table_type:
-        message["isTruncateOp"] = "false"
+        message["isTruncateOp"] = altered.truncate_op
     message["timestamp"] = now
     if version.capabilities.messages_carry_location_owner_and_write_id:
-        message["writeId"] = None
+        message["writeId"] = altered.write_id
     return message
+
+
+@dataclass(frozen=True)
+class Altered:
+    """What an ALTER_TABLE / ALTER_PARTITION message says of the change beside its objects: whether it is a
+    TRUNCATE's (``alterTableStatsForTruncate``: ``new AlterTableEvent(table, table, true, true, writeId, …)``) and
+    the write id of the statement's transaction (4.x; null without one)."""
+
+    truncate: bool = False
+    write_id: int | None = None
+
+    @property
+    def truncate_op(self) -> str:
+        return "true" if self.truncate else "false"
 
 
 def alter_partition_message(
@@ -79,8 +98,10 @@ def alter_partition_message(
     before: PartitionObject,
     after: PartitionObject,
     now: int,
+    altered: Altered | None = None,
 ) -> dict[str, Any]:
     """``JSONAlterPartitionMessage``: the partition's key values before the change, both partition objects."""
+    altered = altered or Altered()
     message = _table_part(version, table, now)
     message |= {
         "keyValues": dict(zip(keys, before.values, strict=False)),
@@ -88,9 +109,9 @@ def alter_partition_message(
         "partitionObjAfterJson": after.json,
     }
     if version.capabilities.messages_carry_table_type:
-        message["isTruncateOp"] = "false"
+        message["isTruncateOp"] = altered.truncate_op
     if version.capabilities.messages_carry_location_owner_and_write_id:
-        message["writeId"] = None
+        message["writeId"] = altered.write_id
     return message
 
 

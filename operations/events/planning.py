@@ -141,6 +141,7 @@ def plan_events(metastore: Metastore, state: TableState, preview: Preview) -> Pl
         partitions=None if transactions else described,
         partition_keys=tuple(k.name for k in state.partition_keys),
         transactions=transactions,
+        truncate=isinstance(preview.spec, TruncateTable),
     )
 
 

@@ -36,6 +36,7 @@ from catalog_admin.models import NotificationEvent, NotificationSequence, Partit
 from catalog_admin.selectors.metastores import Metastore
 from operations.events import messages
 from operations.events.files import partition_files, table_files
+from operations.events.messages import Altered
 from operations.events.objects import PartitionObject, TableObject, read_partitions, read_table
 from operations.events.planning import (
     ABORT_TXN,
@@ -89,9 +90,12 @@ def capture_before(metastore: Metastore, planned: PlannedEvents) -> EventCapture
     return EventCapture(table=table, partition_ids=ids, partitions=partitions)
 
 
-def write_events(metastore: Metastore, planned: PlannedEvents, before: EventCapture) -> int:
+def write_events(
+    metastore: Metastore, planned: PlannedEvents, before: EventCapture, *, write_id: int | None = None
+) -> int:
     """After the statements: build each event from the before and after objects and insert them, 1,000 at a time
-    (messages are built as they go in, so memory stays flat at 100,000 events); returns how many.
+    (messages are built as they go in, so memory stays flat at 100,000 events); returns how many. ``write_id``: the
+    write id of the Hive transaction the execution recorded (its ALTER messages carry it, 4.x).
 
     The planned number of ids is reserved first; when the events differ from the planned counts this raises
     ``stale_preview`` and the transaction rolls back, ids and rows alike."""
@@ -101,7 +105,7 @@ def write_events(metastore: Metastore, planned: PlannedEvents, before: EventCapt
     first_nl = allocate_ids(metastore.alias, NotificationEvent, planned.total) if planned.total else 0
     written: dict[str, int] = {}
     batch: list[Row] = []
-    for row in _event_rows(metastore, planned, before, now):
+    for row in _event_rows(metastore, planned, before, now, Altered(planned.truncate, write_id)):
         written[row[0]] = written.get(row[0], 0) + 1
         if sum(written.values()) > planned.total:
             break
@@ -148,7 +152,9 @@ def insert_events(metastore: Metastore, rows: Iterable[Row], total: int, now: in
     return total
 
 
-def _event_rows(metastore: Metastore, planned: PlannedEvents, before: EventCapture, now: int) -> Iterator[Row]:
+def _event_rows(
+    metastore: Metastore, planned: PlannedEvents, before: EventCapture, now: int, altered: Altered
+) -> Iterator[Row]:
     """Each event in Hive's order, with the database and table columns ``DbNotificationListener`` sets: the table
     after the change for ALTER_TABLE (``onAlterTable``: ``event.setDbName(after.getDbName())``), the partition's
     table for partition events, the dropped or created table for DROP_TABLE / CREATE_TABLE."""
@@ -194,7 +200,8 @@ def _event_rows(metastore: Metastore, planned: PlannedEvents, before: EventCaptu
     assert before.table is not None, "table events are captured with their table"
 
     if ALTER_TABLE in counts:
-        yield row(ALTER_TABLE, table_after, messages.alter_table_message(version, before.table, table_after, now))
+        message = messages.alter_table_message(version, before.table, table_after, now, altered)
+        yield row(ALTER_TABLE, table_after, message)
         if ALTER_PARTITION not in counts:  # a relocated table: its partitions' ALTER_PARTITION events follow
             return
     if DROP_PARTITION in counts:
@@ -217,8 +224,8 @@ def _event_rows(metastore: Metastore, planned: PlannedEvents, before: EventCaptu
     for part in after:
         old = before.partitions.get(part.id)
         if old is not None and old.json != part.json:
-            yield row(ALTER_PARTITION, table_after,
-                      messages.alter_partition_message(version, table_after, keys, old, part, now))  # fmt: skip
+            message = messages.alter_partition_message(version, table_after, keys, old, part, now, altered)
+            yield row(ALTER_PARTITION, table_after, message)
 
 
 def _added_apart(planned: PlannedEvents) -> bool:

@@ -162,6 +162,7 @@ def build_preview(
     directories_created: tuple[str, ...] = (),
     directories_removed: tuple[str, ...] = (),
     table_lock: bool = False,
+    hive_write: bool = False,
 ) -> Preview:
     """Assemble a :class:`Preview` from a planner's parts, with the risk and estimates derived from them.
 
@@ -212,6 +213,7 @@ def build_preview(
         directories_created=directories_created,
         directories_removed=directories_removed,
         table_lock=table_lock,
+        hive_write=hive_write,
     )
 
 

@@ -11,16 +11,18 @@ A transactional table is truncated under Hive's EXCLUSIVE lock on it (``table_lo
 directories alike, to the trash), outside a Hive transaction. What Hive does, per line:
 
 - 2.3: no write ids; the files are deleted under the table's EXCLUSIVE lock. The console does the same.
-- 3.1: the files are deleted in the statement's transaction under the table's EXCLUSIVE lock
-  (``DDLSemanticAnalyzer.analyzeTruncateTable``'s DDL_EXCLUSIVE output); later 3.x code (``Hive.truncateTable``
-  with ``AcidUtils.getTableSnapshot``) passes the statement's write id to ``truncate_table_req`` for the
-  transactional statistics. The console's lock excludes the same readers and writers; it takes no transaction id
-  and allocates no write id (the warning names the table's NEXT_WRITE_ID, which stays).
-- 4.0: with ``hive.acid.truncate.usebase`` (its default) or lockless reads ``Hive.truncateTable`` asks the metastore
-  to keep the files (``TRUNCATE_SKIP_DATA_DELETION``) and ``HMSHandler.addTruncateBaseFile`` (``TruncateTableHandler``
-  on master) writes an empty ``base_<writeId>`` with a metadata file into each directory, under a DDL_EXCL_WRITE lock
-  (``TruncateTableAnalyzer.addTruncateTableOutputs``); the Cleaner removes the old deltas later. The console takes
-  the path of ``hive.acid.truncate.usebase=false`` (the files deleted under the lock), which the warning says.
+- 3.1 (3.1.2, 3.1.3): the files are deleted under the table's EXCLUSIVE lock (``DDLSemanticAnalyzer
+  .analyzeTruncateTable``'s DDL_EXCLUSIVE output, a ``NO_TXN`` lock component) in a transaction that allocates no
+  write id (``TruncateTableDesc`` is a plain ``DDLDesc``; 3.1 has no ``WRITE_ID`` columns). The console does the same
+  under its lock; the transaction Hive opens and commits leaves nothing behind but a used transaction id.
+- 4.0: the statement's transaction allocates the table a write id (``TruncateTableDesc`` is a
+  ``DDLDescWithWriteId``) and the metastore sets the truncated table's or partitions' ``WRITE_ID`` to it
+  (``alterTableStatsForTruncate``). With ``hive.acid.truncate.usebase`` (its default) or lockless reads the files
+  stay (``TRUNCATE_SKIP_DATA_DELETION``) and ``HMSHandler.addTruncateBaseFile`` writes an empty ``base_<writeId>``
+  into each directory under a DDL_EXCL_WRITE lock, the Cleaner removing the old files later; otherwise the files are
+  deleted under an EXCLUSIVE lock. The console takes that second path (its files to the trash) and records the same
+  committed transaction and write id (``Preview.hive_write``: ``services/hive_writes``; the ``WRITE_ID`` updates take
+  it as a ``NewWriteId`` parameter), so readers see a new snapshot of the table, as after Hive's truncate.
 
 Open transactions writing the table and locks on it block the plan: Hive's statement would wait for them.
 
@@ -37,7 +39,7 @@ from operations.containment import MoveContext
 from operations.planners.common import build_preview, snapshot
 from operations.planners.partitions.matching import matching_partitions
 from operations.planners.truncate_moves import TABLE_UNIT, TruncatedDirectory, TruncateMoves, truncate_moves
-from operations.planners.truncate_stats import truncate_stats_steps
+from operations.planners.truncate_stats import truncate_stats_steps, write_id_steps
 from operations.preview import HiveComparison, Preview
 from operations.rules import Finding
 from operations.specs import DropPartitions, PartitionPredicate, TruncateTable
@@ -62,6 +64,9 @@ def plan_truncate_table(metastore: Metastore, state: TableState, spec: TruncateT
     stats = truncate_stats_steps(metastore, owners, partitioned=state.is_partitioned) if not blockers else None
     steps = stats.steps if stats else []
     statistics = stats.column_statistics if stats else 0
+    hive_write = state.is_transactional and metastore.schema.capabilities.truncate_allocates_write_id
+    if hive_write and not blockers:
+        steps += write_id_steps(metastore, owners, partitioned=state.is_partitioned)
     moves = tuple(found.moves)
     return build_preview(
         metastore,
@@ -83,6 +88,7 @@ def plan_truncate_table(metastore: Metastore, state: TableState, spec: TruncateT
             "trash": [m.destination for m in moves[:100]],
         },
         table_lock=state.is_transactional,
+        hive_write=hive_write,
     )
 
 
@@ -144,24 +150,23 @@ def _transactional_warning(metastore: Metastore, state: TableState) -> Finding:
     else:
         row = NextWriteId.objects.using(metastore.alias).filter(database=ref.database, table=ref.table).first()
         write_id = row.next if row else 1  # TxnHandler.allocateTableWriteIds: no row yet starts at 1
-        if metastore.schema.capabilities.truncate_writes_acid_base:
+        if metastore.schema.capabilities.truncate_allocates_write_id:
             hive = (
-                f"as Hive {line} does with hive.acid.truncate.usebase=false; by default Hive {line} allocates write "
-                f"id {write_id} and writes an empty base_{write_id} into each directory instead, leaving the old "
-                "files to the Cleaner. Readers that take no Hive lock (hive.acid.lockless.reads.enabled) must not "
-                "be reading it meanwhile"
+                f"as Hive {line} does with hive.acid.truncate.usebase=false, and records the committed Hive "
+                f"transaction Hive's would leave: write id {write_id} (or the next one free when it runs) allocated "
+                "to the table and set as the truncated table's or partitions' WRITE_ID, so readers see a new "
+                f"snapshot of it. By default Hive {line} writes an empty base_{write_id} into each directory "
+                "instead, leaving the old files to the Cleaner. Readers that take no Hive lock "
+                "(hive.acid.lockless.reads.enabled) must not be reading it meanwhile"
             )
         else:
-            hive = (
-                f"as Hive {line} does in the statement's transaction; the console allocates no write id (the "
-                f"table's next write id, {write_id}, stays)"
-            )
+            hive = f"as Hive {line} does (its truncate allocates no write id: the table's next, {write_id}, stays)"
     return Finding(
         "transactional_truncate",
         RULE,
         f"{ref} is transactional: the console holds Hive's EXCLUSIVE lock on it while it lists the directories "
         f"again and moves their files (base and delta directories alike) to the trash, {hive}. Hive's readers and "
-        "writers wait for the lock; the console opens no Hive transaction.",
+        "writers wait for the lock.",
         "warning",
     )
 

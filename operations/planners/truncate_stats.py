@@ -30,10 +30,10 @@ from catalog_admin.models import (
 )
 from catalog_admin.selectors.metastores import Metastore
 from operations.planners.partitions.chunks import chunks
-from operations.preview import Step
+from operations.preview import NewWriteId, Step
 from operations.sql import MetastoreSql
 
-__all__ = ("ERASURE_CODED", "TruncatedStats", "reset_keys", "truncate_stats_steps")
+__all__ = ("ERASURE_CODED", "TruncatedStats", "reset_keys", "truncate_stats_steps", "write_id_steps")
 
 ERASURE_CODED = "numFilesErasureCoded"
 
@@ -88,6 +88,24 @@ def truncate_stats_steps(metastore: Metastore, owner_ids: Sequence[int], *, part
                      tuple(chunk), counted)
             )  # fmt: skip
     return result
+
+
+def write_id_steps(metastore: Metastore, owner_ids: Sequence[int], *, partitioned: bool) -> list[Step]:
+    """The truncated partitions' (or the table's) ``WRITE_ID`` set to the write id the execution allocates (Hive 4:
+    ``alterTableStatsForTruncate`` sets it with the reset statistics), their old values captured for the revert."""
+    sql = MetastoreSql(metastore.alias)
+    model, owner = (Partition, "partition") if partitioned else (Table, "table")
+    id_col, write_col = sql.col(model, "id"), sql.col(model, "write_id")
+    steps = []
+    for chunk in chunks(sorted(owner_ids)):
+        where = f"{id_col} IN ({', '.join(['%s'] * len(chunk))})"
+        steps.append(
+            Step(f"Set the write id of {len(chunk)} {owner}(s)", model._meta.db_table, "update",
+                 f"UPDATE {sql.table(model)} SET {write_col} = %s WHERE {where}", (NewWriteId(), *chunk), len(chunk),
+                 before_sql=f"SELECT {id_col}, {write_col} FROM {sql.table(model)} WHERE {where}",
+                 before_params=tuple(chunk))
+        )  # fmt: skip
+    return steps
 
 
 def _present_and_missing(

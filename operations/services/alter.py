@@ -68,10 +68,11 @@ from operations.planners.rewrite import plan_rewrite, plan_set_file_format
 from operations.planners.transactions import plan_abort_transactions
 from operations.planners.trash_purge import plan_purge_trash
 from operations.planners.truncate import plan_truncate_table
-from operations.preview import DirectoryMove, Measured, NewId, Preview, Step
+from operations.preview import DirectoryMove, Measured, NewId, NewWriteId, Preview, Step
 from operations.services.batched_foreign_keys import batched_foreign_keys
 from operations.services.commit_markers import new_commit_marker, write_commit_marker
 from operations.services.folder_moves import put_back_unplanned, refuse_changed_folders
+from operations.services.hive_writes import HiveWrite, commit_hive_write
 from operations.services.move_journal import MoveJournal
 from operations.services.move_journal import mark as mark_moves
 from operations.services.one_transaction import Counts, refuse_unexecutable, run_execution
@@ -338,13 +339,17 @@ def _apply(
                 made += make_directory(location)
             fault_point("moved")
             steps, allocated = _resolve_ids(metastore, _fill_measured(preview.steps, measured))
+            hive_write = _record_hive_write(metastore, preview, execution) if preview.hive_write else None
+            steps = _with_write_id(steps, hive_write)
             events = _created_table_events(preview, allocated)
             events_before = capture_before(metastore, events) if events else None
             counts = _run_steps(metastore, steps, capture, progress)
             if events and events_before:
-                written = write_events(metastore, events, events_before)
+                written = write_events(
+                    metastore, events, events_before, write_id=hive_write.write_id if hive_write else None
+                )
                 counts["NOTIFICATION_LOG"] = {"insert": written, "update": 0, "delete": 0}
-            _keep_before_image(execution, allocated, capture, made)
+            _keep_before_image(execution, allocated, capture, made, hive_write)
             lock_stands()  # a plan_lock plan's Hive lock, heartbeated in the transaction: gone means roll back
             fault_point("before_commit")
     except BaseException:
@@ -388,16 +393,23 @@ def _created_table_events(preview: Preview, allocated: dict[str, int]) -> Any:
     return preview.events
 
 
-def _keep_before_image(execution: Execution, allocated: dict[str, int], capture: RowCapture, made: list[str]) -> None:
+def _keep_before_image(
+    execution: Execution,
+    allocated: dict[str, int],
+    capture: RowCapture,
+    made: list[str],
+    hive_write: HiveWrite | None = None,
+) -> None:
     """Store the rows the statements replaced (``CapturedRows``) and what the execution's JSON keeps of them (their
     counts) before the metastore commits: an execution that dies after the commit (reconciled later) can still be
-    reverted exactly."""
+    reverted exactly. ``hive_write``: the Hive transaction and write id recorded (never taken back by a revert)."""
     capture.flush()
     execution.before_image = {
         **execution.before_image,
         "allocated_ids": allocated,
         "captured": capture.counts,
         **({"made_directories": made} if made else {}),
+        **({"hive_write": hive_write.as_dict()} if hive_write else {}),
     }
     execution.save(update_fields=["before_image"])
 
@@ -436,6 +448,23 @@ def _resolve_ids(metastore: Metastore, steps: tuple[Step, ...]) -> tuple[tuple[S
         replace(s, params=tuple(ids.get(p, p) if isinstance(p, NewId) else p for p in s.params)) for s in steps
     )
     return resolved, {f"{n.sequence}:{n.slot}": i for n, i in ids.items()}
+
+
+def _record_hive_write(metastore: Metastore, preview: Preview, execution: Execution) -> HiveWrite:
+    """A ``hive_write`` plan's committed Hive transaction and the write id it allocates for the table."""
+    target = preview.spec.target
+    return commit_hive_write(metastore, target.database, target.table, user=execution.actor)
+
+
+def _with_write_id(steps: tuple[Step, ...], hive_write: HiveWrite | None) -> tuple[Step, ...]:
+    """Replace :class:`NewWriteId` placeholders by the write id allocated (a plan without them is left as it is)."""
+    if hive_write is None:
+        assert not any(isinstance(p, NewWriteId) for s in steps for p in s.params), "a write id needs a hive_write plan"
+        return steps
+    return tuple(
+        replace(s, params=tuple(hive_write.write_id if isinstance(p, NewWriteId) else p for p in s.params))
+        for s in steps
+    )
 
 
 def _check_fresh(preview: Preview, state: TableState) -> None:

@@ -283,6 +283,7 @@ def _restore_preview(metastore: Metastore, execution: Execution) -> Preview:
         swapped_back=len(relocation.units) if relocation is not None else 0,
         directories_removed=removed,
         table_lock=bool(execution.preview.get("table_lock")),  # a transactional table's untruncate: under Hive's lock
+        hive_write=bool(execution.preview.get("hive_write")),  # and, on Hive 4, a write of its own (a new write id)
     )
 
 
@@ -360,6 +361,9 @@ UPDATED_ROW_KEYS = {
     "SDS": (("SD_ID",), ("LOCATION", "INPUT_FORMAT", "OUTPUT_FORMAT")),
     "SERDES": (("SERDE_ID",), ("SLIB",)),
     "SERDE_PARAMS": (("SERDE_ID", "PARAM_KEY"), ("PARAM_VALUE",)),  # Spark's path, moved with a table's location
+    # a transactional table's truncate on Hive 4: the write id its statistics were set with
+    "PARTITIONS": (("PART_ID",), ("WRITE_ID",)),
+    "TBLS": (("TBL_ID",), ("WRITE_ID",)),
 }
 
 

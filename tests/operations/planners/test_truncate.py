@@ -24,6 +24,9 @@ from catalog_admin.models import (
     PartitionParam,
     Table,
     TableParam,
+    Transaction,
+    TransactionComponent,
+    TransactionWriteId,
 )
 from catalog_admin.selectors.metastores import Metastore
 from operations.guided import guided_operations, partition_operations
@@ -34,7 +37,16 @@ from operations.services.alter import alter_preview_statement
 from operations.services.plan_lock import unplanned_entries
 from operations.services.revert import revert_preview
 from tests.fixtures.factories import table_row
-from tests.fixtures.operations import event_types, execute, location_of, metastore_dump, path_of, warehouse_tree
+from tests.fixtures.operations import (
+    decode_event,
+    event_types,
+    execute,
+    location_of,
+    metastore_dump,
+    notification_events,
+    path_of,
+    warehouse_tree,
+)
 from tests.operations.services.test_hive_locks import hive_lock, locks_on, next_lock_id
 
 DAY = ("dt=2024-01-01/hour=0", "dt=2024-01-01/hour=3", "dt=2024-01-01/hour=6", "dt=2024-01-01/hour=9")
@@ -90,14 +102,17 @@ def test_a_transactional_table_is_truncated_under_hives_exclusive_lock_and_its_r
 ) -> None:
     """sales.payments_acid (two delta directories; NEXT_WRITE_ID 3): the plan holds Hive's lock, its warning says
     what Hive does on the line; while the files move, the console's EXCLUSIVE lock on the table is in HIVE_LOCKS
-    (no transaction), released after; the deltas are in the trash, the write ids untouched; the revert, under the
-    same lock, puts every row and file back."""
+    (no transaction), released after; the deltas are in the trash. On Hive 4 the truncate is a committed Hive
+    transaction with write id 3, the table's WRITE_ID set to it, as Hive 4's truncate leaves them; on 3.1 and 2.3
+    the write ids are untouched, as there. The revert, under the same lock (on 4 a write of its own: write id 4),
+    puts every other row and every file back."""
     # given
     acid = table_row(metastore, "sales", "payments_acid")
     root = path_of(acid.sd.location)
     deltas = ["delta_0000001_0000001_0000", "delta_0000002_0000002_0000"]
     assert sorted(p.name for p in root.iterdir()) == deltas
     write_ids = next_write_ids(metastore)
+    allocates = metastore.schema.capabilities.truncate_allocates_write_id
     rows_before = metastore_dump(metastore.alias, events=False)
     tree_before = warehouse_tree(warehouse)
     seen: list[list[tuple]] = []
@@ -111,12 +126,13 @@ def test_a_transactional_table_is_truncated_under_hives_exclusive_lock_and_its_r
 
     # then
     assert preview.blockers == () and preview.table_lock and preview.as_dict()["table_lock"]
+    assert preview.hive_write == allocates
     warning = next(f.message for f in preview.warnings if f.code == "transactional_truncate")
     version = metastore.schema.version
     if version.major >= 4:
-        assert "hive.acid.truncate.usebase=false" in warning and "empty base_3" in warning
+        assert "hive.acid.truncate.usebase=false" in warning and "write id 3" in warning and "empty base_3" in warning
     elif version.major == 3:
-        assert "next write id, 3, stays" in warning
+        assert "allocates no write id: the table's next, 3, stays" in warning
     else:
         assert "no write ids" in warning
     assert sorted(m.source.rsplit("/", 1)[1] for m in preview.moves) == deltas
@@ -124,21 +140,77 @@ def test_a_transactional_table_is_truncated_under_hives_exclusive_lock_and_its_r
     if next_lock_id(metastore) is not None:
         assert [(lock[1], lock[2], lock[4], lock[5]) for lock in seen[0]] == [(0, "payments_acid", "a", "e")]
     assert locks_on(metastore, "sales") == []
-    assert next_write_ids(metastore) == write_ids
+    assert last_alter_table(metastore) == expected_alter(metastore, truncate=True, write_id=3)
+    if allocates:
+        txn = committed_write(metastore, write_id=3)
+        assert truncated.before_image["hive_write"] == {
+            "txn_id": txn, "write_id": 3, "database": "sales", "table": "payments_acid"
+        }  # fmt: skip
+        assert table_row(metastore, "sales", "payments_acid").write_id == 3
+        assert next_write_ids(metastore) == bumped(write_ids, 4)
+    else:
+        assert "hive_write" not in truncated.before_image
+        assert next_write_ids(metastore) == write_ids
 
     seen.clear()
     revert = revert_preview(execution=truncated)
     execute(revert)
-    assert revert.table_lock and revert.blockers == ()
+    assert revert.table_lock and revert.blockers == () and revert.hive_write == allocates
     if next_lock_id(metastore) is not None:
         assert [(lock[2], lock[5]) for lock in seen[0]] == [("payments_acid", "e")]
-    assert without_lock_counters(metastore_dump(metastore.alias, events=False)) == without_lock_counters(rows_before)
+    assert last_alter_table(metastore) == expected_alter(metastore, truncate=False, write_id=4)
+    if allocates:
+        committed_write(metastore, write_id=4)
+        assert next_write_ids(metastore) == bumped(write_ids, 5)
+    unchanged = without_counters if allocates else without_lock_counters
+    assert unchanged(metastore_dump(metastore.alias, events=False)) == unchanged(rows_before)
     assert warehouse_tree(warehouse) == tree_before
+
+
+def last_alter_table(metastore: Metastore) -> dict[str, object]:
+    """The last event's type and what its message says of the change (``isTruncateOp``, ``writeId``), where the
+    line's messages carry them."""
+    event = notification_events(metastore)[-1]
+    message = decode_event(metastore, event)
+    return {"type": event.event_type, **{k: message[k] for k in ("isTruncateOp", "writeId") if k in message}}
+
+
+def expected_alter(metastore: Metastore, *, truncate: bool, write_id: int) -> dict[str, object]:
+    """An ALTER_TABLE as Hive writes it: ``isTruncateOp`` from 3.x (true for a TRUNCATE's, ``new
+    AlterTableEvent(table, table, true, true, writeId, …)``), the statement's write id from 4.x."""
+    expected: dict[str, object] = {"type": "ALTER_TABLE"}
+    if metastore.schema.version.major >= 3:
+        expected["isTruncateOp"] = "true" if truncate else "false"
+    if metastore.schema.version.major >= 4:
+        expected["writeId"] = write_id
+    return expected
+
+
+def committed_write(metastore: Metastore, *, write_id: int) -> int:
+    """The transaction holding ``write_id`` of sales.payments_acid, checked committed as Hive 4 keeps one; its id."""
+    alias = metastore.alias
+    (txn,) = (
+        TransactionWriteId.objects.using(alias)
+        .filter(database="sales", table="payments_acid", write_id=write_id)
+        .values_list("txn_id", flat=True)
+    )
+    assert Transaction.objects.using(alias).filter(id=txn).values_list("state", "type").get() == ("c", 0)
+    return txn
+
+
+def bumped(write_ids: list[tuple[str, str, int]], next_id: int) -> list[tuple[str, str, int]]:
+    return sorted((db, t, next_id if (db, t) == ("sales", "payments_acid") else n) for db, t, n in write_ids)
 
 
 def without_lock_counters(dump: dict[str, list]) -> dict[str, list]:
     """A dump without what taking Hive's locks advances (NEXT_LOCK_ID, AUX_TABLE's CheckLock row)."""
     return {table: rows for table, rows in dump.items() if table.upper() not in ("NEXT_LOCK_ID", "AUX_TABLE")}
+
+
+def without_counters(dump: dict[str, list]) -> dict[str, list]:
+    """:func:`without_lock_counters`, and without what recording Hive writes advances (checked apart)."""
+    writes = ("TXNS", "TXN_TO_WRITE_ID", "NEXT_WRITE_ID")
+    return {table: rows for table, rows in without_lock_counters(dump).items() if table.upper() not in writes}
 
 
 def next_write_ids(metastore: Metastore) -> list[tuple[str, str, int]]:
@@ -441,3 +513,57 @@ def test_a_transactional_table_and_its_partitions_are_offered_the_truncate(metas
     statement = partition_ops["truncate"].statement
     assert statement.startswith("TRUNCATE TABLE `ops`.`job_runs_acid` PARTITION (`dt`='2024-01-01'")
     assert "open_transactions" in codes(preview_of(metastore, statement))
+
+
+def test_truncating_partitions_of_a_transactional_table_writes_their_write_id_on_hive_4(
+    metastore: Metastore, warehouse: Path
+) -> None:
+    """ops.job_runs_acid once its open transaction has ended: truncating one day sets the day's two partitions'
+    WRITE_ID to the write id allocated (4, the table's next), their ALTER_PARTITION events say it is a truncate and
+    carry it; the other day's partitions keep theirs; the revert writes theirs back. 3.1 and 2.3 record no write."""
+    # given
+    end_open_transactions(metastore)
+    table = table_row(metastore, "ops", "job_runs_acid")
+    write_ids_before = partition_write_ids(metastore, table.id)
+    allocates = metastore.schema.capabilities.truncate_allocates_write_id
+
+    # when
+    preview = preview_of(metastore, "TRUNCATE TABLE ops.job_runs_acid PARTITION (dt='2024-01-01')")
+    truncated = execute(preview)
+
+    # then
+    assert preview.blockers == () and preview.hive_write == allocates
+    day = {name for name in write_ids_before if name.startswith("dt=2024-01-01/")}
+    assert len(day) == 2
+    expected = {name: 4 if allocates and name in day else wid for name, wid in write_ids_before.items()}
+    assert partition_write_ids(metastore, table.id) == expected
+    events = [decode_event(metastore, e) for e in notification_events(metastore)[-2:]]
+    if metastore.schema.version.major >= 3:
+        assert [e["isTruncateOp"] for e in events] == ["true", "true"]
+    if metastore.schema.version.major >= 4:
+        assert [e["writeId"] for e in events] == [4, 4]
+
+    execute(revert_preview(execution=truncated))
+    assert partition_write_ids(metastore, table.id) == write_ids_before
+
+
+def end_open_transactions(metastore: Metastore) -> None:
+    """The seeded open transaction ends, committed as the line keeps one (a row in state 'c' on 4.x, none before),
+    its locks released."""
+    alias = metastore.alias
+    with allow_metastore_writes():
+        TransactionComponent.objects.using(alias).all().delete()
+        HiveLock.objects.using(alias).all().delete()
+        opened = Transaction.objects.using(alias).filter(state="o")
+        if metastore.schema.version.major >= 4:
+            opened.update(state="c")
+        else:
+            opened.delete()
+
+
+def partition_write_ids(metastore: Metastore, table_id: int) -> dict[str, int | None]:
+    """Each partition's WRITE_ID (4.x); None on the lines without the column."""
+    rows = Partition.objects.using(metastore.alias).filter(table_id=table_id)
+    if not metastore.schema.has(Partition, "write_id"):
+        return dict.fromkeys(rows.values_list("name", flat=True))
+    return dict(rows.values_list("name", "write_id"))
