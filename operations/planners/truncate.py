@@ -8,7 +8,8 @@ or partial spec selects the partitions it matches (``PartitionUtils.getPartition
 
 A transactional table is truncated under Hive's EXCLUSIVE lock on it (``table_lock``: execution takes the lock as
 ``services/hive_locks`` does, lists the directories again under it and moves every entry, base and delta
-directories alike, to the trash), outside a Hive transaction. What Hive does, per line:
+directories alike, to the trash); on Hive 4 it also records the Hive transaction and write id Hive's truncate
+leaves. What Hive does, per line:
 
 - 2.3: no write ids; the files are deleted under the table's EXCLUSIVE lock. The console does the same.
 - 3.1 (3.1.2, 3.1.3): the files are deleted under the table's EXCLUSIVE lock (``DDLSemanticAnalyzer
