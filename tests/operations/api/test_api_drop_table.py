@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
@@ -48,3 +49,32 @@ def test_the_guided_request_offers_the_drop(metastore: Metastore, table: str, st
     drop = {op.key: op for op in guided_operations(metastore, table)}["drop"]
 
     assert drop.statement == statement
+
+
+def test_a_sampled_table_directory_size_is_said_on_the_page_and_in_the_api(
+    metastore: Metastore, api: dict[str, APIClient], people: dict, settings
+) -> None:
+    """Beyond CATALOG_DROP_SAMPLE_PARTITIONS the preview's size is an estimate: the page says "about" with a
+    "sampled c of f" check beside the move, the API gives each move's ``sampled: [counted, found]``."""
+    # given
+    settings.CATALOG_DROP_SAMPLE_PARTITIONS = 2
+    client = Client()
+    client.force_login(people["steward"])
+
+    # when
+    page = client.post(
+        reverse("operations:preview"),
+        {"metastore": metastore.name, "statement": "DROP TABLE sales.orders"},
+        HTTP_HX_REQUEST="true",
+    )
+    request = create(api["steward"], {"statement": "DROP TABLE sales.orders", "metastore": metastore.name})
+
+    # then
+    table_move = request["preview"]["moves"][0]
+    counted, found = table_move["sampled"]
+    assert 1 <= counted <= 2 < found
+    assert all(move["sampled"] is None for move in request["preview"]["moves"][1:])  # outside the root: in full
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert f">sampled {counted} of {found}</span>" in html
+    assert f'<td class="num">about {table_move["files"]}</td>' in html
