@@ -43,7 +43,7 @@ from operations.events.databases import DROP_DATABASE, DROP_TABLE
 from operations.events.functions import DROP_FUNCTION
 from operations.planners.databases.drop import default_blockers
 from operations.planners.databases.functions import function_steps
-from operations.planners.databases.locations import RULE, removal, trash_destination
+from operations.planners.databases.locations import RULE, partitions_inside, removal, trash_destination
 from operations.planners.databases.plan import DatabasePlan, DirectoryAction, DroppedTable
 from operations.planners.databases.state import DatabaseState
 from operations.planners.drop_table import data_dropped
@@ -256,15 +256,20 @@ def _directories(
     on another filesystem). Returns the actions, the warnings, and the blockers (data the console cannot reach)."""
     database_dirs = [d for d in dict.fromkeys((state.location, state.managed_location)) if d]
     root = trash_destination(database_dirs[0], state.name, state.fingerprint) if database_dirs else ""
+    partitions = _partitions(metastore, tables)
     ends = [(location, _trash_for(location, root, state, place)) for location, place in
-            _outside_directories(metastore, tables, database_dirs)]  # fmt: skip
+            _outside_directories(metastore, tables, database_dirs, partitions)]  # fmt: skip
     ends += [(d, _trash_for(d, trash_destination(d, state.name, state.fingerprint), state, name))
              for d, name in zip(database_dirs, ("database", "managed"), strict=False)]  # fmt: skip
     actions: list[DirectoryAction] = []
     warnings: list[Finding] = []
     blockers: list[Finding] = []
+    every = sorted(canonical(location) for _table_id, _name, location in partitions)
     for location, destination in ends:
-        action, found = removal(metastore, location, state.name, state.fingerprint, destination=destination)
+        action, found = removal(
+            metastore, location, state.name, state.fingerprint, destination=destination,
+            partitions=partitions_inside(location, every),
+        )  # fmt: skip
         actions += [action] if action is not None else []
         (warnings if all(f.severity == "warning" for f in found) else blockers).extend(found)
     kept = [t.name for t in tables if _external(t) and not _drops_data(metastore, t)]
@@ -287,27 +292,35 @@ def _directories(
     return tuple(actions), warnings, blockers
 
 
-def _outside_directories(metastore: Metastore, tables: list[_Table], database_dirs: list[str]) -> list[tuple[str, str]]:
+def _partitions(metastore: Metastore, tables: list[_Table]) -> list[tuple[int, str, str]]:
+    """``(table id, name, location)`` of every partition of the database's tables that has a location (one query)."""
+    rows = (
+        Partition.objects.using(metastore.alias)
+        .filter(table_id__in=[t.id for t in tables])
+        .exclude(sd__location=None)
+        .values_list("table_id", "name", "sd__location")
+    )
+    return [(table_id, str(name), str(location)) for table_id, name, location in rows]
+
+
+def _outside_directories(
+    metastore: Metastore, tables: list[_Table], database_dirs: list[str], partitions: list[tuple[int, str, str]]
+) -> list[tuple[str, str]]:
     """``(location, place in the trash)`` of the directories Hive deletes that are not inside the database's: managed
-    tables' directories, and their partitions' outside their table's (one query for all partitions), each once (one
-    inside another goes with it), sorted."""
+    tables' directories, and their partitions' outside their table's (of ``partitions``), each once (one inside
+    another goes with it), sorted."""
     dropping = {t.id: t for t in tables if _drops_data(metastore, t)}
     found: dict[str, str] = {}
     for table in dropping.values():
         if table.location and not _inside_any(table.location, database_dirs):
             found[canonical(table.location)] = f"tables/{table.name}"
-    if dropping:
-        rows = (
-            Partition.objects.using(metastore.alias)
-            .filter(table_id__in=list(dropping))
-            .exclude(sd__location=None)
-            .values_list("table_id", "name", "sd__location")
-        )
-        for table_id, name, location in rows:
-            root = dropping[table_id].location
-            if (root and is_inside(str(location), root)) or _inside_any(str(location), database_dirs):
-                continue
-            found.setdefault(canonical(str(location)), f"partitions/{dropping[table_id].name}/{name}")
+    for table_id, name, location in partitions:
+        if table_id not in dropping:
+            continue
+        root = dropping[table_id].location
+        if (root and is_inside(location, root)) or _inside_any(location, database_dirs):
+            continue
+        found.setdefault(canonical(location), f"partitions/{dropping[table_id].name}/{name}")
     ordered = sorted(found.items())
     kept: list[tuple[str, str]] = []
     for location, place in ordered:  # sorted: a directory comes before anything inside it
@@ -376,6 +389,7 @@ def _criteria(
     trashed = [d for d in directories if d.action == "trash"]
     files = sum(d.files or 0 for d in trashed)
     size = sum(d.bytes or 0 for d in trashed)
+    about = "about " if any(d.sampled for d in trashed) else ""
     partitions = sum(t.partitions for t in tables)
     statistics = sum(s.expected_rows for s in steps if s.metastore_table in ("PART_COL_STATS", "TAB_COL_STATS"))
     functions = f" and {state.functions:,} function(s)" if state.functions else ""
@@ -392,7 +406,8 @@ def _criteria(
         criteria.append(
             RiskCriterion(
                 "data_moved",
-                f"{len(trashed):,} director(ies), {files:,} file(s) and {size:,} bytes go to the console's trash "
+                f"{len(trashed):,} director(ies), {about}{files:,} file(s) and {about}{size:,} bytes go to the "
+                "console's trash "
                 "(Hive deletes them).",
             )
         )

@@ -38,6 +38,9 @@ class DirectoryAction:
     files: int | None = None
     bytes: int | None = None
     levels: int = 1  # ``remove``: the directory and its emptied parents the console made with it
+    # ``(counted, found)``: the files and bytes are scaled from that many of the partition directories found inside
+    # (``CATALOG_DROP_SAMPLE_PARTITIONS``, evenly spaced; everything else counted in full); None: counted in full.
+    sampled: tuple[int, int] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -47,6 +50,7 @@ class DirectoryAction:
             "files": self.files,
             "bytes": self.bytes,
             "levels": self.levels,
+            "sampled": list(self.sampled) if self.sampled else None,
         }
 
 

@@ -351,3 +351,28 @@ def test_the_cascade_drops_the_databases_functions_with_hives_events_and_the_und
         assert '"1":{"str":"clean"}' in objects[0] and '"2":{"str":"sales"}' in objects[0]
         assert '"8":{"lst":["rec",2,{"1":{"i32":1},"2":{"str":"hdfs:///udf/clean.jar"}},' in objects[0]
         assert '"5":{"i32":2}' in objects[1] and '"8":{"lst":["rec",0]}' in objects[1]
+
+
+def test_a_database_directory_with_many_partitions_is_sized_from_a_sample_and_still_moves_whole(
+    metastore: Metastore, warehouse: Path, settings
+) -> None:
+    """Beyond CATALOG_DROP_SAMPLE_PARTITIONS partition directories inside the database's directory, its size is
+    scaled from that many (as a DROP TABLE's), said "about" with the sample; counted in full, the same plan gives the
+    exact size; either way the whole directory moves to the trash, every file with it."""
+    # given
+    exact = next(d for d in plan(metastore, "DROP DATABASE sales CASCADE").directories if d.source.endswith("sales.db"))
+    settings.CATALOG_DROP_SAMPLE_PARTITIONS = 2
+    tree = warehouse_tree(warehouse / "sales.db")
+
+    # when
+    planned = plan(metastore, "DROP DATABASE sales CASCADE")
+    run(metastore, planned)
+
+    # then
+    database_dir = next(d for d in planned.directories if d.source.endswith("sales.db"))
+    assert exact.sampled is None and exact.files == sum(1 for v in tree.values() if v != "dir")
+    counted, found = database_dir.sampled or (0, 0)
+    assert 1 <= counted <= 2 < found
+    assert database_dir.as_dict()["sampled"] == [counted, found]
+    assert "about " in next(c.explanation for c in planned.criteria if c.name == "data_moved")
+    assert warehouse_tree(Path(database_dir.destination.removeprefix("file:"))) == tree
