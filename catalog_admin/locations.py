@@ -93,6 +93,11 @@ class SampledSize:
     counted: int
     found: int
 
+    @property
+    def sample(self) -> tuple[int, int] | None:
+        """``(counted, found)`` when scaled from a sample; None when every leaf was counted."""
+        return (self.counted, self.found) if self.counted < self.found else None
+
 
 @dataclass(frozen=True)
 class Digest:

@@ -53,7 +53,15 @@ from operations.rules import Finding, check_alter_form
 from operations.specs import DropTable, TableRef
 from operations.table_state import TableState
 
-__all__ = ("absence_fingerprint", "data_dropped", "drops_data", "plan_drop_absent", "plan_drop_table", "trash_root")
+__all__ = (
+    "absence_fingerprint",
+    "data_dropped",
+    "drops_data",
+    "plan_drop_absent",
+    "plan_drop_table",
+    "sampled_directory_size",
+    "trash_root",
+)
 
 Inventory = Mapping[str, TreeSize | SampledSize | None]  # a directory's size by location (None: not countable)
 
@@ -280,17 +288,22 @@ def _partition_directories(metastore: Metastore, state: TableState) -> tuple[lis
 
 
 def _inventory(metastore: Metastore, location: str, partitions: Sequence[str]) -> Inventory:
-    """``{location: its size}`` if it exists, else ``{}``. A local directory is counted through descriptors, no link
-    followed, with at most ``CATALOG_DROP_SAMPLE_PARTITIONS`` of its ``partitions`` (evenly spaced by name) counted
-    and scaled to all (:func:`local_sampled_size`); anything else as :func:`tree_sizes` says: another filesystem's
-    listed in full, and a local location that is no directory (a link, a file) or is missing as what it is, so the
-    move of a link is planned and refused by the containment guard, never dropped from the plan."""
-    if location_scheme(location) == "file":
-        picked = [partitions[i] for i in sample_indices(len(partitions), settings.CATALOG_DROP_SAMPLE_PARTITIONS)]
-        size = local_sampled_size(location, partitions, picked)
-        if size is not None:
-            return {location: size}
-    return tree_sizes([location], metastore.name)
+    """``{location: its size}`` if it exists, else ``{}``: :func:`sampled_directory_size`, or what :func:`tree_sizes`
+    says of anything it cannot read (another filesystem's listed in full; a local location that is no directory — a
+    link, a file — or is missing as what it is, so the move of a link is planned and refused by the containment
+    guard, never dropped from the plan)."""
+    size = sampled_directory_size(location, partitions)
+    return {location: size} if size is not None else tree_sizes([location], metastore.name)
+
+
+def sampled_directory_size(location: str, partitions: Sequence[str]) -> SampledSize | None:
+    """The size of the local directory ``location``, counted through descriptors with no link followed, at most
+    ``CATALOG_DROP_SAMPLE_PARTITIONS`` of the ``partitions`` inside it (sorted; evenly spaced) counted and scaled to
+    all (:func:`local_sampled_size`); None for another filesystem, or a location the descent cannot read."""
+    if location_scheme(location) != "file":
+        return None
+    picked = [partitions[i] for i in sample_indices(len(partitions), settings.CATALOG_DROP_SAMPLE_PARTITIONS)]
+    return local_sampled_size(location, partitions, picked)
 
 
 def _trash_moves(state: TableState, outside: list[tuple[str, str]], inventory: Inventory) -> list[DirectoryMove]:
@@ -317,17 +330,10 @@ def _trash_moves(state: TableState, outside: list[tuple[str, str]], inventory: I
                 source_exists=True,
                 destination_free=True,
                 same_filesystem=True,
-                sampled=_sample(size),
+                sampled=size.sample if isinstance(size, SampledSize) else None,
             )
         )
     return moves
-
-
-def _sample(size: TreeSize | SampledSize | None) -> tuple[int, int] | None:
-    """``(counted, found)`` partition directories of a size scaled from a sample; None for one counted in full."""
-    if isinstance(size, SampledSize) and size.counted < size.found:
-        return size.counted, size.found
-    return None
 
 
 def _unreachable_blockers(state: TableState, outside: list[tuple[str, str]]) -> list[Finding]:

@@ -10,15 +10,13 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
-from django.conf import settings
-
 from catalog_admin.hive.locations import canonical, normalize_location
-from catalog_admin.locations import SampledSize, filesystem_for, linked_ancestors, local_sampled_size, location_scheme
+from catalog_admin.locations import SampledSize, filesystem_for, linked_ancestors
 from catalog_admin.metastores import as_location
 from catalog_admin.selectors.locations import governed_roots
 from catalog_admin.selectors.metastores import Metastore
-from operations.planners.data_scope import sample_indices
 from operations.planners.databases.plan import DirectoryAction
+from operations.planners.drop_table import sampled_directory_size
 from operations.planners.partitions.directories import TRASH_DIR
 from operations.rules import Finding
 
@@ -146,22 +144,12 @@ def removal(
                 f"{links[location]}: the console never moves data through a link.",
             )
         ]
-    size = _sampled_size(location, partitions) or filesystem.tree_size(location)
+    size = sampled_directory_size(location, partitions) or filesystem.tree_size(location)
     if size is None or size.files == 0 and not filesystem.list_directory(location):
         return DirectoryAction("remove", location), []
     destination = destination or trash_destination(location, database, fingerprint)
-    sampled = (size.counted, size.found) if isinstance(size, SampledSize) and size.counted < size.found else None
+    sampled = size.sample if isinstance(size, SampledSize) else None
     return DirectoryAction("trash", location, destination, size.files, size.bytes, sampled=sampled), []
-
-
-def _sampled_size(location: str, partitions: Sequence[str]) -> SampledSize | None:
-    """The size of a local ``location`` with at most ``CATALOG_DROP_SAMPLE_PARTITIONS`` of the ``partitions`` inside
-    it (sorted locations) counted and scaled (``local_sampled_size``, as a DROP TABLE's preview sizes a table's
-    directory); None for another filesystem, or one the sampled count cannot read (counted as before, in full)."""
-    if location_scheme(location) != "file" or not partitions:
-        return None
-    picked = [partitions[i] for i in sample_indices(len(partitions), settings.CATALOG_DROP_SAMPLE_PARTITIONS)]
-    return local_sampled_size(location, partitions, picked)
 
 
 def partitions_inside(location: str, partitions: Sequence[str]) -> Sequence[str]:
