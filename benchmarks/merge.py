@@ -298,12 +298,13 @@ def merge_execute_row(partitions: int) -> tuple[str, str, Any]:
             tables.append(f"`{name}` {int(rows):,} rows {when - previous:.1f} s")
         previous = when
     written = next((message for _, message in events if message.startswith("Events:")), "Events: none")
+    checked = next((f"{message}. " for _, message in events if message.startswith("Foreign keys:")), "")
     phases = (
         f"`merge_execute`'s phases: the re-preview (the approval's check), reserving ids and planning "
         f"{first_copy:.2f} s; copying the storage rows (committed units, invisible to Hive) {copy:.2f} s, "
         f"until the publishing transaction had written its first table; publishing the rest (DBS, TBLS and every row "
         f"that references them, one transaction) {seconds - first_publish:.2f} s, of which {', '.join(tables)}. "
-        f"{written}."
+        f"{checked}{written}."
     )
     print(phases, flush=True)
     return _row(label, seconds, sum(t.rows for t in preview.tables), _rss_mb(), partitions), phases, merge

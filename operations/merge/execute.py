@@ -11,10 +11,15 @@ raises ``SEQUENCE_TABLE.NEXT_VAL`` (ObjectStore through JDO), and Hive 4's direc
 (standalone-metastore/metastore-server/…/metastore/DirectSqlInsertPart.java ``getDataStoreId``:
 ``ec.getStoreManager().getValueGenerationStrategyValue``); no carried table is allocated by ``MAX(id)``. So a live
 Hive keeps allocating past the reserved range, and its cached blocks lie below it.
+
+Publish: on PostgreSQL a large publish checks its foreign keys once each after its rows instead of by a trigger per
+row (``services.batched_foreign_keys.batched_insert_checks``; a row naming a missing key refuses the merge and nothing
+is published), then writes the notification events built meanwhile, and commits.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -31,10 +36,12 @@ from operations.merge.plan import MergePreview
 from operations.merge.preview import merge_preview
 from operations.merge.reads import MetastoreReader
 from operations.merge.request import LocationRule, MergeRequest
+from operations.merge.revert import imported_rows
 from operations.merge.scope import CARRIED_TABLES, sequence_of
 from operations.merge.workflow import MERGE_FIELDS, MergeChange
 from operations.models import Execution, MergeImport
 from operations.rules import blocked_error
+from operations.services.batched_foreign_keys import BatchedInsertChecks, OwnKeys, batched_insert_checks
 from operations.spark.programs import merge as program
 from operations.staleness import compare_plans, stale_message, stale_preview_error
 
@@ -219,13 +226,37 @@ def _publish(
 
     try:
         with allow_metastore_writes(), transaction.atomic(using=merge.target):
+            checks = _batched_checks(merge, plan)
             program.publish(spark, plan, reported, into=connections[merge.target])
+            if checks is not None:
+                started = time.monotonic()
+                with connections[merge.target].cursor() as cursor:
+                    checks.check(cursor)
+                report({**progress, "message": f"Foreign keys: {len(checks.references)} checked once each over the "
+                        f"published rows in {time.monotonic() - started:.1f} s"})  # fmt: skip
             written = sum(write_merge_events(merge, events).values())
             if written:
                 report({**progress, "message": f"Events: {written} written{_built(events)}"})
     finally:
         if events is not None:
             events.discard()
+
+
+def _batched_checks(merge: MergeImport, plan: dict[str, Any]) -> BatchedInsertChecks | None:
+    """The publish's foreign keys checked once each after its last row (``batched_insert_checks``: PostgreSQL, a
+    large merge), not by a trigger per row: the rows of each table are the ones the merge's journaled ranges name
+    (``imported_rows``), and the publishing tables' own ranges are rows no other session can see yet."""
+    tgt = MetastoreReader(merge.target)
+    tables = [step["table"] for step in plan["steps"] if step["phase"] == "publish"]
+    inserted = {table: imported_rows(merge, table, tgt) if table in BY_NAME else None for table in tables}
+    own = {
+        table: OwnKeys(str(BY_NAME[table].id_column), low, high)
+        for table, (low, high) in merge.id_ranges.items()
+        if table in tables and table in BY_NAME and BY_NAME[table].id_column
+    }
+    rows = sum(high - low + 1 for table, (low, high) in merge.id_ranges.items() if table in tables)
+    with connections[merge.target].cursor() as cursor:
+        return batched_insert_checks(cursor, merge.target, inserted, own, rows)
 
 
 def _built(events: PrebuiltEvents | None) -> str:

@@ -18,6 +18,7 @@ from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.ids import allocate_ids
 from catalog_admin.models import Partition, StorageDescriptor, Table
+from operations.merge import execute as execute_module
 from operations.merge.copy_plan import COPY_TABLES
 from operations.merge.execute import merge_execute, merge_resume
 from operations.merge.preview import merge_preview
@@ -92,6 +93,40 @@ def test_merge_imports_the_databases_as_the_source_has_them(source: str, version
             names = tgt.rows(f'SELECT DISTINCT "DB_NAME" FROM "{stats}" WHERE "{key}" BETWEEN %s AND %s',
                              merge.id_ranges[owner])  # fmt: skip
             assert {n for (n,) in names} == {new for _, new in RENAMES}
+
+
+@pytest.mark.parametrize(("source", "version"), [("hive23_pg", "3.1.0"), ("hive31_pg", "4.0.0")])
+def test_a_large_publish_checks_each_foreign_key_once_and_imports_the_same_rows(
+    source: str, version: str, merge_target, settings, monkeypatch
+) -> None:
+    """Past ``CATALOG_BATCHED_FOREIGN_KEY_ROWS`` a PostgreSQL publish skips the per-row foreign-key triggers and
+    checks each key once after its rows (``batched_insert_checks``): the databases arrive exactly as the source has
+    them, and the target's session is back to its own role."""
+    # given
+    settings.CATALOG_BATCHED_FOREIGN_KEY_ROWS = 1
+    used: list[bool] = []
+    real = execute_module.batched_insert_checks
+
+    def spy(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202 - a spy
+        found = real(*args, **kwargs)
+        used.append(found is not None)
+        return found
+
+    monkeypatch.setattr(execute_module, "batched_insert_checks", spy)
+    target = merge_target(version)
+    request = _request(source, target)
+    events: list[dict] = []
+    # when
+    merge = merge_execute(request, merge_preview(request), report=events.append)
+    # then
+    assert merge.state == MergeImport.State.PUBLISHED
+    assert used == [True]
+    assert any(str(e.get("message", "")).startswith("Foreign keys: ") for e in events)
+    for old, new in RENAMES:
+        assert database_dump(target, new) == _expected(source, request, old)
+    with connections[target].cursor() as cursor:
+        cursor.execute("SHOW session_replication_role")
+        assert cursor.fetchone()[0] == "origin"
 
 
 def _write_ids(alias: str) -> dict[tuple[str, str], int]:

@@ -2,7 +2,9 @@
 Large deletes on PostgreSQL check each foreign key once, after the last statement, instead of PostgreSQL's per-row
 triggers (``operations.services.batched_foreign_keys``): the drop deletes and undrops exactly the same rows, a row left
 pointing at a deleted key refuses the execution and applies nothing, and a table with a trigger of its own, a
-cascading key or a role that may not skip the triggers keeps PostgreSQL's own checks.
+cascading key or a role that may not skip the triggers keeps PostgreSQL's own checks. Large inserts (a merge's
+publish) likewise: a row naming a missing key is refused, a referenced row others can see is locked as PostgreSQL's
+own check locks it.
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import psycopg2
+import psycopg2.errors
 import pytest
-from django.db import connections, transaction
+from django.db import IntegrityError, connections, transaction
 
 from catalog_admin.db import allow_metastore_writes
 from catalog_admin.errors import ApplicationError, ErrorCode
@@ -246,3 +250,106 @@ def test_a_referencing_table_in_another_schema_is_checked_too(
     assert used == [True]
     assert "kept rows still reference deleted PARTITIONS rows" in refused.value.message
     assert metastore_dump(postgres.alias, events=False) == rows_before
+
+
+# Inserts (a merge's publish) -----------------------------------------------------------------------------------
+
+MISSING_PART = -7
+
+
+def _a_partition(cursor: Any) -> int:
+    cursor.execute('SELECT MIN("PART_ID") FROM "PARTITIONS"')
+    return int(cursor.fetchone()[0])
+
+
+def _insert_param(cursor: Any, part_id: int) -> None:
+    cursor.execute(
+        'INSERT INTO "PARTITION_PARAMS" ("PART_ID", "PARAM_KEY", "PARAM_VALUE") VALUES (%s, %s, %s)',
+        [part_id, "batched.check", "1"],
+    )
+
+
+def _param_checks(cursor: Any, metastore: Metastore, part_id: int) -> batched_module.BatchedInsertChecks | None:
+    inserted: dict[str, str | None] = {
+        "PARTITION_PARAMS": f'"PART_ID" = {int(part_id)} AND "PARAM_KEY" = \'batched.check\''
+    }
+    return batched_module.batched_insert_checks(cursor, metastore.alias, inserted, {}, rows=10**6)
+
+
+def test_an_insert_naming_a_row_that_does_not_exist_is_refused_as_postgresql_refuses_it(postgres: Metastore) -> None:
+    """With the per-row triggers off the insert itself goes through; the one check after it refuses the execution,
+    naming the table, key and constraint, as PostgreSQL's own trigger refuses the same insert."""
+    with rolled_back_cursor(postgres) as cursor:
+        # given
+        checks = _param_checks(cursor, postgres, MISSING_PART)
+        assert checks is not None
+        _insert_param(cursor, MISSING_PART)
+
+        # when
+        with pytest.raises(ApplicationError) as refused:
+            checks.check(cursor)
+
+        # then
+        assert refused.value.code == ErrorCode.EXECUTION_FAILED
+        assert "PARTITION_PARAMS rows reference PARTITIONS rows that do not exist" in refused.value.message
+        assert f"PARTITION_PARAMS.PART_ID = {MISSING_PART}" in refused.value.message
+        cursor.execute("SHOW session_replication_role")
+        assert cursor.fetchone()[0] == "origin"
+    with rolled_back_cursor(postgres) as cursor, pytest.raises(IntegrityError):
+        _insert_param(cursor, MISSING_PART)  # the reference behaviour: PostgreSQL's trigger refuses it
+
+
+def test_a_referenced_row_other_sessions_can_see_is_locked_until_the_commit(postgres: Metastore) -> None:
+    """PostgreSQL's per-row check locks the referenced row (``FOR KEY SHARE``) so nobody deletes it before the
+    commit; the batched check takes the same lock: another session's delete of the partition waits for it."""
+    with rolled_back_cursor(postgres) as cursor:
+        # given
+        part_id = _a_partition(cursor)
+        checks = _param_checks(cursor, postgres, part_id)
+        assert checks is not None
+        _insert_param(cursor, part_id)
+
+        # when
+        checks.check(cursor)
+
+        # then
+        other = psycopg2.connect(**_dsn(postgres))
+        try:
+            with other.cursor() as deleting, pytest.raises(psycopg2.errors.LockNotAvailable):
+                deleting.execute("SET lock_timeout = '200ms'")
+                deleting.execute('DELETE FROM "PARTITIONS" WHERE "PART_ID" = %s', [part_id])
+        finally:
+            other.rollback()
+            other.close()
+
+
+def test_an_inserted_table_with_a_trigger_of_its_own_keeps_the_per_row_checks(postgres: Metastore) -> None:
+    with rolled_back_cursor(postgres) as cursor:
+        # given
+        cursor.execute("CREATE FUNCTION audit_noop() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$")
+        cursor.execute(
+            'CREATE TRIGGER audit AFTER INSERT ON "PARTITION_PARAMS" FOR EACH ROW EXECUTE FUNCTION audit_noop()'
+        )
+
+        # when
+        found = _param_checks(cursor, postgres, MISSING_PART)
+
+        # then
+        assert found is None
+        cursor.execute("SHOW session_replication_role")
+        assert cursor.fetchone()[0] == "origin"
+
+
+def test_an_inserted_table_whose_new_rows_cannot_be_named_keeps_the_per_row_checks(postgres: Metastore) -> None:
+    with rolled_back_cursor(postgres) as cursor:
+        # when
+        found = batched_module.batched_insert_checks(cursor, postgres.alias, {"PARTITION_PARAMS": None}, {}, 10**6)
+
+        # then
+        assert found is None
+
+
+def _dsn(metastore: Metastore) -> dict[str, Any]:
+    """Another session on the same metastore database."""
+    db = connections[metastore.alias].settings_dict
+    return {"host": db["HOST"] or "127.0.0.1", "port": db["PORT"] or 5432, "dbname": db["NAME"], "user": db["USER"]}
