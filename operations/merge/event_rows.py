@@ -149,25 +149,39 @@ class StagedRows(MetastoreRows):
         return self._defaults[key]
 
     def _partition_range(self, name: str, ids: list[int]) -> Iterator[dict[str, Any]]:
-        """The rows of ``name`` whose (target) partition ids lie between the least and greatest of ``ids``."""
+        """The rows of ``name`` whose (target) partition ids lie between the least and greatest of ``ids``; a table
+        scoped by its partitions reads its scope for those partitions only, not for every partition of the step."""
         if not ids:
             return iter(())
         offset = self.offsets.get("PARTITIONS", 0)
-        return self._rows(name, '"PART_ID" BETWEEN %s AND %s', [ids[0] - offset, ids[-1] - offset])
+        low, high = ids[0] - offset, ids[-1] - offset
+        step = self.steps.get(name)
+        scoped_by_partition = step is not None and step["scope"] == quoted_for('"PART_ID"', self.source.vendor)
+        return self._rows(
+            name, '"PART_ID" BETWEEN %s AND %s', [low, high], (low, high) if scoped_by_partition else None
+        )
 
-    def _rows(self, name: str, where: str = "", params: Iterable[Any] = ()) -> Iterator[dict[str, Any]]:
-        """The publishing step's rows of ``name`` (all its units; ``where``: a further condition on the source's
-        columns) as the target will hold them."""
+    def _rows(
+        self, name: str, where: str = "", params: Iterable[Any] = (), span: tuple[int, int] | None = None
+    ) -> Iterator[dict[str, Any]]:
+        """The publishing step's rows of ``name`` (all its units, or those of the scope column's ``span``; ``where``:
+        a further condition on the source's columns) as the target will hold them: computed by the source's server
+        where the step has a SQL form (the pipe's own ``SELECT``, PostgreSQL to PostgreSQL), else transformed here by
+        the program's column rules."""
         step = self.steps.get(name)
         if step is None:
             return iter(())
-        low, high = step["ranges"][0][0], step["ranges"][-1][1]
-        sql = step["select"].replace("%(low)s", str(int(low))).replace("%(high)s", str(int(high)))
+        low, high = span or (step["ranges"][0][0], step["ranges"][-1][1])
+        piped = step.get("pipe_select")
+        sql = (piped or step["select"]).replace("%(low)s", str(int(low))).replace("%(high)s", str(int(high)))
         if where:
             sql += " AND " + quoted_for(where, self.source.vendor)
-        names = [column.upper() for column in step["read"]]
-        read = (dict(zip(names, row, strict=True)) for row in self.source.raw_rows(sql, list(params)))
-        return target_rows(self.plan, step, read)
+        rows = self.source.raw_rows(sql, list(params))
+        if piped:
+            names = [column[0].upper() for column in step["columns"]]
+            return (dict(zip(names, row, strict=True)) for row in rows)
+        read = [column.upper() for column in step["read"]]
+        return target_rows(self.plan, step, (dict(zip(read, row, strict=True)) for row in rows))
 
 
 def _grouped(rows: Iterable[dict[str, Any]], owner: str, columns: tuple[str, ...]) -> dict[int, list[tuple[Any, ...]]]:
