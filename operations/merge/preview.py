@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from django.db import DatabaseError
@@ -19,7 +20,7 @@ from operations.merge.constraints import constraint_blockers
 from operations.merge.data_preview import data_copy_preview
 from operations.merge.estimate import estimate_duration
 from operations.merge.plan import Conversion, DatabaseImport, MergeBlocker, MergePreview, NotCarried, TableImport
-from operations.merge.reads import MetastoreReader
+from operations.merge.reads import MetastoreReader, read_beside
 from operations.merge.request import MergeRequest
 from operations.merge.scope import CARRIED_TABLES, NOT_CARRIED, sequence_of, tally
 from operations.merge.validation import input_blockers
@@ -121,12 +122,16 @@ def _check_renames(request: MergeRequest, target: Metastore) -> None:
 
 
 def _table_imports(src: MetastoreReader, tgt: MetastoreReader, ids: tuple[int, ...]) -> tuple[TableImport, ...]:
+    """Each carried table's tally (:func:`~operations.merge.scope.tally`), two statements at a time on the source
+    (``read_beside``), the tables scoped by partitions (the largest) first; then the target's next ids."""
     next_vals = dict(tgt.rows('SELECT "SEQUENCE_NAME", "NEXT_VAL" FROM "SEQUENCE_TABLE"'))
+    carried = [table for table in CARRIED_TABLES if src.has_table(table.name)]
+    largest_first = sorted(carried, key=lambda table: table.scope_column != "PART_ID")
+    counted = read_beside(src.alias, [partial(tally, table=table, database_ids=ids) for table in largest_first])
+    tallies = {table.name: found for table, found in zip(largest_first, counted, strict=True)}
     imports = []
-    for table in CARRIED_TABLES:
-        if not src.has_table(table.name):
-            continue
-        rows, source_ids, source_keys = tally(src, table, ids)
+    for table in carried:
+        rows, source_ids, source_keys = tallies[table.name]
         sequence = sequence_of(table.name) if table.id_column else None
         first_id = _next_id(tgt, table.name, table.id_column, next_vals.get(sequence)) if sequence else None
         imports.append(TableImport(table.name, rows, sequence, first_id, source_ids, source_keys))

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from django.db import connections
 
-__all__ = ("MetastoreReader", "quoted_for")
+__all__ = ("MetastoreReader", "quoted_for", "read_beside")
+
+T = TypeVar("T")
 
 
 class MetastoreReader:
@@ -83,3 +86,39 @@ class MetastoreReader:
 def quoted_for(sql: str, vendor: str) -> str:
     """SQL written with double-quoted names, as ``vendor`` quotes them (backticks on MySQL/MariaDB)."""
     return sql.replace('"', "`") if vendor == "mysql" else sql
+
+
+def read_beside(alias: str, reads: Sequence[Callable[[MetastoreReader], T]], workers: int = 2) -> list[T]:
+    """The results of ``reads`` (each given a reader of metastore ``alias``), in order, computed by ``workers``
+    threads with connections of their own, each taking the next read when done with one: the metastore's server
+    runs that many statements at a time. In this thread, one after another, when this thread's connection to
+    ``alias`` is inside a transaction (another connection would not see what that transaction wrote)."""
+    if connections[alias].in_atomic_block or workers < 2 or len(reads) < 2:
+        reader = MetastoreReader(alias)
+        return [read(reader) for read in reads]
+    results: list[Any] = [None] * len(reads)
+    pending, taking, errors = iter(enumerate(reads)), threading.Lock(), []
+
+    def work() -> None:
+        try:
+            reader = MetastoreReader(alias)
+            while True:
+                with taking:
+                    item = next(pending, None)
+                if item is None or errors:
+                    return
+                index, read = item
+                results[index] = read(reader)
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+            errors.append(exc)
+        finally:
+            connections.close_all()  # this thread's connections only
+
+    threads = [threading.Thread(target=work, name=f"read-{alias}-{n}") for n in range(min(workers, len(reads)))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    return results
