@@ -53,6 +53,7 @@ class StagedRows(MetastoreRows):
         self.keys = _grouped(keys, "TBL_ID", ("PKEY_NAME", "PKEY_TYPE", "PKEY_COMMENT"))
         self._partition_ids: dict[int, list[int]] = {}
         self._defaults: dict[tuple[str, str], Any] = {}
+        self._column_names: dict[tuple[type[Model], tuple[str, ...]], tuple[str, ...]] = {}
 
     def imported(self) -> list[tuple[int, list[tuple[int, int]]]]:
         """(DB_ID, [(TBL_ID, partitions)]) per database, in id order, as ``operations.merge.events`` lists them."""
@@ -100,7 +101,7 @@ class StagedRows(MetastoreRows):
     def partitions(self, ids: list[int], columns: list[str]) -> list[tuple[Any, ...]]:
         wanted = set(ids)
         found = [r for r in self._partition_range("PARTITIONS", ids) if int(r["PART_ID"]) in wanted]
-        rows = [tuple(self._fields(Partition, r, columns)[c] for c in columns) for r in found]
+        rows = [self._values(Partition, r, columns) for r in found]
         return sorted(rows, key=lambda row: row[0])
 
     def key_values(self, ids: list[int]) -> dict[Any, list[tuple[Any, ...]]]:
@@ -119,13 +120,26 @@ class StagedRows(MetastoreRows):
     def _fields(self, model: type[Model], row: dict[str, Any], names: list[str]) -> dict[str, Any]:
         """``row`` (by target column, upper case) as the ORM's ``values(*names)`` gives it; a column the publish
         leaves out has the target's default."""
-        fields = {}
-        for name in names:
-            field = model._meta.get_field(name)
-            assert isinstance(field, Field), f"{name} is a column of {model.__name__}"
-            column = str(field.column).upper()
-            fields[name] = row[column] if column in row else self._default(str(model._meta.db_table), column)
-        return fields
+        return dict(zip(names, self._values(model, row, names), strict=True))
+
+    def _values(self, model: type[Model], row: dict[str, Any], names: list[str]) -> tuple[Any, ...]:
+        """The values of :meth:`_fields`, in the order of ``names``."""
+        table = str(model._meta.db_table)
+        return tuple(
+            row[column] if column in row else self._default(table, column) for column in self._columns(model, names)
+        )
+
+    def _columns(self, model: type[Model], names: list[str]) -> tuple[str, ...]:
+        """The target columns (upper case) of ``model``'s fields ``names``, looked up once per list."""
+        key = (model, tuple(names))
+        if key not in self._column_names:
+            columns = []
+            for name in names:
+                field = model._meta.get_field(name)
+                assert isinstance(field, Field), f"{name} is a column of {model.__name__}"
+                columns.append(str(field.column).upper())
+            self._column_names[key] = tuple(columns)
+        return self._column_names[key]
 
     def _default(self, table: str, column: str) -> Any:
         """The value the target gives ``table.column`` when an insert leaves it out (its declared default, or NULL)."""
