@@ -279,9 +279,13 @@ def release_driver(job: Job, wait: float = 0.0) -> bool:
 
 
 def stop_driver(handle: JobHandle, engine: spark.SparkEngine, driver: Driver) -> None:
+    """Stop the job's driver: its application killed (a standalone master), the operations of its Spark Connect
+    session interrupted on the server (which would run them on after their client is gone), then its process group."""
     app_id = handle.job.spark_app_id
     if spark.kill_application(engine, app_id):
         handle.log(f"Asked {engine.master_ui} to kill {app_id}")
+    if engine.is_connect and spark.interrupt_connect_operations(driver.files):
+        handle.log(f"Interrupted the operations of the driver's session on {engine.master}")
     if driver.process is not None:
         spark.stop_driver(driver.process)
     else:

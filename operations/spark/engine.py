@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from operations.spark.connect_sessions import interrupt_session, new_session_id, with_session
 from operations.spark.entry import SPEC_FILE, process_alive
 from operations.spark.work import MANIFEST_FILE, PROGRESS_FILE, ProgressReader, WorkDir
 
@@ -45,6 +46,7 @@ __all__ = (
     "SparkEngine",
     "driver_alive",
     "driver_command",
+    "interrupt_connect_operations",
     "kill_application",
     "launch_driver",
     "log_tail",
@@ -217,7 +219,7 @@ def write_driver_files(
     spec = {
         "program": program,
         "plan": plan,
-        "master": engine.master,
+        "master": with_session(engine.master, new_session_id()) if engine.is_connect else engine.master,
         "conf": {**({} if engine.is_connect else DEFAULT_CONF), **python_conf(engine), **engine.conf},
         "ui_url": engine.master_ui if engine.is_connect else "",  # a Connect server's UI, not known to its clients
         "app_name": app_name,
@@ -279,6 +281,16 @@ def launch_driver(
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
+
+
+def interrupt_connect_operations(files: DriverFiles) -> bool:
+    """Interrupt what the Spark Connect session of the driver of ``files`` runs on its server (its ``job.json``
+    names the session): whether the server confirmed it. False for a driver of another engine."""
+    try:
+        master = str(json.loads(files.spec.read_text()).get("master", ""))
+    except (OSError, ValueError):
+        return False
+    return interrupt_session(master)
 
 
 def stop_driver(process: subprocess.Popen[bytes], *, grace_seconds: float = 10.0) -> int:

@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from operations.spark.connect_sessions import interrupt_session
 from operations.spark.lease import MIN_LEASE_SECONDS, DriverBeat, Freshness
 from operations.spark.work import WorkDir
 
@@ -47,7 +48,9 @@ def main(argv: list[str]) -> int:
     if work.cancel_requested():
         work.write_ended("stopped", "asked to stop before it started")
         return 3  # a cluster's retry of a cancelled driver does nothing
-    stopping = _watch(int(spec.get("worker_pid") or 0), work, str(spec.get("host") or socket.gethostname()))
+    stopping = _watch(
+        int(spec.get("worker_pid") or 0), work, str(spec.get("host") or socket.gethostname()), str(spec["master"])
+    )
     report = work.reporter()
     spark = None
     try:
@@ -91,12 +94,13 @@ def process_alive(pid: int) -> bool:
     return fields[0] not in ("Z", "X")
 
 
-def _watch(worker_pid: int, work: WorkDir, host: str) -> threading.Event:
+def _watch(worker_pid: int, work: WorkDir, host: str, master: str = "") -> threading.Event:
     """End this process group (the driver, and in client mode ``spark-submit``'s JVM) once the worker following it is
     gone without handing it over, a follower on another host let its lease lapse, or the work location holds a cancel
     request; meanwhile beat (``alive``). ``worker_pid`` 0: nobody here to watch (cluster deploy mode); ``host``: the
     launching worker's host name (``CATALOG_WORKER_HOST``), which a follower record must name for its pid to be
-    watched here. The event returned is set once the watchdog ends the group."""
+    watched here. The event returned is set once the watchdog ends the group, after interrupting what the driver's
+    Spark Connect session (``master``) runs on its server."""
     stopping = threading.Event()
 
     def watch() -> None:
@@ -105,6 +109,7 @@ def _watch(worker_pid: int, work: WorkDir, host: str) -> threading.Event:
             beat.beat()
             time.sleep(WATCH_SECONDS)
         stopping.set()
+        interrupt_session(master)  # a Connect server runs a gone client's operations on: nothing for other engines
         _end_group(work, "a stop was requested in its work location" if cancelled else following.gone)
 
     threading.Thread(target=watch, name="driver-watchdog", daemon=True).start()
