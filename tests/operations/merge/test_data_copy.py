@@ -303,3 +303,35 @@ def test_a_file_written_into_a_source_during_the_copy_is_copied_before_the_publi
     merge.refresh_from_db()
     assert merge.data_copy["kept"] == []
     appeared[0].unlink()
+
+
+@pytest.mark.parametrize("same_settings", [False, True])
+def test_a_source_on_an_object_store_the_metastores_reach_differently_blocks(
+    merge_target, settings, same_settings: bool
+) -> None:  # noqa: ANN001
+    """The copy reaches both ends with the target's object-store settings: where the source's differ (another endpoint
+    here), it could read another store's objects under the same bucket name, so the preview blocks, naming the
+    location; with the same settings it does not."""
+    # given
+    source, target = _pair(merge_target)
+    store = {"endpoint_url": "http://127.0.0.1:9"}
+    settings.CATALOG_FILESYSTEMS = {
+        "s3": store,
+        "metastores": {source: {"s3": store if same_settings else {"endpoint_url": "http://127.0.0.1:8"}}},
+    }
+    reader = MetastoreReader(source)
+    sd_id = reader.rows('SELECT p."SD_ID" FROM "PARTITIONS" p ORDER BY p."PART_ID" LIMIT 1')[0][0]
+    with allow_metastore_writes(), connections[source].cursor() as cursor:
+        cursor.execute('UPDATE "SDS" SET "LOCATION" = %s WHERE "SD_ID" = %s', ["s3a://lake/sales/dt=1", sd_id])
+    rule = parse_location_rule(f"s3a://lake={_warehouse(target)}/from-lake")
+    request = _request(source, target)
+    request = MergeRequest(source, target, request.databases, RENAMES, (*request.location_rules, rule))
+    # when
+    preview = merge_preview(request)
+    # then
+    blockers = [b for b in preview.blockers if b.code == "data_store_settings_differ"]
+    if same_settings:
+        assert blockers == []
+    else:
+        assert len(blockers) == 1 and "s3a://lake/sales/dt=1" in blockers[0].message
+        assert f"the source '{source}'" in blockers[0].message
