@@ -42,6 +42,8 @@ from operations.spark.programs import relocate
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from operations.merge.engine import Elsewhere
+
 __all__ = ("copied_directories", "copy_merge_data", "data_journal", "remove_merge_copies")
 
 Report = Callable[[dict], None]
@@ -55,9 +57,12 @@ def data_journal(plan: DataCopyPlan) -> dict[str, Any]:
     return {"units": plan.journal(), "files": {}, "completed": [], "checksums": {}}
 
 
-def copy_merge_data(merge: MergeImport, report: Report, spark: SparkSession | None = None) -> dict[str, Any]:
+def copy_merge_data(
+    merge: MergeImport, report: Report, spark: SparkSession | None = None, elsewhere: Elsewhere | None = None
+) -> dict[str, Any]:
     """Copy and verify every unit of ``merge``'s journal not verified yet (re-verifying those that were); the
-    relocate program's manifest. Raises when a unit did not verify: nothing may be published then."""
+    relocate program's manifest. The program runs on ``spark``, else ``elsewhere`` (a Spark driver of the merge's
+    engine), else in this process. Raises when a unit did not verify: nothing may be published then."""
     if not merge.data_copy.get("units"):
         return {}
     _reverify(merge, report)
@@ -84,14 +89,21 @@ def copy_merge_data(merge: MergeImport, report: Report, spark: SparkSession | No
             report({"message": f"Data copy: {event['files_done']:,} of {event.get('files_total', '?')} file(s)"})
             report({"unit_done": f"data {event.get('partitions_done', 0)} of {len(journal_units)} unit(s)"})
 
-    journal_units = merge.data_copy["units"]
+    def reported(units: list[str]) -> None:  # the units a driver elsewhere reported verified
+        verified.extend(key for key in dict.fromkeys(units) if key in planned and key not in set(verified))
+
+    journal_units, planned = merge.data_copy["units"], {unit["key"] for unit in pending}
     try:
-        manifest = relocate.run(spark, plan, on_event)
+        if elsewhere is not None and spark is None and pending:  # no driver for nothing (a resumed merge's)
+            manifest = elsewhere("relocate", plan, reported)
+        else:
+            manifest = relocate.run(spark, plan, on_event)
     except BaseException:
         journal()  # whatever stopped the copy (a cancel, a failure), the verified units stay verified
         raise
     checksums = {key: unit["checksums"] for key, unit in manifest["units"].items()}
-    _journal(merge, completed=verified, checksums=checksums)  # one write: the last units and every copy's checksum
+    last = [key for key in manifest["units"] if key not in set(merge.data_copy.get("completed", []))]
+    _journal(merge, completed=last, checksums=checksums)  # one write: the last units and every copy's checksum
     verify_copy_manifest(plan, manifest)
     _catch_up(merge, report)
     return manifest

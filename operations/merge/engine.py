@@ -9,11 +9,19 @@ connection to the target (one transaction with the notification events).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from django.conf import settings
 
 from catalog_admin.errors import ApplicationError, ErrorCode
 
-__all__ = ("CHOICES", "LOCAL", "merge_engine", "runs_on_spark")
+__all__ = ("CHOICES", "LOCAL", "Elsewhere", "merge_engine", "runs_on_spark")
+
+# Runs one of the merge's programs on the engine (a Spark driver): given the program (``merge``: the rows' copy
+# units; ``relocate``: the data's verified copy), its password-free plan and a function journaling the units it
+# finished; returns the program's manifest.
+Elsewhere = Callable[[str, dict[str, Any], Callable[[list[str]], None]], dict[str, Any]]
 
 LOCAL = "local"
 CHOICES = ("auto", "spark", LOCAL)

@@ -31,6 +31,7 @@ from catalog_admin.errors import ApplicationError, ErrorCode, metastore_unavaila
 from catalog_admin.ids import reserve_ids
 from operations.merge.copy_plan import build_plan, check_supported, plan_secrets
 from operations.merge.data_copy import copy_merge_data, data_journal
+from operations.merge.engine import Elsewhere
 from operations.merge.events import PrebuiltEvents, prebuild_merge_events, write_merge_events
 from operations.merge.plan import MergePreview
 from operations.merge.preview import merge_preview
@@ -48,11 +49,9 @@ from operations.staleness import compare_plans, stale_message, stale_preview_err
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ("UNFINISHED", "CopyUnits", "merge_execute", "merge_resume", "request_of", "unfinished_merges")
+__all__ = ("UNFINISHED", "merge_execute", "merge_resume", "request_of", "unfinished_merges")
 
 UNFINISHED = MergeImport.UNFINISHED
-# Runs a plan's copy units elsewhere (a Spark driver): given the password-free plan and a function journaling units.
-CopyUnits = Callable[[dict[str, Any], Callable[[list[str]], None]], None]
 
 BY_NAME = {t.name: t for t in CARRIED_TABLES}
 
@@ -64,7 +63,7 @@ def merge_execute(
     report: Callable[[dict], None] = lambda e: None,
     spark: SparkSession | None = None,
     execution: Execution | None = None,
-    copy_units: CopyUnits | None = None,
+    elsewhere: Elsewhere | None = None,
 ) -> MergeImport:
     """Re-preview, refuse when the plan changed since ``approved`` or is blocked, then reserve, copy and publish."""
     current = merge_preview(request)
@@ -76,7 +75,7 @@ def merge_execute(
         raise blocked_error(MergeChange(current).blockers)
     merge = _reserve(current, execution)
     spans = {t.table: t.source_keys for t in current.tables}
-    return _run(merge, report, spark, key_spans=spans, copy_units=copy_units)
+    return _run(merge, report, spark, key_spans=spans, elsewhere=elsewhere)
 
 
 def merge_resume(
@@ -84,7 +83,7 @@ def merge_resume(
     *,
     report: Callable[[dict], None] = lambda e: None,
     spark: SparkSession | None = None,
-    copy_units: CopyUnits | None = None,
+    elsewhere: Elsewhere | None = None,
 ) -> MergeImport:
     """Finish a merge that stopped before publishing: completed units are skipped, the rest copied, then published.
     A merge whose publishing transaction committed (the crash came after it) is only marked published."""
@@ -94,7 +93,7 @@ def merge_resume(
         )
     if _is_published(merge):
         return _finish(merge, MergeImport.State.PUBLISHED, "")
-    return _run(merge, report, spark, copy_units=copy_units)
+    return _run(merge, report, spark, elsewhere=elsewhere)
 
 
 def unfinished_merges(source: str, target: str) -> list[MergeImport]:
@@ -163,11 +162,12 @@ def _run(
     report: Callable[[dict], None],
     spark: SparkSession | None,
     key_spans: dict[str, tuple[int, int] | None] | None = None,
-    copy_units: CopyUnits | None = None,
+    elsewhere: Elsewhere | None = None,
 ) -> MergeImport:
-    """The program on the journaled plan (cut by the executed preview's ``key_spans``, or read again on resume): its
-    copy units (in this process, or ``copy_units``: a Spark driver given the password-free plan), each journaled once
-    done, then the publish (:func:`_publish`)."""
+    """The data the location rules move, copied and verified; then the program on the journaled plan (cut by the
+    executed preview's ``key_spans``, or read again on resume): its copy units, each journaled once done; then the
+    publish (:func:`_publish`). The copies run in this process, or ``elsewhere`` (a Spark driver given each program's
+    password-free plan)."""
     merge.state, merge.error = MergeImport.State.COPYING, ""
     merge.save(update_fields=["state", "error", "updated_at"])
 
@@ -181,18 +181,21 @@ def _run(
         report(event)
 
     try:
-        copy_merge_data(merge, report, spark)  # the data the location rules move: verified before any publish
+        copy_merge_data(
+            merge, report, spark, elsewhere
+        )  # the data the location rules move: verified before any publish
         plan = build_plan(
             request_of(merge), merge.database_ids, merge.offsets, merge.completed, id_spans=_reserved_spans(merge),
             key_spans=key_spans,
         )  # fmt: skip
         in_memory = _guarded(program.with_passwords(plan, plan_secrets(plan)), merge.target)  # never written
         with allow_metastore_writes():
-            if copy_units is None:
+            if elsewhere is None:
                 program.copy(spark, in_memory, journaled)
             else:
                 check_metastore_statement(merge.target, "INSERT")  # the driver's executors write on their own
-                copy_units(plan, journal)
+                units = {program.unit_key(s, r[0]) for s in plan["steps"] if s["phase"] == "copy" for r in s["ranges"]}
+                elsewhere("merge", {**plan, "phases": ["copy"]}, lambda done: journal([k for k in done if k in units]))
         report({"phase": "publish"})  # the point of no return: a cancel is taken only before it
         events = prebuild_merge_events(merge, in_memory)  # built while the rows publish
         _publish(merge, in_memory, report, spark, events)

@@ -27,8 +27,7 @@ from typing import Any
 from catalog_admin.errors import ApplicationError
 from operations.choices import JobKind
 from operations.merge.copy_plan import plan_secrets
-from operations.merge.engine import LOCAL, merge_engine
-from operations.merge.execute import CopyUnits
+from operations.merge.engine import LOCAL, Elsewhere, merge_engine
 from operations.merge.run import merge_revert_run, merge_run, merge_run_resume
 from operations.merge.workflow import MergeChange, MergeRevertChange
 from operations.models import ChangeRequest, Job, MergeImport
@@ -50,7 +49,7 @@ MERGE = JobKind.MERGE
 MERGE_REVERT = JobKind.MERGE_REVERT
 ENGINES = {
     True: "the worker copies (PostgreSQL to PostgreSQL a COPY pipe, otherwise batched reads and writes) and publishes",
-    False: "the copy units run as a Spark job, the worker publishes",
+    False: "the data to copy and the copy units run as Spark jobs, the worker publishes",
 }
 
 
@@ -84,21 +83,21 @@ def _run_merge(handle: JobHandle) -> None:
     assert request is not None, "a merge job belongs to a change request"
     engine = merge_engine()
     handle.log(f"Merging on the {engine} engine: {ENGINES[engine == LOCAL]}", spark_master=engine)
-    copy_units = None if engine == LOCAL else _on_spark(handle)
+    elsewhere = None if engine == LOCAL else _on_spark(handle)
     report = partial(_report, handle)
     actor, reason = request.requester.get_username(), f"change request #{request.pk}"
     try:
         stopped = _stopped_merge(handle.job)
         if stopped is not None:
             handle.log(f"Resuming merge #{stopped.pk} from its journal: {len(stopped.completed)} unit(s) done")
-            execution = merge_run_resume(stopped, report=report, copy_units=copy_units)
+            execution = merge_run_resume(stopped, report=report, elsewhere=elsewhere)
         else:
             handle.log(f"Previewing {request.statement}")
             change = change_request_plan(request)
             assert isinstance(change, MergeChange)
             execution = merge_run(
                 change, actor=actor, source="ui", reason=reason, approved=approved_plan(request), report=report,
-                copy_units=copy_units,
+                elsewhere=elsewhere,
             )  # fmt: skip
     except ApplicationError as exc:
         _keep_execution(handle, exc)
@@ -112,17 +111,19 @@ def _run_merge(handle: JobHandle) -> None:
     _succeed(handle, request, execution, partitions_done=total, partitions_total=total)
 
 
-def _on_spark(handle: JobHandle) -> CopyUnits:
-    """The copy units as the merge program on the Spark engine (``run_spark_program``: progress, the application,
-    cancel), the plan's passwords in the driver's environment only; the units it reported are journaled."""
+def _on_spark(handle: JobHandle) -> Elsewhere:
+    """The merge's programs on the Spark engine (``run_spark_program``: progress, the application, cancel): the
+    data's verified copy (``relocate``), then the rows' copy units (``merge``), the plan's passwords in the driver's
+    environment only; the units a driver reported are journaled when it ends."""
 
-    def copy_units(plan: dict[str, Any], journal: Callable[[list[str]], None]) -> None:
+    def run(program: str, plan: dict[str, Any], journal: Callable[[list[str]], None]) -> dict[str, Any]:
+        secrets = plan_secrets(plan) if program == "merge" else None  # the data's copy reaches files, not databases
         try:
-            run_spark_program(handle, program="merge", plan={**plan, "phases": ["copy"]}, secrets=plan_secrets(plan))
+            return run_spark_program(handle, program=program, plan=plan, secrets=secrets)
         finally:
             journal(handle.completed)
 
-    return copy_units
+    return run
 
 
 def _keep_execution(handle: JobHandle, exc: ApplicationError) -> None:

@@ -14,7 +14,8 @@ from typing import Any
 from django.utils import timezone
 
 from catalog_admin.errors import ApplicationError, ErrorCode
-from operations.merge.execute import CopyUnits, merge_execute, merge_resume
+from operations.merge.engine import Elsewhere
+from operations.merge.execute import merge_execute, merge_resume
 from operations.merge.revert import merge_revert
 from operations.merge.workflow import MERGE_FIELDS, MergeChange, MergeRevertChange, merge_import_of
 from operations.models import Execution, MergeImport
@@ -36,7 +37,7 @@ def merge_run(
     approved: dict[str, Any] | None = None,
     report: Report = lambda event: None,
     spark: Any = None,
-    copy_units: CopyUnits | None = None,
+    elsewhere: Elsewhere | None = None,
 ) -> Execution:
     """Run exactly ``change`` (rebuilt just now; ``approved``: the plan a change request's approvers saw) and return
     its execution; raises the ``ApplicationError`` that stopped it (``details["execution"]`` once one was recorded)."""
@@ -46,7 +47,7 @@ def merge_run(
     try:
         merge_execute(
             change.preview.request, change.preview, report=report, spark=spark, execution=execution,
-            copy_units=copy_units,
+            elsewhere=elsewhere,
         )  # fmt: skip
     except Exception as exc:
         raise _failed(execution, change, started, exc) from exc
@@ -55,7 +56,7 @@ def merge_run(
 
 
 def merge_run_resume(merge: MergeImport, *, report: Report = lambda event: None,
-                     copy_units: CopyUnits | None = None) -> Execution:  # fmt: skip
+                     elsewhere: Elsewhere | None = None) -> Execution:  # fmt: skip
     """Continue the stopped merge ``merge`` (its completed units kept, ``merge_resume``) as the execution that
     started it, which ends succeeded or failed again; raises as :func:`merge_run`."""
     execution = merge.execution
@@ -68,7 +69,7 @@ def merge_run_resume(merge: MergeImport, *, report: Report = lambda event: None,
     recorded = _Recorded(execution)
     started = time.monotonic()
     try:
-        merge_resume(merge, report=report, copy_units=copy_units)
+        merge_resume(merge, report=report, elsewhere=elsewhere)
     except Exception as exc:
         raise _failed(execution, recorded, started, exc) from exc
     _finish(execution, recorded, started, Execution.State.SUCCEEDED, actual_counts=_counts(execution.preview))

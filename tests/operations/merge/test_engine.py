@@ -2,8 +2,9 @@
 The merge job on its engine (``operations.merge.engine``), through the one runner: without a Spark engine the worker
 copies as the named ``local`` engine, its target connection idle (not in a transaction) while units copy, and the
 publish opens the transaction; a merge that failed while copying resumes with ``job_resume`` from its journal
-(completed units kept). On Spark (``test_a_merge_job_copies_on_spark…``): the copy units run as the merge program in
-a ``spark-submit`` driver, its passwords from the metastores' configuration in the driver's environment only.
+(completed units kept). On Spark (``test_a_merge_job_copies_on_spark…``): the data a location rule moves is copied by
+the relocate program in a driver of its own, then the copy units run as the merge program in a ``spark-submit``
+driver, its passwords from the metastores' configuration in the driver's environment only.
 These tests commit into their own targets (``tests/fixtures/merge.py``).
 """
 
@@ -172,9 +173,17 @@ def test_a_merge_job_copies_on_spark_with_the_passwords_in_the_drivers_environme
     assert job.state == "succeeded", job.error + job.log_tail
     assert job.spark_master == "local[2]" and job.spark_app_id.startswith("local-")
     assert Database.objects.using(target).filter(name__in=IMPORTED).count() == 2
-    assert MergeImport.objects.get(target=target).completed == job.completed != []
-    # the passwords reached the driver's environment, and nothing written holds them
-    assert len(launched) == 1 and set(passwords.values()) <= set(launched[0].values())
+    merge = MergeImport.objects.get(target=target)
+    assert merge.completed and set(merge.completed) <= set(job.completed)
+    # the data the location rule moves was copied by a driver of its own first, verified, every unit journaled
+    assert merge.data_copy["units"] and sorted(merge.data_copy["completed"]) == sorted(
+        unit["key"] for unit in merge.data_copy["units"]
+    )
+    log = " ".join(JobLogEntry.objects.filter(job=job).values_list("message", flat=True))
+    assert log.count("Driver started on local[2]") == 2
+    # the databases' passwords reached the rows' driver's environment only, and nothing written holds them
+    assert len(launched) == 2 and not set(passwords.values()) & set(launched[0].values())
+    assert set(passwords.values()) <= set(launched[1].values())
     written = [p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()]
     assert written and not any(pw.encode() in data for pw in passwords.values() for data in written)
     rows = [
@@ -271,4 +280,7 @@ def test_a_merge_job_copies_through_spark_connect_when_the_engine_is_a_connect_s
     assert job.state == "succeeded", job.error + job.log_tail
     assert (job.spark_master, job.spark_ui_url) == (spark_connect.url, spark_connect.ui) and job.spark_app_id
     assert Database.objects.using(target).filter(name__in=IMPORTED).count() == 2
-    assert MergeImport.objects.get(target=target).completed == job.completed != []
+    merge = MergeImport.objects.get(target=target)
+    assert merge.completed and set(merge.completed) <= set(job.completed)
+    assert sorted(merge.data_copy["completed"]) == sorted(unit["key"] for unit in merge.data_copy["units"]) != []
+    assert set(merge.data_copy["completed"]) <= set(job.completed)  # copied by a driver of the server's
