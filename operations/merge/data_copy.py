@@ -90,7 +90,8 @@ def copy_merge_data(
             report({"unit_done": f"data {event.get('partitions_done', 0)} of {len(journal_units)} unit(s)"})
 
     def reported(units: list[str]) -> None:  # the units a driver elsewhere reported verified
-        verified.extend(key for key in dict.fromkeys(units) if key in planned and key not in set(verified))
+        known = set(verified)
+        verified.extend(key for key in dict.fromkeys(units) if key in planned and key not in known)
 
     journal_units, planned = merge.data_copy["units"], {unit["key"] for unit in pending}
     try:

@@ -181,9 +181,8 @@ def _run(
         report(event)
 
     try:
-        copy_merge_data(
-            merge, report, spark, elsewhere
-        )  # the data the location rules move: verified before any publish
+        # the data the location rules move: verified before any publish
+        copy_merge_data(merge, report, spark, elsewhere)
         plan = build_plan(
             request_of(merge), merge.database_ids, merge.offsets, merge.completed, id_spans=_reserved_spans(merge),
             key_spans=key_spans,
