@@ -20,11 +20,13 @@ range with ``fetchmany``: memory is bounded by a batch either way.
 
 from __future__ import annotations
 
+import contextvars
 import io
 import os
 import signal
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, Any
 
 from catalog_admin.hive.locations import rewrite_prefix
@@ -47,6 +49,9 @@ __all__ = (
 )
 
 FETCH_ROWS = 5_000
+# One table's copy units this process copies at a time (each a source and a target connection): the source's SELECT
+# and the target's COPY of one unit leave a core idle on a small host.
+UNITS_AT_ONCE = 2
 # Bytes a pipe's COPY moves per call (psycopg2's default 8 KiB): each call takes the GIL, which the merge's events,
 # built in another thread meanwhile, hold between switches.
 COPY_CHUNK = 1 << 20
@@ -83,27 +88,59 @@ def run(spark: SparkSession | None, plan: dict, report: Callable[[dict], None], 
 
 
 def copy(spark: SparkSession | None, plan: dict, report: Callable[[dict], None]) -> dict[str, int]:
-    """Every copy unit not in ``plan["completed"]``, each committed, then reported ``{"unit_done": key}``; rows
-    written per table."""
+    """Every copy unit not in ``plan["completed"]``, table by table in the plan's (foreign-key) order, each committed,
+    then reported ``{"unit_done": key}``; rows written per table."""
     completed = set(plan.get("completed", ()))
-    units = [(s, r) for s in plan["steps"] if s["phase"] == "copy" for r in s["ranges"]]
-    total = len(units) + 1
-    done = sum(1 for s, r in units if unit_key(s, r[0]) in completed)
+    steps = [s for s in plan["steps"] if s["phase"] == "copy"]
+    total = sum(len(s["ranges"]) for s in steps) + 1
+    done = sum(1 for s in steps for r in s["ranges"] if unit_key(s, r[0]) in completed)
     report({"message": f"Copying {total - 1 - done} of {total - 1} batches", "partitions_done": done,
             "partitions_total": total})  # fmt: skip
     rows: dict[str, int] = {}
-    for step, (low, high) in units:
-        key = unit_key(step, low)
-        if key in completed:
-            continue
-        written = _copy_unit(spark, plan, step, low, high)
-        rows[step["table"]] = rows.get(step["table"], 0) + written
-        fault_point("merge.unit_copied")
-        done += 1
-        report({"unit_done": key})
-        report({"partitions_done": done, "partitions_total": total, "table": step["table"],
-                "message": f"{step['table']}: {rows[step['table']]} rows"})  # fmt: skip
+    for step in steps:
+        pending = [(low, high) for low, high in step["ranges"] if unit_key(step, low) not in completed]
+        for (low, _high), written in _copied(spark, plan, step, pending):
+            rows[step["table"]] = rows.get(step["table"], 0) + written
+            fault_point("merge.unit_copied")
+            done += 1
+            report({"unit_done": unit_key(step, low)})
+            report({"partitions_done": done, "partitions_total": total, "table": step["table"],
+                    "message": f"{step['table']}: {rows[step['table']]} rows"})  # fmt: skip
     return rows
+
+
+def _copied(
+    spark: SparkSession | None, plan: dict, step: dict, ranges: list[tuple[int, int]]
+) -> Iterator[tuple[tuple[int, int], int]]:
+    """Each of one table's ``ranges`` copied (:func:`_copy_unit`) with its rows written, as they finish: on Spark one
+    after another (each is a distributed job already), in this process :data:`UNITS_AT_ONCE` at a time, each on
+    connections of its own and in this thread's context (the write guard's permission). When the caller stops taking
+    them (a cancel), the units running finish and no other starts."""
+    if spark is not None or len(ranges) < 2:
+        for low, high in ranges:
+            yield (low, high), _copy_unit(spark, plan, step, low, high)
+        return
+    waiting = iter(ranges)
+    with ThreadPoolExecutor(UNITS_AT_ONCE, thread_name_prefix="merge-unit") as pool:
+        running: dict[Future[int], tuple[int, int]] = {}
+
+        def start_next() -> None:
+            unit = next(waiting, None)
+            if unit is not None:
+                task = contextvars.copy_context().run
+                running[pool.submit(task, _copy_unit, spark, plan, step, *unit)] = unit
+
+        for _ in range(UNITS_AT_ONCE):
+            start_next()
+        try:
+            while running:
+                finished = next(iter(wait(running, return_when=FIRST_COMPLETED).done))
+                unit = running.pop(finished)
+                yield unit, finished.result()
+                start_next()
+        finally:
+            for task in running:
+                task.cancel()  # one not started yet never starts; the executor's exit waits for those running
 
 
 def publish(spark: SparkSession | None, plan: dict, report: Callable[[dict], None], *, into: Any = None) -> dict:
