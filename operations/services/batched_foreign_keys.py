@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -84,7 +85,7 @@ class BatchedForeignKeys:
         """Restore the per-row triggers, then refuse the execution if any row still references a deleted key: one
         query per referenced table (its deleted keys sent once, each referencing table probed for them)."""
         cursor.execute("SET LOCAL session_replication_role = origin")
-        quote = connections[self.alias].ops.quote_name
+        quote = partial(_quote, self.alias)
         for parent, keys in self.deleted.items():
             references = [r for r in self.references if r.parent == parent]
             if not keys or not references:

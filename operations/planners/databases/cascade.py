@@ -407,8 +407,7 @@ def _criteria(
             RiskCriterion(
                 "data_moved",
                 f"{len(trashed):,} director(ies), {about}{files:,} file(s) and {about}{size:,} bytes go to the "
-                "console's trash "
-                "(Hive deletes them).",
+                "console's trash (Hive deletes them).",
             )
         )
     if partitions:
