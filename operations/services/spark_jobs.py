@@ -181,10 +181,17 @@ def _launch(
         **credentials_environment(plan.get("filesystems", {}).get("s3", {})),
         **(secrets or {}),
     }
-    process = spark.launch_driver(engine, files, secrets)
+    try:
+        process = spark.launch_driver(engine, files, secrets)
+    except ValueError as exc:  # a credential that cannot reach a driver on the cluster
+        raise ApplicationError(
+            ErrorCode.EXECUTION_FAILED, f"The Spark driver was not started: {exc}", {"job": handle.job_id}
+        ) from None
+    passed = sorted(spark.driver_secret_settings(engine, secrets))  # names only
     handle.log(
-        f"Driver started on {engine.master} ({engine.kind}, {engine.deploy_description})", driver_pid=process.pid,
-        spark_master=engine.master,
+        f"Driver started on {engine.master} ({engine.kind}, {engine.deploy_description})"
+        + (f"; its credentials in {', '.join(passed)}" if passed else ""),
+        driver_pid=process.pid, spark_master=engine.master,
     )  # fmt: skip
     return Driver(files, spark.ProgressReader(files.work), program, process.pid, process)
 

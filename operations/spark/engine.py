@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from operations.spark.connect_sessions import interrupt_session, new_session_id, with_session
+from operations.spark.driver_secrets import cluster_driver_environment, java_properties, memory_file
 from operations.spark.entry import SPEC_FILE, process_alive
 from operations.spark.work import MANIFEST_FILE, PROGRESS_FILE, ProgressReader, WorkDir
 
@@ -46,6 +47,7 @@ __all__ = (
     "SparkEngine",
     "driver_alive",
     "driver_command",
+    "driver_secret_settings",
     "interrupt_connect_operations",
     "kill_application",
     "launch_driver",
@@ -242,8 +244,9 @@ def python_conf(engine: SparkEngine) -> dict[str, str]:
     return {"spark.pyspark.python": sys.executable, "spark.pyspark.driver.python": sys.executable}
 
 
-def driver_command(engine: SparkEngine, files: DriverFiles) -> list[str]:
-    """The command that starts the driver for ``files``."""
+def driver_command(engine: SparkEngine, files: DriverFiles, secret_settings: int | None = None) -> list[str]:
+    """The command that starts the driver for ``files``; ``secret_settings``: the descriptor of an in-memory
+    properties file of settings that must not show in the command line (a cluster-mode driver's credentials)."""
     if engine.is_connect:
         return [sys.executable, "-m", "operations.spark.entry", str(files.directory)]
     spec = json.loads(files.spec.read_text())
@@ -251,6 +254,8 @@ def driver_command(engine: SparkEngine, files: DriverFiles) -> list[str]:
     command = [_spark_submit(), "--master", engine.master, "--deploy-mode", mode, "--name", spec["app_name"]]
     for key, value in spec["conf"].items():
         command += ["--conf", f"{key}={value}"]
+    if secret_settings is not None:  # the cluster's spark-defaults.conf still applies
+        command += ["--properties-file", f"/dev/fd/{secret_settings}", "--load-spark-defaults"]
     command += ["--py-files", ",".join(spec["py_files"])]
     if mode == "cluster":  # the driver's container gets job.json in its working directory
         command += ["--files", str(files.spec)]
@@ -262,25 +267,42 @@ def launch_driver(
     engine: SparkEngine, files: DriverFiles, secrets: dict[str, str] | None = None
 ) -> subprocess.Popen[bytes]:
     """Start the driver in a process group of its own, its output going to the log file; ``secrets`` (credentials)
-    reach it in its environment only, never in a file."""
+    reach it in its environment only, never in a file or the command line: a driver here inherits them, one on the
+    cluster gets them through the cluster manager (:func:`driver_secret_settings`)."""
     python = {**python_conf(engine), **engine.conf}
+    on_cluster = driver_secret_settings(engine, secrets or {})
     environment = {
         **os.environ,
-        **(secrets or {}),
+        **({} if engine.deploy_mode == "cluster" else secrets or {}),
         "PYSPARK_PYTHON": python.get("spark.pyspark.python", sys.executable),
         "PYSPARK_DRIVER_PYTHON": python.get("spark.pyspark.driver.python", sys.executable),
         "PYTHONPATH": os.pathsep.join(filter(None, [str(PACKAGE_ROOT), os.environ.get("PYTHONPATH", "")])),
     }
-    with files.log.open("ab") as log:
-        return subprocess.Popen(
-            driver_command(engine, files),
-            cwd=PACKAGE_ROOT,
-            env=environment,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    settings = memory_file(java_properties(on_cluster)) if on_cluster else None
+    try:
+        with files.log.open("ab") as log:
+            return subprocess.Popen(
+                driver_command(engine, files, settings),
+                cwd=PACKAGE_ROOT,
+                env=environment,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                pass_fds=() if settings is None else (settings,),
+            )
+    finally:
+        if settings is not None:
+            os.close(settings)  # spark-submit holds its own
+
+
+def driver_secret_settings(engine: SparkEngine, secrets: dict[str, str]) -> dict[str, str]:
+    """The settings giving a cluster-mode driver ``secrets`` as its environment (YARN's application master
+    environment, Kubernetes' driver environment), but for a variable ``CATALOG_SPARK_CONF`` sets for it; none for a
+    driver that runs here."""
+    if engine.deploy_mode != "cluster":
+        return {}
+    return cluster_driver_environment(engine.kind, engine.conf, secrets)
 
 
 def interrupt_connect_operations(files: DriverFiles) -> bool:
