@@ -24,10 +24,13 @@ from catalog_admin.locations import CHECKSUM_CHUNK, Digest, FileEntry, TreeSize,
 
 __all__ = (
     "JOB_CREDENTIALS",
+    "SOURCE_JOB_CREDENTIALS",
     "UNREACHABLE",
     "FsspecFileSystem",
     "credentials_environment",
     "fsspec_filesystem",
+    "plan_credentials_environment",
+    "plan_filesystems",
     "profile_credentials",
     "with_credentials",
 )
@@ -66,19 +69,23 @@ def fsspec_filesystem(scheme: str, options: dict[str, str], authority: str = "")
 
 
 # The variables a worker sets in a job driver's environment (only there, never on disk): the S3 credentials of the
-# job's metastore, resolved by the worker from its profile or its environment.
+# job's metastore, resolved by the worker from its profile or its environment; for a merge's data copy, the source
+# metastore's too (its store may need other credentials than the target's).
 JOB_CREDENTIALS = ("CATALOG_JOB_S3_KEY", "CATALOG_JOB_S3_SECRET", "CATALOG_JOB_S3_TOKEN")
+SOURCE_JOB_CREDENTIALS = ("CATALOG_JOB_SOURCE_S3_KEY", "CATALOG_JOB_SOURCE_S3_SECRET", "CATALOG_JOB_SOURCE_S3_TOKEN")
+# Where a job's plan keeps each side's filesystem options (no secrets), with the variables of its credentials.
+PLAN_FILESYSTEMS = {"filesystems": JOB_CREDENTIALS, "source_filesystems": SOURCE_JOB_CREDENTIALS}
 _AWS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
 
 
-def with_credentials(options: dict[str, str]) -> dict[str, str]:
+def with_credentials(options: dict[str, str], variables: tuple[str, str, str] = JOB_CREDENTIALS) -> dict[str, str]:
     """``options`` plus the S3 credentials of this process's environment: in a job's driver the job's own
-    (:data:`JOB_CREDENTIALS`, replacing a named profile the executors' hosts may lack), else the standard
+    (``variables``, replacing a named profile the executors' hosts may lack), else the standard
     ``AWS_ACCESS_KEY_ID`` / ``AWS_SECRET_ACCESS_KEY`` (``AWS_SESSION_TOKEN``) unless a profile is named. A Spark
     program's driver hands them to its executors this way, in the tasks' closure, never in its JSON plan."""
     if "key" in options:
         return options
-    key, secret, token = (os.environ.get(name) for name in JOB_CREDENTIALS)
+    key, secret, token = (os.environ.get(name) for name in variables)
     if not (key and secret):
         if "profile" in options:
             return options
@@ -89,10 +96,31 @@ def with_credentials(options: dict[str, str]) -> dict[str, str]:
     return {**own, "key": key, "secret": secret, **({"token": token} if token else {})}
 
 
-def credentials_environment(s3_options: dict[str, str]) -> dict[str, str]:
-    """The :data:`JOB_CREDENTIALS` variables for a job's driver reaching S3 with ``s3_options`` (a metastore's):
-    its profile's credentials as botocore resolves them, else this process's standard AWS variables; empty when
-    there are none (the preview blocks such a job: ``operations.planners.data_scope``)."""
+def plan_filesystems(plan: dict[str, Any], side: str = "filesystems") -> dict[str, Any]:
+    """A job plan's filesystem options for ``side`` (``filesystems``: the job's metastore; ``source_filesystems``: a
+    merge's source, the same as the other when the plan has none) with this process's credentials for it."""
+    if side not in plan:
+        side = "filesystems"
+    options = plan.get(side, {})
+    return {**options, "s3": with_credentials(dict(options.get("s3", {})), PLAN_FILESYSTEMS[side])}
+
+
+def plan_credentials_environment(plan: dict[str, Any]) -> dict[str, str]:
+    """The variables a job's driver needs to reach each side of ``plan`` (:func:`credentials_environment`)."""
+    return {
+        name: value
+        for side, variables in PLAN_FILESYSTEMS.items()
+        if side in plan
+        for name, value in credentials_environment(plan[side].get("s3", {}), variables).items()
+    }
+
+
+def credentials_environment(
+    s3_options: dict[str, str], variables: tuple[str, str, str] = JOB_CREDENTIALS
+) -> dict[str, str]:
+    """The ``variables`` for a job's driver reaching S3 with ``s3_options`` (a metastore's): its profile's
+    credentials as botocore resolves them, else this process's standard AWS variables; empty when there are none
+    (the preview blocks such a job: ``operations.planners.data_scope``)."""
     if "profile" in s3_options:
         found = profile_credentials(s3_options["profile"])
         values = (found.access_key, found.secret_key, found.token) if found is not None else (None, None, None)
@@ -100,7 +128,7 @@ def credentials_environment(s3_options: dict[str, str]) -> dict[str, str]:
         values = tuple(os.environ.get(name) for name in _AWS)
     if not (values[0] and values[1]):
         return {}
-    return {name: value for name, value in zip(JOB_CREDENTIALS, values, strict=True) if value}
+    return {name: value for name, value in zip(variables, values, strict=True) if value}
 
 
 def profile_credentials(profile: str) -> Any:

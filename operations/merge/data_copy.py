@@ -145,9 +145,17 @@ def _copy_plan(merge: MergeImport, units: list[dict[str, str]]) -> dict[str, Any
         ]
         listed_units.append({**unit, "files": files})
     _journal(merge, files=planned)
-    return {"program": "relocate", "metastore": merge.target, "units": listed_units,
-            "filesystems": copy_filesystem_options(merge.target),
+    return {"program": "relocate", "metastore": merge.target, "units": listed_units, **_filesystems(merge),
             "completed": [], "checksum": COPY_CHECKSUM}  # fmt: skip
+
+
+def _filesystems(merge: MergeImport) -> dict[str, Any]:
+    """How the copy reaches each end: the sources with the source metastore's settings, the copies with the
+    target's (each side's credentials reach a driver as its own variables: ``object_stores.plan_filesystems``)."""
+    return {
+        "filesystems": copy_filesystem_options(merge.target),
+        "source_filesystems": copy_filesystem_options(merge.source),
+    }
 
 
 def _catch_up(merge: MergeImport, report: Report) -> None:
@@ -162,7 +170,7 @@ def _catch_up(merge: MergeImport, report: Report) -> None:
                            for relative, size in files.get(unit["key"], [])]}
         for unit in journal["units"]
     ]  # fmt: skip
-    plan = {"metastore": merge.source, "units": units, "filesystems": copy_filesystem_options(merge.target)}
+    plan = {"metastore": merge.source, "units": units, **_filesystems(merge)}
     try:
         _plan, caught_up = catch_up_relocation(plan)
     except ApplicationError as exc:

@@ -19,9 +19,8 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from catalog_admin.filesystem_options import OBJECT_STORE_SCHEMES
 from catalog_admin.hive.locations import is_inside, normalize_location
-from catalog_admin.locations import FileEntry, filesystem_for, location_scheme
+from catalog_admin.locations import FileEntry, filesystem_for
 from catalog_admin.selectors.locations import governed_roots
 from catalog_admin.selectors.metastores import Metastore
 from operations.choices import JobKind
@@ -32,7 +31,6 @@ from operations.merge.reads import MetastoreReader
 from operations.merge.request import MergeRequest
 from operations.models import MergeImport
 from operations.planners.data_scope import estimate_duration
-from operations.services.relocate import copy_filesystem_options
 
 __all__ = ("DEFAULT_COPY_BYTES_PER_SECOND", "LISTED_FILES", "data_copy_preview", "moved_locations")
 
@@ -73,14 +71,10 @@ def data_copy_preview(
     moved = moved_locations(request, src, ids)
     findings, units, budget = _Findings(), [], LISTED_FILES
     source_roots, target_roots = governed_roots(source), governed_roots(target)
-    same_store_settings = copy_filesystem_options(source.alias)["s3"] == copy_filesystem_options(target.alias)["s3"]
     unfinished = _unfinished_copies(request)
     absent = "\0"  # the last directory found missing (sources in path order): what lies below it is not listed
     for key, origin, destination in moved:
         if origin.startswith(absent):
-            continue
-        if not same_store_settings and location_scheme(origin) in OBJECT_STORE_SCHEMES:
-            findings.add("data_store_settings_differ", f"{key} ({origin})")
             continue
         if not any(is_inside(origin, root) for root in source_roots.locations):
             findings.add("data_source_outside_roots", f"{key} ({origin})")
@@ -185,10 +179,6 @@ _MESSAGES = {
     "data_destination_exists": "copy destination(s) already exist and hold files: {named}. Move them away or change "
     "the location rule.",
     "data_unreadable": "location(s) whose filesystem the console cannot read: {named}.",
-    "data_store_settings_differ": "location(s) to copy lie on an object store the source '{source}' reaches with "
-    "other settings than the target '{target}' (endpoint, region or credentials): {named}. The copy reads and writes "
-    "with the target's settings, so it could read another store's objects: give both metastores the same settings "
-    "for this store (CATALOG_FILESYSTEMS), or copy the data before merging.",
     "data_too_large": "the merge moves {named} of data: more than a preview lists; merge fewer databases at a time.",
 }
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.locations import COPY_CHECKSUM, FileEntry, filesystem_for, is_hidden
-from catalog_admin.object_stores import with_credentials
+from catalog_admin.object_stores import plan_filesystems
 from operations.spark.programs.file_copy import copy_verified
 
 __all__ = ("CATCH_UP_ROUNDS", "Drift", "catch_up_relocation", "compare_listing", "refuse_rewrite_drift")
@@ -106,7 +106,7 @@ def catch_up_relocation(
     ``between_rounds`` runs before each listing (the caller's lock heartbeat)."""
     plan = copy.deepcopy(plan)
     caught_up: dict[str, list[dict[str, Any]]] = {}
-    options = {**plan.get("filesystems", {}), "s3": with_credentials(dict(plan.get("filesystems", {}).get("s3", {})))}
+    options, source_options = plan_filesystems(plan), plan_filesystems(plan, "source_filesystems")
     for done in range(rounds + 1):
         between_rounds()
         drifts = [
@@ -127,16 +127,18 @@ def catch_up_relocation(
         _raise_if_any(refusal, "copy", why)
         units = {unit["key"]: unit for unit in plan["units"]}
         for drift in (drift for drift in drifts if drift.added):
-            copied = [_copy_one(options, units[drift.unit], entry) for entry in drift.added]
+            copied = [_copy_one(options, source_options, units[drift.unit], entry) for entry in drift.added]
             units[drift.unit]["files"] = units[drift.unit]["files"] + copied
             caught_up.setdefault(drift.unit, []).extend(copied)
     raise AssertionError("unreachable: the last round returns or refuses")
 
 
-def _copy_one(options: dict[str, Any], unit: dict[str, Any], entry: FileEntry) -> dict[str, Any]:
+def _copy_one(
+    options: dict[str, Any], source_options: dict[str, Any], unit: dict[str, Any], entry: FileEntry
+) -> dict[str, Any]:
     """One file that appeared, copied and verified by size and checksum; refused when it does not verify."""
     item = {"source": entry.location, "destination": f"{unit['destination']}/{entry.relative}", "size": entry.size}
-    result = copy_verified(options, {"unit": unit["key"], **item}, algorithm=COPY_CHECKSUM)
+    result = copy_verified(options, {"unit": unit["key"], **item}, COPY_CHECKSUM, source_options)
     if not result["ok"]:
         raise ApplicationError(
             ErrorCode.EXECUTION_FAILED,

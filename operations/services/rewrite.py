@@ -17,7 +17,7 @@ from django.conf import settings
 
 from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.locations import FileEntry, filesystem_for, is_hidden
-from catalog_admin.object_stores import with_credentials
+from catalog_admin.object_stores import plan_filesystems
 from catalog_admin.selectors.metastores import get_metastore
 from operations.planners.data_scope import refuse_symlinks
 from operations.planners.rewrite_swap import retained_levels, staging_levels
@@ -108,5 +108,5 @@ def measured_statistics(plan: dict[str, Any], manifest: dict[str, Any]) -> dict[
 
 def _recounted(plan: dict[str, Any], file_format: str, files: Sequence[FileEntry]) -> int:
     """Rows of the new files of a unit an earlier run rewrote and verified (footers, records, lines)."""
-    options = {**plan.get("filesystems", {}), "s3": with_credentials(dict(plan.get("filesystems", {}).get("s3", {})))}
+    options = plan_filesystems(plan)
     return sum(file_rows(options, file_format, f.location) for f in files)

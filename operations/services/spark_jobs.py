@@ -38,7 +38,7 @@ from django.utils import timezone
 
 from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.locations import filesystem_for
-from catalog_admin.object_stores import credentials_environment
+from catalog_admin.object_stores import plan_credentials_environment
 from catalog_admin.selectors.metastores import get_metastore
 from operations.choices import JobKind
 from operations.containment import governed_roots
@@ -178,7 +178,7 @@ def _launch(
     plan = job.plan if plan is None else plan
     files = _driver_files(job, engine, program, plan)
     secrets = {  # the driver's environment only
-        **credentials_environment(plan.get("filesystems", {}).get("s3", {})),
+        **plan_credentials_environment(plan),
         **(secrets or {}),
     }
     try:

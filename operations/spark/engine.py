@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from operations.spark.connect_sessions import interrupt_session, new_session_id, with_session
-from operations.spark.driver_secrets import cluster_driver_environment, java_properties, memory_file
+from operations.spark.driver_secrets import DRIVER_ENVIRONMENT, cluster_driver_environment, java_properties, memory_file
 from operations.spark.entry import SPEC_FILE, process_alive
 from operations.spark.work import MANIFEST_FILE, PROGRESS_FILE, ProgressReader, WorkDir
 
@@ -273,7 +273,7 @@ def launch_driver(
     on_cluster = driver_secret_settings(engine, secrets or {})
     environment = {
         **os.environ,
-        **({} if engine.deploy_mode == "cluster" else secrets or {}),
+        **({} if on_cluster else secrets or {}),
         "PYSPARK_PYTHON": python.get("spark.pyspark.python", sys.executable),
         "PYSPARK_DRIVER_PYTHON": python.get("spark.pyspark.driver.python", sys.executable),
         "PYTHONPATH": os.pathsep.join(filter(None, [str(PACKAGE_ROOT), os.environ.get("PYTHONPATH", "")])),
@@ -300,7 +300,7 @@ def driver_secret_settings(engine: SparkEngine, secrets: dict[str, str]) -> dict
     """The settings giving a cluster-mode driver ``secrets`` as its environment (YARN's application master
     environment, Kubernetes' driver environment), but for a variable ``CATALOG_SPARK_CONF`` sets for it; none for a
     driver that runs here."""
-    if engine.deploy_mode != "cluster":
+    if engine.deploy_mode != "cluster" or engine.kind not in DRIVER_ENVIRONMENT:
         return {}
     return cluster_driver_environment(engine.kind, engine.conf, secrets)
 

@@ -28,7 +28,13 @@ from catalog_admin.locations import (
     mapped_digest,
     stream_digest,
 )
-from catalog_admin.object_stores import FsspecFileSystem, credentials_environment, with_credentials
+from catalog_admin.object_stores import (
+    FsspecFileSystem,
+    credentials_environment,
+    plan_credentials_environment,
+    plan_filesystems,
+    with_credentials,
+)
 from tests.fixtures.object_store import S3Server
 
 
@@ -192,6 +198,47 @@ def test_a_profile_is_resolved_for_a_job_s_driver(tmp_path: Path, monkeypatch: p
         "CATALOG_JOB_S3_SECRET": "global-secret",
     }
     assert credentials_environment({"profile": "nobody"}) == {}
+
+
+def test_a_merges_driver_reaches_each_side_with_that_sides_profile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plan with the source's own filesystem options: the worker resolves each side's profile into its own
+    variables, and the driver, given them, reads the source with the source's keys and writes with the target's."""
+    # given
+    profiles = tmp_path / "credentials"
+    profiles.write_text(
+        "[lake]\naws_access_key_id = lake-id\naws_secret_access_key = lake-secret\n\n"
+        "[landing]\naws_access_key_id = landing-id\naws_secret_access_key = landing-secret\n"
+    )
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(profiles))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    plan = {
+        "filesystems": {"s3": {"endpoint_url": "http://b", "profile": "landing"}},
+        "source_filesystems": {"s3": {"endpoint_url": "http://a", "profile": "lake"}},
+    }
+
+    # when: the worker's side
+    environment = plan_credentials_environment(plan)
+
+    # then
+    assert environment == {
+        "CATALOG_JOB_S3_KEY": "landing-id", "CATALOG_JOB_S3_SECRET": "landing-secret",
+        "CATALOG_JOB_SOURCE_S3_KEY": "lake-id", "CATALOG_JOB_SOURCE_S3_SECRET": "lake-secret",
+    }  # fmt: skip
+
+    # when: the driver's side, with those variables and no profile file
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+
+    # then
+    assert plan_filesystems(plan)["s3"] == {"endpoint_url": "http://b", "key": "landing-id", "secret": "landing-secret"}
+    assert plan_filesystems(plan, "source_filesystems")["s3"] == {
+        "endpoint_url": "http://a", "key": "lake-id", "secret": "lake-secret",
+    }  # fmt: skip
+    one_sided = {"filesystems": plan["filesystems"]}  # a relocation: the sources are read as the copies are written
+    assert plan_filesystems(one_sided, "source_filesystems") == plan_filesystems(one_sided)
 
 
 def test_an_unreachable_hdfs_reports_unknown_instead_of_failing() -> None:

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from catalog_admin.hive.text_format import TextFormat, split_fields
 from catalog_admin.locations import filesystem_for
-from catalog_admin.object_stores import with_credentials
+from catalog_admin.object_stores import plan_filesystems
 from operations.spark.programs.arrow_files import arrow_type, file_rows, read_table
 from operations.spark.programs.frames import map_rows, parallelism
 from operations.spark.programs.pacing import paced_batches
@@ -64,7 +64,7 @@ def run(spark: SparkSession | None, plan: dict, report: Callable[[dict], None]) 
                 "bytes_total": sum(f["size"] for u in plan["units"] for f in u["files"]), "files_done": 0,
                 "bytes_done": 0}  # fmt: skip
     report({"message": f"Analyzing {len(pending)} of {len(plan['units'])} units", **progress})
-    options = {**plan.get("filesystems", {}), "s3": with_credentials(dict(plan.get("filesystems", {}).get("s3", {})))}
+    options = plan_filesystems(plan)
     done: dict[str, dict] = {}
     size = max(1, int(plan.get("batch_units", DEFAULT_BATCH_UNITS)))
     for batch in paced_batches(pending, size):  # units done every few seconds (pacing.py)

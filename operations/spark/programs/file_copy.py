@@ -24,11 +24,14 @@ from catalog_admin.locations import (
 __all__ = ("copy_verified",)
 
 
-def copy_verified(options: dict[str, Any], item: dict[str, Any], algorithm: str = COPY_CHECKSUM) -> dict[str, Any]:
-    """Copy ``item`` (``unit``, ``source``, ``destination``, ``size``); the result says whether it verified, with the
-    source's checksum."""
+def copy_verified(
+    options: dict[str, Any], item: dict[str, Any], algorithm: str = COPY_CHECKSUM,
+    source_options: dict[str, Any] | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """Copy ``item`` (``unit``, ``source``, ``destination``, ``size``), reading with ``source_options`` (else
+    ``options``) and writing with ``options``; the result says whether it verified, with the source's checksum."""
     source, destination = item["source"], item["destination"]
-    reader_fs = filesystem_for(source, options=options)
+    reader_fs = filesystem_for(source, options=options if source_options is None else source_options)
     writer_fs = filesystem_for(destination, options=options)
     try:
         if isinstance(reader_fs, LocalFileSystem) and isinstance(writer_fs, LocalFileSystem):

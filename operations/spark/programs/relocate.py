@@ -6,6 +6,7 @@ The relocate program: copy the files the console planned, in parallel on Spark, 
     {"units": [{"key": "dt=2024-01-01", "source": "...", "destination": "...",
                 "files": [{"source": "...", "destination": "...", "size": 123}, ...]}, ...],
      "filesystems": {...},           # catalog_admin.filesystem_options, no secrets
+     "source_filesystems": {...},    # how the sources are read, when other than that (a merge's source)
      "completed": ["dt=...", ...],   # units a previous run verified: skipped
      "batch_files": 256,             # files per Spark job (optional)
      "pause_seconds": 0,             # a wait after each batch, to run gently beside other work (optional)
@@ -17,7 +18,8 @@ files all verified is reported with ``{"unit_done": key}``, so a resumed run ski
 fails the program: nothing is swapped, and the run can resume. The manifest returns what was copied and verified,
 with each copy's checksum and the algorithm. Each Spark task (or, without a session, this process) copies its files
 with two threads; without a session this process copies with two threads per core.
-Credentials are not in the plan: the driver takes them from its environment into the executors' closure.
+Credentials are not in the plan: the driver takes them from its environment into the executors' closure (each side's:
+``object_stores.plan_filesystems``).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from catalog_admin.locations import CHECKSUM_ALGORITHMS, COPY_CHECKSUM
-from catalog_admin.object_stores import with_credentials
+from catalog_admin.object_stores import plan_filesystems
 from operations.spark.programs.file_copy import copy_verified
 from operations.spark.programs.frames import map_rows
 
@@ -62,7 +64,10 @@ def run(spark: SparkSession | None, plan: dict, report: Callable[[dict], None]) 
     algorithm = plan.get("checksum", COPY_CHECKSUM)
     if algorithm not in CHECKSUM_ALGORITHMS:
         raise ValueError(f"Unknown checksum {algorithm!r} in the plan; known: {', '.join(CHECKSUM_ALGORITHMS)}")
-    copy = partial(copy_verified, _executor_options(plan.get("filesystems", {})), algorithm=algorithm)
+    copy = partial(
+        copy_verified, plan_filesystems(plan), algorithm=algorithm,
+        source_options=plan_filesystems(plan, "source_filesystems"),
+    )  # fmt: skip
     done: dict[str, dict[str, Any]] = {}
     progress = {"partitions_done": totals["partitions_done"], "files_done": totals["files_done"],
                 "bytes_done": totals["bytes_done"]}  # fmt: skip
@@ -162,9 +167,3 @@ def _totals(units: list[dict], completed: set[str]) -> dict[str, int]:
         "bytes_total": sum(f["size"] for f in files),
         "bytes_done": sum(f["size"] for f in done),
     }
-
-
-def _executor_options(filesystems: dict[str, Any]) -> dict[str, Any]:
-    """The plan's filesystem options with the driver's S3 credentials added (the executors' environment may lack
-    them, e.g. on a cluster)."""
-    return {**filesystems, "s3": with_credentials(dict(filesystems.get("s3", {})))}

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 from catalog_admin.hive.sequence_file import SequenceFileError, values
 from catalog_admin.hive.text_format import get_byte
 from catalog_admin.locations import filesystem_for, is_hidden
-from catalog_admin.object_stores import with_credentials
+from catalog_admin.object_stores import plan_filesystems
 from operations.spark.programs.arrow_files import SUFFIXES, FileWriter, PrecisionLost, file_rows, read_table
 from operations.spark.programs.lazy_text import complex_parser, is_complex
 from operations.spark.programs.pacing import paced_batches
@@ -77,7 +77,7 @@ def run(spark: SparkSession | None, plan: dict, report: Callable[[dict], None]) 
                 "files_total": files_total, "bytes_total": bytes_total, "files_done": len(skipped),
                 "bytes_done": sum(f["size"] for f in skipped)}  # fmt: skip
     report({"message": f"Rewriting {len(pending)} of {len(plan['units'])} units", **progress})
-    options = {**plan.get("filesystems", {}), "s3": with_credentials(dict(plan.get("filesystems", {}).get("s3", {})))}
+    options = plan_filesystems(plan)
     done: dict[str, dict[str, Any]] = {}
     size = max(1, int(plan.get("batch_units", DEFAULT_BATCH_UNITS)))
     _batches(spark, plan, options, pending, size, done, progress, report)

@@ -13,6 +13,8 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import uuid
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,7 @@ from django.db import connections
 from django.template.loader import render_to_string
 
 from catalog_admin.db import allow_metastore_writes
+from catalog_admin.locations import filesystem_for
 from operations.merge.execute import merge_execute, merge_resume
 from operations.merge.preview import merge_preview
 from operations.merge.reads import MetastoreReader
@@ -30,6 +33,7 @@ from operations.merge.workflow import MergeChange
 from operations.models import MergeImport
 from operations.spark.programs import merge as program
 from operations.spark.programs import relocate
+from tests.fixtures.object_store import LANDING_BUCKET, S3Server
 
 pytestmark = [pytest.mark.matrix, pytest.mark.slow]
 
@@ -305,33 +309,58 @@ def test_a_file_written_into_a_source_during_the_copy_is_copied_before_the_publi
     appeared[0].unlink()
 
 
-@pytest.mark.parametrize("same_settings", [False, True])
-def test_a_source_on_an_object_store_the_metastores_reach_differently_blocks(
-    merge_target, settings, same_settings: bool
+def test_each_end_of_the_copy_is_reached_with_its_own_metastores_object_store_settings(
+    merge_target, settings, s3_profiles: S3Server
 ) -> None:  # noqa: ANN001
-    """The copy reaches both ends with the target's object-store settings: where the source's differ (another endpoint
-    here), it could read another store's objects under the same bucket name, so the preview blocks, naming the
-    location; with the same settings it does not."""
-    # given
+    """The source's partition lies in a bucket only the source's profile may read; the rule moves it into a bucket
+    only the target's profile may write. The copy reads with the source's settings and writes with the target's:
+    the objects arrive equal, journaled; the revert removes them and the source's stay."""
+    # given: each metastore with its own profile, and the target's unable to read the source's bucket
     source, target = _pair(merge_target)
-    store = {"endpoint_url": "http://127.0.0.1:9"}
+    s3 = {"endpoint_url": s3_profiles.endpoint, "region": "us-east-1"}
     settings.CATALOG_FILESYSTEMS = {
-        "s3": store,
-        "metastores": {source: {"s3": store if same_settings else {"endpoint_url": "http://127.0.0.1:8"}}},
-    }
+        "s3": s3, "hdfs": {},
+        "metastores": {source: {"s3": {**s3, "profile": "lake-reader"}},
+                       target: {"s3": {**s3, "profile": "landing-writer"}}},
+    }  # fmt: skip
+    lake, landing = s3_profiles.location("lake", uuid.uuid4().hex), f"s3a://{LANDING_BUCKET}/{uuid.uuid4().hex}"
+    admin = filesystem_for(lake, options={"s3": {**s3, "key": s3_profiles.access_key,
+                                                "secret": s3_profiles.secret_key}})  # fmt: skip
+    contents = {"part-0": b"1,a\n", "part-1": b"2,b\n" * 1000}
+    for name, data in contents.items():
+        with admin.open(f"{lake}/sales/dt=1/{name}", "wb") as stream:
+            stream.write(data)
+    with pytest.raises(PermissionError), filesystem_for(lake, target).open(f"{lake}/sales/dt=1/part-0", "rb") as s:
+        s.read()
+    _govern(source, lake)
+    _govern(target, landing)
     reader = MetastoreReader(source)
     sd_id = reader.rows('SELECT p."SD_ID" FROM "PARTITIONS" p ORDER BY p."PART_ID" LIMIT 1')[0][0]
     with allow_metastore_writes(), connections[source].cursor() as cursor:
-        cursor.execute('UPDATE "SDS" SET "LOCATION" = %s WHERE "SD_ID" = %s', ["s3a://lake/sales/dt=1", sd_id])
-    rule = parse_location_rule(f"s3a://lake={_warehouse(target)}/from-lake")
+        cursor.execute('UPDATE "SDS" SET "LOCATION" = %s WHERE "SD_ID" = %s', [f"{lake}/sales/dt=1", sd_id])
     request = _request(source, target)
+    rule = parse_location_rule(f"{lake}={landing}")
     request = MergeRequest(source, target, request.databases, RENAMES, (*request.location_rules, rule))
-    # when
     preview = merge_preview(request)
+    assert preview.is_executable, preview.blockers
+    # when
+    merge = merge_execute(request, preview, report=[].append)
     # then
-    blockers = [b for b in preview.blockers if b.code == "data_store_settings_differ"]
-    if same_settings:
-        assert blockers == []
-    else:
-        assert len(blockers) == 1 and "s3a://lake/sales/dt=1" in blockers[0].message
-        assert f"the source '{source}'" in blockers[0].message
+    copied = filesystem_for(landing, target)
+    assert merge.state == MergeImport.State.PUBLISHED
+    assert f"{landing}/sales/dt=1" in _imported_locations(target)
+    for name, data in contents.items():
+        with copied.open(f"{landing}/sales/dt=1/{name}", "rb") as stream:
+            assert stream.read() == data
+    # when reverted
+    merge_revert(merge)
+    # then the copies are gone, the source's objects stay
+    assert not copied.list_files(f"{landing}/sales/dt=1")
+    assert sorted(e.relative for e in filesystem_for(lake, source).list_files(f"{lake}/sales/dt=1")) == sorted(contents)
+
+
+def _govern(alias: str, root: str) -> None:
+    """``root`` governed by metastore ``alias`` too (the merge fixture restores the configurations)."""
+    settings.METASTORE_CONFIGS = [
+        replace(c, extra_roots=(*c.extra_roots, root)) if c.name == alias else c for c in settings.METASTORE_CONFIGS
+    ]

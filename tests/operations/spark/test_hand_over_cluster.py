@@ -43,7 +43,9 @@ def test_a_stopping_worker_in_cluster_deploy_mode_stops_the_driver_and_fails_the
     monkeypatch.setattr(spark_jobs, "spark_engine", lambda: ClusterEngine(master="local[1]"))
     client_command = engine_module.driver_command
     monkeypatch.setattr(
-        engine_module, "driver_command", lambda engine, files: client_command(SparkEngine(master=engine.master), files)
+        engine_module,
+        "driver_command",
+        lambda engine, files, secret_settings=None: client_command(SparkEngine(master=engine.master), files),
     )
     monkeypatch.setattr(jobs, "_STOPPING", threading.Event())
     locations = data_directories(tmp_path / "data", count=5)
