@@ -30,7 +30,7 @@ from operations.merge.plan import MergeBlocker
 from operations.merge.reads import MetastoreReader
 from operations.merge.request import MergeRequest
 from operations.models import MergeImport
-from operations.planners.data_scope import estimate_duration
+from operations.planners.data_scope import engine_reach_blockers, estimate_duration
 
 __all__ = ("DEFAULT_COPY_BYTES_PER_SECOND", "LISTED_FILES", "data_copy_preview", "moved_locations")
 
@@ -98,7 +98,18 @@ def data_copy_preview(
                 _check_destination(destination, target.alias, findings, key)
             units.append(DataUnit(key, origin, destination, len(listed), sum(entry.size for entry in listed)))
     plan = _with_estimate(tuple(sorted(units, key=lambda unit: unit.key)))
-    return plan, findings.blockers(source, target)
+    return plan, [*findings.blockers(source, target), *_reach_blockers(units, source, target)]
+
+
+def _reach_blockers(units: list[DataUnit], source: Metastore, target: Metastore) -> list[MergeBlocker]:
+    """Each filesystem the copy job could not reach, as the data jobs' previews say it (``engine_unreachable``):
+    the sources with the source metastore's settings, the destinations with the target's."""
+    sides = ((source, [unit.source for unit in units]), (target, [unit.destination for unit in units]))
+    return [
+        MergeBlocker("data_engine_unreachable", metastore.name, finding.message)
+        for metastore, locations in sides
+        for finding in engine_reach_blockers(metastore, locations, "merge")
+    ]
 
 
 def moved_locations(request: MergeRequest, src: MetastoreReader, ids: tuple[int, ...]) -> list[tuple[str, str, str]]:

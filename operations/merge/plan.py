@@ -65,7 +65,7 @@ class MergeBlocker:
     # unsafe_location | outside_roots | value_too_long (one per kind, counted: operations.merge.validation) |
     # view_reference (views that cannot follow their renamed databases: operations.merge.views) | data_symlink |
     # data_source_outside_roots | data_destination_outside_roots | data_destination_exists | data_unreadable |
-    # data_too_large (the data the location rules move: operations.merge.data_preview)
+    # data_too_large | data_engine_unreachable (the data the location rules move: operations.merge.data_preview)
     subject: str
     message: str
 

@@ -324,23 +324,14 @@ def test_each_end_of_the_copy_is_reached_with_its_own_metastores_object_store_se
                        target: {"s3": {**s3, "profile": "landing-writer"}}},
     }  # fmt: skip
     lake, landing = s3_profiles.location("lake", uuid.uuid4().hex), f"s3a://{LANDING_BUCKET}/{uuid.uuid4().hex}"
-    admin = filesystem_for(lake, options={"s3": {**s3, "key": s3_profiles.access_key,
-                                                "secret": s3_profiles.secret_key}})  # fmt: skip
     contents = {"part-0": b"1,a\n", "part-1": b"2,b\n" * 1000}
     for name, data in contents.items():
-        with admin.open(f"{lake}/sales/dt=1/{name}", "wb") as stream:
-            stream.write(data)
+        _put(s3_profiles, f"{lake}/sales/dt=1/{name}", data)
     with pytest.raises(PermissionError), filesystem_for(lake, target).open(f"{lake}/sales/dt=1/part-0", "rb") as s:
         s.read()
     _govern(source, lake)
     _govern(target, landing)
-    reader = MetastoreReader(source)
-    sd_id = reader.rows('SELECT p."SD_ID" FROM "PARTITIONS" p ORDER BY p."PART_ID" LIMIT 1')[0][0]
-    with allow_metastore_writes(), connections[source].cursor() as cursor:
-        cursor.execute('UPDATE "SDS" SET "LOCATION" = %s WHERE "SD_ID" = %s', [f"{lake}/sales/dt=1", sd_id])
-    request = _request(source, target)
-    rule = parse_location_rule(f"{lake}={landing}")
-    request = MergeRequest(source, target, request.databases, RENAMES, (*request.location_rules, rule))
+    request = _moving_one_partition(source, target, f"{lake}/sales/dt=1", f"{lake}={landing}")
     preview = merge_preview(request)
     assert preview.is_executable, preview.blockers
     # when
@@ -357,6 +348,53 @@ def test_each_end_of_the_copy_is_reached_with_its_own_metastores_object_store_se
     # then the copies are gone, the source's objects stay
     assert not copied.list_files(f"{landing}/sales/dt=1")
     assert sorted(e.relative for e in filesystem_for(lake, source).list_files(f"{lake}/sales/dt=1")) == sorted(contents)
+
+
+def test_a_store_the_copy_job_could_not_reach_blocks_naming_the_metastore_and_why(
+    merge_target, settings, s3_profiles: S3Server
+) -> None:  # noqa: ANN001
+    """The target's profile has no credentials: its destination bucket could not be written, so the preview blocks
+    as a data job's does (``engine_unreachable``), naming the target; the source's side reaches its bucket."""
+    # given
+    source, target = _pair(merge_target)
+    s3 = {"endpoint_url": s3_profiles.endpoint}
+    settings.CATALOG_FILESYSTEMS = {
+        "s3": s3, "hdfs": {},
+        "metastores": {source: {"s3": {**s3, "profile": "lake-reader"}}, target: {"s3": {**s3, "profile": "nobody"}}},
+    }  # fmt: skip
+    lake, landing = s3_profiles.location("lake", uuid.uuid4().hex), f"s3a://{LANDING_BUCKET}/{uuid.uuid4().hex}"
+    _put(s3_profiles, f"{lake}/sales/dt=1/part-0", b"1,a\n")
+    _govern(source, lake)
+    _govern(target, landing)
+    request = _moving_one_partition(source, target, f"{lake}/sales/dt=1", f"{lake}={landing}")
+    # when
+    preview = merge_preview(request)
+    # then
+    blockers = [b for b in preview.blockers if b.code == "data_engine_unreachable"]
+    assert [b.subject for b in blockers] == [target]
+    assert f"no S3 credentials are configured for metastore {target} (profile 'nobody' has no credentials" in (
+        blockers[0].message
+    )
+    listed = [unit for unit in preview.data_copy.units if unit.source == f"{lake}/sales/dt=1"]
+    assert [unit.files for unit in listed] == [1]  # the source's side was listed with the source's own profile
+
+
+def _put(server: S3Server, location: str, data: bytes) -> None:
+    """An object written with the server's administrator keys."""
+    admin = {"endpoint_url": server.endpoint, "key": server.access_key, "secret": server.secret_key}
+    with filesystem_for(location, options={"s3": admin}).open(location, "wb") as stream:
+        stream.write(data)
+
+
+def _moving_one_partition(source: str, target: str, location: str, rule: str) -> MergeRequest:
+    """The test's merge, with the source's first partition at ``location`` and ``rule`` added to its location rules."""
+    reader = MetastoreReader(source)
+    sd_id = reader.rows('SELECT p."SD_ID" FROM "PARTITIONS" p ORDER BY p."PART_ID" LIMIT 1')[0][0]
+    with allow_metastore_writes(), connections[source].cursor() as cursor:
+        cursor.execute('UPDATE "SDS" SET "LOCATION" = %s WHERE "SD_ID" = %s', [location, sd_id])
+    request = _request(source, target)
+    rules = (*request.location_rules, parse_location_rule(rule))
+    return MergeRequest(source, target, request.databases, RENAMES, rules)
 
 
 def _govern(alias: str, root: str) -> None:
