@@ -122,6 +122,11 @@ class SparkEngine:
         return "cluster" if self.requested_deploy_mode == "cluster" and self.kind in CLUSTER_MODE_KINDS else "client"
 
     @property
+    def driver_on_cluster(self) -> bool:
+        """Whether the cluster manager starts the driver (and sets its environment): cluster deploy mode."""
+        return self.deploy_mode == "cluster" and self.kind in DRIVER_ENVIRONMENT
+
+    @property
     def deploy_description(self) -> str:
         """How the driver runs, for the job log (with the reason when cluster mode was asked for and not used)."""
         if self.deploy_mode == "cluster":
@@ -273,7 +278,7 @@ def launch_driver(
     on_cluster = driver_secret_settings(engine, secrets or {})
     environment = {
         **os.environ,
-        **({} if on_cluster else secrets or {}),
+        **({} if engine.driver_on_cluster else secrets or {}),
         "PYSPARK_PYTHON": python.get("spark.pyspark.python", sys.executable),
         "PYSPARK_DRIVER_PYTHON": python.get("spark.pyspark.driver.python", sys.executable),
         "PYTHONPATH": os.pathsep.join(filter(None, [str(PACKAGE_ROOT), os.environ.get("PYTHONPATH", "")])),
@@ -300,7 +305,7 @@ def driver_secret_settings(engine: SparkEngine, secrets: dict[str, str]) -> dict
     """The settings giving a cluster-mode driver ``secrets`` as its environment (YARN's application master
     environment, Kubernetes' driver environment), but for a variable ``CATALOG_SPARK_CONF`` sets for it; none for a
     driver that runs here."""
-    if engine.deploy_mode != "cluster" or engine.kind not in DRIVER_ENVIRONMENT:
+    if not engine.driver_on_cluster:
         return {}
     return cluster_driver_environment(engine.kind, engine.conf, secrets)
 
