@@ -104,7 +104,7 @@ def is_under(location: str, root: str) -> bool:
 def rewrite_prefix(location: str, old: str, new: str) -> str | None:
     """``location`` with the prefix ``old`` replaced by ``new`` (a path boundary), or None when it is not at or under
     ``old``."""
-    location = normalize_location(location)
-    if not is_under(location, old):
+    location, parent = normalize_location(location), normalize_location(old)
+    if location != parent and not location.startswith(parent + "/"):  # not under ``old`` (as ``is_under``)
         return None
     return new + location[len(old) :]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from catalog_admin.errors import ApplicationError, ErrorCode
 from catalog_admin.hive.locations import normalize_location, rewrite_prefix
@@ -33,17 +34,25 @@ class MergeRequest:
     location_rules: tuple[LocationRule, ...] = ()
 
     def new_name(self, database: str) -> str:
-        return dict(self.renames).get(database, database)
+        return self._renamed.get(database, database)
 
     def rewrite(self, location: str | None) -> str | None:
         """``location`` after the first rule that matches (the longest ``old`` first), unchanged when none does."""
         if not location:
             return location
-        for rule in sorted(self.location_rules, key=lambda r: -len(r.old)):
+        for rule in self._longest_rules_first:
             rewritten = rule.apply(location)
             if rewritten is not None:
                 return rewritten
         return normalize_location(location)
+
+    @cached_property
+    def _renamed(self) -> dict[str, str]:
+        return dict(self.renames)
+
+    @cached_property
+    def _longest_rules_first(self) -> tuple[LocationRule, ...]:
+        return tuple(sorted(self.location_rules, key=lambda r: -len(r.old)))
 
     def as_dict(self) -> dict:
         return {
