@@ -189,7 +189,17 @@ def _step(
         "scope_offset": scope_offset,
         "columns": columns,
         "ranges": ranges,
+        "source_settings": _source_settings(table, src),
     }
+
+
+def _source_settings(table: CarriedTable, src: MetastoreReader) -> dict[str, str]:
+    """Planner settings for the source's session that reads ``table``'s units. A table scoped by partitions is read
+    through ``"PART_ID" IN (the chosen partitions)``; PostgreSQL estimates those partitions from the average per
+    table, far too few for a large table, and probes the table's index once per partition (a nested loop). Both sides
+    of a unit are bounded by its key range, so a hash join reads that range once instead: the 1,000,000 statistics
+    rows of 200,000 partitions in 0.5 s instead of 2.1 s (``docs/benchmarks.md``)."""
+    return {"enable_nestloop": "off"} if src.vendor == "postgresql" and table.scope_column == "PART_ID" else {}
 
 
 def _write_id_step(tgt: MetastoreReader, write_ids: tuple[WriteIdState, ...]) -> dict[str, Any]:

@@ -55,6 +55,8 @@ UNITS_AT_ONCE = 2
 # Bytes a pipe's COPY moves per call (psycopg2's default 8 KiB): each call takes the GIL, which the merge's events,
 # built in another thread meanwhile, hold between switches.
 COPY_CHUNK = 1 << 20
+# The planner settings a step may ask of its source session (``source_settings``), with the values allowed.
+SOURCE_SETTINGS = {"enable_nestloop": ("on", "off")}
 # The JDBC driver class of each vendor, named so Spark finds it in jars added with spark.jars (not on the system
 # class path of a spark-submit driver); PostgreSQL's and MariaDB's Connector/J jars.
 JDBC_DRIVERS = {"postgresql": "org.postgresql.Driver", "mysql": "org.mariadb.jdbc.Driver"}
@@ -247,6 +249,8 @@ def _pipe(plan: dict, step: dict, low: int, high: int, target: Any) -> int:
     def produce() -> None:
         try:
             with os.fdopen(write_end, "wb") as sink, source.cursor() as cursor:
+                for statement in _source_settings_sql(step):
+                    cursor.execute(statement)
                 query = cursor.mogrify(step["pipe_select"], {"low": low, "high": high}).decode()
                 cursor.copy_expert(f"COPY ({query}) TO STDOUT", sink, COPY_CHUNK)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
@@ -271,6 +275,9 @@ def _read(plan: dict, step: dict, low: int, high: int) -> Iterator[dict]:
     """The source's rows of one key range, fetched ``FETCH_ROWS`` at a time."""
     source = connect(plan["source"])
     try:
+        with source.cursor() as setting:
+            for statement in _source_settings_sql(step):
+                setting.execute(statement)
         with _streaming_cursor(plan["source"], source) as cursor:
             cursor.execute(step["select"], {"low": low, "high": high})
             batch = cursor.fetchmany(FETCH_ROWS)
@@ -365,6 +372,8 @@ def _frame(spark: SparkSession, plan: dict, step: dict, low: int, high: int) -> 
     password = source.get("password")
     if password:
         frame = frame.option("password", password)
+    if settings := _source_settings_sql(step):
+        frame = frame.option("sessionInitStatement", "; ".join(settings))
     frame = frame.load()
     spelled = {c.upper(): c for c in frame.columns}
     rewrite = F.udf(location_rewriter(plan["location_rules"]), "string", useArrow=False)  # a plain row UDF
@@ -467,6 +476,17 @@ def _copy_value(value: Any) -> str:
 
 def _quote(side: dict, name: str) -> str:
     return f"`{name}`" if side["vendor"] == "mysql" else f'"{name}"'
+
+
+def _source_settings_sql(step: dict) -> list[str]:
+    """The ``SET`` statements of the step's ``source_settings`` (planner settings for the session reading it), each
+    one this program knows; anything else in the plan is refused."""
+    statements = []
+    for name, value in step.get("source_settings", {}).items():
+        if value not in SOURCE_SETTINGS.get(name, ()):
+            raise ValueError(f"The plan asks for source setting {name}={value!r}, which the merge program does not set")
+        statements.append(f"SET {name} = {value}")
+    return statements
 
 
 def _streaming_cursor(side: dict, connection: Any) -> Any:
