@@ -14,7 +14,8 @@ makes the merge build its events in the publishing transaction instead (:class:`
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from operator import itemgetter
 from typing import Any
 
 from django.db import DatabaseError
@@ -105,15 +106,12 @@ class StagedRows(MetastoreRows):
         return sorted(rows, key=lambda row: row[0])
 
     def key_values(self, ids: list[int]) -> dict[Any, list[tuple[Any, ...]]]:
-        wanted = set(ids)
-        rows = [r for r in self._partition_range("PARTITION_KEY_VALS", ids) if int(r["PART_ID"]) in wanted]
-        rows.sort(key=lambda r: (int(r["PART_ID"]), int(r["INTEGER_IDX"])))
-        return _grouped(rows, "PART_ID", ("PART_KEY_VAL",))
+        rows = self._partition_columns("PARTITION_KEY_VALS", ids, ("INTEGER_IDX", "PART_KEY_VAL"))
+        rows.sort(key=lambda row: (int(row[0]), int(row[1])))
+        return _owned(row[::2] for row in rows)  # (PART_ID, PART_KEY_VAL)
 
     def partition_params(self, ids: list[int]) -> dict[Any, list[tuple[Any, ...]]]:
-        wanted = set(ids)
-        rows = [r for r in self._partition_range("PARTITION_PARAMS", ids) if int(r["PART_ID"]) in wanted]
-        return _grouped(rows, "PART_ID", ("PARAM_KEY", "PARAM_VALUE"))
+        return _owned(self._partition_columns("PARTITION_PARAMS", ids, ("PARAM_KEY", "PARAM_VALUE")))
 
     # Reading ----------------------------------------------------------------------------------------------------
 
@@ -163,25 +161,37 @@ class StagedRows(MetastoreRows):
         return self._defaults[key]
 
     def _partition_range(self, name: str, ids: list[int]) -> Iterator[dict[str, Any]]:
-        """The rows of ``name`` whose (target) partition ids lie between the least and greatest of ``ids``; a table
-        scoped by its partitions reads its scope for those partitions only, not for every partition of the step."""
+        """The rows of ``name`` whose (target) partition ids lie between the least and greatest of ``ids``."""
+        return self._rows(name, *self._partition_bounds(name, ids)) if ids else iter(())
+
+    def _partition_columns(self, name: str, ids: list[int], columns: tuple[str, ...]) -> list[tuple[Any, ...]]:
+        """``(PART_ID, *columns)`` (target columns, upper case) of the rows of ``name`` that belong to the partitions
+        ``ids``: tuples, not a mapping per row (the parameter and key value tables hold most of a merge's rows)."""
         if not ids:
-            return iter(())
+            return []
+        wanted, picked = set(ids), ("PART_ID", *columns)
+        rows = self._rows(name, *self._partition_bounds(name, ids), columns=picked)
+        return [row for row in rows if int(row[0]) in wanted]
+
+    def _partition_bounds(self, name: str, ids: list[int]) -> tuple[str, list[int], tuple[int, int] | None]:
+        """The condition keeping ``name``'s rows of the partitions between the least and greatest of ``ids`` (target
+        ids), and the span of the step's scope for a table scoped by its partitions, which then reads its scope for
+        those partitions only, not for every partition of the step."""
         offset = self.offsets.get("PARTITIONS", 0)
         low, high = ids[0] - offset, ids[-1] - offset
         step = self.steps.get(name)
         scoped_by_partition = step is not None and step["scope"] == quoted_for('"PART_ID"', self.source.vendor)
-        return self._rows(
-            name, '"PART_ID" BETWEEN %s AND %s', [low, high], (low, high) if scoped_by_partition else None
-        )
+        return '"PART_ID" BETWEEN %s AND %s', [low, high], (low, high) if scoped_by_partition else None
 
     def _rows(
-        self, name: str, where: str = "", params: Iterable[Any] = (), span: tuple[int, int] | None = None
-    ) -> Iterator[dict[str, Any]]:
+        self, name: str, where: str = "", params: Iterable[Any] = (), span: tuple[int, int] | None = None,
+        columns: tuple[str, ...] = (),
+    ) -> Iterator[Any]:  # fmt: skip
         """The publishing step's rows of ``name`` (all its units, or those of the scope column's ``span``; ``where``:
         a further condition on the source's columns) as the target will hold them: computed by the source's server
         where the step has a SQL form (the pipe's own ``SELECT``, PostgreSQL to PostgreSQL), else transformed here by
-        the program's column rules."""
+        the program's column rules. Each a mapping by target column (upper case), or with ``columns`` a tuple of
+        those."""
         step = self.steps.get(name)
         if step is None:
             return iter(())
@@ -191,11 +201,28 @@ class StagedRows(MetastoreRows):
         if where:
             sql += " AND " + quoted_for(where, self.source.vendor)
         rows = self.source.raw_rows(sql, list(params))
+        names = [column[0].upper() for column in step["columns"]]
         if piped:
-            names = [column[0].upper() for column in step["columns"]]
+            if columns:
+                return map(_picker([names.index(column) for column in columns]), rows)
             return (dict(zip(names, row, strict=True)) for row in rows)
         read = [column.upper() for column in step["read"]]
-        return target_rows(self.plan, step, (dict(zip(read, row, strict=True)) for row in rows))
+        transformed = target_rows(self.plan, step, (dict(zip(read, row, strict=True)) for row in rows))
+        return map(_picker(list(columns)), transformed) if columns else transformed
+
+
+def _picker(keys: list[Any]) -> Callable[[Any], tuple[Any, ...]]:
+    """What takes ``keys`` (indexes or names) of a row, as a tuple (one key too)."""
+    pick = itemgetter(*keys)
+    return pick if len(keys) > 1 else lambda row: (pick(row),)
+
+
+def _owned(rows: Iterable[tuple[Any, ...]]) -> dict[int, list[tuple[Any, ...]]]:
+    """``(owner id, *values)`` rows as the values of each owner, in order."""
+    grouped: dict[int, list[tuple[Any, ...]]] = defaultdict(list)
+    for row in rows:
+        grouped[int(row[0])].append(row[1:])
+    return dict(grouped)
 
 
 def _grouped(rows: Iterable[dict[str, Any]], owner: str, columns: tuple[str, ...]) -> dict[int, list[tuple[Any, ...]]]:
