@@ -97,14 +97,18 @@ def normalize_location(location: str) -> str:
 
 def is_under(location: str, root: str) -> bool:
     """Whether ``location`` is ``root`` itself or inside it."""
-    child, parent = normalize_location(location), normalize_location(root)
+    return _normal_under(normalize_location(location), normalize_location(root))
+
+
+def _normal_under(child: str, parent: str) -> bool:
+    """:func:`is_under` of two normalized locations."""
     return child == parent or child.startswith(parent + "/")
 
 
 def rewrite_prefix(location: str, old: str, new: str) -> str | None:
     """``location`` with the prefix ``old`` replaced by ``new`` (a path boundary), or None when it is not at or under
     ``old``."""
-    location, parent = normalize_location(location), normalize_location(old)
-    if location != parent and not location.startswith(parent + "/"):  # not under ``old`` (as ``is_under``)
+    location = normalize_location(location)
+    if not _normal_under(location, normalize_location(old)):
         return None
     return new + location[len(old) :]

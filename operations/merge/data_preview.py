@@ -120,7 +120,6 @@ def moved_locations(request: MergeRequest, src: MetastoreReader, ids: tuple[int,
         return []
     marks = ", ".join(str(int(i)) for i in ids)
     found: dict[str, tuple[str, str, str]] = {}
-    new_names: dict[str, str] = {}
     for database, table, part_name, location in src.rows(_UNITS_SQL.format(ids=marks)):
         if not location or not location.strip():
             continue
@@ -130,9 +129,7 @@ def moved_locations(request: MergeRequest, src: MetastoreReader, ids: tuple[int,
         destination = request.rewrite(origin) or ""
         if origin == destination:
             continue
-        if database not in new_names:
-            new_names[database] = request.new_name(database.lower())
-        key = f"{new_names[database]}.{table.lower()}" + (f"/{part_name}" if part_name else "")
+        key = f"{request.new_name(database.lower())}.{table.lower()}" + (f"/{part_name}" if part_name else "")
         found[origin] = (key, origin, destination)
     return [found[origin] for origin in sorted(found)]
 

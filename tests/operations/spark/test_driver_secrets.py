@@ -79,9 +79,24 @@ def test_a_credential_that_cannot_reach_the_cluster_starts_no_driver(
     assert not (stand_in.parent / "argv").exists()
 
 
-def test_a_driver_that_runs_here_inherits_its_credentials_and_needs_no_settings() -> None:
-    for engine in (SparkEngine(master="yarn"), SparkEngine(master="spark://h:7077", requested_deploy_mode="cluster")):
-        assert driver_secret_settings(engine, SECRETS) == {}
+def test_a_driver_that_runs_here_inherits_its_credentials_and_needs_no_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given: YARN in client deploy mode, and a standalone master that keeps the driver here even when asked not to
+    stand_in = _stand_in(tmp_path, monkeypatch)
+    engines = (SparkEngine(master="yarn"), SparkEngine(master="spark://h:7077", requested_deploy_mode="cluster"))
+    assert all(driver_secret_settings(engine, SECRETS) == {} for engine in engines)
+    files = write_driver_files(
+        tmp_path / "launch", engine=engines[0], program="merge", plan={}, app_name="j", worker_pid=1
+    )
+
+    # when
+    assert launch_driver(engines[0], files, SECRETS).wait(timeout=30) == 0
+
+    # then: in spark-submit's (the driver's) environment, no settings file
+    environment = (stand_in.parent / "environ").read_text().splitlines()
+    assert all(f"{name}={value}" in environment for name, value in SECRETS.items())
+    assert "--properties-file" not in (stand_in.parent / "argv").read_text().splitlines()
 
 
 def test_a_variable_the_operator_sets_for_the_driver_is_left_to_the_operator() -> None:
